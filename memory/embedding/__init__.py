@@ -1,0 +1,44 @@
+"""Embedders: BM25 sparse (default), MiniLM int8 dense, OpenAI-compatible endpoints."""
+
+from __future__ import annotations
+
+from societas.memory.embedding.base import Embedder, SparseVector, TextVectors
+from societas.memory.embedding.cache import CachedEmbedder
+from societas.memory.embedding.config import EmbeddingConfig, OpenAIEmbeddingConfig
+
+
+def build_embedder(config: EmbeddingConfig) -> CachedEmbedder:
+    """The embedder a config names, behind the de-duplicating cache."""
+    from societas.memory.embedding.bm25 import Bm25Embedder
+
+    inner: Embedder
+    if config.kind == "bm25":
+        inner = Bm25Embedder(config.bm25_path, config.batch_size)
+    elif config.kind == "minilm":
+        from societas.memory.embedding.dense import MiniLmEmbedder
+
+        inner = MiniLmEmbedder(config.minilm_path)
+    elif config.kind == "openai":
+        from societas.memory.embedding.openai_embedder import OpenAIEmbedder
+
+        assert config.openai is not None  # checked by EmbeddingConfig
+        inner = OpenAIEmbedder(config.openai)
+    else:
+        from societas.memory.embedding.dense import MiniLmEmbedder
+        from societas.memory.embedding.hybrid import HybridEmbedder
+
+        inner = HybridEmbedder(
+            MiniLmEmbedder(config.minilm_path), Bm25Embedder(config.bm25_path, config.batch_size)
+        )
+    return CachedEmbedder(inner, config.cache_size)
+
+
+__all__ = [
+    "CachedEmbedder",
+    "Embedder",
+    "EmbeddingConfig",
+    "OpenAIEmbeddingConfig",
+    "SparseVector",
+    "TextVectors",
+    "build_embedder",
+]

@@ -1,0 +1,141 @@
+"""Per-agent views of a group's memory, with the seed's API: `memory.status`, `memory.stream`.
+
+Every call is validated at once (a rejected call writes nothing) and then joins the group's
+batch for this event-loop turn, so agents stepping concurrently share embedding and Qdrant calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from societas.memory.records import (
+    AddRequest,
+    KVHit,
+    KVSearchRequest,
+    MemoryHit,
+    MemoryRecord,
+    SearchRequest,
+)
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+
+
+class StatusMemory:
+    """The agent's KV state: typed attributes from the memory config."""
+
+    def __init__(self, group: GroupMemory, agent_id: int) -> None:
+        self._group, self.agent_id = group, agent_id
+
+    async def get(self, key: str, default: Any = ...) -> Any:
+        """The value of `key` (a copy); KeyError naming it if unknown and no default given."""
+        return self._group.kv_get(self.agent_id, key, default)
+
+    async def update(self, key: str, value: Any, mode: str = "replace") -> None:
+        """Set (`replace`) or extend (`merge`: dict update / list append) an attribute."""
+        update = self._group.check_update(self.agent_id, key, value, mode)
+        await self._group.submit_update(update)
+
+    async def search(
+        self, query: str, top_k: int = 3, filter: Mapping[str, Any] | None = None
+    ) -> list[KVHit]:
+        """Embedded attributes most relevant to `query`; `filter={"key": name or [names]}`."""
+        keys: tuple[str, ...] | None = None
+        if filter:
+            unknown = set(filter) - {"key"}
+            if unknown:
+                raise ValueError(f"filter supports only 'key', got {sorted(unknown)!r}")
+            wanted = filter["key"]
+            keys = (wanted,) if isinstance(wanted, str) else tuple(wanted)
+            for key in keys:
+                self._group.memory_config.attribute(key)
+        request = KVSearchRequest(agent_id=self.agent_id, query=query, top_k=top_k, keys=keys)
+        return await self._group.submit_kv_search(request)
+
+    async def export(self, keys: Iterable[str] | None = None) -> dict[str, Any]:
+        """Copies of all (or the given) attributes."""
+        return self._group.export(self.agent_id, keys)
+
+
+class StreamMemory:
+    """The agent's time-stamped memories, ranked by recency, importance and relevance."""
+
+    def __init__(self, group: GroupMemory, agent_id: int) -> None:
+        self._group, self.agent_id = group, agent_id
+
+    async def add(
+        self,
+        topic: str,
+        description: str,
+        importance: float | None = None,
+        location: str | None = None,
+    ) -> int:
+        """Remember `description` now (day and t from the clock); returns the memory id."""
+        request = AddRequest(
+            agent_id=self.agent_id,
+            topic=topic,
+            description=description,
+            importance=importance,
+            location=location,
+        )
+        return await self._group.submit_add(request)
+
+    async def search(
+        self,
+        query: str,
+        topic: str | None = None,
+        top_k: int = 3,
+        day_range: tuple[int, int] | None = None,
+        time_range: tuple[float, float] | None = None,
+        location: str | None = None,
+    ) -> list[MemoryHit]:
+        """Best memories for `query`, optionally within a topic, days, times of day, place."""
+        request = SearchRequest(
+            agent_id=self.agent_id,
+            query=query,
+            topic=topic,
+            top_k=top_k,
+            day_range=day_range,
+            time_range=time_range,
+            location=location,
+        )
+        return await self._group.submit_search(request)
+
+    async def search_today(
+        self, query: str, topic: str | None = None, top_k: int = 3
+    ) -> list[MemoryHit]:
+        """`search` restricted to the current simulated day."""
+        day = self._group.clock.day
+        return await self.search(query, topic=topic, top_k=top_k, day_range=(day, day))
+
+    async def get_by_ids(self, memory_ids: int | Sequence[int]) -> list[MemoryRecord]:
+        """This agent's memories by id, in any tier; KeyError for an id that is not its own."""
+        ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
+        return await self._group.get_by_ids(ids, self.agent_id)
+
+    async def add_cognition_to_memory(
+        self, memory_ids: int | Sequence[int], cognition: int | str
+    ) -> int:
+        """Link memories to a cognition memory (an id, or a text stored as topic 'cognition');
+        returns the cognition's id."""
+        ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
+        await self._group.get_by_ids(ids, self.agent_id)  # validate before writing anything
+        cognition_id = (
+            await self.add("cognition", cognition) if isinstance(cognition, str) else cognition
+        )
+        await self._group.link_cognition(self.agent_id, ids, cognition_id)
+        return cognition_id
+
+    async def get_related_cognition(self, memory_id: int) -> list[MemoryRecord]:
+        """The cognition memories linked to `memory_id`."""
+        return await self._group.related_cognition(self.agent_id, memory_id)
+
+
+class AgentMemory:
+    """`agent.memory`: `status` (KV) and `stream`, views onto the group's columnar store."""
+
+    def __init__(self, group: GroupMemory, agent_id: int) -> None:
+        self.agent_id = agent_id
+        self.status = StatusMemory(group, agent_id)
+        self.stream = StreamMemory(group, agent_id)

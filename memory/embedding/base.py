@@ -1,0 +1,39 @@
+"""The embedder interface: batches of texts in, dense and/or sparse vectors out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVector:
+    """Term ids and weights (BM25 term frequencies; Qdrant applies IDF)."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+    def is_empty(self) -> bool:
+        return not self.indices
+
+
+@dataclass(frozen=True, slots=True)
+class TextVectors:
+    """What one text embeds to: a dense vector, a sparse vector, or both (hybrid)."""
+
+    dense: tuple[float, ...] | None = None
+    sparse: SparseVector | None = None
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Embeds many texts per call; documents and queries may embed differently (BM25)."""
+
+    name: str
+    dense_size: int | None
+    has_sparse: bool
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[TextVectors]: ...
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[TextVectors]: ...

@@ -1,0 +1,68 @@
+"""An LRU cache in front of any embedder: a text already embedded is not embedded again."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from societas.memory.embedding.base import Embedder, TextVectors
+
+
+class _Lru:
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.items: OrderedDict[str, TextVectors] = OrderedDict()
+
+    def get(self, key: str) -> TextVectors | None:
+        value = self.items.get(key)
+        if value is not None:
+            self.items.move_to_end(key)
+        return value
+
+    def put(self, key: str, value: TextVectors) -> None:
+        if self.capacity == 0:
+            return
+        self.items[key] = value
+        self.items.move_to_end(key)
+        while len(self.items) > self.capacity:
+            self.items.popitem(last=False)
+
+
+class CachedEmbedder:
+    """Wraps an embedder; duplicates inside one batch are embedded once too."""
+
+    def __init__(self, inner: Embedder, capacity: int = 100_000) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dense_size = inner.dense_size
+        self.has_sparse = inner.has_sparse
+        self._documents = _Lru(capacity)
+        self._queries = _Lru(capacity)
+        self.hits = 0
+        self.misses = 0
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[TextVectors]:
+        return await self._embed(texts, self._documents, self.inner.embed_documents)
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[TextVectors]:
+        return await self._embed(texts, self._queries, self.inner.embed_queries)
+
+    async def _embed(self, texts: Sequence[str], cache: _Lru, compute) -> list[TextVectors]:
+        found: dict[str, TextVectors] = {}
+        missing: list[str] = []
+        for text in texts:
+            if text in found:
+                continue
+            hit = cache.get(text)
+            if hit is None:
+                if text not in missing:
+                    missing.append(text)
+            else:
+                found[text] = hit
+        self.hits += len(texts) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            for text, vectors in zip(missing, await compute(missing), strict=True):
+                cache.put(text, vectors)
+                found[text] = vectors
+        return [found[text] for text in texts]

@@ -1,0 +1,469 @@
+"""One group's memory: every agent's KV state and stream, batched over one embedder and store.
+
+The runtime (or any caller) batches a tick's work through `add_many` / `search_many` /
+`update_many`; the per-agent views (`group.agent(id).stream.add(...)`) go through
+micro-batchers so agents stepping concurrently share those batched calls.
+"""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from societas.memory.agent import AgentMemory
+from societas.memory.batching import MicroBatcher
+from societas.memory.citizen import CITIZEN_MEMORY_CONFIG
+from societas.memory.clock import SimClock
+from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
+from societas.memory.embedding import Embedder, build_embedder
+from societas.memory.hot_store import HotStore
+from societas.memory.records import (
+    AddRequest,
+    KVHit,
+    KVSearchRequest,
+    MemoryHit,
+    MemoryRecord,
+    SearchRequest,
+)
+from societas.memory.scoring import mmr_select
+from societas.memory.vectorstores import (
+    MemoryPoint,
+    PointFilter,
+    ScoredPoint,
+    VectorQuery,
+    VectorStore,
+    build_vector_store,
+)
+
+UpdateMode = Literal["replace", "merge"]
+_ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of one run
+
+
+class KVUpdate(BaseModel):
+    """One KV write, already checked against the config."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    agent_id: int
+    key: str
+    value: Any
+    mode: UpdateMode = "replace"
+
+
+class GroupMemory:
+    """KV + stream memory of all agents in one group, over one embedder and vector store."""
+
+    def __init__(
+        self,
+        config: GroupMemoryConfig | None = None,
+        memory_config: MemoryConfig = CITIZEN_MEMORY_CONFIG,
+        *,
+        root: Path | None = None,
+        clock: SimClock | None = None,
+        embedder: Embedder | None = None,
+        store: VectorStore | None = None,
+    ) -> None:
+        self.config = config or GroupMemoryConfig()
+        self.memory_config = memory_config
+        self.clock = clock or SimClock()
+        self.embedder: Embedder = embedder or build_embedder(self.config.embedding)
+        dense, sparse = self.embedder.dense_size, self.embedder.has_sparse
+        group_id = self.config.group_id
+        if root is None and self.config.vector_store.backend == "edge" and store is None:
+            root = Path(tempfile.mkdtemp(prefix="societas-memory-"))
+        self.root = root
+        default_path = root / f"group-{group_id}" / "vectors" if root else None
+        self.store: VectorStore = store or build_vector_store(
+            self.config.vector_store, group_id, dense, sparse, default_path
+        )
+        self.normalization = self.config.retrieval.resolved_normalization(dense is not None, sparse)
+        self.hot = HotStore()
+        self._kv: dict[str, dict[int, Any]] = {key: {} for key in memory_config.attributes}
+        self._kv_point: dict[tuple[int, str], int] = {}
+        self._agents: set[int] = set()
+        self._next_seq = 0
+        self.counters = {
+            "adds": 0,
+            "searches": 0,
+            "kv_updates": 0,
+            "kv_searches": 0,
+            "embedded_texts": 0,
+            "vector_upserts": 0,
+            "vector_queries": 0,
+        }
+        yields = self.config.batch_yields
+        self._add_batcher = MicroBatcher(self.add_many, yields)
+        self._search_batcher = MicroBatcher(self.search_many, yields)
+        self._kv_update_batcher = MicroBatcher(self.update_many, yields)
+        self._kv_search_batcher = MicroBatcher(self.kv_search_many, yields)
+
+    # ------------------------------------------------------------------ agents
+    @property
+    def agent_ids(self) -> list[int]:
+        return sorted(self._agents)
+
+    def require_agent(self, agent_id: int) -> None:
+        """KeyError naming `agent_id` if this group does not own it."""
+        if agent_id not in self._agents:
+            raise KeyError(f"unknown agent {agent_id!r} in group {self.config.group_id}")
+
+    def agent(self, agent_id: int) -> AgentMemory:
+        """The per-agent view (`.status`, `.stream`) of one agent of this group."""
+        self.require_agent(agent_id)
+        return AgentMemory(self, agent_id)
+
+    async def add_agents(self, profiles: Mapping[int, Mapping[str, Any]]) -> None:
+        """Register agents with their initial KV values (defaults for the rest), embedded."""
+        checked: dict[int, dict[str, Any]] = {}
+        for agent_id, profile in profiles.items():
+            if isinstance(agent_id, bool) or not isinstance(agent_id, int) or agent_id < 0:
+                raise ValueError(f"agent_id must be a non-negative int, got {agent_id!r}")
+            if agent_id in self._agents:
+                raise ValueError(f"agent {agent_id} is already in group {self.config.group_id}")
+            values: dict[str, Any] = {}
+            for key, value in profile.items():
+                attr = self.memory_config.attribute(key)
+                values[key] = check_value(key, attr.type, copy.deepcopy(value))
+            checked[agent_id] = values
+        embedded = [
+            (agent_id, attr.name, values.get(attr.name, attr.default_or_value))
+            for agent_id, values in checked.items()
+            for attr in self.memory_config.embedded
+        ]
+        await self._embed_kv([e for e in embedded if e[2] not in (None, "", [], {})])
+        for agent_id, values in checked.items():
+            for key, value in values.items():
+                self._kv[key][agent_id] = value
+            self._agents.add(agent_id)
+
+    # ------------------------------------------------------------------ KV
+    def kv_get(self, agent_id: int, key: str, default: Any = ...) -> Any:
+        """Current value (a copy) of `key`; KeyError naming it unless `default` is given."""
+        self.require_agent(agent_id)
+        attr = self.memory_config.attributes.get(key)
+        if attr is None:
+            if default is ...:
+                raise KeyError(f"unknown memory attribute {key!r}")
+            return default
+        column = self._kv[key]
+        if agent_id in column:
+            value = column[agent_id]
+            return copy.deepcopy(value) if isinstance(value, list | dict) else value
+        return attr.default()
+
+    def check_update(self, agent_id: int, key: str, value: Any, mode: str) -> KVUpdate:
+        """Validate one KV write (agent, key, mode, type) without applying it."""
+        self.require_agent(agent_id)
+        if mode not in ("replace", "merge"):
+            raise ValueError(f"mode must be 'replace' or 'merge', got {mode!r}")
+        attr = self.memory_config.attribute(key)
+        if mode == "replace":
+            value = check_value(key, attr.type, value)
+        elif attr.type == "dict":
+            check_value(key, "dict", value)
+        elif attr.type != "list":
+            raise ValueError(f"mode 'merge' needs a list or dict attribute; {key!r} is {attr.type}")
+        return KVUpdate(agent_id=agent_id, key=key, value=copy.deepcopy(value), mode=mode)
+
+    async def update_many(self, updates: Sequence[KVUpdate]) -> list[None]:
+        """Apply checked KV writes in order; embedded attributes are re-embedded, in place."""
+        staged: dict[tuple[int, str], Any] = {}
+        for update in updates:
+            slot = (update.agent_id, update.key)
+            current = staged[slot] if slot in staged else self.kv_get(*slot)
+            if update.mode == "replace":
+                staged[slot] = update.value
+            elif isinstance(current, dict):
+                staged[slot] = {**current, **update.value}
+            else:
+                extra = update.value if isinstance(update.value, list) else [update.value]
+                staged[slot] = [*current, *extra]
+        embedded = {a.name for a in self.memory_config.embedded}
+        await self._embed_kv([(a, k, v) for (a, k), v in staged.items() if k in embedded])
+        for (agent_id, key), value in staged.items():
+            self._kv[key][agent_id] = value
+        self.counters["kv_updates"] += len(updates)
+        return [None] * len(updates)
+
+    async def _embed_kv(self, items: Sequence[tuple[int, str, Any]]) -> None:
+        """Embed attribute texts and upsert them, reusing each (agent, key)'s point id."""
+        if not items:
+            return
+        texts = [self.memory_config.attributes[k].embedding_text(v) for _, k, v in items]
+        vectors = await self.embedder.embed_documents(texts)
+        points = []
+        new_ids: dict[tuple[int, str], int] = {}
+        for (agent_id, key, _), text, vec in zip(items, texts, vectors, strict=True):
+            point_id = self._kv_point.get((agent_id, key)) or new_ids.get((agent_id, key))
+            if point_id is None:
+                point_id = new_ids[(agent_id, key)] = self._allocate_ids(1)[0]
+            points.append(
+                MemoryPoint(
+                    point_id,
+                    vec,
+                    {
+                        "agent_id": agent_id,
+                        "group": self.config.group_id,
+                        "kind": "kv",
+                        "key": key,
+                        "text": text,
+                    },
+                )
+            )
+        await self.store.upsert(points)
+        self._kv_point.update(new_ids)
+        self.counters["embedded_texts"] += len(texts)
+        self.counters["vector_upserts"] += len(points)
+
+    async def kv_search_many(self, requests: Sequence[KVSearchRequest]) -> list[list[KVHit]]:
+        """Search each agent's embedded attributes by relevance to a query."""
+        for r in requests:
+            self.require_agent(r.agent_id)
+            for key in r.keys or ():
+                self.memory_config.attribute(key)
+        vectors = await self.embedder.embed_queries([r.query for r in requests])
+        queries = [
+            VectorQuery(
+                vectors=v,
+                filter=PointFilter(r.agent_id, kind="kv", keys=r.keys),
+                limit=r.top_k,
+                with_payload=True,
+            )
+            for r, v in zip(requests, vectors, strict=True)
+        ]
+        results = await self.store.query_batch(queries)
+        self.counters["kv_searches"] += len(requests)
+        self.counters["vector_queries"] += len(queries)
+        return [
+            [
+                KVHit(
+                    key=p.payload["key"],
+                    value=self.kv_get(r.agent_id, p.payload["key"]),
+                    text=p.payload["text"],
+                    score=p.score,
+                )
+                for p in hits
+                if p.payload
+            ]
+            for r, hits in zip(requests, results, strict=True)
+        ]
+
+    def export(self, agent_id: int, keys: Iterable[str] | None = None) -> dict[str, Any]:
+        """Copies of the agent's KV values (all attributes, or `keys`)."""
+        names = list(keys) if keys is not None else list(self.memory_config.attributes)
+        return {key: self.kv_get(agent_id, key) for key in names}
+
+    # ------------------------------------------------------------------ stream
+    def _allocate_ids(self, n: int) -> list[int]:
+        base = self.config.group_id << _ID_BITS
+        start = self._next_seq
+        self._next_seq += n
+        return [base | seq for seq in range(start, start + n)]
+
+    async def add_many(self, requests: Sequence[AddRequest]) -> list[int]:
+        """Write many agents' memories: one embedding batch, one upsert; returns their ids."""
+        if not requests:
+            return []
+        for r in requests:
+            self.require_agent(r.agent_id)
+        default = self.config.default_importance
+        importances = [default if r.importance is None else r.importance for r in requests]
+        texts = [r.description for r in requests]
+        vectors = await self.embedder.embed_documents(texts)
+        ids = self._allocate_ids(len(requests))
+        clock = self.clock
+        day, t, now = clock.day, clock.t, clock.abs_seconds
+        points = [
+            MemoryPoint(
+                point_id,
+                vec,
+                {
+                    "agent_id": r.agent_id,
+                    "group": self.config.group_id,
+                    "kind": "stream",
+                    "topic": r.topic,
+                    "day": day,
+                    "t": t,
+                    "time": now,
+                    "location": r.location,
+                    "importance": imp,
+                    "text": r.description,
+                    "links": [],
+                },
+            )
+            for point_id, r, vec, imp in zip(ids, requests, vectors, importances, strict=True)
+        ]
+        await self.store.upsert(points)
+        self.hot.append_many(
+            ids,
+            [r.agent_id for r in requests],
+            [r.topic for r in requests],
+            texts,
+            [r.location for r in requests],
+            importances,
+            day,
+            t,
+            now,
+        )
+        self.counters["adds"] += len(requests)
+        self.counters["embedded_texts"] += len(texts)
+        self.counters["vector_upserts"] += len(points)
+        return ids
+
+    async def search_many(self, requests: Sequence[SearchRequest]) -> list[list[MemoryHit]]:
+        """Rank many agents' memories by α·recency + β·importance + γ·relevance, in Qdrant."""
+        if not requests:
+            return []
+        for r in requests:
+            self.require_agent(r.agent_id)
+        retrieval = self.config.retrieval
+        mmr = retrieval.mmr_lambda
+        vectors = await self.embedder.embed_queries([r.query for r in requests])
+        now = self.clock.abs_seconds
+        queries = [
+            VectorQuery(
+                vectors=v,
+                filter=PointFilter(
+                    r.agent_id, "stream", r.topic, r.day_range, r.time_range, r.location
+                ),
+                limit=r.top_k if mmr is None else max(r.top_k * 4, r.top_k + 8),
+                now=now,
+                scoring=retrieval,
+                normalization=self.normalization,
+                with_payload=False,
+                with_vectors=mmr is not None,
+            )
+            for r, v in zip(requests, vectors, strict=True)
+        ]
+        results = await self.store.query_batch(queries)
+        if mmr is not None:
+            results = [
+                self._diversify(hits, r.top_k, mmr)
+                for r, hits in zip(requests, results, strict=True)
+            ]
+        records = await self._records([p.id for hits in results for p in hits])
+        self.counters["searches"] += len(requests)
+        self.counters["vector_queries"] += len(queries)
+        return [[_hit(records[p.id], p.score) for p in hits] for hits in results]
+
+    @staticmethod
+    def _diversify(hits: list[ScoredPoint], top_k: int, lambda_: float) -> list[ScoredPoint]:
+        vectors = [
+            p.vectors.dense
+            if p.vectors and p.vectors.dense is not None
+            else (p.vectors.sparse if p.vectors else None)
+            for p in hits
+        ]
+        if any(v is None for v in vectors):
+            return hits[:top_k]
+        order = mmr_select([p.score for p in hits], vectors, top_k, lambda_)
+        return [hits[i] for i in order]
+
+    async def _records(self, memory_ids: Iterable[int]) -> dict[int, MemoryRecord]:
+        """Records for ids from the hot tier, else from the vector store's payload."""
+        found: dict[int, MemoryRecord] = {}
+        missing: list[int] = []
+        for memory_id in memory_ids:
+            if memory_id in self.hot:
+                found[memory_id] = self.hot.record(memory_id)
+            elif memory_id not in found:
+                missing.append(memory_id)
+        if missing:
+            for memory_id, payload in (await self.store.retrieve(missing)).items():
+                if payload.get("kind") == "stream":
+                    found[memory_id] = _record_from_payload(memory_id, payload)
+        return found
+
+    async def get_by_ids(
+        self, memory_ids: Iterable[int], agent_id: int | None = None
+    ) -> list[MemoryRecord]:
+        """Memories by id, in the order asked; KeyError naming an id that is not there
+        (or not the agent's)."""
+        ids = list(memory_ids)
+        records = await self._records(ids)
+        out = []
+        for memory_id in ids:
+            record = records.get(memory_id)
+            if record is None or (agent_id is not None and record.agent_id != agent_id):
+                owner = "" if agent_id is None else f" of agent {agent_id}"
+                raise KeyError(f"unknown memory id {memory_id!r}{owner}")
+            out.append(record)
+        return out
+
+    async def link_cognition(
+        self, agent_id: int, memory_ids: Sequence[int], cognition_id: int
+    ) -> None:
+        """Link memories to the cognition (thought, reflection) they led to; both the agent's."""
+        self.require_agent(agent_id)
+        await self.get_by_ids([*memory_ids, cognition_id], agent_id)
+        self.hot.link(memory_ids, cognition_id)
+        for memory_id in memory_ids:
+            await self.store.set_payload(
+                [memory_id], {"links": list(self.hot.cognition_links[memory_id])}
+            )
+
+    async def related_cognition(self, agent_id: int, memory_id: int) -> list[MemoryRecord]:
+        """The cognition memories `memory_id` is linked to."""
+        (record,) = await self.get_by_ids([memory_id], agent_id)
+        return await self.get_by_ids(record.cognition_ids, agent_id)
+
+    # ------------------------------------------------------------------ batching entry points
+    async def submit_add(self, request: AddRequest) -> int:
+        self.require_agent(request.agent_id)
+        return await self._add_batcher.submit(request)
+
+    async def submit_search(self, request: SearchRequest) -> list[MemoryHit]:
+        self.require_agent(request.agent_id)
+        return await self._search_batcher.submit(request)
+
+    async def submit_update(self, update: KVUpdate) -> None:
+        await self._kv_update_batcher.submit(update)
+
+    async def submit_kv_search(self, request: KVSearchRequest) -> list[KVHit]:
+        self.require_agent(request.agent_id)
+        return await self._kv_search_batcher.submit(request)
+
+    # ------------------------------------------------------------------ lifecycle
+    async def memory_count(self, agent_id: int | None = None) -> int:
+        """Stream memories in the vector store (all agents, or one)."""
+        return await self.store.count(agent_id=agent_id, kind="stream")
+
+    async def flush(self) -> None:
+        await self.store.flush()
+
+    async def close(self) -> None:
+        await self.store.close()
+
+
+def _hit(record: MemoryRecord, score: float) -> MemoryHit:
+    return MemoryHit(
+        id=record.id,
+        agent_id=record.agent_id,
+        text=record.text,
+        topic=record.topic,
+        day=record.day,
+        t=record.t,
+        location=record.location,
+        importance=record.importance,
+        score=score,
+    )
+
+
+def _record_from_payload(memory_id: int, payload: Mapping[str, Any]) -> MemoryRecord:
+    return MemoryRecord(
+        id=memory_id,
+        agent_id=payload["agent_id"],
+        text=payload["text"],
+        topic=payload["topic"],
+        day=payload["day"],
+        t=payload["t"],
+        time=payload["time"],
+        location=payload.get("location"),
+        importance=payload["importance"],
+        cognition_ids=tuple(payload.get("links") or ()),
+    )

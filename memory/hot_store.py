@@ -1,0 +1,102 @@
+"""The hot tier: a group's recent memories as columns (struct of arrays), not objects.
+
+One row per memory in typed arrays plus an id → row map and an agent → rows index. This is
+what keeps thousands of agents' memories in one process cheap: ~60 bytes of columns per
+memory besides its text, against a Python object (and a Qdrant instance) per memory or agent.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Iterable, Sequence
+
+from societas.memory.records import MemoryRecord
+
+
+class HotStore:
+    """Append-only columns with per-agent row lists; links kept sparse."""
+
+    def __init__(self) -> None:
+        self.ids = array("q")
+        self.agent_ids = array("q")
+        self.days = array("l")
+        self.ts = array("d")
+        self.times = array("d")
+        self.importances = array("d")
+        self.topics: list[str] = []
+        self.locations: list[str | None] = []
+        self.texts: list[str] = []
+        self.row_of: dict[int, int] = {}
+        self.rows_of_agent: dict[int, list[int]] = {}
+        self.cognition_links: dict[int, list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.row_of)
+
+    def __contains__(self, memory_id: int) -> bool:
+        return memory_id in self.row_of
+
+    def append_many(
+        self,
+        ids: Sequence[int],
+        agent_ids: Sequence[int],
+        topics: Sequence[str],
+        texts: Sequence[str],
+        locations: Sequence[str | None],
+        importances: Sequence[float],
+        day: int,
+        t: float,
+        time: float,
+    ) -> None:
+        """Append one batch written at the same simulated instant."""
+        start = len(self.ids)
+        n = len(ids)
+        self.ids.extend(ids)
+        self.agent_ids.extend(agent_ids)
+        self.days.extend([day] * n)
+        self.ts.extend([t] * n)
+        self.times.extend([time] * n)
+        self.importances.extend(importances)
+        self.topics.extend(sys.intern(x) for x in topics)
+        self.locations.extend(sys.intern(x) if x is not None else None for x in locations)
+        self.texts.extend(texts)
+        for offset, (memory_id, agent_id) in enumerate(zip(ids, agent_ids, strict=True)):
+            row = start + offset
+            self.row_of[memory_id] = row
+            self.rows_of_agent.setdefault(agent_id, []).append(row)
+
+    def record(self, memory_id: int) -> MemoryRecord:
+        """The memory `memory_id` as a record; KeyError if it is not hot."""
+        row = self.row_of[memory_id]
+        return MemoryRecord(
+            id=memory_id,
+            agent_id=self.agent_ids[row],
+            text=self.texts[row],
+            topic=self.topics[row],
+            day=self.days[row],
+            t=self.ts[row],
+            time=self.times[row],
+            location=self.locations[row],
+            importance=self.importances[row],
+            cognition_ids=tuple(self.cognition_links.get(memory_id, ())),
+        )
+
+    def agent_of(self, memory_id: int) -> int:
+        return self.agent_ids[self.row_of[memory_id]]
+
+    def memory_ids(self, agent_id: int) -> list[int]:
+        """Every hot memory id of one agent, oldest first."""
+        return [self.ids[row] for row in self.rows_of_agent.get(agent_id, ())]
+
+    def link(self, memory_ids: Iterable[int], cognition_id: int) -> None:
+        """Record that each memory in `memory_ids` gave rise to cognition `cognition_id`."""
+        for memory_id in memory_ids:
+            links = self.cognition_links.setdefault(memory_id, [])
+            if cognition_id not in links:
+                links.append(cognition_id)
+
+    def nbytes(self) -> int:
+        """Approximate bytes held by the columns (texts counted by length)."""
+        arrays = (self.ids, self.agent_ids, self.days, self.ts, self.times, self.importances)
+        return sum(a.itemsize * len(a) for a in arrays) + sum(len(s) for s in self.texts)

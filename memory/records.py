@@ -1,0 +1,136 @@
+"""Messages in and out of the memory: validated requests and typed results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from societas.memory.clock import format_time_of_day
+
+Importance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+def _check_text(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{field} must be a string, got {type(value).__name__} {value!r:.80}")
+    if not value.strip():
+        raise ValueError(f"{field} must be a non-empty string, got {value!r}")
+    return value
+
+
+class AddRequest(BaseModel):
+    """One stream memory to write for one agent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: int
+    topic: str = Field(min_length=1, max_length=64)
+    description: str
+    importance: Importance | None = None
+    location: str | None = None
+
+    @field_validator("description", mode="before")
+    @classmethod
+    def _description(cls, value: Any) -> str:
+        return _check_text(value, "description")
+
+
+def _ordered_range(value: tuple[float, float] | None, name: str) -> None:
+    if value is not None and value[0] > value[1]:
+        raise ValueError(f"{name} start must be <= end, got {value!r}")
+
+
+class SearchRequest(BaseModel):
+    """One relevance + recency + importance search over one agent's stream."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: int
+    query: str
+    topic: str | None = None
+    top_k: int = Field(3, ge=1, le=1000)
+    day_range: tuple[int, int] | None = None
+    time_range: tuple[float, float] | None = None
+    location: str | None = None
+
+    @field_validator("query", mode="before")
+    @classmethod
+    def _query(cls, value: Any) -> str:
+        return _check_text(value, "query")
+
+    @model_validator(mode="after")
+    def _ranges(self) -> SearchRequest:
+        _ordered_range(self.day_range, "day_range")
+        _ordered_range(self.time_range, "time_range")
+        return self
+
+
+class KVSearchRequest(BaseModel):
+    """A search over one agent's embedded KV attributes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: int
+    query: str
+    top_k: int = Field(3, ge=1, le=1000)
+    keys: tuple[str, ...] | None = None
+
+    @field_validator("query", mode="before")
+    @classmethod
+    def _query(cls, value: Any) -> str:
+        return _check_text(value, "query")
+
+
+class MemoryRecord(BaseModel):
+    """A stored stream memory with its cognition links."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    agent_id: int
+    text: str
+    topic: str
+    day: int
+    t: float
+    time: float
+    location: str | None
+    importance: float
+    cognition_ids: tuple[int, ...] = ()
+
+
+class MemoryHit(BaseModel):
+    """A search result: the memory and its retrieval score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    agent_id: int
+    text: str
+    topic: str
+    day: int
+    t: float
+    location: str | None
+    importance: float
+    score: float
+
+
+class KVHit(BaseModel):
+    """A KV search result: which attribute matched, its current value and the score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    value: Any
+    text: str
+    score: float
+
+
+def format_memories(hits: Sequence[MemoryHit | MemoryRecord]) -> str:
+    """The seed's text format, one memory a line, as fed into prompts."""
+    return "\n".join(
+        f"- {h.text} [day: {h.day}, time: {format_time_of_day(h.t)}, "
+        f"location: {h.location or 'unknown'}]"
+        for h in hits
+    )

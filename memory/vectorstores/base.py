@@ -1,0 +1,111 @@
+"""One point schema and one interface for every vector backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from societas.memory.embedding.base import TextVectors
+from societas.memory.scoring import RetrievalConfig
+
+DENSE = "dense"
+SPARSE = "bm25"
+
+# Payload fields every memory point carries; the payload indexes cover the filtered ones.
+PAYLOAD_FIELDS = (
+    "agent_id",
+    "group",
+    "kind",
+    "topic",
+    "day",
+    "t",
+    "time",
+    "location",
+    "importance",
+    "text",
+    "key",
+    "links",
+)
+PAYLOAD_INDEXES = {
+    "agent_id": "integer_tenant",
+    "kind": "keyword",
+    "topic": "keyword",
+    "location": "keyword",
+    "key": "keyword",
+    "day": "integer",
+    "t": "float",
+    "time": "float",
+}
+
+
+@dataclass(slots=True)
+class MemoryPoint:
+    """A stream memory or an embedded KV attribute as stored in the vector engine."""
+
+    id: int
+    vectors: TextVectors
+    payload: dict[str, Any]
+
+
+@dataclass(slots=True)
+class PointFilter:
+    """Conditions one search applies; always scoped to one agent and one kind."""
+
+    agent_id: int
+    kind: str = "stream"
+    topic: str | None = None
+    day_range: tuple[int, int] | None = None
+    time_range: tuple[float, float] | None = None
+    location: str | None = None
+    keys: Sequence[str] | None = None
+
+
+@dataclass(slots=True)
+class VectorQuery:
+    """A search: vectors, filter, result count, and how to score.
+
+    With `scoring` set, the store returns α·recency + β·importance + γ·relevance computed in
+    the engine at simulated time `now`; without it, the raw relevance score.
+    """
+
+    vectors: TextVectors
+    filter: PointFilter
+    limit: int
+    now: float = 0.0
+    scoring: RetrievalConfig | None = None
+    normalization: str = "saturate"
+    with_payload: bool = True
+    with_vectors: bool = False
+
+
+@dataclass(slots=True)
+class ScoredPoint:
+    """A hit: its id, score, and payload/vectors when asked for."""
+
+    id: int
+    score: float
+    payload: dict[str, Any] | None = None
+    vectors: TextVectors | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """What the group memory needs of a vector engine; all calls are batched."""
+
+    async def upsert(self, points: Sequence[MemoryPoint]) -> None: ...
+
+    async def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPoint]]: ...
+
+    async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]: ...
+
+    async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None: ...
+
+    async def delete(self, ids: Sequence[int]) -> None: ...
+
+    async def count(self, agent_id: int | None = None, kind: str | None = None) -> int: ...
+
+    async def flush(self) -> None: ...
+
+    async def close(self) -> None: ...

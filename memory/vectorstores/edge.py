@@ -1,0 +1,239 @@
+"""Qdrant Edge backend: the real Qdrant engine in-process, one persisted shard per group."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+
+from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.vectorstores.base import (
+    DENSE,
+    PAYLOAD_INDEXES,
+    SPARSE,
+    MemoryPoint,
+    PointFilter,
+    ScoredPoint,
+    VectorQuery,
+)
+
+E = qe.Expression
+
+
+def _index_params(kind: str) -> Any:
+    if kind == "integer_tenant":
+        return qe.IntegerIndexParams(lookup=True, range=False, is_principal=True)
+    if kind == "integer":
+        return qe.IntegerIndexParams(lookup=True, range=True)
+    if kind == "float":
+        return qe.FloatIndexParams()
+    return qe.KeywordIndexParams()
+
+
+def _edge_vectors(vectors: TextVectors) -> dict[str, Any]:
+    named: dict[str, Any] = {}
+    if vectors.dense is not None:
+        named[DENSE] = list(vectors.dense)
+    if vectors.sparse is not None:
+        named[SPARSE] = qe.SparseVector(list(vectors.sparse.indices), list(vectors.sparse.values))
+    return named
+
+
+def _from_edge_vectors(raw: Any) -> TextVectors | None:
+    if not isinstance(raw, dict):
+        return None
+    dense = raw.get(DENSE)
+    sparse = raw.get(SPARSE)
+    return TextVectors(
+        dense=tuple(dense) if dense is not None else None,
+        sparse=SparseVector(tuple(sparse.indices), tuple(sparse.values))
+        if sparse is not None
+        else None,
+    )
+
+
+def edge_filter(f: PointFilter) -> qe.Filter:
+    """The Qdrant Edge filter for one agent's search."""
+    must: list[Any] = [
+        qe.FieldCondition("agent_id", match=qe.MatchValue(f.agent_id)),
+        qe.FieldCondition("kind", match=qe.MatchValue(f.kind)),
+    ]
+    if f.topic is not None:
+        must.append(qe.FieldCondition("topic", match=qe.MatchValue(f.topic)))
+    if f.location is not None:
+        must.append(qe.FieldCondition("location", match=qe.MatchValue(f.location)))
+    if f.day_range is not None:
+        must.append(
+            qe.FieldCondition("day", range=qe.RangeFloat(gte=f.day_range[0], lte=f.day_range[1]))
+        )
+    if f.time_range is not None:
+        must.append(
+            qe.FieldCondition("t", range=qe.RangeFloat(gte=f.time_range[0], lte=f.time_range[1]))
+        )
+    if f.keys is not None:
+        must.append(qe.FieldCondition("key", match=qe.MatchAny(list(f.keys))))
+    return qe.Filter(must=must)
+
+
+class EdgeVectorStore:
+    """A Qdrant Edge shard under `path`; created with payload indexes or reopened from disk."""
+
+    def __init__(self, path: Path, dense_size: int | None, sparse: bool) -> None:
+        self.path = Path(path)
+        vectors = (
+            {DENSE: qe.EdgeVectorParams(size=dense_size, distance=qe.Distance.Cosine)}
+            if dense_size
+            else None
+        )
+        sparse_vectors = (
+            {SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)} if sparse else None
+        )
+        config = qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse_vectors)
+        if self.path.exists() and any(self.path.iterdir()):
+            self._shard = qe.EdgeShard.load(str(self.path), config)
+        else:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._shard = qe.EdgeShard.create(str(self.path), config)
+            for name, kind in PAYLOAD_INDEXES.items():
+                self._shard.update(qe.UpdateOperation.create_field_index(name, _index_params(kind)))
+
+    async def upsert(self, points: Sequence[MemoryPoint]) -> None:
+        if not points:
+            return
+        edge_points = [qe.Point(p.id, _edge_vectors(p.vectors), p.payload) for p in points]
+        self._shard.update(qe.UpdateOperation.upsert_points(edge_points))
+
+    def _relevance_stage(self, q: VectorQuery, limit: int) -> tuple[Any, list[Any], bool]:
+        """(query, prefetches, has_relevance) of the candidate stage."""
+        flt = edge_filter(q.filter)
+        stages: list[qe.Prefetch] = []
+        if q.vectors.dense is not None:
+            stages.append(
+                qe.Prefetch(
+                    limit=limit,
+                    query=qe.Query.Nearest(list(q.vectors.dense), using=DENSE),
+                    filter=flt,
+                )
+            )
+        if q.vectors.sparse is not None and not q.vectors.sparse.is_empty():
+            vec = qe.SparseVector(list(q.vectors.sparse.indices), list(q.vectors.sparse.values))
+            stages.append(
+                qe.Prefetch(limit=limit, query=qe.Query.Nearest(vec, using=SPARSE), filter=flt)
+            )
+        if len(stages) == 2:
+            k = q.scoring.rrf_k if q.scoring else 60
+            return qe.Fusion.Rrf(k=k), stages, True
+        if len(stages) == 1:
+            return stages[0].query, [], True
+        # No term of the query is known: rank by recency alone.
+        return qe.OrderBy("time", direction=qe.Direction.Desc), [], False
+
+    def _request(self, q: VectorQuery) -> qe.QueryRequest:
+        with_payload = q.with_payload
+        if q.scoring is None:
+            query, prefetches, _ = self._relevance_stage(q, q.limit)
+            return qe.QueryRequest(
+                limit=q.limit,
+                query=query,
+                prefetches=prefetches or None,
+                filter=None if prefetches else edge_filter(q.filter),
+                with_payload=with_payload,
+                with_vector=q.with_vectors,
+            )
+        cfg = q.scoring
+        candidates = max(cfg.candidate_limit, q.limit)
+        query, prefetches, has_relevance = self._relevance_stage(q, candidates)
+        stage = qe.Prefetch(
+            limit=candidates,
+            query=query,
+            prefetches=prefetches or None,
+            filter=None if prefetches else edge_filter(q.filter),
+        )
+        terms = [
+            E.Mult(
+                [
+                    E.Constant(cfg.recency_weight),
+                    E.Decay(
+                        qe.DecayKind.Exp,
+                        E.Variable("time"),
+                        target=E.Constant(q.now),
+                        midpoint=0.5,
+                        scale=cfg.half_life_seconds,
+                    ),
+                ]
+            ),
+            E.Mult([E.Constant(cfg.importance_weight), E.Variable("importance")]),
+        ]
+        if has_relevance:
+            terms.append(E.Mult([E.Constant(cfg.relevance_weight), self._relevance(q)]))
+        return qe.QueryRequest(
+            limit=q.limit,
+            prefetches=[stage],
+            query=qe.Formula(E.Sum(terms)),
+            with_payload=with_payload,
+            with_vector=q.with_vectors,
+        )
+
+    @staticmethod
+    def _relevance(q: VectorQuery) -> Any:
+        assert q.scoring is not None
+        score = E.Variable("$score")
+        if q.normalization == "saturate":
+            return E.Div(
+                score, E.Sum([score, E.Constant(q.scoring.saturation_k)]), by_zero_default=0.0
+            )
+        if q.normalization == "rrf":
+            return E.Mult([score, E.Constant((q.scoring.rrf_k + 1) / 2)])
+        return score
+
+    async def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPoint]]:
+        if not queries:
+            return []
+        results = self._shard.query_batch(qe.QueryBatchRequest([self._request(q) for q in queries]))
+        return [
+            [
+                ScoredPoint(
+                    id=int(p.id),
+                    score=float(p.score),
+                    payload=p.payload,
+                    vectors=_from_edge_vectors(p.vector) if q.with_vectors else None,
+                )
+                for p in hits
+            ]
+            for q, hits in zip(queries, results, strict=True)
+        ]
+
+    async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        if not ids:
+            return {}
+        records = self._shard.retrieve(list(ids), with_payload=True, with_vector=False)
+        return {int(r.id): dict(r.payload or {}) for r in records}
+
+    async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
+        if ids:
+            self._shard.update(qe.UpdateOperation.set_payload(list(ids), payload))
+
+    async def delete(self, ids: Sequence[int]) -> None:
+        if ids:
+            self._shard.update(qe.UpdateOperation.delete_points(list(ids)))
+
+    async def count(self, agent_id: int | None = None, kind: str | None = None) -> int:
+        must: list[Any] = []
+        if agent_id is not None:
+            must.append(qe.FieldCondition("agent_id", match=qe.MatchValue(agent_id)))
+        if kind is not None:
+            must.append(qe.FieldCondition("kind", match=qe.MatchValue(kind)))
+        return int(
+            self._shard.count(
+                qe.CountRequest(exact=True, filter=qe.Filter(must=must) if must else None)
+            )
+        )
+
+    async def flush(self) -> None:
+        self._shard.flush()
+
+    async def close(self) -> None:
+        self._shard.flush()
+        self._shard.close()
