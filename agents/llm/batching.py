@@ -1,0 +1,89 @@
+"""Batch prompting: many small list tasks (rate 20 memories) in one call, results in order.
+
+The reply must be `{"results": [one object per item]}` with exactly as many entries as items;
+a wrong count is a validation error, so the gateway's repair / re-ask / fallback applies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, Field, create_model
+
+from societas.agents.llm.errors import LLMInputError
+from societas.agents.llm.gateway import MISSING, LLMGateway
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@lru_cache(maxsize=256)
+def batch_schema(item_schema: type[BaseModel], n: int) -> type[BaseModel]:
+    """`{"results": list[item_schema]}` with exactly `n` results."""
+    results_type = Annotated[list[item_schema], Field(min_length=n, max_length=n)]  # type: ignore[valid-type]
+    return create_model(f"{item_schema.__name__}Batch{n}", results=(results_type, ...))
+
+
+def batch_messages(
+    items: Sequence[str], item_schema: type[BaseModel], instruction: str, system: str | None
+) -> list[dict[str, str]]:
+    """One prompt listing the items, numbered, and the exact reply shape."""
+    listing = "\n".join(f"{i}. {' '.join(str(t).split())}" for i, t in enumerate(items, 1))
+    shape = json.dumps(item_schema.model_json_schema(), separators=(",", ":"))
+    user = (
+        f"{instruction.strip()}\n\nItems:\n{listing}\n\n"
+        f'Reply with ONLY a JSON object {{"results": [...]}} holding exactly {len(items)} '
+        f"objects, one per item in the same order, each matching this JSON schema: {shape}"
+    )
+    msgs = [{"role": "system", "content": system}] if system else []
+    return [*msgs, {"role": "user", "content": user}]
+
+
+async def batch_json(
+    gateway: LLMGateway,
+    items: Sequence[str],
+    item_schema: type[M],
+    *,
+    task: str,
+    instruction: str,
+    system: str | None = None,
+    context: dict[str, Any] | None = None,
+    batch_size: int | None = None,
+    fallback_item: Callable[[str], M] = MISSING,
+    **params: Any,
+) -> list[M]:
+    """Answer `item_schema` for every item, `batch_size` items per call, calls concurrent.
+
+    The rules provider receives `context={"items": chunk, **context}`. A chunk whose reply
+    never validates returns `fallback_item(item)` per item (counted) or raises.
+    """
+    if isinstance(items, str) or not isinstance(items, Sequence):
+        raise LLMInputError(f"items: expected a list of strings, got {type(items).__name__}")
+    size = batch_size or gateway.config.batch_size
+    if size < 1:
+        raise LLMInputError(f"batch_size: must be >= 1, got {size!r}")
+    if not items:
+        return []
+
+    async def one(chunk: list[str]) -> list[M]:
+        schema = batch_schema(item_schema, len(chunk))
+        fb: Any = MISSING
+        if fallback_item is not MISSING:
+            def fb() -> BaseModel:
+                return schema(results=[fallback_item(x) for x in chunk])
+        out = await gateway.json(
+            batch_messages(chunk, item_schema, instruction, system),
+            schema,
+            task=task,
+            context={**(context or {}), "items": chunk},
+            fallback=fb,
+            **params,
+        )
+        return list(out.results)  # type: ignore[attr-defined]
+
+    chunks = [list(items[i : i + size]) for i in range(0, len(items), size)]
+    parts = await asyncio.gather(*(one(c) for c in chunks))
+    return [r for part in parts for r in part]

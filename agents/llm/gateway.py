@@ -1,0 +1,305 @@
+"""The LLM gateway: one object every cognition call goes through.
+
+`complete` returns text; `json` returns a validated pydantic model (repair, re-ask, then the
+call site's fallback, all counted). Behind them: the response cache, then either the `rules`
+policy (not a language model) or the endpoint pool with rate limits and retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, TypeVar, cast
+
+import json_repair
+from pydantic import BaseModel, ValidationError
+
+from societas.agents.llm import rules
+from societas.agents.llm.accounting import Accounting
+from societas.agents.llm.cache import ResponseCache, cache_key
+from societas.agents.llm.config import LLMConfig, load_config
+from societas.agents.llm.errors import LLMInputError, LLMSchemaError, ReplayMissError
+from societas.agents.llm.messages import (
+    ChatMessage,
+    ChatRequest,
+    ChatResult,
+    MessagesIn,
+    Usage,
+    parse_messages,
+)
+from societas.agents.llm.pool import Endpoint, EndpointPool
+from societas.agents.llm.retry import call_with_retries
+
+log = logging.getLogger(__name__)
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<no fallback>"
+
+
+MISSING: Any = _Missing()
+RULES_MODEL = "rules (not a language model)"
+
+
+def parse_json_text(text: str) -> tuple[Any, bool]:
+    """Parse model output as JSON, else repair it with json-repair; returns (obj, repaired)."""
+    stripped = text.strip()
+    try:
+        return json.loads(stripped), False
+    except (json.JSONDecodeError, ValueError):
+        pass
+    try:
+        return json_repair.loads(stripped), True
+    except Exception:  # json-repair gives up on some garbage; treat as unparseable
+        return None, True
+
+
+def _reask_text(err: ValidationError, schema: type[BaseModel]) -> str:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors()[:8]
+    )
+    return (
+        f"Your previous reply was not valid: {problems}. Reply again with ONLY one JSON object "
+        f"matching this JSON schema: {json.dumps(schema.model_json_schema())}"
+    )
+
+
+class LLMGateway:
+    """Cache → (rules | endpoint pool with rate limits and retries) → accounting."""
+
+    def __init__(self, config: LLMConfig | dict[str, Any]) -> None:
+        self.config = load_config(config)
+        self.accounting = Accounting(prices=dict(self.config.prices))
+        self._rng = random.Random(self.config.seed)
+        self.pool = (
+            EndpointPool(self.config.endpoints, self.config.timeout_s)
+            if self.config.provider == "openai"
+            else None
+        )
+        cc = self.config.cache
+        self.cache = ResponseCache(cc.dir) if cc.mode != "off" and cc.dir is not None else None
+        self._cache_lock: asyncio.Lock | None = None
+
+    def __repr__(self) -> str:
+        return f"LLMGateway(provider={self.config.provider!r}, cache={self.config.cache.mode!r})"
+
+    @property
+    def is_rules(self) -> bool:
+        """True when answers come from the rules policy (not a language model)."""
+        return self.config.provider == "rules"
+
+    async def __aenter__(self) -> LLMGateway:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close HTTP clients and the cache segment."""
+        if self.pool is not None:
+            await self.pool.aclose()
+        if self.cache is not None:
+            self.cache.close()
+
+    def stats(self) -> dict[str, Any]:
+        """Accounting snapshot plus endpoint load."""
+        snap = self.accounting.snapshot()
+        snap["endpoints"] = self.pool.load() if self.pool is not None else []
+        return snap
+
+    # ---- public calls ------------------------------------------------------------------
+
+    def request(
+        self,
+        messages: MessagesIn,
+        *,
+        task: str | None = None,
+        context: dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        json_mode: bool = False,
+    ) -> ChatRequest:
+        """Validate call-site arguments into a `ChatRequest` (clear errors naming the field)."""
+        msgs = parse_messages(messages)
+        if task is not None and (not isinstance(task, str) or not task):
+            raise LLMInputError(f"task: must be a non-empty string or None, got {task!r}")
+        if context is not None and not isinstance(context, dict):
+            raise LLMInputError(f"context: must be a dict or None, got {type(context).__name__}")
+        t = self.config.temperature if temperature is None else temperature
+        if not 0 <= t <= 2:
+            raise LLMInputError(f"temperature: must be within 0..2, got {t!r}")
+        mt = self.config.max_tokens if max_tokens is None else max_tokens
+        if not isinstance(mt, int) or mt < 1:
+            raise LLMInputError(f"max_tokens: must be a positive integer, got {mt!r}")
+        return ChatRequest(
+            messages=msgs,
+            temperature=t,
+            max_tokens=mt,
+            seed=self.config.seed if seed is None else seed,
+            json_mode=json_mode,
+            task=task,
+            context=context or {},
+        )
+
+    async def complete(self, messages: MessagesIn, **kwargs: Any) -> str:
+        """Text completion. kwargs: task, context, temperature, max_tokens, seed."""
+        return (await self.chat(self.request(messages, **kwargs))).text
+
+    async def json(
+        self,
+        messages: MessagesIn,
+        schema: type[M],
+        *,
+        fallback: M | Callable[[], M] = MISSING,
+        **kwargs: Any,
+    ) -> M:
+        """A `schema` instance from the model's JSON reply.
+
+        Parse → json-repair → validate; on a validation error re-ask (config.json_reasks times)
+        quoting the error; then return `fallback` (a value or a zero-argument factory) or raise
+        `LLMSchemaError`. Each step is counted (json.repaired, json.invalid, json.reask,
+        json.fallback, json.failed).
+        """
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            raise LLMInputError(f"schema: must be a pydantic model class, got {schema!r}")
+        req = self.request(messages, json_mode=True, **kwargs)
+        last = "no reply"
+        for ask in range(self.config.json_reasks + 1):
+            result = await self.chat(req)
+            obj, repaired = parse_json_text(result.text)
+            try:
+                value = schema.model_validate(obj)
+            except ValidationError as err:
+                self.accounting.count("json.invalid")
+                last = str(err.errors()[0]["msg"]) if err.errors() else str(err)
+                if ask < self.config.json_reasks:
+                    self.accounting.count("json.reask")
+                    req = req.model_copy(
+                        update={
+                            "messages": (
+                                *req.messages,
+                                ChatMessage(role="assistant", content=result.text or "(empty)"),
+                                ChatMessage(role="user", content=_reask_text(err, schema)),
+                            )
+                        }
+                    )
+                continue
+            if repaired:
+                self.accounting.count("json.repaired")
+            return value
+        if fallback is not MISSING:
+            self.accounting.count("json.fallback")
+            log.info("json fallback for task=%s schema=%s: %s", req.task, schema.__name__, last)
+            return cast(M, fallback() if callable(fallback) else fallback)
+        self.accounting.count("json.failed")
+        raise LLMSchemaError(
+            f"task {req.task!r}: reply never matched {schema.__name__} after "
+            f"{self.config.json_reasks + 1} asks; last problem: {last}"
+        )
+
+    async def chat(self, req: ChatRequest) -> ChatResult:
+        """One completion through cache → rules or HTTP; recorded in accounting."""
+        if self.is_rules:
+            return self._rules(req)
+        assert self.pool is not None
+        key = None
+        if self.cache is not None:
+            await self._ensure_cache()
+            key = cache_key(self.pool.model_key, req)
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.accounting.record(hit.model, hit.usage, cached=True)
+                self.accounting.count("cache.hit")
+                return hit
+            self.accounting.count("cache.miss")
+            if self.config.cache.mode == "replay":
+                raise ReplayMissError(
+                    f"replay: no cached response for task {req.task!r} (key {key[:16]}); "
+                    "replay never calls HTTP. Run once with cache.mode='read-write' first."
+                )
+        result = await self._http(req)
+        if self.cache is not None and key is not None:
+            self.cache.put(key, req, result)
+        return result
+
+    # ---- internals ---------------------------------------------------------------------
+
+    async def _ensure_cache(self) -> None:
+        assert self.cache is not None
+        if self.cache.loaded:
+            return
+        if self._cache_lock is None:
+            self._cache_lock = asyncio.Lock()
+        async with self._cache_lock:
+            if not self.cache.loaded:
+                n = await asyncio.to_thread(self.cache.load)
+                log.info("llm cache: %d entries from %s", n, self.cache.directory)
+
+    def _rules(self, req: ChatRequest) -> ChatResult:
+        out = rules.answer(req.task, req.context, req.seed)
+        text = out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
+        usage = Usage(prompt_tokens=req.approx_prompt_tokens(), completion_tokens=len(text) // 4)
+        self.accounting.record(RULES_MODEL, usage, cached=False)
+        return ChatResult(text=text, model=RULES_MODEL, usage=usage)
+
+    async def _http(self, req: ChatRequest) -> ChatResult:
+        assert self.pool is not None
+        pool = self.pool
+        estimate = req.approx_prompt_tokens() + req.max_tokens
+
+        async def attempt() -> ChatResult:
+            async with pool.slot() as ep:
+                await ep.limiter.acquire(estimate)
+                self.accounting.count("http.requests")
+                result = await self._send(ep, req)
+                ep.served += 1
+                used = result.usage.prompt_tokens + result.usage.completion_tokens
+                await ep.limiter.settle(estimate, used)
+                return result
+
+        def on_retry(kind: str, delay: float) -> None:
+            self.accounting.count(f"retry.{kind}")
+            log.debug("llm retry after %s in %.2fs (task=%s)", kind, delay, req.task)
+
+        try:
+            result, attempts = await call_with_retries(
+                attempt, self.config.retry, self._rng, on_retry, where="llm request: "
+            )
+        except Exception:
+            self.accounting.count("http.failed")
+            raise
+        self.accounting.record(result.model, result.usage, cached=False)
+        return result.model_copy(update={"attempts": attempts}) if attempts > 1 else result
+
+    async def _send(self, ep: Endpoint, req: ChatRequest) -> ChatResult:
+        kwargs: dict[str, Any] = {
+            "model": ep.cfg.model,
+            "messages": [{"role": m.role, "content": m.content} for m in req.messages],
+            "temperature": req.temperature,
+            "max_tokens": req.max_tokens,
+            "seed": req.seed,
+        }
+        if req.json_mode and ep.cfg.json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
+        if ep.cfg.send_task_hints and req.task is not None:
+            kwargs["extra_body"] = {
+                "societas": {"task": req.task, "context": req.context, "seed": req.seed}
+            }
+        resp = await ep.client.chat.completions.create(**kwargs)
+        text = (resp.choices[0].message.content or "") if resp.choices else ""
+        u = resp.usage
+        usage = Usage(
+            prompt_tokens=u.prompt_tokens if u else req.approx_prompt_tokens(),
+            completion_tokens=u.completion_tokens if u else len(text) // 4,
+        )
+        # Accounted under the configured name, which is what `prices` is keyed by.
+        return ChatResult(text=text, model=ep.cfg.model, usage=usage)

@@ -1,0 +1,289 @@
+"""`provider: rules` — a deterministic offline policy. It is NOT a language model.
+
+Each cognition call site (task) has one rule that answers from the call's structured inputs
+(keywords in the texts, needs, profile) and an RNG seeded by (task, inputs, seed), with output
+valid for the task's schema in `tasks.py`. Same inputs, same answer, no network. It exists so
+smoke runs, CI and engine benchmarks work without any model; its "behaviour" is a caricature.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from societas.agents.llm.errors import UnknownTaskError
+
+RuleFn = Callable[[dict[str, Any], random.Random], "dict[str, Any] | str"]
+_RULES: dict[str, RuleFn] = {}
+
+# Words that make a memory poignant (prefix match) or mundane, for importance and reactions.
+_HIGH = (
+    "die", "death", "dead", "fire", "hurricane", "evacuat", "flood", "storm", "emergency",
+    "marri", "wedding", "divorc", "fired", "job", "promot", "accident", "hospital", "sick",
+    "war", "elect", "baby", "born", "stole", "rob", "attack", "crisis", "money", "income",
+    "ubi", "rent", "evict", "love", "breakup", "vote", "policy", "secret", "danger", "shelter",
+    "news", "protest", "riot", "festival", "party",
+)
+_LOW = (
+    "walk", "ate", "eat", "sleep", "slept", "sat", "read", "idle", "wait", "coffee",
+    "breakfast", "lunch", "dinner", "tv", "shower", "brush", "nap", "rest",
+)
+_PRO = ("support", "agree", "good", "benefit", "favor", "favour", "help", "like", "great",
+        "fair", "useful", "love", "approve", "pro ")
+_CON = ("oppose", "against", "bad", "harm", "disagree", "hate", "waste", "danger", "unfair",
+        "reject", "worse", "fear", "anti ")
+_DANGER = ("hurricane", "evacuat", "flood", "fire", "storm", "emergency", "danger", "attack")
+_STOP_WORDS = (
+    "a an the and or but of to in on at for with from by is are was were be been it its this "
+    "that these those i me my we our you your he she they them his her their as about into "
+    "over after before then than so not no do did does have has had will would can could "
+    "just very there here what who when where which while said told heard today"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+_WORD = re.compile(r"[a-z][a-z'-]+")
+
+
+def register_rule(task: str) -> Callable[[RuleFn], RuleFn]:
+    """Decorator adding (or replacing) the rule answering `task`."""
+
+    def deco(fn: RuleFn) -> RuleFn:
+        _RULES[task] = fn
+        return fn
+
+    return deco
+
+
+def known_tasks() -> list[str]:
+    """Task names the rules policy answers."""
+    return sorted(_RULES)
+
+
+def seeded_rng(task: str, context: dict[str, Any], seed: int) -> random.Random:
+    """An RNG that depends only on (task, inputs, seed): same call, same draws."""
+    blob = json.dumps([task, context, seed], sort_keys=True, default=str, ensure_ascii=False)
+    return random.Random(int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big"))
+
+
+def answer(task: str | None, context: dict[str, Any], seed: int = 0) -> dict[str, Any] | str:
+    """The rules policy's output for one call site; unknown task raises `UnknownTaskError`."""
+    if task is None:
+        raise UnknownTaskError(
+            "task: provider 'rules' needs a call-site task name (got None); "
+            f"known tasks: {', '.join(known_tasks())}"
+        )
+    fn = _RULES.get(task)
+    if fn is None:
+        raise UnknownTaskError(
+            f"task: no rule for {task!r}; known tasks: {', '.join(known_tasks())}"
+        )
+    return fn(context, seeded_rng(task, context, seed))
+
+
+# ---- helpers ---------------------------------------------------------------------------
+
+
+def _hits(text: str, words: tuple[str, ...]) -> int:
+    low = text.lower()
+    return sum(1 for w in words if w in low)
+
+
+def _keywords(texts: list[str], k: int) -> list[str]:
+    counts: Counter[str] = Counter()
+    for t in texts:
+        counts.update(w for w in _WORD.findall(t.lower()) if w not in _STOP and len(w) > 2)
+    return [w for w, _ in counts.most_common(k)]
+
+
+def _short(text: str, n: int = 120) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 3].rstrip() + "..."
+
+
+def _texts(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list | tuple) else []
+
+
+def _need(ctx: dict[str, Any], name: str, default: float = 0.5) -> float:
+    needs = ctx.get("needs") or {}
+    try:
+        return float(needs.get(name, default))
+    except (TypeError, ValueError):
+        return default
+
+
+# ---- rules -----------------------------------------------------------------------------
+
+
+def importance_score(text: str, rng: random.Random) -> int:
+    """1..10 from poignant vs mundane keywords, news markers and a little seeded jitter."""
+    score = 3 + 2 * _hits(text, _HIGH) - _hits(text, _LOW)
+    score += 1 if re.search(r"\b(heard|told|said|learned)\b", text.lower()) else 0
+    score += rng.choice((-1, 0, 0, 1))
+    return max(1, min(10, score))
+
+
+@register_rule("importance")
+def _importance(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    return {"results": [{"score": importance_score(t, rng)} for t in _texts(ctx.get("items"))]}
+
+
+@register_rule("reflection_questions")
+def _questions(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    n = max(1, min(10, int(ctx.get("n", 3))))
+    words = _keywords(_texts(ctx.get("statements")), n) or ["my day"]
+    forms = ("What do I think about {}?", "Why does {} matter to me?", "What is happening with {}?")
+    return {"questions": [forms[i % len(forms)].format(w) for i, w in enumerate(words)]}
+
+
+@register_rule("reflection_insights")
+def _insights(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    statements = _texts(ctx.get("statements"))
+    question = str(ctx.get("question", ""))
+    words = _keywords([question], 3)
+    idx = [i + 1 for i, s in enumerate(statements) if any(w in s.lower() for w in words)]
+    idx = idx or list(range(1, min(3, len(statements)) + 1))
+    if not statements:
+        return {"insights": [{"text": f"I have no evidence yet about: {question}", "evidence": []}]}
+    topic = words[0] if words else "this"
+    first = _short(statements[idx[0] - 1], 80)
+    insights = [{"text": f"{topic.capitalize()} keeps coming up in my life, e.g. {first}",
+                 "evidence": idx[:5]}]
+    if len(idx) > 1:
+        insights.append({"text": f"I should pay more attention to {topic}.", "evidence": idx[:2]})
+    return {"insights": insights}
+
+
+@register_rule("daily_plan")
+def _daily_plan(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    profile = ctx.get("profile") or {}
+    home = str(profile.get("home", "home"))
+    work = str(profile.get("workplace", "") or "")
+    social = str(profile.get("social_place", "cafe"))
+    wake = 6 + rng.randint(0, 2)
+    items = [{"start_hour": wake, "activity": "wake up and have breakfast", "location": home}]
+    if work:
+        job = str(profile.get("occupation", "work"))
+        items += [
+            {"start_hour": wake + 2, "activity": f"{job} at {work}", "location": work},
+            {"start_hour": 12, "activity": "have lunch", "location": work},
+            {"start_hour": 13, "activity": f"{job} at {work}", "location": work},
+        ]
+    else:
+        items += [{"start_hour": wake + 2, "activity": "run errands and look for work",
+                   "location": social}]
+    if _need(ctx, "social") < 0.5 or rng.random() < 0.3:
+        items.append({"start_hour": 18, "activity": "meet friends", "location": social})
+    if _need(ctx, "hunger", 0.5) < 0.5:
+        items.append({"start_hour": 17, "activity": "buy and cook food", "location": home})
+    items += [{"start_hour": 19, "activity": "have dinner", "location": home},
+              {"start_hour": 22, "activity": "sleep", "location": home}]
+    seen: dict[int, dict[str, Any]] = {}
+    for it in items:
+        seen.setdefault(it["start_hour"], it)
+    return {"items": sorted(seen.values(), key=lambda p: p["start_hour"])}
+
+
+@register_rule("hourly_plan")
+def _hourly_plan(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    activity = str(ctx.get("activity", "rest"))
+    parts = rng.choice((2, 3, 4))
+    length = 60 // parts
+    verbs = ("prepare for", "focus on", "continue", "wrap up")
+    steps = [
+        {"minute": i * length, "duration_min": length,
+         "action": f"{verbs[min(i, 3) if i < parts - 1 else 3]} {activity}"}
+        for i in range(parts)
+    ]
+    return {"steps": steps}
+
+
+@register_rule("reaction")
+def _reaction(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    event = str(ctx.get("event", ""))
+    name = str(ctx.get("name", ""))
+    mentioned = bool(name) and name.lower() in event.lower()
+    if _hits(event, _DANGER):
+        place = str((ctx.get("profile") or {}).get("shelter", "shelter"))
+        return {"react": True, "reaction": f"This is dangerous: {_short(event, 80)}",
+                "new_activity": "evacuate to safety", "location": place}
+    if mentioned or _hits(event, _HIGH) >= 1:
+        return {"react": True, "reaction": f"I want to know more about {_short(event, 80)}",
+                "new_activity": f"talk to people about {_short(event, 60)}", "location": None}
+    return {"react": False, "reaction": "", "new_activity": None, "location": None}
+
+
+@register_rule("dialogue_turn")
+def _dialogue_turn(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    listener = str(ctx.get("listener", "friend"))
+    memories = _texts(ctx.get("memories"))
+    history = [str(h[1]) if isinstance(h, list | tuple) else str(h)
+               for h in ctx.get("history") or []]
+    said = " ".join(history).lower()
+    turn, max_turns = int(ctx.get("turn", len(history))), int(ctx.get("max_turns", 4))
+    fresh = [m for m in memories if _short(m, 100).lower() not in said]
+    if not history:
+        opener = f"Hi {listener}!"
+        news = f"Did you hear? {_short(fresh[0], 100)}" if fresh else "How are you?"
+        line = f"{opener} {news}"
+    elif fresh:
+        line = f"Interesting. I know that {_short(fresh[0], 100)}"
+    else:
+        line = rng.choice(("I see.", "That makes sense.", "Good to know, thanks."))
+    return {"utterance": line, "end": turn + 1 >= max_turns or (not fresh and bool(history))}
+
+
+@register_rule("thought_update")
+def _thought(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    recent = _texts(ctx.get("recent"))
+    needs = ctx.get("needs") or {}
+    lowest = min(needs, key=lambda k: _need(ctx, k)) if needs else None
+    danger = sum(_hits(t, _DANGER) for t in recent)
+    if danger:
+        emotion, intensity = "fear", min(1.0, 0.5 + 0.1 * danger)
+    elif lowest is not None and _need(ctx, lowest) < 0.3:
+        emotion, intensity = "worry", 0.6
+    elif recent and any(_hits(t, _HIGH) for t in recent):
+        emotion, intensity = "surprise", 0.5
+    else:
+        emotion, intensity = rng.choice((("calm", 0.2), ("content", 0.3), ("bored", 0.2)))
+    about = _short(recent[0], 80) if recent else "my routine"
+    need = f"; I need more {lowest}" if lowest is not None and _need(ctx, lowest) < 0.3 else ""
+    return {"thought": f"I feel {emotion} thinking about {about}{need}.", "emotion": emotion,
+            "intensity": round(intensity, 3)}
+
+
+def stance(text: str) -> float:
+    """Lexicon stance of a text in [-1, 1] (0 when it has no stance words)."""
+    pro, con = _hits(text, _PRO), _hits(text, _CON)
+    return 0.0 if pro + con == 0 else (pro - con) / (pro + con)
+
+
+@register_rule("attitude_update")
+def _attitude(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    current = float(ctx.get("attitude", 0.0))
+    topic = str(ctx.get("topic", "")).lower()
+    recent = [t for t in _texts(ctx.get("recent")) if not topic or topic in t.lower()]
+    stances = [s for s in (stance(t) for t in recent) if s != 0.0]
+    stubborn = float((ctx.get("profile") or {}).get("stubbornness", 0.5))
+    if not stances:
+        return {"attitude": current, "reason": "nothing new changed my mind"}
+    heard = sum(stances) / len(stances)
+    rate = 0.3 * (1.0 - max(0.0, min(1.0, stubborn)))
+    new = current + rate * (heard - current) + rng.gauss(0, 0.01)
+    new = max(-1.0, min(1.0, new))
+    lean = "for" if heard > 0 else "against"
+    return {"attitude": round(new, 4), "reason": f"I heard {len(stances)} opinions leaning {lean}"}
+
+
+@register_rule("consolidation")
+def _consolidate(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    texts = _texts(ctx.get("texts"))
+    words = _keywords(texts, 3)
+    head = f"{len(texts)} memories about {', '.join(words) or 'daily life'}"
+    body = "; ".join(_short(t, 60) for t in texts[:3])
+    return {"summary": f"{head}: {body}" if body else head}

@@ -1,0 +1,122 @@
+"""Output schemas of the cognition call sites (the contract between cognition and the gateway).
+
+Each call site names a task; the gateway validates a model's JSON against the schema here,
+and the `rules` policy produces outputs valid for the same schemas.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ImportanceScore(_Out):
+    """Poignancy of one memory on the Generative Agents 1..10 scale (stored as score/10)."""
+
+    score: int = Field(ge=1, le=10)
+
+
+class ReflectionQuestions(_Out):
+    """Salient high-level questions raised by recent memories."""
+
+    questions: list[str] = Field(min_length=1, max_length=10)
+
+
+class Insight(_Out):
+    """One inferred statement and the 1-based indices of the statements it rests on."""
+
+    text: str = Field(min_length=1)
+    evidence: list[int] = Field(default_factory=list)
+
+
+class ReflectionInsights(_Out):
+    """Insights answering one reflection question."""
+
+    insights: list[Insight] = Field(min_length=1, max_length=10)
+
+
+class PlanItem(_Out):
+    """One broad stroke of a day: from `start_hour`, do `activity` at `location`."""
+
+    start_hour: int = Field(ge=0, le=23)
+    activity: str = Field(min_length=1)
+    location: str = Field(min_length=1)
+
+
+class DailyPlan(_Out):
+    """The day in broad strokes, ordered by start hour."""
+
+    items: list[PlanItem] = Field(min_length=1, max_length=24)
+
+    @field_validator("items")
+    @classmethod
+    def _sorted(cls, v: list[PlanItem]) -> list[PlanItem]:
+        return sorted(v, key=lambda p: p.start_hour)
+
+
+class PlanStep(_Out):
+    """One fine-grained action inside an hour."""
+
+    minute: int = Field(ge=0, le=59)
+    duration_min: int = Field(ge=1, le=60)
+    action: str = Field(min_length=1)
+
+
+class HourlyPlan(_Out):
+    """An hour of the daily plan decomposed into steps."""
+
+    steps: list[PlanStep] = Field(min_length=1, max_length=12)
+
+
+class Reaction(_Out):
+    """Whether to react to an observed event, how, and what to do instead (re-plan)."""
+
+    react: bool
+    reaction: str = ""
+    new_activity: str | None = None
+    location: str | None = None
+
+
+class DialogueTurn(_Out):
+    """One utterance in a conversation and whether the speaker ends it."""
+
+    utterance: str = Field(min_length=1)
+    end: bool = False
+
+
+class ThoughtUpdate(_Out):
+    """The agent's current inner thought and emotion (AgentSociety-style)."""
+
+    thought: str = Field(min_length=1)
+    emotion: str = Field(min_length=1)
+    intensity: float = Field(ge=0, le=1)
+
+
+class AttitudeUpdate(_Out):
+    """Stance on a topic in [-1 (against), 1 (for)] after recent experience, with a reason."""
+
+    attitude: float = Field(ge=-1, le=1)
+    reason: str = ""
+
+
+class Summary(_Out):
+    """A consolidation summary standing for several memories."""
+
+    summary: str = Field(min_length=1)
+
+
+TASK_SCHEMAS: dict[str, type[BaseModel]] = {
+    "importance": ImportanceScore,  # batched: {"results": [ImportanceScore, ...]}
+    "reflection_questions": ReflectionQuestions,
+    "reflection_insights": ReflectionInsights,
+    "daily_plan": DailyPlan,
+    "hourly_plan": HourlyPlan,
+    "reaction": Reaction,
+    "dialogue_turn": DialogueTurn,
+    "thought_update": ThoughtUpdate,
+    "attitude_update": AttitudeUpdate,
+    "consolidation": Summary,
+}
