@@ -23,6 +23,46 @@ def demo(
     run_demo(agents=agents, backend=backend)
 
 
+@app.command("llm-emulator")
+def llm_emulator(
+    port: int = typer.Option(8000, min=0, max=65535, help="TCP port; 0 picks a free one."),
+    host: str = typer.Option("127.0.0.1", help="Bind address (loopback only by default)."),
+    capacity: int = typer.Option(64, min=1, help="Requests processed concurrently."),
+    latency_ms: float = typer.Option(200.0, min=0, help="Fixed latency per request (ms)."),
+    tokens_per_s: float = typer.Option(0.0, min=0, help="Decode speed; 0 = no per-token time."),
+    rate_429: float = typer.Option(0.0, min=0, max=1, help="Share of requests answered 429."),
+    rate_500: float = typer.Option(0.0, min=0, max=1, help="Share answered 500."),
+    rate_timeout: float = typer.Option(0.0, min=0, max=1, help="Share that hang for hang-s."),
+    rate_malformed: float = typer.Option(0.0, min=0, max=1, help="Share with broken JSON."),
+    rate_garbage: float = typer.Option(0.0, min=0, max=1, help="Share with prose, no JSON."),
+    retry_after: float = typer.Option(1.0, min=0, help="Retry-After seconds sent with 429."),
+    hang_s: float = typer.Option(30.0, min=0, help="How long a timeout fault hangs (s)."),
+    seed: int = typer.Option(0, help="Seed of fault injection."),
+    model: list[str] | None = typer.Option(None, help="Model name served (repeatable)."),  # noqa: B008
+    api_key_env: str = typer.Option("", help="Require the key held by this env variable."),
+) -> None:
+    """Serve an OpenAI-protocol emulator of an inference server (not a model) for tests."""
+    import asyncio
+    import contextlib
+
+    from societas.agents.llm.emulator import EmulatorConfig, run_forever
+    from societas.agents.llm.errors import LLMConfigError
+
+    try:
+        cfg = EmulatorConfig.checked(
+            host=host, port=port, capacity=capacity, base_latency_s=latency_ms / 1000.0,
+            tokens_per_s=tokens_per_s, rate_429=rate_429, rate_500=rate_500,
+            rate_timeout=rate_timeout, rate_malformed=rate_malformed,
+            rate_garbage=rate_garbage, retry_after_s=retry_after, hang_s=hang_s, seed=seed,
+            models=model or ["emulated"], api_key_env=api_key_env or None,
+        )
+    except LLMConfigError as err:
+        typer.echo(str(err), err=True)
+        raise typer.Exit(2) from None
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run_forever(cfg))
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

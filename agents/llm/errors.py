@@ -55,11 +55,14 @@ class LLMConfigError(LLMError, ValueError):
         for e in err.errors():
             loc = ".".join(str(p) for p in (prefix, *e["loc"]) if p != "")
             last = str(e["loc"][-1]) if e["loc"] else ""
+            if not e["loc"] or (e["type"] == "value_error" and isinstance(e.get("input"), dict)):
+                lines.append(f"  {loc or '<root>'}: {e['msg']}")  # a whole-model check
+                continue
             value = "***" if _SECRET_FIELD.search(last) else repr(e.get("input"))
             if len(value) > 80:
                 value = value[:77] + "..."
-            lines.append(f"  {loc or '<root>'}: {e['msg']} (got {value})")
-        return cls("invalid LLM configuration:\n" + "\n".join(lines))
+            lines.append(f"  {loc}: {e['msg']} (got {value})")
+        return cls(f"invalid {prefix or 'LLM'} configuration:\n" + "\n".join(lines))
 
 
 class LLMInputError(LLMError, ValueError):
