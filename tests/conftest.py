@@ -1,0 +1,18 @@
+"""Shared fixtures: one offline BM25 embedder per session (loading it costs ~0.5 s)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
+
+@pytest.fixture(scope="session")
+def bm25_embedder():
+    """The real fastembed BM25 from the bundled stop-word folder, behind the cache."""
+    from societas.memory.embedding import EmbeddingConfig, build_embedder
+
+    return build_embedder(EmbeddingConfig())

@@ -1,0 +1,36 @@
+"""Fixtures for memory tests: groups on either backend over the shared BM25 embedder."""
+
+from __future__ import annotations
+
+import pytest
+
+from societas.memory import GroupMemory, GroupMemoryConfig
+
+
+@pytest.fixture
+def group_factory(tmp_path, bm25_embedder):
+    """Build GroupMemory on a real engine: an Edge shard under tmp_path or qdrant-client local."""
+    made: list[GroupMemory] = []
+
+    def make(backend: str = "edge", embedder=None, sub: str = "g", **config) -> GroupMemory:
+        store = {"backend": "qdrant", "location": ":memory:"} if backend == "qdrant" else {}
+        cfg = GroupMemoryConfig(vector_store=store, **config)
+        g = GroupMemory(cfg, root=tmp_path / sub, embedder=embedder or bm25_embedder)
+        made.append(g)
+        return g
+
+    yield make
+
+
+@pytest.fixture(params=["edge", "qdrant"])
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+async def group(group_factory, backend):
+    g = group_factory(backend)
+    await g.add_agents({1: {"name": "Alice Smith", "occupation": "teacher"},
+                        2: {"name": "Bob Jones", "occupation": "fisherman"}})
+    yield g
+    await g.close()

@@ -1,0 +1,131 @@
+"""KV (status) memory: typed get/update/search/export, re-embedding in place, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+
+async def test_seed_usage_update_emotion_and_get(group):
+    status = group.agent(1).status
+    await status.update("emotion", {"fear": 9, "joy": 1})
+    assert await status.get("emotion") == {"fear": 9, "joy": 1}
+    await status.update("emotion", {"anger": 4}, mode="merge")
+    assert await status.get("emotion") == {"fear": 9, "joy": 1, "anger": 4}
+
+
+async def test_get_defaults_and_copies(group):
+    status = group.agent(2).status
+    assert await status.get("age") == 30  # config default
+    assert await status.get("nonexistent", default="fallback") == "fallback"
+    network = await status.get("social_network")
+    network.append(99)  # mutating a returned value must not change the memory
+    assert await status.get("social_network") == []
+
+
+async def test_merge_list_appends_and_extends(group):
+    status = group.agent(1).status
+    await status.update("social_network", 7, mode="merge")
+    await status.update("social_network", [8, 9], mode="merge")
+    assert await status.get("social_network") == [7, 8, 9]
+
+
+async def test_int_widens_to_float(group):
+    await group.agent(1).status.update("income", 3000)
+    value = await group.agent(1).status.get("income")
+    assert value == 3000.0 and isinstance(value, float)
+
+
+async def test_embedded_attribute_is_replaced_not_duplicated(group):
+    status = group.agent(1).status
+    before = await group.store.count(agent_id=1, kind="kv")
+    assert (await status.search("teacher"))[0].key == "occupation"
+    await status.update("occupation", "firefighter")
+    assert await group.store.count(agent_id=1, kind="kv") == before
+    hits = await status.search("firefighter")
+    assert hits and hits[0].key == "occupation" and hits[0].value == "firefighter"
+    assert await status.search("teacher") == []
+
+
+async def test_kv_search_filter_by_key_and_agent_scope(group):
+    status = group.agent(1).status
+    await status.update("thought", "the teacher meeting went well")
+    hits = await status.search("teacher", filter={"key": "thought"})
+    assert [h.key for h in hits] == ["thought"]
+    assert await group.agent(2).status.search("teacher") == []
+
+
+async def test_export(group):
+    exported = await group.agent(1).status.export(["name", "age"])
+    assert exported == {"name": "Alice Smith", "age": 30}
+    assert set(await group.agent(1).status.export()) == set(group.memory_config.attributes)
+
+
+async def test_unknown_key_is_keyerror_naming_it(group):
+    with pytest.raises(KeyError, match="'mood'"):
+        await group.agent(1).status.get("mood")
+    with pytest.raises(KeyError, match="'mood'"):
+        await group.agent(1).status.update("mood", "happy")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected", "got"),
+    [("age", "old", "int", "str"), ("emotion", [1], "dict", "list"), ("name", 5, "str", "int"),
+     ("income", True, "float", "bool")],
+)
+async def test_wrong_type_is_typeerror_naming_key_expected_got(group, key, value, expected, got):
+    with pytest.raises(TypeError) as info:
+        await group.agent(1).status.update(key, value)
+    message = str(info.value)
+    assert repr(key) in message and f"expected {expected}" in message and f"got {got}" in message
+
+
+async def test_bad_mode_and_merge_on_scalar(group):
+    with pytest.raises(ValueError, match="'append'"):
+        await group.agent(1).status.update("emotion", {}, mode="append")
+    with pytest.raises(ValueError, match="'age' is int"):
+        await group.agent(1).status.update("age", 3, mode="merge")
+    with pytest.raises(TypeError, match="expected dict"):
+        await group.agent(1).status.update("emotion", 3, mode="merge")
+
+
+async def test_rejected_update_writes_nothing(group):
+    status = group.agent(1).status
+    upserts = group.counters["vector_upserts"]
+    with pytest.raises(TypeError):
+        await status.update("occupation", 123)
+    assert await status.get("occupation") == "teacher"
+    assert group.counters["vector_upserts"] == upserts
+
+
+async def test_unknown_agent_and_bad_search(group):
+    with pytest.raises(KeyError, match="unknown agent 99"):
+        group.agent(99)
+    with pytest.raises(ValueError, match="top_k"):
+        await group.agent(1).status.search("x", top_k=0)
+    with pytest.raises(ValueError, match="non-empty"):
+        await group.agent(1).status.search("  ")
+    with pytest.raises(ValueError, match="only 'key'"):
+        await group.agent(1).status.search("x", filter={"value": 1})
+    with pytest.raises(KeyError, match="'nope'"):
+        await group.agent(1).status.search("x", filter={"key": "nope"})
+
+
+async def test_add_agents_validates_everything_first(group):
+    with pytest.raises(TypeError, match="'age'"):
+        await group.add_agents({5: {"name": "Eve"}, 6: {"age": "x"}})
+    with pytest.raises(KeyError):
+        group.agent(5)  # the valid profile of the rejected call was not added either
+    with pytest.raises(ValueError, match="already"):
+        await group.add_agents({1: {}})
+    with pytest.raises(ValueError, match="non-negative int"):
+        await group.add_agents({-1: {}})
+    with pytest.raises(KeyError, match="'height'"):
+        await group.add_agents({7: {"height": 180}})
+
+
+async def test_nan_float_is_accepted_as_a_float(group):
+    # KV floats are state, not scores: NaN is a legal float value and kept as is.
+    await group.agent(1).status.update("income", math.nan)
+    assert math.isnan(await group.agent(1).status.get("income"))
