@@ -61,7 +61,7 @@ def test_duplicate_attribute_rejected():
 
 
 def test_bad_tuple_and_bad_item():
-    with pytest.raises(ValueError, match="2..6 items"):
+    with pytest.raises(ValueError, match=r"2\.\.6 items"):
         MemoryConfig.from_list([("a",)])
     with pytest.raises(TypeError, match="cannot read"):
         MemoryConfig.from_list([42])

@@ -54,7 +54,7 @@ FILTERS = {
 
 
 @pytest.mark.parametrize(
-    "combo", list(itertools.product(*FILTERS.values())), ids=lambda c: str(c)
+    "combo", list(itertools.product(*FILTERS.values())), ids=str
 )
 @pytest.mark.parametrize("query", ["apples", "hurricane", "market storm"])
 async def test_search_finds_what_add_wrote_under_every_filter(group_factory, bm25_embedder,
