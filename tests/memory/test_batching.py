@@ -1,0 +1,57 @@
+"""Concurrent per-agent calls share one batched embedding + engine call per loop turn."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from societas.memory.batching import MicroBatcher
+
+
+async def test_concurrent_agents_share_one_batch(group_factory, bm25_embedder):
+    group = group_factory("edge")
+    await group.add_agents({a: {} for a in range(50)})
+
+    async def step(agent_id):
+        memory = group.agent(agent_id)
+        memory_id = await memory.stream.add("event", f"agent {agent_id} saw the parade")
+        await memory.status.update("thought", f"parade number {agent_id}")
+        hits = await memory.stream.search("parade")
+        return memory_id, hits
+
+    results = await asyncio.gather(*(step(a) for a in range(50)))
+    assert group._add_batcher.batches == 1 and group._add_batcher.items == 50
+    assert group._search_batcher.batches == 1
+    assert group._kv_update_batcher.batches == 1
+    for agent_id, (memory_id, hits) in enumerate(results):
+        assert [h.id for h in hits] == [memory_id]
+        assert hits[0].text == f"agent {agent_id} saw the parade"
+    ids = [memory_id for memory_id, _ in results]
+    assert ids == sorted(ids)  # submission order: deterministic ids
+
+
+async def test_batch_failure_reaches_every_caller():
+    async def explode(batch):
+        raise RuntimeError(f"engine down ({len(batch)})")
+
+    batcher = MicroBatcher(explode)
+    results = await asyncio.gather(*(batcher.submit(i) for i in range(3)),
+                                   return_exceptions=True)
+    assert all(isinstance(r, RuntimeError) and "engine down (3)" in str(r) for r in results)
+
+
+async def test_failed_batch_writes_nothing(group_factory):
+    group = group_factory("edge")
+    await group.add_agents({1: {}})
+
+    async def broken_upsert(points):
+        raise ConnectionError("vector store unreachable")
+
+    group.store.upsert = broken_upsert  # the real store stays intact; only its write fails
+    with pytest.raises(ConnectionError):
+        await group.agent(1).stream.add("event", "this must not half-exist")
+    assert len(group.hot) == 0
+    with pytest.raises(ConnectionError):
+        await group.agent(1).status.update("thought", "neither must this")
+    assert await group.agent(1).status.get("thought") != "neither must this"

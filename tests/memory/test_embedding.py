@@ -1,0 +1,148 @@
+"""Embedders: BM25 and MiniLM offline from local files, an OpenAI endpoint on loopback, cache."""
+
+from __future__ import annotations
+
+import pytest
+from aiohttp import web
+from pydantic import ValidationError
+
+from societas.memory import GroupMemoryConfig
+from societas.memory.embedding import EmbeddingConfig, TextVectors, build_embedder
+from societas.memory.embedding.bm25 import Bm25Embedder
+from societas.memory.embedding.cache import CachedEmbedder
+from societas.memory.embedding.openai_embedder import OpenAIEmbedder
+
+
+async def test_bm25_documents_and_queries(bm25_embedder):
+    docs = await bm25_embedder.embed_documents(["The storms are flooding the river"])
+    (query,) = await bm25_embedder.embed_queries(["storm"])
+    assert docs[0].sparse and query.sparse
+    # Snowball stems: "storms" in the document and "storm" in the query share one term id.
+    assert set(query.sparse.indices) <= set(docs[0].sparse.indices)
+    (stop,) = await bm25_embedder.embed_queries(["the and of"])
+    assert stop.sparse.is_empty()
+
+
+def test_bm25_needs_its_stop_word_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match="english.txt"):
+        Bm25Embedder(tmp_path)
+
+
+class CountingEmbedder:
+    name, dense_size, has_sparse = "count", 2, False
+
+    def __init__(self):
+        self.calls: list[list[str]] = []
+
+    async def embed_documents(self, texts):
+        self.calls.append(list(texts))
+        return [TextVectors(dense=(float(len(t)), 1.0)) for t in texts]
+
+    embed_queries = embed_documents
+
+
+async def test_cache_embeds_each_text_once():
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner, capacity=2)
+    out = await cached.embed_documents(["a", "bb", "a"])
+    assert [v.dense[0] for v in out] == [1.0, 2.0, 1.0]
+    assert inner.calls == [["a", "bb"]]
+    await cached.embed_documents(["bb", "ccc"])
+    assert inner.calls[-1] == ["ccc"]
+    assert (cached.hits, cached.misses) == (2, 3)
+    await cached.embed_documents(["a"])  # evicted by capacity 2 (LRU)
+    assert inner.calls[-1] == ["a"]
+
+
+async def test_minilm_dense_is_semantic_and_offline(group_factory):
+    embedder = build_embedder(EmbeddingConfig(kind="minilm"))
+    a, b, c = await embedder.embed_documents(
+        ["a hurricane is approaching the coast", "a big storm is coming to the shore",
+         "I baked bread this morning"])
+    dot = lambda x, y: sum(p * q for p, q in zip(x.dense, y.dense, strict=True))  # noqa: E731
+    assert dot(a, b) > dot(a, c) + 0.2
+    group = group_factory("edge", embedder=embedder)
+    await group.add_agents({1: {}})
+    await group.agent(1).stream.add("event", "a hurricane is approaching the coast")
+    await group.agent(1).stream.add("event", "I baked bread this morning")
+    hits = await group.agent(1).stream.search("storm warning", top_k=1)
+    assert hits[0].text == "a hurricane is approaching the coast"  # no shared word: dense only
+
+
+async def test_hybrid_uses_dense_and_sparse(group_factory):
+    embedder = build_embedder(EmbeddingConfig(kind="hybrid"))
+    (v,) = await embedder.embed_documents(["flood"])
+    assert v.dense is not None and v.sparse is not None
+    group = group_factory("edge", embedder=embedder)
+    assert group.normalization == "rrf"
+    await group.add_agents({1: {}})
+    await group.agent(1).stream.add("event", "the river flooded the town")
+    await group.agent(1).stream.add("event", "we played chess")
+    hits = await group.agent(1).stream.search("flood", top_k=2)
+    assert hits[0].text == "the river flooded the town"
+
+
+@pytest.fixture
+async def embeddings_server(unused_tcp_port):
+    """A real HTTP /v1/embeddings on loopback; returns 3-d vectors derived from the text."""
+    seen: list[dict] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append({"body": body, "auth": request.headers.get("Authorization")})
+        data = [{"object": "embedding", "index": i,
+                 "embedding": [float(len(t)), float(t.count("a")), 1.0]}
+                for i, t in enumerate(body["input"])]
+        return web.json_response({"object": "list", "data": data, "model": body["model"],
+                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+    app = web.Application()
+    app.router.add_post("/v1/embeddings", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", unused_tcp_port)
+    await site.start()
+    yield f"http://127.0.0.1:{unused_tcp_port}/v1", seen
+    await runner.cleanup()
+
+
+async def test_openai_endpoint_batches_and_reads_key_from_env(embeddings_server, monkeypatch):
+    url, seen = embeddings_server
+    monkeypatch.setenv("SOCIETAS_TEST_EMBED_KEY", "sk-test-secret")
+    config = EmbeddingConfig(kind="openai", openai={"base_url": url, "model": "emb",
+                                                    "dimensions": 3, "max_batch": 2,
+                                                    "api_key_env": "SOCIETAS_TEST_EMBED_KEY"})
+    embedder = build_embedder(config)
+    out = await embedder.embed_documents(["a", "banana", "cab", "a"])
+    assert [v.dense for v in out] == [(1.0, 1.0, 1.0), (6.0, 3.0, 1.0), (3.0, 1.0, 1.0),
+                                      (1.0, 1.0, 1.0)]
+    assert [s["body"]["input"] for s in seen] == [["a", "banana"], ["cab"]]  # de-duplicated
+    assert seen[0]["auth"] == "Bearer sk-test-secret"
+
+
+async def test_openai_wrong_dimensions_is_clear(embeddings_server):
+    url, _ = embeddings_server
+    embedder = OpenAIEmbedder(EmbeddingConfig(kind="openai", openai={
+        "base_url": url, "model": "emb", "dimensions": 5}).openai)
+    with pytest.raises(ValueError, match="returned 3 dimensions.*dimensions is 5"):
+        await embedder.embed_documents(["x"])
+
+
+def test_openai_missing_key_env_is_clear(monkeypatch):
+    monkeypatch.delenv("SOCIETAS_NOT_SET", raising=False)
+    config = EmbeddingConfig(kind="openai", openai={"base_url": "http://127.0.0.1:9/v1",
+                                                    "model": "m", "dimensions": 3,
+                                                    "api_key_env": "SOCIETAS_NOT_SET"})
+    with pytest.raises(ValueError, match="SOCIETAS_NOT_SET"):
+        build_embedder(config)
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [({"kind": "word2vec"}, "kind"), ({"cache_size": -1}, "cache_size"),
+     ({"kind": "openai", "openai": {"base_url": "x", "model": "m", "dimensions": 0}},
+      "dimensions")],
+)
+def test_bad_embedding_config(raw, field):
+    with pytest.raises(ValidationError, match=field):
+        GroupMemoryConfig(embedding=raw)

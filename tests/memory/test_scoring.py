@@ -1,0 +1,117 @@
+"""The engine's retrieval score equals α·recency + β·importance + γ·relevance computed here.
+
+Relevance is recomputed independently too: fastembed's BM25 document weights times Qdrant's
+IDF, ln(1 + (N - n + 0.5) / (n + 0.5)), summed over the query terms the memory contains.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from societas.memory import RetrievalConfig
+from societas.memory.scoring import mmr_select, normalized_relevance, recency, retrieval_score
+
+FIXTURE = [  # (hours since start, importance, text)
+    (0.0, 0.9, "the river flooded the lower town"),
+    (5.0, 0.1, "a quiet morning with coffee and the river view"),
+    (20.0, 0.5, "flood warning: the river is rising fast"),
+    (30.0, 0.3, "helped a neighbour carry sandbags against the flood"),
+    (31.0, 0.7, "the mayor spoke about flood defences and the budget"),
+]
+
+CONFIGS = [
+    RetrievalConfig(),
+    RetrievalConfig(recency_weight=2.0, importance_weight=0.5, relevance_weight=3.0,
+                    recency_half_life_hours=6.0, saturation_k=0.7),
+    RetrievalConfig(recency_weight=0.0, importance_weight=0.0, relevance_weight=1.0),
+    RetrievalConfig(recency_weight=1.0, importance_weight=0.0, relevance_weight=0.0),
+]
+
+
+def bm25_relevance(query_terms, doc_vectors, doc_index, total):
+    """Independent BM25: document term weights × Qdrant IDF over all `total` points."""
+    doc = dict(zip(doc_vectors[doc_index].indices, doc_vectors[doc_index].values, strict=True))
+    score = 0.0
+    for term in query_terms:
+        if term not in doc:
+            continue
+        n = sum(1 for v in doc_vectors if term in v.indices)
+        score += doc[term] * math.log(1 + (total - n + 0.5) / (n + 0.5))
+    return score
+
+
+@pytest.mark.parametrize("config_index", range(len(CONFIGS)))
+@pytest.mark.parametrize("query", ["river flood", "flood budget", "coffee"])
+async def test_engine_score_matches_independent_formula(group_factory, bm25_embedder, backend,
+                                                        config_index, query):
+    config = CONFIGS[config_index]
+    group = group_factory(backend, retrieval=config.model_dump())
+    await group.add_agents({1: {}})  # default thought + emotion word: 2 KV points
+    stream = group.agent(1).stream
+    for hours, importance, text in FIXTURE:
+        group.clock.set(int(hours // 24), (hours % 24) * 3600)
+        await stream.add("event", text, importance=importance)
+    group.clock.set(1, 12 * 3600)  # now = 36 h
+    now_hours = 36.0
+
+    hits = await stream.search(query, top_k=len(FIXTURE))
+    docs = await bm25_embedder.embed_documents([text for _, _, text in FIXTURE])
+    doc_vectors = [d.sparse for d in docs]
+    kv_docs = await bm25_embedder.embed_documents(
+        [a.embedding_text(a.default_or_value) for a in group.memory_config.embedded
+         if a.default_or_value]
+    )
+    assert await group.store.count() == len(FIXTURE) + len(kv_docs)  # IDF's N: every point
+    all_vectors = doc_vectors + [d.sparse for d in kv_docs]
+    (q,) = await bm25_embedder.embed_queries([query])
+    expected = {}
+    for i, (hours, importance, text) in enumerate(FIXTURE):
+        raw = bm25_relevance(q.sparse.indices, all_vectors, i, len(all_vectors))
+        if raw == 0.0:
+            continue  # not a relevance candidate
+        expected[text] = retrieval_score(
+            age_seconds=(now_hours - hours) * 3600,
+            importance=importance,
+            relevance=normalized_relevance(raw, "saturate", config),
+            config=config,
+        )
+    assert {h.text for h in hits} == set(expected)
+    for hit in hits:
+        assert hit.score == pytest.approx(expected[hit.text], rel=1e-4, abs=1e-5)
+    ordered = [expected[h.text] for h in hits]  # the engine ranks as the formula does (ties aside)
+    assert all(a >= b - 1e-5 for a, b in zip(ordered, ordered[1:], strict=False))
+
+
+def test_recency_halves_every_half_life():
+    assert recency(0, 3600) == 1.0
+    assert recency(3600, 3600) == pytest.approx(0.5)
+    assert recency(7200, 3600) == pytest.approx(0.25)
+
+
+def test_mmr_prefers_diverse_results():
+    vectors = [(1.0, 0.0), (0.99, 0.14), (0.0, 1.0)]
+    scores = [1.0, 0.95, 0.6]
+    assert mmr_select(scores, vectors, 2, lambda_=1.0) == [0, 1]
+    assert mmr_select(scores, vectors, 2, lambda_=0.3) == [0, 2]
+
+
+async def test_mmr_option_diversifies_engine_results(group_factory):
+    group = group_factory("edge", retrieval={"mmr_lambda": 0.2, "recency_weight": 0.0,
+                                              "importance_weight": 0.0})
+    await group.add_agents({1: {}})
+    stream = group.agent(1).stream
+    for text in ["storm storm storm coast", "storm storm storm coast again",
+                 "storm over the farm fields"]:
+        await stream.add("event", text, importance=0.5)
+    plain = group_factory("edge", sub="plain", retrieval={"recency_weight": 0.0,
+                                                          "importance_weight": 0.0})
+    await plain.add_agents({1: {}})
+    for text in ["storm storm storm coast", "storm storm storm coast again",
+                 "storm over the farm fields"]:
+        await plain.agent(1).stream.add("event", text, importance=0.5)
+    top_plain = [h.text for h in await plain.agent(1).stream.search("storm coast", top_k=2)]
+    top_mmr = [h.text for h in await stream.search("storm coast", top_k=2)]
+    assert set(top_plain) == {"storm storm storm coast", "storm storm storm coast again"}
+    assert "storm over the farm fields" in top_mmr
