@@ -85,6 +85,10 @@ class LLMRequestError(LLMError):
         self.status = status
 
 
+class BadResponseError(LLMError):
+    """A 200 response whose body is not a chat completion; retried like a 5xx."""
+
+
 class LLMRetryExhaustedError(LLMError):
     """Every attempt failed with a retryable error (429/5xx/timeout/connection)."""
 

@@ -5,6 +5,7 @@ in-flight/weight ratio that still has a free concurrency slot, so a retry fails 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -57,11 +58,15 @@ class Endpoint:
 
 
 class EndpointPool:
-    """Least-loaded choice among endpoints with a free slot; waits when all are full."""
+    """Least-loaded choice among endpoints with a free slot; FIFO hand-off when all are full.
+
+    A freed slot is handed straight to the oldest waiter (no thundering herd, no starvation),
+    which keeps tail latency flat when thousands of agents share a few endpoints.
+    """
 
     def __init__(self, endpoints: list[EndpointConfig], timeout_s: float) -> None:
         self.endpoints = [Endpoint(c, timeout_s, i) for i, c in enumerate(endpoints)]
-        self._freed: asyncio.Condition | None = None
+        self._waiters: deque[asyncio.Future[Endpoint]] = deque()
 
     @property
     def model_key(self) -> str:
@@ -69,30 +74,48 @@ class EndpointPool:
         return "|".join(sorted({e.cfg.model for e in self.endpoints}))
 
     def _pick(self) -> Endpoint | None:
-        free = [e for e in self.endpoints if e.in_flight < e.cfg.max_concurrency]
-        if not free:
-            return None
-        return min(free, key=lambda e: ((e.in_flight + 1) / e.cfg.weight, e.index))
+        best: Endpoint | None = None
+        best_load = 0.0
+        for e in self.endpoints:
+            if e.in_flight < e.cfg.max_concurrency:
+                load = (e.in_flight + 1) / e.cfg.weight
+                if best is None or load < best_load:
+                    best, best_load = e, load
+        return best
+
+    def _release(self, ep: Endpoint) -> None:
+        ep.in_flight -= 1
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if fut.done():
+                continue
+            nxt = self._pick()
+            if nxt is None:  # cannot happen right after a release; keep the waiter
+                self._waiters.appendleft(fut)
+                return
+            nxt.in_flight += 1
+            fut.set_result(nxt)
+            return
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[Endpoint]:
         """Hold one concurrency slot on the least-loaded endpoint for the duration."""
-        ep = self._pick()
+        ep = None if self._waiters else self._pick()
         if ep is None:
-            if self._freed is None:
-                self._freed = asyncio.Condition()
-            async with self._freed:
-                while (ep := self._pick()) is None:
-                    await self._freed.wait()
-        ep.in_flight += 1
+            fut: asyncio.Future[Endpoint] = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                ep = await fut
+            except asyncio.CancelledError:
+                if fut.done() and not fut.cancelled():
+                    self._release(fut.result())  # handed a slot but cancelled: pass it on
+                raise
+        else:
+            ep.in_flight += 1
         try:
             yield ep
         finally:
-            ep.in_flight -= 1
-            if self._freed is not None:
-                freed = self._freed
-                async with freed:
-                    freed.notify(1)
+            self._release(ep)
 
     def load(self) -> list[dict[str, Any]]:
         """Per-endpoint load for stats."""

@@ -16,13 +16,15 @@ from typing import TypeVar
 import openai
 
 from societas.agents.llm.config import RetryConfig
-from societas.agents.llm.errors import LLMRequestError, LLMRetryExhaustedError
+from societas.agents.llm.errors import BadResponseError, LLMRequestError, LLMRetryExhaustedError
 
 T = TypeVar("T")
 
 
 def classify(exc: BaseException) -> str | None:
     """A short kind for a retryable error ('429', '5xx', 'timeout', 'connection'), else None."""
+    if isinstance(exc, BadResponseError):
+        return "bad_response"
     if isinstance(exc, openai.APITimeoutError | asyncio.TimeoutError):
         return "timeout"
     if isinstance(exc, openai.APIConnectionError):
