@@ -11,8 +11,9 @@ MAPPING = {"cluster": "societas.cluster", "agents": "societas.agents", "memory":
 
 
 def test_every_package_folder_is_listed_in_pyproject():
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "packages"])
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
     found = set()
     for top, dotted in MAPPING.items():
         for init in (ROOT / top).rglob("__init__.py"):
@@ -31,8 +32,11 @@ def test_memory_and_agents_do_not_import_ray():
                     names = [a.name for a in node.names]
                 elif isinstance(node, ast.ImportFrom) and node.module:
                     names = [node.module]
-                offenders += [f"{source}: {n}" for n in names if n.split(".")[0] == "ray"
-                              or n.startswith("societas.cluster")]
+                offenders += [
+                    f"{source}: {n}"
+                    for n in names
+                    if n.split(".")[0] == "ray" or n.startswith("societas.cluster")
+                ]
     assert offenders == []
 
 

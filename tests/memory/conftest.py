@@ -30,7 +30,11 @@ def backend(request) -> str:
 @pytest.fixture
 async def group(group_factory, backend):
     g = group_factory(backend)
-    await g.add_agents({1: {"name": "Alice Smith", "occupation": "teacher"},
-                        2: {"name": "Bob Jones", "occupation": "fisherman"}})
+    await g.add_agents(
+        {
+            1: {"name": "Alice Smith", "occupation": "teacher"},
+            2: {"name": "Bob Jones", "occupation": "fisherman"},
+        }
+    )
     yield g
     await g.close()

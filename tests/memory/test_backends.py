@@ -7,7 +7,28 @@ import random
 from societas.memory.vectorstores import PointFilter, VectorQuery
 from societas.memory.vectorstores.edge import EdgeVectorStore
 
-WORDS = ["storm", "flood", "river", "market", "apples", "school", "bridge", "shelter", "radio", "neighbour", "coffee", "election", "tax", "bus", "train", "fire", "doctor", "garden", "festival", "rumour"]
+WORDS = [
+    "storm",
+    "flood",
+    "river",
+    "market",
+    "apples",
+    "school",
+    "bridge",
+    "shelter",
+    "radio",
+    "neighbour",
+    "coffee",
+    "election",
+    "tax",
+    "bus",
+    "train",
+    "fire",
+    "doctor",
+    "garden",
+    "festival",
+    "rumour",
+]
 
 
 async def fill(group, seed=7, agents=4, per_agent=25):
@@ -17,9 +38,12 @@ async def fill(group, seed=7, agents=4, per_agent=25):
         group.clock.set(i // 6, (i % 6) * 4 * 3600.0)
         for a in range(agents):
             text = " ".join(rng.sample(WORDS, 4))
-            await group.agent(a).stream.add(rng.choice(["event", "social"]), text,
-                                            importance=round(rng.random(), 3),
-                                            location=rng.choice(["home", "park"]))
+            await group.agent(a).stream.add(
+                rng.choice(["event", "social"]),
+                text,
+                importance=round(rng.random(), 3),
+                location=rng.choice(["home", "park"]),
+            )
 
 
 QUERIES = ["storm flood", "market apples", "train bus doctor", "festival rumour garden"]
@@ -44,9 +68,18 @@ async def test_edge_shard_reopened_from_disk_answers_the_same(group_factory, bm2
     await fill(group)
     now = group.clock.abs_seconds
     vectors = await bm25_embedder.embed_queries(QUERIES)
-    queries = [VectorQuery(vectors=v, filter=PointFilter(a), limit=5, now=now,
-                           scoring=group.config.retrieval, normalization="saturate")
-               for v in vectors for a in range(4)]
+    queries = [
+        VectorQuery(
+            vectors=v,
+            filter=PointFilter(a),
+            limit=5,
+            now=now,
+            scoring=group.config.retrieval,
+            normalization="saturate",
+        )
+        for v in vectors
+        for a in range(4)
+    ]
     before = await group.store.query_batch(queries)
     path = group.store.path
     count = await group.store.count()
@@ -55,7 +88,8 @@ async def test_edge_shard_reopened_from_disk_answers_the_same(group_factory, bm2
     reopened = EdgeVectorStore(path, dense_size=None, sparse=True)
     assert await reopened.count() == count
     after = await reopened.query_batch(queries)
-    assert [[(p.id, round(p.score, 5)) for p in hits] for hits in after] == \
-           [[(p.id, round(p.score, 5)) for p in hits] for hits in before]
+    assert [[(p.id, round(p.score, 5)) for p in hits] for hits in after] == [
+        [(p.id, round(p.score, 5)) for p in hits] for hits in before
+    ]
     assert any(hits for hits in after)
     await reopened.close()

@@ -36,8 +36,7 @@ async def test_batch_failure_reaches_every_caller():
         raise RuntimeError(f"engine down ({len(batch)})")
 
     batcher = MicroBatcher(explode)
-    results = await asyncio.gather(*(batcher.submit(i) for i in range(3)),
-                                   return_exceptions=True)
+    results = await asyncio.gather(*(batcher.submit(i) for i in range(3)), return_exceptions=True)
     assert all(isinstance(r, RuntimeError) and "engine down (3)" in str(r) for r in results)
 
 

@@ -9,12 +9,19 @@ from societas.memory import CITIZEN_MEMORY_CONFIG, GroupMemoryConfig, MemoryAttr
 
 
 def test_from_list_accepts_objects_dicts_and_seed_tuples():
-    config = MemoryConfig.from_list([
-        MemoryAttribute(name="name", type=str, default_or_value="", whether_embedding=True,
-                        embedding_template="My name is {}"),
-        {"name": "age", "type": "int", "default_or_value": 3},
-        ("income", float, 1, "monthly income"),
-    ])
+    config = MemoryConfig.from_list(
+        [
+            MemoryAttribute(
+                name="name",
+                type=str,
+                default_or_value="",
+                whether_embedding=True,
+                embedding_template="My name is {}",
+            ),
+            {"name": "age", "type": "int", "default_or_value": 3},
+            ("income", float, 1, "monthly income"),
+        ]
+    )
     assert list(config.attributes) == ["name", "age", "income"]
     assert config.attributes["income"].default_or_value == 1
     assert config.attributes["income"].type == "float"
@@ -24,10 +31,23 @@ def test_from_list_accepts_objects_dicts_and_seed_tuples():
 
 def test_citizen_config_has_the_society_agent_attributes():
     names = set(CITIZEN_MEMORY_CONFIG.attributes)
-    for required in ("name", "age", "gender", "occupation", "income", "hunger_satisfaction",
-                     "energy_satisfaction", "safety_satisfaction", "social_satisfaction",
-                     "emotion", "thought", "attitude", "social_network", "chat_histories",
-                     "position"):
+    for required in (
+        "name",
+        "age",
+        "gender",
+        "occupation",
+        "income",
+        "hunger_satisfaction",
+        "energy_satisfaction",
+        "safety_satisfaction",
+        "social_satisfaction",
+        "emotion",
+        "thought",
+        "attitude",
+        "social_network",
+        "chat_histories",
+        "position",
+    ):
         assert required in names
     assert {a.name for a in CITIZEN_MEMORY_CONFIG.embedded} >= {"name", "occupation", "thought"}
 

@@ -57,8 +57,12 @@ async def test_cache_embeds_each_text_once():
 async def test_minilm_dense_is_semantic_and_offline(group_factory):
     embedder = build_embedder(EmbeddingConfig(kind="minilm"))
     a, b, c = await embedder.embed_documents(
-        ["a hurricane is approaching the coast", "a big storm is coming to the shore",
-         "I baked bread this morning"])
+        [
+            "a hurricane is approaching the coast",
+            "a big storm is coming to the shore",
+            "I baked bread this morning",
+        ]
+    )
     dot = lambda x, y: sum(p * q for p, q in zip(x.dense, y.dense, strict=True))  # noqa: E731
     assert dot(a, b) > dot(a, c) + 0.2
     group = group_factory("edge", embedder=embedder)
@@ -90,11 +94,22 @@ async def embeddings_server(unused_tcp_port):
     async def handle(request: web.Request) -> web.Response:
         body = await request.json()
         seen.append({"body": body, "auth": request.headers.get("Authorization")})
-        data = [{"object": "embedding", "index": i,
-                 "embedding": [float(len(t)), float(t.count("a")), 1.0]}
-                for i, t in enumerate(body["input"])]
-        return web.json_response({"object": "list", "data": data, "model": body["model"],
-                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+        data = [
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": [float(len(t)), float(t.count("a")), 1.0],
+            }
+            for i, t in enumerate(body["input"])
+        ]
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "model": body["model"],
+                "usage": {"prompt_tokens": 1, "total_tokens": 1},
+            }
+        )
 
     app = web.Application()
     app.router.add_post("/v1/embeddings", handle)
@@ -109,39 +124,64 @@ async def embeddings_server(unused_tcp_port):
 async def test_openai_endpoint_batches_and_reads_key_from_env(embeddings_server, monkeypatch):
     url, seen = embeddings_server
     monkeypatch.setenv("SOCIETAS_TEST_EMBED_KEY", "sk-test-secret")
-    config = EmbeddingConfig(kind="openai", openai={"base_url": url, "model": "emb",
-                                                    "dimensions": 3, "max_batch": 2,
-                                                    "api_key_env": "SOCIETAS_TEST_EMBED_KEY"})
+    config = EmbeddingConfig(
+        kind="openai",
+        openai={
+            "base_url": url,
+            "model": "emb",
+            "dimensions": 3,
+            "max_batch": 2,
+            "api_key_env": "SOCIETAS_TEST_EMBED_KEY",
+        },
+    )
     embedder = build_embedder(config)
     out = await embedder.embed_documents(["a", "banana", "cab", "a"])
-    assert [v.dense for v in out] == [(1.0, 1.0, 1.0), (6.0, 3.0, 1.0), (3.0, 1.0, 1.0),
-                                      (1.0, 1.0, 1.0)]
+    assert [v.dense for v in out] == [
+        (1.0, 1.0, 1.0),
+        (6.0, 3.0, 1.0),
+        (3.0, 1.0, 1.0),
+        (1.0, 1.0, 1.0),
+    ]
     assert [s["body"]["input"] for s in seen] == [["a", "banana"], ["cab"]]  # de-duplicated
     assert seen[0]["auth"] == "Bearer sk-test-secret"
 
 
 async def test_openai_wrong_dimensions_is_clear(embeddings_server):
     url, _ = embeddings_server
-    embedder = OpenAIEmbedder(EmbeddingConfig(kind="openai", openai={
-        "base_url": url, "model": "emb", "dimensions": 5}).openai)
+    embedder = OpenAIEmbedder(
+        EmbeddingConfig(
+            kind="openai", openai={"base_url": url, "model": "emb", "dimensions": 5}
+        ).openai
+    )
     with pytest.raises(ValueError, match="returned 3 dimensions.*dimensions is 5"):
         await embedder.embed_documents(["x"])
 
 
 def test_openai_missing_key_env_is_clear(monkeypatch):
     monkeypatch.delenv("SOCIETAS_NOT_SET", raising=False)
-    config = EmbeddingConfig(kind="openai", openai={"base_url": "http://127.0.0.1:9/v1",
-                                                    "model": "m", "dimensions": 3,
-                                                    "api_key_env": "SOCIETAS_NOT_SET"})
+    config = EmbeddingConfig(
+        kind="openai",
+        openai={
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "m",
+            "dimensions": 3,
+            "api_key_env": "SOCIETAS_NOT_SET",
+        },
+    )
     with pytest.raises(ValueError, match="SOCIETAS_NOT_SET"):
         build_embedder(config)
 
 
 @pytest.mark.parametrize(
     ("raw", "field"),
-    [({"kind": "word2vec"}, "kind"), ({"cache_size": -1}, "cache_size"),
-     ({"kind": "openai", "openai": {"base_url": "x", "model": "m", "dimensions": 0}},
-      "dimensions")],
+    [
+        ({"kind": "word2vec"}, "kind"),
+        ({"cache_size": -1}, "cache_size"),
+        (
+            {"kind": "openai", "openai": {"base_url": "x", "model": "m", "dimensions": 0}},
+            "dimensions",
+        ),
+    ],
 )
 def test_bad_embedding_config(raw, field):
     with pytest.raises(ValidationError, match=field):

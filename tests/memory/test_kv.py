@@ -71,8 +71,12 @@ async def test_unknown_key_is_keyerror_naming_it(group):
 
 @pytest.mark.parametrize(
     ("key", "value", "expected", "got"),
-    [("age", "old", "int", "str"), ("emotion", [1], "dict", "list"), ("name", 5, "str", "int"),
-     ("income", True, "float", "bool")],
+    [
+        ("age", "old", "int", "str"),
+        ("emotion", [1], "dict", "list"),
+        ("name", 5, "str", "int"),
+        ("income", True, "float", "bool"),
+    ],
 )
 async def test_wrong_type_is_typeerror_naming_key_expected_got(group, key, value, expected, got):
     with pytest.raises(TypeError) as info:

@@ -6,6 +6,7 @@ IDF, ln(1 + (N - n + 0.5) / (n + 0.5)), summed over the query terms the memory c
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -23,8 +24,13 @@ FIXTURE = [  # (hours since start, importance, text)
 
 CONFIGS = [
     RetrievalConfig(),
-    RetrievalConfig(recency_weight=2.0, importance_weight=0.5, relevance_weight=3.0,
-                    recency_half_life_hours=6.0, saturation_k=0.7),
+    RetrievalConfig(
+        recency_weight=2.0,
+        importance_weight=0.5,
+        relevance_weight=3.0,
+        recency_half_life_hours=6.0,
+        saturation_k=0.7,
+    ),
     RetrievalConfig(recency_weight=0.0, importance_weight=0.0, relevance_weight=1.0),
     RetrievalConfig(recency_weight=1.0, importance_weight=0.0, relevance_weight=0.0),
 ]
@@ -44,8 +50,9 @@ def bm25_relevance(query_terms, doc_vectors, doc_index, total):
 
 @pytest.mark.parametrize("config_index", range(len(CONFIGS)))
 @pytest.mark.parametrize("query", ["river flood", "flood budget", "coffee"])
-async def test_engine_score_matches_independent_formula(group_factory, bm25_embedder, backend,
-                                                        config_index, query):
+async def test_engine_score_matches_independent_formula(
+    group_factory, bm25_embedder, backend, config_index, query
+):
     config = CONFIGS[config_index]
     group = group_factory(backend, retrieval=config.model_dump())
     await group.add_agents({1: {}})  # default thought + emotion word: 2 KV points
@@ -60,8 +67,11 @@ async def test_engine_score_matches_independent_formula(group_factory, bm25_embe
     docs = await bm25_embedder.embed_documents([text for _, _, text in FIXTURE])
     doc_vectors = [d.sparse for d in docs]
     kv_docs = await bm25_embedder.embed_documents(
-        [a.embedding_text(a.default_or_value) for a in group.memory_config.embedded
-         if a.default_or_value]
+        [
+            a.embedding_text(a.default_or_value)
+            for a in group.memory_config.embedded
+            if a.default_or_value
+        ]
     )
     assert await group.store.count() == len(FIXTURE) + len(kv_docs)  # IDF's N: every point
     all_vectors = doc_vectors + [d.sparse for d in kv_docs]
@@ -81,7 +91,7 @@ async def test_engine_score_matches_independent_formula(group_factory, bm25_embe
     for hit in hits:
         assert hit.score == pytest.approx(expected[hit.text], rel=1e-4, abs=1e-5)
     ordered = [expected[h.text] for h in hits]  # the engine ranks as the formula does (ties aside)
-    assert all(a >= b - 1e-5 for a, b in zip(ordered, ordered[1:], strict=False))
+    assert all(a >= b - 1e-5 for a, b in itertools.pairwise(ordered))
 
 
 def test_recency_halves_every_half_life():
@@ -98,18 +108,26 @@ def test_mmr_prefers_diverse_results():
 
 
 async def test_mmr_option_diversifies_engine_results(group_factory):
-    group = group_factory("edge", retrieval={"mmr_lambda": 0.2, "recency_weight": 0.0,
-                                              "importance_weight": 0.0})
+    group = group_factory(
+        "edge", retrieval={"mmr_lambda": 0.2, "recency_weight": 0.0, "importance_weight": 0.0}
+    )
     await group.add_agents({1: {}})
     stream = group.agent(1).stream
-    for text in ["storm storm storm coast", "storm storm storm coast again",
-                 "storm over the farm fields"]:
+    for text in [
+        "storm storm storm coast",
+        "storm storm storm coast again",
+        "storm over the farm fields",
+    ]:
         await stream.add("event", text, importance=0.5)
-    plain = group_factory("edge", sub="plain", retrieval={"recency_weight": 0.0,
-                                                          "importance_weight": 0.0})
+    plain = group_factory(
+        "edge", sub="plain", retrieval={"recency_weight": 0.0, "importance_weight": 0.0}
+    )
     await plain.add_agents({1: {}})
-    for text in ["storm storm storm coast", "storm storm storm coast again",
-                 "storm over the farm fields"]:
+    for text in [
+        "storm storm storm coast",
+        "storm storm storm coast again",
+        "storm over the farm fields",
+    ]:
         await plain.agent(1).stream.add("event", text, importance=0.5)
     top_plain = [h.text for h in await plain.agent(1).stream.search("storm coast", top_k=2)]
     top_mmr = [h.text for h in await stream.search("storm coast", top_k=2)]

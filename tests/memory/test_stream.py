@@ -23,8 +23,9 @@ async def write_timeline(group, agent_id=1):
     ids = []
     for day, t, topic, location, text in TIMELINE:
         group.clock.set(day, t)
-        ids.append(await group.agent(agent_id).stream.add(topic, text, importance=0.5,
-                                                          location=location))
+        ids.append(
+            await group.agent(agent_id).stream.add(topic, text, importance=0.5, location=location)
+        )
     return ids
 
 
@@ -53,12 +54,11 @@ FILTERS = {
 }
 
 
-@pytest.mark.parametrize(
-    "combo", list(itertools.product(*FILTERS.values())), ids=str
-)
+@pytest.mark.parametrize("combo", list(itertools.product(*FILTERS.values())), ids=str)
 @pytest.mark.parametrize("query", ["apples", "hurricane", "market storm"])
-async def test_search_finds_what_add_wrote_under_every_filter(group_factory, bm25_embedder,
-                                                              combo, query):
+async def test_search_finds_what_add_wrote_under_every_filter(
+    group_factory, bm25_embedder, combo, query
+):
     group = group_factory("edge")
     await group.add_agents({1: {}, 2: {}})
     await write_timeline(group)
@@ -187,8 +187,10 @@ async def test_bad_search_is_valueerror(group, kwargs, match):
 async def test_unknown_agent_in_batch_api_writes_nothing(group):
     from societas.memory import AddRequest
 
-    requests = [AddRequest(agent_id=1, topic="e", description="fine"),
-                AddRequest(agent_id=77, topic="e", description="no such agent")]
+    requests = [
+        AddRequest(agent_id=1, topic="e", description="fine"),
+        AddRequest(agent_id=77, topic="e", description="no such agent"),
+    ]
     with pytest.raises(KeyError, match="unknown agent 77"):
         await group.add_many(requests)
     assert await group.memory_count() == 0
