@@ -265,7 +265,12 @@ class LLMGateway:
             async with pool.slot() as ep:
                 await ep.limiter.acquire(estimate)
                 self.accounting.count("http.requests")
-                result = await self._send(ep, req)
+                try:
+                    result = await self._send(ep, req)
+                except Exception:
+                    ep.mark(ok=False)
+                    raise
+                ep.mark(ok=True)
                 ep.served += 1
                 used = result.usage.prompt_tokens + result.usage.completion_tokens
                 await ep.limiter.settle(estimate, used)

@@ -29,12 +29,24 @@ class Endpoint:
         self.limiter = RateLimiter(cfg.rpm, cfg.tpm)
         self.in_flight = 0
         self.served = 0
+        self.failures = 0  # consecutive failed attempts
+        self.cooldown_until = 0.0  # loop time before which others are preferred
         self._client: openai.AsyncOpenAI | None = None
         if cfg.api_key_env:
             env_secret(cfg.api_key_env)  # fail fast on a missing variable; registers redaction
 
     def __repr__(self) -> str:  # never includes the client (it holds the key)
         return f"Endpoint({self.cfg.base_url!r}, model={self.cfg.model!r})"
+
+    def mark(self, ok: bool) -> None:
+        """Record an attempt's outcome; failing endpoints are avoided for a short, growing while."""
+        if ok:
+            self.failures = 0
+            self.cooldown_until = 0.0
+            return
+        self.failures += 1
+        now = asyncio.get_running_loop().time()
+        self.cooldown_until = now + min(5.0, 0.05 * 2 ** min(self.failures, 10))
 
     @property
     def client(self) -> openai.AsyncOpenAI:
@@ -74,13 +86,15 @@ class EndpointPool:
         return "|".join(sorted({e.cfg.model for e in self.endpoints}))
 
     def _pick(self) -> Endpoint | None:
+        """Free endpoint with the lowest (cooling down, in-flight/weight); None if all full."""
         best: Endpoint | None = None
-        best_load = 0.0
+        best_key = (True, 0.0)
+        now = asyncio.get_running_loop().time() if len(self.endpoints) > 1 else 0.0
         for e in self.endpoints:
             if e.in_flight < e.cfg.max_concurrency:
-                load = (e.in_flight + 1) / e.cfg.weight
-                if best is None or load < best_load:
-                    best, best_load = e, load
+                key = (e.cooldown_until > now, (e.in_flight + 1) / e.cfg.weight)
+                if best is None or key < best_key:
+                    best, best_key = e, key
         return best
 
     def _release(self, ep: Endpoint) -> None:

@@ -26,7 +26,8 @@ def classify(exc: BaseException) -> str | None:
     if isinstance(exc, BadResponseError):
         return "bad_response"
     if isinstance(exc, openai.APITimeoutError | asyncio.TimeoutError):
-        return "timeout"
+        # The SDK's aiohttp transport reports a refused connection as ConnectTimeout.
+        return "connection" if "Cannot connect" in str(exc.__cause__) else "timeout"
     if isinstance(exc, openai.APIConnectionError):
         return "connection"
     if isinstance(exc, openai.RateLimitError):

@@ -6,11 +6,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+import aiohttp
 import pytest
 
 from societas.agents.llm.emulator import Emulator, EmulatorConfig, serve
-from llm_helpers import gateway_config
-
 from societas.agents.llm.gateway import LLMGateway
 
 EmuFactory = Callable[..., AbstractAsyncContextManager[tuple[Emulator, str]]]
@@ -34,6 +33,25 @@ def make_gateway() -> Callable[..., LLMGateway]:
     """Build an `LLMGateway` for an emulator URL with test-friendly defaults."""
 
     def make(url: str, **over: Any) -> LLMGateway:
-        return LLMGateway(gateway_config(url, **over))
+        endpoint = {"base_url": url, "model": "emulated", "send_task_hints": True}
+        endpoint.update(over.pop("endpoint", {}))
+        cfg: dict[str, Any] = {
+            "endpoints": [endpoint],
+            "timeout_s": 5,
+            "retry": {"max_attempts": 6, "base_delay_s": 0.01, "max_delay_s": 0.1},
+        }
+        cfg.update(over)
+        return LLMGateway(cfg)
 
     return make
+
+
+@pytest.fixture
+def emu_stats() -> Callable[[str], Any]:
+    """Fetch the emulator's /stats over HTTP, as an external observer would."""
+
+    async def fetch(url: str) -> dict[str, Any]:
+        async with aiohttp.ClientSession() as s, s.get(url.removesuffix("/v1") + "/stats") as r:
+            return dict(await r.json())
+
+    return fetch
