@@ -246,11 +246,11 @@ def _thought(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     if danger:
         emotion, intensity = "fear", min(1.0, 0.5 + 0.1 * danger)
     elif lowest is not None and _need(ctx, lowest) < 0.3:
-        emotion, intensity = "worry", 0.6
+        emotion, intensity = "sadness", 0.6
     elif recent and any(_hits(t, _HIGH) for t in recent):
         emotion, intensity = "surprise", 0.5
     else:
-        emotion, intensity = rng.choice((("calm", 0.2), ("content", 0.3), ("bored", 0.2)))
+        emotion, intensity = "joy", rng.choice((0.2, 0.3, 0.4))
     about = _short(recent[0], 80) if recent else "my routine"
     need = f"; I need more {lowest}" if lowest is not None and _need(ctx, lowest) < 0.3 else ""
     return {"thought": f"I feel {emotion} thinking about {about}{need}.", "emotion": emotion,
@@ -265,7 +265,7 @@ def stance(text: str) -> float:
 
 @register_rule("attitude_update")
 def _attitude(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    current = float(ctx.get("attitude", 0.0))
+    current = float(ctx.get("attitude", 5.0))  # 0 (against) .. 10 (for), 5 neutral
     topic = str(ctx.get("topic", "")).lower()
     recent = [t for t in _texts(ctx.get("recent")) if not topic or topic in t.lower()]
     stances = [s for s in (stance(t) for t in recent) if s != 0.0]
@@ -273,9 +273,10 @@ def _attitude(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     if not stances:
         return {"attitude": current, "reason": "nothing new changed my mind"}
     heard = sum(stances) / len(stances)
+    target = 5.0 + 5.0 * heard
     rate = 0.3 * (1.0 - max(0.0, min(1.0, stubborn)))
-    new = current + rate * (heard - current) + rng.gauss(0, 0.01)
-    new = max(-1.0, min(1.0, new))
+    new = current + rate * (target - current) + rng.gauss(0, 0.05)
+    new = max(0.0, min(10.0, new))
     lean = "for" if heard > 0 else "against"
     return {"attitude": round(new, 4), "reason": f"I heard {len(stances)} opinions leaning {lean}"}
 

@@ -96,9 +96,9 @@ class ThoughtUpdate(_Out):
 
 
 class AttitudeUpdate(_Out):
-    """Stance on a topic in [-1 (against), 1 (for)] after recent experience, with a reason."""
+    """Stance on a topic, 0 (fully against) .. 10 (fully for) as in the AgentSociety seed."""
 
-    attitude: float = Field(ge=-1, le=1)
+    attitude: float = Field(ge=0, le=10)
     reason: str = ""
 
 

@@ -21,7 +21,7 @@ CONTEXTS = {
     "dialogue_turn": {"speaker": "Ann", "listener": "Bob", "memories": ["the mayor resigned"],
                       "history": [], "turn": 0, "max_turns": 4},
     "thought_update": {"recent": ["won the lottery"], "needs": {"hunger": 0.1}},
-    "attitude_update": {"topic": "ubi", "attitude": 0.0,
+    "attitude_update": {"topic": "ubi", "attitude": 5.0,
                         "recent": ["I support ubi, it is fair", "ubi would help"]},
     "consolidation": {"texts": ["went to the park", "walked in the park"]},
 }
@@ -61,7 +61,7 @@ async def test_rules_follow_inputs() -> None:
     con = await gw.json(msgs, AttitudeUpdate, task="attitude_update",
                         context={**CONTEXTS["attitude_update"],
                                  "recent": ["ubi is a waste, I oppose ubi"]})
-    assert pro.attitude > 0.1 and con.attitude < -0.1
+    assert pro.attitude > 5.5 and con.attitude < 4.5
 
 
 def test_seed_changes_jittered_answers() -> None:
