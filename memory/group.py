@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from societas.memory.agent import AgentMemory
 from societas.memory.batching import MicroBatcher
 from societas.memory.citizen import CITIZEN_MEMORY_CONFIG
-from societas.memory.clock import SimClock
+from societas.memory.clock import SECONDS_PER_DAY, SimClock
 from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
 from societas.memory.embedding import Embedder, build_embedder
 from societas.memory.hot_store import HotStore
@@ -67,6 +67,7 @@ class GroupMemory:
         clock: SimClock | None = None,
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
+        kv_store: VectorStore | None = None,
     ) -> None:
         self.config = config or GroupMemoryConfig()
         self.memory_config = memory_config
@@ -74,12 +75,17 @@ class GroupMemory:
         self.embedder: Embedder = embedder or build_embedder(self.config.embedding)
         dense, sparse = self.embedder.dense_size, self.embedder.has_sparse
         group_id = self.config.group_id
-        if root is None and self.config.vector_store.backend == "edge" and store is None:
+        edge = self.config.vector_store.backend == "edge"
+        if root is None and edge and self.config.vector_store.path is None:
             root = Path(tempfile.mkdtemp(prefix="societas-memory-"))
         self.root = root
-        default_path = root / f"group-{group_id}" / "vectors" if root else None
+        base = self.config.vector_store.path or root
+        shard_dir = base / f"group-{group_id}" if base else None
         self.store: VectorStore = store or build_vector_store(
-            self.config.vector_store, group_id, dense, sparse, default_path
+            self.config.vector_store, group_id, dense, sparse, shard_dir, "stream"
+        )
+        self.kv_store: VectorStore = kv_store or build_vector_store(
+            self.config.vector_store, group_id, dense, sparse, shard_dir, "kv"
         )
         self.normalization = self.config.retrieval.resolved_normalization(dense is not None, sparse)
         self.hot = HotStore()
@@ -202,20 +208,9 @@ class GroupMemory:
             point_id = self._kv_point.get((agent_id, key)) or new_ids.get((agent_id, key))
             if point_id is None:
                 point_id = new_ids[(agent_id, key)] = self._allocate_ids(1)[0]
-            points.append(
-                MemoryPoint(
-                    point_id,
-                    vec,
-                    {
-                        "agent_id": agent_id,
-                        "group": self.config.group_id,
-                        "kind": "kv",
-                        "key": key,
-                        "text": text,
-                    },
-                )
-            )
-        await self.store.upsert(points)
+            payload = {"agent_id": agent_id, "key": key, "text": text}
+            points.append(MemoryPoint(point_id, vec, payload))
+        await self.kv_store.upsert(points)
         self._kv_point.update(new_ids)
         self.counters["embedded_texts"] += len(texts)
         self.counters["vector_upserts"] += len(points)
@@ -230,13 +225,13 @@ class GroupMemory:
         queries = [
             VectorQuery(
                 vectors=v,
-                filter=PointFilter(r.agent_id, kind="kv", keys=r.keys),
+                filter=PointFilter(r.agent_id, keys=r.keys),
                 limit=r.top_k,
                 with_payload=True,
             )
             for r, v in zip(requests, vectors, strict=True)
         ]
-        results = await self.store.query_batch(queries)
+        results = await self.kv_store.query_batch(queries)
         self.counters["kv_searches"] += len(requests)
         self.counters["vector_queries"] += len(queries)
         return [
@@ -278,26 +273,21 @@ class GroupMemory:
         ids = self._allocate_ids(len(requests))
         clock = self.clock
         day, t, now = clock.day, clock.t, clock.abs_seconds
-        points = [
-            MemoryPoint(
-                point_id,
-                vec,
-                {
-                    "agent_id": r.agent_id,
-                    "group": self.config.group_id,
-                    "kind": "stream",
-                    "topic": r.topic,
-                    "day": day,
-                    "t": t,
-                    "time": now,
-                    "location": r.location,
-                    "importance": imp,
-                    "text": r.description,
-                    "links": [],
-                },
-            )
-            for point_id, r, vec, imp in zip(ids, requests, vectors, importances, strict=True)
-        ]
+        # Payload fields cost ~6 µs each to hand to the engine, so absent ones are left out:
+        # the group is in the point id (id >> 40), links and location are set when they exist.
+        points = []
+        for point_id, r, vec, imp in zip(ids, requests, vectors, importances, strict=True):
+            payload = {
+                "agent_id": r.agent_id,
+                "topic": r.topic,
+                "t": t,
+                "time": now,
+                "importance": imp,
+                "text": r.description,
+            }
+            if r.location is not None:
+                payload["location"] = r.location
+            points.append(MemoryPoint(point_id, vec, payload))
         await self.store.upsert(points)
         self.hot.append_many(
             ids,
@@ -329,7 +319,11 @@ class GroupMemory:
             VectorQuery(
                 vectors=v,
                 filter=PointFilter(
-                    r.agent_id, "stream", r.topic, r.day_range, r.time_range, r.location
+                    agent_id=r.agent_id,
+                    topic=r.topic,
+                    day_range=r.day_range,
+                    time_range=r.time_range,
+                    location=r.location,
                 ),
                 limit=r.top_k if mmr is None else max(r.top_k * 4, r.top_k + 8),
                 now=now,
@@ -375,8 +369,7 @@ class GroupMemory:
                 missing.append(memory_id)
         if missing:
             for memory_id, payload in (await self.store.retrieve(missing)).items():
-                if payload.get("kind") == "stream":
-                    found[memory_id] = _record_from_payload(memory_id, payload)
+                found[memory_id] = _record_from_payload(memory_id, payload)
         return found
 
     async def get_by_ids(
@@ -431,13 +424,15 @@ class GroupMemory:
     # ------------------------------------------------------------------ lifecycle
     async def memory_count(self, agent_id: int | None = None) -> int:
         """Stream memories in the vector store (all agents, or one)."""
-        return await self.store.count(agent_id=agent_id, kind="stream")
+        return await self.store.count(agent_id=agent_id)
 
     async def flush(self) -> None:
         await self.store.flush()
+        await self.kv_store.flush()
 
     async def close(self) -> None:
         await self.store.close()
+        await self.kv_store.close()
 
 
 def _hit(record: MemoryRecord, score: float) -> MemoryHit:
@@ -460,7 +455,7 @@ def _record_from_payload(memory_id: int, payload: Mapping[str, Any]) -> MemoryRe
         agent_id=payload["agent_id"],
         text=payload["text"],
         topic=payload["topic"],
-        day=payload["day"],
+        day=int(payload["time"] // SECONDS_PER_DAY),
         t=payload["t"],
         time=payload["time"],
         location=payload.get("location"),

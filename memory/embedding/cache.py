@@ -49,20 +49,20 @@ class CachedEmbedder:
 
     async def _embed(self, texts: Sequence[str], cache: _Lru, compute) -> list[TextVectors]:
         found: dict[str, TextVectors] = {}
-        missing: list[str] = []
+        missing: dict[str, None] = {}  # ordered set: each new text embedded once
         for text in texts:
-            if text in found:
+            if text in found or text in missing:
                 continue
             hit = cache.get(text)
             if hit is None:
-                if text not in missing:
-                    missing.append(text)
+                missing[text] = None
             else:
                 found[text] = hit
         self.hits += len(texts) - len(missing)
         self.misses += len(missing)
         if missing:
-            for text, vectors in zip(missing, await compute(missing), strict=True):
+            todo = list(missing)
+            for text, vectors in zip(todo, await compute(todo), strict=True):
                 cache.put(text, vectors)
                 found[text] = vectors
         return [found[text] for text in texts]

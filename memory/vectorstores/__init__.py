@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from societas.memory.vectorstores.base import (
+    KV_INDEXES,
+    STREAM_INDEXES,
     MemoryPoint,
     PointFilter,
     ScoredPoint,
@@ -19,19 +21,27 @@ def build_vector_store(
     group_id: int,
     dense_size: int | None,
     sparse: bool,
-    default_path: Path | None = None,
+    shard_dir: Path | None = None,
+    role: str = "stream",
 ) -> VectorStore:
-    """The backend a config names; an edge shard needs a folder (config.path or default_path)."""
+    """The backend a config names, for the `stream` or the `kv` points of one group.
+
+    An edge shard lives in `shard_dir/role`; on a server, KV points go to a sibling
+    `<collection>_kv` collection, so stream payloads need no `kind` field.
+    """
+    if role not in ("stream", "kv"):
+        raise ValueError(f"role must be 'stream' or 'kv', got {role!r}")
+    indexes = STREAM_INDEXES if role == "stream" else KV_INDEXES
     if config.backend == "edge":
         from societas.memory.vectorstores.edge import EdgeVectorStore
 
-        path = config.path or default_path
-        if path is None:
-            raise ValueError("vector_store.path is required for the 'edge' backend")
-        return EdgeVectorStore(Path(path), dense_size, sparse)
+        if shard_dir is None:
+            raise ValueError("the 'edge' backend needs a folder (vector_store.path or a run dir)")
+        return EdgeVectorStore(Path(shard_dir) / role, dense_size, sparse, indexes)
     from societas.memory.vectorstores.qdrant import QdrantVectorStore
 
-    return QdrantVectorStore(config, group_id, dense_size, sparse)
+    suffix = "" if role == "stream" else "_kv"
+    return QdrantVectorStore(config, group_id, dense_size, sparse, indexes, suffix)
 
 
 __all__ = [

@@ -12,31 +12,14 @@ from societas.memory.scoring import RetrievalConfig
 DENSE = "dense"
 SPARSE = "bm25"
 
-# Payload fields every memory point carries; the payload indexes cover the filtered ones.
-PAYLOAD_FIELDS = (
-    "agent_id",
-    "group",
-    "kind",
-    "topic",
-    "day",
-    "t",
-    "time",
-    "location",
-    "importance",
-    "text",
-    "key",
-    "links",
-)
-PAYLOAD_INDEXES = {
-    "agent_id": "integer_tenant",
-    "kind": "keyword",
-    "topic": "keyword",
-    "location": "keyword",
-    "key": "keyword",
-    "day": "integer",
-    "t": "float",
-    "time": "float",
-}
+# Stream points carry agent_id, topic, t, time, importance, text (+ location, links when
+# set); the day is time // 86400 and the group is the point id's top bits. KV points live in
+# their own shard/collection with agent_id, key, text. Each payload field costs ~6 µs per
+# point to hand to the engine, and each index slows upserts, so both are kept to what
+# filtering and scoring need.
+STREAM_INDEXES = {"agent_id": "integer_tenant", "time": "float", "topic": "keyword"}
+KV_INDEXES = {"agent_id": "integer_tenant", "key": "keyword"}
+SECONDS_PER_DAY = 86_400
 
 
 @dataclass(slots=True)
@@ -50,10 +33,9 @@ class MemoryPoint:
 
 @dataclass(slots=True)
 class PointFilter:
-    """Conditions one search applies; always scoped to one agent and one kind."""
+    """Conditions one search applies; always scoped to one agent."""
 
     agent_id: int
-    kind: str = "stream"
     topic: str | None = None
     day_range: tuple[int, int] | None = None
     time_range: tuple[float, float] | None = None
@@ -104,7 +86,7 @@ class VectorStore(Protocol):
 
     async def delete(self, ids: Sequence[int]) -> None: ...
 
-    async def count(self, agent_id: int | None = None, kind: str | None = None) -> int: ...
+    async def count(self, agent_id: int | None = None) -> int: ...
 
     async def flush(self) -> None: ...
 

@@ -15,7 +15,9 @@ class VectorStoreConfig(BaseModel):
 
     backend: Literal["edge", "qdrant"] = "edge"
     path: Path | None = Field(
-        None, description="edge: the shard folder (the run directory sets it per group)."
+        None,
+        description="edge: folder for the shards (group-<id>/stream|kv under it); "
+        "default: the run directory.",
     )
     url: str | None = Field(None, description="qdrant: server URL, e.g. http://qdrant:6333.")
     location: str | None = Field(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +11,9 @@ import qdrant_edge as qe
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.vectorstores.base import (
     DENSE,
-    PAYLOAD_INDEXES,
+    SECONDS_PER_DAY,
     SPARSE,
+    STREAM_INDEXES,
     MemoryPoint,
     PointFilter,
     ScoredPoint,
@@ -58,16 +59,14 @@ def edge_filter(f: PointFilter) -> qe.Filter:
     """The Qdrant Edge filter for one agent's search."""
     must: list[Any] = [
         qe.FieldCondition("agent_id", match=qe.MatchValue(f.agent_id)),
-        qe.FieldCondition("kind", match=qe.MatchValue(f.kind)),
     ]
     if f.topic is not None:
         must.append(qe.FieldCondition("topic", match=qe.MatchValue(f.topic)))
     if f.location is not None:
         must.append(qe.FieldCondition("location", match=qe.MatchValue(f.location)))
     if f.day_range is not None:
-        must.append(
-            qe.FieldCondition("day", range=qe.RangeFloat(gte=f.day_range[0], lte=f.day_range[1]))
-        )
+        start, end = f.day_range[0] * SECONDS_PER_DAY, (f.day_range[1] + 1) * SECONDS_PER_DAY
+        must.append(qe.FieldCondition("time", range=qe.RangeFloat(gte=start, lt=end)))
     if f.time_range is not None:
         must.append(
             qe.FieldCondition("t", range=qe.RangeFloat(gte=f.time_range[0], lte=f.time_range[1]))
@@ -80,7 +79,13 @@ def edge_filter(f: PointFilter) -> qe.Filter:
 class EdgeVectorStore:
     """A Qdrant Edge shard under `path`; created with payload indexes or reopened from disk."""
 
-    def __init__(self, path: Path, dense_size: int | None, sparse: bool) -> None:
+    def __init__(
+        self,
+        path: Path,
+        dense_size: int | None,
+        sparse: bool,
+        indexes: Mapping[str, str] = STREAM_INDEXES,
+    ) -> None:
         self.path = Path(path)
         vectors = (
             {DENSE: qe.EdgeVectorParams(size=dense_size, distance=qe.Distance.Cosine)}
@@ -96,7 +101,7 @@ class EdgeVectorStore:
         else:
             self.path.mkdir(parents=True, exist_ok=True)
             self._shard = qe.EdgeShard.create(str(self.path), config)
-            for name, kind in PAYLOAD_INDEXES.items():
+            for name, kind in indexes.items():
                 self._shard.update(qe.UpdateOperation.create_field_index(name, _index_params(kind)))
 
     async def upsert(self, points: Sequence[MemoryPoint]) -> None:
@@ -219,12 +224,10 @@ class EdgeVectorStore:
         if ids:
             self._shard.update(qe.UpdateOperation.delete_points(list(ids)))
 
-    async def count(self, agent_id: int | None = None, kind: str | None = None) -> int:
+    async def count(self, agent_id: int | None = None) -> int:
         must: list[Any] = []
         if agent_id is not None:
             must.append(qe.FieldCondition("agent_id", match=qe.MatchValue(agent_id)))
-        if kind is not None:
-            must.append(qe.FieldCondition("kind", match=qe.MatchValue(kind)))
         return int(
             self._shard.count(
                 qe.CountRequest(exact=True, filter=qe.Filter(must=must) if must else None)

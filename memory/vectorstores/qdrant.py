@@ -7,7 +7,7 @@ filters in Python and ignores payload indexes, so it is for tests and small data
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qdrant_client import AsyncQdrantClient, models
@@ -15,8 +15,9 @@ from qdrant_client import AsyncQdrantClient, models
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.vectorstores.base import (
     DENSE,
-    PAYLOAD_INDEXES,
+    SECONDS_PER_DAY,
     SPARSE,
+    STREAM_INDEXES,
     MemoryPoint,
     PointFilter,
     ScoredPoint,
@@ -45,7 +46,6 @@ def qdrant_filter(f: PointFilter) -> models.Filter:
     """The qdrant-client filter for one agent's search (same conditions as the edge one)."""
     must: list[Any] = [
         models.FieldCondition(key="agent_id", match=models.MatchValue(value=f.agent_id)),
-        models.FieldCondition(key="kind", match=models.MatchValue(value=f.kind)),
     ]
     if f.topic is not None:
         must.append(models.FieldCondition(key="topic", match=models.MatchValue(value=f.topic)))
@@ -54,11 +54,8 @@ def qdrant_filter(f: PointFilter) -> models.Filter:
             models.FieldCondition(key="location", match=models.MatchValue(value=f.location))
         )
     if f.day_range is not None:
-        must.append(
-            models.FieldCondition(
-                key="day", range=models.Range(gte=f.day_range[0], lte=f.day_range[1])
-            )
-        )
+        start, end = f.day_range[0] * SECONDS_PER_DAY, (f.day_range[1] + 1) * SECONDS_PER_DAY
+        must.append(models.FieldCondition(key="time", range=models.Range(gte=start, lt=end)))
     if f.time_range is not None:
         must.append(
             models.FieldCondition(
@@ -98,7 +95,13 @@ class QdrantVectorStore:
     """A collection on a Qdrant server; groups share it, scoped by `agent_id` (tenant index)."""
 
     def __init__(
-        self, config: VectorStoreConfig, group_id: int, dense_size: int | None, sparse: bool
+        self,
+        config: VectorStoreConfig,
+        group_id: int,
+        dense_size: int | None,
+        sparse: bool,
+        indexes: Mapping[str, str] = STREAM_INDEXES,
+        collection_suffix: str = "",
     ) -> None:
         api_key = None
         if config.api_key_env:
@@ -115,7 +118,8 @@ class QdrantVectorStore:
                 url=config.url, api_key=api_key, timeout=int(config.timeout_s)
             )
         self._config = config
-        self._collection = config.collection
+        self._collection = config.collection + collection_suffix
+        self._indexes = dict(indexes)
         self._dense_size = dense_size
         self._sparse = sparse
         self._shard_key = f"group-{group_id}" if config.shard_key_per_group else None
@@ -142,7 +146,7 @@ class QdrantVectorStore:
                 sharding_method=models.ShardingMethod.CUSTOM if self._shard_key else None,
             )
             # Local mode ignores payload indexes (and warns); a server needs them.
-            for name, kind in PAYLOAD_INDEXES.items() if not self._config.location else ():
+            for name, kind in self._indexes.items() if not self._config.location else ():
                 await self._client.create_payload_index(
                     self._collection, name, field_schema=_index_schema(kind)
                 )
@@ -282,15 +286,13 @@ class QdrantVectorStore:
                 shard_key_selector=self._shard_key,
             )
 
-    async def count(self, agent_id: int | None = None, kind: str | None = None) -> int:
+    async def count(self, agent_id: int | None = None) -> int:
         await self._ensure_collection()
         must: list[Any] = []
         if agent_id is not None:
             must.append(
                 models.FieldCondition(key="agent_id", match=models.MatchValue(value=agent_id))
             )
-        if kind is not None:
-            must.append(models.FieldCondition(key="kind", match=models.MatchValue(value=kind)))
         result = await self._client.count(
             self._collection,
             count_filter=models.Filter(must=must) if must else None,

@@ -47,7 +47,8 @@ async def test_failed_batch_writes_nothing(group_factory):
     async def broken_upsert(points):
         raise ConnectionError("vector store unreachable")
 
-    group.store.upsert = broken_upsert  # the real store stays intact; only its write fails
+    # The real stores stay intact; only their writes fail.
+    group.store.upsert = group.kv_store.upsert = broken_upsert
     with pytest.raises(ConnectionError):
         await group.agent(1).stream.add("event", "this must not half-exist")
     assert len(group.hot) == 0

@@ -39,10 +39,10 @@ async def test_int_widens_to_float(group):
 
 async def test_embedded_attribute_is_replaced_not_duplicated(group):
     status = group.agent(1).status
-    before = await group.store.count(agent_id=1, kind="kv")
+    before = await group.kv_store.count(agent_id=1)
     assert (await status.search("teacher"))[0].key == "occupation"
     await status.update("occupation", "firefighter")
-    assert await group.store.count(agent_id=1, kind="kv") == before
+    assert await group.kv_store.count(agent_id=1) == before
     hits = await status.search("firefighter")
     assert hits and hits[0].key == "occupation" and hits[0].value == "firefighter"
     assert await status.search("teacher") == []

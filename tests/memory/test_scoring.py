@@ -55,7 +55,7 @@ async def test_engine_score_matches_independent_formula(
 ):
     config = CONFIGS[config_index]
     group = group_factory(backend, retrieval=config.model_dump())
-    await group.add_agents({1: {}})  # default thought + emotion word: 2 KV points
+    await group.add_agents({1: {}})  # KV points live apart: they do not change stream IDF
     stream = group.agent(1).stream
     for hours, importance, text in FIXTURE:
         group.clock.set(int(hours // 24), (hours % 24) * 3600)
@@ -66,15 +66,8 @@ async def test_engine_score_matches_independent_formula(
     hits = await stream.search(query, top_k=len(FIXTURE))
     docs = await bm25_embedder.embed_documents([text for _, _, text in FIXTURE])
     doc_vectors = [d.sparse for d in docs]
-    kv_docs = await bm25_embedder.embed_documents(
-        [
-            a.embedding_text(a.default_or_value)
-            for a in group.memory_config.embedded
-            if a.default_or_value
-        ]
-    )
-    assert await group.store.count() == len(FIXTURE) + len(kv_docs)  # IDF's N: every point
-    all_vectors = doc_vectors + [d.sparse for d in kv_docs]
+    assert await group.store.count() == len(FIXTURE)  # IDF's N: the stream points
+    all_vectors = doc_vectors
     (q,) = await bm25_embedder.embed_queries([query])
     expected = {}
     for i, (hours, importance, text) in enumerate(FIXTURE):
