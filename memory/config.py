@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -157,6 +158,20 @@ class MemoryConfig(BaseModel):
 
 class GroupMemoryConfig(BaseModel):
     """Everything one group's memory needs: where it lives, how it embeds and ranks."""
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> GroupMemoryConfig:
+        """Load and validate a YAML file; every bad field is reported with its path."""
+        import yaml
+
+        source = Path(path)
+        try:
+            raw = yaml.safe_load(source.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{source}: not valid YAML: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise ValueError(f"{source}: expected a mapping at the top, got {type(raw).__name__}")
+        return cls.model_validate(raw)
 
     model_config = ConfigDict(extra="forbid")
 

@@ -103,3 +103,30 @@ def test_bad_group_config_names_the_field(raw, field):
     with pytest.raises(ValidationError) as info:
         GroupMemoryConfig.model_validate(raw)
     assert field.split(".")[-1] in str(info.value)
+
+
+def test_shipped_yaml_configs_validate():
+    from pathlib import Path
+
+    configs = Path(__file__).resolve().parents[2] / "configs"
+    default = GroupMemoryConfig.from_yaml(configs / "memory.yaml")
+    assert default.embedding.kind == "bm25" and default.vector_store.backend == "edge"
+    cluster = GroupMemoryConfig.from_yaml(configs / "memory-qdrant-cluster.yaml")
+    assert cluster.vector_store.api_key_env == "QDRANT_API_KEY"
+    assert cluster.embedding.openai.dimensions == 384
+
+
+def test_bad_yaml_lists_every_bad_field(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("retrieval:\n  recency_weight: -1\n  mmr_lambda: 7\nembedding:\n  kind: x\n")
+    with pytest.raises(ValidationError) as info:
+        GroupMemoryConfig.from_yaml(path)
+    text = str(info.value)
+    assert "retrieval.recency_weight" in text and "retrieval.mmr_lambda" in text
+    assert "embedding.kind" in text and "'x'" in text
+    path.write_text("- just\n- a list\n")
+    with pytest.raises(ValueError, match="expected a mapping"):
+        GroupMemoryConfig.from_yaml(path)
+    path.write_text("retrieval: [unclosed\n")
+    with pytest.raises(ValueError, match="not valid YAML"):
+        GroupMemoryConfig.from_yaml(path)
