@@ -1,0 +1,35 @@
+"""Agent cognition: importance, reflection, planning, reaction, dialogue, thought, attitude
+and consolidation. Every call goes through the LLM gateway, so the same code runs on the
+`rules` policy (not a language model), the bundled emulator, or a real endpoint."""
+
+from __future__ import annotations
+
+from societas.agents.cognition.attitude import update_attitude
+from societas.agents.cognition.consolidation import consolidate, summarize
+from societas.agents.cognition.dialogue import Conversation, Utterance, converse
+from societas.agents.cognition.importance import rate_importance, remember
+from societas.agents.cognition.persona import Persona, persona
+from societas.agents.cognition.planning import activity_at, decompose_hour, plan_day
+from societas.agents.cognition.reaction import react
+from societas.agents.cognition.reflection import ReflectionConfig, Reflector
+from societas.agents.cognition.thought import update_thought
+
+__all__ = [
+    "Conversation",
+    "Persona",
+    "ReflectionConfig",
+    "Reflector",
+    "Utterance",
+    "activity_at",
+    "consolidate",
+    "converse",
+    "decompose_hour",
+    "persona",
+    "plan_day",
+    "rate_importance",
+    "react",
+    "remember",
+    "summarize",
+    "update_attitude",
+    "update_thought",
+]

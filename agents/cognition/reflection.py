@@ -1,0 +1,98 @@
+"""Reflection as in Generative Agents: when the importance accumulated since the last
+reflection passes a threshold, ask salient questions about recent memories, retrieve evidence
+per question, infer insights, and store them as `topic="reflection"` memories linked to the
+evidence ids."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import BaseModel, Field
+
+from societas.agents.cognition.importance import rate_importance
+from societas.agents.cognition.persona import Persona, lines, persona, recent
+from societas.agents.cognition.prompts import messages
+from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.tasks import Insight, ReflectionInsights, ReflectionQuestions
+from societas.memory import AgentMemory
+
+
+class ReflectionConfig(BaseModel):
+    """When and how much to reflect (importance in 0..1 units; GA's 150 on 1..10 is 15)."""
+
+    threshold: float = Field(default=15.0, gt=0, description="Accumulated importance trigger.")
+    n_recent: int = Field(default=100, ge=1, description="Recent memories the questions see.")
+    n_questions: int = Field(default=3, ge=1, le=10)
+    evidence_k: int = Field(default=10, ge=1, description="Memories retrieved per question.")
+    n_insights: int = Field(default=5, ge=1, le=10)
+
+
+class Reflector:
+    """Per-agent importance accumulators and the reflection step (state is checkpointable)."""
+
+    def __init__(self, llm: LLMGateway, config: ReflectionConfig | None = None) -> None:
+        self.llm = llm
+        self.config = config or ReflectionConfig()
+        self.accumulated: dict[int, float] = {}
+
+    def note(self, agent_id: int, importances: list[float] | float) -> None:
+        """Add the importance of memories just stored."""
+        vals = importances if isinstance(importances, list) else [importances]
+        self.accumulated[agent_id] = self.accumulated.get(agent_id, 0.0) + sum(vals)
+
+    def due(self, agent_id: int) -> bool:
+        """Whether the agent's accumulated importance passed the threshold."""
+        return self.accumulated.get(agent_id, 0.0) >= self.config.threshold
+
+    async def maybe_reflect(self, mem: AgentMemory) -> list[int]:
+        """Reflect if due; returns the new reflection memory ids (empty if not due)."""
+        return await self.reflect(mem) if self.due(mem.agent_id) else []
+
+    async def reflect(self, mem: AgentMemory) -> list[int]:
+        """Questions → retrieval → insights stored as reflections linked to their evidence."""
+        cfg, p = self.config, await persona(mem)
+        recent_hits = await recent(mem, cfg.n_recent)
+        self.accumulated[mem.agent_id] = 0.0
+        if not recent_hits:
+            return []
+        statements = [h.text for h in recent_hits]
+        questions = await self.llm.json(
+            messages("reflection_questions", p.system(), name=p.name,
+                     statements=lines(statements), n=cfg.n_questions),
+            ReflectionQuestions, task="reflection_questions",
+            context={"name": p.name, "statements": statements, "n": cfg.n_questions},
+            seed=mem.agent_id, fallback=lambda: ReflectionQuestions.model_construct(questions=[]),
+        )
+        found = await asyncio.gather(*(self._insights(mem, p, q)
+                                       for q in questions.questions[: cfg.n_questions]))
+        insights = [pair for group in found for pair in group]
+        if not insights:
+            return []
+        importances = await rate_importance(self.llm, [i.text for i, _ in insights], p.name,
+                                            seed=mem.agent_id)
+        ids = []
+        for (insight, evidence), imp in zip(insights, importances, strict=True):
+            rid = await mem.stream.add("reflection", insight.text, importance=imp)
+            if evidence:
+                await mem.stream.add_cognition_to_memory(evidence, rid)
+            ids.append(rid)
+        return ids
+
+    async def _insights(self, mem: AgentMemory, p: Persona, question: str
+                        ) -> list[tuple[Insight, list[int]]]:
+        hits = await mem.stream.search(question, top_k=self.config.evidence_k)
+        if not hits:
+            return []
+        statements = [h.text for h in hits]
+        out = await self.llm.json(
+            messages("reflection_insights", p.system(), name=p.name, question=question,
+                     statements=lines(statements, numbered=True), n=self.config.n_insights),
+            ReflectionInsights, task="reflection_insights",
+            context={"name": p.name, "question": question, "statements": statements},
+            seed=mem.agent_id, fallback=lambda: ReflectionInsights.model_construct(insights=[]),
+        )
+        result = []
+        for ins in out.insights[: self.config.n_insights]:
+            evidence = sorted({hits[i - 1].id for i in ins.evidence if 1 <= i <= len(hits)})
+            result.append((ins, evidence))
+        return result
