@@ -13,7 +13,7 @@ def build_embedder(config: EmbeddingConfig) -> CachedEmbedder:
 
     inner: Embedder
     if config.kind == "bm25":
-        inner = Bm25Embedder(config.bm25_path, config.batch_size)
+        inner = Bm25Embedder(config.bm25_path, config.batch_size, config.bm25_engine)
     elif config.kind == "minilm":
         from societas.memory.embedding.dense import MiniLmEmbedder
 
@@ -28,7 +28,8 @@ def build_embedder(config: EmbeddingConfig) -> CachedEmbedder:
         from societas.memory.embedding.hybrid import HybridEmbedder
 
         inner = HybridEmbedder(
-            MiniLmEmbedder(config.minilm_path), Bm25Embedder(config.bm25_path, config.batch_size)
+            MiniLmEmbedder(config.minilm_path),
+            Bm25Embedder(config.bm25_path, config.batch_size, config.bm25_engine),
         )
     return CachedEmbedder(inner, config.cache_size)
 

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
 class SparseVector:
-    """Term ids and weights (BM25 term frequencies; Qdrant applies IDF)."""
+    """Term ids and weights (BM25 term frequencies; Qdrant applies IDF).
 
-    indices: tuple[int, ...]
-    values: tuple[float, ...]
+    Stored as typed arrays (4 bytes a term id, 4 a weight) rather than tuples of Python
+    numbers: the embedding cache holds many of these.
+    """
+
+    indices: array
+    values: array
+
+    @classmethod
+    def of(cls, indices: Iterable[int], values: Iterable[float]) -> SparseVector:
+        return cls(array("I", indices), array("f", values))
 
     def is_empty(self) -> bool:
         return not self.indices

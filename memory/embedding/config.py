@@ -32,6 +32,11 @@ class EmbeddingConfig(BaseModel):
 
     kind: Literal["bm25", "minilm", "openai", "hybrid"] = "bm25"
     bm25_path: Path = Field(BUNDLED_BM25_DIR, description="Folder with english.txt stop words.")
+    bm25_engine: Literal["qdrant-edge", "fastembed"] = Field(
+        "qdrant-edge",
+        description="Who computes fastembed's Qdrant/bm25 vectors: Qdrant Edge's Rust "
+        "implementation (fast) or fastembed; the vectors are identical.",
+    )
     minilm_path: Path | None = Field(
         None, description="Folder with model.onnx + tokenizer files; default: bundled package."
     )

@@ -85,9 +85,7 @@ def _from_named(raw: Any) -> TextVectors | None:
     sparse = raw.get(SPARSE)
     return TextVectors(
         dense=tuple(dense) if dense is not None else None,
-        sparse=SparseVector(tuple(sparse.indices), tuple(sparse.values))
-        if sparse is not None
-        else None,
+        sparse=SparseVector.of(sparse.indices, sparse.values) if sparse is not None else None,
     )
 
 

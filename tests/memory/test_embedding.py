@@ -186,3 +186,30 @@ def test_openai_missing_key_env_is_clear(monkeypatch):
 def test_bad_embedding_config(raw, field):
     with pytest.raises(ValidationError, match=field):
         GroupMemoryConfig(embedding=raw)
+
+
+async def test_both_bm25_engines_give_identical_vectors():
+    """The default engine (Qdrant Edge's Rust BM25) reproduces fastembed's Qdrant/bm25."""
+    texts = [
+        "The storms are FLOODING the river's banks, aren't they?",
+        "Café naïve résumé, e-mail 2024: the mayor's 3rd warning!!",
+        "I saw the ferry near the harbour and talked about cheese, bread and soup",
+        "a",
+        "the and of",
+        "running runner runs ran",
+    ]
+    edge = build_embedder(EmbeddingConfig(bm25_engine="qdrant-edge"))
+    fast = build_embedder(EmbeddingConfig(bm25_engine="fastembed"))
+    for method in ("embed_documents", "embed_queries"):
+        a = await getattr(edge, method)(texts)
+        b = await getattr(fast, method)(texts)
+        for x, y in zip(a, b, strict=True):
+            dx = dict(zip(x.sparse.indices, x.sparse.values, strict=True))
+            dy = dict(zip(y.sparse.indices, y.sparse.values, strict=True))
+            assert dx.keys() == dy.keys()
+            assert all(abs(dx[k] - dy[k]) < 1e-5 for k in dx)
+
+
+def test_bad_bm25_engine():
+    with pytest.raises(ValidationError, match="bm25_engine"):
+        EmbeddingConfig(bm25_engine="lucene")
