@@ -137,5 +137,6 @@ class AgentMemory:
 
     def __init__(self, group: GroupMemory, agent_id: int) -> None:
         self.agent_id = agent_id
+        self.clock = group.clock  # the group's simulated clock (day, t)
         self.status = StatusMemory(group, agent_id)
         self.stream = StreamMemory(group, agent_id)

@@ -36,6 +36,13 @@ class RetrievalConfig(BaseModel):
     candidate_limit: int = Field(
         64, ge=1, le=10_000, description="Relevance candidates prefetched before rescoring."
     )
+    recency_candidates: int = Field(
+        32,
+        ge=0,
+        le=10_000,
+        description="Most recent memories that compete beside the relevance candidates "
+        "(relevance 0 unless matched); 0 = only memories relevant to the query.",
+    )
     mmr_lambda: float | None = Field(
         None, ge=0.0, le=1.0, description="Set to diversify results with MMR (1 = no diversity)."
     )

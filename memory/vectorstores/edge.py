@@ -21,6 +21,7 @@ from societas.memory.vectorstores.base import (
 )
 
 E = qe.Expression
+RELEVANCE = "$score[0]"  # the relevance prefetch's score; absent for recency-only candidates
 
 
 def _index_params(kind: str) -> Any:
@@ -148,12 +149,24 @@ class EdgeVectorStore:
         cfg = q.scoring
         candidates = max(cfg.candidate_limit, q.limit)
         query, prefetches, has_relevance = self._relevance_stage(q, candidates)
-        stage = qe.Prefetch(
-            limit=candidates,
-            query=query,
-            prefetches=prefetches or None,
-            filter=None if prefetches else edge_filter(q.filter),
-        )
+        stages = [
+            qe.Prefetch(
+                limit=candidates,
+                query=query,
+                prefetches=prefetches or None,
+                filter=None if prefetches else edge_filter(q.filter),
+            )
+        ]
+        if has_relevance and cfg.recency_candidates:
+            # The most recent memories compete too (relevance 0 unless also matched), as in
+            # Generative Agents where every memory is a candidate.
+            stages.append(
+                qe.Prefetch(
+                    limit=cfg.recency_candidates,
+                    query=qe.OrderBy("time", direction=qe.Direction.Desc),
+                    filter=edge_filter(q.filter),
+                )
+            )
         terms = [
             E.Mult(
                 [
@@ -173,8 +186,8 @@ class EdgeVectorStore:
             terms.append(E.Mult([E.Constant(cfg.relevance_weight), self._relevance(q)]))
         return qe.QueryRequest(
             limit=q.limit,
-            prefetches=[stage],
-            query=qe.Formula(E.Sum(terms)),
+            prefetches=stages,
+            query=qe.Formula(E.Sum(terms), defaults={RELEVANCE: 0.0}),
             with_payload=with_payload,
             with_vector=q.with_vectors,
         )
@@ -182,7 +195,7 @@ class EdgeVectorStore:
     @staticmethod
     def _relevance(q: VectorQuery) -> Any:
         assert q.scoring is not None
-        score = E.Variable("$score")
+        score = E.Variable(RELEVANCE)
         if q.normalization == "saturate":
             return E.Div(
                 score, E.Sum([score, E.Constant(q.scoring.saturation_k)]), by_zero_default=0.0

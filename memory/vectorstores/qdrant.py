@@ -25,6 +25,8 @@ from societas.memory.vectorstores.base import (
 )
 from societas.memory.vectorstores.config import VectorStoreConfig
 
+RELEVANCE = "$score[0]"  # the relevance prefetch's score; absent for recency-only candidates
+
 
 def _index_schema(kind: str) -> Any:
     if kind == "integer_tenant":
@@ -202,7 +204,17 @@ class QdrantVectorStore:
         cfg = q.scoring
         candidates = max(cfg.candidate_limit, q.limit)
         stage, has_relevance = self._relevance_stage(q, candidates)
-        prefetch = models.Prefetch(limit=candidates, **stage)
+        prefetches = [models.Prefetch(limit=candidates, **stage)]
+        if has_relevance and cfg.recency_candidates:
+            # The most recent memories compete too (relevance 0 unless also matched).
+            order = models.OrderBy(key="time", direction=models.Direction.DESC)
+            prefetches.append(
+                models.Prefetch(
+                    query=models.OrderByQuery(order_by=order),
+                    filter=qdrant_filter(q.filter),
+                    limit=cfg.recency_candidates,
+                )
+            )
         terms: list[Any] = [
             models.MultExpression(
                 mult=[
@@ -218,8 +230,10 @@ class QdrantVectorStore:
         ]
         if has_relevance:
             terms.append(models.MultExpression(mult=[cfg.relevance_weight, self._relevance(q)]))
-        formula = models.FormulaQuery(formula=models.SumExpression(sum=terms))
-        return models.QueryRequest(limit=q.limit, prefetch=[prefetch], query=formula, **common)
+        formula = models.FormulaQuery(
+            formula=models.SumExpression(sum=terms), defaults={RELEVANCE: 0.0}
+        )
+        return models.QueryRequest(limit=q.limit, prefetch=prefetches, query=formula, **common)
 
     @staticmethod
     def _relevance(q: VectorQuery) -> Any:
@@ -227,14 +241,14 @@ class QdrantVectorStore:
         if q.normalization == "saturate":
             return models.DivExpression(
                 div=models.DivParams(
-                    left="$score",
-                    right=models.SumExpression(sum=["$score", q.scoring.saturation_k]),
+                    left=RELEVANCE,
+                    right=models.SumExpression(sum=[RELEVANCE, q.scoring.saturation_k]),
                     by_zero_default=0.0,
                 )
             )
         if q.normalization == "rrf":
-            return models.MultExpression(mult=["$score", (q.scoring.rrf_k + 1) / 2])
-        return "$score"
+            return models.MultExpression(mult=[RELEVANCE, (q.scoring.rrf_k + 1) / 2])
+        return RELEVANCE
 
     async def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPoint]]:
         if not queries:

@@ -72,8 +72,7 @@ async def test_engine_score_matches_independent_formula(
     expected = {}
     for i, (hours, importance, text) in enumerate(FIXTURE):
         raw = bm25_relevance(q.sparse.indices, all_vectors, i, len(all_vectors))
-        if raw == 0.0:
-            continue  # not a relevance candidate
+        # Non-matching memories still compete through the recency candidates (relevance 0).
         expected[text] = retrieval_score(
             age_seconds=(now_hours - hours) * 3600,
             importance=importance,
