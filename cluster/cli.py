@@ -63,6 +63,21 @@ def llm_emulator(
         asyncio.run(run_forever(cfg))
 
 
+# Sub-command modules, each with `register(app)`; one line per module, kept in this list.
+COMMAND_MODULES: list[str] = [
+]
+
+
+def _register_command_modules() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+
+
+_register_command_modules()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

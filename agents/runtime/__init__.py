@@ -1,0 +1,1 @@
+"""The Ray-free simulation runtime: group engines and the messages between them."""
