@@ -38,7 +38,7 @@ def test_server_binds_loopback_by_default_and_serves_every_metric(served):
     m, port = served
     assert m._server.server_address[0] == "127.0.0.1"
     assert MetricsConfig().host == "127.0.0.1" and MetricsConfig().port == 9464
-    m.ingest(_stats(0, 0, agent_steps=1, memories_by_tier={"hot": 1}, llm_requests=1))
+    m.ingest(_stats(0, 0, agent_steps=1, memories_by_tier={"hot": 1}, llm_requests=1), agents=1)
     m.tick_done(0, 0.2)
     scraped = {name for name, _ in _scrape(port)}
     # Every declared metric is exposed under its declared name, nothing undeclared.
