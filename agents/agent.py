@@ -1,0 +1,134 @@
+"""Agent, Block and the per-tick agent context.
+
+An `Agent` is its profile, its memory views (`memory.status`, `memory.stream`), the blocks
+that make up its behaviour, and a seeded RNG of its own (so its draws do not depend on which
+group runs it). Blocks are stateless and shared by all agents of a group; what changes lives
+in the agent's memory. Hot state the blocks touch every tick (needs, position, activity,
+money) is read once at setup into `agent.state` and written back to the KV memory in one
+batched `update_many` per group and tick (`dirty` keys) instead of a call per value.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from societas.agents.environment import EnvironmentView, SimTime
+from societas.agents.runtime.protocol import Message
+from societas.memory import CITIZEN_ATTRIBUTES, AgentMemory, MemoryAttribute, MemoryConfig
+
+if TYPE_CHECKING:
+    from societas.agents.cognition import Reflector
+    from societas.agents.llm import LLMGateway
+    from societas.agents.population import Population, Profile
+    from societas.agents.runtime.results import ResultsWriter
+    from societas.agents.scenario import Intervention, ScenarioConfig
+
+_A = MemoryAttribute
+SIM_ATTRIBUTES: list[MemoryAttribute] = [
+    *CITIZEN_ATTRIBUTES,
+    _A(name="trust_government", type="float", default_or_value=0.5, description="0..1"),
+    _A(name="activity", type="str", default_or_value="sleep", description="Current activity"),
+    _A(name="category", type="str", default_or_value="sleep", description="Activity kind"),
+    _A(name="work_hours", type="float", default_or_value=0.0, description="Hours/day worked"),
+    _A(name="worked_today", type="float", default_or_value=0.0, description="Hours today"),
+    _A(name="transfers", type="float", default_or_value=0.0, description="Monthly transfers"),
+    _A(name="evacuating", type="bool", default_or_value=False, description="At the shelter"),
+    _A(name="alert", type="bool", default_or_value=False, description="Aware of danger"),
+]
+SIM_MEMORY_CONFIG = MemoryConfig.from_list(SIM_ATTRIBUTES)
+
+# Keys kept in `agent.state` and written back in batches; cognition functions own the others
+# (plan, thought, emotion, attitude), which are re-read after each cognition call.
+HOT_KEYS = (
+    "hunger_satisfaction", "energy_satisfaction", "safety_satisfaction", "social_satisfaction",
+    "current_need", "position", "activity", "category", "currency", "income", "consumption",
+    "work_hours", "worked_today", "transfers", "evacuating", "alert", "knowledge",
+    "trust_government", "plan", "attitude",
+)
+
+
+@runtime_checkable
+class Block(Protocol):
+    """One part of an agent's behaviour, run once per tick in the agent's block order."""
+
+    name: str
+
+    async def forward(self, ctx: AgentContext) -> None: ...
+
+
+class Agent:
+    """An agent: id, profile, memory views, blocks, own RNG and cached hot state."""
+
+    __slots__ = ("blocks", "dirty", "id", "memory", "profile", "rng", "state")
+
+    def __init__(self, profile: Profile, memory: AgentMemory, blocks: list[Block],
+                 rng: random.Random, state: dict[str, Any]) -> None:
+        self.id = profile.id
+        self.profile = profile
+        self.memory = memory
+        self.blocks = blocks
+        self.rng = rng
+        self.state = state
+        self.dirty: set[str] = set()
+
+    def set(self, key: str, value: Any) -> None:
+        """Change a hot state value; written to the KV memory at the end of the tick."""
+        self.state[key] = value
+        self.dirty.add(key)
+
+    async def refresh(self, *keys: str) -> None:
+        """Re-read keys a cognition function wrote straight into the KV memory."""
+        for key in keys:
+            self.state[key] = await self.memory.status.get(key)
+
+    async def step(self, ctx: AgentContext) -> None:
+        """Run every block once, in order."""
+        for block in self.blocks:
+            await block.forward(ctx)
+
+
+@dataclass(slots=True)
+class AgentContext:
+    """What a block sees for one agent in one tick."""
+
+    agent: Agent
+    time: SimTime
+    env: EnvironmentView
+    llm: LLMGateway
+    scenario: ScenarioConfig
+    population: Population
+    results: ResultsWriter
+    reflector: Reflector
+    outbox: list[Message]
+    inbox: list[Message] = field(default_factory=list)
+    events: list[Intervention] = field(default_factory=list)
+
+    @property
+    def rng(self) -> random.Random:
+        return self.agent.rng
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.agent.state
+
+    @property
+    def tick_hours(self) -> float:
+        return self.scenario.tick_minutes / 60.0
+
+    def send(self, recipient: int, kind: str, payload: dict[str, Any]) -> None:
+        """Queue a message for another agent (delivered at the next tick, any group)."""
+        self.outbox.append(Message(tick=self.time.tick, sender=self.agent.id,
+                                   recipient=recipient, kind=kind, payload=payload))
+
+    def event(self, kind: str, detail: str = "") -> None:
+        """Record a row in the `events` results table."""
+        self.results.add("events", (self.time.tick, self.agent.id, kind, detail))
+
+    async def remember(self, topic: str, text: str, importance: float,
+                       location: str | None = None) -> int:
+        """Add to the agent's stream and count it towards reflection."""
+        self.reflector.note(self.agent.id, importance)
+        return await self.agent.memory.stream.add(topic, text, importance=importance,
+                                                  location=location)

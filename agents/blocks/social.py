@@ -1,0 +1,140 @@
+"""Social block: messages received (chats, posts, encounters), dialogue at encounters and
+with friends (one LLM utterance per turn, remembered by both sides), facts spreading through
+what is said, and stance posts read by friends (echo chamber) or by anyone."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from societas.agents.cognition.persona import recall
+from societas.agents.cognition.prompts import messages
+from societas.agents.llm.tasks import DialogueTurn
+from societas.agents.scenario import ScenarioConfig
+
+if TYPE_CHECKING:
+    from societas.agents.agent import AgentContext
+    from societas.agents.runtime.protocol import Message
+
+CHAT_RESTORE, SPEAK_RESTORE = 0.15, 0.1
+
+
+def stance_text(topic: str, value: float) -> str:
+    """What an agent posts about `topic` given its stance 0..10."""
+    if value >= 6.0:
+        return f"I support {topic}: it is good and fair."
+    if value <= 4.0:
+        return f"I oppose {topic}: it is bad and harmful."
+    return f"I am unsure about {topic}."
+
+
+class SocialBlock:
+    """Perceive the inbox, then talk, message and post."""
+
+    name = "social"
+
+    def __init__(self, scenario: ScenarioConfig) -> None:
+        self.scenario = scenario
+        self.cfg = scenario.social
+        self.exposure = scenario.exposure
+        self.fact_text = {f.id: f.text for f in scenario.facts}
+
+    async def forward(self, ctx: AgentContext) -> None:
+        s = ctx.state
+        for ev in ctx.events:
+            if ev.kind == "fact" and ev.fact is not None:
+                await self.learn(ctx, ev.fact, -1)
+        met: list[Message] = []
+        for msg in ctx.inbox:
+            if msg.kind == "chat":
+                await self._heard(ctx, msg)
+            elif msg.kind == "post":
+                await self._read(ctx, msg)
+            elif msg.kind == "encounter":
+                met.append(msg)
+        if s["category"] == "sleep":
+            return
+        friends = ctx.population.friends[ctx.agent.id]
+        friend_ids = {f for f, _ in friends}
+        if self.cfg.encounters:
+            for enc in met:
+                p = (self.cfg.friend_chat_prob if enc.sender in friend_ids
+                     else self.cfg.chat_prob * ctx.agent.profile.sociability)
+                if ctx.rng.random() < p:
+                    await self.speak(ctx, enc.sender, "encounter", enc.payload.get("place", ""))
+        if friends and self.cfg.message_prob > 0 and ctx.rng.random() < self.cfg.message_prob:
+            (friend,) = ctx.rng.choices([f for f, _ in friends], [w for _, w in friends])
+            await self.speak(ctx, friend, "message", "")
+        if self.exposure.enabled and ctx.rng.random() < self.exposure.post_prob:
+            self._post(ctx, [f for f, _ in friends])
+
+    async def learn(self, ctx: AgentContext, fact: str, source: int) -> bool:
+        """Add a fact to the agent's knowledge; True if it is new."""
+        known = ctx.state["knowledge"]
+        if fact in known:
+            return False
+        ctx.agent.set("knowledge", [*known, fact])
+        ctx.results.add("knowledge", (ctx.time.tick, ctx.agent.id, fact, source))
+        if source < 0:
+            await ctx.remember("fact", self.fact_text.get(fact, fact), 0.7,
+                               location=ctx.state["position"])
+        return True
+
+    async def speak(self, ctx: AgentContext, listener: int, channel: str, place: str) -> None:
+        """One utterance to `listener` (LLM), shared facts attached; remembered by both."""
+        agent, s = ctx.agent, ctx.state
+        other = ctx.population.profiles[listener]
+        facts = sorted(s["knowledge"]) if self.cfg.share_facts else []
+        hits = await recall(agent.memory, f"news for {other.name}", top_k=2)
+        memories = [self.fact_text.get(f, f) for f in facts] + [h.text for h in hits]
+        me = agent.profile
+        system = {"name": me.name, "profile": f"age: {me.age}, occupation: {me.occupation}, "
+                                               f"personality: {me.personality}"}
+        out = await ctx.llm.json(
+            messages("dialogue_turn", system, speaker=me.name, listener=other.name,
+                     topic_line="", memories="\n".join(f"- {m}" for m in memories) or "(none)",
+                     history="(just met)"),
+            DialogueTurn, task="dialogue_turn",
+            context={"speaker": me.name, "listener": other.name, "topic": None,
+                     "memories": memories, "history": [], "turn": 0, "max_turns": 1},
+            seed=self.scenario.seed * 7919 + agent.id * 31 + ctx.time.tick,
+            fallback=lambda: DialogueTurn(utterance="Hello!", end=True),
+        )
+        text = out.utterance
+        ctx.send(listener, "chat", {"text": text, "facts": facts, "place": place,
+                                    "channel": channel, "name": me.name})
+        ctx.results.add("dialogues", (ctx.time.tick, agent.id, listener, place, channel, text,
+                                      ",".join(facts)))
+        agent.set("social_satisfaction", min(1.0, s["social_satisfaction"] + SPEAK_RESTORE))
+        await ctx.remember("dialogue", f"I told {other.name}: {text}", 0.3,
+                           location=place or None)
+
+    async def _heard(self, ctx: AgentContext, msg: Message) -> None:
+        s, p = ctx.state, msg.payload
+        new = [f for f in p.get("facts", []) if await self.learn(ctx, f, msg.sender)]
+        s_val = min(1.0, s["social_satisfaction"] + CHAT_RESTORE)
+        ctx.agent.set("social_satisfaction", s_val)
+        await ctx.remember("dialogue", f"{p.get('name', msg.sender)} told me: {p.get('text', '')}",
+                           0.5 if new else 0.3, location=p.get("place") or None)
+
+    def _post(self, ctx: AgentContext, friends: list[int]) -> None:
+        n = len(ctx.population)
+        me = ctx.agent.id
+        if self.exposure.echo_chamber:
+            readers = ctx.rng.sample(friends, min(self.exposure.audience, len(friends)))
+        else:
+            readers = [r for r in (ctx.rng.randrange(n) for _ in range(self.exposure.audience))
+                       if r != me]
+        for topic in self.scenario.topics:
+            value = float(ctx.state["attitude"].get(topic.name, 5.0))
+            payload = {"topic": topic.name, "value": value, "name": ctx.agent.profile.name,
+                       "text": stance_text(topic.name, value)}
+            for reader in sorted(set(readers)):
+                ctx.send(reader, "post", payload)
+
+    async def _read(self, ctx: AgentContext, msg: Message) -> None:
+        p = msg.payload
+        mine = float(ctx.state["attitude"].get(p["topic"], 5.0))
+        if self.exposure.echo_chamber and abs(mine - float(p["value"])) > self.exposure.tolerance:
+            return
+        await ctx.remember("post", f"{p['name']} posted: {p['text']}", 0.3)
+        ctx.state["_exposed"] = True

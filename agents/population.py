@@ -1,0 +1,231 @@
+"""Seeded generation of the whole society: places, profiles and the social network.
+
+Every group regenerates the same population from the scenario and the seed and keeps only
+its own agents, so nothing but agent ids has to be shipped to a group, and intervention
+selectors see the whole population the same way in every group.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from societas.agents.environment import Place, TownMap
+from societas.agents.scenario import ScenarioConfig, Selector
+
+FIRST = ("Ada", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gia", "Hugo", "Ines", "Jon", "Kim",
+         "Leo", "Mia", "Noah", "Olga", "Paul", "Quin", "Rosa", "Sam", "Tara", "Umar", "Vera",
+         "Will", "Xia", "Yara", "Zed")
+LAST = ("Adams", "Brown", "Chen", "Diaz", "Evans", "Fox", "Garcia", "Hill", "Ito", "Jones",
+        "Khan", "Lopez", "Moore", "Nagy", "Owens", "Patel", "Quinn", "Rossi", "Smith", "Tanaka")
+PERSONALITIES = ("outgoing and curious", "calm and careful", "anxious and conscientious",
+                 "friendly and talkative", "reserved and analytical", "stubborn and proud")
+NO_WORK = ("unemployed", "retired")
+
+
+@dataclass(slots=True)
+class Profile:
+    """One agent's generated traits and its places."""
+
+    id: int
+    name: str
+    age: int
+    gender: str
+    occupation: str
+    income: float
+    personality: str
+    home: str
+    work: str
+    shelter: str
+    leisure: str
+    shop: str
+    trust: float
+    stubbornness: float
+    sociability: float
+    attitudes: dict[str, float] = field(default_factory=dict)
+
+    def kv(self) -> dict[str, Any]:
+        """Initial KV memory values of this agent."""
+        return {
+            "name": self.name, "age": self.age, "gender": self.gender,
+            "occupation": self.occupation, "income": round(self.income, 2),
+            "personality": self.personality, "home": self.home, "work": self.work,
+            "position": self.home, "attitude": dict(self.attitudes),
+            "currency": round(self.income * 0.5, 2), "trust_government": self.trust,
+        }
+
+
+@dataclass
+class Population:
+    """The generated society: town map, profiles by id, friend lists with tie strength."""
+
+    town: TownMap
+    profiles: list[Profile]
+    friends: dict[int, list[tuple[int, float]]]
+
+    def __len__(self) -> int:
+        return len(self.profiles)
+
+    def select(self, sel: Selector, salt: int, seed: int) -> set[int]:
+        """Agent ids matching a selector; `fraction`/`count` are seeded by (seed, salt)."""
+        ids = [p.id for p in self.profiles if _matches(p, sel)]
+        if sel.ids is not None:
+            wanted = set(sel.ids)
+            ids = [i for i in ids if i in wanted]
+        rng = np.random.default_rng([seed, salt, 7])
+        if sel.fraction is not None:
+            draws = rng.random(len(self.profiles))
+            ids = [i for i in ids if draws[i] < sel.fraction]
+        if sel.count is not None and len(ids) > sel.count:
+            ids = sorted(rng.choice(ids, size=sel.count, replace=False).tolist())
+        return set(ids)
+
+
+def _matches(p: Profile, s: Selector) -> bool:
+    return not (
+        (s.occupation is not None and p.occupation not in s.occupation)
+        or (s.income_below is not None and p.income >= s.income_below)
+        or (s.income_above is not None and p.income <= s.income_above)
+        or (s.age_min is not None and p.age < s.age_min)
+        or (s.age_max is not None and p.age > s.age_max)
+    )
+
+
+def _scaled(count: int, n_agents: int, per: int | None) -> int:
+    return count if per is None else max(1, round(count * n_agents / per))
+
+
+def build_town(cfg: ScenarioConfig, rng: np.random.Generator) -> TownMap:
+    """Homes for the households plus workplaces, shops, cafes, parks and shelters."""
+    n, m = cfg.agents.count, cfg.map
+    counts = {
+        "home": math.ceil(n / cfg.agents.household_size),
+        "work": _scaled(m.workplaces, n, m.per_agents),
+        "shop": _scaled(m.shops, n, m.per_agents),
+        "cafe": _scaled(m.cafes, n, m.per_agents),
+        "park": _scaled(m.parks, n, m.per_agents),
+        "shelter": _scaled(m.shelters, n, m.per_agents),
+    }
+    places = []
+    for kind, k in counts.items():
+        xy = rng.random((k, 2)) * m.size_km
+        places += [Place(id=f"{kind}-{i}", kind=kind, x=float(x), y=float(y))
+                   for i, (x, y) in enumerate(xy)]
+    return TownMap(places)
+
+
+def _attitudes(cfg: ScenarioConfig, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    out = {}
+    for topic in cfg.topics:
+        if topic.initial == "uniform":
+            values = rng.uniform(0, 10, n)
+        elif topic.initial == "bimodal":
+            side = rng.random(n) < 0.5
+            values = np.where(side, rng.normal(3.0, topic.sd, n), rng.normal(7.0, topic.sd, n))
+        else:
+            values = rng.normal(topic.mean, topic.sd, n)
+        out[topic.name] = np.clip(values, 0.0, 10.0).round(3)
+    return out
+
+
+def generate(cfg: ScenarioConfig) -> Population:
+    """The whole society for this scenario and seed (deterministic)."""
+    rng = np.random.default_rng([cfg.seed, 1])
+    pop = cfg.agents
+    n = pop.count
+    town = build_town(cfg, rng)
+    ages = np.clip(rng.normal(pop.age_mean, pop.age_sd, n), pop.age_min, pop.age_max).astype(int)
+    jobs = list(pop.occupations)
+    weights = np.array([pop.occupations[j] for j in jobs], dtype=float)
+    occ = rng.choice(len(jobs), size=n, p=weights / weights.sum())
+    incomes = pop.income_median * np.exp(rng.normal(0.0, pop.income_sigma, n))
+    trust = rng.beta(*pop.trust_government, n)
+    stubborn = rng.uniform(0.1, 0.9, n)
+    sociable = rng.uniform(0.2, 1.0, n)
+    attitudes = _attitudes(cfg, rng, n)
+    homes, works = town.of_kind("home"), town.of_kind("work")
+    home_of = rng.permutation(np.arange(n) % len(homes))
+    work_of = rng.integers(0, len(works), n)
+    profiles = []
+    for i in range(n):
+        occupation = jobs[occ[i]]
+        if ages[i] >= pop.retirement_age:
+            occupation = "retired"
+        home = homes[home_of[i]]
+        employed = occupation not in NO_WORK
+        income = float(incomes[i]) if employed else float(incomes[i]) * 0.35
+        profiles.append(Profile(
+            id=i,
+            name=f"{FIRST[i % len(FIRST)]} {LAST[(i // len(FIRST)) % len(LAST)]} {i}",
+            age=int(ages[i]),
+            gender=("female", "male")[int(rng.random() < 0.5)],
+            occupation=occupation,
+            income=round(income, 2),
+            personality=PERSONALITIES[int(rng.integers(len(PERSONALITIES)))],
+            home=home.id,
+            work=works[work_of[i]].id if employed else "",
+            shelter=town.nearest(home, "shelter").id,
+            leisure=town.nearest(home, "cafe" if rng.random() < 0.6 else "park").id,
+            shop=town.nearest(home, "shop").id,
+            trust=round(float(trust[i]), 4),
+            stubbornness=round(float(stubborn[i]), 4),
+            sociability=round(float(sociable[i]), 4),
+            attitudes={t: float(v[i]) for t, v in attitudes.items()},
+        ))
+    friends = social_network(cfg, profiles, rng)
+    return Population(town=town, profiles=profiles, friends=friends)
+
+
+def _ws(n: int, k: int, p: float, seed: int, kind: str) -> nx.Graph:
+    if kind == "random":
+        return nx.gnm_random_graph(n, n * k // 2, seed=seed)
+    return nx.watts_strogatz_graph(n, min(k, n - 1), p, seed=seed)
+
+
+def social_network(cfg: ScenarioConfig, profiles: list[Profile], rng: np.random.Generator
+                   ) -> dict[int, list[tuple[int, float]]]:
+    """Small world over agents ordered by a trait mixed with noise (homophily), plus an
+    optional separate small world of the last `isolated` agents (a disconnected component)."""
+    net, n = cfg.network, len(profiles)
+    friends: dict[int, list[tuple[int, float]]] = {i: [] for i in range(n)}
+    if net.kind == "none":
+        return friends
+    main_n = n - net.isolated
+    trait = {
+        "attitude": [next(iter(p.attitudes.values()), 5.0) for p in profiles[:main_n]],
+        "age": [float(p.age) for p in profiles[:main_n]],
+        "income": [p.income for p in profiles[:main_n]],
+    }[net.homophily_on]
+    ranks = np.argsort(np.argsort(np.asarray(trait))) / max(1, main_n - 1)
+    key = net.homophily * ranks + (1 - net.homophily) * rng.random(main_n)
+    order = np.argsort(key, kind="stable")
+    parts = [(order.tolist(), _ws(main_n, net.k, net.rewire_p, cfg.seed, net.kind))]
+    if net.isolated >= 2:
+        iso = list(range(main_n, n))
+        k = min(net.k, max(2, net.isolated - 1))
+        parts.append((iso, _ws(net.isolated, k, net.rewire_p, cfg.seed + 1, net.kind)))
+    strength = rng.uniform(0.3, 1.0, size=n * net.k * 2 + 16)
+    s = 0
+    for members, graph in parts:
+        for a, b in sorted(graph.edges()):
+            u, v = members[a], members[b]
+            w = round(float(strength[s % len(strength)]), 3)
+            s += 1
+            friends[u].append((v, w))
+            friends[v].append((u, w))
+    return {i: sorted(f) for i, f in friends.items()}
+
+
+@lru_cache(maxsize=4)
+def _cached(json_cfg: str) -> Population:
+    return generate(ScenarioConfig.model_validate_json(json_cfg))
+
+
+def population_for(cfg: ScenarioConfig) -> Population:
+    """`generate`, memoised per process (in-process groups share one population)."""
+    return _cached(cfg.model_dump_json(exclude={"groups", "memory", "llm", "results"}))

@@ -1,0 +1,257 @@
+"""GroupEngine: one group of agents stepping tick by tick, in process (implements GroupHandle).
+
+It owns a `GroupMemory` (under `RUN_DIR/memory`), an `LLMGateway` (rules by default), its
+agents and a results writer. `step` runs every agent's blocks concurrently under
+`asyncio.gather`, so the memory's micro-batchers and the gateway coalesce their calls; hot
+state goes back to the KV memory in one `update_many` per tick. The Ray runtime wraps this
+class in an actor; `--local` calls it directly through the same coordinator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Literal
+
+import psutil
+
+from societas.agents.agent import HOT_KEYS, SIM_MEMORY_CONFIG, Agent, AgentContext
+from societas.agents.blocks import NEED_KEYS, default_blocks
+from societas.agents.cognition import ReflectionConfig, Reflector
+from societas.agents.environment import EnvironmentView, SimTime
+from societas.agents.llm import LLMGateway
+from societas.agents.population import Population, population_for
+from societas.agents.runtime.protocol import GroupStats, Message, StepResult
+from societas.agents.runtime.results import ResultsWriter
+from societas.agents.scenario import Intervention, ScenarioConfig, load_scenario
+from societas.memory import GroupMemory
+from societas.memory.embedding import Embedder
+
+Concurrency = Literal["gather", "sequential"]
+
+
+def agent_seed(seed: int, agent_id: int) -> int:
+    """The seed of one agent's RNG: independent of the group that runs it."""
+    return (seed * 1_000_003 + agent_id) * 2_654_435_761 % 2**63
+
+
+class GroupEngine:
+    """A group of agents with its memory, gateway and results writer."""
+
+    def __init__(self, scenario: ScenarioConfig | dict[str, Any] | str | Path, group_id: int,
+                 agent_ids: list[int], run_dir: str | Path, *, embedder: Embedder | None = None,
+                 llm: LLMGateway | None = None, concurrency: Concurrency = "gather") -> None:
+        self.scenario = load_scenario(scenario)
+        self.group_id = group_id
+        self.agent_ids = sorted(agent_ids)
+        self.run_dir = Path(run_dir)
+        self.concurrency = concurrency
+        self._embedder = embedder
+        self.llm = llm or LLMGateway(self.scenario.llm)
+        self._own_llm = llm is None
+        self.memory: GroupMemory | None = None
+        self.population: Population | None = None
+        self.agents: dict[int, Agent] = {}
+        self.events_at: dict[int, list[tuple[Intervention, set[int]]]] = defaultdict(list)
+        self.danger = False
+        self.reflector = Reflector(self.llm, ReflectionConfig(
+            threshold=self.scenario.cognition.reflection_threshold))
+        res = self.scenario.results
+        self.results = ResultsWriter(self.run_dir, group_id, res.flush_every, res.compression)
+        self._llm_seen = (0, 0, 0)
+        self._adds_seen = 0
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+    async def setup(self) -> None:
+        """Generate the population, register this group's agents in memory, build agents."""
+        sc = self.scenario
+        self.population = pop = population_for(sc)
+        mem_cfg = sc.memory.model_copy(update={"group_id": self.group_id})
+        self.memory = GroupMemory(mem_cfg, SIM_MEMORY_CONFIG, root=self.run_dir / "memory",
+                                  embedder=self._embedder)
+        profiles = {i: pop.profiles[i].kv() for i in self.agent_ids}
+        for i in self.agent_ids:
+            profiles[i]["social_network"] = [[f, w] for f, w in pop.friends[i]]
+        await self.memory.add_agents(profiles)
+        blocks = default_blocks(sc)
+        for i in self.agent_ids:
+            view = self.memory.agent(i)
+            state = {k: self.memory.kv_get(i, k) for k in HOT_KEYS}
+            self.agents[i] = Agent(pop.profiles[i], view, blocks,
+                                   random.Random(agent_seed(sc.seed, i)), state)
+        mine = set(self.agent_ids)
+        for n, iv in enumerate(sc.interventions):
+            self.events_at[iv.tick].append((iv, pop.select(iv.select, n, sc.seed) & mine))
+
+    async def close(self) -> None:
+        """Flush results, close memory and the gateway (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.results.flush()
+        if self.memory is not None:
+            await self.memory.flush()
+            await self.memory.close()
+        if self._own_llm:
+            await self.llm.aclose()
+
+    # ------------------------------------------------------------------ tick
+    async def step(self, tick: int, inbox: list[Message]) -> StepResult:
+        """Run one tick for every agent of the group and report outbox, positions, stats."""
+        assert self.memory is not None and self.population is not None, "call setup() first"
+        started = time.perf_counter()
+        sc = self.scenario
+        now = SimTime.of(tick, sc.tick_seconds, sc.start_hour)
+        self.memory.clock.set(now.day, now.t)
+        events_by_agent: dict[int, list[Intervention]] = defaultdict(list)
+        for iv, selected in self.events_at.get(tick, []):
+            if iv.kind == "event" and iv.danger:
+                self.danger = True
+            if iv.kind == "event" and iv.all_clear:
+                self.danger = False
+            for agent_id in sorted(selected):
+                if iv.kind == "set":
+                    for key, value in (iv.values or {}).items():
+                        self._set(agent_id, key, value)
+                else:
+                    events_by_agent[agent_id].append(iv)
+        inbox_by_agent: dict[int, list[Message]] = defaultdict(list)
+        for msg in sorted(inbox, key=Message.sort_key):
+            if msg.recipient in self.agents:
+                inbox_by_agent[msg.recipient].append(msg)
+        env = EnvironmentView(self.population.town, now, self.danger)
+        outbox: list[Message] = []
+        contexts = [
+            AgentContext(agent=agent, time=now, env=env, llm=self.llm, scenario=sc,
+                         population=self.population, results=self.results,
+                         reflector=self.reflector, outbox=outbox,
+                         inbox=inbox_by_agent.get(i, []), events=events_by_agent.get(i, []))
+            for i, agent in self.agents.items()
+        ]
+        if self.concurrency == "gather":
+            await asyncio.gather(*(c.agent.step(c) for c in contexts))
+        else:
+            for c in contexts:
+                await c.agent.step(c)
+        await self._write_back()
+        self._record(tick)
+        self.results.end_tick(tick)
+        outbox.sort(key=Message.sort_key)
+        return StepResult(
+            outbox=outbox,
+            positions={i: a.state["position"] for i, a in self.agents.items()},
+            stats=self._stats(tick, len(outbox), time.perf_counter() - started),
+        )
+
+    def _set(self, agent_id: int, key: str, value: Any) -> None:
+        agent = self.agents[agent_id]
+        assert self.memory is not None
+        self.memory.check_update(agent_id, key, value, "replace")  # type errors name the key
+        agent.set(key, value)
+
+    async def _write_back(self) -> None:
+        """Every agent's changed hot state in one batched, validated KV write."""
+        assert self.memory is not None
+        check = self.memory.check_update
+        updates = []
+        for i, agent in self.agents.items():
+            if agent.dirty:
+                updates += [check(i, k, agent.state[k], "replace") for k in sorted(agent.dirty)]
+                agent.dirty.clear()
+        if updates:
+            await self.memory.update_many(updates)
+
+    def _record(self, tick: int) -> None:
+        """Per-agent rows of this tick: state, needs, attitudes."""
+        add, town = self.results.add, self.population.town  # type: ignore[union-attr]
+        topics = [t.name for t in self.scenario.topics]
+        for i, a in self.agents.items():
+            s = a.state
+            pos = s["position"]
+            add("agent_state", (tick, i, pos, town.kind_of(pos), s["activity"], s["category"],
+                                s["current_need"], s["currency"], s["income"], s["consumption"],
+                                s["work_hours"], s["worked_today"], s["transfers"],
+                                s["evacuating"], s.get("_emotion", "")))
+            n = [s[key] for key in NEED_KEYS.values()]
+            add("needs", (tick, i, n[1], n[2], n[0], n[3], s["current_need"]))
+            for topic in topics:
+                add("attitudes", (tick, i, topic, float(s["attitude"].get(topic, 5.0))))
+
+    def _stats(self, tick: int, messages_out: int, seconds: float) -> GroupStats:
+        assert self.memory is not None
+        models = self.llm.accounting.models.values()
+        req = sum(m.requests for m in models)
+        pt = sum(m.prompt_tokens for m in models)
+        ct = sum(m.completion_tokens for m in models)
+        r0, p0, c0 = self._llm_seen
+        self._llm_seen = (req, pt, ct)
+        counters = self.memory.counters
+        adds = counters["adds"] - self._adds_seen
+        self._adds_seen = counters["adds"]
+        self.results.add("llm", (tick, self.group_id, req - r0, pt - p0, ct - c0, adds))
+        errors = sum(v for k, v in self.llm.accounting.events.items()
+                     if k.startswith(("json.fallback", "json.failed", "http.failed")))
+        return GroupStats(
+            group_id=self.group_id, tick=tick, agent_steps=len(self.agents),
+            step_seconds=seconds, llm_requests=req - r0, llm_tokens=(pt - p0) + (ct - c0),
+            llm_errors=errors, embeddings=counters["embedded_texts"],
+            vector_upserts=counters["vector_upserts"], vector_queries=counters["vector_queries"],
+            memories_by_tier={"hot": len(self.memory.hot)}, messages_out=messages_out,
+            rss_bytes=psutil.Process(os.getpid()).memory_info().rss,
+            extra={"memories_added": float(adds)},
+        )
+
+    # ------------------------------------------------------------------ checkpoints
+    async def checkpoint(self, directory: str) -> dict[str, Any]:
+        """Write agent hot state, RNG states and reflection accumulators as JSON (the memory
+        stream and vectors stay where the memory persists them)."""
+        await self._write_back()
+        self.results.flush()
+        assert self.memory is not None
+        await self.memory.flush()
+        state = {
+            "group_id": self.group_id, "danger": self.danger,
+            "agents": {str(i): {"state": {k: v for k, v in a.state.items()
+                                          if not k.startswith("_") or k in _SCRATCH},
+                                "rng": list(a.rng.getstate()[1]),
+                                "rng_version": a.rng.getstate()[0],
+                                "rng_gauss": a.rng.getstate()[2]}
+                       for i, a in self.agents.items()},
+            "reflection": {str(k): v for k, v in self.reflector.accumulated.items()},
+        }
+        path = Path(directory) / f"group-{self.group_id:04d}.json"
+        await asyncio.to_thread(_write_atomic, path, state)
+        return {"group_id": self.group_id, "file": path.name, "agents": len(self.agents)}
+
+    async def restore(self, directory: str) -> None:
+        """Load what `checkpoint` wrote (call after `setup`)."""
+        path = Path(directory) / f"group-{self.group_id:04d}.json"
+        data = json.loads(await asyncio.to_thread(path.read_text))
+        self.danger = bool(data["danger"])
+        for key, entry in data["agents"].items():
+            agent = self.agents[int(key)]
+            agent.state.update(entry["state"])
+            agent.dirty.update(k for k in entry["state"] if not k.startswith("_"))
+            agent.rng.setstate((entry["rng_version"], tuple(entry["rng"]), entry["rng_gauss"]))
+        self.reflector.accumulated = {int(k): v for k, v in data["reflection"].items()}
+        await self._write_back()
+
+
+_SCRATCH = ("_econ_day", "_exposed", "_emotion", "_target")
+
+
+def _write_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON, fsync, rename: a reader never sees a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    with open(tmp, "w") as fh:
+        json.dump(data, fh, sort_keys=True)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

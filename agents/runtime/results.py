@@ -1,0 +1,103 @@
+"""Per-tick results as Parquet: fixed schemas, sorted rows, no wall-clock values.
+
+Each group buffers rows and writes one file per table every `flush_every` ticks under
+`RUN_DIR/results/<table>/group-<g>/ticks-<first>-<last>.parquet` (zstd). Rows are sorted and
+schemas fixed, so the same seed gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+_I, _F, _S, _B = pa.int64(), pa.float64(), pa.string(), pa.bool_()
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "agent_state": pa.schema([
+        ("tick", _I), ("agent_id", _I), ("place", _S), ("place_kind", _S), ("activity", _S),
+        ("category", _S), ("current_need", _S), ("currency", _F), ("income", _F),
+        ("consumption", _F), ("work_hours", _F), ("worked_today", _F), ("transfers", _F),
+        ("evacuating", _B), ("emotion", _S),
+    ]),
+    "needs": pa.schema([
+        ("tick", _I), ("agent_id", _I), ("hunger", _F), ("energy", _F), ("safety", _F),
+        ("social", _F), ("current_need", _S),
+    ]),
+    "events": pa.schema([("tick", _I), ("agent_id", _I), ("kind", _S), ("detail", _S)]),
+    "dialogues": pa.schema([
+        ("tick", _I), ("speaker", _I), ("listener", _I), ("place", _S), ("channel", _S),
+        ("text", _S), ("facts", _S),
+    ]),
+    "attitudes": pa.schema([("tick", _I), ("agent_id", _I), ("topic", _S), ("value", _F)]),
+    "knowledge": pa.schema([("tick", _I), ("agent_id", _I), ("fact", _S), ("source", _I)]),
+    "llm": pa.schema([
+        ("tick", _I), ("group_id", _I), ("requests", _I), ("prompt_tokens", _I),
+        ("completion_tokens", _I), ("memories_added", _I),
+    ]),
+}
+TABLES = tuple(SCHEMAS)
+
+
+class ResultsWriter:
+    """Buffers rows (tuples in schema order) per table and writes sorted Parquet files."""
+
+    def __init__(self, run_dir: Path, group_id: int, flush_every: int = 12,
+                 compression: str = "zstd") -> None:
+        self.root = Path(run_dir) / "results"
+        self.group_id = group_id
+        self.flush_every = flush_every
+        self.compression = None if compression == "none" else compression
+        self.rows: dict[str, list[tuple[Any, ...]]] = {t: [] for t in TABLES}
+        self.first_tick: int | None = None
+        self.files_written = 0
+
+    def add(self, table: str, row: tuple[Any, ...]) -> None:
+        """Append one row; `table` must be one of TABLES."""
+        self.rows[table].append(row)
+
+    def end_tick(self, tick: int) -> None:
+        """Flush when `flush_every` ticks are buffered."""
+        if self.first_tick is None:
+            self.first_tick = tick
+        if tick - self.first_tick + 1 >= self.flush_every:
+            self.flush(tick)
+
+    def flush(self, last_tick: int | None = None) -> None:
+        """Write every non-empty buffered table and clear the buffers."""
+        if self.first_tick is None:
+            return
+        last = self.first_tick if last_tick is None else last_tick
+        for table, rows in self.rows.items():
+            if not rows:
+                continue
+            rows.sort(key=_sort_key)
+            schema = SCHEMAS[table]
+            columns = list(zip(*rows, strict=True))
+            data = pa.table([pa.array(c, type=f.type) for c, f in zip(columns, schema,
+                                                                      strict=True)],
+                            schema=schema)
+            folder = self.root / table / f"group-{self.group_id:04d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"ticks-{self.first_tick:06d}-{last:06d}.parquet"
+            pq.write_table(data, path, compression=self.compression)
+            self.files_written += 1
+            rows.clear()
+        self.first_tick = None
+
+
+def _sort_key(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple("" if v is None else v for v in row)
+
+
+def read_table(run_dir: str | Path, table: str) -> pa.Table:
+    """All groups' files of one table, concatenated and sorted (empty table if none)."""
+    files = sorted((Path(run_dir) / "results" / table).glob("group-*/*.parquet"))
+    schema = SCHEMAS[table]
+    if not files:
+        return schema.empty_table()
+    data = pa.concat_tables([pq.read_table(f, schema=schema) for f in files])
+    keys = [(name, "ascending") for name in schema.names]
+    return data.sort_by(keys)
