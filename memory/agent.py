@@ -89,8 +89,10 @@ class StreamMemory:
         day_range: tuple[int, int] | None = None,
         time_range: tuple[float, float] | None = None,
         location: str | None = None,
+        tiers: Sequence[str] = ("hot", "warm"),
     ) -> list[MemoryHit]:
-        """Best memories for `query`, optionally within a topic, days, times of day, place."""
+        """Best memories for `query`, optionally within a topic, days, times of day, place;
+        `tiers=("hot", "warm", "cold")` also searches the cold Parquet tier."""
         request = SearchRequest(
             agent_id=self.agent_id,
             query=query,
@@ -99,6 +101,7 @@ class StreamMemory:
             day_range=day_range,
             time_range=time_range,
             location=location,
+            tiers=tuple(tiers),
         )
         return await self._group.submit_search(request)
 

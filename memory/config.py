@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from societas.memory.embedding.config import EmbeddingConfig
 from societas.memory.scoring import RetrievalConfig
+from societas.memory.tiering import TierConfig
 from societas.memory.vectorstores.config import VectorStoreConfig
 
 AttributeType = Literal["str", "int", "float", "bool", "list", "dict"]
@@ -179,6 +180,7 @@ class GroupMemoryConfig(BaseModel):
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     vector_store: VectorStoreConfig = Field(default_factory=VectorStoreConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    tiers: TierConfig = Field(default_factory=TierConfig)
     default_importance: float = Field(0.5, ge=0.0, le=1.0)
     batch_yields: int = Field(
         1,

@@ -7,7 +7,9 @@ micro-batchers so agents stepping concurrently share those batched calls.
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import dataclasses
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -15,12 +17,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from societas.memory import tiering
 from societas.memory.agent import AgentMemory
 from societas.memory.batching import MicroBatcher
 from societas.memory.citizen import CITIZEN_MEMORY_CONFIG
 from societas.memory.clock import SECONDS_PER_DAY, SimClock
+from societas.memory.cold import ColdStore, cold_relevance
 from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
-from societas.memory.embedding import Embedder, build_embedder
+from societas.memory.embedding import Embedder, TextVectors, build_embedder
 from societas.memory.hot_store import HotStore
 from societas.memory.records import (
     AddRequest,
@@ -30,7 +34,7 @@ from societas.memory.records import (
     MemoryRecord,
     SearchRequest,
 )
-from societas.memory.scoring import mmr_select
+from societas.memory.scoring import mmr_select, retrieval_score
 from societas.memory.vectorstores import (
     MemoryPoint,
     PointFilter,
@@ -75,8 +79,7 @@ class GroupMemory:
         self.embedder: Embedder = embedder or build_embedder(self.config.embedding)
         dense, sparse = self.embedder.dense_size, self.embedder.has_sparse
         group_id = self.config.group_id
-        edge = self.config.vector_store.backend == "edge"
-        if root is None and edge and self.config.vector_store.path is None:
+        if root is None:
             root = Path(tempfile.mkdtemp(prefix="societas-memory-"))
         self.root = root
         base = self.config.vector_store.path or root
@@ -89,6 +92,9 @@ class GroupMemory:
         )
         self.normalization = self.config.retrieval.resolved_normalization(dense is not None, sparse)
         self.hot = HotStore()
+        self.cold = ColdStore(root / "cold", group_id, self.config.tiers.cold_day_window)
+        self.journal = tiering.MigrationJournal(self.cold.dir)
+        self.warm_counts: dict[int, int] = {}
         self._kv: dict[str, dict[int, Any]] = {key: {} for key in memory_config.attributes}
         self._kv_point: dict[tuple[int, str], int] = {}
         self._agents: set[int] = set()
@@ -101,6 +107,7 @@ class GroupMemory:
             "embedded_texts": 0,
             "vector_upserts": 0,
             "vector_queries": 0,
+            "migrated_to_cold": 0,
         }
         yields = self.config.batch_yields
         self._add_batcher = MicroBatcher(self.add_many, yields)
@@ -300,13 +307,19 @@ class GroupMemory:
             t,
             now,
         )
+        for r in requests:
+            self.warm_counts[r.agent_id] = self.warm_counts.get(r.agent_id, 0) + 1
         self.counters["adds"] += len(requests)
         self.counters["embedded_texts"] += len(texts)
         self.counters["vector_upserts"] += len(points)
         return ids
 
     async def search_many(self, requests: Sequence[SearchRequest]) -> list[list[MemoryHit]]:
-        """Rank many agents' memories by α·recency + β·importance + γ·relevance, in Qdrant."""
+        """Rank many agents' memories by α·recency + β·importance + γ·relevance.
+
+        hot + warm (the default) are searched inside Qdrant in one batch; `tiers` with
+        "cold" adds a Parquet scan of the agent's cold memories, rescored the same way.
+        """
         if not requests:
             return []
         for r in requests:
@@ -315,16 +328,15 @@ class GroupMemory:
         mmr = retrieval.mmr_lambda
         vectors = await self.embedder.embed_queries([r.query for r in requests])
         now = self.clock.abs_seconds
+        engine = [
+            (i, r, v)
+            for i, (r, v) in enumerate(zip(requests, vectors, strict=True))
+            if "warm" in r.tiers or "hot" in r.tiers
+        ]
         queries = [
             VectorQuery(
                 vectors=v,
-                filter=PointFilter(
-                    agent_id=r.agent_id,
-                    topic=r.topic,
-                    day_range=r.day_range,
-                    time_range=r.time_range,
-                    location=r.location,
-                ),
+                filter=self._point_filter(r),
                 limit=r.top_k if mmr is None else max(r.top_k * 4, r.top_k + 8),
                 now=now,
                 scoring=retrieval,
@@ -332,18 +344,84 @@ class GroupMemory:
                 with_payload=False,
                 with_vectors=mmr is not None,
             )
-            for r, v in zip(requests, vectors, strict=True)
+            for _, r, v in engine
         ]
-        results = await self.store.query_batch(queries)
+        found = await self.store.query_batch(queries)
         if mmr is not None:
-            results = [
+            found = [
                 self._diversify(hits, r.top_k, mmr)
-                for r, hits in zip(requests, results, strict=True)
+                for (_, r, _), hits in zip(engine, found, strict=True)
             ]
-        records = await self._records([p.id for hits in results for p in hits])
+        records = await self._records([p.id for hits in found for p in hits])
+        results: list[list[MemoryHit]] = [[] for _ in requests]
+        for (i, _, _), hits in zip(engine, found, strict=True):
+            results[i] = [
+                _hit(records[p.id], p.score, "hot" if p.id in self.hot else "warm")
+                for p in hits
+                if p.id in records
+            ]
+        for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
+            if "cold" in r.tiers:
+                cold_hits = await asyncio.to_thread(self._cold_search, r, v, now)
+                merged = results[i] + cold_hits
+                results[i] = sorted(merged, key=lambda h: -h.score)[: r.top_k]
         self.counters["searches"] += len(requests)
         self.counters["vector_queries"] += len(queries)
-        return [[_hit(records[p.id], p.score) for p in hits] for hits in results]
+        return results
+
+    def _point_filter(self, r: SearchRequest) -> PointFilter:
+        hot_only = "warm" not in r.tiers
+        return PointFilter(
+            agent_id=r.agent_id,
+            topic=r.topic,
+            day_range=r.day_range,
+            time_range=r.time_range,
+            location=r.location,
+            ids=self.hot.memory_ids(r.agent_id) if hot_only else None,
+        )
+
+    def _cold_search(self, r: SearchRequest, query: TextVectors, now: float) -> list[MemoryHit]:
+        """Score the agent's cold memories with the same formula (IDF over those rows)."""
+        table = self.cold.scan(dataclasses.replace(self._point_filter(r), ids=None))
+        if table.num_rows == 0:
+            return []
+        rows = table.to_pylist()
+        vectors = self.cold.vectors(row["id"] for row in rows)
+        relevance = cold_relevance(
+            query,
+            [vectors.get(row["id"]) for row in rows],
+            self.normalization,
+            self.config.retrieval,
+        )
+        cfg = self.config.retrieval
+        recent = {
+            row["id"] for row in sorted(rows, key=lambda x: -x["time"])[: cfg.recency_candidates]
+        }
+        hits = []
+        for row, rel in zip(rows, relevance, strict=True):
+            if rel <= 0.0 and row["id"] not in recent:
+                continue
+            score = retrieval_score(
+                age_seconds=now - row["time"],
+                importance=row["importance"],
+                relevance=rel,
+                config=cfg,
+            )
+            hits.append(
+                MemoryHit(
+                    id=row["id"],
+                    agent_id=row["agent_id"],
+                    text=row["text"],
+                    topic=row["topic"],
+                    day=row["day"],
+                    t=row["t"],
+                    location=row["location"],
+                    importance=row["importance"],
+                    score=score,
+                    tier="cold",
+                )
+            )
+        return sorted(hits, key=lambda h: -h.score)[: r.top_k]
 
     @staticmethod
     def _diversify(hits: list[ScoredPoint], top_k: int, lambda_: float) -> list[ScoredPoint]:
@@ -372,13 +450,33 @@ class GroupMemory:
                 found[memory_id] = _record_from_payload(memory_id, payload)
         return found
 
+    def _cold_records(self, memory_ids: Iterable[int]) -> dict[int, MemoryRecord]:
+        return {
+            row["id"]: MemoryRecord(
+                id=row["id"],
+                agent_id=row["agent_id"],
+                text=row["text"],
+                topic=row["topic"],
+                day=row["day"],
+                t=row["t"],
+                time=row["time"],
+                location=row["location"],
+                importance=row["importance"],
+                cognition_ids=tuple(row["links"] or ()),
+            )
+            for row in self.cold.scan(ids=memory_ids).to_pylist()
+        }
+
     async def get_by_ids(
         self, memory_ids: Iterable[int], agent_id: int | None = None
     ) -> list[MemoryRecord]:
-        """Memories by id, in the order asked; KeyError naming an id that is not there
-        (or not the agent's)."""
+        """Memories by id from any tier, in the order asked; KeyError naming an id that is
+        not there (or not the agent's)."""
         ids = list(memory_ids)
         records = await self._records(ids)
+        missing = [i for i in ids if i not in records]
+        if missing:
+            records.update(self._cold_records(missing))
         out = []
         for memory_id in ids:
             record = records.get(memory_id)
@@ -421,6 +519,16 @@ class GroupMemory:
         self.require_agent(request.agent_id)
         return await self._kv_search_batcher.submit(request)
 
+    # ------------------------------------------------------------------ tiers
+    async def end_tick(self) -> dict[str, int]:
+        """Tier migration at the end of a tick (hot eviction, warm → cold moves)."""
+        return await tiering.end_tick(self)
+
+    async def tier_counts(self) -> dict[str, int]:
+        """Memories per tier: hot ⊂ warm (RAM copy), cold apart; total = warm + cold."""
+        await tiering.recover(self)
+        return {"hot": len(self.hot), "warm": await self.store.count(), "cold": self.cold.count()}
+
     # ------------------------------------------------------------------ lifecycle
     async def memory_count(self, agent_id: int | None = None) -> int:
         """Stream memories in the vector store (all agents, or one)."""
@@ -435,8 +543,9 @@ class GroupMemory:
         await self.kv_store.close()
 
 
-def _hit(record: MemoryRecord, score: float) -> MemoryHit:
+def _hit(record: MemoryRecord, score: float, tier: str) -> MemoryHit:
     return MemoryHit(
+        tier=tier,
         id=record.id,
         agent_id=record.agent_id,
         text=record.text,

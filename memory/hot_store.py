@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import sys
 from array import array
+from collections import deque
 from collections.abc import Iterable, Sequence
 
 from societas.memory.records import MemoryRecord
 
 
 class HotStore:
-    """Append-only columns with per-agent row lists; links kept sparse."""
+    """Columns with per-agent row queues (oldest first); evicted rows are compacted away."""
 
     def __init__(self) -> None:
         self.ids = array("q")
@@ -28,7 +29,7 @@ class HotStore:
         self.locations: list[str | None] = []
         self.texts: list[str] = []
         self.row_of: dict[int, int] = {}
-        self.rows_of_agent: dict[int, list[int]] = {}
+        self.rows_of_agent: dict[int, deque[int]] = {}
         self.cognition_links: dict[int, list[int]] = {}
 
     def __len__(self) -> int:
@@ -64,7 +65,7 @@ class HotStore:
         for offset, (memory_id, agent_id) in enumerate(zip(ids, agent_ids, strict=True)):
             row = start + offset
             self.row_of[memory_id] = row
-            self.rows_of_agent.setdefault(agent_id, []).append(row)
+            self.rows_of_agent.setdefault(agent_id, deque()).append(row)
 
     def record(self, memory_id: int) -> MemoryRecord:
         """The memory `memory_id` as a record; KeyError if it is not hot."""
@@ -95,6 +96,51 @@ class HotStore:
             links = self.cognition_links.setdefault(memory_id, [])
             if cognition_id not in links:
                 links.append(cognition_id)
+
+    def evict_expired(self, before_time: float, cap: int) -> list[int]:
+        """Drop each agent's memories older than `before_time` or beyond its newest `cap`."""
+        evicted: list[int] = []
+        for rows in self.rows_of_agent.values():
+            while rows and (self.times[rows[0]] < before_time or len(rows) > cap):
+                evicted.append(self._drop_row(rows.popleft()))
+        self._maybe_compact()
+        return evicted
+
+    def evict(self, memory_ids: Iterable[int]) -> None:
+        """Drop these memories from RAM (they live on in warm or cold)."""
+        for memory_id in memory_ids:
+            row = self.row_of.get(memory_id)
+            if row is not None:
+                self.rows_of_agent[self.agent_ids[row]].remove(row)
+                self._drop_row(row)
+        self._maybe_compact()
+
+    def _drop_row(self, row: int) -> int:
+        memory_id = self.ids[row]
+        del self.row_of[memory_id]
+        self.cognition_links.pop(memory_id, None)
+        self.texts[row] = ""  # release the string now; the slot goes at compaction
+        return memory_id
+
+    def _maybe_compact(self) -> None:
+        """Rebuild the columns once more than half of the rows are dead."""
+        total, live = len(self.ids), len(self.row_of)
+        if total < 1024 or live * 2 > total:
+            return
+        keep = sorted(self.row_of.values())
+        for name in ("ids", "agent_ids", "days", "ts", "times", "importances"):
+            column = getattr(self, name)
+            setattr(self, name, array(column.typecode, (column[r] for r in keep)))
+        for name in ("topics", "locations", "texts"):
+            column = getattr(self, name)
+            setattr(self, name, [column[r] for r in keep])
+        new_row = {old: new for new, old in enumerate(keep)}
+        self.row_of = {mid: new_row[row] for mid, row in self.row_of.items()}
+        self.rows_of_agent = {
+            agent: deque(new_row[r] for r in rows)
+            for agent, rows in self.rows_of_agent.items()
+            if rows
+        }
 
     def nbytes(self) -> int:
         """Approximate bytes held by the columns (texts counted by length)."""

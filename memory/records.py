@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -54,6 +54,7 @@ class SearchRequest(BaseModel):
     day_range: tuple[int, int] | None = None
     time_range: tuple[float, float] | None = None
     location: str | None = None
+    tiers: tuple[Literal["hot", "warm", "cold"], ...] = Field(("hot", "warm"), min_length=1)
 
     @field_validator("query", mode="before")
     @classmethod
@@ -114,6 +115,7 @@ class MemoryHit(BaseModel):
     location: str | None
     importance: float
     score: float
+    tier: str = "warm"
 
 
 class KVHit(BaseModel):

@@ -41,6 +41,7 @@ class PointFilter:
     time_range: tuple[float, float] | None = None
     location: str | None = None
     keys: Sequence[str] | None = None
+    ids: Sequence[int] | None = None  # restrict to these point ids (e.g. the hot tier)
 
 
 @dataclass(slots=True)
@@ -87,6 +88,16 @@ class VectorStore(Protocol):
     async def delete(self, ids: Sequence[int]) -> None: ...
 
     async def count(self, agent_id: int | None = None) -> int: ...
+
+    async def scroll_oldest(
+        self, agent_id: int | None, before_time: float | None, limit: int
+    ) -> list[ScoredPoint]:
+        """Points (payload + vectors) oldest first, of one agent or all, older than a time."""
+        ...
+
+    async def scroll(self, offset: int | None, limit: int) -> tuple[list[ScoredPoint], int | None]:
+        """A page of all points with payload and vectors, and the next page's offset."""
+        ...
 
     async def flush(self) -> None: ...
 

@@ -72,6 +72,8 @@ def edge_filter(f: PointFilter) -> qe.Filter:
         )
     if f.keys is not None:
         must.append(qe.FieldCondition("key", match=qe.MatchAny(list(f.keys))))
+    if f.ids is not None:
+        must.append(qe.HasIdCondition(set(f.ids)))
     return qe.Filter(must=must)
 
 
@@ -244,6 +246,43 @@ class EdgeVectorStore:
                 qe.CountRequest(exact=True, filter=qe.Filter(must=must) if must else None)
             )
         )
+
+    @staticmethod
+    def _scored(records: Any) -> list[ScoredPoint]:
+        return [
+            ScoredPoint(
+                id=int(r.id),
+                score=0.0,
+                payload=dict(r.payload or {}),
+                vectors=_from_edge_vectors(r.vector),
+            )
+            for r in records
+        ]
+
+    async def scroll_oldest(
+        self, agent_id: int | None, before_time: float | None, limit: int
+    ) -> list[ScoredPoint]:
+        must: list[Any] = []
+        if agent_id is not None:
+            must.append(qe.FieldCondition("agent_id", match=qe.MatchValue(agent_id)))
+        if before_time is not None:
+            must.append(qe.FieldCondition("time", range=qe.RangeFloat(lt=before_time)))
+        records, _ = self._shard.scroll(
+            qe.ScrollRequest(
+                limit=limit,
+                filter=qe.Filter(must=must) if must else None,
+                with_payload=True,
+                with_vector=True,
+                order_by=qe.OrderBy("time", direction=qe.Direction.Asc),
+            )
+        )
+        return self._scored(records)
+
+    async def scroll(self, offset: int | None, limit: int) -> tuple[list[ScoredPoint], int | None]:
+        records, next_offset = self._shard.scroll(
+            qe.ScrollRequest(offset=offset, limit=limit, with_payload=True, with_vector=True)
+        )
+        return self._scored(records), int(next_offset) if next_offset is not None else None
 
     async def flush(self) -> None:
         self._shard.flush()

@@ -66,6 +66,8 @@ def qdrant_filter(f: PointFilter) -> models.Filter:
         )
     if f.keys is not None:
         must.append(models.FieldCondition(key="key", match=models.MatchAny(any=list(f.keys))))
+    if f.ids is not None:
+        must.append(models.HasIdCondition(has_id=list(f.ids)))
     return models.Filter(must=must)
 
 
@@ -312,6 +314,51 @@ class QdrantVectorStore:
             shard_key_selector=self._shard_key,
         )
         return int(result.count)
+
+    def _scored(self, records: Any) -> list[ScoredPoint]:
+        return [
+            ScoredPoint(
+                id=int(r.id),
+                score=0.0,
+                payload=dict(r.payload or {}),
+                vectors=_from_named(r.vector),
+            )
+            for r in records
+        ]
+
+    async def scroll_oldest(
+        self, agent_id: int | None, before_time: float | None, limit: int
+    ) -> list[ScoredPoint]:
+        await self._ensure_collection()
+        must: list[Any] = []
+        if agent_id is not None:
+            must.append(
+                models.FieldCondition(key="agent_id", match=models.MatchValue(value=agent_id))
+            )
+        if before_time is not None:
+            must.append(models.FieldCondition(key="time", range=models.Range(lt=before_time)))
+        records, _ = await self._client.scroll(
+            self._collection,
+            scroll_filter=models.Filter(must=must) if must else None,
+            limit=limit,
+            order_by=models.OrderBy(key="time", direction=models.Direction.ASC),
+            with_payload=True,
+            with_vectors=True,
+            shard_key_selector=self._shard_key,
+        )
+        return self._scored(records)
+
+    async def scroll(self, offset: int | None, limit: int) -> tuple[list[ScoredPoint], int | None]:
+        await self._ensure_collection()
+        records, next_offset = await self._client.scroll(
+            self._collection,
+            limit=limit,
+            offset=offset,
+            with_payload=True,
+            with_vectors=True,
+            shard_key_selector=self._shard_key,
+        )
+        return self._scored(records), int(next_offset) if next_offset is not None else None
 
     async def flush(self) -> None:
         """Qdrant persists on its own; nothing to do."""

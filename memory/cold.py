@@ -1,0 +1,216 @@
+"""The cold tier: memories aged out of the vector store, as zstd Parquet under the run dir.
+
+Layout: `cold/group=<g>/days=<d0>-<d1>/part-<n>.rows.parquet` (text and metadata, rows sorted
+by agent_id then id) and `part-<n>.vectors.parquet` (id + sparse/dense vectors) beside it,
+so reading one agent's text never reads vectors.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pds
+import pyarrow.parquet as pq
+
+from societas.memory.clock import SECONDS_PER_DAY
+from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.fsutil import write_parquet_atomic
+from societas.memory.scoring import RetrievalConfig, normalized_relevance
+from societas.memory.vectorstores.base import PointFilter, ScoredPoint
+
+ROW_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("agent_id", pa.int64()),
+        ("topic", pa.string()),
+        ("day", pa.int32()),
+        ("t", pa.float64()),
+        ("time", pa.float64()),
+        ("location", pa.string()),
+        ("importance", pa.float64()),
+        ("text", pa.string()),
+        ("links", pa.list_(pa.int64())),
+    ]
+)
+VECTOR_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("sparse_indices", pa.list_(pa.uint32())),
+        ("sparse_values", pa.list_(pa.float32())),
+        ("dense", pa.list_(pa.float32())),
+    ]
+)
+_PART = re.compile(r"part-(\d+)\.rows\.parquet$")
+
+
+class ColdStore:
+    """Append-only Parquet parts of one group; each part written atomically."""
+
+    def __init__(self, root: Path, group_id: int, day_window: int = 7) -> None:
+        self.dir = Path(root) / f"group={group_id}"
+        self.day_window = day_window
+        self._next_part = 1 + max(
+            (int(m.group(1)) for f in self.row_files() if (m := _PART.search(f.name))), default=0
+        )
+
+    def row_files(self) -> list[Path]:
+        return sorted(self.dir.glob("days=*/part-*.rows.parquet")) if self.dir.exists() else []
+
+    def write(self, points: Sequence[ScoredPoint]) -> list[Path]:
+        """Write points (payload + vectors) as new parts, one per day window; returns them."""
+        by_window: dict[int, list[ScoredPoint]] = {}
+        for p in points:
+            assert p.payload is not None
+            day = int(p.payload["time"] // SECONDS_PER_DAY)
+            by_window.setdefault(day // self.day_window, []).append(p)
+        written = []
+        for window, group in sorted(by_window.items()):
+            group.sort(key=lambda p: (p.payload["agent_id"], p.id))  # type: ignore[index]
+            d0 = window * self.day_window
+            folder = self.dir / f"days={d0:05d}-{d0 + self.day_window - 1:05d}"
+            part = self._next_part
+            self._next_part += 1
+            rows = folder / f"part-{part:06d}.rows.parquet"
+            write_parquet_atomic(folder / f"part-{part:06d}.vectors.parquet", _vectors(group))
+            write_parquet_atomic(rows, _rows(group))  # rows last: a part exists once they do
+            written.append(rows)
+        return written
+
+    def count(self) -> int:
+        return sum(pq.ParquetFile(f).metadata.num_rows for f in self.row_files())
+
+    def _dataset(self) -> pds.Dataset | None:
+        files = self.row_files()
+        return (
+            pds.dataset([str(f) for f in files], schema=ROW_SCHEMA, format="parquet")
+            if files
+            else None
+        )
+
+    def scan(self, flt: PointFilter | None = None, ids: Iterable[int] | None = None) -> pa.Table:
+        """Rows matching an agent filter and/or ids (row-group statistics skip the rest)."""
+        dataset = self._dataset()
+        if dataset is None:
+            return ROW_SCHEMA.empty_table()
+        expr = None
+        conds = []
+        if ids is not None:
+            conds.append(pc.field("id").isin(pa.array(list(ids), pa.int64())))
+        if flt is not None:
+            conds.append(pc.field("agent_id") == flt.agent_id)
+            if flt.topic is not None:
+                conds.append(pc.field("topic") == flt.topic)
+            if flt.location is not None:
+                conds.append(pc.field("location") == flt.location)
+            if flt.day_range is not None:
+                conds.append(
+                    (pc.field("day") >= flt.day_range[0]) & (pc.field("day") <= flt.day_range[1])
+                )
+            if flt.time_range is not None:
+                conds.append(
+                    (pc.field("t") >= flt.time_range[0]) & (pc.field("t") <= flt.time_range[1])
+                )
+        for cond in conds:
+            expr = cond if expr is None else expr & cond
+        return dataset.to_table(filter=expr)
+
+    def vectors(self, ids: Iterable[int]) -> dict[int, TextVectors]:
+        """Vectors of cold memories by id."""
+        files = [str(f).replace(".rows.parquet", ".vectors.parquet") for f in self.row_files()]
+        wanted = list(ids)
+        if not files or not wanted:
+            return {}
+        table = pds.dataset(files, schema=VECTOR_SCHEMA, format="parquet").to_table(
+            filter=pc.field("id").isin(pa.array(wanted, pa.int64()))
+        )
+        out = {}
+        for row in table.to_pylist():
+            sparse = (
+                SparseVector.of(row["sparse_indices"], row["sparse_values"])
+                if row["sparse_indices"] is not None
+                else None
+            )
+            dense = tuple(row["dense"]) if row["dense"] is not None else None
+            out[row["id"]] = TextVectors(dense=dense, sparse=sparse)
+        return out
+
+    def all_ids(self) -> set[int]:
+        dataset = self._dataset()
+        return set() if dataset is None else set(dataset.to_table(columns=["id"])["id"].to_pylist())
+
+
+def _rows(points: Sequence[ScoredPoint]) -> pa.Table:
+    cols: dict[str, list[Any]] = {name: [] for name in ROW_SCHEMA.names}
+    for p in points:
+        pl = p.payload or {}
+        cols["id"].append(p.id)
+        cols["agent_id"].append(pl["agent_id"])
+        cols["topic"].append(pl["topic"])
+        cols["day"].append(int(pl["time"] // SECONDS_PER_DAY))
+        cols["t"].append(pl["t"])
+        cols["time"].append(pl["time"])
+        cols["location"].append(pl.get("location"))
+        cols["importance"].append(pl["importance"])
+        cols["text"].append(pl["text"])
+        cols["links"].append(list(pl.get("links") or []))
+    return pa.table(cols, schema=ROW_SCHEMA)
+
+
+def _vectors(points: Sequence[ScoredPoint]) -> pa.Table:
+    cols: dict[str, list[Any]] = {name: [] for name in VECTOR_SCHEMA.names}
+    for p in points:
+        v = p.vectors or TextVectors()
+        cols["id"].append(p.id)
+        cols["sparse_indices"].append(list(v.sparse.indices) if v.sparse else None)
+        cols["sparse_values"].append(list(v.sparse.values) if v.sparse else None)
+        cols["dense"].append(list(v.dense) if v.dense is not None else None)
+    return pa.table(cols, schema=VECTOR_SCHEMA)
+
+
+def cold_relevance(
+    query: TextVectors, docs: Sequence[TextVectors | None], mode: str, config: RetrievalConfig
+) -> list[float]:
+    """Normalised relevance of cold rows, the way the engine normalises warm ones."""
+    sparse = dense = None
+    if query.sparse is not None and not query.sparse.is_empty():
+        sparse = bm25_relevance(query.sparse, [d.sparse if d else None for d in docs])
+    if query.dense is not None:
+        dense = [_cosine(query.dense, d.dense) if d and d.dense is not None else 0.0 for d in docs]
+    if sparse is not None and dense is not None:
+        fused = [0.0] * len(docs)
+        for scores in (sparse, dense):
+            order = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: -scores[i])
+            for rank, i in enumerate(order, start=1):
+                fused[i] += 1.0 / (config.rrf_k + rank)
+        return [normalized_relevance(s, "rrf", config) for s in fused]
+    raw = sparse if sparse is not None else dense if dense is not None else [0.0] * len(docs)
+    return [normalized_relevance(s, mode, config) if s > 0 else 0.0 for s in raw]
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def bm25_relevance(query: SparseVector, docs: Sequence[SparseVector | None]) -> list[float]:
+    """BM25 of `query` against `docs` with IDF over `docs` (Qdrant's IDF formula)."""
+    n_docs = len(docs)
+    maps = [dict(zip(d.indices, d.values, strict=True)) if d else {} for d in docs]
+    scores = [0.0] * n_docs
+    for term in query.indices:
+        containing = sum(1 for m in maps if term in m)
+        if not containing:
+            continue
+        idf = math.log(1 + (n_docs - containing + 0.5) / (containing + 0.5))
+        for i, m in enumerate(maps):
+            if term in m:
+                scores[i] += m[term] * idf
+    return scores

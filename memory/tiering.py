@@ -1,0 +1,118 @@
+"""Tier migration: hot (group RAM) → warm (vector store) → cold (Parquet), at tick end.
+
+Hot is a RAM copy of each agent's recent memories (window H hours, at most C per agent);
+every memory is in warm from the moment it is added, so leaving hot loses nothing. Warm →
+cold is a real move, made crash-safe by a journal: write the Parquet part, record the move,
+delete from warm, clear the record. A crash at any step leaves each memory counted once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from societas.memory.fsutil import write_bytes_atomic
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+    from societas.memory.vectorstores.base import ScoredPoint
+
+TIERS = ("hot", "warm", "cold")
+
+
+class TierConfig(BaseModel):
+    """Knobs of the hot → warm → cold tiers (simulated time)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hot_window_hours: float = Field(24.0, gt=0, description="H: hot keeps memories this recent.")
+    hot_cap_per_agent: int = Field(200, ge=1, description="C: at most this many hot per agent.")
+    warm_max_age_days: float | None = Field(
+        14.0, gt=0, description="Older memories move to cold Parquet; None keeps them warm."
+    )
+    warm_cap_per_agent: int | None = Field(
+        5000, ge=1, description="Beyond this many, an agent's oldest memories move to cold."
+    )
+    cold_day_window: int = Field(7, ge=1, description="Days per cold partition.")
+    migrate_batch: int = Field(20_000, ge=1, le=1_000_000)
+
+
+class MigrationJournal:
+    """The one in-flight warm → cold move of a group, persisted next to the cold parts."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = Path(directory) / "_pending_migration.json"
+
+    def record(self, parts: list[Path], ids: list[int]) -> None:
+        payload = {"parts": [str(p) for p in parts], "ids": ids}
+        write_bytes_atomic(self.path, json.dumps(payload).encode())
+
+    def pending(self) -> dict | None:
+        return json.loads(self.path.read_text()) if self.path.exists() else None
+
+    @staticmethod
+    def parts_written(pending: dict) -> bool:
+        """Whether every Parquet part of a pending move reached the disk."""
+        return all(Path(p).exists() for p in pending["parts"])
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+async def recover(group: GroupMemory) -> int:
+    """Finish a move a crash interrupted: its parts are written, so drop the ids from warm."""
+    pending = group.journal.pending()
+    if pending is None:
+        return 0
+    if group.journal.parts_written(pending):
+        ids = pending["ids"]
+        still_warm = set(await group.store.retrieve(ids))
+        await group.store.delete(ids)
+        group.hot.evict(ids)
+        rows = group.cold.scan(ids=still_warm)
+        _uncount_warm(group, rows["agent_id"].to_pylist())
+    group.journal.clear()
+    return len(pending["ids"])
+
+
+async def migrate(group: GroupMemory, points: list[ScoredPoint]) -> int:
+    """Move points from warm to cold: Parquet first, then the journal, then the delete."""
+    if not points:
+        return 0
+    parts = await asyncio.to_thread(group.cold.write, points)  # disk I/O off the event loop
+    ids = [p.id for p in points]
+    group.journal.record(parts, ids)
+    await group.store.delete(ids)
+    group.hot.evict(ids)
+    _uncount_warm(group, [p.payload["agent_id"] for p in points if p.payload])
+    group.journal.clear()
+    group.counters["migrated_to_cold"] += len(ids)
+    return len(ids)
+
+
+def _uncount_warm(group: GroupMemory, agent_ids: list[int]) -> None:
+    for agent_id in agent_ids:
+        group.warm_counts[agent_id] = group.warm_counts.get(agent_id, 1) - 1
+
+
+async def end_tick(group: GroupMemory) -> dict[str, int]:
+    """Tier migration for one tick: evict hot, move aged or surplus warm memories to cold."""
+    await recover(group)
+    cfg = group.config.tiers
+    now = group.clock.abs_seconds
+    evicted = group.hot.evict_expired(now - cfg.hot_window_hours * 3600.0, cfg.hot_cap_per_agent)
+    moved = 0
+    if cfg.warm_max_age_days is not None:
+        cutoff = now - cfg.warm_max_age_days * 86_400.0
+        while batch := await group.store.scroll_oldest(None, cutoff, cfg.migrate_batch):
+            moved += await migrate(group, batch)
+    if cfg.warm_cap_per_agent is not None:
+        cap = cfg.warm_cap_per_agent
+        for agent_id in sorted(a for a, n in group.warm_counts.items() if n > cap):
+            surplus = group.warm_counts[agent_id] - cap
+            moved += await migrate(group, await group.store.scroll_oldest(agent_id, None, surplus))
+    return {"evicted_from_hot": len(evicted), "moved_to_cold": moved}

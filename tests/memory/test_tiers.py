@@ -1,0 +1,175 @@
+"""Tiers hot → warm → cold: boundaries, conservation, cold search, crash-safe migration."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from societas.memory import GroupMemoryConfig
+
+HOUR = 3600.0
+
+
+async def run_days(group, days, per_tick=1, ticks_per_day=4, agents=(1, 2)):
+    """Each agent writes `per_tick` memories every 6 h; tier migration at every tick end."""
+    added = 0
+    for day in range(days):
+        for tick in range(ticks_per_day):
+            group.clock.set(day, tick * 24 / ticks_per_day * HOUR)
+            for agent in agents:
+                for k in range(per_tick):
+                    await group.agent(agent).stream.add(
+                        "event",
+                        f"day {day} tick {tick} note {k} about the harbour festival",
+                        importance=0.5,
+                    )
+                    added += 1
+            await group.end_tick()
+            counts = await group.tier_counts()
+            assert counts["warm"] + counts["cold"] == added  # nothing lost, nothing twice
+    return added
+
+
+@pytest.fixture
+def tiered(group_factory, backend):
+    def make(**tiers):
+        g = group_factory(backend, tiers=tiers)
+        return g
+
+    return make
+
+
+async def test_hot_window_and_cap(tiered):
+    group = tiered(
+        hot_window_hours=11, hot_cap_per_agent=3, warm_max_age_days=None, warm_cap_per_agent=None
+    )
+    await group.add_agents({1: {}, 2: {}})
+    await run_days(group, 2)
+    # last tick at day 1, 18:00: window 11 h keeps 12:00 and 18:00 → 2 per agent (cap 3)
+    assert len(group.hot) == 4
+    assert all(
+        group.hot.record(i).time >= group.clock.abs_seconds - 12 * HOUR for i in group.hot.row_of
+    )
+    counts = await group.tier_counts()
+    assert counts == {"hot": 4, "warm": 16, "cold": 0}
+    group.clock.advance(HOUR)
+    hits = await group.agent(1).stream.search("harbour festival", top_k=8)
+    assert {h.tier for h in hits} == {"hot", "warm"}
+    hot_only = await group.agent(1).stream.search("harbour festival", top_k=8, tiers=("hot",))
+    assert len(hot_only) == 2 and {h.tier for h in hot_only} == {"hot"}
+
+
+async def test_cap_evicts_oldest_hot_first(tiered):
+    group = tiered(hot_window_hours=1000, hot_cap_per_agent=2, warm_max_age_days=None)
+    await group.add_agents({1: {}, 2: {}})
+    await run_days(group, 1)
+    kept = sorted(group.hot.record(i).t for i in group.hot.row_of if group.hot.agent_of(i) == 1)
+    assert kept == [12 * HOUR, 18 * HOUR]
+
+
+async def test_warm_age_moves_to_cold_and_cold_search_finds_it(tiered):
+    group = tiered(
+        hot_window_hours=6, warm_max_age_days=1, warm_cap_per_agent=None, cold_day_window=2
+    )
+    await group.add_agents({1: {}, 2: {}})
+    added = await run_days(group, 4)
+    counts = await group.tier_counts()
+    assert counts["cold"] > 0 and counts["warm"] + counts["cold"] == added
+    cutoff = group.clock.abs_seconds - 86_400
+    cold_ids = group.cold.all_ids()
+    cold = await group.get_by_ids(sorted(cold_ids))  # any tier
+    assert all(r.time < cutoff for r in cold)
+    # default search (hot + warm) never returns cold memories; with cold it can
+    default = await group.agent(1).stream.search("day 0 harbour", top_k=50)
+    assert not {h.id for h in default} & cold_ids
+    everything = await group.agent(1).stream.search(
+        "day 0 harbour", top_k=50, tiers=("hot", "warm", "cold")
+    )
+    assert {h.tier for h in everything} >= {"cold"}
+    assert {h.text for h in everything if h.tier == "cold"} >= {
+        f"day 0 tick {t} note 0 about the harbour festival" for t in range(4)
+    }
+    scores = [h.score for h in everything]
+    assert scores == sorted(scores, reverse=True)
+    only_cold = await group.agent(2).stream.search(
+        "festival", top_k=3, tiers=("cold",), day_range=(0, 0)
+    )
+    assert len(only_cold) == 3 and all(h.day == 0 and h.agent_id == 2 for h in only_cold)
+    # Parquet layout: partitioned by group and day window, rows sorted by agent_id
+    import pyarrow.parquet as pq
+
+    parts = group.cold.row_files()
+    assert all(p.parent.name.startswith("days=") and "group=0" in str(p) for p in parts)
+    for part in parts:
+        agents = pq.read_table(part, columns=["agent_id"])["agent_id"].to_pylist()
+        assert agents == sorted(agents)
+        assert pq.ParquetFile(part).metadata.row_group(0).column(0).compression == "ZSTD"
+        assert "text" not in pq.read_schema(str(part).replace(".rows.", ".vectors.")).names
+
+
+async def test_warm_cap_moves_surplus(tiered):
+    group = tiered(warm_max_age_days=None, warm_cap_per_agent=5)
+    await group.add_agents({1: {}, 2: {}})
+    added = await run_days(group, 2)
+    assert await group.store.count(agent_id=1) == 5
+    assert await group.store.count(agent_id=2) == 5
+    assert group.cold.count() == added - 10
+
+
+async def test_crash_between_cold_write_and_warm_delete(tiered, monkeypatch):
+    group = tiered(warm_max_age_days=1, warm_cap_per_agent=None)
+    await group.add_agents({1: {}, 2: {}})
+    await run_days(group, 1)
+    group.clock.set(3, 0.0)
+    real_delete = group.store.delete
+
+    async def crash(ids):
+        raise RuntimeError("process died mid-migration")
+
+    monkeypatch.setattr(group.store, "delete", crash)
+    with pytest.raises(RuntimeError, match="mid-migration"):
+        await group.end_tick()
+    assert group.journal.pending() is not None
+    monkeypatch.setattr(group.store, "delete", real_delete)
+    counts = await group.tier_counts()  # recovers the interrupted move first
+    assert counts["warm"] + counts["cold"] == 8 and counts["cold"] == 8
+    assert group.journal.pending() is None
+    assert not set((await group.store.retrieve(sorted(group.cold.all_ids()))).keys())
+
+
+async def test_crash_while_writing_cold_loses_nothing(tiered, monkeypatch):
+    group = tiered(warm_max_age_days=1, warm_cap_per_agent=None)
+    await group.add_agents({1: {}, 2: {}})
+    await run_days(group, 1)
+    group.clock.set(3, 0.0)
+
+    def crash(points):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(group.cold, "write", crash)
+    with pytest.raises(OSError, match="disk full"):
+        await group.end_tick()
+    assert (
+        await group.tier_counts() == {"hot": 0, "warm": 8, "cold": 0}
+        or (await group.tier_counts())["warm"] == 8
+    )
+    assert group.journal.pending() is None
+    monkeypatch.undo()
+    await group.end_tick()
+    assert await group.tier_counts() == {"hot": 0, "warm": 0, "cold": 8}
+
+
+async def test_bad_tiers_and_tier_config(group):
+    with pytest.raises(ValueError, match="tiers"):
+        await group.agent(1).stream.search("x", tiers=("lukewarm",))
+    with pytest.raises(ValueError, match="tiers"):
+        await group.agent(1).stream.search("x", tiers=())
+    for bad, field in [
+        ({"hot_window_hours": 0}, "hot_window_hours"),
+        ({"hot_cap_per_agent": 0}, "hot_cap_per_agent"),
+        ({"warm_max_age_days": -1}, "warm_max_age_days"),
+        ({"cold_day_window": 0}, "cold_day_window"),
+        ({"freezer": True}, "freezer"),
+    ]:
+        with pytest.raises(ValidationError, match=field):
+            GroupMemoryConfig(tiers=bad)
