@@ -517,3 +517,137 @@ async def run_groups(
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     ckpt.write_json_atomic(spec.run_dir / "ray_run.json", result.model_dump(mode="json"))
     return result, summary
+
+
+# ---------------------------------------------------------------------------------------
+# scenarios on Ray (what `societas run` without --local, `resume` and the benchmark call)
+# ---------------------------------------------------------------------------------------
+class EngineFactory:
+    """Builds the `GroupEngine` of group g inside its actor; picklable (config + id lists)."""
+
+    def __init__(self, scenario: Any, ids: list[list[int]], run_dir: Path) -> None:
+        self.scenario = scenario
+        self.ids = ids
+        self.run_dir = Path(run_dir)
+
+    def __call__(self, group_id: int) -> GroupHandle:
+        """The engine of one group."""
+        from societas.agents.runtime.engine import GroupEngine
+
+        return GroupEngine(self.scenario, group_id, self.ids[group_id], self.run_dir)
+
+
+def cluster_config_of(
+    scenario: Any, override: ClusterConfig | dict[str, Any] | None
+) -> ClusterConfig:
+    """The run's `ClusterConfig`: explicit, else the scenario's `cluster:` section, else
+    defaults."""
+    if isinstance(override, ClusterConfig):
+        return override
+    if override is not None:
+        return ClusterConfig.model_validate(override)
+    section = getattr(scenario, "cluster", None)
+    if isinstance(section, ClusterConfig):
+        return section
+    if isinstance(section, BaseModel):
+        section = section.model_dump()
+    return ClusterConfig.model_validate(section or {})
+
+
+def drop_results_from(run_dir: Path, tick: int) -> int:
+    """Delete results files whose first tick is >= `tick` (written after a checkpoint by a
+    crashed run; the resumed run writes them again). Returns how many were removed."""
+    removed = 0
+    for path in (Path(run_dir) / "results").glob("*/group-*/ticks-*-*.parquet"):
+        try:
+            first = int(path.stem.split("-")[1])
+        except (IndexError, ValueError):
+            continue
+        if first >= tick:
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def run_on_ray(
+    scenario: Any,
+    run_dir: str | Path,
+    groups: int | None = None,
+    *,
+    address: str | None = None,
+    on_progress: Callable[[Any], Any] | None = None,
+    on_tick: Callable[[Any], Any] | None = None,
+    cluster: ClusterConfig | dict[str, Any] | None = None,
+    metrics: RunMetrics | None = None,
+    resume: bool = False,
+    num_cpus: int | None = None,
+) -> Any:
+    """Run a scenario with one Ray actor per group; returns the coordinator's RunSummary.
+
+    Starts local Ray (or attaches to `address`), sizes the groups (`groups`, else the
+    cluster config, else one per free CPU/resource unit), places them, serves `/metrics`,
+    checkpoints every K ticks and writes `config.json`/`run.json` like `--local` does.
+    """
+    from societas.agents.scenario import load_scenario
+    from societas.cluster.local import partition, write_run_manifest
+
+    scenario = load_scenario(scenario)
+    run_dir = Path(run_dir)
+    cfg = cluster_config_of(scenario, cluster)
+    ensure_ray(address, num_cpus=num_cpus)
+    import ray
+
+    count = scenario.agents.count
+    n = groups if groups is not None else size_groups(cfg, count, ray.available_resources())
+    ids = partition(count, n)
+    if resume:
+        last = ckpt.last_complete(run_dir)
+        if last is not None:
+            drop_results_from(run_dir, last)
+    factory = EngineFactory(scenario, ids, run_dir)
+    handles = make_ray_groups(factory, len(ids), cfg)
+    own_metrics = metrics is None and cfg.metrics.enabled
+    if own_metrics:
+        metrics = RunMetrics(cfg.metrics)
+        metrics.serve()
+    spec = RunSpec(
+        run_dir=run_dir, ticks=scenario.ticks, seed=scenario.seed, agents=count,
+        config={
+            "scenario": scenario.model_dump(mode="json"),
+            "cluster": cfg.model_dump(mode="json"),
+            "groups": len(ids),
+        },
+        encounters=scenario.social.encounters,
+        max_pairs_per_place=scenario.social.max_pairs_per_place,
+    )
+    try:
+        result, summary = asyncio.run(
+            run_groups(handles, spec, cfg, metrics, on_progress, on_tick, resume=resume)
+        )
+    finally:
+        if own_metrics and metrics is not None:
+            metrics.close()
+    write_run_manifest(
+        run_dir, scenario, summary,
+        {"mode": "ray", "groups_placed": len(ids), "digest": result.digest,
+         "totals": result.totals, "recoveries": result.recoveries,
+         "checkpoints": result.checkpoints, "start_tick": result.start_tick},
+    )
+    return summary
+
+
+def resume_on_ray(run_dir: str | Path, *, address: str | None = None,
+                  on_progress: Callable[[Any], Any] | None = None,
+                  metrics: RunMetrics | None = None) -> Any:
+    """Continue a run from its last complete checkpoint with the config stored there."""
+    run_dir = Path(run_dir)
+    last = ckpt.last_complete(run_dir)
+    if last is None:
+        raise FileNotFoundError(f"{run_dir}: no complete checkpoint to resume from")
+    manifest, _ = ckpt.load_checkpoint(run_dir, last)
+    conf = manifest.config
+    if "scenario" not in conf:
+        raise ValueError(f"{run_dir}: checkpoint tick={last} does not name its scenario")
+    return run_on_ray(conf["scenario"], run_dir, conf.get("groups"), address=address,
+                      on_progress=on_progress, cluster=conf.get("cluster"), metrics=metrics,
+                      resume=True)
