@@ -77,8 +77,8 @@ class ColdStore:
             part = self._next_part
             self._next_part += 1
             rows = folder / f"part-{part:06d}.rows.parquet"
-            write_parquet_atomic(folder / f"part-{part:06d}.vectors.parquet", _vectors(group))
-            write_parquet_atomic(rows, _rows(group))  # rows last: a part exists once they do
+            write_parquet_atomic(folder / f"part-{part:06d}.vectors.parquet", vectors_table(group))
+            write_parquet_atomic(rows, rows_table(group))  # rows last: a part exists once they do
             written.append(rows)
         return written
 
@@ -145,7 +145,7 @@ class ColdStore:
         return set() if dataset is None else set(dataset.to_table(columns=["id"])["id"].to_pylist())
 
 
-def _rows(points: Sequence[ScoredPoint]) -> pa.Table:
+def rows_table(points: Sequence[ScoredPoint]) -> pa.Table:
     cols: dict[str, list[Any]] = {name: [] for name in ROW_SCHEMA.names}
     for p in points:
         pl = p.payload or {}
@@ -162,7 +162,7 @@ def _rows(points: Sequence[ScoredPoint]) -> pa.Table:
     return pa.table(cols, schema=ROW_SCHEMA)
 
 
-def _vectors(points: Sequence[ScoredPoint]) -> pa.Table:
+def vectors_table(points: Sequence[ScoredPoint]) -> pa.Table:
     cols: dict[str, list[Any]] = {name: [] for name in VECTOR_SCHEMA.names}
     for p in points:
         v = p.vectors or TextVectors()

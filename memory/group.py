@@ -529,6 +529,19 @@ class GroupMemory:
         await tiering.recover(self)
         return {"hot": len(self.hot), "warm": await self.store.count(), "cold": self.cold.count()}
 
+    async def checkpoint(self, directory: Path) -> dict[str, Any]:
+        """Write this group's memory to `directory` atomically (see memory.checkpoint)."""
+        from societas.memory.checkpoint import checkpoint
+
+        return await checkpoint(self, Path(directory))
+
+    @classmethod
+    async def restore(cls, directory: Path, root: Path, **kwargs: Any) -> GroupMemory:
+        """A group under a fresh `root` rebuilt from a checkpoint directory."""
+        from societas.memory.checkpoint import restore
+
+        return await restore(Path(directory), Path(root), **kwargs)
+
     # ------------------------------------------------------------------ lifecycle
     async def memory_count(self, agent_id: int | None = None) -> int:
         """Stream memories in the vector store (all agents, or one)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,12 @@ class EdgeVectorStore:
         sparse_vectors = (
             {SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)} if sparse else None
         )
-        config = qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse_vectors)
+        # Vacuum any segment with deleted points when optimize() runs (checkpoints): until
+        # then Qdrant's IDF still counts points moved to cold.
+        optimizers = qe.EdgeOptimizersConfig(deleted_threshold=0.0, vacuum_min_vector_number=1)
+        config = qe.EdgeConfig(
+            vectors=vectors, sparse_vectors=sparse_vectors, optimizers=optimizers
+        )
         if self.path.exists() and any(self.path.iterdir()):
             self._shard = qe.EdgeShard.load(str(self.path), config)
         else:
@@ -283,6 +289,10 @@ class EdgeVectorStore:
             qe.ScrollRequest(offset=offset, limit=limit, with_payload=True, with_vector=True)
         )
         return self._scored(records), int(next_offset) if next_offset is not None else None
+
+    async def optimize(self) -> None:
+        """Merge segments and vacuum deleted points (blocking work, off the event loop)."""
+        await asyncio.to_thread(self._shard.optimize)
 
     async def flush(self) -> None:
         self._shard.flush()

@@ -360,6 +360,9 @@ class QdrantVectorStore:
         )
         return self._scored(records), int(next_offset) if next_offset is not None else None
 
+    async def optimize(self) -> None:
+        """The server runs its own optimizers."""
+
     async def flush(self) -> None:
         """Qdrant persists on its own; nothing to do."""
 

@@ -1,0 +1,273 @@
+"""Checkpoint and restore of one group's memory: Parquet + JSON, written atomically.
+
+A checkpoint directory holds the KV state, the hot rows, every warm point with its vectors
+(so the vector store is rebuilt on restore, whatever the backend), a copy of the cold parts
+and `manifest.json`, written last. It is assembled beside its final name and renamed into
+place, so a reader sees a complete checkpoint or none. Never pickle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table, vectors_table
+from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.fsutil import fsync_dir, write_bytes_atomic, write_parquet_atomic
+from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint
+
+if TYPE_CHECKING:
+    from societas.memory.config import GroupMemoryConfig, MemoryConfig
+    from societas.memory.embedding import Embedder
+    from societas.memory.group import GroupMemory
+
+FORMAT_VERSION = 1
+KV_SCHEMA = pa.schema([("agent_id", pa.int64()), ("key", pa.string()), ("value", pa.string())])
+KV_POINT_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("agent_id", pa.int64()),
+        ("key", pa.string()),
+        ("text", pa.string()),
+        ("sparse_indices", pa.list_(pa.uint32())),
+        ("sparse_values", pa.list_(pa.float32())),
+        ("dense", pa.list_(pa.float32())),
+    ]
+)
+PAGE = 10_000
+
+
+async def _all_points(store) -> list[ScoredPoint]:
+    points: list[ScoredPoint] = []
+    offset = None
+    while True:
+        page, offset = await store.scroll(offset, PAGE)
+        points.extend(page)
+        if offset is None:
+            return points
+
+
+def _hot_points(group: GroupMemory) -> list[ScoredPoint]:
+    """Hot rows in per-agent order (oldest first), as payload-shaped points."""
+    hot = group.hot
+    out = []
+    for agent_id in sorted(hot.rows_of_agent):
+        for row in hot.rows_of_agent[agent_id]:
+            memory_id = hot.ids[row]
+            payload = {
+                "agent_id": agent_id,
+                "topic": hot.topics[row],
+                "t": hot.ts[row],
+                "time": hot.times[row],
+                "importance": hot.importances[row],
+                "text": hot.texts[row],
+                "location": hot.locations[row],
+                "links": hot.cognition_links.get(memory_id, []),
+            }
+            out.append(ScoredPoint(id=memory_id, score=0.0, payload=payload))
+    return out
+
+
+def _kv_points_table(points: list[ScoredPoint]) -> pa.Table:
+    cols: dict[str, list[Any]] = {name: [] for name in KV_POINT_SCHEMA.names}
+    for p in points:
+        v = p.vectors or TextVectors()
+        pl = p.payload or {}
+        cols["id"].append(p.id)
+        cols["agent_id"].append(pl["agent_id"])
+        cols["key"].append(pl["key"])
+        cols["text"].append(pl["text"])
+        cols["sparse_indices"].append(list(v.sparse.indices) if v.sparse else None)
+        cols["sparse_values"].append(list(v.sparse.values) if v.sparse else None)
+        cols["dense"].append(list(v.dense) if v.dense is not None else None)
+    return pa.table(cols, schema=KV_POINT_SCHEMA)
+
+
+async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
+    """Write the group's memory under `directory` (must not exist yet); returns the manifest."""
+    from societas.memory import tiering
+
+    directory = Path(directory)
+    if directory.exists():
+        raise FileExistsError(f"checkpoint directory {str(directory)!r} already exists")
+    await tiering.recover(group)
+    await group.store.optimize()  # deleted (cold) points leave IDF: the rebuilt store matches
+    await group.flush()
+    warm = await _all_points(group.store)
+    kv_points = await _all_points(group.kv_store)
+    kv_rows = {"agent_id": [], "key": [], "value": []}
+    for key, column in group._kv.items():
+        for agent_id in sorted(column):
+            kv_rows["agent_id"].append(agent_id)
+            kv_rows["key"].append(key)
+            kv_rows["value"].append(json.dumps(column[agent_id], sort_keys=True))
+    state = {
+        "format_version": FORMAT_VERSION,
+        "group_id": group.config.group_id,
+        "clock": {"day": group.clock.day, "t": group.clock.t},
+        "next_seq": group._next_seq,
+        "agents": sorted(group._agents),
+        "kv_points": sorted([a, k, i] for (a, k), i in group._kv_point.items()),
+        "warm_counts": sorted([a, n] for a, n in group.warm_counts.items()),
+        "counters": group.counters,
+        "config": group.config.model_dump(mode="json"),
+    }
+    tmp = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    def write() -> dict[str, Any]:
+        tmp.mkdir(parents=True)
+        write_parquet_atomic(tmp / "kv.parquet", pa.table(kv_rows, schema=KV_SCHEMA))
+        write_parquet_atomic(tmp / "hot.parquet", rows_table(_hot_points(group)))
+        write_parquet_atomic(tmp / "warm.rows.parquet", rows_table(warm))
+        write_parquet_atomic(tmp / "warm.vectors.parquet", vectors_table(warm))
+        write_parquet_atomic(tmp / "kv_points.parquet", _kv_points_table(kv_points))
+        cold_files = []
+        for part in group.cold.row_files():
+            for path in (part, Path(str(part).replace(".rows.", ".vectors."))):
+                rel = path.relative_to(group.cold.dir)
+                target = tmp / "cold" / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, target)
+                cold_files.append(str(rel))
+        write_bytes_atomic(tmp / "state.json", json.dumps(state, indent=1).encode())
+        manifest = {
+            "format_version": FORMAT_VERSION,
+            "group_id": group.config.group_id,
+            "warm_points": len(warm),
+            "hot_rows": len(group.hot),
+            "kv_points": len(kv_points),
+            "cold_files": sorted(cold_files),
+            "cold_rows": group.cold.count(),
+        }
+        write_bytes_atomic(tmp / "manifest.json", json.dumps(manifest, indent=1).encode())
+        os.replace(tmp, directory)
+        fsync_dir(directory.parent)
+        return manifest
+
+    return await asyncio.to_thread(write)
+
+
+def _vectors_of(row: dict[str, Any]) -> TextVectors:
+    sparse = (
+        SparseVector.of(row["sparse_indices"], row["sparse_values"])
+        if row["sparse_indices"] is not None
+        else None
+    )
+    return TextVectors(
+        dense=tuple(row["dense"]) if row["dense"] is not None else None, sparse=sparse
+    )
+
+
+async def restore(
+    directory: Path,
+    root: Path,
+    *,
+    config: GroupMemoryConfig | None = None,
+    memory_config: MemoryConfig | None = None,
+    embedder: Embedder | None = None,
+) -> GroupMemory:
+    """A GroupMemory under `root` (a fresh run dir) holding exactly what was checkpointed."""
+    from societas.memory.citizen import CITIZEN_MEMORY_CONFIG
+    from societas.memory.config import GroupMemoryConfig
+    from societas.memory.group import GroupMemory
+
+    directory = Path(directory)
+    manifest_path = directory / "manifest.json"
+    if not manifest_path.exists():
+        raise FileNotFoundError(
+            f"{str(directory)!r} is not a complete checkpoint (no manifest.json)"
+        )
+    manifest = json.loads(manifest_path.read_text())
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"checkpoint format_version {manifest.get('format_version')!r} is not {FORMAT_VERSION}"
+        )
+    state = json.loads((directory / "state.json").read_text())
+    config = config or GroupMemoryConfig.model_validate(state["config"])
+    if config.group_id != state["group_id"]:
+        raise ValueError(
+            f"config.group_id {config.group_id} does not match the checkpoint's "
+            f"group {state['group_id']}"
+        )
+    group = GroupMemory(
+        config, memory_config or CITIZEN_MEMORY_CONFIG, root=Path(root), embedder=embedder
+    )
+    cold_src = directory / "cold"
+    if cold_src.exists():
+        shutil.copytree(cold_src, group.cold.dir, dirs_exist_ok=True)
+    group.cold = type(group.cold)(
+        Path(root) / "cold", config.group_id, config.tiers.cold_day_window
+    )
+    rows = pq.read_table(directory / "warm.rows.parquet").to_pylist()
+    vectors = {
+        r["id"]: _vectors_of(r)
+        for r in pq.read_table(directory / "warm.vectors.parquet").to_pylist()
+    }
+    for start in range(0, len(rows), PAGE):
+        await group.store.upsert(
+            [
+                MemoryPoint(r["id"], vectors[r["id"]], _payload_of(r))
+                for r in rows[start : start + PAGE]
+            ]
+        )
+    kv_points = pq.read_table(directory / "kv_points.parquet").to_pylist()
+    await group.kv_store.upsert(
+        [
+            MemoryPoint(
+                r["id"],
+                _vectors_of(r),
+                {"agent_id": r["agent_id"], "key": r["key"], "text": r["text"]},
+            )
+            for r in kv_points
+        ]
+    )
+    for row in pq.read_table(directory / "hot.parquet").to_pylist():
+        group.hot.append_many(
+            [row["id"]],
+            [row["agent_id"]],
+            [row["topic"]],
+            [row["text"]],
+            [row["location"]],
+            [row["importance"]],
+            row["day"],
+            row["t"],
+            row["time"],
+        )
+        if row["links"]:
+            group.hot.cognition_links[row["id"]] = list(row["links"])
+    for row in pq.read_table(directory / "kv.parquet").to_pylist():
+        group._kv[row["key"]][row["agent_id"]] = json.loads(row["value"])
+    group._agents = set(state["agents"])
+    group._next_seq = state["next_seq"]
+    group._kv_point = {(a, k): i for a, k, i in state["kv_points"]}
+    group.warm_counts = {a: n for a, n in state["warm_counts"]}
+    group.counters.update(state["counters"])
+    group.clock.set(state["clock"]["day"], state["clock"]["t"])
+    return group
+
+
+def _payload_of(row: dict[str, Any]) -> dict[str, Any]:
+    payload = {
+        "agent_id": row["agent_id"],
+        "topic": row["topic"],
+        "t": row["t"],
+        "time": row["time"],
+        "importance": row["importance"],
+        "text": row["text"],
+    }
+    if row["location"] is not None:
+        payload["location"] = row["location"]
+    if row["links"]:
+        payload["links"] = list(row["links"])
+    return payload
+
+
+__all__ = ["ROW_SCHEMA", "VECTOR_SCHEMA", "checkpoint", "restore"]
