@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from societas.agents.cognition import update_attitude, update_thought
+from societas.agents.cognition import update_thought
+from societas.agents.cognition.persona import recall
+from societas.agents.cognition.prompts import messages
+from societas.agents.llm.tasks import AttitudeUpdate
 from societas.agents.scenario import ScenarioConfig
 
 if TYPE_CHECKING:
@@ -31,10 +34,35 @@ class CognitionBlock:
         if (self.scenario.topics and s.get("_exposed")
                 and (ctx.time.tick + agent.id) % cfg.attitude_every == 0):
             for topic in self.scenario.topics:
-                await update_attitude(agent.memory, ctx.llm, topic.name, seed=seed,
-                                      stubbornness=agent.profile.stubbornness)
-            await agent.refresh("attitude")
+                await self.attitude(ctx, topic.name)
             s["_exposed"] = False
         if cfg.reflection and ctx.reflector.due(agent.id):
             ids = await ctx.reflector.reflect(agent.memory)
             ctx.event("reflection", f"{len(ids)} insights")
+
+    async def attitude(self, ctx: AgentContext, topic: str) -> float:
+        """Re-evaluate the stance on `topic` from what others said and posted (LLM).
+
+        Unlike `cognition.update_attitude`, evidence is only others' posts and dialogue, and
+        the agent's note of its new stance carries no reason text, so its own earlier
+        reasoning ("... leaning against") is not read back as somebody's opinion."""
+        agent, s = ctx.agent, ctx.state
+        current = float(s["attitude"].get(topic, 5.0))
+        hits = await recall(agent.memory, topic, top_k=5, topic="post")
+        texts = [h.text for h in hits]
+        me = agent.profile
+        system = {"name": me.name, "profile": f"age: {me.age}, occupation: {me.occupation}"}
+        out = await ctx.llm.json(
+            messages("attitude_update", system, name=me.name, topic=topic,
+                     attitude=f"{current:.1f}", personality=me.personality,
+                     memories="\n".join(f"- {t}" for t in texts) or "(none)"),
+            AttitudeUpdate, task="attitude_update",
+            context={"name": me.name, "topic": topic, "attitude": current, "recent": texts,
+                     "profile": {"stubbornness": me.stubbornness}},
+            seed=self.scenario.seed * 7919 + agent.id * 13 + ctx.time.tick,
+            fallback=lambda: AttitudeUpdate(attitude=current, reason="unchanged"),
+        )
+        value = round(float(out.attitude), 4)
+        agent.set("attitude", {**s["attitude"], topic: value})
+        await ctx.remember("cognition", f"My stance on {topic} is now {value:.1f} of 10.", 0.3)
+        return value

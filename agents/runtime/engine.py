@@ -78,6 +78,8 @@ class GroupEngine:
         profiles = {i: pop.profiles[i].kv() for i in self.agent_ids}
         for i in self.agent_ids:
             profiles[i]["social_network"] = [[f, w] for f, w in pop.friends[i]]
+            profiles[i]["consumption"] = round(
+                sc.economy.consumption_propensity * profiles[i]["income"], 2)
         await self.memory.add_agents(profiles)
         blocks = default_blocks(sc)
         for i in self.agent_ids:
