@@ -272,6 +272,7 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, **kwargs
     if ray.is_initialized():
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    address = address or os.environ.get("RAY_ADDRESS")  # set inside a Ray job
     if address:
         ray.init(address=address, log_to_driver=True, **kwargs)
     else:
@@ -547,11 +548,17 @@ def cluster_config_of(
     if override is not None:
         return ClusterConfig.model_validate(override)
     section = getattr(scenario, "cluster", None)
-    if isinstance(section, ClusterConfig):
-        return section
     if isinstance(section, BaseModel):
         section = section.model_dump()
-    return ClusterConfig.model_validate(section or {})
+    data = dict(section or {})
+    # Operators (and tests) move the metrics endpoint without editing the experiment.
+    metrics = dict(data.get("metrics") or {})
+    for key, var in (("host", "SOCIETAS_METRICS_HOST"), ("port", "SOCIETAS_METRICS_PORT")):
+        if os.environ.get(var):
+            metrics[key] = os.environ[var]
+    if metrics:
+        data["metrics"] = metrics
+    return ClusterConfig.model_validate(data)
 
 
 def drop_results_from(run_dir: Path, tick: int) -> int:

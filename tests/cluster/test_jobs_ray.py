@@ -1,0 +1,151 @@
+"""`societas submit|status|logs|stop` against a real `ray start --head` on loopback with
+token auth on: no token and a wrong token are clear errors, the right one runs a job."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from societas.cluster import jobs
+from societas.cluster.cli import app
+
+TINY = """\
+name: tiny
+seed: 1
+ticks: {ticks}
+groups: 1
+agents:
+  count: 20
+llm:
+  provider: rules
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def head(tmp_path_factory):
+    """A Ray head (own temp dir, own ports, token auth), stopped by its process group id."""
+    tmp = tmp_path_factory.mktemp("rayhead")
+    token = secrets.token_hex(16)
+    dash = _free_port()
+    bindir = str(Path(sys.executable).parent)
+    env = {
+        **os.environ,
+        "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+        "RAY_AUTH_MODE": "token",
+        "RAY_AUTH_TOKEN": token,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "HF_HUB_OFFLINE": "1",
+        "SOCIETAS_METRICS_PORT": "0",
+    }
+    temp_dir = f"/tmp/ray-sj-{os.getpid()}"
+    cmd = [
+        str(Path(bindir) / "ray"), "start", "--head", "--block", f"--port={_free_port()}",
+        "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}", "--num-cpus=2",
+        "--node-ip-address=127.0.0.1", f"--temp-dir={temp_dir}", "--disable-usage-stats",
+    ]
+    log = open(tmp / "head.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    address = f"http://127.0.0.1:{dash}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            urllib.request.urlopen(address + "/api/version", timeout=2)
+            break
+        except urllib.error.HTTPError as err:
+            if err.code == 401:  # up, and asking for a token
+                break
+        except OSError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail("ray start --head did not come up: " + (tmp / "head.log").read_text())
+        time.sleep(0.5)
+    yield address, token, tmp
+    os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    log.close()
+
+
+def test_read_token_precedence(tmp_path):
+    f = tmp_path / "tok"
+    f.write_text("from-file\n")
+    assert jobs.read_token({"RAY_AUTH_TOKEN": "env", "RAY_AUTH_TOKEN_PATH": str(f)}) == "env"
+    assert jobs.read_token({"RAY_AUTH_TOKEN_PATH": str(f)}) == "from-file"
+    assert jobs.read_token({"RAY_AUTH_MODE": "disabled", "RAY_AUTH_TOKEN": "x"}) is None
+    assert jobs.read_token({"RAY_AUTH_TOKEN_PATH": str(tmp_path / "none")}) is None
+    assert jobs.auth_headers({"RAY_AUTH_TOKEN": "t"}) == {"Authorization": "Bearer t"}
+    with pytest.raises(jobs.JobsError, match="dashboard URL"):
+        jobs.client("127.0.0.1:8265")
+
+
+def test_missing_or_wrong_token_is_a_clear_error(head, tmp_path, monkeypatch):
+    address, _token, _ = head
+    runner = CliRunner()
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "no-token"))
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    out = runner.invoke(app, ["status", "nope", "--address", address])
+    assert out.exit_code == 1 and "requires a token" in out.output
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "wrong")
+    out = runner.invoke(app, ["status", "nope", "--address", address])
+    assert out.exit_code == 1 and "rejected" in out.output
+    assert "wrong" not in out.output  # the token is never echoed
+
+
+def test_submit_status_logs_stop_with_token(head, tmp_path, monkeypatch):
+    address, token, _ = head
+    monkeypatch.setenv("RAY_AUTH_TOKEN", token)
+    runner = CliRunner()
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(TINY.format(ticks=3))
+    run_dir = tmp_path / "run"
+    out = runner.invoke(app, ["submit", str(cfg), "--address", address, "--out", str(run_dir),
+                              "--job-id", "tiny-ok", "--wait"])
+    assert out.exit_code == 0, out.output
+    assert "tiny-ok: SUCCEEDED" in out.output
+    status = json.loads(runner.invoke(app, ["status", "tiny-ok", "--address", address]).output)
+    assert status["status"] == "SUCCEEDED"
+    assert "societas.cluster.cli run tiny.yaml" in status["entrypoint"]
+    logs = runner.invoke(app, ["logs", "tiny-ok", "--address", address]).output
+    assert "60 agent-steps" in logs
+    assert token not in logs
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["mode"] == "ray" and run["agent_steps"] == 60
+
+    long_cfg = tmp_path / "long.yaml"
+    long_cfg.write_text(TINY.format(ticks=100000))
+    out = runner.invoke(app, ["submit", str(long_cfg), "--address", address, "--out",
+                              str(tmp_path / "long"), "--job-id", "tiny-stop"])
+    assert out.exit_code == 0, out.output
+    deadline = time.monotonic() + 60
+    while jobs.status("tiny-stop", address)["status"] != "RUNNING":
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    out = runner.invoke(app, ["stop", "tiny-stop", "--address", address])
+    assert out.exit_code == 0 and "stopping" in out.output
+    while jobs.status("tiny-stop", address)["status"] not in ("STOPPED", "FAILED"):
+        assert time.monotonic() < deadline + 30
+        time.sleep(0.5)
+    assert jobs.status("tiny-stop", address)["status"] == "STOPPED"
