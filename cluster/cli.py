@@ -66,6 +66,7 @@ def llm_emulator(
 # Sub-command modules, each with `register(app)`; one line per module, kept in this list.
 COMMAND_MODULES: list[str] = [
     "societas.cluster.cli_sim",
+    "societas.cluster.cli_ray",
 ]
 
 
