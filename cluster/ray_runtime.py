@@ -541,8 +541,9 @@ class EngineFactory:
 def cluster_config_of(
     scenario: Any, override: ClusterConfig | dict[str, Any] | None
 ) -> ClusterConfig:
-    """The run's `ClusterConfig`: explicit, else the scenario's `cluster:` section, else
-    defaults."""
+    """The run's `ClusterConfig`: explicit, else the scenario's `cluster:` section, else the
+    YAML file named by $SOCIETAS_CLUSTER_CONFIG, else defaults; $SOCIETAS_METRICS_HOST/PORT
+    override the metrics endpoint."""
     if isinstance(override, ClusterConfig):
         return override
     if override is not None:
@@ -550,6 +551,8 @@ def cluster_config_of(
     section = getattr(scenario, "cluster", None)
     if isinstance(section, BaseModel):
         section = section.model_dump()
+    if not section and os.environ.get("SOCIETAS_CLUSTER_CONFIG"):
+        section = load_cluster_config(os.environ["SOCIETAS_CLUSTER_CONFIG"]).model_dump()
     data = dict(section or {})
     # Operators (and tests) move the metrics endpoint without editing the experiment.
     metrics = dict(data.get("metrics") or {})
@@ -559,6 +562,21 @@ def cluster_config_of(
     if metrics:
         data["metrics"] = metrics
     return ClusterConfig.model_validate(data)
+
+
+def load_cluster_config(path: str | Path) -> ClusterConfig:
+    """A `ClusterConfig` YAML (deployment settings kept apart from the experiment)."""
+    import yaml
+
+    source = Path(path)
+    raw = yaml.safe_load(source.read_text()) or {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{source}: expected a mapping, got {type(raw).__name__}")
+    raw = raw.get("cluster", raw)
+    try:
+        return ClusterConfig.model_validate(raw)
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from None
 
 
 def drop_results_from(run_dir: Path, tick: int) -> int:
