@@ -95,6 +95,7 @@ class GroupMemory:
         self.cold = ColdStore(root / "cold", group_id, self.config.tiers.cold_day_window)
         self.journal = tiering.MigrationJournal(self.cold.dir)
         self.warm_counts: dict[int, int] = {}
+        self.ticks_since_migration = 0
         self._kv: dict[str, dict[int, Any]] = {key: {} for key in memory_config.attributes}
         self._kv_point: dict[tuple[int, str], int] = {}
         self._agents: set[int] = set()

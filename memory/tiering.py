@@ -39,6 +39,17 @@ class TierConfig(BaseModel):
     )
     cold_day_window: int = Field(7, ge=1, description="Days per cold partition.")
     migrate_batch: int = Field(20_000, ge=1, le=1_000_000)
+    migrate_every_ticks: int = Field(
+        48,
+        ge=1,
+        description="Warm → cold moves run every this many ticks (hot eviction every tick): "
+        "fewer, larger Parquet parts make cold scans fast.",
+    )
+    optimize_after_migration: bool = Field(
+        True,
+        description="Compact the vector store after a move, so deleted points stop costing "
+        "RAM and stop counting in IDF.",
+    )
 
 
 class MigrationJournal:
@@ -99,12 +110,9 @@ def _uncount_warm(group: GroupMemory, agent_ids: list[int]) -> None:
         group.warm_counts[agent_id] = group.warm_counts.get(agent_id, 1) - 1
 
 
-async def end_tick(group: GroupMemory) -> dict[str, int]:
-    """Tier migration for one tick: evict hot, move aged or surplus warm memories to cold."""
-    await recover(group)
+async def _move_to_cold(group: GroupMemory, now: float) -> int:
+    """Move every memory past the warm age, then each agent's surplus over the warm cap."""
     cfg = group.config.tiers
-    now = group.clock.abs_seconds
-    evicted = group.hot.evict_expired(now - cfg.hot_window_hours * 3600.0, cfg.hot_cap_per_agent)
     moved = 0
     if cfg.warm_max_age_days is not None:
         cutoff = now - cfg.warm_max_age_days * 86_400.0
@@ -115,4 +123,20 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
         for agent_id in sorted(a for a, n in group.warm_counts.items() if n > cap):
             surplus = group.warm_counts[agent_id] - cap
             moved += await migrate(group, await group.store.scroll_oldest(agent_id, None, surplus))
+    return moved
+
+
+async def end_tick(group: GroupMemory) -> dict[str, int]:
+    """Tier migration for one tick: evict hot, move aged or surplus warm memories to cold."""
+    await recover(group)
+    cfg = group.config.tiers
+    now = group.clock.abs_seconds
+    evicted = group.hot.evict_expired(now - cfg.hot_window_hours * 3600.0, cfg.hot_cap_per_agent)
+    moved = 0
+    group.ticks_since_migration += 1
+    if group.ticks_since_migration >= cfg.migrate_every_ticks:
+        group.ticks_since_migration = 0
+        moved = await _move_to_cold(group, now)
+        if moved and cfg.optimize_after_migration:
+            await group.store.optimize()
     return {"evicted_from_hot": len(evicted), "moved_to_cold": moved}

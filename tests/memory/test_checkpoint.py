@@ -51,7 +51,9 @@ async def answers(group):
 
 
 async def test_restore_answers_every_search_the_same(group_factory, backend, tmp_path):
-    group = group_factory(backend, tiers={"hot_window_hours": 12, "warm_max_age_days": 2})
+    group = group_factory(
+        backend, tiers={"hot_window_hours": 12, "warm_max_age_days": 2, "migrate_every_ticks": 1}
+    )
     ids = await populated(group)
     counts = await group.tier_counts()
     assert counts["cold"] > 0 and counts["hot"] > 0

@@ -33,6 +33,7 @@ async def run_days(group, days, per_tick=1, ticks_per_day=4, agents=(1, 2)):
 @pytest.fixture
 def tiered(group_factory, backend):
     def make(**tiers):
+        tiers.setdefault("migrate_every_ticks", 1)  # these timelines have 4 ticks a day
         g = group_factory(backend, tiers=tiers)
         return g
 
@@ -154,6 +155,14 @@ async def test_crash_while_writing_cold_loses_nothing(tiered, monkeypatch):
     monkeypatch.undo()
     await group.end_tick()
     assert await group.tier_counts() == {"hot": 0, "warm": 0, "cold": 8}
+
+
+async def test_moves_to_cold_wait_for_the_migration_cadence(tiered):
+    group = tiered(warm_max_age_days=1, warm_cap_per_agent=None, migrate_every_ticks=8)
+    await group.add_agents({1: {}, 2: {}})
+    await run_days(group, 2)  # ticks 1..7: nothing moves; tick 8 (day 1, 18:00) moves day 0
+    assert group.cold.count() == 6  # day 0 00:00..12:00 are older than 1 day at day 1 18:00
+    assert len(group.cold.row_files()) == 1  # one part for the whole move
 
 
 async def test_bad_tiers_and_tier_config(group):

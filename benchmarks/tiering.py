@@ -1,0 +1,159 @@
+"""Memory tiers over simulated days: RAM stays flat while memories move hot → warm → cold.
+
+A agents write 2 memories each per tick, 48 ticks a day, for D days, with tier migration at
+every tick end (hot: 24 h / 96 per agent; warm: 2 days; cold: Parquet). Baseline in the same
+run: the same workload with tiering off (everything stays hot and warm), for comparison of
+RSS per day. Each side runs in its own child process.
+
+    python benchmarks/tiering.py [--agents A] [--days D] [--no-baseline] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from _common import emit, machine, percentile, rss_mb
+from memory_ops import TOPICS, query_for, sentence
+
+TICKS_PER_DAY = 48
+SEED = 7
+
+
+async def run(agents: int, days: int, tiered: bool) -> dict:
+    from societas.memory import AddRequest, GroupMemory, GroupMemoryConfig, SearchRequest
+
+    tiers = (
+        {
+            "hot_window_hours": 24,
+            "hot_cap_per_agent": 96,
+            "warm_max_age_days": 2,
+            "warm_cap_per_agent": None,
+        }
+        if tiered
+        else {
+            "hot_window_hours": 1e9,
+            "hot_cap_per_agent": 10**9,
+            "warm_max_age_days": None,
+            "warm_cap_per_agent": None,
+        }
+    )
+    rng = random.Random(SEED)
+    out: dict = {"rss_mb_by_day": [], "migrate_s_by_day": [], "memories_by_tier_by_day": []}
+    with tempfile.TemporaryDirectory(prefix="bench-tiers-") as tmp:
+        group = GroupMemory(GroupMemoryConfig(tiers=tiers), root=Path(tmp))
+        await group.add_agents({a: {} for a in range(agents)})
+        total = 0
+        for day in range(days):
+            migrate_s = 0.0
+            for tick in range(TICKS_PER_DAY):
+                group.clock.set(day, tick * 1800.0)
+                await group.add_many(
+                    [
+                        AddRequest(
+                            agent_id=a,
+                            topic=rng.choice(TOPICS),
+                            description=sentence(rng),
+                            importance=rng.random(),
+                        )
+                        for a in range(agents)
+                        for _ in range(2)
+                    ]
+                )
+                total += 2 * agents
+                t0 = time.perf_counter()
+                await group.end_tick()
+                migrate_s += time.perf_counter() - t0
+            out["rss_mb_by_day"].append(round(rss_mb(), 1))
+            out["migrate_s_by_day"].append(round(migrate_s, 3))
+            out["memories_by_tier_by_day"].append(await group.tier_counts())
+            print(
+                f"day {day}: rss {out['rss_mb_by_day'][-1]} MB, "
+                f"tiers {out['memories_by_tier_by_day'][-1]}",
+                file=sys.stderr,
+            )
+        latencies: dict[str, list[float]] = {"hot": [], "hot_warm": [], "all": []}
+        for name, tiers_searched in (
+            ("hot", ("hot",)),
+            ("hot_warm", ("hot", "warm")),
+            ("all", ("hot", "warm", "cold")),
+        ):
+            for _ in range(200):
+                request = SearchRequest(
+                    agent_id=rng.randrange(agents), query=query_for(rng), tiers=tiers_searched
+                )
+                t0 = time.perf_counter()
+                await group.search_many([request])
+                latencies[name].append((time.perf_counter() - t0) * 1000)
+        out["memories_total"] = total
+        out["memories_by_tier"] = await group.tier_counts()
+        for name, values in latencies.items():
+            out[f"search_p50_ms_{name}"] = round(percentile(values, 50), 3)
+        await group.close()
+    return out
+
+
+def child(agents: int, days: int, tiered: bool) -> dict:
+    args = [
+        sys.executable,
+        __file__,
+        "--part",
+        "tiered" if tiered else "flat",
+        "--agents",
+        str(agents),
+        "--days",
+        str(days),
+    ]
+    done = subprocess.run(args, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--agents", type=int, default=1000)
+    parser.add_argument("--days", type=int, default=14)
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--part", choices=["tiered", "flat"], default=None)
+    args = parser.parse_args()
+    if args.agents < 1 or args.days < 4:
+        parser.error("--agents must be >= 1 and --days >= 4 (RSS is compared with day 3)")
+    if args.part:
+        print(json.dumps(asyncio.run(run(args.agents, args.days, args.part == "tiered"))))
+        return
+    tiered = child(args.agents, args.days, True)
+    rss = tiered["rss_mb_by_day"]
+    result = {
+        "agents": args.agents,
+        "days": args.days,
+        "memories_total": tiered["memories_total"],
+        "rss_mb_by_day": rss,
+        "memories_by_tier": tiered["memories_by_tier"],
+        "migrate_s_by_day": tiered["migrate_s_by_day"],
+        "search_p50_ms_hot": tiered["search_p50_ms_hot"],
+        "search_p50_ms_hot_warm": tiered["search_p50_ms_hot_warm"],
+        "search_p50_ms_all_tiers": tiered["search_p50_ms_all"],
+        "rss_last_over_day3": round(rss[-1] / rss[2], 3),
+    }
+    if not args.no_baseline:
+        flat = child(args.agents, args.days, False)
+        result["baseline_untiered_rss_mb_by_day"] = flat["rss_mb_by_day"]
+        result["baseline_untiered_search_p50_ms_hot_warm"] = flat["search_p50_ms_hot_warm"]
+        result["rss_last_day_vs_untiered"] = round(rss[-1] / flat["rss_mb_by_day"][-1], 3)
+    result["machine"] = machine()
+    emit(result, args.json)
+
+
+if __name__ == "__main__":
+    main()
