@@ -136,6 +136,15 @@ class RunMetrics:
             )
         return int(self._server.server_port)
 
+    def server_address_is_loopback(self) -> bool:
+        """Whether the server listens on a loopback address only."""
+        if self._server is None:
+            return False
+        import ipaddress
+
+        host = self._server.server_address[0]
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+
     @property
     def port(self) -> int | None:
         """Bound port, or None when not serving."""

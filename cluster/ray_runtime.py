@@ -444,7 +444,6 @@ async def run_groups(
     totals = dict.fromkeys(TOTAL_KEYS, 0.0)
     digests: list[str] = []
     checkpoints: list[int] = []
-    agents_of: dict[int, int] = {}
     holder: dict[str, Coordinator] = {}
 
     async def tick_done(report: Any) -> None:
@@ -452,7 +451,7 @@ async def run_groups(
             for key in TOTAL_KEYS:
                 totals[key] += getattr(s, key)
             if metrics is not None:
-                metrics.ingest(s, agents=agents_of.get(s.group_id))
+                metrics.ingest(s, agents=s.agent_steps)  # every agent steps once a tick
         digests.append(inbox_digest(holder["c"].pending))
         if metrics is not None:
             metrics.tick_done(report.tick, report.seconds)
