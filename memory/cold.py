@@ -41,11 +41,13 @@ ROW_SCHEMA = pa.schema(
 VECTOR_SCHEMA = pa.schema(
     [
         ("id", pa.int64()),
+        ("agent_id", pa.int64()),
         ("sparse_indices", pa.list_(pa.uint32())),
         ("sparse_values", pa.list_(pa.float32())),
         ("dense", pa.list_(pa.float32())),
     ]
 )
+ROW_GROUP = 2048
 _PART = re.compile(r"part-(\d+)\.rows\.parquet$")
 
 
@@ -55,6 +57,7 @@ class ColdStore:
     def __init__(self, root: Path, group_id: int, day_window: int = 7) -> None:
         self.dir = Path(root) / f"group={group_id}"
         self.day_window = day_window
+        self._datasets: tuple[pds.Dataset, pds.Dataset] | None = None
         self._next_part = 1 + max(
             (int(m.group(1)) for f in self.row_files() if (m := _PART.search(f.name))), default=0
         )
@@ -77,21 +80,32 @@ class ColdStore:
             part = self._next_part
             self._next_part += 1
             rows = folder / f"part-{part:06d}.rows.parquet"
-            write_parquet_atomic(folder / f"part-{part:06d}.vectors.parquet", vectors_table(group))
-            write_parquet_atomic(rows, rows_table(group))  # rows last: a part exists once they do
+            # Small row groups of rows sorted by agent: a scan for one agent reads a few.
+            vectors = folder / f"part-{part:06d}.vectors.parquet"
+            write_parquet_atomic(vectors, vectors_table(group), ROW_GROUP)
+            write_parquet_atomic(rows, rows_table(group), ROW_GROUP)  # rows last: part done
+            self._datasets = None
             written.append(rows)
         return written
 
     def count(self) -> int:
         return sum(pq.ParquetFile(f).metadata.num_rows for f in self.row_files())
 
-    def _dataset(self) -> pds.Dataset | None:
-        files = self.row_files()
-        return (
-            pds.dataset([str(f) for f in files], schema=ROW_SCHEMA, format="parquet")
-            if files
-            else None
-        )
+    def _dataset(self, vectors: bool = False) -> pds.Dataset | None:
+        """The rows (or vectors) dataset over all parts, rebuilt only after a write."""
+        if self._datasets is None:
+            files = [str(f) for f in self.row_files()]
+            if not files:
+                return None
+            self._datasets = (
+                pds.dataset(files, schema=ROW_SCHEMA, format="parquet"),
+                pds.dataset(
+                    [f.replace(".rows.", ".vectors.") for f in files],
+                    schema=VECTOR_SCHEMA,
+                    format="parquet",
+                ),
+            )
+        return self._datasets[1 if vectors else 0]
 
     def scan(self, flt: PointFilter | None = None, ids: Iterable[int] | None = None) -> pa.Table:
         """Rows matching an agent filter and/or ids (row-group statistics skip the rest)."""
@@ -120,15 +134,16 @@ class ColdStore:
             expr = cond if expr is None else expr & cond
         return dataset.to_table(filter=expr)
 
-    def vectors(self, ids: Iterable[int]) -> dict[int, TextVectors]:
-        """Vectors of cold memories by id."""
-        files = [str(f).replace(".rows.parquet", ".vectors.parquet") for f in self.row_files()]
+    def vectors(self, ids: Iterable[int], agent_id: int | None = None) -> dict[int, TextVectors]:
+        """Vectors of cold memories by id (give their agent to skip other agents' groups)."""
+        dataset = self._dataset(vectors=True)
         wanted = list(ids)
-        if not files or not wanted:
+        if dataset is None or not wanted:
             return {}
-        table = pds.dataset(files, schema=VECTOR_SCHEMA, format="parquet").to_table(
-            filter=pc.field("id").isin(pa.array(wanted, pa.int64()))
-        )
+        expr = pc.field("id").isin(pa.array(wanted, pa.int64()))
+        if agent_id is not None:
+            expr = (pc.field("agent_id") == agent_id) & expr
+        table = dataset.to_table(filter=expr)
         out = {}
         for row in table.to_pylist():
             sparse = (
@@ -167,6 +182,7 @@ def vectors_table(points: Sequence[ScoredPoint]) -> pa.Table:
     for p in points:
         v = p.vectors or TextVectors()
         cols["id"].append(p.id)
+        cols["agent_id"].append((p.payload or {})["agent_id"])
         cols["sparse_indices"].append(list(v.sparse.indices) if v.sparse else None)
         cols["sparse_values"].append(list(v.sparse.values) if v.sparse else None)
         cols["dense"].append(list(v.dense) if v.dense is not None else None)

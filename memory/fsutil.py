@@ -30,11 +30,11 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
-def write_parquet_atomic(path: Path, table: pa.Table) -> None:
+def write_parquet_atomic(path: Path, table: pa.Table, row_group_size: int = 64_000) -> None:
     """Write a zstd Parquet file atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp, compression="zstd", row_group_size=64_000)
+    pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
     with open(tmp, "rb+") as handle:
         os.fsync(handle.fileno())
     os.replace(tmp, path)

@@ -387,7 +387,7 @@ class GroupMemory:
         if table.num_rows == 0:
             return []
         rows = table.to_pylist()
-        vectors = self.cold.vectors(row["id"] for row in rows)
+        vectors = self.cold.vectors((row["id"] for row in rows), r.agent_id)
         relevance = cold_relevance(
             query,
             [vectors.get(row["id"]) for row in rows],

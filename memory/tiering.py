@@ -139,4 +139,7 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
         moved = await _move_to_cold(group, now)
         if moved and cfg.optimize_after_migration:
             await group.store.optimize()
+        # Persist and release the engine's write buffers: without this, RAM grows with every
+        # point ever written, deleted or not (measured: ~60 MB a day at 100 agents).
+        await group.flush()
     return {"evicted_from_hot": len(evicted), "moved_to_cold": moved}
