@@ -90,9 +90,11 @@ class StreamMemory:
         time_range: tuple[float, float] | None = None,
         location: str | None = None,
         tiers: Sequence[str] = ("hot", "warm"),
+        expand: bool = False,
     ) -> list[MemoryHit]:
         """Best memories for `query`, optionally within a topic, days, times of day, place;
-        `tiers=("hot", "warm", "cold")` also searches the cold Parquet tier."""
+        `tiers=("hot", "warm", "cold")` also searches the cold Parquet tier; `expand=True`
+        adds memories linked to the hits (associations, with decaying weight)."""
         request = SearchRequest(
             agent_id=self.agent_id,
             query=query,
@@ -102,6 +104,7 @@ class StreamMemory:
             time_range=time_range,
             location=location,
             tiers=tuple(tiers),
+            expand=expand,
         )
         return await self._group.submit_search(request)
 

@@ -70,6 +70,9 @@ def _hot_points(group: GroupMemory) -> list[ScoredPoint]:
                 "text": hot.texts[row],
                 "location": hot.locations[row],
                 "links": hot.cognition_links.get(memory_id, []),
+                "evidence": hot.evidence.get(memory_id, []),
+                "layer": hot.layers[row],
+                "layer_since": hot.layer_since[row],
             }
             out.append(ScoredPoint(id=memory_id, score=0.0, payload=payload))
     return out
@@ -214,7 +217,9 @@ async def restore(
     for start in range(0, len(rows), PAGE):
         await group.store.upsert(
             [
-                MemoryPoint(r["id"], vectors[r["id"]], _payload_of(r))
+                MemoryPoint(
+                    r["id"], vectors[r["id"]], _payload_of(r, config.policies.forgetting.enabled)
+                )
                 for r in rows[start : start + PAGE]
             ]
         )
@@ -240,9 +245,13 @@ async def restore(
             row["day"],
             row["t"],
             row["time"],
+            [row["layer"]],
         )
+        group.hot.set_layer(row["id"], row["layer"], row["importance"], row["layer_since"])
         if row["links"]:
             group.hot.cognition_links[row["id"]] = list(row["links"])
+        if row["evidence"]:
+            group.hot.evidence[row["id"]] = list(row["evidence"])
     for row in pq.read_table(directory / "kv.parquet").to_pylist():
         group._kv[row["key"]][row["agent_id"]] = json.loads(row["value"])
     group._agents = set(state["agents"])
@@ -254,7 +263,7 @@ async def restore(
     return group
 
 
-def _payload_of(row: dict[str, Any]) -> dict[str, Any]:
+def _payload_of(row: dict[str, Any], with_layers: bool) -> dict[str, Any]:
     payload = {
         "agent_id": row["agent_id"],
         "topic": row["topic"],
@@ -267,6 +276,10 @@ def _payload_of(row: dict[str, Any]) -> dict[str, Any]:
         payload["location"] = row["location"]
     if row["links"]:
         payload["links"] = list(row["links"])
+    if row["evidence"]:
+        payload["evidence"] = list(row["evidence"])
+    if with_layers:
+        payload["layer"], payload["layer_since"] = row["layer"], row["layer_since"]
     return payload
 
 

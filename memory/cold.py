@@ -36,6 +36,9 @@ ROW_SCHEMA = pa.schema(
         ("importance", pa.float64()),
         ("text", pa.string()),
         ("links", pa.list_(pa.int64())),
+        ("evidence", pa.list_(pa.int64())),
+        ("layer", pa.string()),
+        ("layer_since", pa.float64()),
     ]
 )
 VECTOR_SCHEMA = pa.schema(
@@ -174,6 +177,9 @@ def rows_table(points: Sequence[ScoredPoint]) -> pa.Table:
         cols["importance"].append(pl["importance"])
         cols["text"].append(pl["text"])
         cols["links"].append(list(pl.get("links") or []))
+        cols["evidence"].append(list(pl.get("evidence") or []))
+        cols["layer"].append(pl.get("layer", "short"))
+        cols["layer_since"].append(pl.get("layer_since", pl["time"]))
     return pa.table(cols, schema=ROW_SCHEMA)
 
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from societas.memory.embedding.config import EmbeddingConfig
+from societas.memory.policies import MemoryPolicies
 from societas.memory.scoring import RetrievalConfig
 from societas.memory.tiering import TierConfig
 from societas.memory.vectorstores.config import VectorStoreConfig
@@ -181,6 +182,7 @@ class GroupMemoryConfig(BaseModel):
     vector_store: VectorStoreConfig = Field(default_factory=VectorStoreConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     tiers: TierConfig = Field(default_factory=TierConfig)
+    policies: MemoryPolicies = Field(default_factory=MemoryPolicies)
     default_importance: float = Field(0.5, ge=0.0, le=1.0)
     batch_yields: int = Field(
         1,

@@ -11,7 +11,7 @@ import asyncio
 import copy
 import dataclasses
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,11 +21,12 @@ from societas.memory import tiering
 from societas.memory.agent import AgentMemory
 from societas.memory.batching import MicroBatcher
 from societas.memory.citizen import CITIZEN_MEMORY_CONFIG
-from societas.memory.clock import SECONDS_PER_DAY, SimClock
+from societas.memory.clock import SimClock
 from societas.memory.cold import ColdStore, cold_relevance
 from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
 from societas.memory.embedding import Embedder, TextVectors, build_embedder
 from societas.memory.hot_store import HotStore
+from societas.memory.policies import default_summary, initial_layer
 from societas.memory.records import (
     AddRequest,
     KVHit,
@@ -33,6 +34,7 @@ from societas.memory.records import (
     MemoryHit,
     MemoryRecord,
     SearchRequest,
+    record_from_payload,
 )
 from societas.memory.scoring import mmr_select, retrieval_score
 from societas.memory.vectorstores import (
@@ -96,6 +98,9 @@ class GroupMemory:
         self.journal = tiering.MigrationJournal(self.cold.dir)
         self.warm_counts: dict[int, int] = {}
         self.ticks_since_migration = 0
+        self.ticks_since_policies = 0
+        # Writes consolidation summaries; replace with an LLM-backed callable (sync or async).
+        self.summarizer: Callable[[list[str]], str | Awaitable[str]] = default_summary
         self._kv: dict[str, dict[int, Any]] = {key: {} for key in memory_config.attributes}
         self._kv_point: dict[tuple[int, str], int] = {}
         self._agents: set[int] = set()
@@ -109,6 +114,12 @@ class GroupMemory:
             "vector_upserts": 0,
             "vector_queries": 0,
             "migrated_to_cold": 0,
+            "forgotten": 0,
+            "cleaned_up": 0,
+            "promoted": 0,
+            "demoted": 0,
+            "consolidated": 0,
+            "accesses": 0,
         }
         yields = self.config.batch_yields
         self._add_batcher = MicroBatcher(self.add_many, yields)
@@ -283,8 +294,12 @@ class GroupMemory:
         day, t, now = clock.day, clock.t, clock.abs_seconds
         # Payload fields cost ~6 µs each to hand to the engine, so absent ones are left out:
         # the group is in the point id (id >> 40), links and location are set when they exist.
+        layered = self.config.policies.forgetting.enabled
+        layers = [initial_layer(r.topic) for r in requests]
         points = []
-        for point_id, r, vec, imp in zip(ids, requests, vectors, importances, strict=True):
+        for point_id, r, vec, imp, layer in zip(
+            ids, requests, vectors, importances, layers, strict=True
+        ):
             payload = {
                 "agent_id": r.agent_id,
                 "topic": r.topic,
@@ -295,6 +310,8 @@ class GroupMemory:
             }
             if r.location is not None:
                 payload["location"] = r.location
+            if layered:
+                payload["layer"], payload["layer_since"] = layer, now
             points.append(MemoryPoint(point_id, vec, payload))
         await self.store.upsert(points)
         self.hot.append_many(
@@ -307,6 +324,7 @@ class GroupMemory:
             day,
             t,
             now,
+            layers,
         )
         for r in requests:
             self.warm_counts[r.agent_id] = self.warm_counts.get(r.agent_id, 0) + 1
@@ -344,6 +362,7 @@ class GroupMemory:
                 normalization=self.normalization,
                 with_payload=False,
                 with_vectors=mmr is not None,
+                layer_decay=self._layer_decay(),
             )
             for _, r, v in engine
         ]
@@ -366,9 +385,59 @@ class GroupMemory:
                 cold_hits = await asyncio.to_thread(self._cold_search, r, v, now)
                 merged = results[i] + cold_hits
                 results[i] = sorted(merged, key=lambda h: -h.score)[: r.top_k]
+            if r.expand:
+                results[i] = await self._spread(r, results[i])
+        if self.config.policies.forgetting.enabled:
+            await self._record_access([h for hits in results for h in hits if h.tier != "cold"])
         self.counters["searches"] += len(requests)
         self.counters["vector_queries"] += len(queries)
         return results
+
+    def _layer_decay(self) -> dict[str, float] | None:
+        forgetting = self.config.policies.forgetting
+        if not forgetting.enabled:
+            return None
+        return {name: p.importance_decay_per_day for name, p in forgetting.layers.items()}
+
+    async def _record_access(self, hits: Sequence[MemoryHit]) -> None:
+        """Forgetting on: a retrieved memory gains importance and its decay clock restarts."""
+        forgetting = self.config.policies.forgetting
+        now = self.clock.abs_seconds
+        for hit in {h.id: h for h in hits}.values():
+            current = forgetting.effective_importance(
+                hit.importance, hit.layer, hit.layer_since, now
+            )
+            boosted = min(1.0, current + forgetting.access_boost)
+            await self.store.set_payload(
+                [hit.id], {"importance": boosted, "layer_since": now, "layer": hit.layer}
+            )
+            self.hot.set_layer(hit.id, hit.layer, boosted, now)
+        self.counters["accesses"] += len(hits)
+
+    async def _spread(self, r: SearchRequest, hits: list[MemoryHit]) -> list[MemoryHit]:
+        """Spreading activation: linked memories get a hit's score × decay per hop."""
+        policy = self.config.policies.associations
+        scores = {h.id: h for h in hits}
+        frontier = [(h.id, h.score) for h in hits]
+        for _ in range(policy.max_hops):
+            ids = [i for i, _ in frontier]
+            records = {rec.id: rec for rec in await self.get_by_ids(ids, r.agent_id)}
+            spread: dict[int, float] = {}
+            for memory_id, score in frontier:
+                rec = records[memory_id]
+                for neighbour in (*rec.cognition_ids, *rec.evidence_ids):
+                    activation = score * policy.decay
+                    if neighbour not in scores and activation > spread.get(neighbour, 0.0):
+                        spread[neighbour] = activation
+            if not spread:
+                break
+            found = await self.get_by_ids(list(spread), r.agent_id)
+            tiers = await self.store.retrieve([rec.id for rec in found])
+            for rec in found:
+                tier = "hot" if rec.id in self.hot else "warm" if rec.id in tiers else "cold"
+                scores[rec.id] = _hit(rec, spread[rec.id], tier)
+            frontier = list(spread.items())
+        return sorted(scores.values(), key=lambda h: -h.score)[: r.top_k]
 
     def _point_filter(self, r: SearchRequest) -> PointFilter:
         hot_only = "warm" not in r.tiers
@@ -448,25 +517,12 @@ class GroupMemory:
                 missing.append(memory_id)
         if missing:
             for memory_id, payload in (await self.store.retrieve(missing)).items():
-                found[memory_id] = _record_from_payload(memory_id, payload)
+                found[memory_id] = record_from_payload(memory_id, payload)
         return found
 
     def _cold_records(self, memory_ids: Iterable[int]) -> dict[int, MemoryRecord]:
-        return {
-            row["id"]: MemoryRecord(
-                id=row["id"],
-                agent_id=row["agent_id"],
-                text=row["text"],
-                topic=row["topic"],
-                day=row["day"],
-                t=row["t"],
-                time=row["time"],
-                location=row["location"],
-                importance=row["importance"],
-                cognition_ids=tuple(row["links"] or ()),
-            )
-            for row in self.cold.scan(ids=memory_ids).to_pylist()
-        }
+        rows = self.cold.scan(ids=memory_ids).to_pylist()
+        return {row["id"]: record_from_payload(row["id"], row) for row in rows}
 
     async def get_by_ids(
         self, memory_ids: Iterable[int], agent_id: int | None = None
@@ -492,12 +548,20 @@ class GroupMemory:
     ) -> None:
         """Link memories to the cognition (thought, reflection) they led to; both the agent's."""
         self.require_agent(agent_id)
-        await self.get_by_ids([*memory_ids, cognition_id], agent_id)
-        self.hot.link(memory_ids, cognition_id)
-        for memory_id in memory_ids:
-            await self.store.set_payload(
-                [memory_id], {"links": list(self.hot.cognition_links[memory_id])}
+        records = await self.get_by_ids([*memory_ids, cognition_id], agent_id)
+        warm = await self.store.retrieve([r.id for r in records])
+        frozen = [r.id for r in records if r.id not in warm]
+        if frozen:
+            raise ValueError(
+                f"memories {frozen} are in the cold tier (read-only); link hot or warm memories"
             )
+        *sources, cognition = records
+        self.hot.link(memory_ids, cognition_id)
+        for record in sources:
+            links = list(dict.fromkeys([*record.cognition_ids, cognition_id]))
+            await self.store.set_payload([record.id], {"links": links})
+        evidence = list(dict.fromkeys([*cognition.evidence_ids, *memory_ids]))
+        await self.store.set_payload([cognition_id], {"evidence": evidence})
 
     async def related_cognition(self, agent_id: int, memory_id: int) -> list[MemoryRecord]:
         """The cognition memories `memory_id` is linked to."""
@@ -569,19 +633,6 @@ def _hit(record: MemoryRecord, score: float, tier: str) -> MemoryHit:
         location=record.location,
         importance=record.importance,
         score=score,
-    )
-
-
-def _record_from_payload(memory_id: int, payload: Mapping[str, Any]) -> MemoryRecord:
-    return MemoryRecord(
-        id=memory_id,
-        agent_id=payload["agent_id"],
-        text=payload["text"],
-        topic=payload["topic"],
-        day=int(payload["time"] // SECONDS_PER_DAY),
-        t=payload["t"],
-        time=payload["time"],
-        location=payload.get("location"),
-        importance=payload["importance"],
-        cognition_ids=tuple(payload.get("links") or ()),
+        layer=record.layer,
+        layer_since=record.layer_since,
     )

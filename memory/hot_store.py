@@ -30,7 +30,10 @@ class HotStore:
         self.texts: list[str] = []
         self.row_of: dict[int, int] = {}
         self.rows_of_agent: dict[int, deque[int]] = {}
+        self.layers: list[str] = []
+        self.layer_since = array("d")
         self.cognition_links: dict[int, list[int]] = {}
+        self.evidence: dict[int, list[int]] = {}
 
     def __len__(self) -> int:
         return len(self.row_of)
@@ -49,6 +52,7 @@ class HotStore:
         day: int,
         t: float,
         time: float,
+        layers: Sequence[str] | None = None,
     ) -> None:
         """Append one batch written at the same simulated instant."""
         start = len(self.ids)
@@ -62,6 +66,8 @@ class HotStore:
         self.topics.extend(sys.intern(x) for x in topics)
         self.locations.extend(sys.intern(x) if x is not None else None for x in locations)
         self.texts.extend(texts)
+        self.layers.extend(sys.intern(x) for x in layers or ["short"] * n)
+        self.layer_since.extend([time] * n)
         for offset, (memory_id, agent_id) in enumerate(zip(ids, agent_ids, strict=True)):
             row = start + offset
             self.row_of[memory_id] = row
@@ -81,6 +87,9 @@ class HotStore:
             location=self.locations[row],
             importance=self.importances[row],
             cognition_ids=tuple(self.cognition_links.get(memory_id, ())),
+            evidence_ids=tuple(self.evidence.get(memory_id, ())),
+            layer=self.layers[row],
+            layer_since=self.layer_since[row],
         )
 
     def agent_of(self, memory_id: int) -> int:
@@ -92,10 +101,23 @@ class HotStore:
 
     def link(self, memory_ids: Iterable[int], cognition_id: int) -> None:
         """Record that each memory in `memory_ids` gave rise to cognition `cognition_id`."""
-        for memory_id in memory_ids:
-            links = self.cognition_links.setdefault(memory_id, [])
-            if cognition_id not in links:
-                links.append(cognition_id)
+        sources = list(memory_ids)
+        for memory_id in sources:
+            if memory_id in self.row_of:
+                links = self.cognition_links.setdefault(memory_id, [])
+                if cognition_id not in links:
+                    links.append(cognition_id)
+        if cognition_id in self.row_of:
+            evidence = self.evidence.setdefault(cognition_id, [])
+            evidence.extend(s for s in sources if s not in evidence)
+
+    def set_layer(self, memory_id: int, layer: str, importance: float, since: float) -> None:
+        """A policy moved a hot memory to another layer (or boosted it on access)."""
+        row = self.row_of.get(memory_id)
+        if row is not None:
+            self.layers[row] = sys.intern(layer)
+            self.importances[row] = importance
+            self.layer_since[row] = since
 
     def evict_expired(self, before_time: float, cap: int) -> list[int]:
         """Drop each agent's memories older than `before_time` or beyond its newest `cap`."""
@@ -119,6 +141,7 @@ class HotStore:
         memory_id = self.ids[row]
         del self.row_of[memory_id]
         self.cognition_links.pop(memory_id, None)
+        self.evidence.pop(memory_id, None)
         self.texts[row] = ""  # release the string now; the slot goes at compaction
         return memory_id
 
@@ -128,10 +151,10 @@ class HotStore:
         if total < 1024 or live * 2 > total:
             return
         keep = sorted(self.row_of.values())
-        for name in ("ids", "agent_ids", "days", "ts", "times", "importances"):
+        for name in ("ids", "agent_ids", "days", "ts", "times", "importances", "layer_since"):
             column = getattr(self, name)
             setattr(self, name, array(column.typecode, (column[r] for r in keep)))
-        for name in ("topics", "locations", "texts"):
+        for name in ("topics", "locations", "texts", "layers"):
             column = getattr(self, name)
             setattr(self, name, [column[r] for r in keep])
         new_row = {old: new for new, old in enumerate(keep)}

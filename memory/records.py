@@ -55,6 +55,7 @@ class SearchRequest(BaseModel):
     time_range: tuple[float, float] | None = None
     location: str | None = None
     tiers: tuple[Literal["hot", "warm", "cold"], ...] = Field(("hot", "warm"), min_length=1)
+    expand: bool = Field(False, description="Spread activation along links (associations).")
 
     @field_validator("query", mode="before")
     @classmethod
@@ -85,7 +86,9 @@ class KVSearchRequest(BaseModel):
 
 
 class MemoryRecord(BaseModel):
-    """A stored stream memory with its cognition links."""
+    """A stored stream memory with its links: the cognitions it led to (`cognition_ids`) and,
+    for a cognition, reflection or summary, the memories it came from (`evidence_ids`).
+    `importance` is as stored at `layer_since`; layers decay it when forgetting is on."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -99,6 +102,29 @@ class MemoryRecord(BaseModel):
     location: str | None
     importance: float
     cognition_ids: tuple[int, ...] = ()
+    evidence_ids: tuple[int, ...] = ()
+    layer: str = "short"
+    layer_since: float = 0.0
+
+
+def record_from_payload(memory_id: int, payload: dict[str, Any]) -> MemoryRecord:
+    """A record from a vector-store payload or a cold Parquet row (same field names)."""
+    time = payload["time"]
+    return MemoryRecord(
+        id=memory_id,
+        agent_id=payload["agent_id"],
+        text=payload["text"],
+        topic=payload["topic"],
+        day=int(time // 86_400),
+        t=payload["t"],
+        time=time,
+        location=payload.get("location"),
+        importance=payload["importance"],
+        cognition_ids=tuple(payload.get("links") or ()),
+        evidence_ids=tuple(payload.get("evidence") or ()),
+        layer=payload.get("layer") or "short",
+        layer_since=payload.get("layer_since", time),
+    )
 
 
 class MemoryHit(BaseModel):
@@ -116,6 +142,8 @@ class MemoryHit(BaseModel):
     importance: float
     score: float
     tier: str = "warm"
+    layer: str = "short"
+    layer_since: float = 0.0
 
 
 class KVHit(BaseModel):

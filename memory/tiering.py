@@ -85,7 +85,7 @@ async def recover(group: GroupMemory) -> int:
         await group.store.delete(ids)
         group.hot.evict(ids)
         rows = group.cold.scan(ids=still_warm)
-        _uncount_warm(group, rows["agent_id"].to_pylist())
+        uncount_warm(group, rows["agent_id"].to_pylist())
     group.journal.clear()
     return len(pending["ids"])
 
@@ -99,13 +99,14 @@ async def migrate(group: GroupMemory, points: list[ScoredPoint]) -> int:
     group.journal.record(parts, ids)
     await group.store.delete(ids)
     group.hot.evict(ids)
-    _uncount_warm(group, [p.payload["agent_id"] for p in points if p.payload])
+    uncount_warm(group, [p.payload["agent_id"] for p in points if p.payload])
     group.journal.clear()
     group.counters["migrated_to_cold"] += len(ids)
     return len(ids)
 
 
-def _uncount_warm(group: GroupMemory, agent_ids: list[int]) -> None:
+def uncount_warm(group: GroupMemory, agent_ids: list[int]) -> None:
+    """Memories of these agents left warm (one entry per memory)."""
     for agent_id in agent_ids:
         group.warm_counts[agent_id] = group.warm_counts.get(agent_id, 1) - 1
 
@@ -142,4 +143,24 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
         # Persist and release the engine's write buffers: without this, RAM grows with every
         # point ever written, deleted or not (measured: ~60 MB a day at 100 agents).
         await group.flush()
-    return {"evicted_from_hot": len(evicted), "moved_to_cold": moved}
+    report = {"evicted_from_hot": len(evicted), "moved_to_cold": moved}
+    report.update(await _run_policies(group))
+    return report
+
+
+async def _run_policies(group: GroupMemory) -> dict[str, int]:
+    """Forgetting and consolidation on their own cadence (both off by default)."""
+    from societas.memory.policy_runner import consolidation_pass, forgetting_pass
+
+    policies = group.config.policies
+    group.ticks_since_policies += 1
+    out: dict[str, int] = {}
+    if policies.consolidation.enabled and (
+        group.ticks_since_policies % policies.consolidation.run_every_ticks == 0
+    ):
+        out["consolidated_groups"] = await consolidation_pass(group)
+    if policies.forgetting.enabled and (
+        group.ticks_since_policies % policies.forgetting.run_every_ticks == 0
+    ):
+        out.update(await forgetting_pass(group))
+    return out

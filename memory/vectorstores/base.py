@@ -60,6 +60,7 @@ class VectorQuery:
     normalization: str = "saturate"
     with_payload: bool = True
     with_vectors: bool = False
+    layer_decay: dict[str, float] | None = None  # forgetting on: importance decays per layer
 
 
 @dataclass(slots=True)
@@ -83,6 +84,10 @@ class VectorStore(Protocol):
 
     async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]: ...
 
+    async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
+        """Points by id with payload and vectors (to move them to cold)."""
+        ...
+
     async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None: ...
 
     async def delete(self, ids: Sequence[int]) -> None: ...
@@ -95,8 +100,10 @@ class VectorStore(Protocol):
         """Points (payload + vectors) oldest first, of one agent or all, older than a time."""
         ...
 
-    async def scroll(self, offset: int | None, limit: int) -> tuple[list[ScoredPoint], int | None]:
-        """A page of all points with payload and vectors, and the next page's offset."""
+    async def scroll(
+        self, offset: int | None, limit: int, with_vectors: bool = True
+    ) -> tuple[list[ScoredPoint], int | None]:
+        """A page of all points with payload (and vectors), and the next page's offset."""
         ...
 
     async def optimize(self) -> None:

@@ -188,7 +188,7 @@ class EdgeVectorStore:
                     ),
                 ]
             ),
-            E.Mult([E.Constant(cfg.importance_weight), E.Variable("importance")]),
+            E.Mult([E.Constant(cfg.importance_weight), self._importance(q)]),
         ]
         if has_relevance:
             terms.append(E.Mult([E.Constant(cfg.relevance_weight), self._relevance(q)]))
@@ -198,6 +198,27 @@ class EdgeVectorStore:
             query=qe.Formula(E.Sum(terms), defaults={RELEVANCE: 0.0}),
             with_payload=with_payload,
             with_vector=q.with_vectors,
+        )
+
+    @staticmethod
+    def _importance(q: VectorQuery) -> Any:
+        """Stored importance, or with forgetting on: importance × f_layer ** days since set."""
+        if not q.layer_decay:
+            return E.Variable("importance")
+        days = E.Div(
+            E.Sum([E.Constant(q.now), E.Neg(E.Variable("layer_since"))]), E.Constant(86_400.0)
+        )
+        return E.Sum(
+            [
+                E.Mult(
+                    [
+                        E.Condition(qe.FieldCondition("layer", match=qe.MatchValue(layer))),
+                        E.Variable("importance"),
+                        E.Pow(E.Constant(factor), days),
+                    ]
+                )
+                for layer, factor in q.layer_decay.items()
+            ]
         )
 
     @staticmethod
@@ -234,6 +255,11 @@ class EdgeVectorStore:
             return {}
         records = self._shard.retrieve(list(ids), with_payload=True, with_vector=False)
         return {int(r.id): dict(r.payload or {}) for r in records}
+
+    async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
+        if not ids:
+            return []
+        return self._scored(self._shard.retrieve(list(ids), with_payload=True, with_vector=True))
 
     async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
         if ids:
@@ -284,10 +310,13 @@ class EdgeVectorStore:
         )
         return self._scored(records)
 
-    async def scroll(self, offset: int | None, limit: int) -> tuple[list[ScoredPoint], int | None]:
-        records, next_offset = self._shard.scroll(
-            qe.ScrollRequest(offset=offset, limit=limit, with_payload=True, with_vector=True)
+    async def scroll(
+        self, offset: int | None, limit: int, with_vectors: bool = True
+    ) -> tuple[list[ScoredPoint], int | None]:
+        request = qe.ScrollRequest(
+            offset=offset, limit=limit, with_payload=True, with_vector=with_vectors
         )
+        records, next_offset = self._shard.scroll(request)
         return self._scored(records), int(next_offset) if next_offset is not None else None
 
     async def optimize(self) -> None:

@@ -228,7 +228,7 @@ class QdrantVectorStore:
                     ),
                 ]
             ),
-            models.MultExpression(mult=[cfg.importance_weight, "importance"]),
+            models.MultExpression(mult=[cfg.importance_weight, self._importance(q)]),
         ]
         if has_relevance:
             terms.append(models.MultExpression(mult=[cfg.relevance_weight, self._relevance(q)]))
@@ -236,6 +236,30 @@ class QdrantVectorStore:
             formula=models.SumExpression(sum=terms), defaults={RELEVANCE: 0.0}
         )
         return models.QueryRequest(limit=q.limit, prefetch=prefetches, query=formula, **common)
+
+    @staticmethod
+    def _importance(q: VectorQuery) -> Any:
+        """Stored importance, or with forgetting on: importance × f_layer ** days since set."""
+        if not q.layer_decay:
+            return "importance"
+        days = models.DivExpression(
+            div=models.DivParams(
+                left=models.SumExpression(sum=[q.now, models.NegExpression(neg="layer_since")]),
+                right=86_400.0,
+            )
+        )
+        return models.SumExpression(
+            sum=[
+                models.MultExpression(
+                    mult=[
+                        models.FieldCondition(key="layer", match=models.MatchValue(value=layer)),
+                        "importance",
+                        models.PowExpression(pow=models.PowParams(base=factor, exponent=days)),
+                    ]
+                )
+                for layer, factor in q.layer_decay.items()
+            ]
+        )
 
     @staticmethod
     def _relevance(q: VectorQuery) -> Any:
@@ -280,6 +304,19 @@ class QdrantVectorStore:
             self._collection, list(ids), with_payload=True, shard_key_selector=self._shard_key
         )
         return {int(r.id): dict(r.payload or {}) for r in records}
+
+    async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
+        if not ids:
+            return []
+        await self._ensure_collection()
+        records = await self._client.retrieve(
+            self._collection,
+            list(ids),
+            with_payload=True,
+            with_vectors=True,
+            shard_key_selector=self._shard_key,
+        )
+        return self._scored(records)
 
     async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
         if ids:
@@ -348,14 +385,16 @@ class QdrantVectorStore:
         )
         return self._scored(records)
 
-    async def scroll(self, offset: int | None, limit: int) -> tuple[list[ScoredPoint], int | None]:
+    async def scroll(
+        self, offset: int | None, limit: int, with_vectors: bool = True
+    ) -> tuple[list[ScoredPoint], int | None]:
         await self._ensure_collection()
         records, next_offset = await self._client.scroll(
             self._collection,
             limit=limit,
             offset=offset,
             with_payload=True,
-            with_vectors=True,
+            with_vectors=with_vectors,
             shard_key_selector=self._shard_key,
         )
         return self._scored(records), int(next_offset) if next_offset is not None else None

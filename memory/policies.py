@@ -1,0 +1,164 @@
+"""Memory policies, each a config block with defaults (all off unless enabled).
+
+- Forgetting, after FinMem: every memory sits in a layer (short, mid, long, reflection) whose
+  importance decays by a factor per simulated day; access raises importance; a daily pass
+  cleans up memories whose importance fell below the layer's threshold (to cold, or dropped
+  when `forget` is set — counted either way), promotes those above the promotion threshold
+  and demotes those whose layer recency exp(-Δ/τ) since their last access fell too low.
+- Consolidation: near-duplicate recent memories of one agent become one summary memory
+  linked to its sources (the text from a callback, rule-based by default); sources go cold.
+- Associations: a search may expand its hits through links (cognitions, reflection evidence,
+  consolidation sources) with a weight that decays per hop.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+LAYERS = ("short", "mid", "long", "reflection")
+LayerName = Literal["short", "mid", "long", "reflection"]
+_UP = {"short": "mid", "mid": "long"}
+_DOWN = {"long": "mid", "mid": "short"}
+
+
+class LayerPolicy(BaseModel):
+    """Decay and thresholds of one FinMem layer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    importance_decay_per_day: float = Field(gt=0.0, le=1.0)
+    recency_tau_days: float = Field(gt=0.0)
+    promote_at: float | None = Field(None, ge=0.0, le=1.0)
+    demote_below: float | None = Field(None, gt=0.0, lt=1.0)
+    cleanup_below: float | None = Field(None, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LayerPolicy:
+        if (
+            self.promote_at is not None
+            and self.cleanup_below is not None
+            and self.promote_at <= self.cleanup_below
+        ):
+            raise ValueError(
+                f"promote_at ({self.promote_at}) must be above cleanup_below ({self.cleanup_below})"
+            )
+        return self
+
+
+def _default_layers() -> dict[str, LayerPolicy]:
+    return {
+        "short": LayerPolicy(
+            importance_decay_per_day=0.9, recency_tau_days=3, promote_at=0.8, cleanup_below=0.05
+        ),
+        "mid": LayerPolicy(
+            importance_decay_per_day=0.967,
+            recency_tau_days=90,
+            promote_at=0.9,
+            demote_below=0.05,
+            cleanup_below=0.02,
+        ),
+        "long": LayerPolicy(
+            importance_decay_per_day=0.988, recency_tau_days=365, demote_below=0.05
+        ),
+        "reflection": LayerPolicy(importance_decay_per_day=0.988, recency_tau_days=365),
+    }
+
+
+class ForgettingPolicy(BaseModel):
+    """FinMem-style layers with importance decay, clean-up, promotion and demotion."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    layers: dict[LayerName, LayerPolicy] = Field(default_factory=_default_layers)
+    access_boost: float = Field(0.05, ge=0.0, le=1.0, description="Importance added per hit.")
+    forget: bool = Field(
+        False, description="Drop cleaned-up memories (counted) instead of moving them to cold."
+    )
+    run_every_ticks: int = Field(48, ge=1)
+
+    @model_validator(mode="after")
+    def _all_layers(self) -> ForgettingPolicy:
+        missing = [name for name in LAYERS if name not in self.layers]
+        if missing:
+            raise ValueError(f"layers must define {list(LAYERS)}; missing {missing}")
+        return self
+
+    def effective_importance(
+        self, importance: float, layer: str, since: float, now: float
+    ) -> float:
+        """Importance decayed per simulated day since it was last set (Python twin of the
+        engine formula)."""
+        days = max(0.0, now - since) / 86_400.0
+        return importance * self.layers[layer].importance_decay_per_day ** days  # type: ignore[index]
+
+    def layer_recency(self, layer: str, last_access: float, now: float) -> float:
+        return math.exp(
+            -max(0.0, now - last_access) / 86_400.0 / self.layers[layer].recency_tau_days
+        )  # type: ignore[index]
+
+    def decide(
+        self, importance: float, layer: str, since: float, last_access: float, now: float
+    ) -> tuple[str, float]:
+        """('keep'|'cleanup'|'promote'|'demote', effective importance) for one memory."""
+        policy = self.layers[layer]  # type: ignore[index]
+        eff = self.effective_importance(importance, layer, since, now)
+        if policy.cleanup_below is not None and eff < policy.cleanup_below:
+            return "cleanup", eff
+        if policy.promote_at is not None and layer in _UP and eff >= policy.promote_at:
+            return "promote", eff
+        if (
+            policy.demote_below is not None
+            and layer in _DOWN
+            and self.layer_recency(layer, last_access, now) < policy.demote_below
+        ):
+            return "demote", eff
+        return "keep", eff
+
+
+def initial_layer(topic: str) -> str:
+    """Reflections live in their own layer; everything else starts short-term."""
+    return "reflection" if topic == "reflection" else "short"
+
+
+def next_layer(layer: str, action: str) -> str:
+    return _UP[layer] if action == "promote" else _DOWN[layer]
+
+
+class ConsolidationPolicy(BaseModel):
+    """Merge near-duplicate recent memories of an agent into one summary memory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    similarity: float = Field(0.8, gt=0.0, le=1.0, description="Cosine of the vectors.")
+    min_group: int = Field(2, ge=2)
+    run_every_ticks: int = Field(48, ge=1)
+
+
+class AssociationPolicy(BaseModel):
+    """Spreading activation: hits pass a decaying share of their score along links."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decay: float = Field(0.5, gt=0.0, lt=1.0)
+    max_hops: int = Field(1, ge=1, le=3)
+
+
+class MemoryPolicies(BaseModel):
+    """All memory policies of a group."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    forgetting: ForgettingPolicy = Field(default_factory=ForgettingPolicy)
+    consolidation: ConsolidationPolicy = Field(default_factory=ConsolidationPolicy)
+    associations: AssociationPolicy = Field(default_factory=AssociationPolicy)
+
+
+def default_summary(texts: list[str]) -> str:
+    """Rule-based consolidation summary (an LLM callback can replace it)."""
+    first = texts[0].rstrip(".")
+    return f"{first} (and {len(texts) - 1} similar memories)"
