@@ -206,7 +206,9 @@ class EdgeVectorStore:
         if not q.layer_decay:
             return E.Variable("importance")
         days = E.Div(
-            E.Sum([E.Constant(q.now), E.Neg(E.Variable("layer_since"))]), E.Constant(86_400.0)
+            E.Sum([E.Constant(q.now), E.Neg(E.Variable("layer_since"))]),
+            E.Constant(86_400.0),
+            by_zero_default=0.0,
         )
         return E.Sum(
             [
