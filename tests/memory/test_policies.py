@@ -89,7 +89,7 @@ async def test_crafted_timeline_promotes_cleans_up_and_demotes(make):
 
 async def test_forget_drops_cleaned_up_memories_and_counts_them(make):
     group = make(forgetting(forget=True))
-    a, b, c = await crafted(group)
+    _, b, _ = await crafted(group)
     group.clock.set(3, 0.0)
     await group.end_tick()
     assert group.counters["forgotten"] == 2 and group.cold.count() == 0
@@ -179,7 +179,7 @@ async def test_spreading_activation_follows_links(make):
     plain = await stream.search("prepare floods", top_k=5)
     assert [h.id for h in plain] == [insight]
     expanded = await stream.search("prepare floods", top_k=5, expand=True)
-    assert [h.id for h in expanded][0] == insight
+    assert expanded[0].id == insight
     assert {h.id for h in expanded[1:]} == set(evidence)
     for hit in expanded[1:]:
         assert hit.score == pytest.approx(expanded[0].score * 0.5)
