@@ -193,17 +193,21 @@ class GroupMemory:
             check_value(key, "dict", value)
         elif attr.type != "list":
             raise ValueError(f"mode 'merge' needs a list or dict attribute; {key!r} is {attr.type}")
-        return KVUpdate(agent_id=agent_id, key=key, value=copy.deepcopy(value), mode=mode)
+        if isinstance(value, list | dict):
+            value = copy.deepcopy(value)  # the caller may keep mutating its object
+        # Validated just above: skip pydantic's second pass (this runs per value per tick).
+        return KVUpdate.model_construct(agent_id=agent_id, key=key, value=value, mode=mode)
 
     async def update_many(self, updates: Sequence[KVUpdate]) -> list[None]:
         """Apply checked KV writes in order; embedded attributes are re-embedded, in place."""
         staged: dict[tuple[int, str], Any] = {}
         for update in updates:
             slot = (update.agent_id, update.key)
-            current = staged[slot] if slot in staged else self.kv_get(*slot)
             if update.mode == "replace":
                 staged[slot] = update.value
-            elif isinstance(current, dict):
+                continue
+            current = staged[slot] if slot in staged else self.kv_get(*slot)
+            if isinstance(current, dict):
                 staged[slot] = {**current, **update.value}
             else:
                 extra = update.value if isinstance(update.value, list) else [update.value]
