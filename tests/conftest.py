@@ -8,6 +8,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# Every Ray the tests start (ray.init, `ray start`, cluster_utils) picks 127.0.0.1 as its node
+# IP instead of the host's outbound address: no traffic leaves loopback.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 
 @pytest.fixture(scope="session")

@@ -28,11 +28,16 @@ RESOURCE = "societas_group"
 def cluster():
     c = Cluster(
         initialize_head=True,
-        head_node_args={"num_cpus": 1, "include_dashboard": False},
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "node_ip_address": "127.0.0.1"},
     )
-    workers = [c.add_node(num_cpus=2, resources={RESOURCE: 2}) for _ in range(2)]
+    workers = [
+        c.add_node(num_cpus=2, resources={RESOURCE: 2}, node_ip_address="127.0.0.1")
+        for _ in range(2)
+    ]
     ray.init(address=c.address, log_to_driver=False)
     c.wait_for_nodes()
+    # Every node of the test cluster talks over loopback only.
+    assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
     yield c, workers
     ray.shutdown()
     c.shutdown()
@@ -55,8 +60,12 @@ def test_groups_spread_over_workers_and_survive_losing_one(cluster, tmp_path):
     cfg = ClusterConfig(
         placement="resource", resource=RESOURCE, checkpoint_every=3, keep_checkpoints=0
     )
-    assert size_groups(cfg.model_copy(update={"min_agents_per_group": 1}), AGENTS,
-                       ray.cluster_resources()) == 4  # 2 workers x 2 units
+    assert (
+        size_groups(
+            cfg.model_copy(update={"min_agents_per_group": 1}), AGENTS, ray.cluster_resources()
+        )
+        == 4
+    )  # 2 workers x 2 units
 
     ref_dir = tmp_path / "reference"
     f = _factory(ref_dir)
@@ -71,6 +80,7 @@ def test_groups_spread_over_workers_and_survive_losing_one(cluster, tmp_path):
     run_dir = tmp_path / "ray"
     f = _factory(run_dir, delay=0.05)
     handles = make_ray_groups(f, GROUPS, cfg)
+
     async def locate():
         return await asyncio.gather(*(h.where() for h in handles))
 
