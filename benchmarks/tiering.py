@@ -144,7 +144,7 @@ def main() -> None:
         "search_p50_ms_hot": tiered["search_p50_ms_hot"],
         "search_p50_ms_hot_warm": tiered["search_p50_ms_hot_warm"],
         "search_p50_ms_all_tiers": tiered["search_p50_ms_all"],
-        "rss_last_over_day3": round(rss[-1] / rss[2], 3),
+        "rss_last_over_day3": round(rss[-1] / rss[3], 3),  # simulated days count from 0
     }
     if not args.no_baseline:
         flat = child(args.agents, args.days, False)

@@ -7,9 +7,11 @@ so reading one agent's text never reads vectors.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ import pyarrow.parquet as pq
 
 from societas.memory.clock import SECONDS_PER_DAY
 from societas.memory.embedding.base import SparseVector, TextVectors
-from societas.memory.fsutil import write_parquet_atomic
+from societas.memory.fsutil import write_bytes_atomic, write_parquet_atomic
 from societas.memory.scoring import RetrievalConfig, normalized_relevance
 from societas.memory.vectorstores.base import PointFilter, ScoredPoint
 
@@ -50,8 +52,32 @@ VECTOR_SCHEMA = pa.schema(
         ("dense", pa.list_(pa.float32())),
     ]
 )
-ROW_GROUP = 2048
+ROW_GROUP = 512
 _PART = re.compile(r"part-(\d+)\.rows\.parquet$")
+
+
+@dataclass
+class _Part:
+    """One cold part, its rows and vectors files open, with each row group's agent range."""
+
+    rows: pq.ParquetFile
+    vectors: pq.ParquetFile
+    agent_ranges: list[tuple[int, int]]
+
+    @classmethod
+    def open(cls, rows_path: Path) -> _Part:
+        rows = pq.ParquetFile(rows_path)
+        vectors = pq.ParquetFile(str(rows_path).replace(".rows.", ".vectors."))
+        column = rows.schema_arrow.get_field_index("agent_id")
+        ranges = []
+        for i in range(rows.metadata.num_row_groups):
+            stats = rows.metadata.row_group(i).column(column).statistics
+            ranges.append((stats.min, stats.max))
+        return cls(rows, vectors, ranges)
+
+    def groups_of(self, agent_id: int) -> list[int]:
+        """Row groups that may hold this agent (both files share row order and group size)."""
+        return [i for i, (lo, hi) in enumerate(self.agent_ranges) if lo <= agent_id <= hi]
 
 
 class ColdStore:
@@ -61,6 +87,7 @@ class ColdStore:
         self.dir = Path(root) / f"group={group_id}"
         self.day_window = day_window
         self._datasets: tuple[pds.Dataset, pds.Dataset] | None = None
+        self._open: list[_Part] | None = None
         self._next_part = 1 + max(
             (int(m.group(1)) for f in self.row_files() if (m := _PART.search(f.name))), default=0
         )
@@ -88,8 +115,68 @@ class ColdStore:
             write_parquet_atomic(vectors, vectors_table(group), ROW_GROUP)
             write_parquet_atomic(rows, rows_table(group), ROW_GROUP)  # rows last: part done
             self._datasets = None
+            self._open = None
             written.append(rows)
         return written
+
+    def compact(self, folder: Path) -> Path | None:
+        """Merge the parts of one day window into one part sorted by agent, crash-safely.
+
+        Fewer parts make an agent's scan read fewer row groups. The merged part is written
+        first, then a journal naming the parts it replaces, then those are deleted; a crash
+        leaves either the old parts or the new one counted (`recover_compaction`).
+        """
+        parts = sorted(folder.glob("part-*.rows.parquet"))
+        if len(parts) < 2:
+            return None
+        rows = pa.concat_tables([pq.read_table(f) for f in parts])
+        vectors = pa.concat_tables(
+            [pq.read_table(str(f).replace(".rows.", ".vectors.")) for f in parts]
+        )
+        order = pc.sort_indices(rows, sort_keys=[("agent_id", "ascending"), ("id", "ascending")])
+        rows = rows.take(order)
+        by_id = pc.sort_indices(vectors, sort_keys=[("agent_id", "ascending"), ("id", "ascending")])
+        vectors = vectors.take(by_id)
+        part = self._next_part
+        self._next_part += 1
+        merged = folder / f"part-{part:06d}.rows.parquet"
+        write_parquet_atomic(folder / f"part-{part:06d}.vectors.parquet", vectors, ROW_GROUP)
+        write_parquet_atomic(merged, rows, ROW_GROUP)
+        journal = folder / "_compaction.json"
+        write_bytes_atomic(
+            journal,
+            json.dumps({"merged": merged.name, "replaced": [f.name for f in parts]}).encode(),
+        )
+        self._finish_compaction(folder)
+        return merged
+
+    def _finish_compaction(self, folder: Path) -> None:
+        journal = folder / "_compaction.json"
+        if not journal.exists():
+            return
+        record = json.loads(journal.read_text())
+        if (folder / record["merged"]).exists():
+            for name in record["replaced"]:
+                (folder / name).unlink(missing_ok=True)
+                (folder / name.replace(".rows.", ".vectors.")).unlink(missing_ok=True)
+        journal.unlink()
+        self._datasets = None
+        self._open = None
+
+    def recover_compaction(self) -> None:
+        """Finish any merge a crash interrupted (old parts go once the merged one exists)."""
+        if self.dir.exists():
+            for journal in self.dir.glob("days=*/_compaction.json"):
+                self._finish_compaction(journal.parent)
+
+    def compact_crowded(self, max_parts: int) -> int:
+        """Compact every day window holding more than `max_parts` parts; returns how many."""
+        done = 0
+        if self.dir.exists():
+            for folder in sorted(self.dir.glob("days=*")):
+                if len(list(folder.glob("part-*.rows.parquet"))) > max_parts:
+                    done += self.compact(folder) is not None
+        return done
 
     def count(self) -> int:
         return sum(pq.ParquetFile(f).metadata.num_rows for f in self.row_files())
@@ -110,12 +197,14 @@ class ColdStore:
             )
         return self._datasets[1 if vectors else 0]
 
-    def scan(self, flt: PointFilter | None = None, ids: Iterable[int] | None = None) -> pa.Table:
-        """Rows matching an agent filter and/or ids (row-group statistics skip the rest)."""
-        dataset = self._dataset()
-        if dataset is None:
-            return ROW_SCHEMA.empty_table()
-        expr = None
+    def _parts(self) -> list[_Part]:
+        """Open parts with the agent range of each row group (from Parquet statistics)."""
+        if self._open is None:
+            self._open = [_Part.open(f) for f in self.row_files()]
+        return self._open
+
+    @staticmethod
+    def _filter_expr(flt: PointFilter | None, ids: Iterable[int] | None) -> pc.Expression | None:
         conds = []
         if ids is not None:
             conds.append(pc.field("id").isin(pa.array(list(ids), pa.int64())))
@@ -133,20 +222,49 @@ class ColdStore:
                 conds.append(
                     (pc.field("t") >= flt.time_range[0]) & (pc.field("t") <= flt.time_range[1])
                 )
+        expr = None
         for cond in conds:
             expr = cond if expr is None else expr & cond
-        return dataset.to_table(filter=expr)
+        return expr
+
+    def scan(self, flt: PointFilter | None = None, ids: Iterable[int] | None = None) -> pa.Table:
+        """Rows matching an agent filter and/or ids.
+
+        With an agent, only the row groups whose agent range holds it are read (rows are
+        sorted by agent, 2k to a group); by ids alone, a dataset scan pruned by statistics.
+        """
+        expr = self._filter_expr(flt, ids)
+        if flt is None:
+            dataset = self._dataset()
+            return ROW_SCHEMA.empty_table() if dataset is None else dataset.to_table(filter=expr)
+        tables = [
+            part.rows.read_row_groups(groups)
+            for part in self._parts()
+            if (groups := part.groups_of(flt.agent_id))
+        ]
+        if not tables:
+            return ROW_SCHEMA.empty_table()
+        return pa.concat_tables(tables).filter(expr)
 
     def vectors(self, ids: Iterable[int], agent_id: int | None = None) -> dict[int, TextVectors]:
-        """Vectors of cold memories by id (give their agent to skip other agents' groups)."""
-        dataset = self._dataset(vectors=True)
-        wanted = list(ids)
-        if dataset is None or not wanted:
+        """Vectors of cold memories by id (give their agent to read only its row groups)."""
+        wanted = pa.array(list(ids), pa.int64())
+        if len(wanted) == 0:
             return {}
-        expr = pc.field("id").isin(pa.array(wanted, pa.int64()))
-        if agent_id is not None:
-            expr = (pc.field("agent_id") == agent_id) & expr
-        table = dataset.to_table(filter=expr)
+        if agent_id is None:
+            dataset = self._dataset(vectors=True)
+            if dataset is None:
+                return {}
+            table = dataset.to_table(filter=pc.field("id").isin(wanted))
+        else:
+            tables = [
+                part.vectors.read_row_groups(groups)
+                for part in self._parts()
+                if (groups := part.groups_of(agent_id))
+            ]
+            if not tables:
+                return {}
+            table = pa.concat_tables(tables).filter(pc.field("id").isin(wanted))
         out = {}
         for row in table.to_pylist():
             sparse = (

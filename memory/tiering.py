@@ -39,6 +39,9 @@ class TierConfig(BaseModel):
     )
     cold_day_window: int = Field(7, ge=1, description="Days per cold partition.")
     migrate_batch: int = Field(20_000, ge=1, le=1_000_000)
+    cold_max_parts_per_window: int = Field(
+        2, ge=1, description="More parts than this in a day window are merged into one."
+    )
     migrate_every_ticks: int = Field(
         48,
         ge=1,
@@ -76,6 +79,7 @@ class MigrationJournal:
 
 async def recover(group: GroupMemory) -> int:
     """Finish a move a crash interrupted: its parts are written, so drop the ids from warm."""
+    group.cold.recover_compaction()
     pending = group.journal.pending()
     if pending is None:
         return 0
@@ -138,6 +142,8 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
     if group.ticks_since_migration >= cfg.migrate_every_ticks:
         group.ticks_since_migration = 0
         moved = await _move_to_cold(group, now)
+        if moved:
+            await asyncio.to_thread(group.cold.compact_crowded, cfg.cold_max_parts_per_window)
         if moved and cfg.optimize_after_migration:
             await group.store.optimize()
         # Persist and release the engine's write buffers: without this, RAM grows with every

@@ -179,3 +179,39 @@ async def test_bad_tiers_and_tier_config(group):
     ]:
         with pytest.raises(ValidationError, match=field):
             GroupMemoryConfig(tiers=bad)
+
+
+async def test_cold_parts_of_a_window_are_compacted(tiered):
+    group = tiered(warm_max_age_days=0.25, warm_cap_per_agent=None, cold_max_parts_per_window=1)
+    await group.add_agents({1: {}, 2: {}})
+    added = await run_days(group, 3)
+    assert all(len(list(f.glob("part-*.rows.parquet"))) == 1 for f in group.cold.dir.glob("days=*"))
+    counts = await group.tier_counts()
+    assert counts["warm"] + counts["cold"] == added and counts["cold"] > 10
+    hits = await group.agent(1).stream.search(
+        "day 0 festival", top_k=4, tiers=("cold",), day_range=(0, 0)
+    )
+    assert {h.text for h in hits} == {
+        f"day 0 tick {t} note 0 about the harbour festival" for t in range(4)
+    }
+
+
+async def test_crash_during_compaction_counts_each_memory_once(tiered, monkeypatch):
+    group = tiered(warm_max_age_days=0.25, warm_cap_per_agent=None, cold_max_parts_per_window=100)
+    await group.add_agents({1: {}, 2: {}})
+    added = await run_days(group, 2)
+    folder = next(group.cold.dir.glob("days=*"))
+    assert len(list(folder.glob("part-*.rows.parquet"))) > 1
+
+    def crash(_folder):
+        raise OSError("killed after the merged part and its journal were written")
+
+    monkeypatch.setattr(group.cold, "_finish_compaction", crash)
+    with pytest.raises(OSError, match="killed"):
+        group.cold.compact(folder)
+    assert (folder / "_compaction.json").exists()
+    monkeypatch.undo()
+    counts = await group.tier_counts()  # recovery removes the replaced parts
+    assert counts["warm"] + counts["cold"] == added
+    assert len(list(folder.glob("part-*.rows.parquet"))) == 1
+    assert not (folder / "_compaction.json").exists()
