@@ -148,6 +148,8 @@ class ColdStore:
             json.dumps({"merged": merged.name, "replaced": [f.name for f in parts]}).encode(),
         )
         self._finish_compaction(folder)
+        del rows, vectors
+        pa.default_memory_pool().release_unused()  # give the merge's buffers back to the OS
         return merged
 
     def _finish_compaction(self, folder: Path) -> None:
