@@ -47,7 +47,8 @@ from societas.memory.vectorstores import (
 )
 
 UpdateMode = Literal["replace", "merge"]
-_ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of one run
+_ID_BITS = 40
+TIE_MARGIN = 32  # point id = group_id << 40 | sequence: unique across groups of one run
 
 
 class KVUpdate(BaseModel):
@@ -301,21 +302,24 @@ class GroupMemory:
         layered = self.config.policies.forgetting.enabled
         layers = [initial_layer(r.topic) for r in requests]
         points = []
-        for point_id, r, vec, imp, layer in zip(
-            ids, requests, vectors, importances, layers, strict=True
+        # Each memory gets a distinct time (+ id's low bits × 0.1 µs, < 0.11 s): ties in
+        # recency would otherwise be broken at random by the engine, and runs must replay.
+        times = [now + (point_id & 0xFFFFF) * 1e-7 for point_id in ids]
+        for point_id, r, vec, imp, layer, stamp in zip(
+            ids, requests, vectors, importances, layers, times, strict=True
         ):
             payload = {
                 "agent_id": r.agent_id,
                 "topic": r.topic,
                 "t": t,
-                "time": now,
+                "time": stamp,
                 "importance": imp,
                 "text": r.description,
             }
             if r.location is not None:
                 payload["location"] = r.location
             if layered:
-                payload["layer"], payload["layer_since"] = layer, now
+                payload["layer"], payload["layer_since"] = layer, stamp
             points.append(MemoryPoint(point_id, vec, payload))
         await self.store.upsert(points)
         self.hot.append_many(
@@ -327,7 +331,7 @@ class GroupMemory:
             importances,
             day,
             t,
-            now,
+            times,
             layers,
         )
         for r in requests:
@@ -360,7 +364,9 @@ class GroupMemory:
             VectorQuery(
                 vectors=v,
                 filter=self._point_filter(r),
-                limit=r.top_k if mmr is None else max(r.top_k * 4, r.top_k + 8),
+                # Room beyond top_k: the engine breaks exact score ties at random, so the
+                # final order (score, then newest id) is decided here, reproducibly.
+                limit=r.top_k + TIE_MARGIN if mmr is None else max(r.top_k * 4, r.top_k + 8),
                 now=now,
                 scoring=retrieval,
                 normalization=self.normalization,
@@ -371,7 +377,10 @@ class GroupMemory:
             for _, r, v in engine
         ]
         found = await self.store.query_batch(queries)
-        if mmr is not None:
+        found = [sorted(hits, key=lambda p: (-p.score, -p.id)) for hits in found]
+        if mmr is None:
+            found = [hits[: r.top_k] for (_, r, _), hits in zip(engine, found, strict=True)]
+        else:
             found = [
                 self._diversify(hits, r.top_k, mmr)
                 for (_, r, _), hits in zip(engine, found, strict=True)
@@ -388,7 +397,7 @@ class GroupMemory:
             if "cold" in r.tiers:
                 cold_hits = await asyncio.to_thread(self._cold_search, r, v, now)
                 merged = results[i] + cold_hits
-                results[i] = sorted(merged, key=lambda h: -h.score)[: r.top_k]
+                results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]
             if r.expand:
                 results[i] = await self._spread(r, results[i])
         if self.config.policies.forgetting.enabled:
@@ -441,7 +450,7 @@ class GroupMemory:
                 tier = "hot" if rec.id in self.hot else "warm" if rec.id in tiers else "cold"
                 scores[rec.id] = _hit(rec, spread[rec.id], tier)
             frontier = list(spread.items())
-        return sorted(scores.values(), key=lambda h: -h.score)[: r.top_k]
+        return sorted(scores.values(), key=lambda h: (-h.score, -h.id))[: r.top_k]
 
     def _point_filter(self, r: SearchRequest) -> PointFilter:
         hot_only = "warm" not in r.tiers

@@ -51,7 +51,7 @@ class HotStore:
         importances: Sequence[float],
         day: int,
         t: float,
-        time: float,
+        time: float | Sequence[float],
         layers: Sequence[str] | None = None,
     ) -> None:
         """Append one batch written at the same simulated instant."""
@@ -61,13 +61,14 @@ class HotStore:
         self.agent_ids.extend(agent_ids)
         self.days.extend([day] * n)
         self.ts.extend([t] * n)
-        self.times.extend([time] * n)
+        times = [time] * n if isinstance(time, int | float) else list(time)
+        self.times.extend(times)
         self.importances.extend(importances)
         self.topics.extend(sys.intern(x) for x in topics)
         self.locations.extend(sys.intern(x) if x is not None else None for x in locations)
         self.texts.extend(texts)
         self.layers.extend(sys.intern(x) for x in layers or ["short"] * n)
-        self.layer_since.extend([time] * n)
+        self.layer_since.extend(times)
         for offset, (memory_id, agent_id) in enumerate(zip(ids, agent_ids, strict=True)):
             row = start + offset
             self.row_of[memory_id] = row

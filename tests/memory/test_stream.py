@@ -207,3 +207,28 @@ async def test_empty_query_vector_ranks_by_recency(group):
     second = await stream.add("event", "pears")
     hits = await stream.search("the and of", top_k=2)  # only stop words: no relevance signal
     assert [h.id for h in hits] == [second, first]
+
+
+async def test_ties_are_broken_the_same_way_every_time(group_factory):
+    """Qdrant breaks exact score ties at random; societas must not: runs have to replay."""
+
+    async def build(sub):
+        group = group_factory("edge", sub=sub)
+        await group.add_agents({a: {} for a in range(20)})
+        for tick in range(30):
+            group.clock.set(0, tick * 600.0)
+            for a in range(20):
+                for k in range(3):  # same text, time and importance: exact ties
+                    await group.agent(a).stream.add("social", f"talked with {a + k} about rain")
+        return group
+
+    async def answers(group):
+        out = []
+        for a in range(20):
+            out.append([h.id for h in await group.agent(a).stream.search("rain talk", top_k=5)])
+        return out
+
+    first, second = await build("one"), await build("two")
+    reference = await answers(first)
+    assert await answers(first) == reference  # the same group, asked again
+    assert await answers(second) == reference  # a twin group built the same way
