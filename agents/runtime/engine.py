@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -142,13 +143,16 @@ class GroupEngine:
             for c in contexts:
                 await c.agent.step(c)
         await self._write_back()
+        await self.memory.end_tick()  # tier migration and memory policies
         self._record(tick)
-        self.results.end_tick(tick)
         outbox.sort(key=Message.sort_key)
+        # Stats add this tick's `llm` row, so they come before the results window may flush.
+        stats = self._stats(tick, len(outbox), time.perf_counter() - started)
+        self.results.end_tick(tick)
         return StepResult(
             outbox=outbox,
             positions={i: a.state["position"] for i, a in self.agents.items()},
-            stats=self._stats(tick, len(outbox), time.perf_counter() - started),
+            stats=stats,
         )
 
     def _set(self, agent_id: int, key: str, value: Any) -> None:
@@ -229,7 +233,12 @@ class GroupEngine:
         }
         path = Path(directory) / f"group-{self.group_id:04d}.json"
         await asyncio.to_thread(_write_atomic, path, state)
-        return {"group_id": self.group_id, "file": path.name, "agents": len(self.agents)}
+        memory = await self.memory.checkpoint(self._memory_checkpoint(directory))
+        return {"group_id": self.group_id, "file": path.name, "agents": len(self.agents),
+                "memory": memory}
+
+    def _memory_checkpoint(self, directory: str) -> Path:
+        return Path(directory) / f"group-{self.group_id:04d}-memory"
 
     async def restore(self, directory: str) -> None:
         """Load what `checkpoint` wrote (call after `setup`)."""
@@ -242,7 +251,25 @@ class GroupEngine:
             agent.dirty.update(k for k in entry["state"] if not k.startswith("_"))
             agent.rng.setstate((entry["rng_version"], tuple(entry["rng"]), entry["rng_gauss"]))
         self.reflector.accumulated = {int(k): v for k, v in data["reflection"].items()}
+        await self._restore_memory(directory)
         await self._write_back()
+
+    async def _restore_memory(self, directory: str) -> None:
+        """Swap in the group memory as checkpointed (KV, hot, warm vectors, cold parts)."""
+        assert self.memory is not None
+        source = self._memory_checkpoint(directory)
+        if not (source / "manifest.json").exists():
+            raise FileNotFoundError(f"checkpoint {directory!r} has no memory for group "
+                                    f"{self.group_id} ({source.name})")
+        embedder = self.memory.embedder
+        await self.memory.close()
+        root = self.run_dir / "memory" / f"restored-{Path(directory).name}-g{self.group_id:04d}"
+        if root.exists():  # restored before from this checkpoint: derived state, rebuilt
+            await asyncio.to_thread(shutil.rmtree, root)
+        self.memory = await GroupMemory.restore(
+            source, root, memory_config=SIM_MEMORY_CONFIG, embedder=embedder)
+        for agent_id, agent in self.agents.items():
+            agent.memory = self.memory.agent(agent_id)
 
 
 _SCRATCH = ("_econ_day", "_exposed", "_emotion", "_target")
