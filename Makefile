@@ -7,6 +7,8 @@ STAMP := $(VENV)/.societas-installed
 
 export HF_HUB_OFFLINE := 1
 export RAY_USAGE_STATS_ENABLED := 0
+# Local Ray binds its services to loopback only.
+export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 
 .PHONY: run test lint bench clean-venv
 
@@ -17,8 +19,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
 
+# A real simulation on local Ray (town scenario, rules provider: no model, no server), then
+# its report. runs/town is rebuilt each time.
+RUN_DIR ?= runs/town
 run: $(STAMP)
-	$(VENV)/bin/societas demo
+	rm -rf $(RUN_DIR)
+	$(VENV)/bin/societas run configs/town.yaml --agents 1000 --out $(RUN_DIR)
+	$(VENV)/bin/societas report $(RUN_DIR)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -29,6 +36,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/memory_ops.py --json benchmarks/results/memory_ops.json
+	$(PY) benchmarks/tiering.py --json benchmarks/results/tiering.json
+	$(PY) benchmarks/llm_saturation.py --json benchmarks/results/llm_saturation.json
+	$(PY) benchmarks/local_sim.py --json benchmarks/results/local_sim.json
+	$(PY) benchmarks/engine.py --json benchmarks/results/engine.json
 
 clean-venv:
 	rm -rf $(VENV)
