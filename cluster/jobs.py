@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
+AGENT_WAIT_S = 60.0  # how long submit waits for a fresh head's job agent
 PACKAGES = {"cluster": "cluster", "agents": "agents", "memory": "memory"}
 
 
@@ -127,17 +129,24 @@ def submit(spec: SubmitSpec, address: str | None = None) -> str:
         }
         if spec.ship_code:
             runtime_env["py_modules"] = [str(stage_package(Path(tmp) / "code"))]
-        try:
-            return str(
-                jobs.submit_job(
-                    entrypoint=entrypoint(spec),
-                    runtime_env=runtime_env,
-                    submission_id=spec.job_id,
-                    metadata={"societas_config": spec.config.name, "out": spec.out},
+        # A head that just started may have no job agent yet ("No available agent to submit
+        # job, please try again later"): that answer alone is retried, for a bounded time.
+        deadline = time.monotonic() + AGENT_WAIT_S
+        while True:
+            try:
+                return str(
+                    jobs.submit_job(
+                        entrypoint=entrypoint(spec),
+                        runtime_env=runtime_env,
+                        submission_id=spec.job_id,
+                        metadata={"societas_config": spec.config.name, "out": spec.out},
+                    )
                 )
-            )
-        except Exception as err:
-            raise JobsError(_explain(err, address or DEFAULT_ADDRESS)) from None
+            except Exception as err:
+                if "No available agent" in str(err) and time.monotonic() < deadline:
+                    time.sleep(1.0)  # a synchronous CLI call, not inside an event loop
+                    continue
+                raise JobsError(_explain(err, address or DEFAULT_ADDRESS)) from None
 
 
 def status(job_id: str, address: str | None = None) -> dict[str, Any]:

@@ -61,6 +61,10 @@ def head(tmp_path_factory):
         str(Path(bindir) / "ray"), "start", "--head", "--block", f"--port={_free_port()}",
         "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}", "--num-cpus=2",
         "--node-ip-address=127.0.0.1", f"--temp-dir={temp_dir}", "--disable-usage-stats",
+        # Own agent ports: Ray's defaults (52365, ...) clash with any other Ray on the host.
+        f"--dashboard-agent-listen-port={_free_port()}",
+        f"--dashboard-agent-grpc-port={_free_port()}",
+        f"--runtime-env-agent-port={_free_port()}", f"--metrics-export-port={_free_port()}",
     ]
     log = open(tmp / "head.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
