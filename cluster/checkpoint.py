@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from societas.agents.runtime.protocol import Message
+from societas.memory.fsutil import fsync_dir
 
 MANIFEST = "manifest.json"
 INBOX = "inbox.json"
@@ -52,16 +53,8 @@ def fsync_tree(path: Path) -> None:
             finally:
                 os.close(fd)
         for name in dirs:
-            _fsync_dir(Path(root) / name)
-    _fsync_dir(path)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+            fsync_dir(Path(root) / name)
+    fsync_dir(path)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -73,7 +66,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 async def write_group_atomic(final: Path, write: Callable[[str], Any]) -> dict[str, Any]:
@@ -94,7 +87,7 @@ def _publish(tmp: Path, final: Path) -> None:
     if final.exists():  # a replayed group re-taking the same checkpoint
         shutil.rmtree(final)
     os.replace(tmp, final)
-    _fsync_dir(final.parent)
+    fsync_dir(final.parent)
 
 
 class Manifest(BaseModel):

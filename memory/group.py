@@ -490,21 +490,8 @@ class GroupMemory:
                 relevance=rel,
                 config=cfg,
             )
-            hits.append(
-                MemoryHit(
-                    id=row["id"],
-                    agent_id=row["agent_id"],
-                    text=row["text"],
-                    topic=row["topic"],
-                    day=row["day"],
-                    t=row["t"],
-                    location=row["location"],
-                    importance=row["importance"],
-                    score=score,
-                    tier="cold",
-                )
-            )
-        return sorted(hits, key=lambda h: -h.score)[: r.top_k]
+            hits.append(_hit(record_from_payload(row["id"], row), score, "cold"))
+        return sorted(hits, key=lambda h: (-h.score, -h.id))[: r.top_k]
 
     @staticmethod
     def _diversify(hits: list[ScoredPoint], top_k: int, lambda_: float) -> list[ScoredPoint]:
@@ -635,17 +622,4 @@ class GroupMemory:
 
 
 def _hit(record: MemoryRecord, score: float, tier: str) -> MemoryHit:
-    return MemoryHit(
-        tier=tier,
-        id=record.id,
-        agent_id=record.agent_id,
-        text=record.text,
-        topic=record.topic,
-        day=record.day,
-        t=record.t,
-        location=record.location,
-        importance=record.importance,
-        score=score,
-        layer=record.layer,
-        layer_since=record.layer_since,
-    )
+    return MemoryHit(**record.model_dump(), score=score, tier=tier)

@@ -127,23 +127,11 @@ def record_from_payload(memory_id: int, payload: dict[str, Any]) -> MemoryRecord
     )
 
 
-class MemoryHit(BaseModel):
-    """A search result: the memory and its retrieval score."""
+class MemoryHit(MemoryRecord):
+    """A search result: the memory, its retrieval score and the tier it came from."""
 
-    model_config = ConfigDict(frozen=True)
-
-    id: int
-    agent_id: int
-    text: str
-    topic: str
-    day: int
-    t: float
-    location: str | None
-    importance: float
     score: float
     tier: str = "warm"
-    layer: str = "short"
-    layer_since: float = 0.0
 
 
 class KVHit(BaseModel):

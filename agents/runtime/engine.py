@@ -32,6 +32,7 @@ from societas.agents.runtime.results import ResultsWriter
 from societas.agents.scenario import Intervention, ScenarioConfig, load_scenario
 from societas.memory import GroupMemory
 from societas.memory.embedding import Embedder
+from societas.memory.fsutil import write_bytes_atomic
 
 Concurrency = Literal["gather", "sequential"]
 
@@ -277,10 +278,4 @@ _SCRATCH = ("_econ_day", "_exposed", "_emotion", "_target")
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write JSON, fsync, rename: a reader never sees a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_bytes_atomic(path, json.dumps(data, sort_keys=True).encode())
