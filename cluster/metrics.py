@@ -14,6 +14,7 @@ the totals are labelled with the run's default model (e.g. `rules`).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -23,6 +24,8 @@ from prometheus_client.exposition import start_http_server
 from pydantic import BaseModel, ConfigDict, Field
 
 from societas.agents.runtime.protocol import GroupStats
+
+log = logging.getLogger(__name__)
 
 PREFIX = "societas_"
 
@@ -131,9 +134,25 @@ class RunMetrics:
     def serve(self) -> int:
         """Start the `/metrics` HTTP server (daemon thread); returns the bound port."""
         if self._server is None:
-            self._server, self._thread = start_http_server(
-                self.config.port, addr=self.config.host, registry=self.registry
-            )
+            try:
+                self._server, self._thread = start_http_server(
+                    self.config.port, addr=self.config.host, registry=self.registry
+                )
+            except OSError as err:
+                if self.config.port == 0:
+                    raise
+                # Another run (or exporter) holds the port: serve on a free one rather than
+                # lose the run; the bound port is logged and returned.
+                self._server, self._thread = start_http_server(
+                    0, addr=self.config.host, registry=self.registry
+                )
+                log.warning(
+                    "metrics port %s is busy (%s); serving /metrics on %s:%s instead",
+                    self.config.port,
+                    err.strerror,
+                    self.config.host,
+                    self._server.server_port,
+                )
         return int(self._server.server_port)
 
     def server_address_is_loopback(self) -> bool:

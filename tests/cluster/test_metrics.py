@@ -137,3 +137,21 @@ def test_close_frees_the_port():
     assert again.serve() == port
     again.close()
     assert again.port is None
+
+
+def test_busy_port_falls_back_to_a_free_one(caplog):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        metrics = RunMetrics(MetricsConfig(port=busy))
+        port = metrics.serve()
+        try:
+            assert port != busy and port > 0
+            assert f"metrics port {busy} is busy" in caplog.text
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+                assert b"societas_ticks_total" in resp.read()
+        finally:
+            metrics.close()
