@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
+# Before anything imports Ray: a Ray started here (no --address, not inside a Ray job) binds
+# its services to 127.0.0.1. Ray reads this once at import; on a real cluster it is not set.
+if "--address" not in sys.argv and not os.environ.get("RAY_ADDRESS"):
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
 import typer
 
 app = typer.Typer(

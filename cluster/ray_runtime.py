@@ -276,8 +276,6 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, **kwargs
     if address:
         ray.init(address=address, log_to_driver=True, **kwargs)
     else:
-        # A local Ray talks over loopback only (Ray otherwise picks the host's outbound IP).
-        kwargs.setdefault("_node_ip_address", "127.0.0.1")
         ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True, **kwargs)
 
 
