@@ -47,8 +47,8 @@ from societas.memory.vectorstores import (
 )
 
 UpdateMode = Literal["replace", "merge"]
-_ID_BITS = 40
-TIE_MARGIN = 32  # point id = group_id << 40 | sequence: unique across groups of one run
+_ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of one run
+TIE_MARGIN = 16  # results fetched beyond top_k so exact score ties are ordered here
 
 
 class KVUpdate(BaseModel):

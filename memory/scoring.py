@@ -37,7 +37,7 @@ class RetrievalConfig(BaseModel):
         64, ge=1, le=10_000, description="Relevance candidates prefetched before rescoring."
     )
     recency_candidates: int = Field(
-        32,
+        8,
         ge=0,
         le=10_000,
         description="Most recent memories that compete beside the relevance candidates "
