@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from societas.memory.clock import SECONDS_PER_DAY
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import write_bytes_atomic, write_parquet_atomic
-from societas.memory.scoring import RetrievalConfig, normalized_relevance
+from societas.memory.scoring import RetrievalConfig, cosine, normalized_relevance
 from societas.memory.vectorstores.base import PointFilter, ScoredPoint
 
 ROW_SCHEMA = pa.schema(
@@ -323,7 +323,7 @@ def cold_relevance(
     if query.sparse is not None and not query.sparse.is_empty():
         sparse = bm25_relevance(query.sparse, [d.sparse if d else None for d in docs])
     if query.dense is not None:
-        dense = [_cosine(query.dense, d.dense) if d and d.dense is not None else 0.0 for d in docs]
+        dense = [cosine(query.dense, d.dense) if d and d.dense is not None else 0.0 for d in docs]
     if sparse is not None and dense is not None:
         fused = [0.0] * len(docs)
         for scores in (sparse, dense):
@@ -333,13 +333,6 @@ def cold_relevance(
         return [normalized_relevance(s, "rrf", config) for s in fused]
     raw = sparse if sparse is not None else dense if dense is not None else [0.0] * len(docs)
     return [normalized_relevance(s, mode, config) if s > 0 else 0.0 for s in raw]
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
 
 
 def bm25_relevance(query: SparseVector, docs: Sequence[SparseVector | None]) -> list[float]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import inspect
-import math
 from typing import TYPE_CHECKING
 
 from societas.memory.policies import next_layer
 from societas.memory.records import AddRequest
+from societas.memory.scoring import text_cosine
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
@@ -57,21 +57,6 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
     return {"cleaned_up": len(cleanup), "promoted": promoted, "demoted": len(changes) - promoted}
 
 
-def _cosine(a, b) -> float:
-    if a.dense is not None and b.dense is not None:
-        x, y = a.dense, b.dense
-        dot = sum(p * q for p, q in zip(x, y, strict=True))
-        nx, ny = math.sqrt(sum(p * p for p in x)), math.sqrt(sum(q * q for q in y))
-        return dot / (nx * ny) if nx and ny else 0.0
-    if a.sparse is None or b.sparse is None:
-        return 0.0
-    bd = dict(zip(b.sparse.indices, b.sparse.values, strict=True))
-    dot = sum(v * bd.get(i, 0.0) for i, v in zip(a.sparse.indices, a.sparse.values, strict=True))
-    na = math.sqrt(sum(v * v for v in a.sparse.values))
-    nb = math.sqrt(sum(v * v for v in b.sparse.values))
-    return dot / (na * nb) if na and nb else 0.0
-
-
 async def consolidation_pass(group: GroupMemory) -> int:
     """Merge each agent's near-duplicate hot memories (same topic) into a summary memory.
 
@@ -103,7 +88,7 @@ async def consolidation_pass(group: GroupMemory) -> int:
                 for j, other in enumerate(ids[i + 1 :], start=i + 1)
                 if other not in taken
                 and hot.topics[hot.row_of[other]] == topic
-                and _cosine(vectors[i], vectors[j]) >= policy.similarity
+                and text_cosine(vectors[i], vectors[j]) >= policy.similarity
             ]
             if len(members) >= policy.min_group:
                 taken.update(members)

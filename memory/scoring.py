@@ -85,7 +85,8 @@ def retrieval_score(
     )
 
 
-def _cosine(a: object, b: object) -> float:
+def cosine(a: object, b: object) -> float:
+    """Cosine of two sparse vectors or two dense sequences (0 when either is empty)."""
     from societas.memory.embedding.base import SparseVector
 
     if isinstance(a, SparseVector) and isinstance(b, SparseVector):
@@ -101,6 +102,15 @@ def _cosine(a: object, b: object) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
+def text_cosine(a: object, b: object) -> float:
+    """Cosine of two embedded texts: dense when both have it, else sparse, else 0."""
+    if a.dense is not None and b.dense is not None:  # type: ignore[attr-defined]
+        return cosine(a.dense, b.dense)  # type: ignore[attr-defined]
+    if a.sparse is None or b.sparse is None:  # type: ignore[attr-defined]
+        return 0.0
+    return cosine(a.sparse, b.sparse)  # type: ignore[attr-defined]
+
+
 def mmr_select(
     scores: Sequence[float], vectors: Sequence[object], top_k: int, lambda_: float
 ) -> list[int]:
@@ -110,7 +120,7 @@ def mmr_select(
     while remaining and len(chosen) < top_k:
 
         def gain(i: int) -> float:
-            redundancy = max((_cosine(vectors[i], vectors[j]) for j in chosen), default=0.0)
+            redundancy = max((cosine(vectors[i], vectors[j]) for j in chosen), default=0.0)
             return lambda_ * scores[i] - (1.0 - lambda_) * redundancy
 
         best = max(remaining, key=gain)
