@@ -154,16 +154,13 @@ class InProcessGroup:
 # ---------------------------------------------------------------------------------------
 # Ray
 # ---------------------------------------------------------------------------------------
-class GroupActor:
-    """Body of the async Ray actor owning one group (agents, memory, LLM gateway, writer)."""
+class GroupActor(InProcessGroup):
+    """Body of the async Ray actor owning one group (agents, memory, LLM gateway, writer):
+    an in-process group built on its node, which also fills in the actor's RSS."""
 
     def __init__(self, factory: GroupFactory, group_id: int) -> None:
-        self.engine = factory(group_id)
+        super().__init__(factory(group_id))
         self.group_id = group_id
-
-    async def setup(self) -> None:
-        """Set the group up on its node."""
-        await self.engine.setup()
 
     async def step(self, tick: int, inbox: list[Message]) -> StepResult:
         """One tick; fills in the actor's RSS when the engine did not."""
@@ -175,18 +172,6 @@ class GroupActor:
             stats = result.stats.model_copy(update={"rss_bytes": rss})
             result = result.model_copy(update={"stats": stats})
         return result
-
-    async def checkpoint(self, directory: str) -> dict[str, Any]:
-        """Write the group's state under `directory` atomically (temp folder, fsync, rename)."""
-        return await ckpt.write_group_atomic(Path(directory), self.engine.checkpoint)
-
-    async def restore(self, directory: str) -> None:
-        """Back to a checkpoint folder."""
-        await self.engine.restore(directory)
-
-    async def close(self) -> None:
-        """Release the engine's resources."""
-        await self.engine.close()
 
     async def where(self) -> dict[str, Any]:
         """Node id and pid of this actor (placement checks, fault tests)."""
