@@ -42,10 +42,26 @@ SIM_MEMORY_CONFIG = MemoryConfig.from_list(SIM_ATTRIBUTES)
 # Keys kept in `agent.state` and written back in batches; cognition functions own the others
 # (plan, thought, emotion, attitude), which are re-read after each cognition call.
 HOT_KEYS = (
-    "hunger_satisfaction", "energy_satisfaction", "safety_satisfaction", "social_satisfaction",
-    "current_need", "position", "activity", "category", "currency", "income", "consumption",
-    "work_hours", "worked_today", "transfers", "evacuating", "alert", "knowledge",
-    "trust_government", "plan", "attitude",
+    "hunger_satisfaction",
+    "energy_satisfaction",
+    "safety_satisfaction",
+    "social_satisfaction",
+    "current_need",
+    "position",
+    "activity",
+    "category",
+    "currency",
+    "income",
+    "consumption",
+    "work_hours",
+    "worked_today",
+    "transfers",
+    "evacuating",
+    "alert",
+    "knowledge",
+    "trust_government",
+    "plan",
+    "attitude",
 )
 
 
@@ -63,8 +79,14 @@ class Agent:
 
     __slots__ = ("blocks", "dirty", "id", "memory", "profile", "rng", "state")
 
-    def __init__(self, profile: Profile, memory: AgentMemory, blocks: list[Block],
-                 rng: random.Random, state: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        memory: AgentMemory,
+        blocks: list[Block],
+        rng: random.Random,
+        state: dict[str, Any],
+    ) -> None:
         self.id = profile.id
         self.profile = profile
         self.memory = memory
@@ -119,16 +141,25 @@ class AgentContext:
 
     def send(self, recipient: int, kind: str, payload: dict[str, Any]) -> None:
         """Queue a message for another agent (delivered at the next tick, any group)."""
-        self.outbox.append(Message(tick=self.time.tick, sender=self.agent.id,
-                                   recipient=recipient, kind=kind, payload=payload))
+        self.outbox.append(
+            Message(
+                tick=self.time.tick,
+                sender=self.agent.id,
+                recipient=recipient,
+                kind=kind,
+                payload=payload,
+            )
+        )
 
     def event(self, kind: str, detail: str = "") -> None:
         """Record a row in the `events` results table."""
         self.results.add("events", (self.time.tick, self.agent.id, kind, detail))
 
-    async def remember(self, topic: str, text: str, importance: float,
-                       location: str | None = None) -> int:
+    async def remember(
+        self, topic: str, text: str, importance: float, location: str | None = None
+    ) -> int:
         """Add to the agent's stream and count it towards reflection."""
         self.reflector.note(self.agent.id, importance)
-        return await self.agent.memory.stream.add(topic, text, importance=importance,
-                                                  location=location)
+        return await self.agent.memory.stream.add(
+            topic, text, importance=importance, location=location
+        )

@@ -74,8 +74,9 @@ def _stable_seed(*parts: object) -> int:
     return zlib.crc32(":".join(map(str, parts)).encode())
 
 
-def encounters(positions: Mapping[int, str], tick: int, seed: int,
-               max_pairs_per_place: int = 50) -> list[Encounter]:
+def encounters(
+    positions: Mapping[int, str], tick: int, seed: int, max_pairs_per_place: int = 50
+) -> list[Encounter]:
     """Pair up agents sharing a place: seeded shuffle per (seed, tick, place), consecutive
     pairs, at most `max_pairs_per_place` pairs; sorted by (place, a, b)."""
     at: dict[str, list[int]] = defaultdict(list)

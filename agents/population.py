@@ -18,13 +18,64 @@ import numpy as np
 from societas.agents.environment import Place, TownMap
 from societas.agents.scenario import ScenarioConfig, Selector
 
-FIRST = ("Ada", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gia", "Hugo", "Ines", "Jon", "Kim",
-         "Leo", "Mia", "Noah", "Olga", "Paul", "Quin", "Rosa", "Sam", "Tara", "Umar", "Vera",
-         "Will", "Xia", "Yara", "Zed")
-LAST = ("Adams", "Brown", "Chen", "Diaz", "Evans", "Fox", "Garcia", "Hill", "Ito", "Jones",
-        "Khan", "Lopez", "Moore", "Nagy", "Owens", "Patel", "Quinn", "Rossi", "Smith", "Tanaka")
-PERSONALITIES = ("outgoing and curious", "calm and careful", "anxious and conscientious",
-                 "friendly and talkative", "reserved and analytical", "stubborn and proud")
+FIRST = (
+    "Ada",
+    "Ben",
+    "Cleo",
+    "Dan",
+    "Eva",
+    "Finn",
+    "Gia",
+    "Hugo",
+    "Ines",
+    "Jon",
+    "Kim",
+    "Leo",
+    "Mia",
+    "Noah",
+    "Olga",
+    "Paul",
+    "Quin",
+    "Rosa",
+    "Sam",
+    "Tara",
+    "Umar",
+    "Vera",
+    "Will",
+    "Xia",
+    "Yara",
+    "Zed",
+)
+LAST = (
+    "Adams",
+    "Brown",
+    "Chen",
+    "Diaz",
+    "Evans",
+    "Fox",
+    "Garcia",
+    "Hill",
+    "Ito",
+    "Jones",
+    "Khan",
+    "Lopez",
+    "Moore",
+    "Nagy",
+    "Owens",
+    "Patel",
+    "Quinn",
+    "Rossi",
+    "Smith",
+    "Tanaka",
+)
+PERSONALITIES = (
+    "outgoing and curious",
+    "calm and careful",
+    "anxious and conscientious",
+    "friendly and talkative",
+    "reserved and analytical",
+    "stubborn and proud",
+)
 NO_WORK = ("unemployed", "retired")
 
 
@@ -52,11 +103,18 @@ class Profile:
     def kv(self) -> dict[str, Any]:
         """Initial KV memory values of this agent."""
         return {
-            "name": self.name, "age": self.age, "gender": self.gender,
-            "occupation": self.occupation, "income": round(self.income, 2),
-            "personality": self.personality, "home": self.home, "work": self.work,
-            "position": self.home, "attitude": dict(self.attitudes),
-            "currency": round(self.income * 0.5, 2), "trust_government": self.trust,
+            "name": self.name,
+            "age": self.age,
+            "gender": self.gender,
+            "occupation": self.occupation,
+            "income": round(self.income, 2),
+            "personality": self.personality,
+            "home": self.home,
+            "work": self.work,
+            "position": self.home,
+            "attitude": dict(self.attitudes),
+            "currency": round(self.income * 0.5, 2),
+            "trust_government": self.trust,
         }
 
 
@@ -114,8 +172,10 @@ def build_town(cfg: ScenarioConfig, rng: np.random.Generator) -> TownMap:
     places = []
     for kind, k in counts.items():
         xy = rng.random((k, 2)) * m.size_km
-        places += [Place(id=f"{kind}-{i}", kind=kind, x=float(x), y=float(y))
-                   for i, (x, y) in enumerate(xy)]
+        places += [
+            Place(id=f"{kind}-{i}", kind=kind, x=float(x), y=float(y))
+            for i, (x, y) in enumerate(xy)
+        ]
     return TownMap(places)
 
 
@@ -159,24 +219,26 @@ def generate(cfg: ScenarioConfig) -> Population:
         home = homes[home_of[i]]
         employed = occupation not in NO_WORK
         income = float(incomes[i]) if employed else float(incomes[i]) * 0.35
-        profiles.append(Profile(
-            id=i,
-            name=f"{FIRST[i % len(FIRST)]} {LAST[(i // len(FIRST)) % len(LAST)]} {i}",
-            age=int(ages[i]),
-            gender=("female", "male")[int(rng.random() < 0.5)],
-            occupation=occupation,
-            income=round(income, 2),
-            personality=PERSONALITIES[int(rng.integers(len(PERSONALITIES)))],
-            home=home.id,
-            work=works[work_of[i]].id if employed else "",
-            shelter=town.nearest(home, "shelter").id,
-            leisure=town.nearest(home, "cafe" if rng.random() < 0.6 else "park").id,
-            shop=town.nearest(home, "shop").id,
-            trust=round(float(trust[i]), 4),
-            stubbornness=round(float(stubborn[i]), 4),
-            sociability=round(float(sociable[i]), 4),
-            attitudes={t: float(v[i]) for t, v in attitudes.items()},
-        ))
+        profiles.append(
+            Profile(
+                id=i,
+                name=f"{FIRST[i % len(FIRST)]} {LAST[(i // len(FIRST)) % len(LAST)]} {i}",
+                age=int(ages[i]),
+                gender=("female", "male")[int(rng.random() < 0.5)],
+                occupation=occupation,
+                income=round(income, 2),
+                personality=PERSONALITIES[int(rng.integers(len(PERSONALITIES)))],
+                home=home.id,
+                work=works[work_of[i]].id if employed else "",
+                shelter=town.nearest(home, "shelter").id,
+                leisure=town.nearest(home, "cafe" if rng.random() < 0.6 else "park").id,
+                shop=town.nearest(home, "shop").id,
+                trust=round(float(trust[i]), 4),
+                stubbornness=round(float(stubborn[i]), 4),
+                sociability=round(float(sociable[i]), 4),
+                attitudes={t: float(v[i]) for t, v in attitudes.items()},
+            )
+        )
     friends = social_network(cfg, profiles, rng)
     return Population(town=town, profiles=profiles, friends=friends)
 
@@ -187,8 +249,9 @@ def _ws(n: int, k: int, p: float, seed: int, kind: str) -> nx.Graph:
     return nx.watts_strogatz_graph(n, min(k, n - 1), p, seed=seed)
 
 
-def social_network(cfg: ScenarioConfig, profiles: list[Profile], rng: np.random.Generator
-                   ) -> dict[int, list[tuple[int, float]]]:
+def social_network(
+    cfg: ScenarioConfig, profiles: list[Profile], rng: np.random.Generator
+) -> dict[int, list[tuple[int, float]]]:
     """Small world over agents ordered by a trait mixed with noise (homophily), plus an
     optional separate small world of the last `isolated` agents (a disconnected component)."""
     net, n = cfg.network, len(profiles)

@@ -38,9 +38,16 @@ class PopulationConfig(_Strict):
     age_min: int = Field(18, ge=0)
     age_max: int = Field(90, le=120)
     occupations: dict[str, float] = Field(
-        default_factory=lambda: {"teacher": 1, "nurse": 1, "baker": 1, "clerk": 2,
-                                 "engineer": 1, "shop assistant": 2, "driver": 1,
-                                 "unemployed": 1},
+        default_factory=lambda: {
+            "teacher": 1,
+            "nurse": 1,
+            "baker": 1,
+            "clerk": 2,
+            "engineer": 1,
+            "shop assistant": 2,
+            "driver": 1,
+            "unemployed": 1,
+        },
         description="Occupation -> weight; 'unemployed' and 'retired' have no workplace.",
     )
     retirement_age: int = Field(67, ge=0, le=120)
@@ -193,8 +200,12 @@ class Intervention(_Strict):
 
     @model_validator(mode="after")
     def _fields_for_kind(self) -> Intervention:
-        need = {"event": ("text",), "fact": ("fact",), "policy": ("policy", "amount"),
-                "set": ("values",)}[self.kind]
+        need = {
+            "event": ("text",),
+            "fact": ("fact",),
+            "policy": ("policy", "amount"),
+            "set": ("values",),
+        }[self.kind]
         missing = [n for n in need if getattr(self, n) is None]
         if missing:
             raise ValueError(f"kind {self.kind!r} needs {', '.join(missing)}")
@@ -275,8 +286,9 @@ def semantic_problems(cfg: ScenarioConfig) -> list[tuple[str, str]]:
             problems.append((f"interventions.{i}.fact", f"unknown fact id {iv.fact!r}"))
         for j, agent_id in enumerate(iv.select.ids or []):
             if not 0 <= agent_id < n:
-                problems.append((f"interventions.{i}.select.ids.{j}",
-                                 f"agent {agent_id} is not in 0..{n - 1}"))
+                problems.append(
+                    (f"interventions.{i}.select.ids.{j}", f"agent {agent_id} is not in 0..{n - 1}")
+                )
         if iv.select.count is not None and iv.select.count > n:
             problems.append((f"interventions.{i}.select.count", f"more than {n} agents"))
     return problems

@@ -44,7 +44,10 @@ def _one(agents: int, ticks: int, groups: int, out: Path) -> dict[str, Any]:
 
     started = time.perf_counter()
     summary = run_on_ray(
-        scenario, out, groups, on_tick=on_tick,
+        scenario,
+        out,
+        groups,
+        on_tick=on_tick,
         cluster=ClusterConfig(metrics={"port": 0}, checkpoint_every=0),
     )
     wall = time.perf_counter() - started
@@ -63,8 +66,9 @@ def _one(agents: int, ticks: int, groups: int, out: Path) -> dict[str, Any]:
     }
 
 
-def run_benchmark(agents: int = 10_000, ticks: int = 48, groups: int = 2,
-                  json_path: Path | None = None) -> dict[str, Any]:
+def run_benchmark(
+    agents: int = 10_000, ticks: int = 48, groups: int = 2, json_path: Path | None = None
+) -> dict[str, Any]:
     """G groups, then 1 group, on one local Ray instance; the JSON figures of issue 6."""
     import ray
 

@@ -30,8 +30,19 @@ LATENCY_S = 0.2
 
 def start_emulator(extra: list[str]) -> tuple[subprocess.Popen[str], str]:
     """Launch the emulator subprocess on a free loopback port; return (process, base url)."""
-    cmd = [sys.executable, "-m", "societas.cluster.cli", "llm-emulator", "--port", "0",
-           "--capacity", str(CAPACITY), "--latency-ms", str(LATENCY_S * 1000), *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "societas.cluster.cli",
+        "llm-emulator",
+        "--port",
+        "0",
+        "--capacity",
+        str(CAPACITY),
+        "--latency-ms",
+        str(LATENCY_S * 1000),
+        *extra,
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -57,12 +68,14 @@ def percentile(values: list[float], q: float) -> float:
 
 async def run_pass(url: str, requests: int, agents: int, concurrency: int) -> dict[str, Any]:
     """Send `requests` calls from `agents` concurrent agents; measure throughput and CPU."""
-    gw = LLMGateway({
-        "endpoints": [{"base_url": url, "model": "emulated", "max_concurrency": concurrency}],
-        "timeout_s": 10,
-        "retry": {"max_attempts": 8, "base_delay_s": 0.05, "max_delay_s": 2.0},
-        "max_tokens": 64,
-    })
+    gw = LLMGateway(
+        {
+            "endpoints": [{"base_url": url, "model": "emulated", "max_concurrency": concurrency}],
+            "timeout_s": 10,
+            "retry": {"max_attempts": 8, "base_delay_s": 0.05, "max_delay_s": 2.0},
+            "max_tokens": 64,
+        }
+    )
     latencies: list[float] = []
     lost = 0
     per_agent = [requests // agents + (1 if a < requests % agents else 0) for a in range(agents)]
@@ -70,8 +83,10 @@ async def run_pass(url: str, requests: int, agents: int, concurrency: int) -> di
     async def agent(a: int) -> None:
         nonlocal lost
         for i in range(per_agent[a]):
-            msgs = [{"role": "system", "content": "You are a villager in a small town."},
-                    {"role": "user", "content": f"Agent {a}, step {i}: what do you do next?"}]
+            msgs = [
+                {"role": "system", "content": "You are a villager in a small town."},
+                {"role": "user", "content": f"Agent {a}, step {i}: what do you do next?"},
+            ]
             t0 = time.perf_counter()
             try:
                 await gw.complete(msgs)
@@ -102,8 +117,9 @@ async def run_pass(url: str, requests: int, agents: int, concurrency: int) -> di
     }
 
 
-async def bench_one(requests: int, agents: int, concurrency: int, faults: list[str]
-                    ) -> dict[str, Any]:
+async def bench_one(
+    requests: int, agents: int, concurrency: int, faults: list[str]
+) -> dict[str, Any]:
     """One pass against a fresh emulator subprocess."""
     proc, url = start_emulator(faults)
     try:
@@ -126,15 +142,23 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     clean = asyncio.run(bench_one(args.requests, args.agents, args.concurrency, []))
-    faulty = asyncio.run(bench_one(args.requests, args.agents, args.concurrency,
-                                   ["--rate-429", "0.05", "--rate-500", "0.02",
-                                    "--retry-after", "0.5", "--seed", "1"]))
+    faulty = asyncio.run(
+        bench_one(
+            args.requests,
+            args.agents,
+            args.concurrency,
+            ["--rate-429", "0.05", "--rate-500", "0.02", "--retry-after", "0.5", "--seed", "1"],
+        )
+    )
     result = {
         **clean,
         "faulty": {**faulty, "rate_429": 0.05, "rate_500": 0.02, "retry_after_s": 0.5},
         "emulator": {"capacity": CAPACITY, "latency_ms": LATENCY_S * 1000, "process": "subprocess"},
-        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
-                    "python": platform.python_version()},
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
         "date": time.strftime("%Y-%m-%d"),
     }
     text = json.dumps(result, indent=2)

@@ -36,8 +36,7 @@ def side(mode: str, agents: int, ticks: int) -> dict:
     from societas.agents.scenario import load_scenario
     from societas.cluster.local import run_local_async
 
-    cfg = load_scenario(ROOT / "configs" / "town.yaml").with_overrides(agents=agents,
-                                                                      ticks=ticks)
+    cfg = load_scenario(ROOT / "configs" / "town.yaml").with_overrides(agents=agents, ticks=ticks)
     data = cfg.model_dump(mode="python")
     data["llm"] = {"provider": "rules"}
     data["memory"]["vector_store"]["backend"] = "edge"
@@ -60,8 +59,7 @@ def side(mode: str, agents: int, ticks: int) -> dict:
 
 
 def child(mode: str, agents: int, ticks: int) -> dict:
-    cmd = [sys.executable, __file__, "--side", mode, "--agents", str(agents),
-           "--ticks", str(ticks)]
+    cmd = [sys.executable, __file__, "--side", mode, "--agents", str(agents), "--ticks", str(ticks)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -70,8 +68,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agents", type=int, default=1000)
     ap.add_argument("--ticks", type=int, default=48)
-    ap.add_argument("--baseline-ticks", type=int, default=None,
-                    help="Ticks for the sequential baseline (default: same as --ticks).")
+    ap.add_argument(
+        "--baseline-ticks",
+        type=int,
+        default=None,
+        help="Ticks for the sequential baseline (default: same as --ticks).",
+    )
     ap.add_argument("--json", default=None)
     ap.add_argument("--side", choices=["gather", "sequential"], default=None)
     args = ap.parse_args()
@@ -95,8 +97,9 @@ def main() -> None:
         "meets_target": main_side["agent_steps_per_s"] >= TARGET,
         "societas": main_side,
         "baseline_sequential_unbatched": base,
-        "speedup_vs_baseline": round(main_side["agent_steps_per_s"]
-                                     / max(base["agent_steps_per_s"], 1e-9), 2),
+        "speedup_vs_baseline": round(
+            main_side["agent_steps_per_s"] / max(base["agent_steps_per_s"], 1e-9), 2
+        ),
         "machine": machine(),
     }
     emit(result, args.json)

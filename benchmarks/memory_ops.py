@@ -43,8 +43,10 @@ SEED = 20261122
 
 def sentence(rng: random.Random) -> str:
     words = rng.sample(VOCAB, 5)
-    return f"I saw the {words[0]} near the {words[1]} and talked about {words[2]}, " \
-           f"{words[3]} and {words[4]}"
+    return (
+        f"I saw the {words[0]} near the {words[1]} and talked about {words[2]}, "
+        f"{words[3]} and {words[4]}"
+    )
 
 
 def query_for(rng: random.Random) -> str:
@@ -75,25 +77,36 @@ async def run_societas(agents: int, memories: int) -> dict:
         ticks = memories // 2
         for tick in range(ticks):
             group.clock.set(tick // 48, (tick % 48) * 1800.0)
-            requests = [AddRequest(agent_id=a, topic=rng.choice(TOPICS),
-                                   description=sentence(rng), importance=rng.random())
-                        for a in range(agents) for _ in range(2)]
+            requests = [
+                AddRequest(
+                    agent_id=a,
+                    topic=rng.choice(TOPICS),
+                    description=sentence(rng),
+                    importance=rng.random(),
+                )
+                for a in range(agents)
+                for _ in range(2)
+            ]
             t0 = time.perf_counter()
             await group.add_many(requests)
             add_s += time.perf_counter() - t0
             adds += len(requests)
 
-            queries = [SearchRequest(agent_id=a, query=query_for(rng), top_k=3)
-                       for a in range(agents)]
+            queries = [
+                SearchRequest(agent_id=a, query=query_for(rng), top_k=3) for a in range(agents)
+            ]
             t0 = time.perf_counter()
             results = await group.search_many(queries)
             search_s += time.perf_counter() - t0
             searches += len(queries)
-            overlap_hits += sum(overlaps(q.query, r[0].text if r else None)
-                                for q, r in zip(queries, results, strict=True))
+            overlap_hits += sum(
+                overlaps(q.query, r[0].text if r else None)
+                for q, r in zip(queries, results, strict=True)
+            )
 
-            updates = [KVUpdate(agent_id=a, key="thought", value=sentence(rng))
-                       for a in range(agents)]
+            updates = [
+                KVUpdate(agent_id=a, key="thought", value=sentence(rng)) for a in range(agents)
+            ]
             t0 = time.perf_counter()
             await group.update_many(updates)
             for a in range(agents):
@@ -111,11 +124,16 @@ async def run_societas(agents: int, memories: int) -> dict:
         peak = peak_rss_mb()
         await group.close()
     return {
-        "adds": adds, "stored": stored, "adds_per_s": adds / add_s,
-        "searches_per_s": searches / search_s, "kv_ops_per_s": agents * ticks / kv_s,
-        "search_p50_ms": percentile(latencies, 50), "search_p95_ms": percentile(latencies, 95),
+        "adds": adds,
+        "stored": stored,
+        "adds_per_s": adds / add_s,
+        "searches_per_s": searches / search_s,
+        "kv_ops_per_s": agents * ticks / kv_s,
+        "search_p50_ms": percentile(latencies, 50),
+        "search_p95_ms": percentile(latencies, 95),
         "batched_search_ms_per_query": search_s / searches * 1000,
-        "hit_word_overlap": overlap_hits / searches, "peak_rss_mb": peak,
+        "hit_word_overlap": overlap_hits / searches,
+        "peak_rss_mb": peak,
         "rss_mb_per_agent": (peak - base_rss) / agents,
     }
 
@@ -133,8 +151,11 @@ def run_baseline(agents: int, memories: int) -> dict:
     clients = []
     for _ in range(agents):
         client = QdrantClient(":memory:")
-        client.create_collection("memories", vectors_config={}, sparse_vectors_config={
-            "bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)})
+        client.create_collection(
+            "memories",
+            vectors_config={},
+            sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)},
+        )
         clients.append(client)
     kv: list[dict] = [{} for _ in range(agents)]
     next_id = [0] * agents
@@ -147,22 +168,42 @@ def run_baseline(agents: int, memories: int) -> dict:
 
     def upsert_one(a: int, text: str, payload: dict) -> None:
         next_id[a] += 1
-        clients[a].upsert("memories", points=[models.PointStruct(
-            id=next_id[a], vector={"bm25": embed_one(text)}, payload=payload | {"text": text})])
+        clients[a].upsert(
+            "memories",
+            points=[
+                models.PointStruct(
+                    id=next_id[a],
+                    vector={"bm25": embed_one(text)},
+                    payload=payload | {"text": text},
+                )
+            ],
+        )
 
     for tick in range(memories // 2):
         for a in range(agents):
             for _ in range(2):
                 text = sentence(rng)
                 t0 = time.perf_counter()
-                upsert_one(a, text, {"topic": rng.choice(TOPICS), "day": tick // 48,
-                                     "importance": rng.random()})
+                upsert_one(
+                    a,
+                    text,
+                    {"topic": rng.choice(TOPICS), "day": tick // 48, "importance": rng.random()},
+                )
                 add_s += time.perf_counter() - t0
                 adds += 1
             query = query_for(rng)
             t0 = time.perf_counter()
-            hits = clients[a].query_points("memories", query=embed_one(query, True),
-                                           using="bm25", limit=3, with_payload=True).points
+            hits = (
+                clients[a]
+                .query_points(
+                    "memories",
+                    query=embed_one(query, True),
+                    using="bm25",
+                    limit=3,
+                    with_payload=True,
+                )
+                .points
+            )
             search_s += time.perf_counter() - t0
             searches += 1
             overlap_hits += overlaps(query, hits[0].payload["text"] if hits else None)
@@ -171,8 +212,10 @@ def run_baseline(agents: int, memories: int) -> dict:
             upsert_one(a, thought, {"kv": "thought"})  # re-embedded KV, as the seed does
     peak = peak_rss_mb()
     return {
-        "adds_per_s": adds / add_s, "searches_per_s": searches / search_s,
-        "hit_word_overlap": overlap_hits / searches, "peak_rss_mb": peak,
+        "adds_per_s": adds / add_s,
+        "searches_per_s": searches / search_s,
+        "hit_word_overlap": overlap_hits / searches,
+        "peak_rss_mb": peak,
         "rss_mb_per_agent": (peak - base_rss) / agents,
     }
 
@@ -180,9 +223,19 @@ def run_baseline(agents: int, memories: int) -> dict:
 def child(part: str, agents: int, memories: int) -> dict:
     """Run one side in a fresh interpreter and read its JSON."""
     out = subprocess.run(
-        [sys.executable, __file__, "--part", part, "--agents", str(agents),
-         "--memories", str(memories)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            __file__,
+            "--part",
+            part,
+            "--agents",
+            str(agents),
+            "--memories",
+            str(memories),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -207,7 +260,9 @@ def main() -> None:
     ours = child("societas", args.agents, args.memories)
     base = child("baseline", args.baseline_agents, args.memories)
     result = {
-        "agents": args.agents, "memories_per_agent": args.memories, "backend": "edge",
+        "agents": args.agents,
+        "memories_per_agent": args.memories,
+        "backend": "edge",
         "embedder": "bm25",
         "adds_per_s": round(ours["adds_per_s"], 1),
         "searches_per_s": round(ours["searches_per_s"], 1),

@@ -58,11 +58,21 @@ def llm_emulator(
 
     try:
         cfg = EmulatorConfig.checked(
-            host=host, port=port, capacity=capacity, base_latency_s=latency_ms / 1000.0,
-            tokens_per_s=tokens_per_s, rate_429=rate_429, rate_500=rate_500,
-            rate_timeout=rate_timeout, rate_malformed=rate_malformed,
-            rate_garbage=rate_garbage, retry_after_s=retry_after, hang_s=hang_s, seed=seed,
-            models=model or ["emulated"], api_key_env=api_key_env or None,
+            host=host,
+            port=port,
+            capacity=capacity,
+            base_latency_s=latency_ms / 1000.0,
+            tokens_per_s=tokens_per_s,
+            rate_429=rate_429,
+            rate_500=rate_500,
+            rate_timeout=rate_timeout,
+            rate_malformed=rate_malformed,
+            rate_garbage=rate_garbage,
+            retry_after_s=retry_after,
+            hang_s=hang_s,
+            seed=seed,
+            models=model or ["emulated"],
+            api_key_env=api_key_env or None,
         )
     except LLMConfigError as err:
         typer.echo(str(err), err=True)

@@ -33,8 +33,15 @@ def submit(
     """Submit a run to a Ray cluster through the Jobs API; prints the job id."""
     from societas.cluster import jobs
 
-    spec = jobs.SubmitSpec(config=config, out=out or f"runs/{config.stem}", agents=agents,
-                           ticks=ticks, groups=groups, ship_code=ship_code, job_id=job_id)
+    spec = jobs.SubmitSpec(
+        config=config,
+        out=out or f"runs/{config.stem}",
+        agents=agents,
+        ticks=ticks,
+        groups=groups,
+        ship_code=ship_code,
+        job_id=job_id,
+    )
     try:
         jid = jobs.submit(spec, address)
     except jobs.JobsError as err:
@@ -114,12 +121,18 @@ def resume(
 
     last = last_complete(run_dir)
     if last is None:
-        _fail(FileNotFoundError(f"{run_dir}: no complete checkpoint (checkpoints/tick=K/"
-                                "manifest.json) to resume from"))
+        _fail(
+            FileNotFoundError(
+                f"{run_dir}: no complete checkpoint (checkpoints/tick=K/"
+                "manifest.json) to resume from"
+            )
+        )
     typer.echo(f"resuming {run_dir} at tick {last}")
     summary = resume_on_ray(run_dir, address=address)
-    typer.echo(f"{summary.agent_steps:,} agent-steps in {summary.wall_s:.1f} s "
-               f"({summary.agent_steps_per_s:,.0f}/s) -> {run_dir}")
+    typer.echo(
+        f"{summary.agent_steps:,} agent-steps in {summary.wall_s:.1f} s "
+        f"({summary.agent_steps_per_s:,.0f}/s) -> {run_dir}"
+    )
 
 
 def bench(
@@ -137,8 +150,9 @@ def bench(
     if not script.is_file():
         _fail(FileNotFoundError(f"{script}: run `societas bench` from a societas checkout"))
     bench_mod = runpy.run_path(str(script))
-    result = bench_mod["run_benchmark"](agents=agents, ticks=ticks, groups=groups,
-                                        json_path=json_path)
+    result = bench_mod["run_benchmark"](
+        agents=agents, ticks=ticks, groups=groups, json_path=json_path
+    )
     typer.echo(json.dumps(result, indent=2))
 
 

@@ -33,8 +33,14 @@ def _progress_bar(total: int):  # type: ignore[no-untyped-def]
         TimeRemainingColumn,
     )
 
-    return Progress(TextColumn("[bold]tick"), MofNCompleteColumn(), BarColumn(),
-                    TextColumn("{task.fields[info]}"), TimeRemainingColumn(), transient=False)
+    return Progress(
+        TextColumn("[bold]tick"),
+        MofNCompleteColumn(),
+        BarColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeRemainingColumn(),
+        transient=False,
+    )
 
 
 def run(
@@ -59,27 +65,34 @@ def run(
         try:
             runner = importlib.import_module("societas.cluster.ray_runtime").run_on_ray
         except (ImportError, AttributeError):
-            typer.echo("error: the Ray runtime is not available yet; use --local to run in "
-                       "one process.", err=True)
+            typer.echo(
+                "error: the Ray runtime is not available yet; use --local to run in one process.",
+                err=True,
+            )
             raise typer.Exit(2) from None
         kwargs = {"address": address}
     with _progress_bar(scenario.ticks) as bar:
         task = bar.add_task("run", total=scenario.ticks, info="")
 
         def on_progress(p: Any) -> None:
-            info = (f"{p.agents} agents  {p.agent_steps_per_s:,.0f} steps/s  "
-                    f"LLM {p.llm_requests:,} calls")
+            info = (
+                f"{p.agents} agents  {p.agent_steps_per_s:,.0f} steps/s  "
+                f"LLM {p.llm_requests:,} calls"
+            )
             bar.update(task, completed=p.tick + 1, info=info)
 
         summary = runner(scenario, run_dir, scenario.groups, on_progress=on_progress, **kwargs)
-    typer.echo(f"{summary.agent_steps:,} agent-steps in {summary.wall_s:.1f} s "
-               f"({summary.agent_steps_per_s:,.0f}/s), {summary.llm_requests:,} LLM calls, "
-               f"{summary.memories_total:,} memories -> {run_dir}")
+    typer.echo(
+        f"{summary.agent_steps:,} agent-steps in {summary.wall_s:.1f} s "
+        f"({summary.agent_steps_per_s:,.0f}/s), {summary.llm_requests:,} LLM calls, "
+        f"{summary.memories_total:,} memories -> {run_dir}"
+    )
     typer.echo(f"next: societas report {run_dir}")
 
 
-def report(run_dir: Annotated[Path, typer.Argument(exists=True, file_okay=False,
-                                                   help="A run directory.")]) -> None:
+def report(
+    run_dir: Annotated[Path, typer.Argument(exists=True, file_okay=False, help="A run directory.")],
+) -> None:
     """Write RUN_DIR/report.html with PNG plots and RUN_DIR/summary.json."""
     from societas.cluster.report import write_report
 

@@ -81,11 +81,18 @@ async def _call(fn: Callable[..., Any] | None, *args: Any) -> None:
 class Coordinator:
     """Drives groups through ticks; routing and encounters are deterministic."""
 
-    def __init__(self, groups: Sequence[GroupHandle], *, seed: int = 0,
-                 encounters_enabled: bool = True, max_pairs_per_place: int = 50,
-                 on_progress: Callback | None = None, on_tick: Callback | None = None,
-                 checkpoint_every: int | None = None,
-                 on_checkpoint: CheckpointHook | None = None) -> None:
+    def __init__(
+        self,
+        groups: Sequence[GroupHandle],
+        *,
+        seed: int = 0,
+        encounters_enabled: bool = True,
+        max_pairs_per_place: int = 50,
+        on_progress: Callback | None = None,
+        on_tick: Callback | None = None,
+        checkpoint_every: int | None = None,
+        on_checkpoint: CheckpointHook | None = None,
+    ) -> None:
         ids = [g.group_id for g in groups]
         if len(set(ids)) != len(ids):
             raise ValueError(f"group ids must be unique, got {ids}")
@@ -114,16 +121,31 @@ class Coordinator:
         """One 'encounter' message to each side of every encounter of this tick."""
         out = []
         for e in encounters(positions, tick, self.seed, self.max_pairs_per_place):
-            out.append(Message(tick=tick, sender=e.b, recipient=e.a, kind="encounter",
-                               payload={"place": e.place}))
-            out.append(Message(tick=tick, sender=e.a, recipient=e.b, kind="encounter",
-                               payload={"place": e.place}))
+            out.append(
+                Message(
+                    tick=tick,
+                    sender=e.b,
+                    recipient=e.a,
+                    kind="encounter",
+                    payload={"place": e.place},
+                )
+            )
+            out.append(
+                Message(
+                    tick=tick,
+                    sender=e.a,
+                    recipient=e.b,
+                    kind="encounter",
+                    payload={"place": e.place},
+                )
+            )
         return out
 
     async def step(self, tick: int) -> tuple[list[StepResult], int, int]:
         """One tick on every group; returns results, encounters and messages routed."""
         results: list[StepResult] = await asyncio.gather(
-            *(g.step(tick, self.pending[g.group_id]) for g in self.groups))
+            *(g.step(tick, self.pending[g.group_id]) for g in self.groups)
+        )
         positions: dict[int, str] = {}
         outbox: list[Message] = []
         for group, result in zip(self.groups, results, strict=True):
@@ -138,9 +160,15 @@ class Coordinator:
     async def run(self, ticks: int, start_tick: int = 0) -> RunSummary:
         """Run ticks [start_tick, start_tick + ticks); groups must be set up already."""
         started = time.perf_counter()
-        summary = RunSummary(ticks_run=0, first_tick=start_tick, agents=0,
-                             groups=len(self.groups), wall_s=0.0, agent_steps=0,
-                             agent_steps_per_s=0.0)
+        summary = RunSummary(
+            ticks_run=0,
+            first_tick=start_tick,
+            agents=0,
+            groups=len(self.groups),
+            wall_s=0.0,
+            agent_steps=0,
+            agent_steps_per_s=0.0,
+        )
         for n, tick in enumerate(range(start_tick, start_tick + ticks), 1):
             t0 = time.perf_counter()
             results, met, routed = await self.step(tick)
@@ -156,18 +184,39 @@ class Coordinator:
             summary.encounters += met
             summary.messages += routed
             summary.memories_total = sum(s.memories_by_tier.get("hot", 0) for s in stats)
-            await _call(self.on_tick, TickReport(tick=tick, seconds=seconds, groups=stats,
-                                                 encounters=met, messages_routed=routed,
-                                                 agents=len(self.owner)))
+            await _call(
+                self.on_tick,
+                TickReport(
+                    tick=tick,
+                    seconds=seconds,
+                    groups=stats,
+                    encounters=met,
+                    messages_routed=routed,
+                    agents=len(self.owner),
+                ),
+            )
             elapsed = time.perf_counter() - started
             rate = summary.agent_steps / elapsed if elapsed > 0 else 0.0
-            await _call(self.on_progress, Progress(
-                tick=tick, ticks=ticks, agents=len(self.owner), agent_steps_per_s=rate,
-                llm_requests=summary.llm_requests, llm_tokens=summary.llm_tokens,
-                encounters=met, messages=routed, elapsed_s=elapsed,
-                eta_s=elapsed / n * (ticks - n)))
-            if (self.checkpoint_every and self.on_checkpoint is not None
-                    and n % self.checkpoint_every == 0):
+            await _call(
+                self.on_progress,
+                Progress(
+                    tick=tick,
+                    ticks=ticks,
+                    agents=len(self.owner),
+                    agent_steps_per_s=rate,
+                    llm_requests=summary.llm_requests,
+                    llm_tokens=summary.llm_tokens,
+                    encounters=met,
+                    messages=routed,
+                    elapsed_s=elapsed,
+                    eta_s=elapsed / n * (ticks - n),
+                ),
+            )
+            if (
+                self.checkpoint_every
+                and self.on_checkpoint is not None
+                and n % self.checkpoint_every == 0
+            ):
                 await _call(self.on_checkpoint, tick, self.groups)
                 summary.checkpoints.append(tick)
         summary.wall_s = time.perf_counter() - started

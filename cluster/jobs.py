@@ -107,8 +107,11 @@ def stage_package(dest: Path) -> Path:
 def entrypoint(spec: SubmitSpec) -> str:
     """The job's command: `societas run` on the uploaded config, attached to the cluster."""
     parts = ["python", "-m", "societas.cluster.cli", "run", spec.config.name, "--out", spec.out]
-    for flag, value in (("--agents", spec.agents), ("--ticks", spec.ticks),
-                        ("--groups", spec.groups)):
+    for flag, value in (
+        ("--agents", spec.agents),
+        ("--ticks", spec.ticks),
+        ("--groups", spec.groups),
+    ):
         if value is not None:
             parts += [flag, str(value)]
     return " ".join(parts)

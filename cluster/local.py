@@ -27,8 +27,9 @@ def partition(agent_count: int, groups: int) -> list[list[int]]:
     return out
 
 
-def write_run_manifest(out: Path, scenario: ScenarioConfig, summary: RunSummary,
-                       extra: dict[str, Any] | None = None) -> None:
+def write_run_manifest(
+    out: Path, scenario: ScenarioConfig, summary: RunSummary, extra: dict[str, Any] | None = None
+) -> None:
     """`config.json` (the resolved scenario) and `run.json` (totals, wall times) in `out`."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(scenario.model_dump_json(indent=2) + "\n")
@@ -36,16 +37,23 @@ def write_run_manifest(out: Path, scenario: ScenarioConfig, summary: RunSummary,
     (out / "run.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
 
 
-async def run_local_async(config: ScenarioConfig | dict[str, Any] | str | Path, out: str | Path,
-                          groups: int | None = None, *, agents: int | None = None,
-                          ticks: int | None = None, seed: int | None = None,
-                          on_progress: Callable[[Progress], Any] | None = None,
-                          on_tick: Callable[[TickReport], Any] | None = None,
-                          embedder: Embedder | None = None,
-                          concurrency: Concurrency = "gather") -> RunSummary:
+async def run_local_async(
+    config: ScenarioConfig | dict[str, Any] | str | Path,
+    out: str | Path,
+    groups: int | None = None,
+    *,
+    agents: int | None = None,
+    ticks: int | None = None,
+    seed: int | None = None,
+    on_progress: Callable[[Progress], Any] | None = None,
+    on_tick: Callable[[TickReport], Any] | None = None,
+    embedder: Embedder | None = None,
+    concurrency: Concurrency = "gather",
+) -> RunSummary:
     """Build engines, set them up, run the coordinator, close; returns the run summary."""
-    scenario = load_scenario(config).with_overrides(agents=agents, ticks=ticks, seed=seed,
-                                                    groups=groups)
+    scenario = load_scenario(config).with_overrides(
+        agents=agents, ticks=ticks, seed=seed, groups=groups
+    )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     embedder = embedder or build_embedder(scenario.memory.embedding)
@@ -57,9 +65,13 @@ async def run_local_async(config: ScenarioConfig | dict[str, Any] | str | Path, 
         for engine in engines:
             await engine.setup()
         coordinator = Coordinator(
-            engines, seed=scenario.seed, encounters_enabled=scenario.social.encounters,
+            engines,
+            seed=scenario.seed,
+            encounters_enabled=scenario.social.encounters,
             max_pairs_per_place=scenario.social.max_pairs_per_place,
-            on_progress=on_progress, on_tick=on_tick)
+            on_progress=on_progress,
+            on_tick=on_tick,
+        )
         summary = await coordinator.run(scenario.ticks)
     finally:
         for engine in engines:
@@ -74,7 +86,11 @@ async def run_local_async(config: ScenarioConfig | dict[str, Any] | str | Path, 
     return summary
 
 
-def run_local(config: ScenarioConfig | dict[str, Any] | str | Path, out: str | Path,
-              groups: int | None = None, **kwargs: Any) -> RunSummary:
+def run_local(
+    config: ScenarioConfig | dict[str, Any] | str | Path,
+    out: str | Path,
+    groups: int | None = None,
+    **kwargs: Any,
+) -> RunSummary:
     """Synchronous wrapper of `run_local_async` (its own event loop)."""
     return asyncio.run(run_local_async(config, out, groups, **kwargs))

@@ -313,8 +313,9 @@ class ResilientGroup:
                 raise RuntimeError(
                     f"group {self.group_id} lost more than {self.max_restarts} times"
                 )
-            log.warning("group %s lost at tick %s; recreating (%s)", self.group_id, tick,
-                        self.restarts)
+            log.warning(
+                "group %s lost at tick %s; recreating (%s)", self.group_id, tick, self.restarts
+            )
             respawn = getattr(self.inner, "respawn", None)
             if respawn is None:
                 raise GroupLost(self.group_id)
@@ -451,18 +452,27 @@ async def run_groups(
             *(h.checkpoint(str(ckpt.group_dir(spec.run_dir, nxt, h.group_id))) for h in handles)
         )
         manifest = ckpt.Manifest(
-            tick=nxt, ticks=spec.ticks, seed=spec.seed, agents=spec.agents,
+            tick=nxt,
+            ticks=spec.ticks,
+            seed=spec.seed,
+            agents=spec.agents,
             groups={h.group_id: m for h, m in zip(handles, metas, strict=True)},
-            totals=dict(totals), digests=list(digests), config=spec.config,
+            totals=dict(totals),
+            digests=list(digests),
+            config=spec.config,
         )
         ckpt.write_checkpoint_manifest(spec.run_dir, manifest, holder["c"].pending)
         checkpoints.append(nxt)
         ckpt.prune(spec.run_dir, cluster.keep_checkpoints)
 
     coordinator = Coordinator(
-        handles, seed=spec.seed, encounters_enabled=spec.encounters,
-        max_pairs_per_place=spec.max_pairs_per_place, on_progress=on_progress,
-        on_tick=tick_done, checkpoint_every=cluster.checkpoint_every or None,
+        handles,
+        seed=spec.seed,
+        encounters_enabled=spec.encounters,
+        max_pairs_per_place=spec.max_pairs_per_place,
+        on_progress=on_progress,
+        on_tick=tick_done,
+        checkpoint_every=cluster.checkpoint_every or None,
         on_checkpoint=take_checkpoint if cluster.checkpoint_every else None,
     )
     holder["c"] = coordinator
@@ -481,8 +491,7 @@ async def run_groups(
                     f"this run has {[h.group_id for h in handles]}"
                 )
             await asyncio.gather(
-                *(h.restore(str(ckpt.group_dir(spec.run_dir, last, h.group_id)))
-                  for h in handles)
+                *(h.restore(str(ckpt.group_dir(spec.run_dir, last, h.group_id))) for h in handles)
             )
             totals.update(manifest.totals)
             digests.extend(manifest.digests)
@@ -492,12 +501,17 @@ async def run_groups(
     finally:
         await asyncio.gather(*(h.close() for h in handles), return_exceptions=True)
     result = RunResult(
-        ticks=spec.ticks, start_tick=start, agents=spec.agents, groups=len(handles),
-        totals=totals, digests=digests,
+        ticks=spec.ticks,
+        start_tick=start,
+        agents=spec.agents,
+        groups=len(handles),
+        totals=totals,
+        digests=digests,
         digest=hashlib.sha256("".join(digests).encode()).hexdigest(),
         checkpoints=checkpoints,
         recoveries=sum(getattr(h, "restarts", 0) for h in handles),
-        wall_s=time.perf_counter() - started, tick_seconds=list(summary.tick_seconds),
+        wall_s=time.perf_counter() - started,
+        tick_seconds=list(summary.tick_seconds),
     )
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     ckpt.write_json_atomic(spec.run_dir / "ray_run.json", result.model_dump(mode="json"))
@@ -620,7 +634,10 @@ def run_on_ray(
         metrics = RunMetrics(cfg.metrics)
         metrics.serve()
     spec = RunSpec(
-        run_dir=run_dir, ticks=scenario.ticks, seed=scenario.seed, agents=count,
+        run_dir=run_dir,
+        ticks=scenario.ticks,
+        seed=scenario.seed,
+        agents=count,
         config={
             "scenario": scenario.model_dump(mode="json"),
             "cluster": cfg.model_dump(mode="json"),
@@ -637,17 +654,29 @@ def run_on_ray(
         if own_metrics and metrics is not None:
             metrics.close()
     write_run_manifest(
-        run_dir, scenario, summary,
-        {"mode": "ray", "groups_placed": len(ids), "digest": result.digest,
-         "totals": result.totals, "recoveries": result.recoveries,
-         "checkpoints": result.checkpoints, "start_tick": result.start_tick},
+        run_dir,
+        scenario,
+        summary,
+        {
+            "mode": "ray",
+            "groups_placed": len(ids),
+            "digest": result.digest,
+            "totals": result.totals,
+            "recoveries": result.recoveries,
+            "checkpoints": result.checkpoints,
+            "start_tick": result.start_tick,
+        },
     )
     return summary
 
 
-def resume_on_ray(run_dir: str | Path, *, address: str | None = None,
-                  on_progress: Callable[[Any], Any] | None = None,
-                  metrics: RunMetrics | None = None) -> Any:
+def resume_on_ray(
+    run_dir: str | Path,
+    *,
+    address: str | None = None,
+    on_progress: Callable[[Any], Any] | None = None,
+    metrics: RunMetrics | None = None,
+) -> Any:
     """Continue a run from its last complete checkpoint with the config stored there."""
     run_dir = Path(run_dir)
     last = ckpt.last_complete(run_dir)
@@ -657,6 +686,13 @@ def resume_on_ray(run_dir: str | Path, *, address: str | None = None,
     conf = manifest.config
     if "scenario" not in conf:
         raise ValueError(f"{run_dir}: checkpoint tick={last} does not name its scenario")
-    return run_on_ray(conf["scenario"], run_dir, conf.get("groups"), address=address,
-                      on_progress=on_progress, cluster=conf.get("cluster"), metrics=metrics,
-                      resume=True)
+    return run_on_ray(
+        conf["scenario"],
+        run_dir,
+        conf.get("groups"),
+        address=address,
+        on_progress=on_progress,
+        cluster=conf.get("cluster"),
+        metrics=metrics,
+        resume=True,
+    )

@@ -54,8 +54,11 @@ class Report:
         self.agents = int(np.unique(_col(self.state, "agent_id")).size)
         self.plots: list[tuple[str, str, str]] = []  # (title, file, caption)
         self.summary: dict[str, Any] = {
-            "scenario": self.config.get("name"), "agents": self.agents, "ticks": self.ticks,
-            "groups": self.config.get("groups"), "seed": self.config.get("seed"),
+            "scenario": self.config.get("name"),
+            "agents": self.agents,
+            "ticks": self.ticks,
+            "groups": self.config.get("groups"),
+            "seed": self.config.get("seed"),
             "llm_provider": self.config.get("llm", {}).get("provider"),
             "memories_total": self.run.get("memories_total"),
             "agent_steps_per_s": self.run.get("agent_steps_per_s"),
@@ -72,13 +75,15 @@ class Report:
         shares = {c: _per_tick(tick, cat == c, self.ticks) for c in CATEGORIES}
         fig, ax = plt.subplots(figsize=(8, 4))
         ax.stackplot(np.arange(self.ticks), *shares.values(), labels=CATEGORIES)
-        ax.set(xlabel="tick", ylabel="share of agents", ylim=(0, 1),
-               title="Activity mix over time")
+        ax.set(xlabel="tick", ylabel="share of agents", ylim=(0, 1), title="Activity mix over time")
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
         mean = {c: round(float(np.nanmean(v)), 4) for c, v in shares.items()}
         self.summary["activity_mix_mean"] = mean
-        self.add("Activity mix", _save(fig, self.plot_dir, "activity_mix"),
-                 "Share of agents per activity kind at each tick.")
+        self.add(
+            "Activity mix",
+            _save(fig, self.plot_dir, "activity_mix"),
+            "Share of agents per activity kind at each tick.",
+        )
 
     def needs(self) -> None:
         t = read_table(self.run_dir, "needs")
@@ -91,32 +96,48 @@ class Report:
             series = _per_tick(tick, _col(t, need), self.ticks)
             ax.plot(series, label=need)
             final[need] = round(float(series[-1]), 4)
-        ax.set(xlabel="tick", ylabel="mean satisfaction (0..1)", ylim=(0, 1.02),
-               title="Needs over time")
+        ax.set(
+            xlabel="tick",
+            ylabel="mean satisfaction (0..1)",
+            ylim=(0, 1.02),
+            title="Needs over time",
+        )
         ax.legend()
         self.summary["needs_final_mean"] = final
-        self.add("Needs", _save(fig, self.plot_dir, "needs"),
-                 "Mean satisfaction of each need (1 = satisfied).")
+        self.add(
+            "Needs",
+            _save(fig, self.plot_dir, "needs"),
+            "Mean satisfaction of each need (1 = satisfied).",
+        )
 
     def llm(self) -> None:
         t = read_table(self.run_dir, "llm")
         if not t.num_rows:
             return
         tick = _col(t, "tick")
-        tokens = np.bincount(tick, weights=_col(t, "prompt_tokens") + _col(t, "completion_tokens"),
-                             minlength=self.ticks)
+        tokens = np.bincount(
+            tick,
+            weights=_col(t, "prompt_tokens") + _col(t, "completion_tokens"),
+            minlength=self.ticks,
+        )
         requests = np.bincount(tick, weights=_col(t, "requests"), minlength=self.ticks)
         fig, ax = plt.subplots(figsize=(8, 4))
         ax.bar(np.arange(len(tokens)), tokens, color="tab:purple")
-        ax.set(xlabel="tick", ylabel="tokens (prompt + completion)",
-               title=f"LLM tokens per tick ({self.summary['llm_provider']})")
+        ax.set(
+            xlabel="tick",
+            ylabel="tokens (prompt + completion)",
+            title=f"LLM tokens per tick ({self.summary['llm_provider']})",
+        )
         ax2 = ax.twinx()
         ax2.plot(requests, color="black", lw=1)
         ax2.set_ylabel("requests")
         self.summary["llm"] = {"requests": int(requests.sum()), "tokens": int(tokens.sum())}
-        self.add("LLM tokens", _save(fig, self.plot_dir, "llm_tokens"),
-                 "Bars: tokens per tick; line: requests. With provider 'rules' the tokens are "
-                 "the prompts' estimated size (no model is called).")
+        self.add(
+            "LLM tokens",
+            _save(fig, self.plot_dir, "llm_tokens"),
+            "Bars: tokens per tick; line: requests. With provider 'rules' the tokens are "
+            "the prompts' estimated size (no model is called).",
+        )
 
     def diffusion(self) -> None:
         facts = [f["id"] for f in self.config.get("facts", [])]
@@ -133,20 +154,31 @@ class Report:
             ax.plot(curve, label=f)
             half = np.nonzero(curve > 0.5)[0]
             ids = _col(t, "agent_id")[fact == f]
-            out[f] = {"final_share": round(float(curve[-1]), 4),
-                      "knowers": int(learned.sum()),
-                      "ticks_to_50pct": int(half[0]) if half.size else None,
-                      "knowers_in_isolated": int(np.sum(ids >= self.agents - isolated))
-                      if isolated else 0}
-        ax.set(xlabel="tick", ylabel="share of agents who know it", ylim=(0, 1.02),
-               title="Diffusion of seeded facts")
+            out[f] = {
+                "final_share": round(float(curve[-1]), 4),
+                "knowers": int(learned.sum()),
+                "ticks_to_50pct": int(half[0]) if half.size else None,
+                "knowers_in_isolated": int(np.sum(ids >= self.agents - isolated))
+                if isolated
+                else 0,
+            }
+        ax.set(
+            xlabel="tick",
+            ylabel="share of agents who know it",
+            ylim=(0, 1.02),
+            title="Diffusion of seeded facts",
+        )
         if isolated:
-            ax.axhline((self.agents - isolated) / self.agents, ls="--", c="grey",
-                       label="connected share")
+            ax.axhline(
+                (self.agents - isolated) / self.agents, ls="--", c="grey", label="connected share"
+            )
         ax.legend()
         self.summary["diffusion"] = out
-        self.add("Diffusion curve", _save(fig, self.plot_dir, "diffusion"),
-                 "Cumulative share of agents who know each seeded fact.")
+        self.add(
+            "Diffusion curve",
+            _save(fig, self.plot_dir, "diffusion"),
+            "Cumulative share of agents who know each seeded fact.",
+        )
 
     def attitudes(self) -> None:
         topics = [t["name"] for t in self.config.get("topics", [])]
@@ -162,20 +194,33 @@ class Report:
                 hist[:, k], _ = np.histogram(value[tick == k], bins=20, range=(0, 10))
             var = np.array([value[tick == k].var() for k in range(self.ticks)])
             fig, ax = plt.subplots(figsize=(8, 4))
-            im = ax.imshow(hist / max(1, self.agents), origin="lower", aspect="auto",
-                           extent=(0, self.ticks, 0, 10), cmap="viridis")
+            im = ax.imshow(
+                hist / max(1, self.agents),
+                origin="lower",
+                aspect="auto",
+                extent=(0, self.ticks, 0, 10),
+                cmap="viridis",
+            )
             fig.colorbar(im, ax=ax, label="share of agents")
             echo = "on" if self.config["exposure"]["echo_chamber"] else "off"
-            ax.set(xlabel="tick", ylabel=f"attitude to {topic} (0 against .. 10 for)",
-                   title=f"Attitude distribution over time: {topic} (echo chamber {echo})")
+            ax.set(
+                xlabel="tick",
+                ylabel=f"attitude to {topic} (0 against .. 10 for)",
+                title=f"Attitude distribution over time: {topic} (echo chamber {echo})",
+            )
             ax2 = ax.twinx()
             ax2.plot(np.arange(self.ticks) + 0.5, var, color="white", lw=2)
             ax2.set_ylabel("variance (white line)")
-            out[topic] = {"variance_first": round(float(var[0]), 4),
-                          "variance_last": round(float(var[-1]), 4),
-                          "mean_last": round(float(value[tick == self.ticks - 1].mean()), 4)}
-            self.add(f"Attitudes: {topic}", _save(fig, self.plot_dir, f"attitudes_{topic}"),
-                     "Heat map: distribution of attitudes per tick; line: variance.")
+            out[topic] = {
+                "variance_first": round(float(var[0]), 4),
+                "variance_last": round(float(var[-1]), 4),
+                "mean_last": round(float(value[tick == self.ticks - 1].mean()), 4),
+            }
+            self.add(
+                f"Attitudes: {topic}",
+                _save(fig, self.plot_dir, f"attitudes_{topic}"),
+                "Heat map: distribution of attitudes per tick; line: variance.",
+            )
         self.summary["attitudes"] = out
 
     def evacuation(self) -> None:
@@ -197,10 +242,15 @@ class Report:
         for iv in ivs:
             if iv["kind"] == "event":
                 ax.axvline(iv["tick"], ls="--", c="grey")
-                ax.text(iv["tick"], 0.98, (iv.get("text") or "")[:28], rotation=90, va="top",
-                        fontsize=7)
-        ax.set(xlabel="tick", ylabel="share of agents at a shelter", ylim=(0, 1.02),
-               title="Evacuation to shelters")
+                ax.text(
+                    iv["tick"], 0.98, (iv.get("text") or "")[:28], rotation=90, va="top", fontsize=7
+                )
+        ax.set(
+            xlabel="tick",
+            ylabel="share of agents at a shelter",
+            ylim=(0, 1.02),
+            title="Evacuation to shelters",
+        )
         ax.legend(loc="center right")
         warn = min((iv["tick"] for iv in ivs if iv["kind"] == "event"), default=0)
         self.summary["evacuation"] = {
@@ -209,9 +259,11 @@ class Report:
             "share_final": round(float(share[-1]), 4),
             "tick_of_max": int(np.nanargmax(share)),
         }
-        self.add("Evacuation", _save(fig, self.plot_dir, "evacuation"),
-                 "Share of agents at a shelter; by tercile of trust in government. Dashed: "
-                 "events.")
+        self.add(
+            "Evacuation",
+            _save(fig, self.plot_dir, "evacuation"),
+            "Share of agents at a shelter; by tercile of trust in government. Dashed: events.",
+        )
 
     def _trust(self) -> np.ndarray | None:
         from societas.agents.population import population_for
@@ -234,10 +286,15 @@ class Report:
         fig, axes = plt.subplots(1, 3, figsize=(12, 4))
         out: dict[str, Any] = {"recipients": int(recipients.size)}
         t0 = ivs[0]["tick"]
-        for ax, (col, label) in zip(axes, (("income", "monthly income"),
-                                           ("consumption", "monthly consumption"),
-                                           ("work_hours", "planned work hours / day")),
-                                    strict=True):
+        for ax, (col, label) in zip(
+            axes,
+            (
+                ("income", "monthly income"),
+                ("consumption", "monthly consumption"),
+                ("work_hours", "planned work hours / day"),
+            ),
+            strict=True,
+        ):
             v = _col(self.state, col)
             for mask, name in ((is_rec, "recipients"), (~is_rec, "others")):
                 series = _per_tick(tick[mask], v[mask], self.ticks)
@@ -249,27 +306,40 @@ class Report:
             ax.legend()
         fig.suptitle(f"Basic income of {ivs[0].get('amount')} per month from tick {t0}")
         self.summary["ubi"] = out
-        self.add("Basic income", _save(fig, self.plot_dir, "ubi"),
-                 "Means of recipients vs others; dashed: the policy starts.")
+        self.add(
+            "Basic income",
+            _save(fig, self.plot_dir, "ubi"),
+            "Means of recipients vs others; dashed: the policy starts.",
+        )
 
     # ------------------------------------------------------------------ output
     def write(self) -> Path:
-        for part in (self.activity_mix, self.needs, self.llm, self.diffusion, self.attitudes,
-                     self.evacuation, self.ubi):
+        for part in (
+            self.activity_mix,
+            self.needs,
+            self.llm,
+            self.diffusion,
+            self.attitudes,
+            self.evacuation,
+            self.ubi,
+        ):
             part()
         (self.run_dir / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         title = f"societas report: {self.summary['scenario']}"
         sections = "\n".join(
             f"<h2>{html.escape(t)}</h2><p>{html.escape(c)}</p>"
             f'<img src="plots/{html.escape(f)}" alt="{html.escape(t)}">'
-            for t, f, c in self.plots)
-        doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
-               f"</title><style>body{{font-family:sans-serif;max-width:1000px;margin:auto}}"
-               f"img{{max-width:100%}}pre{{background:#f4f4f4;padding:8px}}</style></head>"
-               f"<body><h1>{html.escape(title)}</h1>"
-               f"<p>{html.escape(self.config.get('description', ''))}</p>"
-               f"<pre>{html.escape(json.dumps(self.summary, indent=2))}</pre>"
-               f"{sections}</body></html>\n")
+            for t, f, c in self.plots
+        )
+        doc = (
+            f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+            f"</title><style>body{{font-family:sans-serif;max-width:1000px;margin:auto}}"
+            f"img{{max-width:100%}}pre{{background:#f4f4f4;padding:8px}}</style></head>"
+            f"<body><h1>{html.escape(title)}</h1>"
+            f"<p>{html.escape(self.config.get('description', ''))}</p>"
+            f"<pre>{html.escape(json.dumps(self.summary, indent=2))}</pre>"
+            f"{sections}</body></html>\n"
+        )
         path = self.run_dir / "report.html"
         path.write_text(doc)
         return path

@@ -15,8 +15,14 @@ from societas.agents.scenario import ScenarioConfig
 def default_blocks(scenario: ScenarioConfig) -> list:
     """The blocks every agent runs each tick, in order: perceive and talk, decide what to do,
     move, update needs, earn and spend, think."""
-    return [SocialBlock(scenario), PlanBlock(scenario), MobilityBlock(), NeedsBlock(scenario),
-            EconomyBlock(scenario), CognitionBlock(scenario)]
+    return [
+        SocialBlock(scenario),
+        PlanBlock(scenario),
+        MobilityBlock(),
+        NeedsBlock(scenario),
+        EconomyBlock(scenario),
+        CognitionBlock(scenario),
+    ]
 
 
 __all__ = [

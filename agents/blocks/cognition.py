@@ -31,8 +31,11 @@ class CognitionBlock:
         if cfg.thought_hour is not None and 0 <= hour - cfg.thought_hour < ctx.tick_hours:
             out = await update_thought(agent.memory, ctx.llm, seed=seed)
             s["_emotion"] = out.emotion
-        if (self.scenario.topics and s.get("_exposed")
-                and (ctx.time.tick + agent.id) % cfg.attitude_every == 0):
+        if (
+            self.scenario.topics
+            and s.get("_exposed")
+            and (ctx.time.tick + agent.id) % cfg.attitude_every == 0
+        ):
             for topic in self.scenario.topics:
                 await self.attitude(ctx, topic.name)
             s["_exposed"] = False
@@ -53,12 +56,24 @@ class CognitionBlock:
         me = agent.profile
         system = {"name": me.name, "profile": f"age: {me.age}, occupation: {me.occupation}"}
         out = await ctx.llm.json(
-            messages("attitude_update", system, name=me.name, topic=topic,
-                     attitude=f"{current:.1f}", personality=me.personality,
-                     memories="\n".join(f"- {t}" for t in texts) or "(none)"),
-            AttitudeUpdate, task="attitude_update",
-            context={"name": me.name, "topic": topic, "attitude": current, "recent": texts,
-                     "profile": {"stubbornness": me.stubbornness}},
+            messages(
+                "attitude_update",
+                system,
+                name=me.name,
+                topic=topic,
+                attitude=f"{current:.1f}",
+                personality=me.personality,
+                memories="\n".join(f"- {t}" for t in texts) or "(none)",
+            ),
+            AttitudeUpdate,
+            task="attitude_update",
+            context={
+                "name": me.name,
+                "topic": topic,
+                "attitude": current,
+                "recent": texts,
+                "profile": {"stubbornness": me.stubbornness},
+            },
             seed=self.scenario.seed * 7919 + agent.id * 13 + ctx.time.tick,
             fallback=lambda: AttitudeUpdate(attitude=current, reason="unchanged"),
         )

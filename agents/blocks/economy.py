@@ -73,5 +73,9 @@ class EconomyBlock:
         agent.set("transfers", round(s["transfers"] + amount, 4))
         agent.set("income", round(s["income"] + amount, 4))
         ctx.event("policy", f"{ev.policy} {amount:+.2f}")
-        await ctx.remember("event", f"I now receive a basic income of {amount:.0f} per month",
-                           0.8, location=s["position"])
+        await ctx.remember(
+            "event",
+            f"I now receive a basic income of {amount:.0f} per month",
+            0.8,
+            location=s["position"],
+        )

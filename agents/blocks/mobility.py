@@ -27,9 +27,13 @@ def resolve_place(location: str | None, profile: Profile, town: TownMap, current
     low = (location or "").lower()
     for words, slot in _WORDS:
         if any(w in low for w in words):
-            place = {"shelter": profile.shelter, "home": profile.home,
-                     "work": profile.work or profile.home, "shop": profile.shop,
-                     "leisure": profile.leisure}[slot]
+            place = {
+                "shelter": profile.shelter,
+                "home": profile.home,
+                "work": profile.work or profile.home,
+                "shop": profile.shop,
+                "leisure": profile.leisure,
+            }[slot]
             return place
     return current
 

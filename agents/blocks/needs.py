@@ -61,8 +61,12 @@ class NeedsBlock:
             safety -= cfg.safety_decay * h
         else:
             safety += SAFE_DRIFT * h if safety < SAFE_LEVEL else 0.0
-        values = {"hunger": _clip(hunger), "energy": _clip(energy), "social": _clip(social),
-                  "safety": _clip(safety)}
+        values = {
+            "hunger": _clip(hunger),
+            "energy": _clip(energy),
+            "social": _clip(social),
+            "safety": _clip(safety),
+        }
         for need, key in NEED_KEYS.items():
             ctx.agent.set(key, values[need])
         ctx.agent.set("current_need", current_need(values, cfg.threshold))

@@ -68,8 +68,12 @@ class PlanBlock:
             agent.set("activity", activity)
             agent.set("category", category)
             if self.scenario.cognition.remember_activities:
-                await ctx.remember("activity", f"{agent.profile.name} is going to {activity}",
-                                   ROUTINE_IMPORTANCE, location=place)
+                await ctx.remember(
+                    "activity",
+                    f"{agent.profile.name} is going to {activity}",
+                    ROUTINE_IMPORTANCE,
+                    location=place,
+                )
 
     def _choose(self, ctx: AgentContext) -> tuple[str, str | None]:
         s, profile = ctx.state, ctx.agent.profile
@@ -77,8 +81,10 @@ class PlanBlock:
             return "stay at the evacuation shelter", profile.shelter
         need = s["current_need"]
         hour = int(ctx.time.hour)
-        item = activity_at(s.get("plan") or {}, hour) or {"activity": "sleep",
-                                                           "location": profile.home}
+        item = activity_at(s.get("plan") or {}, hour) or {
+            "activity": "sleep",
+            "location": profile.home,
+        }
         planned = categorize(item["activity"], ctx.env.town.kind_of(item["location"]))
         if need == "safety":
             return "seek safety", profile.shelter if ctx.env.danger else profile.home
@@ -102,14 +108,16 @@ class PlanBlock:
             ctx.event("all_clear", text)
             return
         if ev.trust_gated and ctx.rng.random() >= s["trust_government"]:
-            await ctx.remember("event", f"I heard but do not believe it: {text}", 0.2,
-                               location=s["position"])
+            await ctx.remember(
+                "event", f"I heard but do not believe it: {text}", 0.2, location=s["position"]
+            )
             ctx.event("ignored", text)
             return
         if ev.danger:
             agent.set("alert", True)
-        reaction = await react(agent.memory, ctx.llm, text, ctx.time.day, int(ctx.time.hour),
-                               location=s["position"])
+        reaction = await react(
+            agent.memory, ctx.llm, text, ctx.time.day, int(ctx.time.hour), location=s["position"]
+        )
         await agent.refresh("plan")
         ctx.reflector.note(agent.id, ev.importance or 0.5)
         where = f"{reaction.new_activity or ''} {reaction.location or ''}".lower()

@@ -57,8 +57,11 @@ class SocialBlock:
         friend_ids = {f for f, _ in friends}
         if self.cfg.encounters:
             for enc in met:
-                p = (self.cfg.friend_chat_prob if enc.sender in friend_ids
-                     else self.cfg.chat_prob * ctx.agent.profile.sociability)
+                p = (
+                    self.cfg.friend_chat_prob
+                    if enc.sender in friend_ids
+                    else self.cfg.chat_prob * ctx.agent.profile.sociability
+                )
                 if ctx.rng.random() < p:
                     await self.speak(ctx, enc.sender, "encounter", enc.payload.get("place", ""))
         if friends and self.cfg.message_prob > 0 and ctx.rng.random() < self.cfg.message_prob:
@@ -75,8 +78,9 @@ class SocialBlock:
         ctx.agent.set("knowledge", [*known, fact])
         ctx.results.add("knowledge", (ctx.time.tick, ctx.agent.id, fact, source))
         if source < 0:
-            await ctx.remember("fact", self.fact_text.get(fact, fact), 0.7,
-                               location=ctx.state["position"])
+            await ctx.remember(
+                "fact", self.fact_text.get(fact, fact), 0.7, location=ctx.state["position"]
+            )
         return True
 
     async def speak(self, ctx: AgentContext, listener: int, channel: str, place: str) -> None:
@@ -87,34 +91,57 @@ class SocialBlock:
         hits = await recall(agent.memory, f"news for {other.name}", top_k=2)
         memories = [self.fact_text.get(f, f) for f in facts] + [h.text for h in hits]
         me = agent.profile
-        system = {"name": me.name, "profile": f"age: {me.age}, occupation: {me.occupation}, "
-                                               f"personality: {me.personality}"}
+        system = {
+            "name": me.name,
+            "profile": f"age: {me.age}, occupation: {me.occupation}, personality: {me.personality}",
+        }
         out = await ctx.llm.json(
-            messages("dialogue_turn", system, speaker=me.name, listener=other.name,
-                     topic_line="", memories="\n".join(f"- {m}" for m in memories) or "(none)",
-                     history="(just met)"),
-            DialogueTurn, task="dialogue_turn",
-            context={"speaker": me.name, "listener": other.name, "topic": None,
-                     "memories": memories, "history": [], "turn": 0, "max_turns": 1},
+            messages(
+                "dialogue_turn",
+                system,
+                speaker=me.name,
+                listener=other.name,
+                topic_line="",
+                memories="\n".join(f"- {m}" for m in memories) or "(none)",
+                history="(just met)",
+            ),
+            DialogueTurn,
+            task="dialogue_turn",
+            context={
+                "speaker": me.name,
+                "listener": other.name,
+                "topic": None,
+                "memories": memories,
+                "history": [],
+                "turn": 0,
+                "max_turns": 1,
+            },
             seed=self.scenario.seed * 7919 + agent.id * 31 + ctx.time.tick,
             fallback=lambda: DialogueTurn(utterance="Hello!", end=True),
         )
         text = out.utterance
-        ctx.send(listener, "chat", {"text": text, "facts": facts, "place": place,
-                                    "channel": channel, "name": me.name})
-        ctx.results.add("dialogues", (ctx.time.tick, agent.id, listener, place, channel, text,
-                                      ",".join(facts)))
+        ctx.send(
+            listener,
+            "chat",
+            {"text": text, "facts": facts, "place": place, "channel": channel, "name": me.name},
+        )
+        ctx.results.add(
+            "dialogues", (ctx.time.tick, agent.id, listener, place, channel, text, ",".join(facts))
+        )
         agent.set("social_satisfaction", min(1.0, s["social_satisfaction"] + SPEAK_RESTORE))
-        await ctx.remember("dialogue", f"I told {other.name}: {text}", 0.3,
-                           location=place or None)
+        await ctx.remember("dialogue", f"I told {other.name}: {text}", 0.3, location=place or None)
 
     async def _heard(self, ctx: AgentContext, msg: Message) -> None:
         s, p = ctx.state, msg.payload
         new = [f for f in p.get("facts", []) if await self.learn(ctx, f, msg.sender)]
         s_val = min(1.0, s["social_satisfaction"] + CHAT_RESTORE)
         ctx.agent.set("social_satisfaction", s_val)
-        await ctx.remember("dialogue", f"{p.get('name', msg.sender)} told me: {p.get('text', '')}",
-                           0.5 if new else 0.3, location=p.get("place") or None)
+        await ctx.remember(
+            "dialogue",
+            f"{p.get('name', msg.sender)} told me: {p.get('text', '')}",
+            0.5 if new else 0.3,
+            location=p.get("place") or None,
+        )
 
     def _post(self, ctx: AgentContext, friends: list[int]) -> None:
         n = len(ctx.population)
@@ -122,12 +149,17 @@ class SocialBlock:
         if self.exposure.echo_chamber:
             readers = ctx.rng.sample(friends, min(self.exposure.audience, len(friends)))
         else:
-            readers = [r for r in (ctx.rng.randrange(n) for _ in range(self.exposure.audience))
-                       if r != me]
+            readers = [
+                r for r in (ctx.rng.randrange(n) for _ in range(self.exposure.audience)) if r != me
+            ]
         for topic in self.scenario.topics:
             value = float(ctx.state["attitude"].get(topic.name, 5.0))
-            payload = {"topic": topic.name, "value": value, "name": ctx.agent.profile.name,
-                       "text": stance_text(topic.name, value)}
+            payload = {
+                "topic": topic.name,
+                "value": value,
+                "name": ctx.agent.profile.name,
+                "text": stance_text(topic.name, value),
+            }
             for reader in sorted(set(readers)):
                 ctx.send(reader, "post", payload)
 

@@ -12,25 +12,40 @@ from societas.memory import AgentMemory
 NEUTRAL = 5.0
 
 
-async def update_attitude(mem: AgentMemory, llm: LLMGateway, topic: str, seed: int = 0,
-                          stubbornness: float = 0.5) -> AttitudeUpdate:
+async def update_attitude(
+    mem: AgentMemory, llm: LLMGateway, topic: str, seed: int = 0, stubbornness: float = 0.5
+) -> AttitudeUpdate:
     """Re-evaluate the stance on `topic` from the most relevant memories; store it."""
     p = await persona(mem)
     attitudes = await mem.status.get("attitude", default={})
     current = float(attitudes.get(topic, NEUTRAL))
     hits = await recall(mem, topic, top_k=5)
     out = await llm.json(
-        messages("attitude_update", p.system(), name=p.name, topic=topic,
-                 attitude=f"{current:.1f}", personality=p.profile.get("personality") or "n/a",
-                 memories=lines(hits)),
-        AttitudeUpdate, task="attitude_update",
-        context={"name": p.name, "topic": topic, "attitude": current,
-                 "recent": [h.text for h in hits],
-                 "profile": {**p.rules_profile(), "stubbornness": stubbornness}},
+        messages(
+            "attitude_update",
+            p.system(),
+            name=p.name,
+            topic=topic,
+            attitude=f"{current:.1f}",
+            personality=p.profile.get("personality") or "n/a",
+            memories=lines(hits),
+        ),
+        AttitudeUpdate,
+        task="attitude_update",
+        context={
+            "name": p.name,
+            "topic": topic,
+            "attitude": current,
+            "recent": [h.text for h in hits],
+            "profile": {**p.rules_profile(), "stubbornness": stubbornness},
+        },
         seed=seed * 7919 + mem.agent_id,
         fallback=lambda: AttitudeUpdate(attitude=current, reason="unchanged"),
     )
     await mem.status.update("attitude", {topic: out.attitude}, mode="merge")
-    await mem.stream.add("cognition", f"{p.name}'s attitude towards {topic} is now "
-                         f"{out.attitude:.1f}/10: {out.reason}", importance=0.4)
+    await mem.stream.add(
+        "cognition",
+        f"{p.name}'s attitude towards {topic} is now {out.attitude:.1f}/10: {out.reason}",
+        importance=0.4,
+    )
     return out

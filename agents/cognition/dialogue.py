@@ -28,9 +28,15 @@ class Conversation(BaseModel):
     memory_ids: dict[int, list[int]]
 
 
-async def converse(llm: LLMGateway, a: AgentMemory, b: AgentMemory, topic: str | None = None,
-                   max_turns: int = 4, location: str | None = None, seed: int = 0
-                   ) -> Conversation:
+async def converse(
+    llm: LLMGateway,
+    a: AgentMemory,
+    b: AgentMemory,
+    topic: str | None = None,
+    max_turns: int = 4,
+    location: str | None = None,
+    seed: int = 0,
+) -> Conversation:
     """Alternate turns (a first) until one ends it or `max_turns`; remember it in both."""
     pa, pb = await persona(a), await persona(b)
     sides = ((a, pa, pb), (b, pb, pa))
@@ -41,13 +47,26 @@ async def converse(llm: LLMGateway, a: AgentMemory, b: AgentMemory, topic: str |
         hits = await recall(mem, query, top_k=3)
         history = [[u.speaker, u.text] for u in turns]
         out = await llm.json(
-            messages("dialogue_turn", me.system(), speaker=me.name, listener=other.name,
-                     topic_line=f" about {topic}" if topic else "", memories=lines(hits),
-                     history="\n".join(f"{s}: {t}" for s, t in history) or "(just met)"),
-            DialogueTurn, task="dialogue_turn",
-            context={"speaker": me.name, "listener": other.name, "topic": topic,
-                     "memories": [h.text for h in hits], "history": history, "turn": turn,
-                     "max_turns": max_turns},
+            messages(
+                "dialogue_turn",
+                me.system(),
+                speaker=me.name,
+                listener=other.name,
+                topic_line=f" about {topic}" if topic else "",
+                memories=lines(hits),
+                history="\n".join(f"{s}: {t}" for s, t in history) or "(just met)",
+            ),
+            DialogueTurn,
+            task="dialogue_turn",
+            context={
+                "speaker": me.name,
+                "listener": other.name,
+                "topic": topic,
+                "memories": [h.text for h in hits],
+                "history": history,
+                "turn": turn,
+                "max_turns": max_turns,
+            },
             seed=seed * 7919 + mem.agent_id * 31 + turn,
             fallback=lambda: DialogueTurn(utterance="Sorry, I have to go.", end=True),
         )
@@ -60,7 +79,11 @@ async def converse(llm: LLMGateway, a: AgentMemory, b: AgentMemory, topic: str |
         importance = await rate_importance(llm, texts, pa.name, seed=seed)
         for mem, other in ((a, pb), (b, pa)):
             for text, imp in zip(texts, importance, strict=True):
-                mid = await mem.stream.add("dialogue", f"Talking with {other.name}: {text}",
-                                           importance=imp, location=location)
+                mid = await mem.stream.add(
+                    "dialogue",
+                    f"Talking with {other.name}: {text}",
+                    importance=imp,
+                    location=location,
+                )
                 memory_ids[mem.agent_id].append(mid)
     return Conversation(turns=turns, memory_ids=memory_ids)

@@ -28,8 +28,11 @@ class Persona(BaseModel):
 
     def rules_profile(self) -> dict[str, Any]:
         """The profile with the keys the rules policy reads (home, workplace, occupation)."""
-        return {**self.profile, "home": self.profile.get("home") or "home",
-                "workplace": self.profile.get("work") or ""}
+        return {
+            **self.profile,
+            "home": self.profile.get("home") or "home",
+            "workplace": self.profile.get("work") or "",
+        }
 
 
 async def persona(mem: AgentMemory) -> Persona:
@@ -62,8 +65,9 @@ async def recent(mem: AgentMemory, top_k: int, **filters: Any) -> list[MemoryHit
     return await mem.stream.search(RECENCY_ONLY, top_k=top_k, **filters)
 
 
-async def recall(mem: AgentMemory, query: str, top_k: int = 3, today: bool = False,
-                 **filters: Any) -> list[MemoryHit]:
+async def recall(
+    mem: AgentMemory, query: str, top_k: int = 3, today: bool = False, **filters: Any
+) -> list[MemoryHit]:
     """Relevant memories first, topped up with recent ones: with sparse (BM25) embeddings a
     query sharing no word with any memory would otherwise retrieve nothing."""
     if today:
@@ -72,7 +76,10 @@ async def recall(mem: AgentMemory, query: str, top_k: int = 3, today: bool = Fal
         hits = await mem.stream.search(query, top_k=top_k, **filters)
     if len(hits) < top_k:
         seen = {h.id for h in hits}
-        more = (await mem.stream.search_today(RECENCY_ONLY, top_k=top_k, **filters) if today
-                else await recent(mem, top_k, **filters))
+        more = (
+            await mem.stream.search_today(RECENCY_ONLY, top_k=top_k, **filters)
+            if today
+            else await recent(mem, top_k, **filters)
+        )
         hits = [*hits, *(h for h in more if h.id not in seen)][:top_k]
     return hits

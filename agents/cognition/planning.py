@@ -17,12 +17,14 @@ from societas.memory import AgentMemory
 def default_plan(p: Persona) -> DailyPlan:
     """Fallback when the model's plan never validates: home, work, home."""
     home, work = p.profile.get("home") or "home", p.profile.get("work") or "home"
-    return DailyPlan(items=[
-        PlanItem(start_hour=7, activity="wake up and have breakfast", location=home),
-        PlanItem(start_hour=9, activity="work", location=work),
-        PlanItem(start_hour=18, activity="have dinner", location=home),
-        PlanItem(start_hour=22, activity="sleep", location=home),
-    ])
+    return DailyPlan(
+        items=[
+            PlanItem(start_hour=7, activity="wake up and have breakfast", location=home),
+            PlanItem(start_hour=9, activity="work", location=work),
+            PlanItem(start_hour=18, activity="have dinner", location=home),
+            PlanItem(start_hour=22, activity="sleep", location=home),
+        ]
+    )
 
 
 def activity_at(plan: dict[str, Any], hour: int) -> dict[str, Any] | None:
@@ -44,17 +46,27 @@ async def plan_day(mem: AgentMemory, llm: LLMGateway, day: int) -> DailyPlan:
     p = await persona(mem)
     hits = await recall(mem, f"{p.name} plans goals today", top_k=5)
     plan = await llm.json(
-        messages("daily_plan", p.system(), name=p.name, day=day, needs=fmt_needs(p.needs),
-                 memories=lines(hits), home=p.profile.get("home") or "home",
-                 work=p.profile.get("work") or "none"),
-        DailyPlan, task="daily_plan",
+        messages(
+            "daily_plan",
+            p.system(),
+            name=p.name,
+            day=day,
+            needs=fmt_needs(p.needs),
+            memories=lines(hits),
+            home=p.profile.get("home") or "home",
+            work=p.profile.get("work") or "none",
+        ),
+        DailyPlan,
+        task="daily_plan",
         context={"name": p.name, "profile": p.rules_profile(), "needs": p.needs, "day": day},
-        seed=mem.agent_id * 100003 + day, fallback=lambda: default_plan(p),
+        seed=mem.agent_id * 100003 + day,
+        fallback=lambda: default_plan(p),
     )
     items = [i.model_dump() for i in plan.items]
     await mem.status.update("plan", {"day": day, "items": items, "hourly": {}})
-    await mem.stream.add("plan", f"{p.name}'s plan for day {day}: {describe(items)}",
-                         importance=0.3)
+    await mem.stream.add(
+        "plan", f"{p.name}'s plan for day {day}: {describe(items)}", importance=0.3
+    )
     return plan
 
 
@@ -66,14 +78,26 @@ async def decompose_hour(mem: AgentMemory, llm: LLMGateway, hour: int) -> Hourly
         return None
     p = await persona(mem)
     steps = await llm.json(
-        messages("hourly_plan", p.system(), name=p.name, activity=item["activity"],
-                 location=item["location"], hour=hour),
-        HourlyPlan, task="hourly_plan",
-        context={"name": p.name, "activity": item["activity"], "location": item["location"],
-                 "hour": hour},
+        messages(
+            "hourly_plan",
+            p.system(),
+            name=p.name,
+            activity=item["activity"],
+            location=item["location"],
+            hour=hour,
+        ),
+        HourlyPlan,
+        task="hourly_plan",
+        context={
+            "name": p.name,
+            "activity": item["activity"],
+            "location": item["location"],
+            "hour": hour,
+        },
         seed=mem.agent_id * 100003 + hour,
-        fallback=lambda: HourlyPlan(steps=[{"minute": 0, "duration_min": 60,
-                                            "action": item["activity"]}]),
+        fallback=lambda: HourlyPlan(
+            steps=[{"minute": 0, "duration_min": 60, "action": item["activity"]}]
+        ),
     )
     hourly = dict(plan.get("hourly", {}))
     hourly[str(hour)] = [s.model_dump() for s in steps.steps]

@@ -25,13 +25,10 @@ def render(template_name: str, /, **fields: Any) -> str:
     try:
         return template(template_name).format(**fields).strip()
     except KeyError as err:
-        raise LLMInputError(
-            f"prompt {template_name!r}: missing field {err.args[0]!r}"
-        ) from None
+        raise LLMInputError(f"prompt {template_name!r}: missing field {err.args[0]!r}") from None
 
 
-def messages(template_name: str, /, system: dict[str, Any], **fields: Any
-             ) -> list[dict[str, str]]:
+def messages(template_name: str, /, system: dict[str, Any], **fields: Any) -> list[dict[str, str]]:
     """System persona + the rendered user prompt."""
     return [
         {"role": "system", "content": render("system", **system)},

@@ -14,8 +14,9 @@ from societas.memory.clock import format_time_of_day
 RESUME_AFTER_H = 2  # a reaction displaces the plan for this many hours
 
 
-async def react(mem: AgentMemory, llm: LLMGateway, event: str, day: int, hour: int,
-                location: str | None = None) -> Reaction:
+async def react(
+    mem: AgentMemory, llm: LLMGateway, event: str, day: int, hour: int, location: str | None = None
+) -> Reaction:
     """Remember the event, decide whether to react; if so insert the new activity at `hour`
     and drop plan items it displaces (the plan resumes RESUME_AFTER_H hours later)."""
     p = await persona(mem)
@@ -24,22 +25,45 @@ async def react(mem: AgentMemory, llm: LLMGateway, event: str, day: int, hour: i
     current = activity_at(plan, hour) or {"activity": "nothing in particular"}
     hits = await recall(mem, event, top_k=3)
     reaction = await llm.json(
-        messages("reaction", p.system(), name=p.name, time=format_time_of_day(hour * 3600.0),
-                 day=day, activity=current["activity"], event=event, memories=lines(hits)),
-        Reaction, task="reaction",
-        context={"name": p.name, "event": event, "activity": current["activity"],
-                 "needs": p.needs, "profile": p.rules_profile()},
-        seed=mem.agent_id * 100003 + day * 24 + hour, fallback=lambda: Reaction(react=False),
+        messages(
+            "reaction",
+            p.system(),
+            name=p.name,
+            time=format_time_of_day(hour * 3600.0),
+            day=day,
+            activity=current["activity"],
+            event=event,
+            memories=lines(hits),
+        ),
+        Reaction,
+        task="reaction",
+        context={
+            "name": p.name,
+            "event": event,
+            "activity": current["activity"],
+            "needs": p.needs,
+            "profile": p.rules_profile(),
+        },
+        seed=mem.agent_id * 100003 + day * 24 + hour,
+        fallback=lambda: Reaction(react=False),
     )
     if reaction.react and reaction.new_activity:
         where = reaction.location or location or current.get("location") or "here"
-        kept = [i for i in plan.get("items", [])
-                if i["start_hour"] < hour or i["start_hour"] >= hour + RESUME_AFTER_H]
+        kept = [
+            i
+            for i in plan.get("items", [])
+            if i["start_hour"] < hour or i["start_hour"] >= hour + RESUME_AFTER_H
+        ]
         new = {"start_hour": hour, "activity": reaction.new_activity, "location": where}
         items = sorted([*kept, new], key=lambda i: i["start_hour"])
         hourly = {h: s for h, s in plan.get("hourly", {}).items() if int(h) < hour}
-        await mem.status.update("plan", {"day": plan.get("day", day), "items": items,
-                                         "hourly": hourly})
-        await mem.stream.add("plan", f"{p.name} changed plans because {event}: "
-                             f"{describe(items)}", importance=0.5, location=location)
+        await mem.status.update(
+            "plan", {"day": plan.get("day", day), "items": items, "hourly": hourly}
+        )
+        await mem.stream.add(
+            "plan",
+            f"{p.name} changed plans because {event}: {describe(items)}",
+            importance=0.5,
+            location=location,
+        )
     return reaction

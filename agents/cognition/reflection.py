@@ -57,19 +57,28 @@ class Reflector:
             return []
         statements = [h.text for h in recent_hits]
         questions = await self.llm.json(
-            messages("reflection_questions", p.system(), name=p.name,
-                     statements=lines(statements), n=cfg.n_questions),
-            ReflectionQuestions, task="reflection_questions",
+            messages(
+                "reflection_questions",
+                p.system(),
+                name=p.name,
+                statements=lines(statements),
+                n=cfg.n_questions,
+            ),
+            ReflectionQuestions,
+            task="reflection_questions",
             context={"name": p.name, "statements": statements, "n": cfg.n_questions},
-            seed=mem.agent_id, fallback=lambda: ReflectionQuestions.model_construct(questions=[]),
+            seed=mem.agent_id,
+            fallback=lambda: ReflectionQuestions.model_construct(questions=[]),
         )
-        found = await asyncio.gather(*(self._insights(mem, p, q)
-                                       for q in questions.questions[: cfg.n_questions]))
+        found = await asyncio.gather(
+            *(self._insights(mem, p, q) for q in questions.questions[: cfg.n_questions])
+        )
         insights = [pair for group in found for pair in group]
         if not insights:
             return []
-        importances = await rate_importance(self.llm, [i.text for i, _ in insights], p.name,
-                                            seed=mem.agent_id)
+        importances = await rate_importance(
+            self.llm, [i.text for i, _ in insights], p.name, seed=mem.agent_id
+        )
         ids = []
         for (insight, evidence), imp in zip(insights, importances, strict=True):
             rid = await mem.stream.add("reflection", insight.text, importance=imp)
@@ -78,18 +87,27 @@ class Reflector:
             ids.append(rid)
         return ids
 
-    async def _insights(self, mem: AgentMemory, p: Persona, question: str
-                        ) -> list[tuple[Insight, list[int]]]:
+    async def _insights(
+        self, mem: AgentMemory, p: Persona, question: str
+    ) -> list[tuple[Insight, list[int]]]:
         hits = await mem.stream.search(question, top_k=self.config.evidence_k)
         if not hits:
             return []
         statements = [h.text for h in hits]
         out = await self.llm.json(
-            messages("reflection_insights", p.system(), name=p.name, question=question,
-                     statements=lines(statements, numbered=True), n=self.config.n_insights),
-            ReflectionInsights, task="reflection_insights",
+            messages(
+                "reflection_insights",
+                p.system(),
+                name=p.name,
+                question=question,
+                statements=lines(statements, numbered=True),
+                n=self.config.n_insights,
+            ),
+            ReflectionInsights,
+            task="reflection_insights",
             context={"name": p.name, "question": question, "statements": statements},
-            seed=mem.agent_id, fallback=lambda: ReflectionInsights.model_construct(insights=[]),
+            seed=mem.agent_id,
+            fallback=lambda: ReflectionInsights.model_construct(insights=[]),
         )
         result = []
         for ins in out.insights[: self.config.n_insights]:

@@ -19,11 +19,23 @@ async def update_thought(mem: AgentMemory, llm: LLMGateway, seed: int = 0) -> Th
     current = str(await mem.status.get("thought", default="nothing in particular"))
     hits = await recall(mem, f"{p.name} feelings", top_k=5, today=True)
     out = await llm.json(
-        messages("thought_update", p.system(), name=p.name, thought=current,
-                 needs=fmt_needs(p.needs), memories=lines(hits)),
-        ThoughtUpdate, task="thought_update",
-        context={"name": p.name, "thought": current, "needs": p.needs,
-                 "recent": [h.text for h in hits], "profile": p.rules_profile()},
+        messages(
+            "thought_update",
+            p.system(),
+            name=p.name,
+            thought=current,
+            needs=fmt_needs(p.needs),
+            memories=lines(hits),
+        ),
+        ThoughtUpdate,
+        task="thought_update",
+        context={
+            "name": p.name,
+            "thought": current,
+            "needs": p.needs,
+            "recent": [h.text for h in hits],
+            "profile": p.rules_profile(),
+        },
         seed=seed * 7919 + mem.agent_id,
         fallback=lambda: ThoughtUpdate(thought=current, emotion="joy", intensity=0.3),
     )
@@ -32,6 +44,9 @@ async def update_thought(mem: AgentMemory, llm: LLMGateway, seed: int = 0) -> Th
     if emotion in EMOTIONS:
         await mem.status.update("emotion", {emotion: round(out.intensity * 10)}, mode="merge")
     await mem.status.update("emotion_types", emotion.capitalize())
-    await mem.stream.add("cognition", f"{p.name} thinks: {out.thought}",
-                         importance=round(0.2 + 0.5 * out.intensity, 3))
+    await mem.stream.add(
+        "cognition",
+        f"{p.name} thinks: {out.thought}",
+        importance=round(0.2 + 0.5 * out.intensity, 3),
+    )
     return out

@@ -72,8 +72,10 @@ async def batch_json(
         schema = batch_schema(item_schema, len(chunk))
         fb: Any = MISSING
         if fallback_item is not MISSING:
+
             def fb() -> BaseModel:
                 return schema(results=[fallback_item(x) for x in chunk])
+
         out = await gateway.json(
             batch_messages(chunk, item_schema, instruction, system),
             schema,

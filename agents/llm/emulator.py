@@ -68,8 +68,13 @@ class EmulatorConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> EmulatorConfig:
-        total = (self.rate_429 + self.rate_500 + self.rate_timeout + self.rate_malformed
-                 + self.rate_garbage)
+        total = (
+            self.rate_429
+            + self.rate_500
+            + self.rate_timeout
+            + self.rate_malformed
+            + self.rate_garbage
+        )
         if total > 1:
             raise ValueError(f"fault rates must sum to at most 1, got {total:.3f}")
         if self.host not in _LOOPBACK and not self.allow_remote:
@@ -110,22 +115,33 @@ class Emulator:
         self.stats: dict[str, Any] = {}
         self.reset()
         self.app = web.Application(client_max_size=32 * 1024 * 1024)
-        self.app.add_routes([
-            web.post("/v1/chat/completions", self.chat),
-            web.post("/v1/embeddings", self.embeddings),
-            web.get("/v1/models", self.models),
-            web.get("/stats", self.get_stats),
-            web.post("/stats/reset", self.reset_stats),
-        ])
+        self.app.add_routes(
+            [
+                web.post("/v1/chat/completions", self.chat),
+                web.post("/v1/embeddings", self.embeddings),
+                web.get("/v1/models", self.models),
+                web.get("/stats", self.get_stats),
+                web.post("/stats/reset", self.reset_stats),
+            ]
+        )
 
     def reset(self) -> None:
         """Zero every counter (and the per-prompt fault sequence)."""
         self._seen.clear()
         self.stats = {
-            "requests": 0, "chat_requests": 0, "embedding_requests": 0, "served": 0,
+            "requests": 0,
+            "chat_requests": 0,
+            "embedding_requests": 0,
+            "served": 0,
             "injected": {"429": 0, "500": 0, "timeout": 0, "malformed": 0, "garbage": 0},
-            "auth_failures": 0, "bad_requests": 0, "in_flight": 0, "max_in_flight": 0,
-            "queued": 0, "max_queued": 0, "completion_tokens": 0, "prompt_tokens": 0,
+            "auth_failures": 0,
+            "bad_requests": 0,
+            "in_flight": 0,
+            "max_in_flight": 0,
+            "queued": 0,
+            "max_queued": 0,
+            "completion_tokens": 0,
+            "prompt_tokens": 0,
         }
 
     # ---- helpers -----------------------------------------------------------------------
@@ -140,8 +156,9 @@ class Emulator:
         return self._error(401, f"Incorrect API key provided: {offered}", "invalid_api_key")
 
     @staticmethod
-    def _error(status: int, message: str, kind: str, headers: dict[str, str] | None = None
-               ) -> web.Response:
+    def _error(
+        status: int, message: str, kind: str, headers: dict[str, str] | None = None
+    ) -> web.Response:
         body = {"error": {"message": message, "type": kind, "code": kind, "param": None}}
         return web.json_response(body, status=status, headers=headers)
 
@@ -150,8 +167,13 @@ class Emulator:
         self._seen[fingerprint] += 1
         draw = random.Random(f"{self.config.seed}:{fingerprint}:{n}").random()
         c = self.config
-        for kind, rate in (("429", c.rate_429), ("500", c.rate_500), ("timeout", c.rate_timeout),
-                           ("malformed", c.rate_malformed), ("garbage", c.rate_garbage)):
+        for kind, rate in (
+            ("429", c.rate_429),
+            ("500", c.rate_500),
+            ("timeout", c.rate_timeout),
+            ("malformed", c.rate_malformed),
+            ("garbage", c.rate_garbage),
+        ):
             if draw < rate:
                 return kind
             draw -= rate
@@ -160,14 +182,22 @@ class Emulator:
     @staticmethod
     def _content(body: dict[str, Any]) -> str:
         messages = body.get("messages") or []
-        json_mode = (body.get("response_format") or {}).get("type") in ("json_object",
-                                                                          "json_schema")
+        json_mode = (body.get("response_format") or {}).get("type") in (
+            "json_object",
+            "json_schema",
+        )
         hint = body.get("societas")
         if isinstance(hint, dict) and hint.get("task") in rules.known_tasks():
             out = rules.answer(hint["task"], hint.get("context") or {}, int(hint.get("seed", 0)))
             return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
-        last = next((str(m.get("content", "")) for m in reversed(messages)
-                     if isinstance(m, dict) and m.get("role") == "user"), "")
+        last = next(
+            (
+                str(m.get("content", ""))
+                for m in reversed(messages)
+                if isinstance(m, dict) and m.get("role") == "user"
+            ),
+            "",
+        )
         digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:12]
         if json_mode:
             return json.dumps({"echo": last[:200], "id": digest})
@@ -207,8 +237,12 @@ class Emulator:
         if fault == "429":
             self.stats["injected"]["429"] += 1
             ra = self.config.retry_after_s
-            return self._error(429, "Rate limit reached (emulated)", "rate_limit_exceeded", {
-                "Retry-After": str(math.ceil(ra)), "retry-after-ms": str(int(ra * 1000))})
+            return self._error(
+                429,
+                "Rate limit reached (emulated)",
+                "rate_limit_exceeded",
+                {"Retry-After": str(math.ceil(ra)), "retry-after-ms": str(int(ra * 1000))},
+            )
         if fault == "500":
             self.stats["injected"]["500"] += 1
             return self._error(500, "Internal server error (emulated)", "server_error")
@@ -216,16 +250,16 @@ class Emulator:
             self.stats["injected"]["timeout"] += 1
             await asyncio.sleep(self.config.hang_s)  # client gives up first
         content = self._content(body)
-        prompt_tokens = sum(_approx_tokens(str(m.get("content", ""))) for m in messages
-                            if isinstance(m, dict))
+        prompt_tokens = sum(
+            _approx_tokens(str(m.get("content", ""))) for m in messages if isinstance(m, dict)
+        )
         completion_tokens = _approx_tokens(content)
         self.stats["queued"] += 1
         self.stats["max_queued"] = max(self.stats["max_queued"], self.stats["queued"])
         async with self._sem:
             self.stats["queued"] -= 1
             self.stats["in_flight"] += 1
-            self.stats["max_in_flight"] = max(self.stats["max_in_flight"],
-                                              self.stats["in_flight"])
+            self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self.stats["in_flight"])
             try:
                 delay = self.config.base_latency_s
                 if self.config.tokens_per_s > 0:
@@ -239,16 +273,27 @@ class Emulator:
         self.stats["served"] += 1
         self.stats["prompt_tokens"] += prompt_tokens
         self.stats["completion_tokens"] += completion_tokens
-        return web.json_response({
-            "id": f"chatcmpl-{fingerprint[:24]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        })
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{fingerprint[:24]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        )
 
     async def embeddings(self, request: web.Request) -> web.Response:
         """Deterministic hashed vectors; float lists or base64 float32 like OpenAI."""
@@ -271,16 +316,27 @@ class Emulator:
             emb: Any = base64.b64encode(struct.pack(f"<{dim}f", *vec)).decode() if b64 else vec
             data.append({"object": "embedding", "index": i, "embedding": emb})
         n = sum(_approx_tokens(t) for t in texts)
-        return web.json_response({"object": "list", "data": data,
-                                  "model": str(body.get("model", self.config.models[0])),
-                                  "usage": {"prompt_tokens": n, "total_tokens": n}})
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "model": str(body.get("model", self.config.models[0])),
+                "usage": {"prompt_tokens": n, "total_tokens": n},
+            }
+        )
 
     async def models(self, request: web.Request) -> web.Response:
         """The configured model names."""
         self.stats["requests"] += 1
-        return web.json_response({"object": "list", "data": [
-            {"id": m, "object": "model", "created": 0, "owned_by": "societas-emulator"}
-            for m in self.config.models]})
+        return web.json_response(
+            {
+                "object": "list",
+                "data": [
+                    {"id": m, "object": "model", "created": 0, "owned_by": "societas-emulator"}
+                    for m in self.config.models
+                ],
+            }
+        )
 
     async def get_stats(self, request: web.Request) -> web.Response:
         """Counters as JSON (not counted as a request)."""
@@ -296,8 +352,9 @@ class Emulator:
 async def serve(config: EmulatorConfig) -> AsyncIterator[tuple[Emulator, str]]:
     """Run an `Emulator` on loopback; yields (emulator, base_url ending in /v1)."""
     emu = Emulator(config)
-    runner = web.AppRunner(emu.app, handler_cancellation=True, access_log=None,
-                           shutdown_timeout=0.5)
+    runner = web.AppRunner(
+        emu.app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5
+    )
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port, backlog=1024)
     await site.start()
@@ -310,8 +367,7 @@ async def serve(config: EmulatorConfig) -> AsyncIterator[tuple[Emulator, str]]:
 
 
 @asynccontextmanager
-async def start_emulator(config: EmulatorConfig | None = None, **fields: Any
-                         ) -> AsyncIterator[str]:
+async def start_emulator(config: EmulatorConfig | None = None, **fields: Any) -> AsyncIterator[str]:
     """`async with start_emulator(cfg) as url:` — the base URL (with /v1) of a live emulator."""
     cfg = config or EmulatorConfig.checked(**fields)
     async with serve(cfg) as (_, url):

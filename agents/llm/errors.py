@@ -34,8 +34,9 @@ def redact(text: str, extra: Iterable[str] = ()) -> str:
 
 def looks_like_secret(value: str) -> bool:
     """True when `value` looks like a key itself rather than the name of an env variable."""
-    return bool(_KEY_SHAPES.fullmatch(value)) or (len(value) >= 32 and " " not in value
-                                                  and not value.isupper())
+    return bool(_KEY_SHAPES.fullmatch(value)) or (
+        len(value) >= 32 and " " not in value and not value.isupper()
+    )
 
 
 class LLMError(Exception):

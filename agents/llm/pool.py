@@ -133,8 +133,15 @@ class EndpointPool:
 
     def load(self) -> list[dict[str, Any]]:
         """Per-endpoint load for stats."""
-        return [{"base_url": e.cfg.base_url, "model": e.cfg.model, "in_flight": e.in_flight,
-                 "served": e.served} for e in self.endpoints]
+        return [
+            {
+                "base_url": e.cfg.base_url,
+                "model": e.cfg.model,
+                "in_flight": e.in_flight,
+                "served": e.served,
+            }
+            for e in self.endpoints
+        ]
 
     async def aclose(self) -> None:
         """Close every client."""

@@ -23,20 +23,101 @@ _RULES: dict[str, RuleFn] = {}
 
 # Words that make a memory poignant (prefix match) or mundane, for importance and reactions.
 _HIGH = (
-    "die", "death", "dead", "fire", "hurricane", "evacuat", "flood", "storm", "emergency",
-    "marri", "wedding", "divorc", "fired", "job", "promot", "accident", "hospital", "sick",
-    "war", "elect", "baby", "born", "stole", "rob", "attack", "crisis", "money", "income",
-    "ubi", "rent", "evict", "love", "breakup", "vote", "policy", "secret", "danger", "shelter",
-    "news", "protest", "riot", "festival", "party",
+    "die",
+    "death",
+    "dead",
+    "fire",
+    "hurricane",
+    "evacuat",
+    "flood",
+    "storm",
+    "emergency",
+    "marri",
+    "wedding",
+    "divorc",
+    "fired",
+    "job",
+    "promot",
+    "accident",
+    "hospital",
+    "sick",
+    "war",
+    "elect",
+    "baby",
+    "born",
+    "stole",
+    "rob",
+    "attack",
+    "crisis",
+    "money",
+    "income",
+    "ubi",
+    "rent",
+    "evict",
+    "love",
+    "breakup",
+    "vote",
+    "policy",
+    "secret",
+    "danger",
+    "shelter",
+    "news",
+    "protest",
+    "riot",
+    "festival",
+    "party",
 )
 _LOW = (
-    "walk", "ate", "eat", "sleep", "slept", "sat", "read", "idle", "wait", "coffee",
-    "breakfast", "lunch", "dinner", "tv", "shower", "brush", "nap", "rest",
+    "walk",
+    "ate",
+    "eat",
+    "sleep",
+    "slept",
+    "sat",
+    "read",
+    "idle",
+    "wait",
+    "coffee",
+    "breakfast",
+    "lunch",
+    "dinner",
+    "tv",
+    "shower",
+    "brush",
+    "nap",
+    "rest",
 )
-_PRO = ("support", "agree", "good", "benefit", "favor", "favour", "help", "like", "great",
-        "fair", "useful", "love", "approve", "pro ")
-_CON = ("oppose", "against", "bad", "harm", "disagree", "hate", "waste", "danger", "unfair",
-        "reject", "worse", "fear", "anti ")
+_PRO = (
+    "support",
+    "agree",
+    "good",
+    "benefit",
+    "favor",
+    "favour",
+    "help",
+    "like",
+    "great",
+    "fair",
+    "useful",
+    "love",
+    "approve",
+    "pro ",
+)
+_CON = (
+    "oppose",
+    "against",
+    "bad",
+    "harm",
+    "disagree",
+    "hate",
+    "waste",
+    "danger",
+    "unfair",
+    "reject",
+    "worse",
+    "fear",
+    "anti ",
+)
 _DANGER = ("hurricane", "evacuat", "flood", "fire", "storm", "emergency", "danger", "attack")
 _STOP_WORDS = (
     "a an the and or but of to in on at for with from by is are was were be been it its this "
@@ -151,8 +232,12 @@ def _insights(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"insights": [{"text": f"I have no evidence yet about: {question}", "evidence": []}]}
     topic = words[0] if words else "this"
     first = _short(statements[idx[0] - 1], 80)
-    insights = [{"text": f"{topic.capitalize()} keeps coming up in my life, e.g. {first}",
-                 "evidence": idx[:5]}]
+    insights = [
+        {
+            "text": f"{topic.capitalize()} keeps coming up in my life, e.g. {first}",
+            "evidence": idx[:5],
+        }
+    ]
     if len(idx) > 1:
         insights.append({"text": f"I should pay more attention to {topic}.", "evidence": idx[:2]})
     return {"insights": insights}
@@ -174,14 +259,21 @@ def _daily_plan(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
             {"start_hour": 13, "activity": f"{job} at {work}", "location": work},
         ]
     else:
-        items += [{"start_hour": wake + 2, "activity": "run errands and look for work",
-                   "location": social}]
+        items += [
+            {
+                "start_hour": wake + 2,
+                "activity": "run errands and look for work",
+                "location": social,
+            }
+        ]
     if _need(ctx, "social") < 0.5 or rng.random() < 0.3:
         items.append({"start_hour": 18, "activity": "meet friends", "location": social})
     if _need(ctx, "hunger", 0.5) < 0.5:
         items.append({"start_hour": 17, "activity": "buy and cook food", "location": home})
-    items += [{"start_hour": 19, "activity": "have dinner", "location": home},
-              {"start_hour": 22, "activity": "sleep", "location": home}]
+    items += [
+        {"start_hour": 19, "activity": "have dinner", "location": home},
+        {"start_hour": 22, "activity": "sleep", "location": home},
+    ]
     seen: dict[int, dict[str, Any]] = {}
     for it in items:
         seen.setdefault(it["start_hour"], it)
@@ -195,8 +287,11 @@ def _hourly_plan(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     length = 60 // parts
     verbs = ("prepare for", "focus on", "continue", "wrap up")
     steps = [
-        {"minute": i * length, "duration_min": length,
-         "action": f"{verbs[min(i, 3) if i < parts - 1 else 3]} {activity}"}
+        {
+            "minute": i * length,
+            "duration_min": length,
+            "action": f"{verbs[min(i, 3) if i < parts - 1 else 3]} {activity}",
+        }
         for i in range(parts)
     ]
     return {"steps": steps}
@@ -209,11 +304,19 @@ def _reaction(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     mentioned = bool(name) and name.lower() in event.lower()
     if _hits(event, _DANGER):
         place = str((ctx.get("profile") or {}).get("shelter", "shelter"))
-        return {"react": True, "reaction": f"This is dangerous: {_short(event, 80)}",
-                "new_activity": "evacuate to safety", "location": place}
+        return {
+            "react": True,
+            "reaction": f"This is dangerous: {_short(event, 80)}",
+            "new_activity": "evacuate to safety",
+            "location": place,
+        }
     if mentioned or _hits(event, _HIGH) >= 1:
-        return {"react": True, "reaction": f"I want to know more about {_short(event, 80)}",
-                "new_activity": f"talk to people about {_short(event, 60)}", "location": None}
+        return {
+            "react": True,
+            "reaction": f"I want to know more about {_short(event, 80)}",
+            "new_activity": f"talk to people about {_short(event, 60)}",
+            "location": None,
+        }
     return {"react": False, "reaction": "", "new_activity": None, "location": None}
 
 
@@ -221,8 +324,9 @@ def _reaction(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 def _dialogue_turn(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     listener = str(ctx.get("listener", "friend"))
     memories = _texts(ctx.get("memories"))
-    history = [str(h[1]) if isinstance(h, list | tuple) else str(h)
-               for h in ctx.get("history") or []]
+    history = [
+        str(h[1]) if isinstance(h, list | tuple) else str(h) for h in ctx.get("history") or []
+    ]
     said = " ".join(history).lower()
     turn, max_turns = int(ctx.get("turn", len(history))), int(ctx.get("max_turns", 4))
     fresh = [m for m in memories if _short(m, 100).lower() not in said]
@@ -253,8 +357,11 @@ def _thought(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         emotion, intensity = "joy", rng.choice((0.2, 0.3, 0.4))
     about = _short(recent[0], 80) if recent else "my routine"
     need = f"; I need more {lowest}" if lowest is not None and _need(ctx, lowest) < 0.3 else ""
-    return {"thought": f"I feel {emotion} thinking about {about}{need}.", "emotion": emotion,
-            "intensity": round(intensity, 3)}
+    return {
+        "thought": f"I feel {emotion} thinking about {about}{need}.",
+        "emotion": emotion,
+        "intensity": round(intensity, 3),
+    }
 
 
 def stance(text: str) -> float:

@@ -45,9 +45,17 @@ def agent_seed(seed: int, agent_id: int) -> int:
 class GroupEngine:
     """A group of agents with its memory, gateway and results writer."""
 
-    def __init__(self, scenario: ScenarioConfig | dict[str, Any] | str | Path, group_id: int,
-                 agent_ids: list[int], run_dir: str | Path, *, embedder: Embedder | None = None,
-                 llm: LLMGateway | None = None, concurrency: Concurrency = "gather") -> None:
+    def __init__(
+        self,
+        scenario: ScenarioConfig | dict[str, Any] | str | Path,
+        group_id: int,
+        agent_ids: list[int],
+        run_dir: str | Path,
+        *,
+        embedder: Embedder | None = None,
+        llm: LLMGateway | None = None,
+        concurrency: Concurrency = "gather",
+    ) -> None:
         self.scenario = load_scenario(scenario)
         self.group_id = group_id
         self.agent_ids = sorted(agent_ids)
@@ -61,8 +69,9 @@ class GroupEngine:
         self.agents: dict[int, Agent] = {}
         self.events_at: dict[int, list[tuple[Intervention, set[int]]]] = defaultdict(list)
         self.danger = False
-        self.reflector = Reflector(self.llm, ReflectionConfig(
-            threshold=self.scenario.cognition.reflection_threshold))
+        self.reflector = Reflector(
+            self.llm, ReflectionConfig(threshold=self.scenario.cognition.reflection_threshold)
+        )
         res = self.scenario.results
         self.results = ResultsWriter(self.run_dir, group_id, res.flush_every, res.compression)
         self._llm_seen = (0, 0, 0)
@@ -75,20 +84,23 @@ class GroupEngine:
         sc = self.scenario
         self.population = pop = population_for(sc)
         mem_cfg = sc.memory.model_copy(update={"group_id": self.group_id})
-        self.memory = GroupMemory(mem_cfg, SIM_MEMORY_CONFIG, root=self.run_dir / "memory",
-                                  embedder=self._embedder)
+        self.memory = GroupMemory(
+            mem_cfg, SIM_MEMORY_CONFIG, root=self.run_dir / "memory", embedder=self._embedder
+        )
         profiles = {i: pop.profiles[i].kv() for i in self.agent_ids}
         for i in self.agent_ids:
             profiles[i]["social_network"] = [[f, w] for f, w in pop.friends[i]]
             profiles[i]["consumption"] = round(
-                sc.economy.consumption_propensity * profiles[i]["income"], 2)
+                sc.economy.consumption_propensity * profiles[i]["income"], 2
+            )
         await self.memory.add_agents(profiles)
         blocks = default_blocks(sc)
         for i in self.agent_ids:
             view = self.memory.agent(i)
             state = {k: self.memory.kv_get(i, k) for k in HOT_KEYS}
-            self.agents[i] = Agent(pop.profiles[i], view, blocks,
-                                   random.Random(agent_seed(sc.seed, i)), state)
+            self.agents[i] = Agent(
+                pop.profiles[i], view, blocks, random.Random(agent_seed(sc.seed, i)), state
+            )
         mine = set(self.agent_ids)
         for n, iv in enumerate(sc.interventions):
             self.events_at[iv.tick].append((iv, pop.select(iv.select, n, sc.seed) & mine))
@@ -132,10 +144,19 @@ class GroupEngine:
         env = EnvironmentView(self.population.town, now, self.danger)
         outbox: list[Message] = []
         contexts = [
-            AgentContext(agent=agent, time=now, env=env, llm=self.llm, scenario=sc,
-                         population=self.population, results=self.results,
-                         reflector=self.reflector, outbox=outbox,
-                         inbox=inbox_by_agent.get(i, []), events=events_by_agent.get(i, []))
+            AgentContext(
+                agent=agent,
+                time=now,
+                env=env,
+                llm=self.llm,
+                scenario=sc,
+                population=self.population,
+                results=self.results,
+                reflector=self.reflector,
+                outbox=outbox,
+                inbox=inbox_by_agent.get(i, []),
+                events=events_by_agent.get(i, []),
+            )
             for i, agent in self.agents.items()
         ]
         if self.concurrency == "gather":
@@ -181,10 +202,26 @@ class GroupEngine:
         for i, a in self.agents.items():
             s = a.state
             pos = s["position"]
-            add("agent_state", (tick, i, pos, town.kind_of(pos), s["activity"], s["category"],
-                                s["current_need"], s["currency"], s["income"], s["consumption"],
-                                s["work_hours"], s["worked_today"], s["transfers"],
-                                s["evacuating"], s.get("_emotion", "")))
+            add(
+                "agent_state",
+                (
+                    tick,
+                    i,
+                    pos,
+                    town.kind_of(pos),
+                    s["activity"],
+                    s["category"],
+                    s["current_need"],
+                    s["currency"],
+                    s["income"],
+                    s["consumption"],
+                    s["work_hours"],
+                    s["worked_today"],
+                    s["transfers"],
+                    s["evacuating"],
+                    s.get("_emotion", ""),
+                ),
+            )
             n = [s[key] for key in NEED_KEYS.values()]
             add("needs", (tick, i, n[1], n[2], n[0], n[3], s["current_need"]))
             for topic in topics:
@@ -202,14 +239,24 @@ class GroupEngine:
         adds = counters["adds"] - self._adds_seen
         self._adds_seen = counters["adds"]
         self.results.add("llm", (tick, self.group_id, req - r0, pt - p0, ct - c0, adds))
-        errors = sum(v for k, v in self.llm.accounting.events.items()
-                     if k.startswith(("json.fallback", "json.failed", "http.failed")))
+        errors = sum(
+            v
+            for k, v in self.llm.accounting.events.items()
+            if k.startswith(("json.fallback", "json.failed", "http.failed"))
+        )
         return GroupStats(
-            group_id=self.group_id, tick=tick, agent_steps=len(self.agents),
-            step_seconds=seconds, llm_requests=req - r0, llm_tokens=(pt - p0) + (ct - c0),
-            llm_errors=errors, embeddings=counters["embedded_texts"],
-            vector_upserts=counters["vector_upserts"], vector_queries=counters["vector_queries"],
-            memories_by_tier={"hot": len(self.memory.hot)}, messages_out=messages_out,
+            group_id=self.group_id,
+            tick=tick,
+            agent_steps=len(self.agents),
+            step_seconds=seconds,
+            llm_requests=req - r0,
+            llm_tokens=(pt - p0) + (ct - c0),
+            llm_errors=errors,
+            embeddings=counters["embedded_texts"],
+            vector_upserts=counters["vector_upserts"],
+            vector_queries=counters["vector_queries"],
+            memories_by_tier={"hot": len(self.memory.hot)},
+            messages_out=messages_out,
             rss_bytes=psutil.Process(os.getpid()).memory_info().rss,
             extra={"memories_added": float(adds)},
         )
@@ -223,20 +270,30 @@ class GroupEngine:
         assert self.memory is not None
         await self.memory.flush()
         state = {
-            "group_id": self.group_id, "danger": self.danger,
-            "agents": {str(i): {"state": {k: v for k, v in a.state.items()
-                                          if not k.startswith("_") or k in _SCRATCH},
-                                "rng": list(a.rng.getstate()[1]),
-                                "rng_version": a.rng.getstate()[0],
-                                "rng_gauss": a.rng.getstate()[2]}
-                       for i, a in self.agents.items()},
+            "group_id": self.group_id,
+            "danger": self.danger,
+            "agents": {
+                str(i): {
+                    "state": {
+                        k: v for k, v in a.state.items() if not k.startswith("_") or k in _SCRATCH
+                    },
+                    "rng": list(a.rng.getstate()[1]),
+                    "rng_version": a.rng.getstate()[0],
+                    "rng_gauss": a.rng.getstate()[2],
+                }
+                for i, a in self.agents.items()
+            },
             "reflection": {str(k): v for k, v in self.reflector.accumulated.items()},
         }
         path = Path(directory) / f"group-{self.group_id:04d}.json"
         await asyncio.to_thread(_write_atomic, path, state)
         memory = await self.memory.checkpoint(self._memory_checkpoint(directory))
-        return {"group_id": self.group_id, "file": path.name, "agents": len(self.agents),
-                "memory": memory}
+        return {
+            "group_id": self.group_id,
+            "file": path.name,
+            "agents": len(self.agents),
+            "memory": memory,
+        }
 
     def _memory_checkpoint(self, directory: str) -> Path:
         return Path(directory) / f"group-{self.group_id:04d}-memory"
@@ -260,15 +317,17 @@ class GroupEngine:
         assert self.memory is not None
         source = self._memory_checkpoint(directory)
         if not (source / "manifest.json").exists():
-            raise FileNotFoundError(f"checkpoint {directory!r} has no memory for group "
-                                    f"{self.group_id} ({source.name})")
+            raise FileNotFoundError(
+                f"checkpoint {directory!r} has no memory for group {self.group_id} ({source.name})"
+            )
         embedder = self.memory.embedder
         await self.memory.close()
         root = self.run_dir / "memory" / f"restored-{Path(directory).name}-g{self.group_id:04d}"
         if root.exists():  # restored before from this checkpoint: derived state, rebuilt
             await asyncio.to_thread(shutil.rmtree, root)
         self.memory = await GroupMemory.restore(
-            source, root, memory_config=SIM_MEMORY_CONFIG, embedder=embedder)
+            source, root, memory_config=SIM_MEMORY_CONFIG, embedder=embedder
+        )
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)
 

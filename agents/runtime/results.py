@@ -16,27 +16,60 @@ import pyarrow.parquet as pq
 _I, _F, _S, _B = pa.int64(), pa.float64(), pa.string(), pa.bool_()
 
 SCHEMAS: dict[str, pa.Schema] = {
-    "agent_state": pa.schema([
-        ("tick", _I), ("agent_id", _I), ("place", _S), ("place_kind", _S), ("activity", _S),
-        ("category", _S), ("current_need", _S), ("currency", _F), ("income", _F),
-        ("consumption", _F), ("work_hours", _F), ("worked_today", _F), ("transfers", _F),
-        ("evacuating", _B), ("emotion", _S),
-    ]),
-    "needs": pa.schema([
-        ("tick", _I), ("agent_id", _I), ("hunger", _F), ("energy", _F), ("safety", _F),
-        ("social", _F), ("current_need", _S),
-    ]),
+    "agent_state": pa.schema(
+        [
+            ("tick", _I),
+            ("agent_id", _I),
+            ("place", _S),
+            ("place_kind", _S),
+            ("activity", _S),
+            ("category", _S),
+            ("current_need", _S),
+            ("currency", _F),
+            ("income", _F),
+            ("consumption", _F),
+            ("work_hours", _F),
+            ("worked_today", _F),
+            ("transfers", _F),
+            ("evacuating", _B),
+            ("emotion", _S),
+        ]
+    ),
+    "needs": pa.schema(
+        [
+            ("tick", _I),
+            ("agent_id", _I),
+            ("hunger", _F),
+            ("energy", _F),
+            ("safety", _F),
+            ("social", _F),
+            ("current_need", _S),
+        ]
+    ),
     "events": pa.schema([("tick", _I), ("agent_id", _I), ("kind", _S), ("detail", _S)]),
-    "dialogues": pa.schema([
-        ("tick", _I), ("speaker", _I), ("listener", _I), ("place", _S), ("channel", _S),
-        ("text", _S), ("facts", _S),
-    ]),
+    "dialogues": pa.schema(
+        [
+            ("tick", _I),
+            ("speaker", _I),
+            ("listener", _I),
+            ("place", _S),
+            ("channel", _S),
+            ("text", _S),
+            ("facts", _S),
+        ]
+    ),
     "attitudes": pa.schema([("tick", _I), ("agent_id", _I), ("topic", _S), ("value", _F)]),
     "knowledge": pa.schema([("tick", _I), ("agent_id", _I), ("fact", _S), ("source", _I)]),
-    "llm": pa.schema([
-        ("tick", _I), ("group_id", _I), ("requests", _I), ("prompt_tokens", _I),
-        ("completion_tokens", _I), ("memories_added", _I),
-    ]),
+    "llm": pa.schema(
+        [
+            ("tick", _I),
+            ("group_id", _I),
+            ("requests", _I),
+            ("prompt_tokens", _I),
+            ("completion_tokens", _I),
+            ("memories_added", _I),
+        ]
+    ),
 }
 TABLES = tuple(SCHEMAS)
 
@@ -44,8 +77,9 @@ TABLES = tuple(SCHEMAS)
 class ResultsWriter:
     """Buffers rows (tuples in schema order) per table and writes sorted Parquet files."""
 
-    def __init__(self, run_dir: Path, group_id: int, flush_every: int = 12,
-                 compression: str = "zstd") -> None:
+    def __init__(
+        self, run_dir: Path, group_id: int, flush_every: int = 12, compression: str = "zstd"
+    ) -> None:
         self.root = Path(run_dir) / "results"
         self.group_id = group_id
         self.flush_every = flush_every
@@ -76,9 +110,10 @@ class ResultsWriter:
             rows.sort(key=_sort_key)
             schema = SCHEMAS[table]
             columns = list(zip(*rows, strict=True))
-            data = pa.table([pa.array(c, type=f.type) for c, f in zip(columns, schema,
-                                                                      strict=True)],
-                            schema=schema)
+            data = pa.table(
+                [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)],
+                schema=schema,
+            )
             folder = self.root / table / f"group-{self.group_id:04d}"
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"ticks-{self.first_tick:06d}-{last:06d}.parquet"

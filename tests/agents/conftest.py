@@ -14,7 +14,10 @@ from societas.agents.runtime.engine import GroupEngine
 from societas.agents.scenario import load_scenario
 
 SMALL: dict[str, Any] = {
-    "name": "unit", "ticks": 48, "agents": {"count": 12}, "network": {"k": 4},
+    "name": "unit",
+    "ticks": 48,
+    "agents": {"count": 12},
+    "network": {"k": 4},
     "map": {"workplaces": 2, "shops": 1, "cafes": 1, "parks": 1, "shelters": 1},
     "facts": [{"id": "f1", "text": "The bridge is closed for repairs."}],
     "topics": [{"name": "carbon tax"}],
@@ -29,14 +32,23 @@ async def engine(tmp_path, bm25_embedder) -> AsyncIterator[GroupEngine]:
     await eng.close()
 
 
-def make_ctx(engine: GroupEngine, agent_id: int, tick: int = 0, inbox=(), events=(),
-             danger: bool = False) -> AgentContext:
+def make_ctx(
+    engine: GroupEngine, agent_id: int, tick: int = 0, inbox=(), events=(), danger: bool = False
+) -> AgentContext:
     """A context for one agent at `tick`, with the engine's memory clock set."""
     sc = engine.scenario
     now = SimTime.of(tick, sc.tick_seconds, sc.start_hour)
     engine.memory.clock.set(now.day, now.t)
     return AgentContext(
-        agent=engine.agents[agent_id], time=now,
-        env=EnvironmentView(engine.population.town, now, danger), llm=engine.llm,
-        scenario=sc, population=engine.population, results=engine.results,
-        reflector=engine.reflector, outbox=[], inbox=list(inbox), events=list(events))
+        agent=engine.agents[agent_id],
+        time=now,
+        env=EnvironmentView(engine.population.town, now, danger),
+        llm=engine.llm,
+        scenario=sc,
+        population=engine.population,
+        results=engine.results,
+        reflector=engine.reflector,
+        outbox=[],
+        inbox=list(inbox),
+        events=list(events),
+    )

@@ -60,11 +60,12 @@ async def test_plan_needs_and_evacuation_override(engine):
 
 async def test_plan_reacts_to_a_danger_event_by_evacuating(engine):
     block, a = PlanBlock(engine.scenario), engine.agents[3]
-    warning = Intervention(tick=8, kind="event", text="Hurricane warning: evacuate now",
-                           danger=True)
+    warning = Intervention(
+        tick=8, kind="event", text="Hurricane warning: evacuate now", danger=True
+    )
     await block.forward(make_ctx(engine, 3, tick=8, events=[warning], danger=True))
     assert a.state["alert"] and a.state["evacuating"]
-    assert ("reaction" in {r[2] for r in engine.results.rows["events"]})
+    assert "reaction" in {r[2] for r in engine.results.rows["events"]}
 
 
 async def test_mobility_moves_to_resolved_places(engine):
@@ -84,8 +85,13 @@ async def test_mobility_moves_to_resolved_places(engine):
 async def test_social_learns_facts_from_chats_and_talks_at_encounters(engine):
     block, a = SocialBlock(engine.scenario), engine.agents[5]
     a.state["category"] = "work"
-    chat = Message(tick=0, sender=6, recipient=5, kind="chat",
-                   payload={"text": "Did you hear?", "facts": ["f1"], "name": "Six"})
+    chat = Message(
+        tick=0,
+        sender=6,
+        recipient=5,
+        kind="chat",
+        payload={"text": "Did you hear?", "facts": ["f1"], "name": "Six"},
+    )
     await block.forward(make_ctx(engine, 5, tick=1, inbox=[chat]))
     assert a.state["knowledge"] == ["f1"]
     assert (1, 5, "f1", 6) in engine.results.rows["knowledge"]
@@ -105,8 +111,13 @@ async def test_social_echo_chamber_ignores_distant_posts(engine):
     block, a = SocialBlock(engine.scenario), engine.agents[8]
     engine.scenario.exposure.echo_chamber = True
     a.state["attitude"] = {"carbon tax": 2.0}
-    far = Message(tick=0, sender=1, recipient=8, kind="post",
-                  payload={"topic": "carbon tax", "value": 9.0, "name": "X", "text": "yes"})
+    far = Message(
+        tick=0,
+        sender=1,
+        recipient=8,
+        kind="post",
+        payload={"topic": "carbon tax", "value": 9.0, "name": "X", "text": "yes"},
+    )
     await block.forward(make_ctx(engine, 8, tick=1, inbox=[far]))
     assert not a.state.get("_exposed")
     near = far.model_copy(update={"payload": {**far.payload, "value": 3.0}})

@@ -49,14 +49,21 @@ def test_population_is_seeded_and_selectors_work():
     assert 5 < len(half) < 35
 
 
-async def test_coordinator_routes_messages_and_encounters_across_groups(tmp_path,
-                                                                       bm25_embedder):
-    cfg = load_scenario({**SMALL, "ticks": 4, "interventions": [
-        {"tick": 1, "kind": "fact", "fact": "f1", "select": {"ids": [0]}},
-        {"tick": 2, "kind": "set", "values": {"currency": 123.0}, "select": {"ids": [11]}},
-    ]})
-    groups = [GroupEngine(cfg, g, ids, tmp_path, embedder=bm25_embedder)
-              for g, ids in enumerate(partition(12, 2))]
+async def test_coordinator_routes_messages_and_encounters_across_groups(tmp_path, bm25_embedder):
+    cfg = load_scenario(
+        {
+            **SMALL,
+            "ticks": 4,
+            "interventions": [
+                {"tick": 1, "kind": "fact", "fact": "f1", "select": {"ids": [0]}},
+                {"tick": 2, "kind": "set", "values": {"currency": 123.0}, "select": {"ids": [11]}},
+            ],
+        }
+    )
+    groups = [
+        GroupEngine(cfg, g, ids, tmp_path, embedder=bm25_embedder)
+        for g, ids in enumerate(partition(12, 2))
+    ]
     assert all(isinstance(g, GroupHandle) for g in groups)
     seen = []
     coord = Coordinator(groups, seed=0, on_tick=seen.append)

@@ -58,17 +58,27 @@ def head(tmp_path_factory):
     }
     temp_dir = f"/tmp/ray-sj-{os.getpid()}"
     cmd = [
-        str(Path(bindir) / "ray"), "start", "--head", "--block", f"--port={_free_port()}",
-        "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}", "--num-cpus=2",
-        "--node-ip-address=127.0.0.1", f"--temp-dir={temp_dir}", "--disable-usage-stats",
+        str(Path(bindir) / "ray"),
+        "start",
+        "--head",
+        "--block",
+        f"--port={_free_port()}",
+        "--dashboard-host=127.0.0.1",
+        f"--dashboard-port={dash}",
+        "--num-cpus=2",
+        "--node-ip-address=127.0.0.1",
+        f"--temp-dir={temp_dir}",
+        "--disable-usage-stats",
         # Own agent ports: Ray's defaults (52365, ...) clash with any other Ray on the host.
         f"--dashboard-agent-listen-port={_free_port()}",
         f"--dashboard-agent-grpc-port={_free_port()}",
-        f"--runtime-env-agent-port={_free_port()}", f"--metrics-export-port={_free_port()}",
+        f"--runtime-env-agent-port={_free_port()}",
+        f"--metrics-export-port={_free_port()}",
     ]
     log = open(tmp / "head.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     address = f"http://127.0.0.1:{dash}"
     deadline = time.monotonic() + 90
     while True:
@@ -125,8 +135,20 @@ def test_submit_status_logs_stop_with_token(head, tmp_path, monkeypatch):
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(TINY.format(ticks=3))
     run_dir = tmp_path / "run"
-    out = runner.invoke(app, ["submit", str(cfg), "--address", address, "--out", str(run_dir),
-                              "--job-id", "tiny-ok", "--wait"])
+    out = runner.invoke(
+        app,
+        [
+            "submit",
+            str(cfg),
+            "--address",
+            address,
+            "--out",
+            str(run_dir),
+            "--job-id",
+            "tiny-ok",
+            "--wait",
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert "tiny-ok: SUCCEEDED" in out.output
     status = json.loads(runner.invoke(app, ["status", "tiny-ok", "--address", address]).output)
@@ -140,8 +162,19 @@ def test_submit_status_logs_stop_with_token(head, tmp_path, monkeypatch):
 
     long_cfg = tmp_path / "long.yaml"
     long_cfg.write_text(TINY.format(ticks=100000))
-    out = runner.invoke(app, ["submit", str(long_cfg), "--address", address, "--out",
-                              str(tmp_path / "long"), "--job-id", "tiny-stop"])
+    out = runner.invoke(
+        app,
+        [
+            "submit",
+            str(long_cfg),
+            "--address",
+            address,
+            "--out",
+            str(tmp_path / "long"),
+            "--job-id",
+            "tiny-stop",
+        ],
+    )
     assert out.exit_code == 0, out.output
     deadline = time.monotonic() + 60
     while jobs.status("tiny-stop", address)["status"] != "RUNNING":

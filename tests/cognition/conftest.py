@@ -35,8 +35,9 @@ async def llm(request) -> AsyncIterator[LLMGateway]:
         yield LLMGateway({"provider": "rules"})
         return
     async with serve(EmulatorConfig(base_latency_s=0.001)) as (emu, url):
-        cfg: dict[str, Any] = {"endpoints": [{"base_url": url, "model": "emulated",
-                                              "send_task_hints": True}]}
+        cfg: dict[str, Any] = {
+            "endpoints": [{"base_url": url, "model": "emulated", "send_task_hints": True}]
+        }
         async with LLMGateway(cfg) as gw:
             gw.emulator = emu  # type: ignore[attr-defined]
             yield gw

@@ -28,8 +28,12 @@ HURRICANE = [
 
 
 async def test_importance_is_batched_and_ranks_poignant_above_mundane(group, llm) -> None:
-    texts = ["ate breakfast", "my father died in the hospital", "brushed teeth",
-             "the house caught fire"] * 6
+    texts = [
+        "ate breakfast",
+        "my father died in the hospital",
+        "brushed teeth",
+        "the house caught fire",
+    ] * 6
     scores = await rate_importance(llm, texts, "Ann")
     assert len(scores) == 24 and all(0 < s <= 1 for s in scores)
     assert min(scores[1], scores[3]) > max(scores[0], scores[2])
@@ -85,8 +89,7 @@ async def test_reaction_replans_on_danger_and_ignores_trivia(group, llm) -> None
     before = await mem.status.get("plan")
     calm = await react(mem, llm, "a cat sat on a mat", day=1, hour=10)
     assert not calm.react and await mem.status.get("plan") == before
-    flood = await react(mem, llm, "a flood reached the street", day=1, hour=10,
-                        location="school")
+    flood = await react(mem, llm, "a flood reached the street", day=1, hour=10, location="school")
     assert flood.react and flood.new_activity
     after = await mem.status.get("plan")
     assert activity_at(after, 10)["activity"] == flood.new_activity
@@ -114,8 +117,9 @@ async def _knows(mem, word: str) -> bool:
 
 async def test_thought_update_follows_experience(group, llm) -> None:
     mem = group.agent(3)
-    await mem.stream.add("event", "A fire broke out in the clinic and we had to evacuate",
-                         importance=0.9)
+    await mem.stream.add(
+        "event", "A fire broke out in the clinic and we had to evacuate", importance=0.9
+    )
     out = await update_thought(mem, llm)
     assert out.emotion == "fear"
     assert await mem.status.get("thought") == out.thought
@@ -125,9 +129,11 @@ async def test_thought_update_follows_experience(group, llm) -> None:
 
 async def test_attitude_moves_towards_what_was_heard(group, llm) -> None:
     mem = group.agent(2)
-    for text in ("Ann said she supports ubi because it is fair",
-                 "Cat said ubi would help families, she is in favor of ubi",
-                 "The radio said ubi is good for the town"):
+    for text in (
+        "Ann said she supports ubi because it is fair",
+        "Cat said ubi would help families, she is in favor of ubi",
+        "The radio said ubi is good for the town",
+    ):
         await mem.stream.add("dialogue", text, importance=0.5)
     out = await update_attitude(mem, llm, "ubi", stubbornness=0.0)
     assert out.attitude > 5.5
@@ -136,9 +142,12 @@ async def test_attitude_moves_towards_what_was_heard(group, llm) -> None:
 
 async def test_consolidation_writes_a_linked_summary(group, llm) -> None:
     mem = group.agent(1)
-    ids = [await mem.stream.add("event", t, importance=0.2 + i / 10)
-           for i, t in enumerate(["walked in the park", "fed ducks in the park",
-                                  "sat on a bench in the park"])]
+    ids = [
+        await mem.stream.add("event", t, importance=0.2 + i / 10)
+        for i, t in enumerate(
+            ["walked in the park", "fed ducks in the park", "sat on a bench in the park"]
+        )
+    ]
     sid = await consolidate(mem, llm, ids, name="Ann")
     (summary,) = await mem.stream.get_by_ids([sid])
     assert summary.topic == "summary" and "park" in summary.text
@@ -151,12 +160,22 @@ async def test_a_day_survives_a_faulty_server(group, bm25_embedder) -> None:
     """Over HTTP with 429s, 500s, broken and garbage JSON: everything completes, counted."""
     from societas.agents.llm.emulator import EmulatorConfig, serve
 
-    cfg = EmulatorConfig(base_latency_s=0.001, rate_429=0.2, rate_500=0.1,
-                         rate_malformed=0.2, rate_garbage=0.1, retry_after_s=0.01, seed=4)
+    cfg = EmulatorConfig(
+        base_latency_s=0.001,
+        rate_429=0.2,
+        rate_500=0.1,
+        rate_malformed=0.2,
+        rate_garbage=0.1,
+        retry_after_s=0.01,
+        seed=4,
+    )
     async with serve(cfg) as (emu, url):
-        llm = LLMGateway({"endpoints": [{"base_url": url, "model": "emulated",
-                                         "send_task_hints": True}],
-                          "retry": {"base_delay_s": 0.005, "max_attempts": 8}})
+        llm = LLMGateway(
+            {
+                "endpoints": [{"base_url": url, "model": "emulated", "send_task_hints": True}],
+                "retry": {"base_delay_s": 0.005, "max_attempts": 8},
+            }
+        )
         async with llm:
             for aid in (1, 2, 3):
                 await plan_day(group.agent(aid), llm, day=1)

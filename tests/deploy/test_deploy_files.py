@@ -44,10 +44,20 @@ def test_every_deploy_file_parses():
             assert _docs(path), path
         elif path.suffix == ".json":
             json.loads(path.read_text())
-    for name in ("Dockerfile", "README.md", "kuberay/raycluster.yaml", "kuberay/rayjob.yaml",
-                 "kuberay/configmap.yaml", "launcher/aws.yaml", "launcher/gcp.yaml",
-                 "qdrant/values.yaml", "qdrant/run-config.yaml", "prometheus/prometheus.yml",
-                 "prometheus/podmonitor.yaml", "grafana/societas-dashboard.json"):
+    for name in (
+        "Dockerfile",
+        "README.md",
+        "kuberay/raycluster.yaml",
+        "kuberay/rayjob.yaml",
+        "kuberay/configmap.yaml",
+        "launcher/aws.yaml",
+        "launcher/gcp.yaml",
+        "qdrant/values.yaml",
+        "qdrant/run-config.yaml",
+        "prometheus/prometheus.yml",
+        "prometheus/podmonitor.yaml",
+        "grafana/societas-dashboard.json",
+    ):
         assert (DEPLOY / name).is_file(), name
 
 
@@ -72,22 +82,29 @@ def test_ray_crds_are_well_formed_and_their_pods_validate():
         spec = doc["spec"] if doc["kind"] == "RayCluster" else doc["spec"]["rayClusterSpec"]
         assert spec["rayVersion"] == "2.60.0"
         for template in _pod_templates(spec):
-            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": template["metadata"],
-                   "spec": template["spec"]}
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": template["metadata"],
+                "spec": template["spec"],
+            }
             kv.validate(pod, K8S_VERSION, strict=True)
             env = {e["name"]: e for c in template["spec"]["containers"] for e in c["env"]}
             assert env["RAY_AUTH_MODE"]["value"] == "token"
             assert env["RAY_AUTH_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "ray-auth"
             assert env["SOCIETAS_CLUSTER_CONFIG"]["value"] == "/etc/societas/cluster.yaml"
-            mounts = {m["mountPath"] for c in template["spec"]["containers"]
-                      for m in c["volumeMounts"]}
+            mounts = {
+                m["mountPath"] for c in template["spec"]["containers"] for m in c["volumeMounts"]
+            }
             assert {"/etc/societas", "/home/ray/runs"} <= mounts
             vols = {v["name"]: v for v in template["spec"]["volumes"]}
             assert vols["run-config"]["configMap"]["name"] == "societas-run-config"
         workers = spec["workerGroupSpecs"]
         assert all("societas_group" in w["rayStartParams"]["resources"] for w in workers)
-        head_ports = {p["name"]: p["containerPort"] for p in
-                      spec["headGroupSpec"]["template"]["spec"]["containers"][0]["ports"]}
+        head_ports = {
+            p["name"]: p["containerPort"]
+            for p in spec["headGroupSpec"]["template"]["spec"]["containers"][0]["ports"]
+        }
         assert head_ports["sim-metrics"] == 9464 and head_ports["dashboard"] == 8265
 
 
@@ -138,9 +155,7 @@ def test_qdrant_values_are_distributed_with_replication():
 def test_launcher_yamls_validate_against_rays_schema():
     import ray.autoscaler
 
-    schema = json.loads(
-        (Path(ray.autoscaler.__file__).parent / "ray-schema.json").read_text()
-    )
+    schema = json.loads((Path(ray.autoscaler.__file__).parent / "ray-schema.json").read_text())
     for name in ("aws.yaml", "gcp.yaml"):
         doc = _docs(DEPLOY / "launcher" / name)[0]
         jsonschema.validate(doc, schema)
@@ -175,8 +190,10 @@ def test_scrape_configs_point_at_the_coordinator():
     endpoint = pm["spec"]["podMetricsEndpoints"][0]
     assert endpoint["port"] == "sim-metrics" and endpoint["path"] == "/metrics"
     assert pm["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] == "head"
-    for text in ((DEPLOY / "prometheus" / "prometheus.yml").read_text(),
-                 (DEPLOY / "prometheus" / "podmonitor.yaml").read_text()):
+    for text in (
+        (DEPLOY / "prometheus" / "prometheus.yml").read_text(),
+        (DEPLOY / "prometheus" / "podmonitor.yaml").read_text(),
+    ):
         assert _metric_names(text) <= exposed_names()
 
 

@@ -84,17 +84,24 @@ def test_prometheus_scrapes_counters_equal_to_run_totals(town_run, tmp_path):
     web = _free_port()
     base = f"http://127.0.0.1:{web}"
     proc = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={cfg_path}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{web}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        [
+            PROMETHEUS,
+            f"--config.file={cfg_path}",
+            f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{web}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 60
         while True:
             try:
-                if _scalar(base, 'up{job="societas"}') == 1.0 and _scalar(
-                    base, "sum(societas_ticks_total)"
-                ) is not None:
+                if (
+                    _scalar(base, 'up{job="societas"}') == 1.0
+                    and _scalar(base, "sum(societas_ticks_total)") is not None
+                ):
                     break
             except OSError:
                 pass
@@ -116,12 +123,14 @@ def test_prometheus_scrapes_counters_equal_to_run_totals(town_run, tmp_path):
             "sum(societas_tick_seconds_count)": 6,
             "max(societas_tick)": 5,
             "count(societas_group_rss_bytes > 0)": 2,
-            'sum(societas_agents)': 120,
+            "sum(societas_agents)": 120,
         }
         for expr, want in expected.items():
             assert _scalar(base, expr) == pytest.approx(want), expr
-        by_group = {r["metric"]["group"]: float(r["value"][1])
-                    for r in _query(base, "societas_agent_steps_total")}
+        by_group = {
+            r["metric"]["group"]: float(r["value"][1])
+            for r in _query(base, "societas_agent_steps_total")
+        }
         assert by_group == {"0": 360.0, "1": 360.0}
         models = {r["metric"]["model"] for r in _query(base, "societas_llm_requests_total")}
         assert models == {"rules"}

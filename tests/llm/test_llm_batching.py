@@ -6,14 +6,20 @@ from societas.agents.llm.batching import batch_json, batch_messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import ImportanceScore
 
-ITEMS = [f"my house burned down in a fire {i}" if i % 3 == 0 else f"ate breakfast {i}"
-         for i in range(45)]
+ITEMS = [
+    f"my house burned down in a fire {i}" if i % 3 == 0 else f"ate breakfast {i}" for i in range(45)
+]
 
 
 async def test_45_items_take_3_calls_and_keep_order(emulator, make_gateway, emu_stats) -> None:
     async with emulator() as (_, url), make_gateway(url, batch_size=20) as gw:
-        scores = await batch_json(gw, ITEMS, ImportanceScore, task="importance",
-                                  instruction="Rate how poignant each memory is, 1..10.")
+        scores = await batch_json(
+            gw,
+            ITEMS,
+            ImportanceScore,
+            task="importance",
+            instruction="Rate how poignant each memory is, 1..10.",
+        )
         stats = await emu_stats(url)
     assert stats["chat_requests"] == 3
     assert len(scores) == 45
@@ -24,23 +30,31 @@ async def test_45_items_take_3_calls_and_keep_order(emulator, make_gateway, emu_
 
 async def test_wrong_count_falls_back_per_item(emulator, make_gateway) -> None:
     # without hints the emulator echoes: no "results" list, so re-ask then fallback
-    async with emulator() as (_, url), make_gateway(
-        url, endpoint={"send_task_hints": False}, json_reasks=1
-    ) as gw:
-        scores = await batch_json(gw, ITEMS[:5], ImportanceScore, task="importance",
-                                  instruction="Rate.",
-                                  fallback_item=lambda text: ImportanceScore(score=3))
+    async with (
+        emulator() as (_, url),
+        make_gateway(url, endpoint={"send_task_hints": False}, json_reasks=1) as gw,
+    ):
+        scores = await batch_json(
+            gw,
+            ITEMS[:5],
+            ImportanceScore,
+            task="importance",
+            instruction="Rate.",
+            fallback_item=lambda text: ImportanceScore(score=3),
+        )
     assert [s.score for s in scores] == [3] * 5
     assert gw.accounting.events["json.fallback"] == 1
 
 
 async def test_rules_batches_match_http_batches(emulator, make_gateway) -> None:
     rules = LLMGateway({"provider": "rules"})
-    offline = await batch_json(rules, ITEMS, ImportanceScore, task="importance",
-                               instruction="Rate.")
+    offline = await batch_json(
+        rules, ITEMS, ImportanceScore, task="importance", instruction="Rate."
+    )
     async with emulator() as (_, url), make_gateway(url) as gw:
-        online = await batch_json(gw, ITEMS, ImportanceScore, task="importance",
-                                  instruction="Rate.")
+        online = await batch_json(
+            gw, ITEMS, ImportanceScore, task="importance", instruction="Rate."
+        )
     assert offline == online  # the emulator answers with the same rules policy
     assert await batch_json(rules, [], ImportanceScore, task="importance", instruction="x") == []
 

@@ -10,8 +10,10 @@ import pytest
 from societas.agents.llm.errors import ReplayMissError
 from societas.agents.llm.tasks import DailyPlan, ThoughtUpdate
 
-CTXS = [{"name": f"a{i}", "recent": [f"heard about fire {i}"], "needs": {"energy": i / 10}}
-        for i in range(8)]
+CTXS = [
+    {"name": f"a{i}", "recent": [f"heard about fire {i}"], "needs": {"energy": i / 10}}
+    for i in range(8)
+]
 
 
 def user(text: str) -> list[dict[str, str]]:
@@ -19,9 +21,12 @@ def user(text: str) -> list[dict[str, str]]:
 
 
 async def run_calls(gw) -> list[object]:
-    thoughts = await asyncio.gather(*(
-        gw.json(user(f"think {i}"), ThoughtUpdate, task="thought_update", context=c, seed=i)
-        for i, c in enumerate(CTXS)))
+    thoughts = await asyncio.gather(
+        *(
+            gw.json(user(f"think {i}"), ThoughtUpdate, task="thought_update", context=c, seed=i)
+            for i, c in enumerate(CTXS)
+        )
+    )
     text = await gw.complete(user("free text"), temperature=0.0)
     return [*thoughts, text]
 
@@ -45,8 +50,7 @@ async def test_replay_is_identical_and_makes_no_http_request(
     assert gw2.accounting.models["emulated"].cache_hits == recorded
 
 
-async def test_read_write_hits_skip_http(emulator, make_gateway, emu_stats,
-                                         tmp_path: Path) -> None:
+async def test_read_write_hits_skip_http(emulator, make_gateway, emu_stats, tmp_path: Path) -> None:
     cache = {"mode": "read-write", "dir": str(tmp_path)}
     async with emulator() as (_, url):
         async with make_gateway(url, cache=cache) as gw:
@@ -58,8 +62,9 @@ async def test_read_write_hits_skip_http(emulator, make_gateway, emu_stats,
     assert gw.accounting.events["cache.hit"] == 1
 
 
-async def test_replay_miss_is_an_error_with_zero_http(emulator, make_gateway, emu_stats,
-                                                      tmp_path: Path) -> None:
+async def test_replay_miss_is_an_error_with_zero_http(
+    emulator, make_gateway, emu_stats, tmp_path: Path
+) -> None:
     async with emulator() as (_, url):
         async with make_gateway(url, cache={"mode": "replay", "dir": str(tmp_path)}) as gw:
             with pytest.raises(ReplayMissError, match="no cached response for task 'daily_plan'"):

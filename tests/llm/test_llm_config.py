@@ -17,15 +17,23 @@ def user(text: str) -> list[dict[str, str]]:
 
 def test_every_bad_field_is_listed_with_path_and_value() -> None:
     with pytest.raises(LLMConfigError) as ei:
-        load_config({
-            "endpoints": [{"base_url": "ftp://x", "model": "m", "weight": -1,
-                           "max_concurrency": 0}],
-            "timeout_s": 0,
-            "retry": {"max_attempts": 0},
-        })
+        load_config(
+            {
+                "endpoints": [
+                    {"base_url": "ftp://x", "model": "m", "weight": -1, "max_concurrency": 0}
+                ],
+                "timeout_s": 0,
+                "retry": {"max_attempts": 0},
+            }
+        )
     msg = str(ei.value)
-    for needle in ("llm.endpoints.0.weight", "(got -1)", "llm.endpoints.0.max_concurrency",
-                   "llm.timeout_s", "llm.retry.max_attempts"):
+    for needle in (
+        "llm.endpoints.0.weight",
+        "(got -1)",
+        "llm.endpoints.0.max_concurrency",
+        "llm.timeout_s",
+        "llm.retry.max_attempts",
+    ):
         assert needle in msg, msg
 
 
@@ -46,26 +54,50 @@ def test_url_scheme_is_checked() -> None:
 def test_inline_secret_is_refused_without_echoing_it() -> None:
     secret = "sk-inline-SECRET-abcdef0123456789"
     with pytest.raises(LLMConfigError) as ei:
-        load_config({"endpoints": [{"base_url": "http://127.0.0.1:1/v1", "model": "m",
-                                    "api_key": secret}]})
+        load_config(
+            {"endpoints": [{"base_url": "http://127.0.0.1:1/v1", "model": "m", "api_key": secret}]}
+        )
     assert "api_key" in str(ei.value) and secret not in str(ei.value)
     with pytest.raises(LLMConfigError) as ei2:
-        load_config({"endpoints": [{"base_url": "http://127.0.0.1:1/v1", "model": "m",
-                                    "api_key_env": secret}]})
+        load_config(
+            {
+                "endpoints": [
+                    {"base_url": "http://127.0.0.1:1/v1", "model": "m", "api_key_env": secret}
+                ]
+            }
+        )
     assert "api_key_env" in str(ei2.value) and secret not in str(ei2.value)
 
 
 def test_missing_env_variable_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SOCIETAS_NO_SUCH_KEY", raising=False)
-    cfg = {"endpoints": [{"base_url": "http://127.0.0.1:1/v1", "model": "m",
-                          "api_key_env": "SOCIETAS_NO_SUCH_KEY"}]}
+    cfg = {
+        "endpoints": [
+            {
+                "base_url": "http://127.0.0.1:1/v1",
+                "model": "m",
+                "api_key_env": "SOCIETAS_NO_SUCH_KEY",
+            }
+        ]
+    }
     with pytest.raises(LLMConfigError, match="SOCIETAS_NO_SUCH_KEY"):
         LLMGateway(cfg)
 
 
 def test_split_divides_limits_across_groups() -> None:
-    cfg = load_config({"endpoints": [{"base_url": "http://127.0.0.1:1/v1", "model": "m",
-                                      "rpm": 1200, "tpm": 90000, "max_concurrency": 64}]})
+    cfg = load_config(
+        {
+            "endpoints": [
+                {
+                    "base_url": "http://127.0.0.1:1/v1",
+                    "model": "m",
+                    "rpm": 1200,
+                    "tpm": 90000,
+                    "max_concurrency": 64,
+                }
+            ]
+        }
+    )
     part = cfg.split(4).endpoints[0]
     assert (part.rpm, part.tpm, part.max_concurrency) == (300, 22500, 16)
     with pytest.raises(LLMConfigError, match="parts must be >= 1, got 0"):

@@ -26,22 +26,34 @@ def test_parse_json_text_repairs_fences_and_trailing_commas() -> None:
 
 async def test_malformed_replies_are_repaired_and_counted(emulator, make_gateway) -> None:
     async with emulator(rate_malformed=1.0) as (_, url), make_gateway(url) as gw:
-        plans = await asyncio.gather(*(
-            gw.json(user(f"plan day {i}"), DailyPlan, task="daily_plan", context=CTX)
-            for i in range(5)))
+        plans = await asyncio.gather(
+            *(
+                gw.json(user(f"plan day {i}"), DailyPlan, task="daily_plan", context=CTX)
+                for i in range(5)
+            )
+        )
     assert all(any("bakery" in it.location for it in p.items) for p in plans)
     assert gw.accounting.events["json.repaired"] == 5
     assert gw.accounting.events["http.requests"] == 5  # no re-ask needed
 
 
-async def test_garbage_is_reasked_with_the_error_then_succeeds(emulator, make_gateway,
-                                                               emu_stats) -> None:
+async def test_garbage_is_reasked_with_the_error_then_succeeds(
+    emulator, make_gateway, emu_stats
+) -> None:
     # seed chosen so that some first answers are garbage and their re-asks are not
     async with emulator(rate_garbage=0.5, seed=7) as (_, url), make_gateway(url) as gw:
-        outs = await asyncio.gather(*(
-            gw.json(user(f"event {i}"), Reaction, task="reaction",
+        outs = await asyncio.gather(
+            *(
+                gw.json(
+                    user(f"event {i}"),
+                    Reaction,
+                    task="reaction",
                     context={"event": f"a fire at house {i}", "name": "Ann"},
-                    fallback=Reaction(react=False)) for i in range(20)))
+                    fallback=Reaction(react=False),
+                )
+                for i in range(20)
+            )
+        )
         stats = await emu_stats(url)
     ev = gw.accounting.events
     garbage = stats["injected"]["garbage"]
@@ -53,8 +65,12 @@ async def test_garbage_is_reasked_with_the_error_then_succeeds(emulator, make_ga
 
 async def test_persistent_garbage_returns_the_declared_fallback(emulator, make_gateway) -> None:
     async with emulator(rate_garbage=1.0) as (_, url), make_gateway(url, json_reasks=2) as gw:
-        out = await gw.json(user("rate"), ImportanceScore, task="importance",
-                            fallback=lambda: ImportanceScore(score=5))
+        out = await gw.json(
+            user("rate"),
+            ImportanceScore,
+            task="importance",
+            fallback=lambda: ImportanceScore(score=5),
+        )
     assert out.score == 5
     assert gw.accounting.events["json.reask"] == 2
     assert gw.accounting.events["json.fallback"] == 1
@@ -71,11 +87,15 @@ async def test_no_fallback_raises_a_counted_schema_error(emulator, make_gateway)
 async def test_reask_quotes_the_validation_error(emulator, make_gateway, tmp_path) -> None:
     """Without task hints the emulator echoes; the recorded re-ask must carry the error."""
     cache = {"mode": "read-write", "dir": str(tmp_path)}
-    async with emulator() as (_, url), make_gateway(
-        url, endpoint={"send_task_hints": False}, json_reasks=1, cache=cache
-    ) as gw:
-        out = await gw.json(user("plan"), DailyPlan, fallback=DailyPlan(
-            items=[{"start_hour": 8, "activity": "rest", "location": "home"}]))
+    async with (
+        emulator() as (_, url),
+        make_gateway(url, endpoint={"send_task_hints": False}, json_reasks=1, cache=cache) as gw,
+    ):
+        out = await gw.json(
+            user("plan"),
+            DailyPlan,
+            fallback=DailyPlan(items=[{"start_hour": 8, "activity": "rest", "location": "home"}]),
+        )
     assert out.items[0].activity == "rest"
     assert gw.accounting.events["json.reask"] == 1 and gw.accounting.events["json.fallback"] == 1
     requests = [json.loads(line)["request"] for line in read_segments(tmp_path)]

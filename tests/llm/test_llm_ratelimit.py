@@ -30,9 +30,10 @@ async def test_rpm_limit_holds(emulator, make_gateway) -> None:
 
 async def test_tpm_limit_holds(emulator, make_gateway) -> None:
     # each request is budgeted ~55 tokens (prompt + max_tokens 50); 400 tokens/s
-    async with emulator(base_latency_s=0.0) as (_, url), make_gateway(
-        url, endpoint={"tpm": 24000}
-    ) as gw:
+    async with (
+        emulator(base_latency_s=0.0) as (_, url),
+        make_gateway(url, endpoint={"tpm": 24000}) as gw,
+    ):
         limited = await timed_batch(gw, 20)
     assert 1.4 <= limited <= 3.5  # (20 * 55 - 400 burst) / 400 per s ≈ 1.75 s
 

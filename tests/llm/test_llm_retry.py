@@ -25,8 +25,9 @@ def dead_port() -> int:
 
 
 @pytest.mark.parametrize("fault", ["429", "500"])
-async def test_each_injected_error_costs_exactly_one_retry(emulator, make_gateway, emu_stats,
-                                                           fault: str) -> None:
+async def test_each_injected_error_costs_exactly_one_retry(
+    emulator, make_gateway, emu_stats, fault: str
+) -> None:
     retry = {"max_attempts": 12, "base_delay_s": 0.005, "max_delay_s": 0.02}
     faults = {f"rate_{fault}": 0.4, "retry_after_s": 0.01, "seed": 3}
     async with emulator(**faults) as (_, url), make_gateway(url, retry=retry) as gw:
@@ -67,9 +68,10 @@ async def test_backoff_does_not_block_the_loop(emulator, make_gateway) -> None:
             ticks += 1
             await asyncio.sleep(0.01)
 
-    async with emulator(rate_429=1.0, retry_after_s=0.3) as (_, url), make_gateway(
-        url, retry={"max_attempts": 3}
-    ) as gw:
+    async with (
+        emulator(rate_429=1.0, retry_after_s=0.3) as (_, url),
+        make_gateway(url, retry={"max_attempts": 3}) as gw,
+    ):
         stop = asyncio.Event()
         task = asyncio.create_task(ticker(stop))
         t0 = time.perf_counter()
@@ -98,13 +100,15 @@ async def test_timeouts_are_retried_then_reported(emulator, make_gateway, emu_st
 
 async def test_connection_errors_fail_over_to_a_live_endpoint(emulator) -> None:
     async with emulator() as (_, url):
-        gw = LLMGateway({
-            "endpoints": [
-                {"base_url": f"http://127.0.0.1:{dead_port()}/v1", "model": "emulated"},
-                {"base_url": url, "model": "emulated"},
-            ],
-            "retry": {"max_attempts": 4, "base_delay_s": 0.001},
-        })
+        gw = LLMGateway(
+            {
+                "endpoints": [
+                    {"base_url": f"http://127.0.0.1:{dead_port()}/v1", "model": "emulated"},
+                    {"base_url": url, "model": "emulated"},
+                ],
+                "retry": {"max_attempts": 4, "base_delay_s": 0.001},
+            }
+        )
         async with gw:
             outs = [await gw.complete(user(f"q{i}")) for i in range(10)]
             dead, live = gw.pool.endpoints  # type: ignore[union-attr]
@@ -114,9 +118,12 @@ async def test_connection_errors_fail_over_to_a_live_endpoint(emulator) -> None:
 
 
 async def test_unreachable_endpoint_is_a_clear_bounded_error() -> None:
-    gw = LLMGateway({"endpoints": [{"base_url": f"http://127.0.0.1:{dead_port()}/v1",
-                                    "model": "m"}],
-                     "retry": {"max_attempts": 3, "base_delay_s": 0.001}})
+    gw = LLMGateway(
+        {
+            "endpoints": [{"base_url": f"http://127.0.0.1:{dead_port()}/v1", "model": "m"}],
+            "retry": {"max_attempts": 3, "base_delay_s": 0.001},
+        }
+    )
     async with gw:
         with pytest.raises(LLMRetryExhaustedError, match="gave up after 3 attempts") as ei:
             await gw.complete(user("x"))
@@ -124,8 +131,9 @@ async def test_unreachable_endpoint_is_a_clear_bounded_error() -> None:
     assert gw.accounting.events["http.failed"] == 1
 
 
-async def test_client_errors_are_not_retried(emulator, make_gateway, emu_stats,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_client_errors_are_not_retried(
+    emulator, make_gateway, emu_stats, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SOCIETAS_TEST_SERVER_KEY", "server-side-key-123")
     monkeypatch.setenv("SOCIETAS_TEST_CLIENT_KEY", "client-side-wrong-key-456")
     async with emulator(api_key_env="SOCIETAS_TEST_SERVER_KEY") as (_, url):
@@ -140,10 +148,14 @@ async def test_client_errors_are_not_retried(emulator, make_gateway, emu_stats,
 
 async def test_least_loaded_dispatch_respects_weights(emulator) -> None:
     async with emulator(base_latency_s=0.05) as (_, a), emulator(base_latency_s=0.05) as (_, b):
-        gw = LLMGateway({"endpoints": [
-            {"base_url": a, "model": "emulated", "weight": 3, "max_concurrency": 30},
-            {"base_url": b, "model": "emulated", "weight": 1, "max_concurrency": 30},
-        ]})
+        gw = LLMGateway(
+            {
+                "endpoints": [
+                    {"base_url": a, "model": "emulated", "weight": 3, "max_concurrency": 30},
+                    {"base_url": b, "model": "emulated", "weight": 1, "max_concurrency": 30},
+                ]
+            }
+        )
         async with gw:
             await asyncio.gather(*(gw.complete(user(f"q{i}")) for i in range(40)))
             ea, eb = gw.pool.endpoints  # type: ignore[union-attr]

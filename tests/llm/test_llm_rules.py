@@ -10,19 +10,34 @@ from societas.agents.llm.tasks import TASK_SCHEMAS, AttitudeUpdate, Reaction
 
 CONTEXTS = {
     "importance": {"items": ["ate lunch", "my friend died in a fire"]},
-    "reflection_questions": {"statements": ["the hurricane is coming", "hurricane shelters"],
-                             "n": 2},
-    "reflection_insights": {"question": "What do I think about hurricane?",
-                            "statements": ["the hurricane is coming", "ate lunch"]},
-    "daily_plan": {"profile": {"home": "flat 3", "workplace": "school",
-                               "occupation": "teacher"}, "needs": {"social": 0.1}},
+    "reflection_questions": {
+        "statements": ["the hurricane is coming", "hurricane shelters"],
+        "n": 2,
+    },
+    "reflection_insights": {
+        "question": "What do I think about hurricane?",
+        "statements": ["the hurricane is coming", "ate lunch"],
+    },
+    "daily_plan": {
+        "profile": {"home": "flat 3", "workplace": "school", "occupation": "teacher"},
+        "needs": {"social": 0.1},
+    },
     "hourly_plan": {"activity": "teach maths", "hour": 9},
     "reaction": {"name": "Ann", "event": "a flood reached the street"},
-    "dialogue_turn": {"speaker": "Ann", "listener": "Bob", "memories": ["the mayor resigned"],
-                      "history": [], "turn": 0, "max_turns": 4},
+    "dialogue_turn": {
+        "speaker": "Ann",
+        "listener": "Bob",
+        "memories": ["the mayor resigned"],
+        "history": [],
+        "turn": 0,
+        "max_turns": 4,
+    },
     "thought_update": {"recent": ["won the lottery"], "needs": {"hunger": 0.1}},
-    "attitude_update": {"topic": "ubi", "attitude": 5.0,
-                        "recent": ["I support ubi, it is fair", "ubi would help"]},
+    "attitude_update": {
+        "topic": "ubi",
+        "attitude": 5.0,
+        "recent": ["I support ubi, it is fair", "ubi would help"],
+    },
     "consolidation": {"texts": ["went to the park", "walked in the park"]},
 }
 
@@ -53,14 +68,19 @@ async def test_rules_follow_inputs() -> None:
     gw = LLMGateway({"provider": "rules"})
     msgs = [{"role": "user", "content": "x"}]
     flood = await gw.json(msgs, Reaction, task="reaction", context=CONTEXTS["reaction"])
-    calm = await gw.json(msgs, Reaction, task="reaction",
-                         context={"name": "Ann", "event": "a cat sat on a mat"})
+    calm = await gw.json(
+        msgs, Reaction, task="reaction", context={"name": "Ann", "event": "a cat sat on a mat"}
+    )
     assert flood.react and flood.new_activity and not calm.react
-    pro = await gw.json(msgs, AttitudeUpdate, task="attitude_update",
-                        context=CONTEXTS["attitude_update"])
-    con = await gw.json(msgs, AttitudeUpdate, task="attitude_update",
-                        context={**CONTEXTS["attitude_update"],
-                                 "recent": ["ubi is a waste, I oppose ubi"]})
+    pro = await gw.json(
+        msgs, AttitudeUpdate, task="attitude_update", context=CONTEXTS["attitude_update"]
+    )
+    con = await gw.json(
+        msgs,
+        AttitudeUpdate,
+        task="attitude_update",
+        context={**CONTEXTS["attitude_update"], "recent": ["ubi is a waste, I oppose ubi"]},
+    )
     assert pro.attitude > 5.5 and con.attitude < 4.5
 
 

@@ -22,19 +22,29 @@ def grep_dir(directory: Path, needle: str) -> list[Path]:
     return [p for p in directory.rglob("*") if p.is_file() and needle in p.read_text()]
 
 
-async def test_key_never_leaks(emulator, make_gateway, tmp_path: Path,
-                               monkeypatch: pytest.MonkeyPatch,
-                               caplog: pytest.LogCaptureFixture) -> None:
+async def test_key_never_leaks(
+    emulator,
+    make_gateway,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("SOCIETAS_TEST_KEY", KEY)
     monkeypatch.setenv("SOCIETAS_TEST_WRONG", WRONG)
     cache = {"mode": "read-write", "dir": str(tmp_path / "cache")}
-    async with emulator(api_key_env="SOCIETAS_TEST_KEY", rate_429=0.3, retry_after_s=0.01,
-                        seed=2) as (_, url):
-        async with make_gateway(url, endpoint={"api_key_env": "SOCIETAS_TEST_KEY"},
-                                cache=cache) as gw:
-            out = await gw.json(user("think"), ThoughtUpdate, task="thought_update",
-                                context={"recent": ["a storm is coming"]})
+    async with emulator(
+        api_key_env="SOCIETAS_TEST_KEY", rate_429=0.3, retry_after_s=0.01, seed=2
+    ) as (_, url):
+        async with make_gateway(
+            url, endpoint={"api_key_env": "SOCIETAS_TEST_KEY"}, cache=cache
+        ) as gw:
+            out = await gw.json(
+                user("think"),
+                ThoughtUpdate,
+                task="thought_update",
+                context={"recent": ["a storm is coming"]},
+            )
             for i in range(10):
                 await gw.complete(user(f"q{i}"))
             texts = [repr(gw), repr(gw.pool.endpoints[0]), str(gw.stats())]  # type: ignore[union-attr]

@@ -16,8 +16,9 @@ def _np(table, col):
 
 
 async def test_diffusion_reaches_most_of_the_connected_society_and_no_isolated(run):
-    cfg = scenario("diffusion", agents={"count": 60}, network={"k": 4, "isolated": 10,
-                                                                "rewire_p": 0.2})
+    cfg = scenario(
+        "diffusion", agents={"count": 60}, network={"k": 4, "isolated": 10, "rewire_p": 0.2}
+    )
     out = await run(cfg)
     k = read_table(out, "knowledge")
     ids = set(_np(k, "agent_id").tolist())
@@ -54,8 +55,9 @@ async def test_ubi_raises_recipients_income_by_the_amount(run):
     tick, ids, income = _np(s, "tick"), _np(s, "agent_id"), _np(s, "income")
     before = dict(zip(ids[tick == 29].tolist(), income[tick == 29].tolist(), strict=True))
     after = dict(zip(ids[tick == 39].tolist(), income[tick == 39].tolist(), strict=True))
-    paid = {int(r["agent_id"]) for r in read_table(out, "events").to_pylist()
-            if r["kind"] == "policy"}
+    paid = {
+        int(r["agent_id"]) for r in read_table(out, "events").to_pylist() if r["kind"] == "policy"
+    }
     assert 5 < len(paid) < 35
     for i, value in after.items():
         expected = before[i] + 1000 if i in paid else before[i]
@@ -66,8 +68,11 @@ async def test_ubi_raises_recipients_income_by_the_amount(run):
 
 
 async def test_echo_chamber_ends_with_higher_attitude_variance(run):
-    over = {"agents": {"count": 60}, "ticks": 24, "network": {"k": 6, "homophily": 0.9,
-                                                              "rewire_p": 0.05}}
+    over = {
+        "agents": {"count": 60},
+        "ticks": 24,
+        "network": {"k": 6, "homophily": 0.9, "rewire_p": 0.05},
+    }
     on = await run(scenario("polarization", **over), "on")
     off = await run(scenario("polarization-open", **over), "off")
 

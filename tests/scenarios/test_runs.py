@@ -18,8 +18,11 @@ TOWN = {"agents": {"count": 30}, "ticks": 16}
 
 
 def _files(out):
-    return {p.relative_to(out): p.read_bytes() for p in sorted((out / "results").rglob("*"))
-            if p.is_file()}
+    return {
+        p.relative_to(out): p.read_bytes()
+        for p in sorted((out / "results").rglob("*"))
+        if p.is_file()
+    }
 
 
 async def test_same_seed_gives_byte_identical_parquet(run):
@@ -32,17 +35,23 @@ async def test_same_seed_gives_byte_identical_parquet(run):
 
 
 async def test_group_count_keeps_positions_needs_and_knowledge(run):
-    one = await run(scenario("diffusion", agents={"count": 40}, ticks=12,
-                             network={"k": 4, "isolated": 5}), "one")
-    two = await run(scenario("diffusion", agents={"count": 40}, ticks=12,
-                             network={"k": 4, "isolated": 5}), "two", groups=3)
+    one = await run(
+        scenario("diffusion", agents={"count": 40}, ticks=12, network={"k": 4, "isolated": 5}),
+        "one",
+    )
+    two = await run(
+        scenario("diffusion", agents={"count": 40}, ticks=12, network={"k": 4, "isolated": 5}),
+        "two",
+        groups=3,
+    )
     for table in ("agent_state", "needs", "knowledge"):
         assert read_table(one, table).equals(read_table(two, table)), table
     # Who talks to whom and what facts pass are identical; the utterances may differ, since
     # retrieval ranks with BM25 statistics of each group's own shard (documented).
     cols = ["tick", "speaker", "listener", "channel", "facts"]
-    assert read_table(one, "dialogues").select(cols).equals(
-        read_table(two, "dialogues").select(cols))
+    assert (
+        read_table(one, "dialogues").select(cols).equals(read_table(two, "dialogues").select(cols))
+    )
 
 
 def test_bad_config_lists_every_bad_field():
@@ -50,13 +59,21 @@ def test_bad_config_lists_every_bad_field():
     bad["agents"] = {"count": 0, "age_mean": -1}
     bad["ticks"] = "many"
     bad["colour"] = "red"
-    bad["interventions"] = [{"tick": -1, "kind": "fact", "fact": "festival"},
-                            {"tick": 1, "kind": "policy"}]
+    bad["interventions"] = [
+        {"tick": -1, "kind": "fact", "fact": "festival"},
+        {"tick": 1, "kind": "policy"},
+    ]
     with pytest.raises(ScenarioConfigError) as err:
         load_scenario(bad)
     text = str(err.value)
-    for path in ("agents.count", "agents.age_mean", "ticks", "colour", "interventions.0.tick",
-                 "interventions.1"):
+    for path in (
+        "agents.count",
+        "agents.age_mean",
+        "ticks",
+        "colour",
+        "interventions.0.tick",
+        "interventions.1",
+    ):
         assert f"  {path}" in text, text
     late = scenario("town", ticks=3)
     with pytest.raises(ScenarioConfigError, match=r"interventions\.0\.tick: 4 is not < ticks"):
@@ -69,8 +86,9 @@ def test_bad_config_lists_every_bad_field():
 async def test_a_run_through_the_llm_emulator_over_http(run):
     async with serve(EmulatorConfig(base_latency_s=0.001)) as (emu, url):
         cfg = scenario("town", agents={"count": 12}, ticks=6)
-        cfg["llm"] = {"endpoints": [{"base_url": url, "model": "emulated",
-                                     "send_task_hints": True}]}
+        cfg["llm"] = {
+            "endpoints": [{"base_url": url, "model": "emulated", "send_task_hints": True}]
+        }
         out = await run(cfg)
         assert emu.stats["served"] > 0
     llm = read_table(out, "llm")
@@ -81,8 +99,22 @@ async def test_a_run_through_the_llm_emulator_over_http(run):
 def test_cli_run_local_and_report(tmp_path, monkeypatch):
     out = tmp_path / "cli"
     runner = CliRunner()
-    res = runner.invoke(app, ["run", str(CONFIGS / "town.yaml"), "--local", "--agents", "20",
-                              "--ticks", "6", "--out", str(out), "--groups", "2"])
+    res = runner.invoke(
+        app,
+        [
+            "run",
+            str(CONFIGS / "town.yaml"),
+            "--local",
+            "--agents",
+            "20",
+            "--ticks",
+            "6",
+            "--out",
+            str(out),
+            "--groups",
+            "2",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert all(read_table(out, t).schema for t in TABLES)
     res = runner.invoke(app, ["report", str(out)])
