@@ -1,0 +1,169 @@
+"""Running a set of groups (in-process or Ray) through the coordinator, with checkpoints,
+resume from the last complete checkpoint, and metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from societas.agents.runtime.protocol import GroupHandle
+from societas.cluster import checkpoint as ckpt
+from societas.cluster.cluster_config import ClusterConfig
+from societas.cluster.groups import inbox_digest
+from societas.cluster.metrics import RunMetrics
+
+TOTAL_KEYS = (
+    "agent_steps",
+    "llm_requests",
+    "llm_tokens",
+    "llm_errors",
+    "embeddings",
+    "vector_upserts",
+    "vector_queries",
+    "messages_out",
+)
+
+
+class RunResult(BaseModel):
+    """Cumulative, deterministic totals of a run (over resumes) and its routing digests."""
+
+    ticks: int
+    start_tick: int
+    agents: int
+    groups: int
+    totals: dict[str, float]
+    digests: list[str] = Field(description="Digest of the routed inboxes after each tick.")
+    digest: str
+    checkpoints: list[int] = Field(default_factory=list, description="Ticks checkpointed.")
+    recoveries: int = 0
+    wall_s: float = 0.0
+    tick_seconds: list[float] = Field(default_factory=list)
+
+    @property
+    def agent_steps_per_s(self) -> float:
+        """Agent steps per second of tick time in this process."""
+        done = self.agents * (self.ticks - self.start_tick)
+        return done / max(sum(self.tick_seconds), 1e-9)
+
+
+class RunSpec(BaseModel):
+    """A run as the runtime sees it: where, how long, who, and what to store in manifests."""
+
+    run_dir: Path
+    ticks: int = Field(ge=1)
+    seed: int = 0
+    agents: int = Field(ge=1)
+    config: dict[str, Any] = Field(default_factory=dict, description="Scenario, no secrets.")
+    encounters: bool = True
+    max_pairs_per_place: int = 50
+
+
+async def run_groups(
+    groups: Sequence[GroupHandle],
+    spec: RunSpec,
+    cluster: ClusterConfig,
+    metrics: RunMetrics | None = None,
+    on_progress: Callable[[Any], Any] | None = None,
+    on_tick: Callable[[Any], Any] | None = None,
+    resume: bool = False,
+) -> tuple[RunResult, Any]:
+    """Set up (or restore the last complete checkpoint of) the groups, run the coordinator
+    loop of `societas.cluster.coordinator` to the end, checkpointing every K ticks."""
+    from societas.cluster.coordinator import Coordinator
+
+    handles = sorted(groups, key=lambda g: g.group_id)
+    totals = dict.fromkeys(TOTAL_KEYS, 0.0)
+    digests: list[str] = []
+    checkpoints: list[int] = []
+    holder: dict[str, Coordinator] = {}
+
+    async def tick_done(report: Any) -> None:
+        for s in report.groups:
+            for key in TOTAL_KEYS:
+                totals[key] += getattr(s, key)
+            if metrics is not None:
+                metrics.ingest(s, agents=s.agent_steps)  # every agent steps once a tick
+        digests.append(inbox_digest(holder["c"].pending))
+        if metrics is not None:
+            metrics.tick_done(report.tick, report.seconds)
+        if on_tick is not None:
+            out = on_tick(report)
+            if asyncio.iscoroutine(out):
+                await out
+
+    async def take_checkpoint(tick: int, _groups: Sequence[GroupHandle]) -> None:
+        nxt = tick + 1
+        metas = await asyncio.gather(
+            *(h.checkpoint(str(ckpt.group_dir(spec.run_dir, nxt, h.group_id))) for h in handles)
+        )
+        manifest = ckpt.Manifest(
+            tick=nxt,
+            ticks=spec.ticks,
+            seed=spec.seed,
+            agents=spec.agents,
+            groups={h.group_id: m for h, m in zip(handles, metas, strict=True)},
+            totals=dict(totals),
+            digests=list(digests),
+            config=spec.config,
+        )
+        ckpt.write_checkpoint_manifest(spec.run_dir, manifest, holder["c"].pending)
+        checkpoints.append(nxt)
+        ckpt.prune(spec.run_dir, cluster.keep_checkpoints)
+
+    coordinator = Coordinator(
+        handles,
+        seed=spec.seed,
+        encounters_enabled=spec.encounters,
+        max_pairs_per_place=spec.max_pairs_per_place,
+        on_progress=on_progress,
+        on_tick=tick_done,
+        checkpoint_every=cluster.checkpoint_every or None,
+        on_checkpoint=take_checkpoint if cluster.checkpoint_every else None,
+    )
+    holder["c"] = coordinator
+    started = time.perf_counter()
+    try:
+        await asyncio.gather(*(h.setup() for h in handles))
+        start = 0
+        if resume:
+            last = ckpt.last_complete(spec.run_dir)
+            if last is None:
+                raise FileNotFoundError(f"{spec.run_dir}: no complete checkpoint to resume from")
+            manifest, inbox = ckpt.load_checkpoint(spec.run_dir, last)
+            if sorted(manifest.groups) != [h.group_id for h in handles]:
+                raise ValueError(
+                    f"checkpoint tick={last} has groups {sorted(manifest.groups)}, "
+                    f"this run has {[h.group_id for h in handles]}"
+                )
+            await asyncio.gather(
+                *(h.restore(str(ckpt.group_dir(spec.run_dir, last, h.group_id))) for h in handles)
+            )
+            totals.update(manifest.totals)
+            digests.extend(manifest.digests)
+            coordinator.pending = {h.group_id: inbox.get(h.group_id, []) for h in handles}
+            start = last
+        summary = await coordinator.run(spec.ticks - start, start_tick=start)
+    finally:
+        await asyncio.gather(*(h.close() for h in handles), return_exceptions=True)
+    result = RunResult(
+        ticks=spec.ticks,
+        start_tick=start,
+        agents=spec.agents,
+        groups=len(handles),
+        totals=totals,
+        digests=digests,
+        digest=hashlib.sha256("".join(digests).encode()).hexdigest(),
+        checkpoints=checkpoints,
+        recoveries=sum(getattr(h, "restarts", 0) for h in handles),
+        wall_s=time.perf_counter() - started,
+        tick_seconds=list(summary.tick_seconds),
+    )
+    spec.run_dir.mkdir(parents=True, exist_ok=True)
+    ckpt.write_json_atomic(spec.run_dir / "ray_run.json", result.model_dump(mode="json"))
+    return result, summary
