@@ -243,6 +243,11 @@ class ScenarioConfig(_Strict):
     memory: GroupMemoryConfig = Field(default_factory=GroupMemoryConfig)
     llm: LLMConfig = Field(default_factory=lambda: LLMConfig(provider="rules"))
     results: ResultsConfig = Field(default_factory=ResultsConfig)
+    cluster: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Runtime settings (societas.cluster.cluster_config.ClusterConfig: "
+        "checkpoint cadence, checkpoints kept, groups, placement); validated by the runtime.",
+    )
 
     @property
     def tick_seconds(self) -> float:
@@ -311,12 +316,12 @@ def load_scenario(source: str | Path | dict[str, Any] | ScenarioConfig) -> Scena
         return source
     label = "scenario"
     if isinstance(source, str | Path):
-        import yaml
-
         label = str(source)
-        try:
-            raw = yaml.safe_load(Path(source).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
+        from societas.agents.safe_yaml import UnsafeYAMLError, load_yaml_file
+
+        try:  # size cap, UTF-8 only, alias bombs refused (agents/safe_yaml.py)
+            raw = load_yaml_file(source)
+        except UnsafeYAMLError as exc:
             raise ScenarioConfigError([("<file>", str(exc))], label) from None
     else:
         raw = source

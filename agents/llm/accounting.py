@@ -21,20 +21,91 @@ class ModelUsage:
     cache_hits: int = 0
 
 
+# Outcome counters of json() calls, per task.
+JSON_OUTCOMES = ("json_calls", "valid_first_try", "repaired", "reasks", "fallbacks", "failed")
+
+
+@dataclass
+class TaskUsage:
+    """Calls, tokens and json() outcomes of one task (a call site such as `dialogue_turn`)."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0
+    json_calls: int = 0
+    valid_first_try: int = 0
+    repaired: int = 0
+    reasks: int = 0
+    fallbacks: int = 0
+    failed: int = 0
+
+
+# Latency samples kept per (model, endpoint) until a reader drains them (the engine does each
+# tick); beyond this many a gateway nobody drains stops keeping them instead of growing.
+MAX_PENDING_LATENCIES = 100_000
+
+
+@dataclass
+class CallFigures:
+    """Running totals of calls to one model at one endpoint, and latencies not yet drained."""
+
+    requests: int = 0
+    tokens: int = 0
+    errors: int = 0
+    pending_latency_s: list[float] = field(default_factory=list)
+
+
 @dataclass
 class Accounting:
-    """Per-model usage plus event counters (retries by kind, repairs, re-asks, fallbacks)."""
+    """Per-model and per-task usage plus event counters (retries, repairs, re-asks,
+    fallbacks)."""
 
     prices: dict[str, Price] = field(default_factory=dict)
     models: dict[str, ModelUsage] = field(default_factory=dict)
+    tasks: dict[str, TaskUsage] = field(default_factory=dict)
     events: Counter[str] = field(default_factory=Counter)
+    calls: dict[tuple[str, str], CallFigures] = field(default_factory=dict)
 
-    def record(self, model: str, usage: Usage, cached: bool) -> None:
-        """Add one completed call (HTTP, rules or cache hit) for `model`."""
+    def record_call(
+        self, model: str, endpoint: str, seconds: float, tokens: int = 0, ok: bool = True
+    ) -> None:
+        """One answered (ok) or failed attempt at `endpoint`, with its wall seconds."""
+        c = self.calls.setdefault((model, endpoint), CallFigures())
+        if ok:
+            c.requests += 1
+            c.tokens += tokens
+        else:
+            c.errors += 1
+        if len(c.pending_latency_s) < MAX_PENDING_LATENCIES:
+            c.pending_latency_s.append(seconds)
+
+    def drain_latencies(self) -> dict[tuple[str, str], list[float]]:
+        """Latencies recorded since the last drain, per (model, endpoint); clears them."""
+        out = {}
+        for key, c in self.calls.items():
+            out[key], c.pending_latency_s = c.pending_latency_s, []
+        return out
+
+    def task(self, name: str | None) -> TaskUsage:
+        """The counters of task `name` (`other` for calls that name none)."""
+        key = name or "other"
+        found = self.tasks.get(key)
+        if found is None:
+            found = self.tasks[key] = TaskUsage()
+        return found
+
+    def record(self, model: str, usage: Usage, cached: bool, task: str | None = None) -> None:
+        """Add one completed call (HTTP, rules or cache hit) for `model` and `task`."""
         m = self.models.setdefault(model, ModelUsage())
+        t = self.task(task)
         if cached:
             m.cache_hits += 1
+            t.cache_hits += 1
             return
+        t.requests += 1
+        t.prompt_tokens += usage.prompt_tokens
+        t.completion_tokens += usage.completion_tokens
         m.requests += 1
         m.prompt_tokens += usage.prompt_tokens
         m.completion_tokens += usage.completion_tokens
@@ -53,6 +124,18 @@ class Accounting:
         """Plain-dict view for logs, metrics and result files."""
         return {
             "models": {k: vars(v).copy() for k, v in self.models.items()},
+            "tasks": {k: vars(v).copy() for k, v in sorted(self.tasks.items())},
             "events": dict(self.events),
             "total_cost_usd": sum(m.cost_usd for m in self.models.values()),
         }
+
+
+def merge_tasks(*snapshots: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """Sum per-task counters of several gateways (groups) into one mapping."""
+    out: dict[str, dict[str, int]] = {}
+    for snap in snapshots:
+        for task, counters in snap.items():
+            acc = out.setdefault(task, {})
+            for key, value in counters.items():
+                acc[key] = acc.get(key, 0) + value
+    return dict(sorted(out.items()))

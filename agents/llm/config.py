@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from societas.agents.llm.errors import LLMConfigError, looks_like_secret
 
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+StructuredOutput = Literal["json_schema", "json_object_schema", "json_object", "prompt"]
+DEFAULT_ROUTE = "default"
 
 
 class _Strict(BaseModel):
@@ -36,8 +38,17 @@ class EndpointConfig(_Strict):
     max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at most.")
     rpm: float | None = Field(default=None, gt=0, description="Requests per minute, or None.")
     tpm: float | None = Field(default=None, gt=0, description="Tokens per minute, or None.")
-    json_mode: bool = Field(
-        default=True, description="Send response_format={'type':'json_object'} for json()."
+    name: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Name that `routes` refer to (default: the model name).",
+    )
+    structured_output: StructuredOutput = Field(
+        default="json_object",
+        description="How json() sends its pydantic schema: json_schema (vLLM, SGLang, "
+        "OpenAI: response_format type json_schema), json_object_schema (llama-cpp-python's "
+        "server: type json_object with a `schema`; it rejects json_schema), json_object "
+        "(JSON mode, schema in the prompt), prompt (no response_format, schema in the prompt).",
     )
     send_task_hints: bool = Field(
         default=False,
@@ -46,6 +57,11 @@ class EndpointConfig(_Strict):
         "for the emulator; real servers would ignore or reject it.",
     )
 
+    @property
+    def label(self) -> str:
+        """The name routes use: `name`, else the model."""
+        return self.name or self.model
+
     @model_validator(mode="before")
     @classmethod
     def _no_inline_secrets(cls, data: Any) -> Any:
@@ -53,6 +69,11 @@ class EndpointConfig(_Strict):
         if not isinstance(data, dict):
             return data
         data = dict(data)
+        if "json_mode" in data:
+            raise ValueError(
+                "json_mode was replaced by structured_output (json_schema | "
+                "json_object_schema | json_object | prompt)"
+            )
         for k in list(data):
             if re.search(r"(key|secret|password|token)$", str(k), re.IGNORECASE):
                 data[k] = "<redacted: secrets come from environment variables, see api_key_env>"
@@ -103,6 +124,17 @@ class Price(_Strict):
     output_per_mtok: float = Field(default=0.0, ge=0)
 
 
+class FallbackStopConfig(_Strict):
+    """Stop the run when too many json() calls end in their fallback answer."""
+
+    enabled: bool = Field(default=True, description="False: count fallbacks, never stop.")
+    max_rate: float = Field(default=0.05, ge=0, le=1, description="Largest tolerated rate.")
+    window: int = Field(default=200, ge=1, description="Rate over the last N json() calls.")
+    min_calls: int = Field(
+        default=20, ge=1, description="Calls needed before the rate is judged at all."
+    )
+
+
 class LLMConfig(_Strict):
     """Everything the gateway needs; `provider="rules"` needs no endpoint at all."""
 
@@ -123,12 +155,43 @@ class LLMConfig(_Strict):
     json_reasks: int = Field(default=1, ge=0, le=5, description="Re-asks after invalid JSON.")
     prices: dict[str, Price] = Field(default_factory=dict, description="Model -> price.")
     batch_size: int = Field(default=20, ge=1, le=200, description="Items per batched prompt.")
+    routes: dict[str, str | list[str]] = Field(
+        default_factory=dict,
+        description="Task name -> endpoint name(s), e.g. {importance: small, dialogue_turn: "
+        "large}; the key `default` serves unlisted tasks (else every endpoint does).",
+    )
+    fallback_stop: FallbackStopConfig = Field(default_factory=FallbackStopConfig)
+    budget: int | None = Field(
+        default=None,
+        ge=1,
+        description="Prompt + completion tokens one invocation (run or resume) may spend; "
+        "the run stops with a checkpoint at the tick boundary where the next tick would "
+        "pass it. None: no budget.",
+    )
 
     @model_validator(mode="after")
     def _endpoints_needed(self) -> LLMConfig:
         if self.provider == "openai" and not self.endpoints:
             raise ValueError("provider 'openai' needs at least one entry in endpoints")
+        names = [e.label for e in self.endpoints]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes and self.routes:
+            raise ValueError(f"endpoint names used by routes must be unique, repeated: {dupes}")
+        for task, target in self.routes.items():
+            for name in [target] if isinstance(target, str) else target:
+                if name not in names:
+                    raise ValueError(
+                        f"routes.{task}: no endpoint named {name!r} (endpoints: {names})"
+                    )
         return self
+
+    def route(self, task: str | None) -> list[int]:
+        """Indices of the endpoints serving `task` (its route, else `default`, else all)."""
+        target = self.routes.get(task or "", self.routes.get(DEFAULT_ROUTE))
+        if target is None:
+            return list(range(len(self.endpoints)))
+        wanted = {target} if isinstance(target, str) else set(target)
+        return [i for i, e in enumerate(self.endpoints) if e.label in wanted]
 
     def split(self, parts: int) -> LLMConfig:
         """This config with each endpoint's RPM/TPM/concurrency divided across `parts` groups."""

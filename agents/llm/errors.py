@@ -110,3 +110,52 @@ def env_secret(name: str) -> str:
         raise LLMConfigError(f"environment variable {name!r} (api_key_env) is not set or empty")
     register_secret(value)
     return value
+
+
+class LLMRunStop(LLMError):
+    """A condition that stops a run at the next tick boundary, after a checkpoint."""
+
+    kind = "stop"
+
+    def __init__(
+        self, message: str, task: str | None = None, endpoint: str | None = None, sample: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.task = task
+        self.endpoint = endpoint
+        self.sample = redact(sample)
+
+    def info(self) -> dict[str, str]:
+        """Plain strings for stats, run.json and the CLI (crosses process boundaries)."""
+        return {
+            "kind": self.kind,
+            "message": str(self),
+            "task": self.task or "",
+            "endpoint": self.endpoint or "",
+            "sample": self.sample,
+        }
+
+
+class LLMFallbackRateExceeded(LLMRunStop):
+    """Too many json() calls ended in their fallback answer: the model's output is unusable."""
+
+    kind = "fallback_rate"
+
+
+class LLMBudgetExhausted(LLMRunStop):
+    """The run's token budget would be passed by the next tick."""
+
+    kind = "budget"
+
+
+def run_stop_from(info: dict[str, str]) -> LLMRunStop:
+    """Rebuild the exception from `LLMRunStop.info()` (e.g. sent by a Ray actor)."""
+    cls = {"fallback_rate": LLMFallbackRateExceeded, "budget": LLMBudgetExhausted}.get(
+        info.get("kind", ""), LLMRunStop
+    )
+    return cls(
+        info.get("message", "run stopped"),
+        info.get("task") or None,
+        info.get("endpoint") or None,
+        info.get("sample", ""),
+    )

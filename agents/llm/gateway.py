@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import random
+import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar, cast
@@ -23,11 +24,12 @@ from societas.agents.llm.accounting import Accounting
 from societas.agents.llm.cache import ResponseCache, cache_key
 from societas.agents.llm.config import LLMConfig, load_config
 from societas.agents.llm.errors import (
-    BadResponseError,
     LLMInputError,
+    LLMRunStop,
     LLMSchemaError,
     ReplayMissError,
 )
+from societas.agents.llm.guard import FallbackGuard
 from societas.agents.llm.messages import (
     ChatMessage,
     ChatRequest,
@@ -36,8 +38,10 @@ from societas.agents.llm.messages import (
     Usage,
     parse_messages,
 )
-from societas.agents.llm.pool import Endpoint, EndpointPool
+from societas.agents.llm.pool import EndpointPool
 from societas.agents.llm.retry import call_with_retries
+from societas.agents.llm.structured import schema_of
+from societas.agents.llm.transport import send_chat
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -90,6 +94,12 @@ class LLMGateway:
         cc = self.config.cache
         self.cache = ResponseCache(cc.dir) if cc.mode != "off" and cc.dir is not None else None
         self._cache_lock: asyncio.Lock | None = None
+        self.guard = FallbackGuard(self.config.fallback_stop)
+        self.stop: LLMRunStop | None = None  # set once; the run loop stops on it
+        # Called as observer(task, value) with every json() answer that came from the model
+        # (not a fallback); benchmarks use it to trace memories written from model text.
+        self.observers: list[Callable[[str | None, BaseModel], None]] = []
+        self._routes: dict[str | None, list[int] | None] = {}
 
     def __repr__(self) -> str:
         return f"LLMGateway(provider={self.config.provider!r}, cache={self.config.cache.mode!r})"
@@ -132,6 +142,7 @@ class LLMGateway:
         max_tokens: int | None = None,
         seed: int | None = None,
         json_mode: bool = False,
+        schema: type[BaseModel] | None = None,
     ) -> ChatRequest:
         """Validate call-site arguments into a `ChatRequest` (clear errors naming the field)."""
         msgs = parse_messages(messages)
@@ -151,6 +162,8 @@ class LLMGateway:
             max_tokens=mt,
             seed=self.config.seed if seed is None else seed,
             json_mode=json_mode,
+            schema_name=schema.__name__ if schema is not None else None,
+            json_schema=schema_of(schema) if schema is not None else None,
             task=task,
             context=context or {},
         )
@@ -176,10 +189,13 @@ class LLMGateway:
         """
         if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
             raise LLMInputError(f"schema: must be a pydantic model class, got {schema!r}")
-        req = self.request(messages, json_mode=True, **kwargs)
-        last = "no reply"
+        req = self.request(messages, json_mode=True, schema=schema, **kwargs)
+        usage = self.accounting.task(req.task)
+        usage.json_calls += 1
+        last, answer, endpoint = "no reply", "", None
         for ask in range(self.config.json_reasks + 1):
             result = await self.chat(req)
+            answer, endpoint = result.text, result.endpoint
             obj, repaired = parse_json_text(result.text)
             try:
                 value = schema.model_validate(obj)
@@ -188,6 +204,7 @@ class LLMGateway:
                 last = str(err.errors()[0]["msg"]) if err.errors() else str(err)
                 if ask < self.config.json_reasks:
                     self.accounting.count("json.reask")
+                    usage.reasks += 1
                     req = req.model_copy(
                         update={
                             "messages": (
@@ -200,16 +217,44 @@ class LLMGateway:
                 continue
             if repaired:
                 self.accounting.count("json.repaired")
+                usage.repaired += 1
+            elif ask == 0:
+                usage.valid_first_try += 1
+            self._outcome(False, req.task, endpoint, answer)
+            for observer in self.observers:
+                observer(req.task, value)
             return value
+        self._outcome(True, req.task, endpoint, answer)
         if fallback is not MISSING:
             self.accounting.count("json.fallback")
+            usage.fallbacks += 1
             log.info("json fallback for task=%s schema=%s: %s", req.task, schema.__name__, last)
             return cast(M, fallback() if callable(fallback) else fallback)
         self.accounting.count("json.failed")
+        usage.failed += 1
         raise LLMSchemaError(
             f"task {req.task!r}: reply never matched {schema.__name__} after "
             f"{self.config.json_reasks + 1} asks; last problem: {last}"
         )
+
+    def _outcome(self, fell_back: bool, task: str | None, endpoint: str | None, text: str) -> None:
+        """Feed the fallback-rate guard; the first stop it raises is kept in `self.stop`."""
+        stop = self.guard.record(fell_back, task, endpoint, text)
+        if stop is not None and self.stop is None:
+            self.stop = stop
+            log.error("%s", stop)
+
+    def raise_if_stopped(self) -> None:
+        """Raise the pending run stop, if any (for callers outside a run loop)."""
+        if self.stop is not None:
+            raise self.stop
+
+    def route(self, task: str | None) -> list[int] | None:
+        """Endpoint indices serving `task` (None: every endpoint), cached per task."""
+        if task not in self._routes:
+            idx = self.config.route(task)
+            self._routes[task] = None if len(idx) == len(self.config.endpoints) else idx
+        return self._routes[task]
 
     async def chat(self, req: ChatRequest) -> ChatResult:
         """One completion through cache → rules or HTTP; recorded in accounting."""
@@ -219,12 +264,12 @@ class LLMGateway:
         key = None
         if self.cache is not None:
             await self._ensure_cache()
-            key = cache_key(self.pool.model_key, req)
+            key = cache_key(self.pool.model_key_of(self.route(req.task)), req)
             hit = self.cache.get(key)
             if hit is not None:
-                self.accounting.record(hit.model, hit.usage, cached=True)
+                self.accounting.record(hit.model, hit.usage, cached=True, task=req.task)
                 self.accounting.count("cache.hit")
-                return hit
+                return hit.model_copy(update={"endpoint": "cache"})
             self.accounting.count("cache.miss")
             if self.config.cache.mode == "replay":
                 raise ReplayMissError(
@@ -250,29 +295,39 @@ class LLMGateway:
                 log.info("llm cache: %d entries from %s", n, self.cache.directory)
 
     def _rules(self, req: ChatRequest) -> ChatResult:
+        started = time.perf_counter()
         out = rules.answer(req.task, req.context, req.seed)
         text = out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
         usage = Usage(prompt_tokens=req.approx_prompt_tokens(), completion_tokens=len(text) // 4)
-        self.accounting.record(RULES_MODEL, usage, cached=False)
-        return ChatResult(text=text, model=RULES_MODEL, usage=usage)
+        self.accounting.record(RULES_MODEL, usage, cached=False, task=req.task)
+        tokens = usage.prompt_tokens + usage.completion_tokens
+        seconds = time.perf_counter() - started
+        self.accounting.record_call(RULES_MODEL, RULES_MODEL, seconds, tokens)
+        return ChatResult(text=text, model=RULES_MODEL, usage=usage, endpoint="rules")
 
     async def _http(self, req: ChatRequest) -> ChatResult:
         assert self.pool is not None
         pool = self.pool
         estimate = req.approx_prompt_tokens() + req.max_tokens
+        allowed = self.route(req.task)
 
         async def attempt() -> ChatResult:
-            async with pool.slot() as ep:
+            async with pool.slot(allowed) as ep:
                 await ep.limiter.acquire(estimate)
                 self.accounting.count("http.requests")
+                sent = time.perf_counter()
                 try:
-                    result = await self._send(ep, req)
+                    result = await send_chat(ep, req)
                 except Exception:
                     ep.mark(ok=False)
+                    seconds = time.perf_counter() - sent
+                    self.accounting.record_call(ep.cfg.model, ep.cfg.base_url, seconds, ok=False)
                     raise
                 ep.mark(ok=True)
                 ep.served += 1
                 used = result.usage.prompt_tokens + result.usage.completion_tokens
+                seconds = time.perf_counter() - sent
+                self.accounting.record_call(ep.cfg.model, ep.cfg.base_url, seconds, used)
                 await ep.limiter.settle(estimate, used)
                 return result
 
@@ -287,41 +342,5 @@ class LLMGateway:
         except Exception:
             self.accounting.count("http.failed")
             raise
-        self.accounting.record(result.model, result.usage, cached=False)
+        self.accounting.record(result.model, result.usage, cached=False, task=req.task)
         return result.model_copy(update={"attempts": attempts}) if attempts > 1 else result
-
-    async def _send(self, ep: Endpoint, req: ChatRequest) -> ChatResult:
-        body: dict[str, Any] = {
-            "model": ep.cfg.model,
-            "messages": [{"role": m.role, "content": m.content} for m in req.messages],
-            "temperature": req.temperature,
-            "max_tokens": req.max_tokens,
-            "seed": req.seed,
-        }
-        if req.json_mode and ep.cfg.json_mode:
-            body["response_format"] = {"type": "json_object"}
-        if ep.cfg.send_task_hints and req.task is not None:
-            body["societas"] = {"task": req.task, "context": req.context, "seed": req.seed}
-        # client.post with a ready JSON body is the SDK's documented path for raw requests; it
-        # skips `chat.completions.create`'s TypedDict transform and model construction, which
-        # cost ~1 ms of CPU per call (measured). Auth, timeouts and errors are unchanged.
-        raw = await ep.client.post(
-            "/chat/completions",
-            cast_to=str,
-            body=body,
-            options={"timeout": ep.timeout_s, "security": {"bearer_auth": True}},
-        )
-        try:
-            data = json.loads(raw)
-            choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
-            u = data.get("usage") or {}
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            msg = f"unparseable completion from {ep.cfg.base_url}: {exc}"
-            raise BadResponseError(msg) from None
-        usage = Usage(
-            prompt_tokens=int(u.get("prompt_tokens") or req.approx_prompt_tokens()),
-            completion_tokens=int(u.get("completion_tokens") or len(text) // 4),
-        )
-        # Accounted under the configured name, which is what `prices` is keyed by.
-        return ChatResult(text=text, model=ep.cfg.model, usage=usage)

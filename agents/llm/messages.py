@@ -31,16 +31,23 @@ class ChatRequest(BaseModel):
     max_tokens: int
     seed: int
     json_mode: bool = False
+    schema_name: str | None = None
+    json_schema: dict[str, Any] | None = Field(
+        default=None, description="The call site's schema, sent per the endpoint's dialect."
+    )
     task: str | None = None
     context: dict[str, Any] = Field(default_factory=dict)
 
     def params(self) -> dict[str, Any]:
         """The sampling parameters that, with model and messages, make the cache key."""
-        return {
+        out: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "json_mode": self.json_mode,
         }
+        if self.json_schema is not None:
+            out["schema"] = self.json_schema
+        return out
 
     def approx_prompt_tokens(self) -> int:
         """Cheap token estimate (4 characters per token) for TPM budgeting."""
@@ -66,6 +73,7 @@ class ChatResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     cached: bool = False
     attempts: int = 1
+    endpoint: str | None = Field(default=None, description="Which endpoint answered.")
 
 
 MessagesIn = Sequence[ChatMessage | dict[str, Any]]

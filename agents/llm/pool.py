@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -78,19 +78,27 @@ class EndpointPool:
 
     def __init__(self, endpoints: list[EndpointConfig], timeout_s: float) -> None:
         self.endpoints = [Endpoint(c, timeout_s, i) for i, c in enumerate(endpoints)]
-        self._waiters: deque[asyncio.Future[Endpoint]] = deque()
+        self._waiters: deque[tuple[asyncio.Future[Endpoint], frozenset[int] | None]] = deque()
 
     @property
     def model_key(self) -> str:
         """The model part of the cache key: the configured model name(s)."""
-        return "|".join(sorted({e.cfg.model for e in self.endpoints}))
+        return self.model_key_of(None)
 
-    def _pick(self) -> Endpoint | None:
-        """Free endpoint with the lowest (cooling down, in-flight/weight); None if all full."""
+    def model_key_of(self, allowed: Sequence[int] | None) -> str:
+        """The model part of the cache key for the endpoints `allowed` (None: all)."""
+        eps = self.endpoints if allowed is None else [self.endpoints[i] for i in allowed]
+        return "|".join(sorted({e.cfg.model for e in eps}))
+
+    def _pick(self, allowed: frozenset[int] | None = None) -> Endpoint | None:
+        """Free endpoint with the lowest (cooling down, in-flight/weight) among `allowed`
+        (None: all); None if all of them are full."""
         best: Endpoint | None = None
         best_key = (True, 0.0)
         now = asyncio.get_running_loop().time() if len(self.endpoints) > 1 else 0.0
         for e in self.endpoints:
+            if allowed is not None and e.index not in allowed:
+                continue
             if e.in_flight < e.cfg.max_concurrency:
                 key = (e.cooldown_until > now, (e.in_flight + 1) / e.cfg.weight)
                 if best is None or key < best_key:
@@ -99,25 +107,36 @@ class EndpointPool:
 
     def _release(self, ep: Endpoint) -> None:
         ep.in_flight -= 1
-        while self._waiters:
-            fut = self._waiters.popleft()
+        # The oldest waiter that the freed capacity can serve (routes may restrict waiters to
+        # some endpoints, so the head of the queue may have to keep waiting).
+        waiters, i = self._waiters, 0
+        while i < len(waiters):
+            fut, allowed = waiters[i]
             if fut.done():
+                del waiters[i]
                 continue
-            nxt = self._pick()
-            if nxt is None:  # cannot happen right after a release; keep the waiter
-                self._waiters.appendleft(fut)
-                return
+            nxt = self._pick(allowed)
+            if nxt is None:
+                i += 1
+                continue
+            del waiters[i]
             nxt.in_flight += 1
             fut.set_result(nxt)
             return
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[Endpoint]:
-        """Hold one concurrency slot on the least-loaded endpoint for the duration."""
-        ep = None if self._waiters else self._pick()
+    async def slot(self, allowed: Sequence[int] | None = None) -> AsyncIterator[Endpoint]:
+        """Hold one concurrency slot on the least-loaded endpoint among `allowed` (indices;
+        None: any) for the duration."""
+        only = frozenset(allowed) if allowed is not None else None
+        if only is not None and len(only) == len(self.endpoints):
+            only = None
+        # A release hands its slot straight to a waiter that can use it, so no waiter ever
+        # wants an endpoint that is free now: taking a free one here jumps no queue.
+        ep = self._pick(only)
         if ep is None:
             fut: asyncio.Future[Endpoint] = asyncio.get_running_loop().create_future()
-            self._waiters.append(fut)
+            self._waiters.append((fut, only))
             try:
                 ep = await fut
             except asyncio.CancelledError:
