@@ -183,7 +183,11 @@ class Coordinator:
             summary.llm_tokens += sum(s.llm_tokens for s in stats)
             summary.encounters += met
             summary.messages += routed
-            summary.memories_total = sum(s.memories_by_tier.get("hot", 0) for s in stats)
+            # hot is a RAM copy of recent warm memories: every memory is warm or cold.
+            summary.memories_total = sum(
+                s.memories_by_tier.get("warm", 0) + s.memories_by_tier.get("cold", 0)
+                for s in stats
+            )
             await _call(
                 self.on_tick,
                 TickReport(

@@ -1,15 +1,14 @@
 """Prometheus metrics of a run (design §7): what the coordinator serves on `/metrics`.
 
 Names follow Ray's `ray.util.metrics` style with the prefix `societas_`; counters end in
-`_total`. Group actors report a `GroupStats` per tick and the coordinator feeds it to
-`RunMetrics.ingest`, so the numbers on `/metrics` are exactly the sums of what the groups
-reported (the end-to-end test checks this against a real Prometheus server).
+`_total`. Group actors report a `GroupStats` per tick, every count a delta of that tick, and
+the coordinator feeds it to `RunMetrics.ingest`, so the numbers on `/metrics` are exactly the
+sums of what the groups reported (the end-to-end test checks them, scraped by a real
+Prometheus, against the run's Parquet results and stores).
 
-Per-model LLM figures: `GroupStats` carries one total per kind (`llm_requests`,
-`llm_tokens`, `llm_errors`). A group that talks to several models adds a per-model breakdown
-in `GroupStats.extra` under the keys `llm.<model>.requests`, `llm.<model>.tokens`,
-`llm.<model>.errors` and `llm.<model>.latency_s` (sum of request seconds); without them
-the totals are labelled with the run's default model (e.g. `rules`).
+LLM figures are labelled with the model and endpoint that served them (`GroupStats.llm_calls`;
+`endpoint="rules"` for the in-process rules policy). Latency and event-loop lag arrive as
+bucket counts (`BucketCounts`), not samples, and are exposed as Prometheus histograms.
 """
 
 from __future__ import annotations
@@ -20,10 +19,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.exposition import start_http_server
 from pydantic import BaseModel, ConfigDict, Field
 
-from societas.agents.runtime.protocol import GroupStats
+from societas.agents.runtime.protocol import (
+    LLM_LATENCY_BUCKETS,
+    LOOP_LAG_BUCKETS,
+    BucketCounts,
+    GroupStats,
+    LLMCalls,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +38,6 @@ PREFIX = "societas_"
 # Tick durations from tens of milliseconds (rules provider, small groups) to minutes
 # (many LLM calls per agent behind a slow endpoint).
 TICK_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
-LLM_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 # name (without prefix) -> (type, labels, help). The single source for the registry below,
 # for deploy/ (the dashboard and scrape config are checked against it) and for the docs.
@@ -40,16 +45,38 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "ticks_total": ("counter", (), "Ticks completed by the coordinator."),
     "tick_seconds": ("histogram", (), "Wall-clock seconds per tick (all groups + routing)."),
     "agent_steps_total": ("counter", ("group",), "Agent steps executed."),
-    "llm_requests_total": ("counter", ("group", "model"), "LLM requests (cache misses)."),
-    "llm_tokens_total": ("counter", ("group", "model"), "LLM tokens, prompt + completion."),
-    "llm_errors_total": ("counter", ("group", "model"), "LLM requests that failed."),
+    "llm_requests_total": (
+        "counter",
+        ("group", "model", "endpoint"),
+        "LLM requests answered (cache misses).",
+    ),
+    "llm_tokens_total": (
+        "counter",
+        ("group", "model", "endpoint"),
+        "LLM tokens, prompt + completion.",
+    ),
+    "llm_errors_total": (
+        "counter",
+        ("group", "model", "endpoint"),
+        "LLM request attempts that failed (HTTP error, timeout).",
+    ),
     "llm_latency_seconds": (
         "histogram",
-        ("model",),
-        "LLM request latency (per-tick mean per group and model, weighted by requests).",
+        ("model", "endpoint"),
+        "LLM request latency, one sample per request attempt.",
+    ),
+    "event_loop_lag_seconds": (
+        "histogram",
+        ("group",),
+        "How late a 20 ms ticker on the group's event loop woke (blocking calls show here).",
     ),
     "embeddings_total": ("counter", ("group",), "Texts embedded."),
-    "memories": ("gauge", ("group", "tier"), "Memories held per tier (hot, warm, cold)."),
+    "memories": (
+        "gauge",
+        ("group", "tier"),
+        "Memories held per tier: warm (vector store) + cold (Parquet) is every memory; hot "
+        "is the RAM copy of recent warm ones.",
+    ),
     "vector_upserts_total": ("counter", ("group",), "Points written to the vector store."),
     "vector_queries_total": ("counter", ("group",), "Vector store queries."),
     "messages_total": ("counter", ("group",), "Messages sent across tick boundaries."),
@@ -65,7 +92,9 @@ def exposed_names() -> set[str]:
     for name, (kind, _labels, _help) in METRICS.items():
         full = PREFIX + name
         if kind == "histogram":
-            names |= {full + "_bucket", full + "_sum", full + "_count", full + "_created"}
+            names |= {full + "_bucket", full + "_sum", full + "_count"}
+            if name == "tick_seconds":
+                names.add(full + "_created")
         elif kind == "counter":
             names |= {full, full.removesuffix("_total") + "_created"}
         else:
@@ -84,24 +113,66 @@ class MetricsConfig(BaseModel):
     default_model: str = Field("rules", min_length=1, description="Model label without breakdown.")
 
 
-def _model_breakdown(stats: GroupStats, default_model: str) -> dict[str, dict[str, float]]:
-    """Per-model LLM figures from `extra` (see module doc), or the totals under one model."""
-    per: dict[str, dict[str, float]] = {}
-    for key, value in stats.extra.items():
-        if not key.startswith("llm."):
-            continue
-        model, _, field = key[4:].rpartition(".")
-        if model and field in {"requests", "tokens", "errors", "latency_s"}:
-            per.setdefault(model, {})[field] = float(value)
-    if per:
-        return per
-    return {
-        default_model: {
-            "requests": float(stats.llm_requests),
-            "tokens": float(stats.llm_tokens),
-            "errors": float(stats.llm_errors),
-        }
-    }
+def _llm_calls(stats: GroupStats, default_model: str) -> list[LLMCalls]:
+    """The group's per-(model, endpoint) calls; a group that reports only totals (a test
+    engine) gets them under the default model at endpoint `unknown`. The breakdown must add
+    up to the totals: a mismatch is a bug in the group, raised here rather than exposed."""
+    if not stats.llm_calls:
+        if not (stats.llm_requests or stats.llm_tokens or stats.llm_errors):
+            return []
+        return [
+            LLMCalls(
+                model=default_model,
+                endpoint="unknown",
+                requests=stats.llm_requests,
+                tokens=stats.llm_tokens,
+                errors=stats.llm_errors,
+            )
+        ]
+    for field in ("requests", "tokens", "errors"):
+        parts = sum(getattr(c, field) for c in stats.llm_calls)
+        total = getattr(stats, "llm_" + field)
+        if parts != total:
+            raise ValueError(
+                f"group {stats.group_id} tick {stats.tick}: llm_calls {field} add up to "
+                f"{parts}, llm_{field} is {total}"
+            )
+    return stats.llm_calls
+
+
+class BucketHistogram:
+    """A Prometheus histogram fed with bucket counts (`BucketCounts`) rather than samples;
+    registered as a custom collector (prometheus_client's Histogram only takes samples)."""
+
+    def __init__(self, name: str, help_: str, labels: tuple[str, ...], le: tuple[float, ...]):
+        self.name, self.help, self.labels, self.le = name, help_, labels, le
+        self._series: dict[tuple[str, ...], BucketCounts] = {}
+
+    def add(self, label_values: tuple[str, ...], counts: BucketCounts) -> None:
+        """Add one report's counts to the series of these label values."""
+        if tuple(counts.le) != self.le:
+            raise ValueError(f"{self.name}: buckets {counts.le} differ from {self.le}")
+        acc = self._series.setdefault(label_values, BucketCounts.empty(self.le))
+        acc.counts = [a + b for a, b in zip(acc.counts, counts.counts, strict=True)]
+        acc.sum += counts.sum
+
+    def count(self, **labels: str) -> int:
+        """Samples counted in one series (0 when absent)."""
+        got = self._series.get(tuple(labels[k] for k in self.labels))
+        return 0 if got is None else got.count
+
+    def collect(self) -> list[HistogramMetricFamily]:
+        """The exposition: cumulative buckets per series."""
+        fam = HistogramMetricFamily(self.name, self.help, labels=list(self.labels))
+        for values, c in sorted(list(self._series.items())):
+            cumulative, buckets = 0, []
+            for bound, n in zip([*self.le, float("inf")], c.counts, strict=True):
+                cumulative += n
+                buckets.append(
+                    ("+Inf" if bound == float("inf") else repr(float(bound)), cumulative)
+                )
+            fam.add_metric(list(values), buckets, c.sum)
+        return [fam]
 
 
 class RunMetrics:
@@ -124,11 +195,14 @@ class RunMetrics:
                 )
             elif kind == "gauge":
                 self._m[name] = Gauge(full, help_, labels, registry=self.registry)
-            else:
-                buckets = TICK_BUCKETS if name == "tick_seconds" else LLM_LATENCY_BUCKETS
+            elif name == "tick_seconds":
                 self._m[name] = Histogram(
-                    full, help_, labels, buckets=buckets, registry=self.registry
+                    full, help_, labels, buckets=TICK_BUCKETS, registry=self.registry
                 )
+            else:
+                le = LLM_LATENCY_BUCKETS if name == "llm_latency_seconds" else LOOP_LAG_BUCKETS
+                self._m[name] = BucketHistogram(full, help_, labels, le)
+                self.registry.register(self._m[name])
 
     # -- serving -------------------------------------------------------------------------
     def serve(self) -> int:
@@ -198,23 +272,19 @@ class RunMetrics:
                     raise ValueError(f"group {g} tick {stats.tick}: negative {name} {value}")
                 m[name].labels(group=g).inc(value)
                 self._add(name, value)
-            for model, fig in _model_breakdown(stats, self.config.default_model).items():
-                for field, name in (
-                    ("requests", "llm_requests_total"),
-                    ("tokens", "llm_tokens_total"),
-                    ("errors", "llm_errors_total"),
+            for calls in _llm_calls(stats, self.config.default_model):
+                labels = {"group": g, "model": calls.model, "endpoint": calls.endpoint}
+                for name, value in (
+                    ("llm_requests_total", calls.requests),
+                    ("llm_tokens_total", calls.tokens),
+                    ("llm_errors_total", calls.errors),
                 ):
-                    value = fig.get(field, 0.0)
-                    m[name].labels(group=g, model=model).inc(value)
+                    m[name].labels(**labels).inc(value)
                     self._add(name, value)
-                n = int(fig.get("requests", 0))
-                latency = fig.get("latency_s")
-                if n > 0 and latency is not None:
-                    # GroupStats carries a sum, not samples: observe the mean n times so
-                    # the histogram's count equals the request count.
-                    hist = m["llm_latency_seconds"].labels(model=model)
-                    for _ in range(n):
-                        hist.observe(latency / n)
+                if calls.latency.count:
+                    m["llm_latency_seconds"].add((calls.model, calls.endpoint), calls.latency)
+            if stats.loop_lag is not None:
+                m["event_loop_lag_seconds"].add((g,), stats.loop_lag)
             for tier, count in stats.memories_by_tier.items():
                 m["memories"].labels(group=g, tier=tier).set(count)
             m["group_rss_bytes"].labels(group=g).set(stats.rss_bytes)

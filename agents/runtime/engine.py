@@ -29,6 +29,7 @@ from societas.agents.llm import LLMGateway
 from societas.agents.population import Population, population_for
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult
 from societas.agents.runtime.results import ResultsWriter
+from societas.agents.runtime.stats import Deltas, LoopLagMonitor, llm_calls_delta
 from societas.agents.scenario import Intervention, ScenarioConfig, load_scenario
 from societas.memory import GroupMemory
 from societas.memory.embedding import Embedder
@@ -74,8 +75,8 @@ class GroupEngine:
         )
         res = self.scenario.results
         self.results = ResultsWriter(self.run_dir, group_id, res.flush_every, res.compression)
-        self._llm_seen = (0, 0, 0)
-        self._adds_seen = 0
+        self._deltas = Deltas()  # running totals -> per-tick figures, each reported once
+        self.loop_lag = LoopLagMonitor()
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
@@ -104,12 +105,14 @@ class GroupEngine:
         mine = set(self.agent_ids)
         for n, iv in enumerate(sc.interventions):
             self.events_at[iv.tick].append((iv, pop.select(iv.select, n, sc.seed) & mine))
+        self.loop_lag.start()
 
     async def close(self) -> None:
         """Flush results, close memory and the gateway (idempotent)."""
         if self._closed:
             return
         self._closed = True
+        await self.loop_lag.stop()
         self.results.flush()
         if self.memory is not None:
             await self.memory.flush()
@@ -169,7 +172,8 @@ class GroupEngine:
         self._record(tick)
         outbox.sort(key=Message.sort_key)
         # Stats add this tick's `llm` row, so they come before the results window may flush.
-        stats = self._stats(tick, len(outbox), time.perf_counter() - started)
+        tiers = await self.memory.tier_counts()
+        stats = self._stats(tick, len(outbox), time.perf_counter() - started, tiers)
         self.results.end_tick(tick)
         return StepResult(
             outbox=outbox,
@@ -227,38 +231,39 @@ class GroupEngine:
             for topic in topics:
                 add("attitudes", (tick, i, topic, float(s["attitude"].get(topic, 5.0))))
 
-    def _stats(self, tick: int, messages_out: int, seconds: float) -> GroupStats:
+    def _stats(
+        self, tick: int, messages_out: int, seconds: float, tiers: dict[str, int]
+    ) -> GroupStats:
+        """This tick's figures (deltas of the running totals) and its `llm` results row."""
         assert self.memory is not None
+        d = self._deltas
         models = self.llm.accounting.models.values()
-        req = sum(m.requests for m in models)
-        pt = sum(m.prompt_tokens for m in models)
-        ct = sum(m.completion_tokens for m in models)
-        r0, p0, c0 = self._llm_seen
-        self._llm_seen = (req, pt, ct)
-        counters = self.memory.counters
-        adds = counters["adds"] - self._adds_seen
-        self._adds_seen = counters["adds"]
-        self.results.add("llm", (tick, self.group_id, req - r0, pt - p0, ct - c0, adds))
-        errors = sum(
-            v
-            for k, v in self.llm.accounting.events.items()
-            if k.startswith(("json.fallback", "json.failed", "http.failed"))
-        )
+        req = d("llm.requests", sum(m.requests for m in models))
+        pt = d("llm.prompt_tokens", sum(m.prompt_tokens for m in models))
+        ct = d("llm.completion_tokens", sum(m.completion_tokens for m in models))
+        mem = d.memory(self.memory.counters)
+        adds = mem.get("adds", 0)
+        self.results.add("llm", (tick, self.group_id, req, pt, ct, adds))
+        calls = llm_calls_delta(d, self.llm.accounting)
+        events = self.llm.accounting.events
+        fallbacks = d("llm.fallbacks", events["json.fallback"] + events["json.failed"])
         return GroupStats(
             group_id=self.group_id,
             tick=tick,
             agent_steps=len(self.agents),
             step_seconds=seconds,
-            llm_requests=req - r0,
-            llm_tokens=(pt - p0) + (ct - c0),
-            llm_errors=errors,
-            embeddings=counters["embedded_texts"],
-            vector_upserts=counters["vector_upserts"],
-            vector_queries=counters["vector_queries"],
-            memories_by_tier={"hot": len(self.memory.hot)},
+            llm_requests=req,
+            llm_tokens=pt + ct,
+            llm_errors=sum(c.errors for c in calls),
+            embeddings=mem.get("embedded_texts", 0),
+            vector_upserts=mem.get("vector_upserts", 0),
+            vector_queries=mem.get("vector_queries", 0),
+            memories_by_tier=tiers,
             messages_out=messages_out,
             rss_bytes=psutil.Process(os.getpid()).memory_info().rss,
-            extra={"memories_added": float(adds)},
+            extra={"memories_added": float(adds), "llm_fallbacks": float(fallbacks)},
+            llm_calls=calls,
+            loop_lag=self.loop_lag.drain(),
         )
 
     # ------------------------------------------------------------------ checkpoints
@@ -330,6 +335,7 @@ class GroupEngine:
         )
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)
+        self._deltas.rebase("mem.", self.memory.counters)  # its counters start afresh
 
 
 _SCRATCH = ("_econ_day", "_exposed", "_emotion", "_target")

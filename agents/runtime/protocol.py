@@ -8,6 +8,7 @@ as checkpoints and results, so the same code runs under `--local` and on a Ray c
 
 from __future__ import annotations
 
+import bisect
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,8 +30,54 @@ class Message(BaseModel):
         return (self.recipient, self.sender, self.tick, self.kind)
 
 
+# Histogram bounds (upper, seconds) shared by the groups that count and the metrics that
+# expose: LLM calls from the rules policy (tens of µs) to a slow remote model (a minute),
+# event-loop lag from a millisecond to seconds.
+LLM_LATENCY_BUCKETS = (
+    0.0001, 0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
+)  # fmt: skip
+LOOP_LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+
+
+class BucketCounts(BaseModel):
+    """Samples of one histogram as counts per bucket (not cumulative; +Inf last) and their
+    sum: a group sends counts, not samples, so a tick of 100k LLM calls stays small."""
+
+    le: tuple[float, ...] = Field(description="Upper bounds of the finite buckets, ascending.")
+    counts: list[int] = Field(description="len(le) + 1 counts; the last one is +Inf.")
+    sum: float = 0.0
+
+    @classmethod
+    def empty(cls, le: tuple[float, ...]) -> BucketCounts:
+        """No samples yet."""
+        return cls(le=le, counts=[0] * (len(le) + 1))
+
+    def observe(self, value: float) -> None:
+        """Count one sample."""
+        self.counts[bisect.bisect_left(self.le, value)] += 1
+        self.sum += value
+
+    @property
+    def count(self) -> int:
+        """Samples counted."""
+        return sum(self.counts)
+
+
+class LLMCalls(BaseModel):
+    """One tick's LLM calls of a group to one model at one endpoint (cache hits excluded)."""
+
+    model: str = Field(min_length=1)
+    endpoint: str = Field(min_length=1, description="Base URL, or 'rules' in process.")
+    requests: int = Field(0, ge=0, description="Calls answered.")
+    tokens: int = Field(0, ge=0, description="Prompt + completion tokens of those calls.")
+    errors: int = Field(0, ge=0, description="Attempts that failed (HTTP error, timeout).")
+    latency: BucketCounts = Field(default_factory=lambda: BucketCounts.empty(LLM_LATENCY_BUCKETS))
+
+
 class GroupStats(BaseModel):
-    """What a group reports per tick; the driver turns these into metrics and progress."""
+    """What a group reports per tick; the driver turns these into metrics and progress.
+
+    Every count is this tick's delta (never a running total), reported once per tick."""
 
     group_id: int
     tick: int
@@ -46,6 +93,20 @@ class GroupStats(BaseModel):
     messages_out: int = 0
     rss_bytes: int = 0
     extra: dict[str, float] = Field(default_factory=dict)
+    llm_calls: list[LLMCalls] = Field(
+        default_factory=list, description="Per model and endpoint; sums equal the llm_* totals."
+    )
+    loop_lag: BucketCounts | None = Field(
+        None, description="Event-loop lag of the group's process since the previous tick."
+    )
+    llm_tasks: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Running totals per LLM task (calls, tokens, json outcomes) of the group "
+        "(the one cumulative field: the driver keeps each group's latest).",
+    )
+    llm_stop: dict[str, str] | None = Field(
+        None, description="Set when the gateway asks the run to stop (LLMRunStop.info())."
+    )
 
 
 class StepResult(BaseModel):

@@ -7,7 +7,13 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from societas.agents.runtime.protocol import GroupStats
+from societas.agents.runtime.protocol import (
+    LLM_LATENCY_BUCKETS,
+    LOOP_LAG_BUCKETS,
+    BucketCounts,
+    GroupStats,
+    LLMCalls,
+)
 from societas.cluster.metrics import METRICS, PREFIX, MetricsConfig, RunMetrics, exposed_names
 
 
@@ -45,8 +51,8 @@ def test_server_binds_loopback_by_default_and_serves_every_metric(served):
     assert scraped <= exposed_names()
     for name, (kind, _labels, _help) in METRICS.items():
         probe = PREFIX + name + ("_count" if kind == "histogram" else "")
-        if name == "llm_latency_seconds":
-            continue  # only observed with a latency breakdown (next test)
+        if name in ("llm_latency_seconds", "event_loop_lag_seconds"):
+            continue  # only exposed once observed (next tests)
         assert probe in scraped, probe
 
 
@@ -77,9 +83,10 @@ def test_counters_are_sums_of_group_stats_over_http(served):
     assert got[(PREFIX + "agent_steps_total", g0)] == 30
     assert got[(PREFIX + "agent_steps_total", g1)] == 33
     assert got[(PREFIX + "messages_total", g1)] == 15
-    assert got[(PREFIX + "llm_requests_total", (("group", "0"), ("model", "rules")))] == 6
-    assert got[(PREFIX + "llm_errors_total", (("group", "1"), ("model", "rules")))] == 3
-    assert got[(PREFIX + "llm_tokens_total", (("group", "1"), ("model", "rules")))] == 150
+    unknown = (("endpoint", "unknown"),)  # no per-model breakdown: the default model
+    assert got[(PREFIX + "llm_requests_total", (*unknown, *g0, ("model", "rules")))] == 6
+    assert got[(PREFIX + "llm_errors_total", (*unknown, *g1, ("model", "rules")))] == 3
+    assert got[(PREFIX + "llm_tokens_total", (*unknown, *g1, ("model", "rules")))] == 150
     assert got[(PREFIX + "memories", (("group", "0"), ("tier", "hot")))] == 300  # gauge: last
     assert got[(PREFIX + "group_rss_bytes", g1)] == 1002
     assert got[(PREFIX + "agents", g1)] == 11
@@ -92,31 +99,69 @@ def test_counters_are_sums_of_group_stats_over_http(served):
     assert m.totals["vector_queries_total"] == 24
 
 
-def test_per_model_breakdown_and_latency_histogram():
-    m = RunMetrics()
-    m.ingest(
-        _stats(
-            3,
-            0,
-            llm_requests=5,
-            extra={
-                "llm.gpt-4o.requests": 4,
-                "llm.gpt-4o.tokens": 400,
-                "llm.gpt-4o.latency_s": 2.0,
-                "llm.qwen.vl.requests": 1,  # model names may contain dots
-                "llm.qwen.vl.errors": 1,
-                "other": 9,
-            },
+def _with_le(labels: tuple, le: str) -> tuple:
+    return tuple(sorted((*labels, ("le", le))))
+
+
+def _latency(*samples: float) -> BucketCounts:
+    h = BucketCounts.empty(LLM_LATENCY_BUCKETS)
+    for x in samples:
+        h.observe(x)
+    return h
+
+
+def test_llm_figures_are_labelled_by_model_and_endpoint_with_latency_histograms(served):
+    m, port = served
+    url = "http://127.0.0.1:8000/v1"
+    calls = [
+        LLMCalls(
+            model="qwen.vl", endpoint=url, requests=3, tokens=300, errors=1,
+            latency=_latency(0.2, 0.3, 0.4, 7.0),
+        ),  # model names may contain dots
+        LLMCalls(
+            model="rules", endpoint="rules", requests=2, tokens=20, latency=_latency(1e-5, 2e-5)
+        ),
+    ]  # fmt: skip
+    lag = BucketCounts.empty(LOOP_LAG_BUCKETS)
+    for x in (0.0001, 0.003, 0.2):
+        lag.observe(x)
+    for tick in range(2):
+        stats = _stats(
+            3, tick, llm_requests=5, llm_tokens=320, llm_errors=1, llm_calls=calls, loop_lag=lag
         )
-    )
-    assert m.value("llm_requests_total", group="3", model="gpt-4o") == 4
-    assert m.value("llm_tokens_total", group="3", model="gpt-4o") == 400
-    assert m.value("llm_errors_total", group="3", model="qwen.vl") == 1
-    assert m.value("llm_requests_total", group="3", model="rules") == 0
-    assert m.value("llm_latency_seconds_count", model="gpt-4o") == 4
-    assert m.value("llm_latency_seconds_sum", model="gpt-4o") == pytest.approx(2.0)
-    assert m.value("llm_latency_seconds_bucket", model="gpt-4o", le="0.5") == 4
-    assert m.value("llm_latency_seconds_bucket", model="gpt-4o", le="0.25") == 0
+        m.ingest(stats)
+    got = _scrape(port)
+    q = (("endpoint", url), ("group", "3"), ("model", "qwen.vl"))
+    assert got[(PREFIX + "llm_requests_total", q)] == 6
+    assert got[(PREFIX + "llm_tokens_total", q)] == 600
+    assert got[(PREFIX + "llm_errors_total", q)] == 2
+    r = (("endpoint", "rules"), ("group", "3"), ("model", "rules"))
+    assert got[(PREFIX + "llm_requests_total", r)] == 4
+    assert m.totals["llm_requests_total"] == 10 and m.totals["llm_errors_total"] == 2
+    lat = (("endpoint", url), ("model", "qwen.vl"))
+    assert got[(PREFIX + "llm_latency_seconds_count", lat)] == 8
+    assert got[(PREFIX + "llm_latency_seconds_sum", lat)] == pytest.approx(15.8)
+    assert got[(PREFIX + "llm_latency_seconds_bucket", _with_le(lat, "0.25"))] == 2
+    assert got[(PREFIX + "llm_latency_seconds_bucket", _with_le(lat, "0.5"))] == 6
+    assert got[(PREFIX + "llm_latency_seconds_bucket", _with_le(lat, "+Inf"))] == 8
+    rl = (("endpoint", "rules"), ("model", "rules"))
+    assert got[(PREFIX + "llm_latency_seconds_bucket", _with_le(rl, "0.0001"))] == 4
+    g3 = ("group", "3")
+    assert got[(PREFIX + "event_loop_lag_seconds_count", (g3,))] == 6
+    assert got[(PREFIX + "event_loop_lag_seconds_bucket", _with_le((g3,), "0.001"))] == 2
+    assert got[(PREFIX + "event_loop_lag_seconds_bucket", _with_le((g3,), "0.005"))] == 4
+    assert got[(PREFIX + "event_loop_lag_seconds_sum", (g3,))] == pytest.approx(2 * 0.2031)
+
+
+def test_totals_without_a_breakdown_go_to_the_default_model_and_a_wrong_one_is_refused():
+    m = RunMetrics(MetricsConfig(default_model="m0"))
+    m.ingest(_stats(0, 0, llm_requests=4, llm_tokens=40))
+    assert m.value("llm_requests_total", group="0", model="m0", endpoint="unknown") == 4
+    bad = [LLMCalls(model="a", endpoint="b", requests=1, tokens=10)]
+    with pytest.raises(ValueError, match="llm_calls requests add up to 1, llm_requests is 2"):
+        m.ingest(_stats(0, 1, llm_requests=2, llm_tokens=10, llm_calls=bad))
+    with pytest.raises(ValueError, match="buckets"):
+        m.ingest(_stats(0, 2, loop_lag=BucketCounts.empty((1.0,))))
 
 
 def test_negative_counts_are_rejected_and_config_is_strict():

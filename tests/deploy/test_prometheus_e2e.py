@@ -1,11 +1,11 @@
-"""End to end: a short town run serves /metrics on loopback, a real Prometheus (Debian's
-binary, started with deploy/prometheus/prometheus.yml) scrapes it, and the counters it
-reports through its HTTP API equal the run's own totals."""
+"""End to end: a short town run on Ray serves /metrics on loopback, a real Prometheus
+(Debian's binary, started with deploy/prometheus/prometheus.yml) scrapes it, and the totals
+it reports through its HTTP API equal what the run's Parquet results and stores hold."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+import os
 import shutil
 import signal
 import socket
@@ -18,16 +18,33 @@ from pathlib import Path
 import pytest
 import yaml
 
+from societas.agents.llm.gateway import RULES_MODEL
 from societas.cluster.metrics import MetricsConfig, RunMetrics
-from societas.cluster.ray_runtime import ClusterConfig, InProcessGroup, RunSpec, run_groups
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-PROMETHEUS = shutil.which("prometheus")
-pytestmark = pytest.mark.skipif(
-    PROMETHEUS is None,
-    reason="Debian's `prometheus` binary is not installed (.ci/run installs it with apt-get; "
-    "apt was unavailable on this machine)",
-)
+AGENTS, TICKS = 120, 6
+
+
+def _prometheus() -> str:
+    """Debian's `prometheus` binary: found, or installed with apt-get (as .ci/run does).
+    Skips only where it cannot be installed (no apt-get, or not root)."""
+    found = shutil.which("prometheus")
+    if found:
+        return found
+    apt = shutil.which("apt-get")
+    if apt is None or os.geteuid() != 0:
+        pytest.skip("no `prometheus` binary and no apt-get as root to install Debian's package")
+    for args in (
+        ["update", "-qq"],
+        ["install", "-y", "-qq", "--no-install-recommends", "prometheus"],
+    ):
+        done = subprocess.run(
+            [apt, *args], check=False, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, f"apt-get {args[0]} failed: {done.stderr[-2000:]}"
+    found = shutil.which("prometheus")
+    assert found, "apt-get installed prometheus but the binary is not on PATH"
+    return found
 
 
 def _free_port() -> int:
@@ -51,29 +68,42 @@ def _scalar(base: str, expr: str) -> float | None:
 
 @pytest.fixture
 def town_run(tmp_path):
-    """A 120-agent, 6-tick town run (2 in-process groups) with metrics served on loopback."""
-    from societas.agents.runtime.engine import GroupEngine
+    """A 120-agent, 6-tick town run on local Ray (2 group actors), metrics served on loopback."""
+    import ray
+
     from societas.agents.scenario import load_scenario
-    from societas.cluster.local import partition
+    from societas.cluster.ray_runtime import run_on_ray
 
     root = Path(__file__).resolve().parents[2]
     scenario = load_scenario(root / "configs" / "town.yaml").with_overrides(
-        agents=120, ticks=6, groups=2
+        agents=AGENTS, ticks=TICKS, groups=2
     )
     metrics = RunMetrics(MetricsConfig(port=0))
     port = metrics.serve()
-    engines = [
-        InProcessGroup(GroupEngine(scenario, g, ids, tmp_path))
-        for g, ids in enumerate(partition(120, 2))
-    ]
-    spec = RunSpec(run_dir=tmp_path, ticks=6, seed=scenario.seed, agents=120)
-    result, _ = asyncio.run(run_groups(engines, spec, ClusterConfig(), metrics=metrics))
-    yield result, port, metrics
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    try:
+        run_on_ray(scenario, tmp_path / "run", 2, metrics=metrics)
+    finally:
+        ray.shutdown()
+    yield tmp_path / "run", port, metrics
     metrics.close()
 
 
+def _parquet_counts(run_dir: Path) -> dict[str, float]:
+    """What the run's Parquet results hold: agent steps, LLM calls and tokens, memories."""
+    from societas.agents.runtime.results import read_table
+
+    llm = read_table(run_dir, "llm").to_pylist()
+    return {
+        "agent_steps": read_table(run_dir, "agent_state").num_rows,
+        "llm_requests": sum(r["requests"] for r in llm),
+        "llm_tokens": sum(r["prompt_tokens"] + r["completion_tokens"] for r in llm),
+        "memories_added": sum(r["memories_added"] for r in llm),
+    }
+
+
 def test_prometheus_scrapes_counters_equal_to_run_totals(town_run, tmp_path):
-    result, port, metrics = town_run
+    run_dir, port, metrics = town_run
     assert metrics.server_address_is_loopback()
     config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
     job = next(j for j in config["scrape_configs"] if j["job_name"] == "societas")
@@ -85,7 +115,7 @@ def test_prometheus_scrapes_counters_equal_to_run_totals(town_run, tmp_path):
     base = f"http://127.0.0.1:{web}"
     proc = subprocess.Popen(
         [
-            PROMETHEUS,
+            _prometheus(),
             f"--config.file={cfg_path}",
             f"--storage.tsdb.path={tmp_path / 'tsdb'}",
             f"--web.listen-address=127.0.0.1:{web}",
@@ -108,22 +138,29 @@ def test_prometheus_scrapes_counters_equal_to_run_totals(town_run, tmp_path):
             assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
             assert time.monotonic() < deadline, "Prometheus never scraped the coordinator"
             time.sleep(0.5)
-        totals = result.totals
-        assert totals["agent_steps"] == 120 * 6 and totals["llm_requests"] > 0
+        parquet = _parquet_counts(run_dir)
+        totals = json.loads((run_dir / "run.json").read_text())["totals"]
+        assert parquet["agent_steps"] == AGENTS * TICKS and parquet["llm_requests"] > 0
+        assert parquet["memories_added"] > 0
         expected = {
-            "sum(societas_ticks_total)": 6,
-            "sum(societas_agent_steps_total)": totals["agent_steps"],
-            "sum(societas_llm_requests_total)": totals["llm_requests"],
-            "sum(societas_llm_tokens_total)": totals["llm_tokens"],
+            "sum(societas_ticks_total)": TICKS,
+            "sum(societas_tick_seconds_count)": TICKS,
+            "max(societas_tick)": TICKS - 1,
+            "sum(societas_agents)": AGENTS,
+            "count(societas_group_rss_bytes > 0)": 2,
+            # what the Parquet results hold
+            "sum(societas_agent_steps_total)": parquet["agent_steps"],
+            "sum(societas_llm_requests_total)": parquet["llm_requests"],
+            "sum(societas_llm_tokens_total)": parquet["llm_tokens"],
+            "sum(societas_llm_latency_seconds_count)": parquet["llm_requests"],
+            # every memory is warm (vector store) or cold (Parquet): what the stores hold
+            'sum(societas_memories{tier=~"warm|cold"})': parquet["memories_added"],
+            # the rest against the run's record (deltas summed once per tick)
             "sum(societas_llm_errors_total)": totals["llm_errors"],
             "sum(societas_embeddings_total)": totals["embeddings"],
             "sum(societas_vector_upserts_total)": totals["vector_upserts"],
             "sum(societas_vector_queries_total)": totals["vector_queries"],
             "sum(societas_messages_total)": totals["messages_out"],
-            "sum(societas_tick_seconds_count)": 6,
-            "max(societas_tick)": 5,
-            "count(societas_group_rss_bytes > 0)": 2,
-            "sum(societas_agents)": 120,
         }
         for expr, want in expected.items():
             assert _scalar(base, expr) == pytest.approx(want), expr
@@ -132,9 +169,15 @@ def test_prometheus_scrapes_counters_equal_to_run_totals(town_run, tmp_path):
             for r in _query(base, "societas_agent_steps_total")
         }
         assert by_group == {"0": 360.0, "1": 360.0}
-        models = {r["metric"]["model"] for r in _query(base, "societas_llm_requests_total")}
-        assert models == {"rules"}
+        labels = {
+            (r["metric"]["model"], r["metric"]["endpoint"])
+            for r in _query(base, "societas_llm_requests_total")
+        }
+        assert labels == {(RULES_MODEL, "rules")}  # the model that answered, not a default
         assert _scalar(base, 'sum(societas_memories{tier="hot"})') > 0
+        lag = _query(base, "societas_event_loop_lag_seconds_count")
+        assert {r["metric"]["group"] for r in lag} == {"0", "1"}
+        assert all(float(r["value"][1]) > 0 for r in lag)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
