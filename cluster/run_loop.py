@@ -14,8 +14,9 @@ from pydantic import BaseModel, Field
 
 from societas.agents.runtime.protocol import GroupHandle
 from societas.cluster import checkpoint as ckpt
-from societas.cluster.cluster_config import ClusterConfig
+from societas.cluster.cluster_config import ClusterConfig, checkpoint_ticks
 from societas.cluster.groups import inbox_digest
+from societas.cluster.llm_stop import LLMStopWatch
 from societas.cluster.metrics import RunMetrics
 
 TOTAL_KEYS = (
@@ -44,12 +45,25 @@ class RunResult(BaseModel):
     recoveries: int = 0
     wall_s: float = 0.0
     tick_seconds: list[float] = Field(default_factory=list)
+    llm_tasks: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="LLM calls/tokens/json outcomes per task (this run)."
+    )
 
     @property
     def agent_steps_per_s(self) -> float:
         """Agent steps per second of tick time in this process."""
         done = self.agents * (self.ticks - self.start_tick)
         return done / max(sum(self.tick_seconds), 1e-9)
+
+
+class RunInterrupted(RuntimeError):
+    """The run was asked to stop (Ctrl-C, SIGTERM, `societas stop`) and checkpointed first."""
+
+    def __init__(self, tick: int, checkpoint: int | None) -> None:
+        where = f"checkpoint tick={checkpoint}" if checkpoint is not None else "no checkpoint"
+        super().__init__(f"interrupted after {tick} ticks ({where})")
+        self.tick = tick
+        self.checkpoint = checkpoint
 
 
 class RunSpec(BaseModel):
@@ -62,6 +76,10 @@ class RunSpec(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict, description="Scenario, no secrets.")
     encounters: bool = True
     max_pairs_per_place: int = 50
+    tick_minutes: int = Field(30, ge=1, description="Simulated minutes per tick (cadence).")
+    budget_tokens: int | None = Field(
+        default=None, ge=1, description="LLM tokens this invocation may spend (llm.budget)."
+    )
 
 
 async def run_groups(
@@ -72,9 +90,14 @@ async def run_groups(
     on_progress: Callable[[Any], Any] | None = None,
     on_tick: Callable[[Any], Any] | None = None,
     resume: bool = False,
+    stop: Callable[[], bool] | None = None,
+    on_checkpoint: Callable[[int, dict[str, float]], Any] | None = None,
 ) -> tuple[RunResult, Any]:
     """Set up (or restore the last complete checkpoint of) the groups, run the coordinator
-    loop of `societas.cluster.coordinator` to the end, checkpointing every K ticks."""
+    loop of `societas.cluster.coordinator` to the end, checkpointing every K ticks (default
+    every 6 simulated hours) and after the last tick; when `stop()` turns true, checkpoint
+    after the current tick and raise `RunInterrupted`. `on_checkpoint(tick, totals)` follows
+    every complete checkpoint (run.json updates)."""
     from societas.cluster.coordinator import Coordinator
 
     handles = sorted(groups, key=lambda g: g.group_id)
@@ -96,9 +119,24 @@ async def run_groups(
             out = on_tick(report)
             if asyncio.iscoroutine(out):
                 await out
+        await checkpoint_policy(report.tick)
+        await watch(report)  # an LLM stop: checkpoint, then raise (societas.cluster.llm_stop)
+
+    every = checkpoint_ticks(cluster, spec.tick_minutes)
+
+    async def checkpoint_policy(tick: int) -> None:
+        done = tick + 1
+        stopping = stop is not None and stop()
+        due = every and (done % every == 0 or (cluster.checkpoint_at_end and done == spec.ticks))
+        if due or (stopping and done < spec.ticks):
+            await take_checkpoint(tick, handles)
+        if stopping and done < spec.ticks:
+            raise RunInterrupted(done, checkpoints[-1] if checkpoints else None)
 
     async def take_checkpoint(tick: int, _groups: Sequence[GroupHandle]) -> None:
         nxt = tick + 1
+        if checkpoints and checkpoints[-1] == nxt:
+            return  # already taken at this tick (a stop and the cadence agree)
         metas = await asyncio.gather(
             *(h.checkpoint(str(ckpt.group_dir(spec.run_dir, nxt, h.group_id))) for h in handles)
         )
@@ -115,6 +153,10 @@ async def run_groups(
         ckpt.write_checkpoint_manifest(spec.run_dir, manifest, holder["c"].pending)
         checkpoints.append(nxt)
         ckpt.prune(spec.run_dir, cluster.keep_checkpoints)
+        if on_checkpoint is not None:
+            out = on_checkpoint(nxt, dict(totals))
+            if asyncio.iscoroutine(out):
+                await out
 
     coordinator = Coordinator(
         handles,
@@ -123,10 +165,11 @@ async def run_groups(
         max_pairs_per_place=spec.max_pairs_per_place,
         on_progress=on_progress,
         on_tick=tick_done,
-        checkpoint_every=cluster.checkpoint_every or None,
-        on_checkpoint=take_checkpoint if cluster.checkpoint_every else None,
+        checkpoint_every=None,  # checkpoint_policy decides (cadence, end, stop)
+        on_checkpoint=None,
     )
     holder["c"] = coordinator
+    watch = LLMStopWatch(spec.budget_tokens, spec.ticks, take_checkpoint, handles)
     started = time.perf_counter()
     try:
         await asyncio.gather(*(h.setup() for h in handles))
@@ -163,6 +206,7 @@ async def run_groups(
         recoveries=sum(getattr(h, "restarts", 0) for h in handles),
         wall_s=time.perf_counter() - started,
         tick_seconds=list(summary.tick_seconds),
+        llm_tasks=watch.tasks,
     )
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     ckpt.write_json_atomic(spec.run_dir / "ray_run.json", result.model_dump(mode="json"))

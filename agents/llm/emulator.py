@@ -142,6 +142,9 @@ class Emulator:
             "max_queued": 0,
             "completion_tokens": 0,
             "prompt_tokens": 0,
+            "tasks": {},  # task hint -> chat requests (what routing sent here)
+            "response_formats": {},  # response_format type (or "none") -> chat requests
+            "last_request": None,  # the last chat body without its messages
         }
 
     # ---- helpers -----------------------------------------------------------------------
@@ -178,6 +181,21 @@ class Emulator:
                 return kind
             draw -= rate
         return None
+
+    def _note(self, body: dict[str, Any]) -> None:
+        """Count the request by task hint and response_format type; keep its parameters."""
+        hint = body.get("societas")
+        task = str(hint.get("task")) if isinstance(hint, dict) else "none"
+        self.stats["tasks"][task] = self.stats["tasks"].get(task, 0) + 1
+        fmt = body.get("response_format")
+        kind = str(fmt.get("type")) if isinstance(fmt, dict) else "none"
+        self.stats["response_formats"][kind] = self.stats["response_formats"].get(kind, 0) + 1
+        self.stats["last_request"] = {k: v for k, v in body.items() if k != "messages"} | {
+            "last_user": next(
+                (m.get("content") for m in reversed(body["messages"]) if m.get("role") == "user"),
+                None,
+            )
+        }
 
     @staticmethod
     def _content(body: dict[str, Any]) -> str:
@@ -229,6 +247,7 @@ class Emulator:
         except (ValueError, KeyError, TypeError) as exc:
             self.stats["bad_requests"] += 1
             return self._error(400, f"invalid request: {exc}", "invalid_request_error")
+        self._note(body)
         model = str(body.get("model", self.config.models[0]))
         fingerprint = hashlib.sha256(
             json.dumps([model, messages], sort_keys=True).encode()

@@ -116,6 +116,7 @@ class LLMRunStop(LLMError):
     """A condition that stops a run at the next tick boundary, after a checkpoint."""
 
     kind = "stop"
+    checkpoint_tick: int | None = None  # set by the run loop once its checkpoint is written
 
     def __init__(
         self, message: str, task: str | None = None, endpoint: str | None = None, sample: str = ""
