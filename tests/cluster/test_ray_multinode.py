@@ -110,7 +110,7 @@ def test_groups_spread_over_workers_and_survive_losing_one(cluster, tmp_path):
     summary = asyncio.run(go())
     assert state["removed"]
     assert summary.recoveries == 1 and handles[1].restarts == 1
-    assert summary.checkpoints == [3, 6, 9]
+    assert summary.checkpoints == [3, 6, 9, 10]  # every 3 ticks and after the last one
     moved = state["moved"]
     assert moved != victim_node.node_id and moved in worker_ids
     assert summary.digest == ref.digest

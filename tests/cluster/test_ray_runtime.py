@@ -107,8 +107,8 @@ def test_killed_group_actor_is_recreated_from_checkpoint_and_replayed(tmp_path, 
     assert summary.digest == ref_summary.digest
     assert results_digest(tmp_path / "results") == ref_results
     assert summary.totals == ref_summary.totals  # replayed ticks are not counted twice
-    assert summary.checkpoints == [3, 6]
-    assert ckpt.complete_ticks(tmp_path) == [3, 6]
+    assert summary.checkpoints == [3, 6, 8]  # every 3 ticks and after the last one
+    assert ckpt.complete_ticks(tmp_path) == [3, 6, 8]
 
 
 def test_resume_from_last_complete_checkpoint_gives_identical_results(tmp_path, reference):
