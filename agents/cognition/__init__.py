@@ -4,22 +4,40 @@ and consolidation. Every call goes through the LLM gateway, so the same code run
 
 from __future__ import annotations
 
+from societas.agents.cognition import rules_cognition as _rules  # noqa: F401 (registers rules)
 from societas.agents.cognition.attitude import update_attitude
 from societas.agents.cognition.consolidation import consolidate, summarize
+from societas.agents.cognition.conversation import (
+    ConversationSummary,
+    speak,
+    summarize_conversation,
+)
 from societas.agents.cognition.dialogue import Conversation, Utterance, converse
 from societas.agents.cognition.importance import rate_importance, remember
+from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter, PendingMemories
 from societas.agents.cognition.persona import Persona, persona
-from societas.agents.cognition.planning import activity_at, decompose_hour, plan_day
+from societas.agents.cognition.planning import (
+    action_at,
+    activity_at,
+    decompose_hour,
+    plan_day,
+    replan_rest_of_day,
+)
 from societas.agents.cognition.reaction import react
 from societas.agents.cognition.reflection import ReflectionConfig, Reflector
 from societas.agents.cognition.thought import update_thought
 
 __all__ = [
     "Conversation",
+    "ConversationSummary",
+    "ImmediateWriter",
+    "MemoryWriter",
+    "PendingMemories",
     "Persona",
     "ReflectionConfig",
     "Reflector",
     "Utterance",
+    "action_at",
     "activity_at",
     "consolidate",
     "converse",
@@ -29,7 +47,10 @@ __all__ = [
     "rate_importance",
     "react",
     "remember",
+    "replan_rest_of_day",
+    "speak",
     "summarize",
+    "summarize_conversation",
     "update_attitude",
     "update_thought",
 ]

@@ -3,6 +3,7 @@ topic moves its stance on the seed's 0 (against) .. 10 (for) scale, stored in KV
 
 from __future__ import annotations
 
+from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
 from societas.agents.cognition.persona import lines, persona, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
@@ -13,7 +14,12 @@ NEUTRAL = 5.0
 
 
 async def update_attitude(
-    mem: AgentMemory, llm: LLMGateway, topic: str, seed: int = 0, stubbornness: float = 0.5
+    mem: AgentMemory,
+    llm: LLMGateway,
+    topic: str,
+    seed: int = 0,
+    stubbornness: float = 0.5,
+    writer: MemoryWriter | None = None,
 ) -> AttitudeUpdate:
     """Re-evaluate the stance on `topic` from the most relevant memories; store it."""
     p = await persona(mem)
@@ -43,9 +49,9 @@ async def update_attitude(
         fallback=lambda: AttitudeUpdate(attitude=current, reason="unchanged"),
     )
     await mem.status.update("attitude", {topic: out.attitude}, mode="merge")
-    await mem.stream.add(
+    await (writer or ImmediateWriter(llm)).add(
+        mem,
         "cognition",
         f"{p.name}'s attitude towards {topic} is now {out.attitude:.1f}/10: {out.reason}",
-        importance=0.4,
     )
     return out

@@ -1,16 +1,21 @@
-"""Dialogue between two agents. Each turn the speaker retrieves from its own memory; at the
-end every utterance is written into BOTH agents' streams (topic "dialogue"): this is how
-information spreads through the society."""
+"""A conversation between two agents of one group memory (standalone use; the runtime routes
+the same turns between groups in sub-rounds, see agents/runtime/conversations.py). Turns
+alternate (a first) until one ends it or `max_turns`; each participant then remembers its
+own summary of it (topic "dialogue", importance rated), which is how news spreads."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from societas.agents.cognition.importance import rate_importance
-from societas.agents.cognition.persona import lines, persona, recall
-from societas.agents.cognition.prompts import messages
+from societas.agents.cognition.conversation import (
+    DEFAULT_MAX_TURNS,
+    speak,
+    summarize_conversation,
+)
+from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
+from societas.agents.cognition.persona import persona
+from societas.agents.cognition.relationships import Relation
 from societas.agents.llm.gateway import LLMGateway
-from societas.agents.llm.tasks import DialogueTurn
 from societas.memory import AgentMemory
 
 
@@ -33,57 +38,33 @@ async def converse(
     a: AgentMemory,
     b: AgentMemory,
     topic: str | None = None,
-    max_turns: int = 4,
+    max_turns: int = DEFAULT_MAX_TURNS,
     location: str | None = None,
     seed: int = 0,
+    writer: MemoryWriter | None = None,
 ) -> Conversation:
-    """Alternate turns (a first) until one ends it or `max_turns`; remember it in both."""
+    """Alternate turns (a first) until one ends it or `max_turns`; each side remembers a
+    summary of it from its own point of view."""
+    writer = writer or ImmediateWriter(llm)
     pa, pb = await persona(a), await persona(b)
     sides = ((a, pa, pb), (b, pb, pa))
-    turns: list[Utterance] = []
+    history: list[tuple[str, str]] = []
     for turn in range(max_turns):
         mem, me, other = sides[turn % 2]
-        query = turns[-1].text if turns else (topic or f"news to tell {other.name}")
-        hits = await recall(mem, query, top_k=3)
-        history = [[u.speaker, u.text] for u in turns]
-        out = await llm.json(
-            messages(
-                "dialogue_turn",
-                me.system(),
-                speaker=me.name,
-                listener=other.name,
-                topic_line=f" about {topic}" if topic else "",
-                memories=lines(hits),
-                history="\n".join(f"{s}: {t}" for s, t in history) or "(just met)",
-            ),
-            DialogueTurn,
-            task="dialogue_turn",
-            context={
-                "speaker": me.name,
-                "listener": other.name,
-                "topic": topic,
-                "memories": [h.text for h in hits],
-                "history": history,
-                "turn": turn,
-                "max_turns": max_turns,
-            },
-            seed=seed * 7919 + mem.agent_id * 31 + turn,
-            fallback=lambda: DialogueTurn(utterance="Sorry, I have to go.", end=True),
+        out = await speak(
+            llm, mem, me, other.name, Relation(), topic or "", history, turn, max_turns, seed=seed
         )
-        turns.append(Utterance(speaker=me.name, text=out.utterance))
+        history.append((me.name, out.utterance))
         if out.end:
             break
     memory_ids: dict[int, list[int]] = {a.agent_id: [], b.agent_id: []}
-    if turns:
-        texts = [f"{u.speaker} said: {u.text}" for u in turns]
-        importance = await rate_importance(llm, texts, pa.name, seed=seed)
-        for mem, other in ((a, pb), (b, pa)):
-            for text, imp in zip(texts, importance, strict=True):
-                mid = await mem.stream.add(
-                    "dialogue",
-                    f"Talking with {other.name}: {text}",
-                    importance=imp,
-                    location=location,
-                )
+    if history:
+        for mem, me, other in sides:
+            summary = await summarize_conversation(
+                llm, me, other.name, Relation(), history, topic or "", location or "", seed=seed
+            )
+            mid = await writer.add(mem, "dialogue", summary.summary, location=location)
+            if mid is not None:
                 memory_ids[mem.agent_id].append(mid)
+    turns = [Utterance(speaker=s, text=t) for s, t in history]
     return Conversation(turns=turns, memory_ids=memory_ids)

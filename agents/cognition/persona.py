@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from societas.memory import AgentMemory, MemoryHit, MemoryRecord
 
@@ -14,12 +14,15 @@ _PROFILE_KEYS = ("name", "age", "occupation", "personality", "home", "work")
 
 
 class Persona(BaseModel):
-    """A snapshot of the agent's profile and needs, as prompts and rules see it."""
+    """A snapshot of the agent's profile, needs, emotion and plan, as prompts and rules see it."""
 
     agent_id: int
     name: str
     profile: dict[str, Any]
     needs: dict[str, float]
+    emotion: str = "calm"
+    emotion_intensity: float = 0.0
+    plan: dict[str, Any] = Field(default_factory=dict)
 
     def system(self) -> dict[str, Any]:
         """Fields for the system prompt."""
@@ -34,13 +37,47 @@ class Persona(BaseModel):
             "workplace": self.profile.get("work") or "",
         }
 
+    def mood(self) -> str:
+        """'fear (intensity 0.7)' for prompts."""
+        return f"{self.emotion.lower()} (intensity {self.emotion_intensity:.1f})"
+
+    def feeling(self) -> dict[str, Any]:
+        """Needs and emotion as the rules policy reads them from a call's context."""
+        return {
+            "needs": self.needs,
+            "emotion": self.emotion.lower(),
+            "emotion_intensity": self.emotion_intensity,
+        }
+
+    def plan_text(self) -> str:
+        """Today's plan in one line ('(no plan yet)' when there is none)."""
+        items = self.plan.get("items") or []
+        return describe(items) if items else "(no plan yet)"
+
 
 async def persona(mem: AgentMemory) -> Persona:
-    """Read profile and needs (missing attributes fall back to neutral defaults)."""
+    """Read profile, needs, emotion and plan (missing attributes: neutral defaults)."""
     profile = {k: await mem.status.get(k, default="") for k in _PROFILE_KEYS}
     needs = {n: float(await mem.status.get(f"{n}_satisfaction", default=0.5)) for n in NEEDS}
     name = str(profile.get("name") or f"agent {mem.agent_id}")
-    return Persona(agent_id=mem.agent_id, name=name, profile=profile, needs=needs)
+    emotion = str(await mem.status.get("emotion_types", default="") or "calm")
+    levels = await mem.status.get("emotion", default={}) or {}
+    intensity = float(levels.get(emotion.lower(), 5)) / 10.0 if levels else 0.0
+    plan = await mem.status.get("plan", default={}) or {}
+    return Persona(
+        agent_id=mem.agent_id,
+        name=name,
+        profile=profile,
+        needs=needs,
+        emotion=emotion,
+        emotion_intensity=max(0.0, min(1.0, intensity)),
+        plan=plan if isinstance(plan, dict) else {},
+    )
+
+
+def describe(items: Sequence[dict[str, Any]]) -> str:
+    """'7:00 breakfast at home; 9:00 ...'."""
+    return "; ".join(f"{i['start_hour']}:00 {i['activity']} at {i['location']}" for i in items)
 
 
 def lines(items: Sequence[MemoryHit | MemoryRecord | str], numbered: bool = False) -> str:

@@ -1,17 +1,24 @@
-"""Daily plan in broad strokes, hourly decomposition, and the plan lookups the agent uses.
+"""Recursive planning (Generative Agents): a day plan in broad strokes on waking, each hour
+decomposed into 5-15 minute actions when the day reaches it, and the rest of the day
+re-planned after a reaction.
 
 The plan lives in the KV attribute `plan`: {"day", "items": [PlanItem...], "hourly": {hour:
-[PlanStep...]}}; each new plan is also remembered in the stream (topic "plan")."""
+[PlanStep...]}}; every plan, hourly decomposition and re-plan is also remembered in the
+stream (topic "plan"), with its importance rated like any memory.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from societas.agents.cognition.persona import Persona, fmt_needs, lines, persona, recall
+from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
+from societas.agents.cognition.persona import Persona, describe, fmt_needs, lines, persona, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import DailyPlan, HourlyPlan, PlanItem
 from societas.memory import AgentMemory
+
+__all__ = ["activity_at", "decompose_hour", "describe", "plan_day", "replan_rest_of_day"]
 
 
 def default_plan(p: Persona) -> DailyPlan:
@@ -36,13 +43,19 @@ def activity_at(plan: dict[str, Any], hour: int) -> dict[str, Any] | None:
     return current
 
 
-def describe(items: list[dict[str, Any]]) -> str:
-    """'7:00 breakfast at home; 9:00 ...'."""
-    return "; ".join(f"{i['start_hour']}:00 {i['activity']} at {i['location']}" for i in items)
+def action_at(plan: dict[str, Any], hour: int, minute: int) -> dict[str, Any] | None:
+    """The decomposed action in force at hour:minute, if the hour was decomposed."""
+    current = None
+    for step in plan.get("hourly", {}).get(str(hour), []):
+        if step["minute"] <= minute:
+            current = step
+    return current
 
 
-async def plan_day(mem: AgentMemory, llm: LLMGateway, day: int) -> DailyPlan:
-    """Make and store today's plan from profile, needs and relevant memories."""
+async def plan_day(
+    mem: AgentMemory, llm: LLMGateway, day: int, writer: MemoryWriter | None = None
+) -> DailyPlan:
+    """Make and store today's plan from profile, needs, mood and relevant memories."""
     p = await persona(mem)
     hits = await recall(mem, f"{p.name} plans goals today", top_k=5)
     plan = await llm.json(
@@ -52,36 +65,42 @@ async def plan_day(mem: AgentMemory, llm: LLMGateway, day: int) -> DailyPlan:
             name=p.name,
             day=day,
             needs=fmt_needs(p.needs),
+            mood=p.mood(),
             memories=lines(hits),
             home=p.profile.get("home") or "home",
             work=p.profile.get("work") or "none",
         ),
         DailyPlan,
         task="daily_plan",
-        context={"name": p.name, "profile": p.rules_profile(), "needs": p.needs, "day": day},
+        context={"name": p.name, "profile": p.rules_profile(), "day": day, **p.feeling()},
         seed=mem.agent_id * 100003 + day,
         fallback=lambda: default_plan(p),
     )
     items = [i.model_dump() for i in plan.items]
     await mem.status.update("plan", {"day": day, "items": items, "hourly": {}})
-    await mem.stream.add(
-        "plan", f"{p.name}'s plan for day {day}: {describe(items)}", importance=0.3
+    await (writer or ImmediateWriter(llm)).add(
+        mem, "plan", f"{p.name}'s plan for day {day}: {describe(items)}"
     )
     return plan
 
 
-async def decompose_hour(mem: AgentMemory, llm: LLMGateway, hour: int) -> HourlyPlan | None:
-    """Split the planned activity of `hour` into steps, stored under plan['hourly'][hour]."""
-    plan = await mem.status.get("plan", default={})
-    item = activity_at(plan, hour)
+async def decompose_hour(
+    mem: AgentMemory, llm: LLMGateway, hour: int, writer: MemoryWriter | None = None
+) -> HourlyPlan | None:
+    """Split the planned activity of `hour` into 5-15 minute actions, stored under
+    plan['hourly'][hour] and remembered."""
+    p = await persona(mem)
+    item = activity_at(p.plan, hour)
     if item is None:
         return None
-    p = await persona(mem)
     steps = await llm.json(
         messages(
             "hourly_plan",
             p.system(),
             name=p.name,
+            plan=p.plan_text(),
+            mood=p.mood(),
+            needs=fmt_needs(p.needs),
             activity=item["activity"],
             location=item["location"],
             hour=hour,
@@ -93,13 +112,85 @@ async def decompose_hour(mem: AgentMemory, llm: LLMGateway, hour: int) -> Hourly
             "activity": item["activity"],
             "location": item["location"],
             "hour": hour,
+            **p.feeling(),
         },
         seed=mem.agent_id * 100003 + hour,
         fallback=lambda: HourlyPlan(
-            steps=[{"minute": 0, "duration_min": 60, "action": item["activity"]}]
+            steps=[
+                {"minute": m, "duration_min": 15, "action": item["activity"]}
+                for m in (0, 15, 30, 45)
+            ]
         ),
     )
-    hourly = dict(plan.get("hourly", {}))
+    hourly = dict(p.plan.get("hourly", {}))
     hourly[str(hour)] = [s.model_dump() for s in steps.steps]
-    await mem.status.update("plan", {**plan, "hourly": hourly})
+    await mem.status.update("plan", {**p.plan, "hourly": hourly})
+    actions = "; ".join(
+        f"{hour}:{s.minute:02d} {s.action} ({s.duration_min} min)" for s in steps.steps
+    )
+    await (writer or ImmediateWriter(llm)).add(
+        mem, "plan", f"{p.name}'s plan for {hour}:00: {actions}", location=item["location"]
+    )
     return steps
+
+
+async def replan_rest_of_day(
+    mem: AgentMemory,
+    llm: LLMGateway,
+    day: int,
+    hour: int,
+    event: str,
+    reaction: str,
+    new_activity: str,
+    location: str,
+    writer: MemoryWriter | None = None,
+) -> DailyPlan:
+    """Re-plan from `hour` to the end of the day, starting with `new_activity`; the items
+    before `hour` and their hourly decompositions stay. Stored and remembered."""
+    p = await persona(mem)
+    old = p.plan.get("items", [])
+    kept = [i for i in old if i["start_hour"] < hour]
+    later = [i for i in old if i["start_hour"] > hour]
+    start = PlanItem(start_hour=hour, activity=new_activity, location=location)
+    out = await llm.json(
+        messages(
+            "replan",
+            p.system(),
+            name=p.name,
+            day=day,
+            hour=hour,
+            plan=p.plan_text(),
+            mood=p.mood(),
+            needs=fmt_needs(p.needs),
+            event=event,
+            reaction=reaction or "react",
+            new_activity=new_activity,
+            location=location,
+        ),
+        DailyPlan,
+        task="replan",
+        context={
+            "name": p.name,
+            "hour": hour,
+            "event": event,
+            "new_activity": new_activity,
+            "location": location,
+            "later": later,
+            "profile": p.rules_profile(),
+            **p.feeling(),
+        },
+        seed=mem.agent_id * 100003 + day * 24 + hour,
+        fallback=lambda: DailyPlan(items=[start, *(PlanItem(**i) for i in later)]),
+    )
+    rest = [i.model_dump() for i in out.items if i.start_hour >= hour] or [start.model_dump()]
+    if rest[0]["start_hour"] != hour:
+        rest.insert(0, start.model_dump())
+    items = [*kept, *rest]
+    hourly = {h: s for h, s in p.plan.get("hourly", {}).items() if int(h) < hour}
+    await mem.status.update(
+        "plan", {"day": p.plan.get("day", day), "items": items, "hourly": hourly}
+    )
+    await (writer or ImmediateWriter(llm)).add(
+        mem, "plan", f"{p.name} changed plans because {event}: {describe(items)}"
+    )
+    return DailyPlan(items=[PlanItem(**i) for i in items])

@@ -1,28 +1,34 @@
-"""Reaction to an observed event, and re-planning the rest of the day when the agent reacts."""
+"""Reaction to an observed event (a warning, a rumour, a meeting), and re-planning the rest
+of the day from that moment when the agent reacts."""
 
 from __future__ import annotations
 
-from societas.agents.cognition.importance import remember
-from societas.agents.cognition.persona import lines, persona, recall
-from societas.agents.cognition.planning import activity_at, describe
+from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
+from societas.agents.cognition.persona import fmt_needs, lines, persona, recall
+from societas.agents.cognition.planning import activity_at, replan_rest_of_day
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import Reaction
 from societas.memory import AgentMemory
 from societas.memory.clock import format_time_of_day
 
-RESUME_AFTER_H = 2  # a reaction displaces the plan for this many hours
-
 
 async def react(
-    mem: AgentMemory, llm: LLMGateway, event: str, day: int, hour: int, location: str | None = None
+    mem: AgentMemory,
+    llm: LLMGateway,
+    event: str,
+    day: int,
+    hour: int,
+    location: str | None = None,
+    writer: MemoryWriter | None = None,
+    importance: float | None = None,
 ) -> Reaction:
-    """Remember the event, decide whether to react; if so insert the new activity at `hour`
-    and drop plan items it displaces (the plan resumes RESUME_AFTER_H hours later)."""
+    """Remember the event, decide whether to react (persona, plan, mood, needs, memories);
+    if so re-plan the rest of the day from `hour`, starting with the new activity."""
+    writer = writer or ImmediateWriter(llm)
     p = await persona(mem)
-    await remember(mem, llm, "event", [event], location=location, name=p.name)
-    plan = await mem.status.get("plan", default={})
-    current = activity_at(plan, hour) or {"activity": "nothing in particular"}
+    await writer.add(mem, "event", event, location=location, importance=importance)
+    current = activity_at(p.plan, hour) or {"activity": "nothing in particular"}
     hits = await recall(mem, event, top_k=3)
     reaction = await llm.json(
         messages(
@@ -32,6 +38,9 @@ async def react(
             time=format_time_of_day(hour * 3600.0),
             day=day,
             activity=current["activity"],
+            plan=p.plan_text(),
+            mood=p.mood(),
+            needs=fmt_needs(p.needs),
             event=event,
             memories=lines(hits),
         ),
@@ -41,29 +50,23 @@ async def react(
             "name": p.name,
             "event": event,
             "activity": current["activity"],
-            "needs": p.needs,
             "profile": p.rules_profile(),
+            **p.feeling(),
         },
         seed=mem.agent_id * 100003 + day * 24 + hour,
         fallback=lambda: Reaction(react=False),
     )
     if reaction.react and reaction.new_activity:
         where = reaction.location or location or current.get("location") or "here"
-        kept = [
-            i
-            for i in plan.get("items", [])
-            if i["start_hour"] < hour or i["start_hour"] >= hour + RESUME_AFTER_H
-        ]
-        new = {"start_hour": hour, "activity": reaction.new_activity, "location": where}
-        items = sorted([*kept, new], key=lambda i: i["start_hour"])
-        hourly = {h: s for h, s in plan.get("hourly", {}).items() if int(h) < hour}
-        await mem.status.update(
-            "plan", {"day": plan.get("day", day), "items": items, "hourly": hourly}
-        )
-        await mem.stream.add(
-            "plan",
-            f"{p.name} changed plans because {event}: {describe(items)}",
-            importance=0.5,
-            location=location,
+        await replan_rest_of_day(
+            mem,
+            llm,
+            day,
+            hour,
+            event,
+            reaction.reaction,
+            reaction.new_activity,
+            where,
+            writer=writer,
         )
     return reaction

@@ -6,21 +6,31 @@ evidence ids."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from societas.agents.cognition.importance import rate_importance
+from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
 from societas.agents.cognition.persona import Persona, lines, persona, recent
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import Insight, ReflectionInsights, ReflectionQuestions
 from societas.memory import AgentMemory
 
+# Default trigger, in stored units (rating/10): measured with benchmarks/cognition.py so that
+# a busy agent of the built-in scenarios reflects 1-3 times per simulated day (README).
+DEFAULT_THRESHOLD = 15.0
+
+# Called once per stored insight: (agent id, memory id, text, evidence ids).
+OnInsight = Callable[[int, int, str, list[int]], None]
+
 
 class ReflectionConfig(BaseModel):
     """When and how much to reflect (importance in 0..1 units; GA's 150 on 1..10 is 15)."""
 
-    threshold: float = Field(default=15.0, gt=0, description="Accumulated importance trigger.")
+    threshold: float = Field(
+        default=DEFAULT_THRESHOLD, gt=0, description="Accumulated importance trigger."
+    )
     n_recent: int = Field(default=100, ge=1, description="Recent memories the questions see.")
     n_questions: int = Field(default=3, ge=1, le=10)
     evidence_k: int = Field(default=10, ge=1, description="Memories retrieved per question.")
@@ -34,6 +44,8 @@ class Reflector:
         self.llm = llm
         self.config = config or ReflectionConfig()
         self.accumulated: dict[int, float] = {}
+        self.on_insight: OnInsight | None = None
+        self.reflections = 0
 
     def note(self, agent_id: int, importances: list[float] | float) -> None:
         """Add the importance of memories just stored."""
@@ -48,8 +60,10 @@ class Reflector:
         """Reflect if due; returns the new reflection memory ids (empty if not due)."""
         return await self.reflect(mem) if self.due(mem.agent_id) else []
 
-    async def reflect(self, mem: AgentMemory) -> list[int]:
-        """Questions → retrieval → insights stored as reflections linked to their evidence."""
+    async def reflect(self, mem: AgentMemory, writer: MemoryWriter | None = None) -> list[int]:
+        """Questions → retrieval → insights stored as reflections linked to their evidence
+        (earlier reflections can be evidence too). Returns the ids stored now (a deferred
+        writer stores them at its flush: then the list is empty, `on_insight` reports them)."""
         cfg, p = self.config, await persona(mem)
         recent_hits = await recent(mem, cfg.n_recent)
         self.accumulated[mem.agent_id] = 0.0
@@ -76,16 +90,29 @@ class Reflector:
         insights = [pair for group in found for pair in group]
         if not insights:
             return []
-        importances = await rate_importance(
-            self.llm, [i.text for i, _ in insights], p.name, seed=mem.agent_id
-        )
+        writer = writer or ImmediateWriter(self.llm)
         ids = []
-        for (insight, evidence), imp in zip(insights, importances, strict=True):
-            rid = await mem.stream.add("reflection", insight.text, importance=imp)
-            if evidence:
-                await mem.stream.add_cognition_to_memory(evidence, rid)
-            ids.append(rid)
+        for insight, evidence in insights:
+            rid = await writer.add(
+                mem,
+                "reflection",
+                insight.text,
+                evidence=evidence,
+                on_stored=self._stored(mem.agent_id, insight.text, evidence),
+            )
+            if rid is not None:
+                ids.append(rid)
+        self.reflections += 1
         return ids
+
+    def _stored(
+        self, agent_id: int, text: str, evidence: list[int]
+    ) -> Callable[[int, float], None]:
+        def done(memory_id: int, _importance: float) -> None:
+            if self.on_insight is not None:
+                self.on_insight(agent_id, memory_id, text, evidence)
+
+        return done
 
     async def _insights(
         self, mem: AgentMemory, p: Persona, question: str

@@ -4,6 +4,7 @@ remembered as a cognition memory."""
 
 from __future__ import annotations
 
+from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
 from societas.agents.cognition.persona import fmt_needs, lines, persona, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
@@ -13,7 +14,9 @@ from societas.memory import AgentMemory
 EMOTIONS = ("sadness", "joy", "fear", "disgust", "anger", "surprise")
 
 
-async def update_thought(mem: AgentMemory, llm: LLMGateway, seed: int = 0) -> ThoughtUpdate:
+async def update_thought(
+    mem: AgentMemory, llm: LLMGateway, seed: int = 0, writer: MemoryWriter | None = None
+) -> ThoughtUpdate:
     """Update KV `thought`, `emotion` (0..10 per seed emotion) and `emotion_types`."""
     p = await persona(mem)
     current = str(await mem.status.get("thought", default="nothing in particular"))
@@ -44,9 +47,5 @@ async def update_thought(mem: AgentMemory, llm: LLMGateway, seed: int = 0) -> Th
     if emotion in EMOTIONS:
         await mem.status.update("emotion", {emotion: round(out.intensity * 10)}, mode="merge")
     await mem.status.update("emotion_types", emotion.capitalize())
-    await mem.stream.add(
-        "cognition",
-        f"{p.name} thinks: {out.thought}",
-        importance=round(0.2 + 0.5 * out.intensity, 3),
-    )
+    await (writer or ImmediateWriter(llm)).add(mem, "cognition", f"{p.name} thinks: {out.thought}")
     return out

@@ -1,0 +1,129 @@
+"""Conversation cognition shared by the runtime's routed conversations and `converse`: one
+turn (persona, mood and needs, the relationship, what the speaker retrieves about the other
+and the topic, the conversation so far) and the summary each participant remembers (with
+the conversation's tone for that participant, which moves the relationship)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from societas.agents.cognition.persona import Persona, fmt_needs, lines, recall
+from societas.agents.cognition.prompts import messages
+from societas.agents.cognition.relationships import Relation
+from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.tasks import DialogueTurn
+from societas.memory import AgentMemory
+
+DEFAULT_MAX_TURNS = 8
+
+
+class ConversationSummary(BaseModel):
+    """What one participant remembers of a conversation, and its tone (-1 hostile .. 1 warm)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    summary: str = Field(min_length=1)
+    tone: float = Field(0.0, ge=-1.0, le=1.0)
+
+
+def describe_relation(rel: Relation) -> str:
+    """'closeness 0.4, sentiment +0.2, talked 3 times' for prompts."""
+    return (
+        f"closeness {rel.closeness:.1f}, sentiment {rel.sentiment:+.1f}, talked {rel.talks} times"
+    )
+
+
+def transcript(history: Sequence[tuple[str, str]]) -> str:
+    """'Ann: hi' lines ('(nothing said yet)' when empty)."""
+    return "\n".join(f"{s}: {t}" for s, t in history) or "(nothing said yet)"
+
+
+async def speak(
+    llm: LLMGateway,
+    mem: AgentMemory,
+    me: Persona,
+    other: str,
+    rel: Relation,
+    topic: str,
+    history: Sequence[tuple[str, str]],
+    turn: int,
+    max_turns: int,
+    known: Sequence[str] = (),
+    seed: int = 0,
+) -> DialogueTurn:
+    """The speaker's next line: retrieval about `other` and the topic, plus what it knows."""
+    hits = await recall(mem, f"{other} {topic}".strip(), top_k=3)
+    memories = [*known, *(h.text for h in hits)]
+    return await llm.json(
+        messages(
+            "dialogue_turn",
+            me.system(),
+            speaker=me.name,
+            listener=other,
+            topic_line=f" about {topic}" if topic else "",
+            relationship=describe_relation(rel),
+            mood=me.mood(),
+            needs=fmt_needs(me.needs),
+            memories=lines(memories),
+            history=transcript(history),
+        ),
+        DialogueTurn,
+        task="dialogue_turn",
+        context={
+            "speaker": me.name,
+            "listener": other,
+            "topic": topic or None,
+            "memories": memories,
+            "history": [list(h) for h in history],
+            "turn": turn,
+            "max_turns": max_turns,
+            "closeness": rel.closeness,
+            **me.feeling(),
+        },
+        seed=seed * 7919 + mem.agent_id * 31 + turn,
+        fallback=lambda: DialogueTurn(utterance="Sorry, I have to go.", end=True),
+    )
+
+
+async def summarize_conversation(
+    llm: LLMGateway,
+    me: Persona,
+    other: str,
+    rel: Relation,
+    history: Sequence[tuple[str, str]],
+    topic: str = "",
+    place: str = "",
+    agreement: float = 0.0,
+    seed: int = 0,
+) -> ConversationSummary:
+    """One participant's summary of the conversation and its tone for them."""
+    said = [t for s, t in history if s == other]
+    return await llm.json(
+        messages(
+            "conversation_summary",
+            me.system(),
+            name=me.name,
+            other=other,
+            place=place or "town",
+            topic_line=f" about {topic}" if topic else "",
+            relationship=describe_relation(rel),
+            history=transcript(history),
+        ),
+        ConversationSummary,
+        task="conversation_summary",
+        context={
+            "name": me.name,
+            "other": other,
+            "place": place,
+            "topic": topic,
+            "heard": said,
+            "turns": len(history),
+            "agreement": agreement,
+            "sentiment": rel.sentiment,
+            **me.feeling(),
+        },
+        seed=seed * 7919 + me.agent_id,
+        fallback=lambda: ConversationSummary(summary=f"{me.name} talked with {other}.", tone=0.0),
+    )

@@ -1,0 +1,179 @@
+"""Writing memories with a rated importance (Generative Agents' 1..10 poignancy, stored /10).
+
+Cognition functions hand what they want remembered to a `MemoryWriter`:
+- `ImmediateWriter` rates one call's texts in one batch and stores them at once (standalone
+  use, tests);
+- `PendingMemories` (the engine's) collects every memory of every agent of the group during a
+  tick (or a conversation round) and rates all of them in ONE batched LLM call per
+  `batch_size` items, then stores them in a deterministic order (agent id, then the order the
+  agent wrote them), links evidence, and counts the importance towards reflection.
+
+A topic in `fixed` keeps a configured importance instead of a rating.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from societas.agents.cognition.importance import rate_importance
+from societas.memory import AgentMemory
+from societas.memory.records import AddRequest
+
+if TYPE_CHECKING:
+    from societas.agents.cognition.reflection import Reflector
+    from societas.agents.llm.gateway import LLMGateway
+    from societas.memory import GroupMemory
+
+OnStored = Callable[[int, float], None]
+
+
+class MemoryWriter(Protocol):
+    """Where cognition puts memories; the importance is rated unless given or configured."""
+
+    async def add(
+        self,
+        mem: AgentMemory,
+        topic: str,
+        text: str,
+        *,
+        location: str | None = None,
+        importance: float | None = None,
+        evidence: Sequence[int] = (),
+        on_stored: OnStored | None = None,
+    ) -> int | None: ...
+
+
+class ImmediateWriter:
+    """Rate (one batched call per text) and store right away; returns the memory id."""
+
+    def __init__(
+        self,
+        llm: LLMGateway,
+        reflector: Reflector | None = None,
+        fixed: Mapping[str, float] | None = None,
+    ) -> None:
+        self.llm = llm
+        self.reflector = reflector
+        self.fixed = dict(fixed or {})
+
+    async def add(
+        self,
+        mem: AgentMemory,
+        topic: str,
+        text: str,
+        *,
+        location: str | None = None,
+        importance: float | None = None,
+        evidence: Sequence[int] = (),
+        on_stored: OnStored | None = None,
+    ) -> int | None:
+        """Rate `text` (unless fixed), add it, link `evidence` to it; returns its id."""
+        imp = importance if importance is not None else self.fixed.get(topic)
+        if imp is None:
+            (imp,) = await rate_importance(self.llm, [text], seed=mem.agent_id)
+        mid = await mem.stream.add(topic, text, importance=imp, location=location)
+        if evidence:
+            await mem.stream.add_cognition_to_memory(list(evidence), mid)
+        if self.reflector is not None:
+            self.reflector.note(mem.agent_id, imp)
+        if on_stored is not None:
+            on_stored(mid, imp)
+        return mid
+
+
+@dataclass(slots=True)
+class _Pending:
+    agent_id: int
+    seq: int
+    topic: str
+    text: str
+    location: str | None
+    importance: float | None
+    evidence: tuple[int, ...]
+    on_stored: OnStored | None = field(default=None)
+
+
+class PendingMemories:
+    """A group's memories of one tick (or round), rated in batches across agents at `flush`."""
+
+    def __init__(
+        self,
+        llm: LLMGateway,
+        reflector: Reflector | None = None,
+        fixed: Mapping[str, float] | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.llm = llm
+        self.reflector = reflector
+        self.fixed = dict(fixed or {})
+        self.seed = seed
+        self.items: list[_Pending] = []
+        self._seq: dict[int, int] = {}
+        self.rated = 0
+        self.stored = 0
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    async def add(
+        self,
+        mem: AgentMemory,
+        topic: str,
+        text: str,
+        *,
+        location: str | None = None,
+        importance: float | None = None,
+        evidence: Sequence[int] = (),
+        on_stored: OnStored | None = None,
+    ) -> int | None:
+        """Queue a memory (stored at the next `flush`); returns None (no id yet)."""
+        seq = self._seq.get(mem.agent_id, 0)
+        self._seq[mem.agent_id] = seq + 1
+        imp = importance if importance is not None else self.fixed.get(topic)
+        self.items.append(
+            _Pending(mem.agent_id, seq, topic, text, location, imp, tuple(evidence), on_stored)
+        )
+        return None
+
+    async def flush(self, group: GroupMemory, salt: int = 0) -> list[int]:
+        """Rate the unrated items in batched calls, store all in (agent, order) order, link
+        evidence, note importance for reflection; returns the new memory ids."""
+        items = sorted(self.items, key=lambda p: (p.agent_id, p.seq))
+        self.items, self._seq = [], {}
+        if not items:
+            return []
+        unrated = [p for p in items if p.importance is None]
+        if unrated:
+            scores = await rate_importance(
+                self.llm,
+                [p.text for p in unrated],
+                "the person whose memory it is",
+                seed=self.seed * 1_000_003 + salt,
+            )
+            for p, score in zip(unrated, scores, strict=True):
+                p.importance = score
+            self.rated += len(unrated)
+        ids = await group.add_many(
+            [
+                AddRequest(
+                    agent_id=p.agent_id,
+                    topic=p.topic,
+                    description=p.text,
+                    importance=p.importance,
+                    location=p.location,
+                )
+                for p in items
+            ]
+        )
+        self.stored += len(ids)
+        for p, mid in zip(items, ids, strict=True):
+            imp = float(p.importance or 0.0)
+            if p.evidence:
+                await group.link_cognition(p.agent_id, list(p.evidence), mid)
+            if self.reflector is not None:
+                self.reflector.note(p.agent_id, imp)
+            if p.on_stored is not None:
+                p.on_stored(mid, imp)
+        return ids

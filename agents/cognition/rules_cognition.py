@@ -1,0 +1,67 @@
+"""Rules-policy answers (`provider: rules`, a deterministic offline policy, NOT a language
+model) for the cognition tasks this package adds: `replan` and `conversation_summary`.
+Importing `societas.agents.cognition` registers them with `agents.llm.rules`."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from societas.agents.llm.rules import register_rule
+
+_VALENCE = {"joy": 1.0, "surprise": 0.5, "sadness": -0.7, "fear": -0.8, "anger": -1.0}
+
+
+def _mood(ctx: dict[str, Any]) -> float:
+    try:
+        intensity = max(0.0, min(1.0, float(ctx.get("emotion_intensity", 0.0))))
+    except (TypeError, ValueError):
+        intensity = 0.0
+    return _VALENCE.get(str(ctx.get("emotion", "")).lower(), 0.0) * intensity
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 3].rstrip() + "..."
+
+
+@register_rule("replan")
+def _replan(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The new activity now; the old plan resumes two hours later (in a dark mood without
+    going out to meet people); sleep at home at the end of the day."""
+    hour = max(0, min(23, int(ctx.get("hour", 12))))
+    home = str((ctx.get("profile") or {}).get("home", "home"))
+    first = {
+        "start_hour": hour,
+        "activity": str(ctx.get("new_activity") or "deal with what happened"),
+        "location": str(ctx.get("location") or home),
+    }
+    later = [
+        i
+        for i in ctx.get("later") or []
+        if isinstance(i, dict) and int(i.get("start_hour", 0)) >= hour + 2
+    ]
+    if _mood(ctx) <= -0.3:
+        later = [i for i in later if "friend" not in str(i.get("activity", "")).lower()]
+    if hour < 22 and not any("sleep" in str(i.get("activity", "")) for i in later):
+        later.append({"start_hour": 22, "activity": "sleep", "location": home})
+    return {"items": [first, *later]}
+
+
+@register_rule("conversation_summary")
+def _conversation_summary(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """What the other said, in short; the tone follows agreement, the standing sentiment and
+    the participant's mood (not the wording, so it does not depend on retrieval)."""
+    name, other = str(ctx.get("name", "I")), str(ctx.get("other", "someone"))
+    heard = [_short(t, 90) for t in ctx.get("heard") or []][:3]
+    topic = str(ctx.get("topic") or "")
+    about = f" about {topic}" if topic else ""
+    place = str(ctx.get("place") or "")
+    where = f" at {place}" if place else ""
+    said = f" {other} said: " + " / ".join(heard) if heard else ""
+    tone = 0.3 + 0.4 * float(ctx.get("agreement", 0.0)) + 0.2 * float(ctx.get("sentiment", 0.0))
+    tone += 0.3 * _mood(ctx)
+    return {
+        "summary": f"{name} talked with {other}{where}{about}.{said}",
+        "tone": round(max(-1.0, min(1.0, tone)), 3),
+    }
