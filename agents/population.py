@@ -99,10 +99,12 @@ class Profile:
     stubbornness: float
     sociability: float
     attitudes: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # custom attributes from a file
 
     def kv(self) -> dict[str, Any]:
-        """Initial KV memory values of this agent."""
+        """Initial KV memory values of this agent (custom attributes from a file included)."""
         return {
+            **self.extra,
             "name": self.name,
             "age": self.age,
             "gender": self.gender,
@@ -239,8 +241,27 @@ def generate(cfg: ScenarioConfig) -> Population:
                 attitudes={t: float(v[i]) for t, v in attitudes.items()},
             )
         )
+    if pop.profiles is not None:
+        apply_profile_file(cfg, profiles, [w.id for w in works])
     friends = social_network(cfg, profiles, rng)
     return Population(town=town, profiles=profiles, friends=friends)
+
+
+def apply_profile_file(cfg: ScenarioConfig, profiles: list[Profile], works: list[str]) -> None:
+    """Overwrite generated traits with the profiles file's columns, row i -> agent i."""
+    from societas.agents.experiments.profiles import load_profiles
+
+    assert cfg.agents.profiles is not None
+    types = {a.name: a.type for a in cfg.attributes}
+    rows = load_profiles(cfg.agents.profiles, types, [t.name for t in cfg.topics])
+    for p, row in zip(profiles, rows, strict=False):
+        for key, value in row["profile"].items():
+            setattr(p, key, value)
+        if "occupation" in row["profile"]:
+            employed = p.occupation not in NO_WORK
+            p.work = (p.work or works[p.id % len(works)]) if employed else ""
+        p.attitudes.update(row["attitude"])
+        p.extra = dict(row["attribute"])
 
 
 def _ws(n: int, k: int, p: float, seed: int, kind: str) -> nx.Graph:

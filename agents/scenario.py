@@ -8,12 +8,41 @@ including cross-field problems (an intervention after the last tick, an unknown 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from societas.agents.experiments.loading import apply_profiles, did_you_mean, resolve_paths
+from societas.agents.experiments.schema import (
+    ArmConfig,
+    AttributeSpec,
+    BlockSpec,
+    Intervention,
+    Selector,
+    SurveyConfig,
+)
 from societas.agents.llm.config import LLMConfig
 from societas.memory import GroupMemoryConfig
+
+__all__ = [
+    "ArmConfig",
+    "AttributeSpec",
+    "BlockSpec",
+    "Intervention",
+    "ScenarioConfig",
+    "ScenarioConfigError",
+    "Selector",
+    "SurveyConfig",
+    "load_scenario",
+]
 
 
 class _Strict(BaseModel):
@@ -33,6 +62,11 @@ class PopulationConfig(_Strict):
     """Seeded distributions the agents' profiles are drawn from."""
 
     count: int = Field(100, ge=2, le=10_000_000, description="Number of agents.")
+    profiles: Path | None = Field(
+        None,
+        description="CSV, Parquet or JSONL file, one agent per row (relative to the scenario "
+        "file); columns name profile fields or custom attributes; count follows the file.",
+    )
     age_mean: float = Field(40.0, gt=0, lt=120)
     age_sd: float = Field(15.0, ge=0)
     age_min: int = Field(18, ge=0)
@@ -132,10 +166,28 @@ class CognitionConfig(_Strict):
     """When the expensive cognition runs (never every tick for every agent)."""
 
     thought_hour: int | None = Field(21, ge=0, le=23, description="Daily thought; None: off.")
-    reflection_threshold: float = Field(15.0, gt=0)
+    reflection_threshold: float = Field(
+        15.0,
+        gt=0,
+        description="Reflect when the importance an agent accumulated since its last "
+        "reflection passes this (stored units: rating/10, so 15 = 150 on the 1..10 scale). "
+        "Measured with benchmarks/cognition.py: a busy town agent reflects ~1-3 times per "
+        "simulated day at 15.",
+    )
     reflection: bool = True
     attitude_every: int = Field(4, ge=1, description="Ticks between attitude updates.")
     remember_activities: bool = True
+    decompose_hours: bool = Field(
+        True, description="Decompose each waking hour of the plan into 5-15 minute actions."
+    )
+    react_to_news: bool = Field(
+        True, description="News believed in a conversation goes through a reaction (re-plan)."
+    )
+    conversation_max_turns: int = Field(8, ge=1, le=40, description="Turn limit per conversation.")
+    fixed_importance: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
+        default_factory=dict,
+        description="Memory topic -> fixed importance 0..1 instead of a rating (e.g. activity).",
+    )
 
 
 class TopicConfig(_Strict):
@@ -166,57 +218,18 @@ class FactConfig(_Strict):
     text: str = Field(min_length=1)
 
 
-class Selector(_Strict):
-    """Which agents an intervention reaches (all given conditions must hold)."""
-
-    all: bool = False
-    ids: list[int] | None = None
-    fraction: float | None = Field(None, gt=0, le=1, description="Seeded share of agents.")
-    count: int | None = Field(None, ge=1, description="Seeded sample of exactly N agents.")
-    occupation: list[str] | None = None
-    income_below: float | None = None
-    income_above: float | None = None
-    age_min: int | None = None
-    age_max: int | None = None
-
-
-class Intervention(_Strict):
-    """Something that happens at `tick` to the selected agents."""
-
-    tick: int = Field(ge=0)
-    kind: Literal["event", "fact", "policy", "set"]
-    select: Selector = Field(default_factory=lambda: Selector(all=True))
-    text: str | None = Field(None, description="event: what the agents observe.")
-    importance: float | None = Field(None, ge=0, le=1)
-    danger: bool = Field(False, description="event: marks the town as dangerous.")
-    all_clear: bool = Field(False, description="event: ends the danger and evacuations.")
-    trust_gated: bool = Field(
-        False, description="event: each agent attends with probability = its trust."
-    )
-    fact: str | None = Field(None, description="fact: the fact id given.")
-    policy: Literal["ubi"] | None = None
-    amount: float | None = Field(None, description="policy: monthly amount.")
-    values: dict[str, Any] | None = Field(None, description="set: KV attributes to set.")
-
-    @model_validator(mode="after")
-    def _fields_for_kind(self) -> Intervention:
-        need = {
-            "event": ("text",),
-            "fact": ("fact",),
-            "policy": ("policy", "amount"),
-            "set": ("values",),
-        }[self.kind]
-        missing = [n for n in need if getattr(self, n) is None]
-        if missing:
-            raise ValueError(f"kind {self.kind!r} needs {', '.join(missing)}")
-        return self
-
-
 class ResultsConfig(_Strict):
     """How results are written."""
 
     flush_every: int = Field(12, ge=1, description="Ticks buffered per Parquet file.")
     compression: Literal["zstd", "snappy", "none"] = "zstd"
+
+
+def _prompt_folder(folder: Path | None) -> Path | None:
+    """A prompt folder must exist and hold .txt templates."""
+    if folder is not None and (not folder.is_dir() or not any(folder.glob("*.txt"))):
+        raise ValueError(f"{str(folder)!r} is not a folder of .txt prompt templates")
+    return folder
 
 
 class ScenarioConfig(_Strict):
@@ -242,12 +255,41 @@ class ScenarioConfig(_Strict):
     interventions: list[Intervention] = Field(default_factory=list)
     memory: GroupMemoryConfig = Field(default_factory=GroupMemoryConfig)
     llm: LLMConfig = Field(default_factory=lambda: LLMConfig(provider="rules"))
+    prompts: Annotated[Path | None, AfterValidator(_prompt_folder)] = Field(
+        None,
+        description="Folder of .txt prompt templates; each replaces the packaged template of "
+        "the same name (agents/cognition/prompts/), the others stay the defaults.",
+    )
     results: ResultsConfig = Field(default_factory=ResultsConfig)
     cluster: dict[str, Any] = Field(
         default_factory=dict,
         description="Runtime settings (societas.cluster.cluster_config.ClusterConfig: "
         "checkpoint cadence, checkpoints kept, groups, placement); validated by the runtime.",
     )
+    attributes: list[AttributeSpec] = Field(
+        default_factory=list, description="Custom status attributes every agent gets."
+    )
+    blocks: list[BlockSpec] = Field(
+        default_factory=list, description="Your blocks, `module:Class`, after the built-in ones."
+    )
+    code_dirs: list[Path] = Field(
+        default_factory=list,
+        description="Folders put on the import path for `blocks` (default: the scenario's).",
+    )
+    surveys: list[SurveyConfig] = Field(default_factory=list)
+    arms: list[ArmConfig] = Field(
+        default_factory=list, description="Arms run by one command, each into OUT/<name>."
+    )
+    keep_llm_cache: bool = Field(
+        True, description="Keep every model response in RUN/llm-cache (branches replay it)."
+    )
+
+    @field_validator("blocks", mode="before")
+    @classmethod
+    def _block_strings(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"path": v} if isinstance(v, str) else v for v in value]
+        return value
 
     @property
     def tick_seconds(self) -> float:
@@ -296,6 +338,10 @@ def semantic_problems(cfg: ScenarioConfig) -> list[tuple[str, str]]:
                 )
         if iv.select.count is not None and iv.select.count > n:
             problems.append((f"interventions.{i}.select.count", f"more than {n} agents"))
+    if not problems:
+        from societas.agents.experiments.checks import experiment_problems
+
+        problems += experiment_problems(cfg)
     return problems
 
 
@@ -305,7 +351,9 @@ def _problems_from(err: ValidationError) -> list[tuple[str, str]]:
         path = ".".join(str(p) for p in e["loc"]) or "<root>"
         msg = e["msg"]
         if e["type"] == "extra_forbidden":
-            msg = "unknown field"
+            msg = f"unknown field {e['loc'][-1]!r}" + did_you_mean(ScenarioConfig, e["loc"])
+        elif "input" in e and not isinstance(e["input"], dict | list):
+            msg = f"{msg} (got {e['input']!r:.80})"
         out.append((path, msg))
     return out
 
@@ -323,6 +371,8 @@ def load_scenario(source: str | Path | dict[str, Any] | ScenarioConfig) -> Scena
             raw = load_yaml_file(source)
         except UnsafeYAMLError as exc:
             raise ScenarioConfigError([("<file>", str(exc))], label) from None
+        if isinstance(raw, dict):  # profiles file and code folders relative to the YAML
+            raw = resolve_paths(raw, Path(source).parent)
     else:
         raw = source
     if not isinstance(raw, dict):
@@ -331,6 +381,10 @@ def load_scenario(source: str | Path | dict[str, Any] | ScenarioConfig) -> Scena
         cfg = ScenarioConfig.model_validate(raw)
     except ValidationError as err:
         raise ScenarioConfigError(_problems_from(err), label) from None
+    try:
+        cfg = apply_profiles(cfg)
+    except ScenarioConfigError as err:
+        raise ScenarioConfigError(err.problems, label) from None
     problems = semantic_problems(cfg)
     if problems:
         raise ScenarioConfigError(problems, label)

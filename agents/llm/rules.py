@@ -347,6 +347,10 @@ def _thought(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     needs = ctx.get("needs") or {}
     lowest = min(needs, key=lambda k: _need(ctx, k)) if needs else None
     danger = sum(_hits(t, _DANGER) for t in recent)
+
+
+# The `survey` task (answers from status) lives with the survey code; importing it registers it.
+from societas.agents.experiments import survey_rules as _survey_rules  # noqa: E402, F401
     if danger:
         emotion, intensity = "fear", min(1.0, 0.5 + 0.1 * danger)
     elif lowest is not None and _need(ctx, lowest) < 0.3:

@@ -108,6 +108,14 @@ class Summary(_Out):
     summary: str = Field(min_length=1)
 
 
+class SurveyAnswer(_Out):
+    """An agent's answer to one survey or interview question: the words and, for likert,
+    choice and number questions, the value (likert point, option index, number)."""
+
+    answer: str = Field(min_length=1)
+    value: float | None = None
+
+
 TASK_SCHEMAS: dict[str, type[BaseModel]] = {
     "importance": ImportanceScore,  # batched: {"results": [ImportanceScore, ...]}
     "reflection_questions": ReflectionQuestions,
@@ -119,4 +127,5 @@ TASK_SCHEMAS: dict[str, type[BaseModel]] = {
     "thought_update": ThoughtUpdate,
     "attitude_update": AttitudeUpdate,
     "consolidation": Summary,
+    "survey": SurveyAnswer,
 }

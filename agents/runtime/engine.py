@@ -21,11 +21,13 @@ from typing import Any, Literal
 
 import psutil
 
-from societas.agents.agent import HOT_KEYS, SIM_MEMORY_CONFIG, Agent, AgentContext
+from societas.agents.agent import HOT_KEYS, Agent, AgentContext
 from societas.agents.blocks import NEED_KEYS, default_blocks
 from societas.agents.cognition import ReflectionConfig, Reflector
 from societas.agents.environment import EnvironmentView, SimTime
 from societas.agents.llm import LLMGateway
+from societas.agents.experiments import custom
+from societas.agents.experiments.survey import run_surveys
 from societas.agents.population import Population, population_for
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult
 from societas.agents.runtime.results import ResultsWriter
@@ -63,7 +65,7 @@ class GroupEngine:
         self.run_dir = Path(run_dir)
         self.concurrency = concurrency
         self._embedder = embedder
-        self.llm = llm or LLMGateway(self.scenario.llm)
+        self.llm = llm or LLMGateway(custom.run_llm_config(self.scenario, self.run_dir))
         self._own_llm = llm is None
         self.memory: GroupMemory | None = None
         self.population: Population | None = None
@@ -86,7 +88,10 @@ class GroupEngine:
         self.population = pop = population_for(sc)
         mem_cfg = sc.memory.model_copy(update={"group_id": self.group_id})
         self.memory = GroupMemory(
-            mem_cfg, SIM_MEMORY_CONFIG, root=self.run_dir / "memory", embedder=self._embedder
+            mem_cfg,
+            custom.memory_config_of(sc),  # built-in + the scenario's attributes
+            root=self.run_dir / "memory",
+            embedder=self._embedder,
         )
         profiles = {i: pop.profiles[i].kv() for i in self.agent_ids}
         for i in self.agent_ids:
@@ -95,10 +100,10 @@ class GroupEngine:
                 sc.economy.consumption_propensity * profiles[i]["income"], 2
             )
         await self.memory.add_agents(profiles)
-        blocks = default_blocks(sc)
+        blocks = default_blocks(sc) + custom.import_blocks(sc)  # yours after the built-ins
         for i in self.agent_ids:
             view = self.memory.agent(i)
-            state = {k: self.memory.kv_get(i, k) for k in HOT_KEYS}
+            state = {k: self.memory.kv_get(i, k) for k in HOT_KEYS + custom.custom_keys(sc)}
             self.agents[i] = Agent(
                 pop.profiles[i], view, blocks, random.Random(agent_seed(sc.seed, i)), state
             )
@@ -183,6 +188,8 @@ class GroupEngine:
 
     def _set(self, agent_id: int, key: str, value: Any) -> None:
         agent = self.agents[agent_id]
+        if sc.surveys:  # scheduled surveys of this tick, on the state just written
+            await run_surveys(self, tick, now)
         assert self.memory is not None
         self.memory.check_update(agent_id, key, value, "replace")  # type errors name the key
         agent.set(key, value)
@@ -331,7 +338,7 @@ class GroupEngine:
         if root.exists():  # restored before from this checkpoint: derived state, rebuilt
             await asyncio.to_thread(shutil.rmtree, root)
         self.memory = await GroupMemory.restore(
-            source, root, memory_config=SIM_MEMORY_CONFIG, embedder=embedder
+            source, root, memory_config=custom.memory_config_of(self.scenario), embedder=embedder
         )
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)

@@ -98,6 +98,20 @@ class ResultsWriter:
             self.first_tick = tick
         if tick - self.first_tick + 1 >= self.flush_every:
             self.flush(tick)
+    # Scheduled surveys (agents.experiments.survey): value = likert point, option index,
+    # number, or null for open questions.
+    "surveys": pa.schema(
+        [
+            ("tick", _I),
+            ("day", _I),
+            ("time", _S),
+            ("survey", _S),
+            ("agent_id", _I),
+            ("question_id", _S),
+            ("answer_text", _S),
+            ("value", _F),
+        ]
+    ),
 
     def flush(self, last_tick: int | None = None) -> None:
         """Write every non-empty buffered table and clear the buffers."""

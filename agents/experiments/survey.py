@@ -1,0 +1,195 @@
+"""Surveys and interviews: put questions to agents through the LLM gateway (task `survey`).
+
+Each agent answers with its persona, its status and memories retrieved for the question in
+context. Asking changes nothing in the agent: retrieval for a question does not count as an
+access (forgetting), and answers are stored in the agent's memory only when the survey says
+`remember: true`. Scheduled surveys run at the end of their tick and write the `surveys`
+results table (tick, day, time, survey, agent_id, question_id, answer_text, value).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from societas.agents.experiments.checks import SURVEY_SALT, tick_at
+from societas.agents.experiments.schema import Question
+from societas.agents.llm.tasks import SurveyAnswer
+from societas.memory.records import SearchRequest
+
+if TYPE_CHECKING:
+    from societas.agents.environment import SimTime
+    from societas.agents.runtime.engine import GroupEngine
+    from societas.memory import GroupMemory
+
+# Status keys that are bookkeeping, not something an agent would talk about.
+_HIDDEN = ("social_network", "plan", "knowledge", "home", "work", "position")
+
+SYSTEM = (
+    "You are {name}, {age}, {occupation}; {personality}. Answer as yourself, in the first "
+    "person, from what you know and remember. Reply with JSON: "
+    '{{"answer": "<your answer>", "value": <number or null>}}.'
+)
+PROMPT = (
+    "Your situation now: {status}\n"
+    "What you remember that may matter:\n{memories}\n\n"
+    "Question: {question}\n{instructions}"
+)
+
+
+@dataclass(slots=True)
+class Answer:
+    """One agent's answer to one question."""
+
+    agent_id: int
+    question_id: str
+    text: str
+    value: float | None
+
+
+def _instructions(q: Question) -> str:
+    if q.kind == "likert":
+        return f"Answer with a whole number from 1 to {q.scale} as value, and a short reason."
+    if q.kind == "choice":
+        opts = "; ".join(f"{i}: {o}" for i, o in enumerate(q.options or []))
+        return f"Choose one option ({opts}); answer with its text, value = its number."
+    if q.kind == "number":
+        bounds = (
+            f" between {q.min:g} and {q.max:g}" if q.min is not None and q.max is not None else ""
+        )
+        return f"Answer with a number{bounds} as value."
+    return "Answer in one or two sentences; value = null."
+
+
+def status_for_prompt(memory: GroupMemory, agent_id: int) -> dict[str, Any]:
+    """The agent's status as it would describe it (bookkeeping keys left out)."""
+    values = memory.export(agent_id)
+    return {k: v for k, v in sorted(values.items()) if k not in _HIDDEN and v not in ("", None)}
+
+
+async def _memories(
+    memory: GroupMemory, asks: list[tuple[int, Question]], top_k: int
+) -> list[list[str]]:
+    """Memories per (agent, question), searched in one batch, without counting as access."""
+    if top_k <= 0 or not asks:
+        return [[] for _ in asks]
+    requests = [SearchRequest(agent_id=a, query=q.text, top_k=top_k) for a, q in asks]
+    policies = memory.config.policies
+    quiet = policies.model_copy(
+        update={"forgetting": policies.forgetting.model_copy(update={"enabled": False})}
+    )
+    config = memory.config
+    memory.config = config.model_copy(update={"policies": quiet})
+    try:
+        hits = await memory.search_many(requests)
+    finally:
+        memory.config = config
+    return [[h.text for h in found] for found in hits]
+
+
+def _checked(q: Question, reply: SurveyAnswer) -> tuple[str, float | None]:
+    """The answer text and a value valid for the question (clamped, option-matched)."""
+    value = reply.value if reply.value is not None and math.isfinite(reply.value) else None
+    text = reply.answer.strip()
+    if q.kind == "likert":
+        value = float(min(q.scale, max(1, round(value if value is not None else 0))))
+    elif q.kind == "choice":
+        options = q.options or []
+        index = next((i for i, o in enumerate(options) if o.lower() == text.lower()), None)
+        if index is None and value is not None and 0 <= int(value) < len(options):
+            index = int(value)
+        if index is None:
+            index = next((i for i, o in enumerate(options) if o.lower() in text.lower()), 0)
+        value = float(index)
+    elif q.kind == "number":
+        if value is not None:
+            value = max(q.min, value) if q.min is not None else value
+            value = min(q.max, value) if q.max is not None else value
+    else:
+        value = None
+    return text, value
+
+
+async def ask(
+    engine: GroupEngine,
+    asks: list[tuple[int, Question]],
+    *,
+    memories: int = 3,
+    seed: int = 0,
+) -> list[Answer]:
+    """Answers of agents to questions: [(agent_id, question)] -> [Answer], in that order."""
+    assert engine.memory is not None
+    memory = engine.memory
+    found = await _memories(memory, asks, memories)
+
+    async def one(agent_id: int, q: Question, recalled: list[str]) -> Answer:
+        profile = engine.agents[agent_id].profile
+        status = status_for_prompt(memory, agent_id)
+        if q.attribute is not None:  # the attribute asked about first
+            status = {q.attribute: memory.kv_get(agent_id, q.attribute), **status}
+        system = SYSTEM.format(
+            name=profile.name,
+            age=profile.age,
+            occupation=profile.occupation,
+            personality=profile.personality,
+        )
+        user = PROMPT.format(
+            status=", ".join(f"{k}={v}" for k, v in status.items()),
+            memories="\n".join(f"- {m}" for m in recalled) or "- nothing in particular",
+            question=q.text,
+            instructions=_instructions(q),
+        )
+        context = {
+            "kind": q.kind,
+            "question": q.text,
+            "scale": q.scale,
+            "options": q.options,
+            "min": q.min,
+            "max": q.max,
+            "attribute": q.attribute,
+            "status": status,
+            "memories": recalled,
+        }
+        reply = await engine.llm.json(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            SurveyAnswer,
+            task="survey",
+            context=context,
+            seed=seed * 1_000_003 + agent_id,
+            fallback=lambda: SurveyAnswer(answer="(no answer)", value=None),
+        )
+        text, value = _checked(q, reply)
+        return Answer(agent_id, q.id, text, value)
+
+    return list(
+        await asyncio.gather(*(one(a, q, m) for (a, q), m in zip(asks, found, strict=True)))
+    )
+
+
+async def run_surveys(engine: GroupEngine, tick: int, now: SimTime) -> int:
+    """Run the scenario's surveys scheduled at `tick` for this group's agents; rows written."""
+    sc, pop = engine.scenario, engine.population
+    assert pop is not None
+    rows = 0
+    for index, survey in enumerate(sc.surveys):
+        if tick_at(sc, survey.day, survey.hour) != tick:
+            continue
+        selected = pop.select(survey.select, SURVEY_SALT + index, sc.seed) & set(engine.agents)
+        asks = [(a, q) for a in sorted(selected) for q in survey.questions]
+        answers = await ask(engine, asks, memories=survey.memories, seed=sc.seed + tick)
+        minutes = int(now.t // 60)
+        clock = f"{minutes // 60:02d}:{minutes % 60:02d}"
+        for (_, q), ans in zip(asks, answers, strict=True):
+            engine.results.add(
+                "surveys",
+                (tick, now.day, clock, survey.id, ans.agent_id, q.id, ans.text, ans.value),
+            )
+            if survey.remember:
+                agent = engine.agents[ans.agent_id]
+                await agent.memory.stream.add(
+                    "survey", f"I was asked: {q.text} I answered: {ans.text}", importance=0.3
+                )
+        rows += len(answers)
+    return rows

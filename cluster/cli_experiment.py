@@ -1,0 +1,114 @@
+"""`societas interview | inspect | branch` and the arms of `societas run`: experiment commands.
+
+interview and inspect load one agent from a run's last checkpoint without changing the run;
+branch makes a counterfactual from a checkpoint (cluster.branch); a scenario with `arms:`
+runs every arm into OUT/<arm> (cluster.experiment).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+RUN_HELP = "A run folder (local or Ray) with checkpoints."
+
+
+def _fail(err: Exception, code: int = 1) -> None:
+    typer.echo(f"error: {err}", err=True)
+    raise typer.Exit(code) from None
+
+
+def run_arms_command(scenario: Any, out: Path, *, local: bool, address: str | None = None) -> None:
+    """Run every arm of `scenario` into OUT/<arm>, with a progress bar per arm."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from societas.agents.scenario import ScenarioConfigError
+    from societas.cluster.experiment import run_arms
+
+    with Progress(TextColumn("[bold]{task.fields[arm]}"), MofNCompleteColumn(), BarColumn()) as bar:
+
+        def progress_for(arm: str) -> Any:
+            task = bar.add_task(arm, total=scenario.ticks, arm=arm)
+            return lambda p: bar.update(task, completed=p.tick + 1)
+
+        try:
+            summaries = run_arms(
+                scenario, out, local=local, address=address, on_progress=progress_for
+            )
+        except ScenarioConfigError as err:
+            _fail(err, 2)
+    for name, summary in summaries.items():
+        typer.echo(
+            f"{name}: {summary.agent_steps:,} agent-steps in {summary.wall_s:.1f} s, "
+            f"{summary.llm_requests:,} LLM calls -> {out / name}"
+        )
+    typer.echo(f"next: societas report {out / next(iter(summaries))}")
+
+
+def interview(
+    run_dir: Annotated[Path, typer.Argument(help=RUN_HELP)],
+    question: Annotated[str, typer.Argument(help="What to ask the agent.")],
+    agent: int = typer.Option(..., "--agent", min=0, help="Agent id."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Ask one agent a question; it answers from its memories at the last checkpoint."""
+    from societas.cluster.branch import BranchError
+    from societas.cluster.interview import interview as do_interview
+
+    try:
+        out = do_interview(run_dir, agent, question)
+    except (FileNotFoundError, ValueError, BranchError) as err:
+        _fail(err)
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+        return
+    typer.echo(f"{out['name']} (agent {agent}, tick {out['checkpoint_tick']}): {out['answer']}")
+
+
+def inspect(
+    run_dir: Annotated[Path, typer.Argument(help=RUN_HELP)],
+    agent: int = typer.Option(..., "--agent", min=0, help="Agent id."),
+    memories: int = typer.Option(15, min=1, help="Memories shown per tier."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole view as JSON."),
+) -> None:
+    """Print an agent's profile, status, memories by tier, relationships and answers."""
+    from societas.cluster.branch import BranchError
+    from societas.cluster.interview import format_view, inspect_agent
+    from societas.cluster.report.data import ReportInputError
+
+    try:
+        view = inspect_agent(run_dir, agent, memory_limit=max(memories * 4, 60))
+    except (FileNotFoundError, ValueError, BranchError, ReportInputError) as err:
+        _fail(err)
+    typer.echo(json.dumps(view, indent=2) if as_json else format_view(view, memories))
+
+
+def branch(
+    run_dir: Annotated[Path, typer.Argument(help=RUN_HELP)],
+    at: str = typer.Option(..., "--at", help="Branch point DAY:HOUR, e.g. 1:08."),
+    patch: Path = typer.Option(..., "--patch", exists=True, dir_okay=False, help="Patch YAML."),  # noqa: B008
+    out: Path = typer.Option(..., "--out", help="New run folder (must be new or empty)."),  # noqa: B008
+) -> None:
+    """Branch a run: replay its past from the LLM cache up to --at, then go on with --patch."""
+    from societas.agents.scenario import ScenarioConfigError
+    from societas.cluster.branch import BranchError, run_branch
+
+    try:
+        info = run_branch(run_dir, at, patch, out)
+    except (BranchError, ScenarioConfigError) as err:
+        _fail(err, 2)
+    typer.echo(
+        f"branch of {run_dir} at {at} (tick {info['branch']['tick']}, from checkpoint "
+        f"{info['branch']['from_checkpoint']}): {info['llm_calls_replayed']:,} LLM calls "
+        f"replayed, {info['llm_calls_live']:,} live -> {out}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `interview`, `inspect` and `branch` to the `societas` app."""
+    app.command("interview")(interview)
+    app.command("inspect")(inspect)
+    app.command("branch")(branch)

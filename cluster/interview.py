@@ -1,0 +1,153 @@
+"""Interviews and inspection after a run: one agent loaded from the run's last checkpoint
+(local or Ray runs write the same format) into a scratch folder, so the run is never changed.
+
+The agent's code is not run and nothing is imported from the run folder: the group is rebuilt
+with the built-in blocks only, from the scenario data in config.json.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from societas.agents.environment import SimTime
+from societas.agents.experiments.schema import Question
+from societas.agents.experiments.survey import ask
+from societas.agents.llm import LLMGateway
+from societas.agents.runtime.engine import GroupEngine
+from societas.cluster import checkpoint as ckpt
+from societas.cluster.branch import run_scenario_of
+from societas.cluster.local import partition
+
+
+class NoCheckpointError(FileNotFoundError):
+    """The run folder holds no complete checkpoint to load an agent from."""
+
+
+def _last(run_dir: Path) -> int:
+    last = ckpt.last_complete(run_dir)
+    if last is None:
+        raise NoCheckpointError(
+            f"{str(run_dir)!r} has no checkpoint, so its agents' memories were not kept; "
+            "runs write one every 6 simulated hours by default (cluster.checkpoint_hours) "
+            "— rerun with checkpoints on"
+        )
+    return last
+
+
+@asynccontextmanager
+async def open_agent(run_dir: str | Path, agent_id: int) -> AsyncIterator[GroupEngine]:
+    """The group engine holding `agent_id`, restored from the last checkpoint (scratch copy)."""
+    run_dir = Path(run_dir)
+    last = _last(run_dir)
+    cfg = run_scenario_of(run_dir)
+    if not 0 <= agent_id < cfg.agents.count:
+        raise ValueError(f"--agent: {agent_id} is not in 0..{cfg.agents.count - 1}")
+    manifest, _ = ckpt.load_checkpoint(run_dir, last)
+    ids = partition(cfg.agents.count, len(manifest.groups))
+    group = next(g for g, part in enumerate(ids) if agent_id in part)
+    # Data only: no blocks (code), no scheduled surveys or interventions, no cache writes.
+    cfg = cfg.model_copy(update={"blocks": [], "code_dirs": [], "surveys": [], "arms": []})
+    llm = cfg.llm.model_copy(update={"cache": cfg.llm.cache.model_copy(update={"mode": "off"})})
+    scratch = Path(tempfile.mkdtemp(prefix="societas-interview-"))
+    engine = GroupEngine(cfg, group, ids[group], scratch, llm=LLMGateway(llm))
+    try:
+        await engine.setup()
+        await engine.restore(str(ckpt.group_dir(run_dir, last, group)))
+        now = SimTime.of(last, cfg.tick_seconds, cfg.start_hour)
+        assert engine.memory is not None
+        engine.memory.clock.set(now.day, now.t)
+        yield engine
+    finally:
+        await engine.close()
+        await engine.llm.aclose()
+        await asyncio.to_thread(shutil.rmtree, scratch, True)
+
+
+async def interview_async(
+    run_dir: str | Path, agent_id: int, question: str, memories: int = 5
+) -> dict[str, Any]:
+    """The agent's answer to an open question, from its persona, status and memories."""
+    if not question.strip():
+        raise ValueError("QUESTION: ask something (got an empty question)")
+    async with open_agent(run_dir, agent_id) as engine:
+        q = Question(id="interview", kind="open", text=question.strip())
+        (answer,) = await ask(engine, [(agent_id, q)], memories=memories)
+        profile = engine.agents[agent_id].profile
+        return {
+            "agent_id": agent_id,
+            "name": profile.name,
+            "checkpoint_tick": ckpt.last_complete(Path(run_dir)),
+            "question": q.text,
+            "answer": answer.text,
+            "llm": engine.llm.config.provider,
+        }
+
+
+def interview(run_dir: str | Path, agent_id: int, question: str) -> dict[str, Any]:
+    """Synchronous `interview_async`."""
+    return asyncio.run(interview_async(run_dir, agent_id, question))
+
+
+def inspect_agent(run_dir: str | Path, agent_id: int, memory_limit: int = 30) -> dict[str, Any]:
+    """Profile, status, memories by tier with importance, relationships, survey answers:
+    the report's agent view (cluster.report.agent_view) from the last checkpoint."""
+    from societas.cluster.report.agent_view import agent_view
+
+    run_dir = Path(run_dir)
+    _last(run_dir)
+    cfg = run_scenario_of(run_dir)
+    if not 0 <= agent_id < cfg.agents.count:
+        raise ValueError(f"--agent: {agent_id} is not in 0..{cfg.agents.count - 1}")
+    view = agent_view(run_dir, agent_id, memory_limit=memory_limit)
+    return view.model_dump(mode="json")
+
+
+def format_view(view: dict[str, Any], memories: int = 15) -> str:
+    """A terminal page of one agent's view."""
+    lines = [
+        f"# agent {view['agent_id']}: {view['name']} (checkpoint tick {view['checkpoint_tick']})"
+    ]
+    lines.append("\n## profile")
+    lines += [f"  {k}: {v}" for k, v in view["profile"].items()]
+    lines.append("\n## status")
+    lines += [f"  {k}: {v}" for k, v in sorted(view["status"].items()) if k != "social_network"]
+    by_tier: dict[str, list[dict[str, Any]]] = {}
+    for m in view["memories"]:
+        by_tier.setdefault(str(m.get("tier", "?")), []).append(m)
+    for tier, rows in sorted(by_tier.items()):
+        lines.append(f"\n## memories: {tier} ({len(rows)})")
+        for m in rows[:memories]:
+            imp = m.get("importance")
+            imp_s = f"{float(imp):.2f}" if isinstance(imp, int | float) else "?"
+            lines.append(
+                f"  [{m.get('when', '')}] ({m.get('topic')}, importance {imp_s}) "
+                f"{m.get('text', '')}"
+            )
+    if view["reflections"]:
+        lines.append("\n## reflections")
+        lines += [f"  {r.get('text', '')} <- {r.get('evidence')}" for r in view["reflections"][:10]]
+    lines.append("\n## relationships")
+    for r in view["relationships"][:20]:
+        rest = ", ".join(f"{k}={v}" for k, v in r.items() if k not in ("other_id", "other_name"))
+        lines.append(f"  {r.get('other_id')} {r.get('other_name', '')}: {rest}")
+    if view["surveys"]:
+        lines.append("\n## questions and answers (surveys)")
+        for s in view["surveys"][-20:]:
+            lines.append(
+                f"  day {s.get('day')} {s.get('time')} {s.get('survey')}/{s.get('question_id')}: "
+                f"{s.get('answer_text')}"
+            )
+    if view["conversations"]:
+        lines.append("\n## recent conversations")
+        for c in view["conversations"][-10:]:
+            lines.append(
+                f"  [{c['when']}] {c['speaker_name']} -> {c['listener_name']}: {c['text']}"
+            )
+    lines += [f"\nnote: {n}" for n in view["notes"]]
+    return "\n".join(lines)
