@@ -120,7 +120,7 @@ def test_cli_run_local_and_report(tmp_path, monkeypatch):
     res = runner.invoke(app, ["report", str(out)])
     assert res.exit_code == 0, res.output
     assert (out / "report.html").exists() and (out / "summary.json").exists()
-    assert (out / "plots" / "activity_mix.png").stat().st_size > 1000
+    assert 'id="findings"' in (out / "report.html").read_text()
     monkeypatch.setitem(sys.modules, "societas.cluster.ray_runtime", None)
     res = runner.invoke(app, ["run", str(CONFIGS / "town.yaml"), "--agents", "20"])
     assert res.exit_code == 2 and "Ray runtime is not available" in res.output

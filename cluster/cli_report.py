@@ -1,0 +1,94 @@
+"""`societas report` and `societas export`: read a finished run, write pages and files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def report(
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="A run folder; a folder of arms or seed-N replicates; or several runs to "
+            "compare on the same axes."
+        ),
+    ],
+    agent: int | None = typer.Option(None, "--agent", help="Write one agent's page instead."),
+    out: Path | None = typer.Option(None, "--out", help="HTML file to write."),  # noqa: B008
+) -> None:
+    """Write a self-contained HTML report (RUN/report.html) and summary.json."""
+    from societas.cluster.report import ReportInputError, write_agent_page, write_report
+
+    try:
+        if agent is not None:
+            if len(runs) != 1:
+                raise ReportInputError("--agent: give exactly one run folder")
+            html = write_agent_page(runs[0], agent, out)
+        else:
+            html = write_report(runs, out)
+    except ReportInputError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    size_mb = html.stat().st_size / 1e6
+    typer.echo(f"wrote {html} ({size_mb:.1f} MB; opens offline in any browser)")
+
+
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+    fmt: str = typer.Option("csv", "--format", help="csv (one file per table) or duckdb."),
+    out: Path | None = typer.Option(None, "--out", help="Target folder (csv) or file (duckdb)."),  # noqa: B008
+) -> None:
+    """Export a run's Parquet results as CSV files or one DuckDB database."""
+    from societas.cluster.report import ReportInputError
+    from societas.cluster.report.export import export as do_export
+
+    try:
+        target = do_export(run_dir, fmt, out)
+    except ReportInputError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"wrote {target}")
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`0,1,2` -> [0, 1, 2]; a clear error naming --seeds for anything else."""
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        seeds = []
+    if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        typer.echo(
+            f"error: --seeds: {text!r} is not a list of distinct seeds >= 0 like 0,1,2", err=True
+        )
+        raise typer.Exit(2)
+    return seeds
+
+
+def run_replicates(
+    run_one: Callable[..., None], config: Path, seeds_text: str, out: Path | None, **kw: Any
+) -> None:
+    """`societas run CONFIG --seeds 0,1,2`: one run per seed in OUT/seed-N; the report of
+    OUT draws their spread as bands."""
+    from societas.agents.scenario import ScenarioConfigError, load_scenario
+
+    seeds = parse_seeds(seeds_text)
+    try:
+        name = load_scenario(config).name
+    except ScenarioConfigError as err:
+        typer.echo(str(err), err=True)
+        raise typer.Exit(2) from None
+    root = out or Path("runs") / name
+    for seed in seeds:
+        typer.echo(f"replicate seed {seed} -> {root / f'seed-{seed}'}")
+        run_one(config, out=root / f"seed-{seed}", seed=seed, seeds=None, **kw)
+    typer.echo(f"next: societas report {root}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `report` and `export` to the `societas` app."""
+    app.command("report")(report)
+    app.command("export")(export)

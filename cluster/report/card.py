@@ -1,0 +1,123 @@
+"""The run card (what was simulated, on what, at what cost) and the interventions table."""
+
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+from typing import Any
+
+from societas.cluster.report.data import RunData
+
+RULES_CAVEAT = (
+    "This run used the rules policy: agents' choices, words and reflections come from "
+    "deterministic rules, not a language model. Read the results as a test of the "
+    "simulation's mechanics, not as language-model (or human) behaviour."
+)
+
+
+def _versions(run: RunData) -> dict[str, str]:
+    recorded = run.run.get("versions") or run.config.get("versions")
+    if isinstance(recorded, dict) and recorded:
+        return {str(k): str(v) for k, v in recorded.items()}
+    out = {"python": platform.python_version()}
+    for dist in ("societas", "ray", "pyarrow", "qdrant-edge-py", "fastembed", "openai"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    out["(note)"] = "run.json records no versions: these are the report's environment"
+    return out
+
+
+def _llm_totals(run: RunData) -> dict[str, Any]:
+    by_model = run.run.get("llm") or {}
+    total = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+    fallbacks = 0
+    for stats in by_model.values():
+        if not isinstance(stats, dict):
+            continue
+        total["calls"] += int(stats.get("requests", 0))
+        total["prompt_tokens"] += int(stats.get("prompt_tokens", 0))
+        total["completion_tokens"] += int(stats.get("completion_tokens", 0))
+        total["cost_usd"] += float(stats.get("cost_usd", 0.0) or 0.0)
+        fallbacks += int(stats.get("fallbacks", 0) or 0)
+    fallbacks = int(run.run.get("llm_fallbacks", fallbacks) or fallbacks)
+    if not by_model:
+        total["calls"] = int(run.run.get("llm_requests", 0))
+        total["prompt_tokens"] = int(run.run.get("llm_tokens", 0))
+    total["fallbacks"] = fallbacks
+    total["models"] = ", ".join(by_model) or "—"
+    return total
+
+
+def embedder_of(config: dict[str, Any]) -> str:
+    emb = config.get("memory", {}).get("embedding", {})
+    kind = emb.get("kind", "?")
+    if kind == "bm25":
+        return f"bm25 (sparse, {emb.get('bm25_engine', '')})"
+    if kind == "openai":
+        return f"openai-protocol: {(emb.get('openai') or {}).get('model', '?')}"
+    return str(kind)
+
+
+def run_card(run: RunData) -> dict[str, Any]:
+    """The facts a reader needs to judge a run, as label -> value (rendered as a table)."""
+    cfg = run.config
+    llm = cfg.get("llm", {})
+    endpoints = llm.get("endpoints") or []
+    models = sorted({str(e.get("model")) for e in endpoints if e.get("model")})
+    totals = _llm_totals(run)
+    days = run.ticks * run.tick_minutes / 1440.0
+    return {
+        "scenario": cfg.get("name"),
+        "seed": cfg.get("seed"),
+        "agents": run.agents,
+        "simulated time": f"{run.ticks} ticks × {run.tick_minutes} min = {days:.2f} days "
+        f"(from {run.tick_label(0)} to {run.tick_label(max(0, run.ticks - 1))})",
+        "groups": run.run.get("groups", cfg.get("groups")),
+        "mode": run.run.get("mode", "?"),
+        "LLM provider": llm.get("provider"),
+        "LLM models": ", ".join(models) or totals["models"],
+        "embedder": embedder_of(cfg),
+        "wall time": f"{float(run.run.get('wall_s', 0.0)):.1f} s",
+        "agent-steps/s": f"{float(run.run.get('agent_steps_per_s', 0.0)):,.0f}",
+        "LLM calls": f"{totals['calls']:,}",
+        "LLM tokens": f"{totals['prompt_tokens']:,} prompt + "
+        f"{totals['completion_tokens']:,} completion",
+        "LLM cost": f"${totals['cost_usd']:.4f}",
+        "LLM fallbacks": f"{totals['fallbacks']:,}",
+        "memories": f"{int(run.run.get('memories_total', 0) or 0):,}",
+        "checkpoints": ", ".join(str(c) for c in run.run.get("checkpoints", []) or []) or "none",
+        "versions": ", ".join(f"{k} {v}" for k, v in _versions(run).items()),
+    }
+
+
+def _who(select: dict[str, Any] | None) -> str:
+    if not select or select.get("all"):
+        return "all agents"
+    parts = [f"{k}={v}" for k, v in select.items() if v not in (None, False)]
+    return ", ".join(parts) or "all agents"
+
+
+def interventions_table(run: RunData) -> list[dict[str, Any]]:
+    """One row per intervention: number, when, kind, who, what."""
+    rows = []
+    for i, iv in enumerate(run.interventions, start=1):
+        what = iv.get("text") or ""
+        if iv.get("kind") == "policy":
+            what = f"{iv.get('policy') or 'policy'}: {iv.get('amount')} per month. {what}"
+        if iv.get("fact"):
+            what = f"fact {iv['fact']}: {what}"
+        flags = [f for f in ("danger", "all_clear", "trust_gated") if iv.get(f)]
+        rows.append(
+            {
+                "n": i,
+                "tick": iv.get("tick"),
+                "when": run.tick_label(int(iv.get("tick", 0))),
+                "kind": iv.get("kind"),
+                "who": _who(iv.get("select")),
+                "what": what.strip(),
+                "flags": ", ".join(flags),
+            }
+        )
+    return rows

@@ -1,0 +1,185 @@
+"""One run's results as the report reads them: config, run record, tables through DuckDB.
+
+Aggregates are computed by DuckDB straight from the Parquet files (nothing of the size of
+`agent_state` is loaded into Python), so the report stays fast at 100,000 agents. `Arm`
+groups replicate runs (seeds) under one label; `discover` turns the command's folders into
+arms: a run folder, a folder of `seed-N` replicates, or a folder of arms.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from societas.cluster.report.schemas import present_tables
+
+
+class ReportInputError(ValueError):
+    """A folder given to the report is not a run (names the folder and what is missing)."""
+
+
+def is_run_dir(path: Path) -> bool:
+    """A run folder has `config.json` and a `results/` folder."""
+    return (path / "config.json").is_file() and (path / "results").is_dir()
+
+
+class RunData:
+    """A finished run: `config.json`, `run.json`, and SQL over its Parquet tables."""
+
+    def __init__(self, run_dir: str | Path, label: str | None = None) -> None:
+        self.dir = Path(run_dir)
+        if not is_run_dir(self.dir):
+            raise ReportInputError(
+                f"{str(self.dir)!r} is not a run folder (needs config.json and results/)"
+            )
+        self.label = label or self.dir.name
+        self.config: dict[str, Any] = json.loads((self.dir / "config.json").read_text())
+        run_json = self.dir / "run.json"
+        self.run: dict[str, Any] = json.loads(run_json.read_text()) if run_json.exists() else {}
+        self.tables = set(present_tables(self.dir))
+        self.db = duckdb.connect()
+        for table in self.tables:
+            glob = str(self.dir / "results" / table / "**" / "*.parquet")
+            self.db.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}')")
+        self.ticks = int(self.scalar("SELECT max(tick) + 1 FROM agent_state") or 0)
+        self.agents = int(self.config.get("agents", {}).get("count") or self.run.get("agents") or 0)
+        self.tick_minutes = int(self.config.get("tick_minutes", 30))
+        self.start_hour = float(self.config.get("start_hour", 0))
+
+    # ------------------------------------------------------------------ SQL
+    def has(self, table: str) -> bool:
+        return table in self.tables
+
+    def scalar(self, sql: str, *params: Any) -> Any:
+        """First value of the first row (None when the table is missing or empty)."""
+        if not self._tables_exist(sql):
+            return None
+        row = self.db.execute(sql, list(params)).fetchone()
+        return row[0] if row else None
+
+    def rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        """All rows as tuples ([] when a table the query names is missing)."""
+        if not self._tables_exist(sql):
+            return []
+        return self.db.execute(sql, list(params)).fetchall()
+
+    def columns(self, sql: str, *params: Any) -> dict[str, np.ndarray]:
+        """Result columns as numpy arrays ({} when a table the query names is missing)."""
+        if not self._tables_exist(sql):
+            return {}
+        return self.db.execute(sql, list(params)).fetchnumpy()
+
+    def _tables_exist(self, sql: str) -> bool:
+        from societas.cluster.report.schemas import TABLE_DOCS
+
+        named = set(re.findall(r"\b(?:FROM|JOIN)\s+(\w+)", sql, flags=re.IGNORECASE))
+        return all(t in self.tables for t in named if t in TABLE_DOCS)
+
+    # ------------------------------------------------------------------ time
+    def hours(self, ticks: np.ndarray | list[int]) -> np.ndarray:
+        """Simulated hours since day 0 midnight for ticks."""
+        return self.start_hour + np.asarray(ticks, dtype=float) * self.tick_minutes / 60.0
+
+    def tick_label(self, tick: int) -> str:
+        """`day 1 06:00` for a tick."""
+        h = float(self.hours([tick])[0])
+        day, rem = divmod(h, 24.0)
+        return f"day {int(day)} {int(rem):02d}:{round((rem % 1) * 60):02d}"
+
+    # ------------------------------------------------------------------ society
+    @functools.cached_property
+    def population(self) -> Any | None:
+        """The generated society (profiles, friends, town map) or None when it cannot be
+        rebuilt (e.g. a population file no longer present)."""
+        from societas.agents.population import population_for
+        from societas.agents.scenario import ScenarioConfig, load_scenario
+
+        known = {k: v for k, v in self.config.items() if k in ScenarioConfig.model_fields}
+        try:  # fields a run records beside the scenario (versions, ...) are not the scenario
+            return population_for(load_scenario(known))
+        except Exception:
+            return None
+
+    def profiles_table(self) -> None:
+        """Make `profiles` (one row per agent, see profiles.py) available to SQL."""
+        if "profiles" in self.tables or self.population is None:
+            return
+        from societas.cluster.report.profiles import profiles_table
+
+        self.db.register("profiles", profiles_table(self.population))
+        self.tables.add("profiles")
+
+    @property
+    def interventions(self) -> list[dict[str, Any]]:
+        return list(self.config.get("interventions", []))
+
+    @property
+    def is_rules(self) -> bool:
+        """True when no language model produced the behaviour (the rules policy)."""
+        provider = str(self.config.get("llm", {}).get("provider", ""))
+        return provider == "rules" or any("rules" in k for k in self.run.get("llm", {}))
+
+
+@dataclass
+class Arm:
+    """One arm of a comparison: a label and its replicate runs (one per seed)."""
+
+    label: str
+    runs: list[RunData] = field(default_factory=list)
+
+    @property
+    def first(self) -> RunData:
+        return self.runs[0]
+
+
+_SEED = re.compile(r"^seed-(\d+)$")
+
+
+def _replicates(folder: Path) -> list[Path]:
+    subs = [p for p in sorted(folder.iterdir()) if p.is_dir() and _SEED.match(p.name)]
+    return sorted((p for p in subs if is_run_dir(p)), key=lambda p: int(p.name[5:]))
+
+
+def _arm(folder: Path, label: str) -> Arm | None:
+    if is_run_dir(folder):
+        return Arm(label, [RunData(folder, label)])
+    reps = _replicates(folder)
+    if reps:
+        return Arm(label, [RunData(p, f"{label} {p.name}") for p in reps])
+    return None
+
+
+def discover(paths: list[Path]) -> list[Arm]:
+    """Arms from the folders given: each a run, a folder of seed-N replicates, or (one folder
+    only) a folder whose sub-folders are arms (each a run or replicates)."""
+    if not paths:
+        raise ReportInputError("give at least one run folder")
+    for p in paths:
+        if not Path(p).is_dir():
+            raise ReportInputError(f"{str(p)!r} is not a folder")
+    if len(paths) == 1:
+        folder = Path(paths[0])
+        one = _arm(folder, folder.name)
+        if one is not None:
+            return [one]
+        subs = [p for p in sorted(folder.iterdir()) if p.is_dir()]
+        arms = [a for a in (_arm(p, p.name) for p in subs) if a is not None]
+        if not arms:
+            raise ReportInputError(
+                f"{str(folder)!r} holds no run (no config.json + results/ in it or its sub-folders)"
+            )
+        return arms
+    arms = []
+    for p in paths:
+        arm = _arm(Path(p), Path(p).name)
+        if arm is None:
+            raise ReportInputError(f"{str(p)!r} is not a run folder (needs config.json, results/)")
+        arms.append(arm)
+    return arms

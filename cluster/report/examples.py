@@ -1,0 +1,143 @@
+"""Analysis examples in DuckDB and pandas; the same text makes SCHEMAS.md and is run by the
+tests against a real run (tests/report/test_schemas.py), so the page never goes stale.
+
+In every example `RUN` is the run folder (a string). Each DuckDB query and each pandas
+snippet leaves its answer in `result`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from societas.cluster.report.schemas import markdown_tables
+
+
+@dataclass(frozen=True)
+class Example:
+    """One question answered twice: DuckDB SQL and pandas code (which sets `result`)."""
+
+    title: str
+    question: str
+    sql: str
+    pandas: str
+
+
+EXAMPLES: tuple[Example, ...] = (
+    Example(
+        "Evacuation by age group",
+        "Share of each age group at a shelter, per tick (hurricane).",
+        """SELECT p.age_group, s.tick, avg((s.place_kind = 'shelter')::INT) AS share_at_shelter
+FROM read_parquet(RUN || '/results/agent_state/**/*.parquet') s
+JOIN read_parquet(RUN || '/results/profiles/*.parquet') p USING (agent_id)
+GROUP BY ALL ORDER BY p.age_group, s.tick""",
+        """import pandas as pd
+
+state = pd.read_parquet(f"{RUN}/results/agent_state")
+profiles = pd.read_parquet(f"{RUN}/results/profiles")
+df = state.merge(profiles[["agent_id", "age_group"]], on="agent_id")
+df["at_shelter"] = df["place_kind"].eq("shelter")
+result = df.groupby(["age_group", "tick"])["at_shelter"].mean().unstack("age_group")""",
+    ),
+    Example(
+        "Opinion change of agents who talked to a treated agent",
+        "Mean attitude change (first to last tick) of agents who heard from an agent that an "
+        "intervention reached at tick 4, against everyone else (polarization).",
+        """WITH treated AS (
+  SELECT DISTINCT agent_id FROM read_parquet(RUN || '/results/events/**/*.parquet')
+  WHERE tick = 4),
+contacts AS (
+  SELECT DISTINCT listener AS agent_id FROM read_parquet(RUN || '/results/dialogues/**/*.parquet')
+  WHERE speaker IN (SELECT agent_id FROM treated)
+    AND listener NOT IN (SELECT agent_id FROM treated)),
+att AS (SELECT * FROM read_parquet(RUN || '/results/attitudes/**/*.parquet')),
+change AS (
+  SELECT agent_id, topic,
+         last(value ORDER BY tick) - first(value ORDER BY tick) AS change
+  FROM att GROUP BY agent_id, topic)
+SELECT topic, agent_id IN (SELECT agent_id FROM contacts) AS talked_to_treated,
+       count(*) AS agents, avg(change) AS mean_change, stddev_samp(change) AS sd_change
+FROM change WHERE agent_id NOT IN (SELECT agent_id FROM treated)
+GROUP BY ALL ORDER BY ALL""",
+        """import pandas as pd
+
+events = pd.read_parquet(f"{RUN}/results/events")
+dialogues = pd.read_parquet(f"{RUN}/results/dialogues")
+att = pd.read_parquet(f"{RUN}/results/attitudes").sort_values("tick")
+treated = set(events.loc[events["tick"] == 4, "agent_id"])
+heard = set(dialogues.loc[dialogues["speaker"].isin(treated), "listener"]) - treated
+g = att.groupby(["agent_id", "topic"])["value"]
+change = (g.last() - g.first()).rename("change").reset_index()
+change = change[~change["agent_id"].isin(treated)]
+change["talked_to_treated"] = change["agent_id"].isin(heard)
+result = change.groupby(["topic", "talked_to_treated"])["change"].agg(["count", "mean", "std"])""",
+    ),
+    Example(
+        "Who knows a fact, by occupation",
+        "Share of each occupation that learned each seeded fact (diffusion).",
+        """SELECT k.fact, p.occupation, count(DISTINCT k.agent_id) AS knowers,
+       count(DISTINCT k.agent_id) / any_value(n.agents) AS share
+FROM read_parquet(RUN || '/results/knowledge/**/*.parquet') k
+JOIN read_parquet(RUN || '/results/profiles/*.parquet') p USING (agent_id)
+JOIN (SELECT occupation, count(*) AS agents
+      FROM read_parquet(RUN || '/results/profiles/*.parquet') GROUP BY occupation) n
+  USING (occupation)
+GROUP BY ALL ORDER BY ALL""",
+        """import pandas as pd
+
+knowledge = pd.read_parquet(f"{RUN}/results/knowledge")
+profiles = pd.read_parquet(f"{RUN}/results/profiles")
+df = knowledge.merge(profiles[["agent_id", "occupation"]], on="agent_id")
+knowers = df.groupby(["fact", "occupation"])["agent_id"].nunique()
+result = (knowers / profiles.groupby("occupation").size()).rename("share").reset_index()""",
+    ),
+)
+
+HEADER = """# Results: schemas and analysis examples
+
+A run folder holds its results as Parquet under `RUN/results/<table>/`, one file per agent
+group and window of ticks (`group-<g>/ticks-<first>-<last>.parquet`), sorted, with fixed
+schemas: the same seed gives byte-identical files. Read a whole table by its folder (pandas,
+polars, pyarrow) or with a glob (DuckDB: `RUN/results/<table>/**/*.parquet`).
+
+- `RUN/results/schemas.json` — the schemas below, for programs (written by `societas report`
+  and `societas export`; `{"version": 1, "tables": {name: {row, path, columns: [{name, type,
+  description}]}}}`).
+- `RUN/config.json` — the resolved scenario; `RUN/run.json` — the run's record (status,
+  totals, LLM calls/tokens/cost by model, checkpoints, wall time).
+- `societas export RUN --format csv` writes one CSV per table; `--format duckdb` one DuckDB
+  file with every table and its column comments.
+- `societas report RUN` writes the HTML report; `societas report RUN --agent ID` one agent.
+
+Names are the same everywhere: `tick` (0-based step, `tick_minutes` apart from `start_hour`),
+`agent_id` (0..agents-1; `speaker`/`listener`/`source`/`other_id` are agent ids too),
+`group_id`, `place`/`place_kind`, `topic`, `fact`.
+
+This page is generated (`python -m societas.cluster.report.examples`); a test fails when it
+differs from the code.
+
+## Tables
+
+"""
+
+
+def markdown_page() -> str:
+    """The whole SCHEMAS.md page: tables, then the examples in DuckDB and pandas."""
+    parts = [HEADER, markdown_tables(), "## Examples\n"]
+    parts.append(
+        "Set `RUN` to a run folder first: in DuckDB `SET VARIABLE run = 'runs/hurricane';` and "
+        "replace `RUN` by `getvariable('run')`, or paste the path; in Python "
+        "`RUN = 'runs/hurricane'`.\n"
+    )
+    for ex in EXAMPLES:
+        parts.append(f"### {ex.title}\n\n{ex.question}\n")
+        parts.append(f"DuckDB:\n\n```sql\n{ex.sql}\n```\n")
+        parts.append(f"pandas:\n\n```python\n{ex.pandas}\n```\n")
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    from pathlib import Path
+
+    target = Path(__file__).with_name("SCHEMAS.md")
+    target.write_text(markdown_page())
+    print(f"wrote {target}")

@@ -1,0 +1,271 @@
+"""The scenario's findings: outcome curves with 95% bands, arms on the same axes.
+
+Each `Metric` is a titled chart of one or more series, each series a function run -> Band.
+Which metrics exist follows the run's config and tables: evacuation when an event brings
+danger, income/consumption always, opinions when attitudes were recorded, information reach
+when facts were seeded, activity mix and needs always. With several arms, every arm is drawn
+on the same axes and a second panel shows each arm minus the first with its interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from plotly.subplots import make_subplots
+
+from societas.cluster.report import figures as F
+from societas.cluster.report.data import Arm, RunData
+from societas.cluster.report.stats import Band, agent_band, arm_band, cumulative_share, difference
+
+Maker = Callable[[RunData], Band]
+DASHES = (None, "dot", "dash", "dashdot", "longdash")
+AGE_GROUPS = ("18-29", "30-44", "45-64", "65+")
+
+
+@dataclass
+class Metric:
+    """One chart: its series (name -> run -> Band), axis title, caption and y range."""
+
+    key: str
+    title: str
+    y_title: str
+    caption: str
+    series: list[tuple[str, Maker]] = field(default_factory=list)
+    y_range: tuple[float, float] | None = None
+
+
+def _shelter(where: str = "true", table: str = "agent_state") -> Maker:
+    return lambda r: agent_band(r, "place_kind = 'shelter'", table, where)
+
+
+def _with_profiles(make: Callable[[RunData], Band]) -> Maker:
+    def run_it(run: RunData) -> Band:
+        run.profiles_table()
+        return make(run)
+
+    return run_it
+
+
+def evacuation_metrics(run: RunData, single: bool) -> list[Metric]:
+    """Share at shelters; by trust tercile and by age group in a single-arm report."""
+    if not any(iv.get("danger") for iv in run.interventions):
+        return []
+    main = Metric(
+        "evacuation",
+        "Evacuation: share of agents at a shelter",
+        "share of agents at a shelter",
+        "Mean over agents per tick with its 95% interval (over seeds when replicated). Dashed "
+        "lines: interventions (numbers as in the interventions table).",
+        [("all agents", _shelter())],
+        (0.0, 1.02),
+    )
+    out = [main]
+    if single and run.population is not None:
+        joined = "agent_state JOIN profiles USING (agent_id)"
+        cuts = np.quantile([p.trust for p in run.population.profiles], [1 / 3, 2 / 3])
+        for name, cond in (
+            ("low trust", f"trust < {cuts[0]:.6f}"),
+            ("mid trust", f"trust >= {cuts[0]:.6f} AND trust < {cuts[1]:.6f}"),
+            ("high trust", f"trust >= {cuts[1]:.6f}"),
+        ):
+            main.series.append((name, _with_profiles(_shelter(cond, joined))))
+        out.append(
+            Metric(
+                "evacuation_age",
+                "Evacuation by age group",
+                "share at a shelter",
+                "Share of each age group at a shelter, with 95% intervals over its agents.",
+                [(g, _with_profiles(_shelter(f"age_group = '{g}'", joined))) for g in AGE_GROUPS],
+                (0.0, 1.02),
+            )
+        )
+    return out
+
+
+def economy_metrics(run: RunData, single: bool) -> list[Metric]:
+    """Income, consumption and planned work hours; recipients vs others under a policy."""
+    policy = [iv for iv in run.interventions if iv.get("kind") == "policy"]
+    last = max(0, run.ticks - 1)
+    rec = f"agent_id IN (SELECT agent_id FROM agent_state WHERE tick = {last} AND transfers > 0)"
+    out = []
+    for col, title, unit in (
+        ("income", "Monthly income", "currency units / month"),
+        ("consumption", "Monthly consumption", "currency units / month"),
+        ("work_hours", "Planned work hours", "hours / day"),
+    ):
+        if policy:
+            series = [
+                ("recipients", lambda r, c=col: agent_band(r, c, where=rec)),
+                ("others", lambda r, c=col: agent_band(r, c, where=f"NOT ({rec})")),
+            ]
+        else:
+            series = [("all agents", lambda r, c=col: agent_band(r, c))]
+        out.append(Metric(col, title, unit, "Mean per tick with its 95% interval.", series))
+    if not policy:
+        return out[:2]  # work hours only move under an income policy
+    return out
+
+
+def opinion_metrics(run: RunData, single: bool) -> list[Metric]:
+    """Per topic: mean attitude (band) and its spread (sd across agents: polarization)."""
+    topics = [t["name"] for t in run.config.get("topics", [])]
+    if not topics or not run.has("attitudes"):
+        return []
+    out = []
+    for topic in topics:
+        cond = f"topic = '{topic}'"
+        out.append(
+            Metric(
+                f"attitude_{topic}",
+                f"Opinion on {topic}: mean and spread",
+                "attitude (0 against .. 10 for)",
+                "Solid: mean attitude with its 95% interval. Dotted: spread (standard deviation "
+                "across agents; rising spread = polarization).",
+                [
+                    ("mean", lambda r, c=cond: agent_band(r, "value", "attitudes", c)),
+                    ("spread (sd)", lambda r, c=cond: _spread(r, c)),
+                ],
+                (0.0, 10.0),
+            )
+        )
+    return out
+
+
+def _spread(run: RunData, cond: str) -> Band:
+    cols = run.columns(
+        f"SELECT tick, stddev_pop(value) AS s, count(*) AS n FROM attitudes WHERE {cond} "
+        "GROUP BY tick ORDER BY tick"
+    )
+    ticks = np.arange(run.ticks)
+    s = np.full(run.ticks, np.nan)
+    n = np.zeros(run.ticks)
+    if cols:
+        s[cols["tick"].astype(int)] = cols["s"].astype(float)
+        n[cols["tick"].astype(int)] = cols["n"].astype(float)
+    nan = np.full(run.ticks, np.nan)
+    return Band(ticks, s, nan, nan, n, "agents")
+
+
+def reach_metrics(run: RunData, single: bool) -> list[Metric]:
+    """Per seeded fact: cumulative share of agents who know it."""
+    facts = [f["id"] for f in run.config.get("facts", [])]
+    if not facts:
+        return []
+    series = [
+        (
+            fact,
+            lambda r, f=fact: cumulative_share(
+                r,
+                f"SELECT agent_id, min(tick) AS tick FROM knowledge WHERE fact = '{f}' "
+                "GROUP BY agent_id",
+                r.agents,
+            ),
+        )
+        for fact in facts
+    ]
+    return [
+        Metric(
+            "reach",
+            "Information reach: share of agents who know each fact",
+            "share of agents who know it",
+            "Cumulative share with a binomial 95% interval.",
+            series,
+            (0.0, 1.02),
+        )
+    ]
+
+
+def needs_metric(run: RunData, single: bool) -> list[Metric]:
+    """Mean satisfaction of each need."""
+    if not run.has("needs"):
+        return []
+    needs = ("hunger", "energy", "safety", "social") if single else ("safety",)
+    return [
+        Metric(
+            "needs",
+            "Needs: mean satisfaction",
+            "satisfaction (1 = satisfied)",
+            "Mean satisfaction of each need with its 95% interval.",
+            [(n, lambda r, c=n: agent_band(r, c, "needs")) for n in needs],
+            (0.0, 1.02),
+        )
+    ]
+
+
+def metrics_for(run: RunData, single: bool) -> list[Metric]:
+    """Every metric this run's scenario and tables support, most important first."""
+    out: list[Metric] = []
+    for fn in (evacuation_metrics, reach_metrics, opinion_metrics, economy_metrics, needs_metric):
+        out += fn(run, single)
+    return out
+
+
+def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, Any]]]:
+    """The chart of one metric over all arms (+ a difference panel) and its headline rows."""
+    ref = arms[0].first
+    several = len(arms) > 1
+    if several:
+        fig = make_subplots(
+            rows=2, cols=1, shared_xaxes=True, row_heights=[0.65, 0.35], vertical_spacing=0.08
+        )
+        base = F.new_figure(metric.title, metric.y_title, height=560)
+        fig.update_layout(base.layout)
+    else:
+        fig = F.new_figure(metric.title, metric.y_title)
+    rows: list[dict[str, Any]] = []
+    firsts: list[Band] = []
+    for a, arm in enumerate(arms):
+        for s, (name, make) in enumerate(metric.series):
+            band = arm_band(arm, make)
+            label = f"{arm.label} · {name}" if several else name
+            color = F.PALETTE[a if several else s % len(F.PALETTE)]
+            if not several and name == "all agents" and len(metric.series) > 1:
+                color = "#222222"  # the overall curve in black above its breakdowns
+            dash = DASHES[s % len(DASHES)] if several else None
+            F.add_band(fig, ref, band, label, color, row=1 if several else None, col=1, dash=dash)
+            rows.append(_headline(ref, label, band))
+            if s == 0:
+                firsts.append(band)
+    if several:
+        for a in range(1, len(arms)):
+            diff = difference(firsts[0], firsts[a])
+            label = f"{arms[a].label} − {arms[0].label}"
+            F.add_band(fig, ref, diff, label, F.PALETTE[a], row=2, col=1, dash="dot")
+            rows.append(_headline(ref, f"difference: {label} ({metric.series[0][0]})", diff))
+        fig.add_hline(y=0, line={"color": "#444", "width": 1}, row=2, col=1)
+        fig.update_yaxes(title_text=metric.y_title, row=1, col=1, automargin=True)
+        fig.update_yaxes(title_text="difference", row=2, col=1, automargin=True)
+        F.time_axis(fig, ref, row=2, col=1)
+        fig.update_xaxes(title_text="", row=1, col=1)
+        if metric.y_range:
+            fig.update_yaxes(range=list(metric.y_range), row=1, col=1)
+    else:
+        F.time_axis(fig, ref)
+        if metric.y_range:
+            fig.update_yaxes(range=list(metric.y_range))
+    F.intervention_lines(fig, ref)
+    return fig, rows
+
+
+def _headline(run: RunData, label: str, band: Band) -> dict[str, Any]:
+    m = band.mean
+    if not np.any(np.isfinite(m)):
+        return {"series": label, "final": None}
+    peak = int(np.nanargmax(m))
+    return {
+        "series": label,
+        "final": _r(m[-1]),
+        "final_lo": _r(band.lo[-1]),
+        "final_hi": _r(band.hi[-1]),
+        "peak": _r(m[peak]),
+        "peak_at": run.tick_label(int(band.ticks[peak])),
+        "interval_over": band.over,
+    }
+
+
+def _r(x: float) -> float | None:
+    """Four significant digits (a table of headline numbers, not a data dump)."""
+    return float(f"{float(x):.4g}") if np.isfinite(x) else None

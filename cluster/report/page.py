@@ -1,0 +1,202 @@
+"""Assembles the views into one self-contained HTML page (jinja2, plotly.js embedded once)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+
+from societas.cluster.report import activity, card, conversations, findings, society
+from societas.cluster.report import figures as F
+from societas.cluster.report.agent_view import AgentView, agent_figure, agent_view
+from societas.cluster.report.data import Arm, RunData
+from societas.cluster.report.memories import memory_topics
+
+TEMPLATES = Path(__file__).with_name("templates")
+KIND_TITLES = {
+    "said": "Said (conversations and messages)",
+    "decided": "Decided (reactions to events)",
+    "thought": "Thought",
+    "reflected": "Reflected (insights with evidence)",
+    "answered": "Answered in surveys",
+}
+
+
+@functools.cache
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _version() -> str:
+    try:
+        return metadata.version("societas")
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def _base_context(title: str, subtitle: str, runs: list[RunData]) -> dict[str, Any]:
+    caveats = []
+    if any(r.is_rules for r in runs):
+        caveat = card.RULES_CAVEAT
+        if not all(r.is_rules for r in runs):
+            rules = ", ".join(r.label for r in runs if r.is_rules)
+            caveat = f"{rules}: {caveat}"
+        caveats.append(caveat)
+    return {
+        "title": title,
+        "subtitle": subtitle,
+        "css": (TEMPLATES / "style.css").read_text(),
+        "plotlyjs": F.plotlyjs(),
+        "caveats": caveats,
+        "version": _version(),
+    }
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
+    """Write the report of one run, or of several arms/replicates, to `out`."""
+    ref = arms[0].first
+    single = len(arms) == 1
+    runs = [r for a in arms for r in a.runs]
+    label = ref.config.get("name", "run")
+    title = f"societas: {label}" if single else f"societas: {' vs '.join(a.label for a in arms)}"
+    ctx = _base_context(title, str(ref.config.get("description", "")), runs)
+
+    cards = [card.run_card(a.first) for a in arms]
+    for c, a in zip(cards, arms, strict=True):
+        if len(a.runs) > 1:
+            c["seed"] = ", ".join(str(r.config.get("seed")) for r in a.runs)
+            c["replicates"] = len(a.runs)
+    keys = list(dict.fromkeys(k for c in cards for k in c))
+    replicates = ""
+    if any(len(a.runs) > 1 for a in arms):
+        replicates = (
+            "Replicates: bands are 95% t-intervals over the seeds' means; the card shows the "
+            "first seed's run."
+        )
+
+    metrics = findings.metrics_for(ref, single)
+    found = []
+    summary: dict[str, Any] = {"arms": [a.label for a in arms], "card": cards, "findings": {}}
+    for metric in metrics:
+        fig, rows = findings.metric_figure(metric, arms)
+        found.append(
+            {"key": metric.key, "caption": metric.caption, "rows": rows,
+             "div": F.div(fig, f"fig-{metric.key}")}
+        )  # fmt: skip
+        summary["findings"][metric.key] = rows
+    timeline = ""
+    if metrics and ref.interventions:
+        timeline_fig, _ = findings.metric_figure(metrics[0], arms)
+        timeline_fig.update_layout(title={"text": f"Interventions over {metric_title(metrics)}"})
+        timeline = F.div(timeline_fig, "fig-interventions")
+
+    act = []
+    summary["activity_mix_mean"] = {}
+    for a in arms[:4]:
+        fig, means = activity.activity_figure(a)
+        act.append({"label": a.label, "div": F.div(fig, f"fig-activity-{len(act)}")})
+        summary["activity_mix_mean"][a.label] = means
+    llm_fig, llm_totals = activity.llm_figure(ref)
+    summary["llm"] = llm_totals
+
+    net_fig, net_caption = society.network_figure(ref)
+    map_fig, map_caption = society.map_figure(ref)
+    talk_fig, talk_stats = society.talk_figure(ref)
+    summary["conversations"] = talk_stats
+    quotes = conversations.samples(ref)
+    agent_ids = conversations.sampled_agents(quotes, ref)
+    agents = []
+    for agent_id in agent_ids:
+        view = agent_view(ref, agent_id)
+        fig = agent_figure(ref, view)
+        agents.append({"view": view, "div": F.div(fig, f"fig-agent-{agent_id}") if fig else ""})
+    summary["memory_topics"] = memory_topics(ref.dir)
+    summary["sampled_agents"] = agent_ids
+
+    ctx.update(
+        card_labels=[a.label for a in arms] if not single else [ref.label],
+        card_keys=keys,
+        cards=cards,
+        replicates=replicates,
+        interventions=card.interventions_table(ref),
+        timeline=timeline,
+        timeline_caption="The main outcome with the interventions as dashed lines, numbered "
+        "as in the table above.",
+        bands_note=_bands_note(arms),
+        findings=found,
+        activity=act,
+        llm_div=F.div(llm_fig, "fig-llm") if llm_fig is not None else "",
+        compare_note="" if single else f"Society views show {ref.label} (the first arm).",
+        network_div=F.div(net_fig, "fig-network") if net_fig else "",
+        network_caption=net_caption,
+        map_div=F.div(map_fig, "fig-map") if map_fig else "",
+        map_caption=map_caption,
+        talk_div=F.div(talk_fig, "fig-talk") if talk_fig else "",
+        talk=talk_stats,
+        memory_note=conversations.memory_note(ref),
+        quotes=quotes,
+        kind_titles=KIND_TITLES,
+        agents=agents,
+        agent_ids=set(agent_ids),
+    )
+    html = _env().get_template("report.html.j2").render(**ctx)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html)
+    return out, _json_safe(summary)
+
+
+def metric_title(metrics: list[findings.Metric]) -> str:
+    return metrics[0].title[0].lower() + metrics[0].title[1:]
+
+
+def _bands_note(arms: list[Arm]) -> str:
+    if any(len(a.runs) > 1 for a in arms):
+        return (
+            "Shaded bands: 95% intervals over replicate runs (seeds). With several arms the "
+            "lower panel shows each arm minus the first, with the interval of the difference."
+        )
+    note = "Shaded bands: 95% intervals over agents within the run (one seed)."
+    if len(arms) > 1:
+        note += " The lower panel shows each arm minus the first, with its interval."
+    return note + " Replicate with `societas run CONFIG --seeds 0,1,2` for bands over seeds."
+
+
+def render_agent_page(run: RunData, view: AgentView, out: Path) -> Path:
+    """A page for one agent (`societas report RUN --agent ID`)."""
+    ctx = _base_context(
+        f"societas: agent #{view.agent_id} {view.name}",
+        f"{run.config.get('name', '')} · {run.dir}",
+        [run],
+    )
+    fig = agent_figure(run, view)
+    ctx.update(view=view, fig_div=F.div(fig, "fig-agent") if fig else "")
+    out.write_text(_env().get_template("agent_page.html.j2").render(**ctx))
+    return out
+
+
+def write_summary(path: Path, summary: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    return path

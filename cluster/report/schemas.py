@@ -1,0 +1,258 @@
+"""The results' documented schemas: one entry per Parquet table, column types from the writer.
+
+Types come from `societas.agents.runtime.results.SCHEMAS` (the one place the writer fixes
+them), or from the files themselves for a table another module writes; the words come from
+`TABLE_DOCS` here. `write_schemas_json` puts them beside a run's results for programs, and
+`python -m societas.cluster.report.examples` regenerates the Markdown page SCHEMAS.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel
+
+from societas.agents.runtime.results import SCHEMAS
+
+SCHEMAS_FILE = "schemas.json"
+PATHS = {"profiles": "results/profiles/profiles.parquet"}
+_TICK = "Simulated time step (0-based; the run's `tick_minutes` apart, from `start_hour`)."
+_AGENT = "Agent id (0..agents-1), the same in every table and in `report --agent ID`."
+
+# table -> (what one row is, {column: meaning}); a column the writer adds without a line
+# here is listed as undocumented, and tests/report/test_schemas.py fails on it.
+TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
+    "agent_state": (
+        "One row per agent per tick: where the agent is, what it does, its money and mood.",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "place": "Place id (`home-3`, `work-1`, `shelter-0`, ...).",
+            "place_kind": "Kind of place: home, work, shop, cafe, park or shelter.",
+            "activity": "What the agent is doing, in words.",
+            "category": "Activity kind: sleep, home, eat, work, shop, leisure, social, evacuate.",
+            "current_need": "The most pressing need (hunger, energy, safety, social, none).",
+            "currency": "Money held (currency units).",
+            "income": "Monthly income (currency units), transfers included.",
+            "consumption": "Monthly consumption (currency units).",
+            "work_hours": "Planned work hours per day.",
+            "worked_today": "Hours worked so far today.",
+            "transfers": "Monthly transfer received from a policy (0 when none).",
+            "evacuating": "True while the agent heads to or stays at a shelter.",
+            "emotion": "Dominant emotion (joy, fear, sadness, anger, surprise, disgust, calm).",
+        },
+    ),
+    "needs": (
+        "One row per agent per tick: satisfaction of each need (1 = satisfied, 0 = urgent).",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "hunger": "Hunger satisfaction, 0..1.",
+            "energy": "Energy (rest) satisfaction, 0..1.",
+            "safety": "Safety satisfaction, 0..1.",
+            "social": "Social satisfaction, 0..1.",
+            "current_need": "The need the agent acts on this tick.",
+        },
+    ),
+    "events": (
+        "One row per thing that happened to an agent: interventions received, reactions.",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "kind": "Event kind (reaction, ignored, policy, all_clear, ...).",
+            "detail": "The event's text or what the agent decided.",
+        },
+    ),
+    "dialogues": (
+        "One row per utterance: who said what to whom, where, through which channel.",
+        {
+            "tick": _TICK,
+            "speaker": "Agent id of the speaker.",
+            "listener": "Agent id of the listener.",
+            "place": "Place of a face-to-face encounter (empty for messages and posts).",
+            "channel": "encounter (same place), message (to a friend) or post (feed).",
+            "text": "What was said.",
+            "facts": "Ids of seeded facts passed on, comma-separated (empty when none).",
+            "conversation_id": "Conversation this turn belongs to (same for every turn).",
+            "turn": "Turn number within the conversation (0-based).",
+        },
+    ),
+    "attitudes": (
+        "One row per agent per topic per tick: the agent's attitude (0 against .. 10 for).",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "topic": "Topic name from the scenario's `topics`.",
+            "value": "Attitude, 0 (against) .. 10 (for).",
+        },
+    ),
+    "knowledge": (
+        "One row when an agent first learns a seeded fact.",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "fact": "Fact id from the scenario's `facts`.",
+            "source": "Agent id it was learned from (-1: seeded or from an intervention).",
+        },
+    ),
+    "llm": (
+        "One row per group per tick: language-model work (estimated for the rules policy).",
+        {
+            "tick": _TICK,
+            "group_id": "Agent group (engine) that made the calls.",
+            "requests": "LLM requests (or rules-policy decisions) this tick.",
+            "prompt_tokens": "Prompt tokens (the prompts' estimated size for rules).",
+            "completion_tokens": "Completion tokens.",
+            "memories_added": "Stream memories written this tick.",
+        },
+    ),
+    "profiles": (
+        "One row per agent: who it is at the start (written by `report`/`export`).",
+        {
+            "agent_id": _AGENT,
+            "name": "Agent name.",
+            "age": "Age in years.",
+            "age_group": "Age band: 18-29, 30-44, 45-64, 65+.",
+            "gender": "Gender.",
+            "occupation": "Occupation (`retired` above the retirement age, `unemployed`).",
+            "income": "Monthly income at the start (currency units).",
+            "personality": "Personality in words (enters the prompts).",
+            "home": "Home place id.",
+            "work": "Workplace id (empty without one).",
+            "shelter": "Nearest shelter place id.",
+            "trust": "Trust in government, 0..1 (gates heeding warnings).",
+            "stubbornness": "Resistance to attitude change, 0..1.",
+            "sociability": "Propensity to start conversations, 0..1.",
+        },
+    ),
+    "relationships": (
+        "One row per agent and other agent whose relationship changed at a tick.",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "other_id": "The other agent.",
+            "closeness": "Closeness to the other, 0..1.",
+            "sentiment": "Sentiment toward the other, -1..1.",
+            "interactions": "Conversations with the other so far.",
+        },
+    ),
+    "surveys": (
+        "One row per answer to a scheduled survey question.",
+        {
+            "day": "Simulated day of the survey (0-based).",
+            "time": "Simulated hour of day the question was asked.",
+            "survey": "Survey name.",
+            "agent_id": _AGENT,
+            "question_id": "Question id within the survey.",
+            "answer_text": "The answer in words.",
+            "value": "The answer as a number (Likert, choice index or number; NaN for text).",
+        },
+    ),
+}
+
+
+class ColumnDoc(BaseModel):
+    """One documented column: name, Arrow type, meaning."""
+
+    name: str
+    type: str
+    description: str
+
+
+class TableDoc(BaseModel):
+    """One documented table: what a row is, where its files are, its columns."""
+
+    table: str
+    row: str
+    path: str
+    columns: list[ColumnDoc]
+
+
+def _arrow_schema(table: str, run_dir: Path | None) -> pa.Schema | None:
+    if table in SCHEMAS:
+        return SCHEMAS[table]
+    if table == "profiles":
+        from societas.cluster.report.profiles import PROFILE_SCHEMA
+
+        return PROFILE_SCHEMA
+    if run_dir is not None:
+        files = sorted((run_dir / "results" / table).glob("**/*.parquet"))
+        if files:
+            return pq.read_schema(files[0])
+    return None
+
+
+def table_doc(table: str, run_dir: Path | None = None) -> TableDoc | None:
+    """The documented schema of one table (None when neither the writer nor the run has it)."""
+    schema = _arrow_schema(table, run_dir)
+    if schema is None:
+        return None
+    row, words = TABLE_DOCS.get(table, ("(undocumented table)", {}))
+    cols = [
+        ColumnDoc(name=f.name, type=str(f.type), description=words.get(f.name, "(undocumented)"))
+        for f in schema
+    ]
+    path = PATHS.get(table, f"results/{table}/group-*/ticks-*.parquet")
+    return TableDoc(table=table, row=row, path=path, columns=cols)
+
+
+def present_tables(run_dir: Path) -> list[str]:
+    """Tables with at least one Parquet file in this run, in documentation order."""
+    root = Path(run_dir) / "results"
+    found = {p.relative_to(root).parts[0] for p in root.glob("*/**/*.parquet")}
+    order = list(TABLE_DOCS) + sorted(found - set(TABLE_DOCS))
+    return [t for t in order if t in found]
+
+
+def all_docs(run_dir: Path | None = None) -> list[TableDoc]:
+    """Every table the writer knows plus any other table this run has."""
+    names = [*SCHEMAS, "profiles"]
+    if run_dir is not None:
+        names += [t for t in present_tables(run_dir) if t not in names]
+    docs = [table_doc(t, run_dir) for t in names]
+    return [d for d in docs if d is not None]
+
+
+def schemas_json(run_dir: Path | None = None) -> dict[str, Any]:
+    """The schemas as one JSON-ready dict: {"version": 1, "tables": {name: TableDoc}}."""
+    return {
+        "version": 1,
+        "tables": {d.table: d.model_dump(exclude={"table"}) for d in all_docs(run_dir)},
+    }
+
+
+def write_schemas_json(run_dir: str | Path) -> Path:
+    """Write RUN_DIR/results/schemas.json (for programs reading the results)."""
+    run_dir = Path(run_dir)
+    path = run_dir / "results" / SCHEMAS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(schemas_json(run_dir), indent=1) + "\n")
+    return path
+
+
+def duckdb_type(arrow_type: str) -> str:
+    """The DuckDB SQL type of an Arrow type name as written in the schemas."""
+    return {
+        "int64": "BIGINT",
+        "int32": "INTEGER",
+        "double": "DOUBLE",
+        "float": "FLOAT",
+        "string": "VARCHAR",
+        "large_string": "VARCHAR",
+        "bool": "BOOLEAN",
+    }.get(arrow_type, "VARCHAR")
+
+
+def markdown_tables() -> str:
+    """The schema part of SCHEMAS.md: one Markdown table per results table."""
+    out = []
+    for d in all_docs():
+        out.append(f"### `{d.table}`\n\n{d.row}  \nFiles: `RUN/{d.path}`\n")
+        out.append("| column | type | meaning |\n|---|---|---|")
+        out += [f"| `{c.name}` | {c.type} | {c.description} |" for c in d.columns]
+        out.append("")
+    return "\n".join(out)
