@@ -17,7 +17,29 @@ app = typer.Typer(
     help="Run LLM-driven agent societies: memory, cognition and social life at scale.",
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"societas {version('societas')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks of errors."),
+) -> None:
+    """Run LLM-driven agent societies: memory, cognition and social life at scale."""
+    from societas.cluster.cli_common import DEBUG
+
+    DEBUG["on"] = DEBUG["on"] or debug
 
 
 @app.command()
@@ -102,8 +124,21 @@ _register_command_modules()
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: no traceback for errors unless --debug."""
+    from societas.cluster.cli_common import DEBUG, EXIT_INTERRUPTED
+
+    DEBUG["on"] = DEBUG["on"] or "--debug" in sys.argv
+    try:
+        app(prog_name="societas")
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as err:
+        if DEBUG["on"]:
+            raise
+        first = (str(err) or type(err).__name__).splitlines()[0]
+        typer.echo(f"error: {type(err).__name__}: {first} (--debug shows where)", err=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

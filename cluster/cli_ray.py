@@ -7,52 +7,105 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
+
+from societas.cluster.checkpoint import last_complete
+from societas.cluster.cli_common import user_errors
+from societas.cluster.run_folder import OutDirError
 
 ADDRESS_HELP = "Ray dashboard URL (default: $RAY_JOBS_ADDRESS or http://127.0.0.1:8265)."
 
 
 def _fail(err: Exception) -> None:
     typer.echo(f"error: {err}", err=True)
-    raise typer.Exit(1) from None
+    raise typer.Exit(2) from None
 
 
 def submit(
-    config: Path = typer.Argument(..., exists=True, dir_okay=False, help="Scenario YAML."),  # noqa: B008
+    config: Path = typer.Argument(..., help="Scenario YAML."),  # noqa: B008
     address: str | None = typer.Option(None, help=ADDRESS_HELP),
-    out: str | None = typer.Option(None, help="Run directory on the cluster."),
+    out: str | None = typer.Option(
+        None, help="Where results go: a shared absolute path or an object-store URL (s3://)."
+    ),
     agents: int | None = typer.Option(None, min=2, help="Override agents.count."),
     ticks: int | None = typer.Option(None, min=1, help="Override ticks."),
     groups: int | None = typer.Option(None, min=1, help="Agent groups."),
     job_id: str | None = typer.Option(None, help="Submission id (default: Ray picks one)."),
     ship_code: bool = typer.Option(True, help="Upload this checkout's code (py_modules)."),
     wait: bool = typer.Option(False, "--wait", help="Follow the logs until the job ends."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run at --out."),
+    checkpoint_every: int | None = typer.Option(None, min=0, help="Ticks between checkpoints."),
+    keep_checkpoints: int | None = typer.Option(None, min=0, help="Checkpoints kept (0: all)."),
+    env: list[str] = typer.Option([], help="Forward this environment variable (repeatable)."),  # noqa: B008
+    skip_service_checks: bool = typer.Option(
+        False, "--skip-service-checks", help="LLM/Qdrant reachable only from the cluster."
+    ),
 ) -> None:
-    """Submit a run to a Ray cluster through the Jobs API; prints the job id."""
+    """Validate and preflight locally, then submit through the Ray Jobs API; prints the job
+    id and where its results go."""
     from societas.cluster import jobs
+    from societas.cluster.cli_sim import _load
+    from societas.cluster.launch import LaunchOptions, check, resolve
+    from societas.cluster.remote_out import is_url
 
-    spec = jobs.SubmitSpec(
-        config=config,
-        out=out or f"runs/{config.stem}",
-        agents=agents,
-        ticks=ticks,
-        groups=groups,
-        ship_code=ship_code,
-        job_id=job_id,
-    )
-    try:
+    scenario = _load(config, agents=agents, ticks=ticks, groups=groups)
+    with user_errors():
+        target = _submit_target(out)
+        opts = LaunchOptions(
+            out=target,
+            overwrite=overwrite,
+            checkpoint_every=checkpoint_every,
+            keep_checkpoints=keep_checkpoints,
+            check_services=not skip_service_checks,
+        )
+        scenario, _cluster = resolve(scenario, opts)
+        # The cluster's shared path is often not mounted here: check it only if it is.
+        local_view = is_url(target) or Path(target).parent.exists()
+        check(scenario, opts, target if local_view else None)
+        missing = [name for name in env if name not in os.environ]
+        if missing:
+            raise OutDirError(f"--env {missing[0]}: not set in this environment")
+        spec = jobs.SubmitSpec(
+            config=config,
+            out=target,
+            agents=agents,
+            ticks=ticks,
+            groups=groups,
+            ship_code=ship_code,
+            job_id=job_id,
+            overwrite=overwrite,
+            checkpoint_every=checkpoint_every,
+            keep_checkpoints=keep_checkpoints,
+            skip_service_checks=skip_service_checks,
+            env_vars={name: os.environ[name] for name in env},
+        )
         jid = jobs.submit(spec, address)
-    except jobs.JobsError as err:
-        _fail(err)
     typer.echo(jid)
+    typer.echo(f"results -> {target}", err=True)
     if wait:
         _follow(jid, address)
         info = jobs.status(jid, address)
         typer.echo(f"{jid}: {info['status']}")
         if info["status"] != "SUCCEEDED":
             raise typer.Exit(1)
+
+
+def _submit_target(out: str | None) -> str:
+    """--out of a job: an absolute path (shared storage) or a URL, never Ray's temp dir."""
+    if not out:
+        raise OutDirError(
+            "--out: name where the results go: a shared absolute path (/mnt/runs/x) or an "
+            "object-store URL (s3://bucket/runs/x)"
+        )
+    if "://" not in out and not Path(out).is_absolute():
+        raise OutDirError(
+            f"--out {out}: give an absolute shared path or a URL; a relative path would land "
+            "in the job's temporary working folder"
+        )
+    return out
 
 
 def _follow(job_id: str, address: str | None) -> None:
@@ -68,16 +121,34 @@ def _follow(job_id: str, address: str | None) -> None:
 
 
 def status(
-    job_id: str = typer.Argument(..., help="Job (submission) id."),
+    target: str = typer.Argument(..., help="Job (submission) id, or a run folder."),
     address: str | None = typer.Option(None, help=ADDRESS_HELP),
 ) -> None:
-    """Print a job's status as JSON (PENDING, RUNNING, SUCCEEDED, FAILED, STOPPED)."""
+    """Status and progress (simulated time, agent-steps/s, LLM calls, fallbacks) as JSON."""
     from societas.cluster import jobs
 
-    try:
-        typer.echo(json.dumps(jobs.status(job_id, address), indent=2))
-    except jobs.JobsError as err:
-        _fail(err)
+    with user_errors():
+        if Path(target).is_dir():
+            typer.echo(json.dumps(run_status(Path(target)), indent=2))
+            return
+        info = jobs.status(target, address)
+        info["progress"] = jobs.progress_from_logs(jobs.logs(target, address))
+        typer.echo(json.dumps(info, indent=2))
+
+
+def run_status(run_dir: Path) -> dict[str, object]:
+    """What run.json says about a run folder, and whether its driver still runs."""
+    from societas.cluster.cleanup import driver_alive
+    from societas.cluster.run_folder import read_record
+
+    rec = read_record(run_dir)
+    if rec is None:
+        raise OutDirError(f"{run_dir}: no run.json; not a run folder")
+    keys = ("status", "scenario", "mode", "ticks", "ticks_done", "last_checkpoint", "error")
+    out: dict[str, object] = {k: rec.get(k) for k in keys}
+    out["progress"] = rec.get("progress") or {}
+    out["driver_running"] = driver_alive(run_dir) is not None
+    return out
 
 
 def logs(
@@ -98,41 +169,110 @@ def logs(
 
 
 def stop(
-    job_id: str = typer.Argument(..., help="Job (submission) id."),
+    target: str = typer.Argument(..., help="Job (submission) id, or a local run folder."),
     address: str | None = typer.Option(None, help=ADDRESS_HELP),
+    wait: float = typer.Option(120.0, min=0, help="Seconds to wait for a run folder's run."),
 ) -> None:
-    """Stop a running job (its last complete checkpoint stays for `societas resume`)."""
+    """Stop a run after its current tick with a final checkpoint (`societas resume` goes on)."""
     from societas.cluster import jobs
 
-    try:
-        was = jobs.stop(job_id, address)
-    except jobs.JobsError as err:
-        _fail(err)
-    typer.echo(f"{job_id}: {'stopping' if was else 'not running'}")
+    with user_errors():
+        if Path(target).is_dir():
+            stop_run_folder(Path(target), wait)
+            return
+        was = jobs.stop(target, address)
+    typer.echo(f"{target}: {'stopping (final checkpoint first)' if was else 'not running'}")
+
+
+def stop_run_folder(run_dir: Path, wait_s: float) -> None:
+    """SIGTERM the run's driver (it checkpoints and marks run.json), wait for it to end."""
+    import os
+    import signal
+    import time
+
+    from societas.cluster.cleanup import driver_alive
+
+    pid = driver_alive(run_dir)
+    if pid is None:
+        typer.echo(f"{run_dir}: not running")
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait_s
+    while driver_alive(run_dir) is not None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    state = run_status(run_dir)
+    typer.echo(f"{run_dir}: {state['status']} (last checkpoint tick={state['last_checkpoint']})")
 
 
 def resume(
-    run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A run directory."),  # noqa: B008
-    address: str | None = typer.Option(None, help="Ray address to attach (default: local)."),
+    run_dir: str = typer.Argument(..., help="A run folder or object-store URL."),
+    local: bool = typer.Option(False, "--local", help="In one process (default: as it ran)."),
+    address: str | None = typer.Option(None, help="Ray head host:port (default: local Ray)."),
+    checkpoint_every: int | None = typer.Option(None, min=0, help="Ticks between checkpoints."),
+    keep_checkpoints: int | None = typer.Option(None, min=0, help="Checkpoints kept (0: all)."),
+    attach_timeout: float | None = typer.Option(None, min=0.1, help="Seconds for --address."),
+    budget_tokens: int | None = typer.Option(None, min=1, help="LLM tokens this resume may use."),
+    skip_service_checks: bool = typer.Option(False, "--skip-service-checks"),
 ) -> None:
     """Continue a run from its last complete checkpoint; ends identical to an uninterrupted run."""
-    from societas.cluster.checkpoint import last_complete
-    from societas.cluster.ray_runtime import resume_on_ray
+    from societas.cluster.cli_sim import execute
+    from societas.cluster.launch import LaunchOptions, stored_run
+    from societas.cluster.remote_out import RemoteSync, is_url, staging_dir
+    from societas.cluster.run_folder import read_record
 
-    last = last_complete(run_dir)
-    if last is None:
-        _fail(
-            FileNotFoundError(
-                f"{run_dir}: no complete checkpoint (checkpoints/tick=K/"
-                "manifest.json) to resume from"
-            )
+    with user_errors():
+        folder = Path(run_dir)
+        if is_url(run_dir):
+            folder = staging_dir(run_dir)
+            RemoteSync(run_dir, folder).pull()
+        if not folder.is_dir():
+            raise OutDirError(f"{run_dir}: no such run folder")
+        try:
+            scenario, cluster, groups = stored_run(folder)
+        except FileNotFoundError:
+            raise OutDirError(
+                f"{run_dir}: no complete checkpoint (checkpoints/tick=K/manifest.json) to "
+                "resume from"
+            ) from None
+        mode = (read_record(folder) or {}).get("mode", "ray")
+        opts = LaunchOptions(
+            out=run_dir,
+            local=local or (mode == "local" and address is None),
+            address=address,
+            groups=groups,
+            resume=True,
+            checkpoint_every=checkpoint_every,
+            keep_checkpoints=keep_checkpoints,
+            attach_timeout_s=attach_timeout,
+            budget_tokens=budget_tokens,
+            check_services=not skip_service_checks,
         )
-    typer.echo(f"resuming {run_dir} at tick {last}")
-    summary = resume_on_ray(run_dir, address=address)
-    typer.echo(
-        f"{summary.agent_steps:,} agent-steps in {summary.wall_s:.1f} s "
-        f"({summary.agent_steps_per_s:,.0f}/s) -> {run_dir}"
-    )
+    last = last_complete(folder)
+    typer.echo(f"resuming {run_dir} at tick {last} ({'local' if opts.local else 'ray'})")
+    execute(scenario, opts, stored_cluster=cluster, stored_groups=groups)
+
+
+def cleanup(
+    run_dir: Path = typer.Argument(..., help="A run folder."),  # noqa: B008
+    force: bool = typer.Option(False, "--force", help="Also end a run that is still running."),
+) -> None:
+    """End every process a run left behind (after kill -9) and mark it interrupted."""
+    from societas.cluster.cleanup import cleanup_run, driver_alive
+    from societas.cluster.run_folder import PROCESSES_FILE
+
+    with user_errors():
+        if not (run_dir / PROCESSES_FILE).is_file():
+            raise OutDirError(f"{run_dir}: not a run folder (no {PROCESSES_FILE})")
+        pid = driver_alive(run_dir)
+        if pid is not None and not force:
+            raise OutDirError(
+                f"{run_dir}: still running (pid {pid}); `societas stop {run_dir}` ends it "
+                "with a checkpoint, `--force` ends it at once"
+            )
+    ended = cleanup_run(run_dir)
+    for line in ended:
+        typer.echo(f"ended {line}")
+    typer.echo(f"{run_dir}: {len(ended)} process(es) ended; nothing of this run is left")
 
 
 def bench(
@@ -163,4 +303,5 @@ def register(app: typer.Typer) -> None:
     app.command("logs")(logs)
     app.command("stop")(stop)
     app.command("resume")(resume)
+    app.command("cleanup")(cleanup)
     app.command("bench")(bench)

@@ -1,106 +1,254 @@
-"""`societas run` and `societas report`: simulation commands, registered on the main app.
+"""`societas run` and `societas check`: simulation commands, registered on the main app.
 
-`run CONFIG --local` runs in-process groups through the coordinator; without `--local` it
-hands over to `societas.cluster.ray_runtime.run_on_ray` (the Ray runtime), with the same
-scenario, output folder and progress callback.
+Both load the scenario (every bad field named), apply the command line's overrides and run
+the preflight (societas.cluster.preflight); `run` then hands over to
+`societas.cluster.launch.launch` (local or Ray, checkpoints, run record, Ctrl-C handling).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_scenario
+from societas.agents.scenario import ScenarioConfig, load_scenario
+from societas.cluster.cli_common import progress_bar, progress_line, user_errors
+
+ConfigArg = Annotated[
+    Path, typer.Argument(help="Scenario YAML.", show_default=False, metavar="CONFIG")
+]
+Out = Annotated[
+    str | None,
+    typer.Option(help="Run folder or object-store URL (s3://...); default runs/<name>."),
+]
+Overwrite = Annotated[
+    bool, typer.Option("--overwrite", help="Replace the run that --out already holds.")
+]
+CheckpointEvery = Annotated[
+    int | None,
+    typer.Option(min=0, help="Ticks between checkpoints (0: none); default 6 simulated hours."),
+]
+KeepCheckpoints = Annotated[
+    int | None, typer.Option(min=0, help="Complete checkpoints kept (0: all); default 2.")
+]
+AttachTimeout = Annotated[
+    float | None,
+    typer.Option(min=0.1, help="Seconds to wait for --address (default 30)."),
+]
+SkipChecks = Annotated[
+    bool,
+    typer.Option("--skip-service-checks", help="Do not contact LLM/Qdrant before the run."),
+]
 
 
 def _load(config: Path, **over: Any) -> ScenarioConfig:
+    """The validated scenario with overrides (errors: exit 2, every bad field named)."""
+    with user_errors():
+        if not config.is_file():
+            from societas.agents.scenario import ScenarioConfigError
+
+            what = "is a folder" if config.is_dir() else "does not exist"
+            raise ScenarioConfigError([("<file>", f"{what}; give a scenario YAML")], str(config))
+        scenario = load_scenario(config).with_overrides(**over)
+        from societas.agents.scenario import ScenarioConfigError
+        from societas.cluster.cluster_config import cluster_config_of
+
+        try:  # the `cluster:` section is validated by the runtime's model
+            cluster_config_of(scenario, None)
+        except ScenarioConfigError as err:
+            raise ScenarioConfigError(err.problems, str(config)) from None
+        return scenario
+
+
+def _ray_available() -> None:
     try:
-        return load_scenario(config).with_overrides(**over)
-    except ScenarioConfigError as err:
-        typer.echo(str(err), err=True)
+        importlib.import_module("societas.cluster.ray_runtime")
+    except ImportError:
+        typer.echo(
+            "error: the Ray runtime is not available; use --local to run in one process.",
+            err=True,
+        )
         raise typer.Exit(2) from None
 
 
-def _progress_bar(total: int):  # type: ignore[no-untyped-def]
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+def execute(scenario: Any, opts: Any, **kw: Any) -> None:
+    """Launch with a progress bar (or progress lines when not on a terminal); report."""
+    from societas.cluster.launch import launch
 
-    return Progress(
-        TextColumn("[bold]tick"),
-        MofNCompleteColumn(),
-        BarColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeRemainingColumn(),
-        transient=False,
-    )
+    if not opts.local:
+        _ray_available()
+    tty = sys.stdout.isatty()
+    bar = progress_bar()
+    task = bar.add_task("run", total=scenario.ticks, info="", start=False)
 
+    def on_progress(p: Any) -> None:
+        if not bar.live.is_started:  # only once the run is under way (after preflight)
+            bar.start()
+            bar.start_task(task)
+        if not tty:
+            print(progress_line(p, scenario), flush=True)
+        info = (
+            f"{p.agents} agents  {p.agent_steps_per_s:,.0f} steps/s  LLM {p.llm_requests:,} calls"
+        )
+        bar.update(task, completed=p.tick + 1, info=info)
 
-def run(
-    config: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Scenario YAML.")],
-    local: bool = typer.Option(False, "--local", help="In one process, without Ray."),
-    agents: int | None = typer.Option(None, min=2, help="Override agents.count."),
-    ticks: int | None = typer.Option(None, min=1, help="Override ticks."),
-    out: Path | None = typer.Option(None, help="Run directory (default runs/<name>)."),  # noqa: B008
-    seed: int | None = typer.Option(None, min=0, help="Override the seed."),
-    groups: int | None = typer.Option(None, min=1, help="Agent groups (engines)."),
-    address: str | None = typer.Option(None, help="Ray address (not with --local)."),
-) -> None:
-    """Run a scenario; results go to OUT/results as Parquet, then `societas report OUT`."""
-    scenario = _load(config, agents=agents, ticks=ticks, seed=seed, groups=groups)
-    run_dir = out or Path("runs") / scenario.name
-    if local:
-        from societas.cluster.local import run_local
-
-        runner: Any = run_local
-        kwargs: dict[str, Any] = {}
-    else:
-        try:
-            runner = importlib.import_module("societas.cluster.ray_runtime").run_on_ray
-        except (ImportError, AttributeError):
-            typer.echo(
-                "error: the Ray runtime is not available yet; use --local to run in one process.",
-                err=True,
-            )
-            raise typer.Exit(2) from None
-        kwargs = {"address": address}
-    with _progress_bar(scenario.ticks) as bar:
-        task = bar.add_task("run", total=scenario.ticks, info="")
-
-        def on_progress(p: Any) -> None:
-            info = (
-                f"{p.agents} agents  {p.agent_steps_per_s:,.0f} steps/s  "
-                f"LLM {p.llm_requests:,} calls"
-            )
-            bar.update(task, completed=p.tick + 1, info=info)
-
-        summary = runner(scenario, run_dir, scenario.groups, on_progress=on_progress, **kwargs)
+    try:
+        with user_errors():
+            summary, run_dir = launch(scenario, opts, on_progress=on_progress, **kw)
+    finally:
+        if bar.live.is_started:
+            bar.stop()
     typer.echo(
         f"{summary.agent_steps:,} agent-steps in {summary.wall_s:.1f} s "
         f"({summary.agent_steps_per_s:,.0f}/s), {summary.llm_requests:,} LLM calls, "
-        f"{summary.memories_total:,} memories -> {run_dir}"
+        f"{summary.memories_total:,} memories -> {opts.out}"
     )
     typer.echo(f"next: societas report {run_dir}")
 
 
-def report(
-    run_dir: Annotated[Path, typer.Argument(exists=True, file_okay=False, help="A run directory.")],
+def run(
+    config: ConfigArg,
+    local: Annotated[bool, typer.Option("--local", help="In one process, without Ray.")] = False,
+    agents: Annotated[int | None, typer.Option(min=2, help="Override agents.count.")] = None,
+    ticks: Annotated[int | None, typer.Option(min=1, help="Override ticks.")] = None,
+    out: Out = None,
+    seed: Annotated[int | None, typer.Option(min=0, help="Override the seed.")] = None,
+    groups: Annotated[int | None, typer.Option(min=1, help="Agent groups (engines).")] = None,
+    address: Annotated[
+        str | None, typer.Option(help="Ray head host:port (not with --local).")
+    ] = None,
+    seeds: Annotated[
+        str | None, typer.Option(help="Replicates, e.g. 0,1,2: OUT/seed-N each.")
+    ] = None,
+    overwrite: Overwrite = False,
+    checkpoint_every: CheckpointEvery = None,
+    keep_checkpoints: KeepCheckpoints = None,
+    attach_timeout: AttachTimeout = None,
+    skip_service_checks: SkipChecks = False,
 ) -> None:
-    """Write RUN_DIR/report.html with PNG plots and RUN_DIR/summary.json."""
-    from societas.cluster.report import write_report
+    """Run a scenario; results go to OUT/results as Parquet, then `societas report OUT`.
 
-    html = write_report(run_dir)
-    typer.echo(f"wrote {html} and {run_dir / 'summary.json'}")
+    Preflight first (config, LLM endpoints, Qdrant, embedder, --out, --address); checkpoints
+    every 6 simulated hours and at the end; Ctrl-C or SIGTERM checkpoints and stops.
+    """
+    if seeds is not None:  # replicates whose spread the report draws as bands (cli_report)
+        from societas.cluster.cli_report import run_replicates
+
+        kw = {"local": local, "agents": agents, "ticks": ticks, "groups": groups}
+        run_replicates(run, config, seeds, Path(out) if out else None, address=address, **kw)
+        return
+    if local and address:
+        with user_errors():
+            from societas.cluster.preflight import PreflightError, Problem
+
+            problem = Problem(setting="--address", value=address, message="not with --local")
+            raise PreflightError([problem])
+    scenario = _load(config, agents=agents, ticks=ticks, seed=seed, groups=groups)
+    target = str(out) if out is not None else None
+    run_dir: Any = Path(target) if target is not None and "://" not in target else target
+    run_dir = run_dir or Path("runs") / scenario.name
+    if getattr(
+        scenario, "arms", None
+    ):  # one folder per arm under OUT (societas.cluster.cli_experiment)
+        from societas.cluster.cli_experiment import run_arms_command
+
+        run_arms_command(scenario, run_dir, local=local, address=address)
+        return
+    from societas.cluster.launch import LaunchOptions
+
+    with user_errors():
+        opts = LaunchOptions(
+            out=str(run_dir),
+            local=local,
+            address=address,
+            groups=groups,
+            overwrite=overwrite,
+            checkpoint_every=checkpoint_every,
+            keep_checkpoints=keep_checkpoints,
+            attach_timeout_s=attach_timeout,
+            check_services=not skip_service_checks,
+        )
+    execute(scenario, opts)
+
+
+def check(
+    configs: Annotated[
+        list[Path], typer.Argument(help="Scenario YAML(s).", show_default=False, metavar="CONFIG")
+    ],
+    out: Out = None,
+    address: Annotated[str | None, typer.Option(help="Ray head host:port to probe.")] = None,
+    agents: Annotated[int | None, typer.Option(min=2, help="Override agents.count.")] = None,
+    ticks: Annotated[int | None, typer.Option(min=1, help="Override ticks.")] = None,
+    overwrite: Overwrite = False,
+    checkpoint_every: CheckpointEvery = None,
+    keep_checkpoints: KeepCheckpoints = None,
+    skip_service_checks: SkipChecks = False,
+) -> None:
+    """Preflight alone: config, LLM endpoints, Qdrant, embedder, --out and --address (several
+    configs: each is checked; exit code 2 if any has a problem)."""
+    failed = 0
+    for config in configs:
+        try:
+            _check_one(
+                config,
+                out,
+                address,
+                agents,
+                ticks,
+                overwrite,
+                checkpoint_every,
+                keep_checkpoints,
+                not skip_service_checks,
+            )
+        except typer.Exit as stop:
+            if stop.exit_code:
+                failed += 1
+    if failed:
+        if len(configs) > 1:
+            typer.echo(f"{failed} of {len(configs)} configs have problems", err=True)
+        raise typer.Exit(2)
+
+
+def _check_one(
+    config: Path,
+    out: str | None,
+    address: str | None,
+    agents: int | None,
+    ticks: int | None,
+    overwrite: bool,
+    checkpoint_every: int | None,
+    keep_checkpoints: int | None,
+    services: bool,
+) -> None:
+    from societas.cluster.launch import LaunchOptions, resolve
+    from societas.cluster.launch import check as run_check
+
+    scenario = _load(config, agents=agents, ticks=ticks)
+    with user_errors():
+        opts = LaunchOptions(
+            out=out or str(Path("runs") / scenario.name),
+            address=address,
+            overwrite=overwrite,
+            checkpoint_every=checkpoint_every,
+            keep_checkpoints=keep_checkpoints,
+            check_services=services,
+        )
+        scenario, cluster = resolve(scenario, opts)
+        run_check(scenario, opts, opts.out if out else None)
+    every = cluster.checkpoint_every
+    cadence = (
+        f"every {every} ticks" if every is not None else f"every {cluster.checkpoint_hours:g} h"
+    )
+    typer.echo(
+        f"ok: {config} ({scenario.agents.count} agents, {scenario.ticks} ticks, "
+        f"llm {scenario.llm.provider}, checkpoints {cadence}) -> {opts.out}"
+    )
 
 
 def register(app: typer.Typer) -> None:
-    """Add `run` and `report` to the `societas` app."""
+    """Add `run` to the `societas` app (`report` lives in cli_report)."""
     app.command("run")(run)
-    app.command("report")(report)
+    app.command("check")(check)

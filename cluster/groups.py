@@ -68,6 +68,10 @@ class InProcessGroup:
         """One tick of the engine."""
         return await self.engine.step(tick, inbox)
 
+    async def converse_round(self, requests: list[Any]) -> list[Any]:
+        """One sub-round of conversation turns (cross-group conversations)."""
+        return await self.engine.converse_round(requests)  # type: ignore[attr-defined]
+
     async def checkpoint(self, directory: str) -> dict[str, Any]:
         """Write the engine's state into `directory`, atomically."""
         return await ckpt.write_group_atomic(Path(directory), self.engine.checkpoint)
@@ -140,6 +144,10 @@ class ResilientGroup:
                 return await self.inner.step(tick, self._log[tick])
             except GroupLost:
                 continue
+
+    async def converse_round(self, requests: list[Any]) -> list[Any]:
+        """One sub-round of conversation turns, by the inner group."""
+        return await self.inner.converse_round(requests)  # type: ignore[attr-defined]
 
     async def checkpoint(self, directory: str) -> dict[str, Any]:
         """Checkpoint (atomically, by the inner handle) the state after the last tick."""

@@ -12,6 +12,7 @@ never logged, printed, or put into the job's runtime_env.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 import time
@@ -23,6 +24,7 @@ from pydantic import BaseModel, Field
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
 AGENT_WAIT_S = 60.0  # how long submit waits for a fresh head's job agent
+STOP_WAIT_S = 120  # SIGTERM -> SIGKILL grace of a stopped job (final checkpoint)
 PACKAGES = {"cluster": "cluster", "agents": "agents", "memory": "memory"}
 
 
@@ -89,6 +91,10 @@ class SubmitSpec(BaseModel):
     ship_code: bool = Field(True, description="Send this checkout's societas as py_modules.")
     env_vars: dict[str, str] = Field(default_factory=dict)
     job_id: str | None = None
+    overwrite: bool = False
+    checkpoint_every: int | None = None
+    keep_checkpoints: int | None = None
+    skip_service_checks: bool = False
 
 
 def stage_package(dest: Path) -> Path:
@@ -111,10 +117,24 @@ def entrypoint(spec: SubmitSpec) -> str:
         ("--agents", spec.agents),
         ("--ticks", spec.ticks),
         ("--groups", spec.groups),
+        ("--checkpoint-every", spec.checkpoint_every),
+        ("--keep-checkpoints", spec.keep_checkpoints),
     ):
         if value is not None:
             parts += [flag, str(value)]
-    return " ".join(parts)
+    if spec.overwrite:
+        parts.append("--overwrite")
+    if spec.skip_service_checks:
+        parts.append("--skip-service-checks")
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def progress_from_logs(text: str) -> dict[str, str]:
+    """The last `progress ...` line a run printed (tick, simulated time, steps/s, LLM)."""
+    for line in reversed(text.splitlines()):
+        if line.startswith("progress "):
+            return {k: v.strip("'") for k, v in (f.split("=", 1) for f in shlex.split(line)[1:])}
+    return {}
 
 
 def submit(spec: SubmitSpec, address: str | None = None) -> str:
@@ -128,7 +148,13 @@ def submit(spec: SubmitSpec, address: str | None = None) -> str:
         shutil.copy2(spec.config, work / spec.config.name)
         runtime_env: dict[str, Any] = {
             "working_dir": str(work),
-            "env_vars": {"HF_HUB_OFFLINE": "1", "RAY_USAGE_STATS_ENABLED": "0", **spec.env_vars},
+            "env_vars": {
+                "HF_HUB_OFFLINE": "1",
+                "RAY_USAGE_STATS_ENABLED": "0",
+                # `societas stop JOB` sends SIGTERM; the run needs time for its final checkpoint.
+                "RAY_JOB_STOP_WAIT_TIME_S": str(STOP_WAIT_S),
+                **spec.env_vars,
+            },
         }
         if spec.ship_code:
             runtime_env["py_modules"] = [str(stage_package(Path(tmp) / "code"))]

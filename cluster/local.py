@@ -1,5 +1,5 @@
 """`run_local`: a whole scenario in one process, no Ray: G in-process GroupEngines driven by
-the same Coordinator the Ray runtime uses."""
+the same run loop (coordinator, checkpoints, resume, stop) the Ray runtime uses."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 
 from societas.agents.runtime.engine import Concurrency, GroupEngine
 from societas.agents.scenario import ScenarioConfig, load_scenario
-from societas.cluster.coordinator import Coordinator, Progress, RunSummary, TickReport
+from societas.cluster.checkpoint import last_complete
+from societas.cluster.coordinator import Progress, RunSummary, TickReport
 from societas.memory.embedding import Embedder, build_embedder
 
 
@@ -30,11 +31,48 @@ def partition(agent_count: int, groups: int) -> list[list[int]]:
 def write_run_manifest(
     out: Path, scenario: ScenarioConfig, summary: RunSummary, extra: dict[str, Any] | None = None
 ) -> None:
-    """`config.json` (the resolved scenario) and `run.json` (totals, wall times) in `out`."""
+    """The end of a run: `config.json` (the resolved scenario, unless the start wrote it) and
+    `run.json` (the record of the start merged with totals, wall times, status completed)."""
+    from societas.cluster.checkpoint import write_json_atomic
+    from societas.cluster.run_folder import CONFIG_FILE, RUN_FILE, now, read_record, versions
+
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(scenario.model_dump_json(indent=2) + "\n")
-    data = {"scenario": scenario.name, **summary.model_dump(), **(extra or {})}
-    (out / "run.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    if not (out / CONFIG_FILE).exists():
+        config = {**scenario.model_dump(mode="json"), "versions": versions()}
+        write_json_atomic(out / CONFIG_FILE, config)
+    data = {
+        **(read_record(out) or {}),
+        "scenario": scenario.name,
+        **summary.model_dump(mode="json"),
+        **(extra or {}),
+        "status": "completed",
+        "ticks": scenario.ticks,
+        "ticks_done": scenario.ticks,
+        "ended_at": now(),
+        "error": None,
+    }
+    write_json_atomic(out / RUN_FILE, json.loads(json.dumps(data, default=str)))
+
+
+def run_spec_of(scenario: ScenarioConfig, run_dir: Path, groups: int, cluster: Any) -> Any:
+    """The run loop's view of a scenario (what checkpoints record, to resume from)."""
+    from societas.cluster.run_loop import RunSpec
+
+    return RunSpec(
+        run_dir=run_dir,
+        ticks=scenario.ticks,
+        seed=scenario.seed,
+        agents=scenario.agents.count,
+        config={
+            "scenario": scenario.model_dump(mode="json"),
+            "cluster": cluster.model_dump(mode="json"),
+            "groups": groups,
+        },
+        encounters=scenario.social.encounters,
+        max_pairs_per_place=scenario.social.max_pairs_per_place,
+        tick_minutes=scenario.tick_minutes,
+        budget_tokens=getattr(scenario.llm, "budget", None),
+    )
 
 
 async def run_local_async(
@@ -49,41 +87,76 @@ async def run_local_async(
     on_tick: Callable[[TickReport], Any] | None = None,
     embedder: Embedder | None = None,
     concurrency: Concurrency = "gather",
+    cluster: Any = None,
+    resume: bool = False,
+    stop: Callable[[], bool] | None = None,
+    on_checkpoint: Callable[[int, dict[str, float]], Any] | None = None,
 ) -> RunSummary:
-    """Build engines, set them up, run the coordinator, close; returns the run summary."""
+    """Build in-process engines and run them through the same loop as Ray (checkpoints by
+    default, resume from the last complete one, stop on request); returns the summary."""
+    from societas.cluster.cluster_config import cluster_config_of
+    from societas.cluster.groups import InProcessGroup
+    from societas.cluster.run_loop import run_groups
+
     scenario = load_scenario(config).with_overrides(
         agents=agents, ticks=ticks, seed=seed, groups=groups
     )
+    cfg = cluster_config_of(scenario, cluster)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    ids = partition(scenario.agents.count, scenario.groups)
+    if resume:
+        last = last_complete(out)
+        if last is not None:
+            await asyncio.to_thread(drop_results_from, out, last)
     embedder = embedder or build_embedder(scenario.memory.embedding)
     engines = [
-        GroupEngine(scenario, g, ids, out, embedder=embedder, concurrency=concurrency)
-        for g, ids in enumerate(partition(scenario.agents.count, scenario.groups))
+        GroupEngine(scenario, g, part, out, embedder=embedder, concurrency=concurrency)
+        for g, part in enumerate(ids)
     ]
-    try:
-        for engine in engines:
-            await engine.setup()
-        coordinator = Coordinator(
-            engines,
-            seed=scenario.seed,
-            encounters_enabled=scenario.social.encounters,
-            max_pairs_per_place=scenario.social.max_pairs_per_place,
-            on_progress=on_progress,
-            on_tick=on_tick,
-        )
-        summary = await coordinator.run(scenario.ticks)
-    finally:
-        for engine in engines:
-            await engine.close()
-    llm = {}
+    result, summary = await run_groups(
+        [InProcessGroup(e) for e in engines],
+        run_spec_of(scenario, out, len(ids), cfg),
+        cfg,
+        on_progress=on_progress,
+        on_tick=on_tick,
+        resume=resume,
+        stop=stop,
+        on_checkpoint=on_checkpoint,
+    )
+    llm: dict[str, dict[str, Any]] = {}
     for engine in engines:
         for model, usage in engine.llm.accounting.snapshot()["models"].items():
             acc = llm.setdefault(model, {})
             for key, value in usage.items():
-                acc[key] = acc.get(key, 0) + value
-    write_run_manifest(out, scenario, summary, {"llm": llm, "mode": "local"})
+                if isinstance(value, int | float):
+                    acc[key] = acc.get(key, 0) + value
+    summary.checkpoints = list(result.checkpoints)
+    info = {
+        "llm": llm,
+        "mode": "local",
+        "digest": result.digest,
+        "totals": result.totals,
+        "checkpoints": result.checkpoints,
+        "start_tick": result.start_tick,
+    }
+    write_run_manifest(out, scenario, summary, info)
     return summary
+
+
+def drop_results_from(run_dir: Path, tick: int) -> int:
+    """Delete results files whose first tick is >= `tick` (written after a checkpoint by a
+    run that stopped; the resumed run writes them again). Returns how many were removed."""
+    removed = 0
+    for path in (Path(run_dir) / "results").glob("*/group-*/ticks-*-*.parquet"):
+        try:
+            first = int(path.stem.split("-")[1])
+        except (IndexError, ValueError):
+            continue
+        if first >= tick:
+            path.unlink()
+            removed += 1
+    return removed
 
 
 def run_local(

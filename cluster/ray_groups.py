@@ -80,6 +80,10 @@ class RayGroupHandle:
         """One remote tick."""
         return await self._call("step", tick, inbox)
 
+    async def converse_round(self, requests: list[Any]) -> list[Any]:
+        """One remote sub-round of conversation turns."""
+        return await self._call("converse_round", requests)
+
     async def checkpoint(self, directory: str) -> dict[str, Any]:
         """Remote atomic checkpoint into `directory` (shared storage on multi-node)."""
         return await self._call("checkpoint", directory)
@@ -112,18 +116,17 @@ class RayGroupHandle:
         return RayGroupHandle(self.factory, self.group_id, self.options)
 
 
-def ensure_ray(address: str | None = None, num_cpus: int | None = None, **kwargs: Any) -> None:
-    """Start local Ray (default) or attach to `address`; idempotent; no dashboard locally."""
-    import ray
+def ensure_ray(
+    address: str | None = None,
+    num_cpus: int | None = None,
+    timeout_s: float = 30.0,
+    **kwargs: Any,
+) -> bool:
+    """Start local Ray (default) or attach to `address` within `timeout_s`; idempotent; no
+    dashboard locally. True if this call started Ray (societas.cluster.ray_attach)."""
+    from societas.cluster.ray_attach import attach
 
-    if ray.is_initialized():
-        return
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    address = address or os.environ.get("RAY_ADDRESS")  # set inside a Ray job
-    if address:
-        ray.init(address=address, log_to_driver=True, **kwargs)
-    else:
-        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True, **kwargs)
+    return attach(address, timeout_s, num_cpus=num_cpus, **kwargs)
 
 
 def make_ray_groups(factory: GroupFactory, groups: int, cfg: ClusterConfig) -> list[ResilientGroup]:

@@ -32,6 +32,7 @@ from societas.cluster.groups import (
     inbox_digest,
     outbox_digest,
 )
+from societas.cluster.local import drop_results_from
 from societas.cluster.metrics import RunMetrics
 from societas.cluster.ray_groups import (
     GroupActor,
@@ -84,21 +85,6 @@ class EngineFactory:
         return GroupEngine(self.scenario, group_id, self.ids[group_id], self.run_dir)
 
 
-def drop_results_from(run_dir: Path, tick: int) -> int:
-    """Delete results files whose first tick is >= `tick` (written after a checkpoint by a
-    crashed run; the resumed run writes them again). Returns how many were removed."""
-    removed = 0
-    for path in (Path(run_dir) / "results").glob("*/group-*/ticks-*-*.parquet"):
-        try:
-            first = int(path.stem.split("-")[1])
-        except (IndexError, ValueError):
-            continue
-        if first >= tick:
-            path.unlink()
-            removed += 1
-    return removed
-
-
 def run_on_ray(
     scenario: Any,
     run_dir: str | Path,
@@ -111,55 +97,64 @@ def run_on_ray(
     metrics: RunMetrics | None = None,
     resume: bool = False,
     num_cpus: int | None = None,
+    stop: Callable[[], bool] | None = None,
+    on_checkpoint: Callable[[int, dict[str, float]], Any] | None = None,
+    on_ray_started: Callable[[dict[str, Any]], Any] | None = None,
 ) -> Any:
     """Run a scenario with one Ray actor per group; returns the coordinator's RunSummary.
 
-    Starts local Ray (or attaches to `address`), sizes the groups (`groups`, else the
-    cluster config, else one per free CPU/resource unit), places them, serves `/metrics`,
-    checkpoints every K ticks and writes `config.json`/`run.json` like `--local` does.
+    Starts local Ray (or attaches to `address` within cluster.attach_timeout_s), sizes the
+    groups (`groups`, else the cluster config, else one per free CPU/resource unit), places
+    them, serves `/metrics`, checkpoints (default every 6 simulated hours and at the end),
+    stops after a tick when `stop()` is true, writes `config.json`/`run.json` like `--local`,
+    and shuts down the Ray it started on every way out.
     """
     from societas.agents.scenario import load_scenario
-    from societas.cluster.local import partition, write_run_manifest
+    from societas.cluster.local import partition, run_spec_of, write_run_manifest
+    from societas.cluster.ray_attach import started_processes
 
     scenario = load_scenario(scenario)
     run_dir = Path(run_dir)
     cfg = cluster_config_of(scenario, cluster)
-    ensure_ray(address, num_cpus=num_cpus)
+    started = ensure_ray(address, num_cpus=num_cpus, timeout_s=cfg.attach_timeout_s)
     import ray
 
-    count = scenario.agents.count
-    n = groups if groups is not None else size_groups(cfg, count, ray.available_resources())
-    ids = partition(count, n)
-    if resume:
-        last = ckpt.last_complete(run_dir)
-        if last is not None:
-            drop_results_from(run_dir, last)
-    factory = EngineFactory(scenario, ids, run_dir)
-    handles = make_ray_groups(factory, len(ids), cfg)
     own_metrics = metrics is None and cfg.metrics.enabled
-    if own_metrics:
-        metrics = RunMetrics(cfg.metrics)
-        metrics.serve()
-    spec = RunSpec(
-        run_dir=run_dir,
-        ticks=scenario.ticks,
-        seed=scenario.seed,
-        agents=count,
-        config={
-            "scenario": scenario.model_dump(mode="json"),
-            "cluster": cfg.model_dump(mode="json"),
-            "groups": len(ids),
-        },
-        encounters=scenario.social.encounters,
-        max_pairs_per_place=scenario.social.max_pairs_per_place,
-    )
     try:
+        if started and on_ray_started is not None:
+            on_ray_started(started_processes())
+        count = scenario.agents.count
+        n = groups if groups is not None else size_groups(cfg, count, ray.available_resources())
+        ids = partition(count, n)
+        if resume:
+            last = ckpt.last_complete(run_dir)
+            if last is not None:
+                drop_results_from(run_dir, last)
+        factory = EngineFactory(scenario, ids, run_dir)
+        handles = make_ray_groups(factory, len(ids), cfg)
+        if own_metrics:
+            metrics = RunMetrics(cfg.metrics)
+            metrics.serve()
+        spec = run_spec_of(scenario, run_dir, len(ids), cfg)
         result, summary = asyncio.run(
-            run_groups(handles, spec, cfg, metrics, on_progress, on_tick, resume=resume)
+            run_groups(
+                handles,
+                spec,
+                cfg,
+                metrics,
+                on_progress,
+                on_tick,
+                resume=resume,
+                stop=stop,
+                on_checkpoint=on_checkpoint,
+            )
         )
     finally:
         if own_metrics and metrics is not None:
             metrics.close()
+        if started:
+            ray.shutdown()
+    summary.checkpoints = list(result.checkpoints)
     write_run_manifest(
         run_dir,
         scenario,
@@ -177,14 +172,8 @@ def run_on_ray(
     return summary
 
 
-def resume_on_ray(
-    run_dir: str | Path,
-    *,
-    address: str | None = None,
-    on_progress: Callable[[Any], Any] | None = None,
-    metrics: RunMetrics | None = None,
-) -> Any:
-    """Continue a run from its last complete checkpoint with the config stored there."""
+def resume_config(run_dir: str | Path) -> dict[str, Any]:
+    """The config stored in the last complete checkpoint (scenario, cluster, groups)."""
     run_dir = Path(run_dir)
     last = ckpt.last_complete(run_dir)
     if last is None:
@@ -193,13 +182,27 @@ def resume_on_ray(
     conf = manifest.config
     if "scenario" not in conf:
         raise ValueError(f"{run_dir}: checkpoint tick={last} does not name its scenario")
+    return conf
+
+
+def resume_on_ray(
+    run_dir: str | Path,
+    *,
+    address: str | None = None,
+    on_progress: Callable[[Any], Any] | None = None,
+    metrics: RunMetrics | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Continue a run from its last complete checkpoint with the config stored there."""
+    conf = resume_config(run_dir)
     return run_on_ray(
         conf["scenario"],
         run_dir,
         conf.get("groups"),
         address=address,
         on_progress=on_progress,
-        cluster=conf.get("cluster"),
+        cluster=kwargs.pop("cluster", None) or conf.get("cluster"),
         metrics=metrics,
         resume=True,
+        **kwargs,
     )

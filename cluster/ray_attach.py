@@ -1,0 +1,131 @@
+"""Starting or attaching Ray without ever hanging: a bounded probe of the address first, then
+`ray.init` in a helper thread that the main thread waits for in short steps (so Ctrl-C and
+the timeout both work while Ray's C++ client retries), and a record of what a local start
+launched (session folder, process ids) for `societas cleanup`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from typing import Any
+
+DEFAULT_ATTACH_TIMEOUT_S = 30.0
+# HTTP/2 client preface + an empty SETTINGS frame: a gRPC server (Ray's GCS) answers with its
+# own SETTINGS frame at once; a closed port refuses, a silent one stays silent.
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+class RayAttachError(RuntimeError):
+    """The Ray address cannot be reached (the message names it and what to do)."""
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """host and port of a Ray GCS address (`host:port`, `ray://` is not a GCS address)."""
+    text = address.strip()
+    if "://" in text:
+        raise RayAttachError(
+            f"--address {address!r}: give the head's GCS address host:port (e.g. "
+            "10.0.0.5:6379); http:// dashboard URLs are for `societas submit`"
+        )
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise RayAttachError(f"--address {address!r}: expected host:port, e.g. 10.0.0.5:6379")
+    return host.strip("[]"), int(port)
+
+
+def probe_address(address: str, timeout_s: float = 5.0) -> None:
+    """Raise RayAttachError unless a gRPC server answers at `address` within `timeout_s`."""
+    if address == "auto":
+        return
+    host, port = split_address(address)
+    deadline = time.monotonic() + timeout_s
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            sock.settimeout(max(0.1, deadline - time.monotonic()))
+            sock.sendall(_H2_PREFACE)
+            head = sock.recv(9)
+    except TimeoutError:
+        raise RayAttachError(
+            f"--address {address}: no answer within {timeout_s:g} s; check that the Ray "
+            "head runs there (`ray status` on it) and that the port is open"
+        ) from None
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise RayAttachError(
+            f"--address {address}: cannot connect ({reason}); start the head with "
+            "`ray start --head` or fix the address"
+        ) from None
+    if len(head) < 9 or head[3] != 0x04:
+        raise RayAttachError(
+            f"--address {address}: something answers there, but not a Ray head (GCS port, "
+            "default 6379)"
+        )
+
+
+def attach(
+    address: str | None,
+    timeout_s: float = DEFAULT_ATTACH_TIMEOUT_S,
+    num_cpus: int | None = None,
+    **kwargs: Any,
+) -> bool:
+    """Start local Ray or attach to `address` within `timeout_s`; True if this call started
+    Ray (then the caller shuts it down). Raises RayAttachError, or KeyboardInterrupt."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    address = address or os.environ.get("RAY_ADDRESS")  # set inside a Ray job
+    if address:
+        probe_address(address, min(timeout_s, 10.0))
+        init_kwargs: dict[str, Any] = {"address": address, "log_to_driver": True, **kwargs}
+    else:
+        init_kwargs = {"num_cpus": num_cpus, "include_dashboard": False, "log_to_driver": True}
+        init_kwargs.update(kwargs)
+    box: dict[str, Any] = {}
+
+    def init() -> None:
+        try:
+            ray.init(**init_kwargs)
+            box["ok"] = True
+        except BaseException as err:  # handed to the main thread below
+            box["error"] = err
+
+    worker = threading.Thread(target=init, name="societas-ray-init", daemon=True)
+    deadline = time.monotonic() + timeout_s
+    worker.start()
+    while worker.is_alive() and time.monotonic() < deadline:
+        worker.join(0.2)  # short waits: Ctrl-C reaches the main thread in between
+    if worker.is_alive():
+        where = f"the Ray head at {address}" if address else "a local Ray"
+        raise RayAttachError(
+            f"{where} did not answer within {timeout_s:g} s (cluster.attach_timeout_s / "
+            "--attach-timeout); check `ray status` on the head"
+        )
+    if "error" in box:
+        err = box["error"]
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise RayAttachError(f"Ray at {address or 'local'}: {first}") from None
+    return address is None
+
+
+def started_processes() -> dict[str, Any]:
+    """Session folder and process ids of the Ray node this driver started (for cleanup)."""
+    try:
+        from ray._private import worker as ray_worker
+
+        node = ray_worker._global_node
+        if node is None:
+            return {}
+        pids = []
+        for infos in node.all_processes.values():
+            for info in infos:
+                proc = getattr(info, "process", None)
+                if proc is not None and getattr(proc, "pid", None):
+                    pids.append(int(proc.pid))
+        return {"session_dir": str(node.get_session_dir_path()), "pids": sorted(pids)}
+    except Exception:  # private API: a record is a help, never a reason to fail a run
+        return {}

@@ -1,0 +1,113 @@
+"""`--out` as an object-store URL (s3://bucket/prefix, gs://..., anything pyarrow's
+filesystems open, e.g. `s3://bucket/run?endpoint_override=host:9000&scheme=http`).
+
+The run works in a local staging folder and pushes it to the URL at start, at every
+checkpoint and at the end (and after an interrupt), so the URL always holds a resumable
+run; `resume URL` pulls it back first. Credentials come from the environment
+(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, ...), never from the config.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+STAGING_ENV = "SOCIETAS_STAGING_DIR"
+
+
+class RemoteOutError(ValueError):
+    """The URL cannot hold this run (unreachable, no rights, holds another run)."""
+
+
+def is_url(out: str | Path | None) -> bool:
+    """Whether `--out` names an object store rather than a folder."""
+    return out is not None and "://" in str(out) and not str(out).startswith("file://")
+
+
+def open_url(url: str) -> tuple[Any, str]:
+    """(pyarrow filesystem, path inside it) for `url`; RemoteOutError when it cannot."""
+    import pyarrow.fs as pafs
+
+    try:
+        return pafs.FileSystem.from_uri(url)
+    except Exception as err:  # ArrowInvalid / OSError with the reason
+        raise RemoteOutError(f"cannot open: {str(err).splitlines()[0]}") from None
+
+
+def staging_dir(url: str) -> Path:
+    """The local folder a run into `url` works in ($SOCIETAS_STAGING_DIR or runs/.staging)."""
+    base = Path(os.environ.get(STAGING_ENV) or Path("runs") / ".staging")
+    return base / hashlib.sha256(url.encode()).hexdigest()[:16]
+
+
+def check_remote_out(url: str, *, overwrite: bool = False, resume: bool = False) -> None:
+    """Raise RemoteOutError unless `url` is writable and free (or resumable)."""
+    import pyarrow.fs as pafs
+
+    fs, path = open_url(url)
+    try:
+        info = fs.get_file_info(f"{path}/run.json")
+        if resume and info.type == pafs.FileType.NotFound:
+            raise RemoteOutError("holds no run to resume (no run.json)")
+        if not resume and not overwrite and info.type != pafs.FileType.NotFound:
+            raise RemoteOutError(
+                "holds another run; choose another URL, pass --overwrite, or resume it"
+            )
+        probe = f"{path}/.societas-write-test"
+        with fs.open_output_stream(probe) as out:
+            out.write(b"ok")
+        fs.delete_file(probe)
+    except RemoteOutError:
+        raise
+    except Exception as err:
+        raise RemoteOutError(f"not writable: {str(err).splitlines()[0][:200]}") from None
+
+
+class RemoteSync:
+    """Pushes a local run folder to its URL (and pulls it for a resume)."""
+
+    def __init__(self, url: str, local: Path) -> None:
+        self.url = url
+        self.local = Path(local)
+        self.fs, self.path = open_url(url)
+
+    def push(self) -> None:
+        """Copy the local folder to the URL; checkpoints pruned locally go remotely too."""
+        import pyarrow.fs as pafs
+
+        self.local.mkdir(parents=True, exist_ok=True)
+        local_fs = pafs.LocalFileSystem()
+        pafs.copy_files(
+            str(self.local.resolve()),
+            self.path,
+            source_filesystem=local_fs,
+            destination_filesystem=self.fs,
+        )
+        remote_ckpts = self.fs.get_file_info(
+            pafs.FileSelector(f"{self.path}/checkpoints", allow_not_found=True)
+        )
+        for info in remote_ckpts:
+            name = info.base_name
+            if (
+                info.type == pafs.FileType.Directory
+                and not (self.local / "checkpoints" / name).exists()
+            ):
+                self.fs.delete_dir(info.path)
+
+    def clear(self) -> None:
+        """Delete what the URL holds (--overwrite)."""
+        self.fs.delete_dir_contents(self.path, missing_dir_ok=True)
+
+    def pull(self) -> None:
+        """Copy the URL's run into the local folder (resume)."""
+        import pyarrow.fs as pafs
+
+        self.local.mkdir(parents=True, exist_ok=True)
+        pafs.copy_files(
+            self.path,
+            str(self.local.resolve()),
+            source_filesystem=self.fs,
+            destination_filesystem=pafs.LocalFileSystem(),
+        )

@@ -1,0 +1,249 @@
+"""A run's folder as the user sees it: `config.json`, `run.json` (one `RunRecord`) and
+`processes.json`, written at start, updated at every checkpoint and at the end.
+
+An `--out` that already holds a run is refused unless the user says `--overwrite` (the old
+run is removed, after ending what it left running) or resumes it. `run.json` says `running`
+from the first tick on, `interrupted` after Ctrl-C/SIGTERM/`societas stop` (with the
+checkpoint to resume from), `failed` with the error, `completed` at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import sys
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from societas.cluster.checkpoint import last_complete, write_json_atomic
+
+RUN_FILE = "run.json"
+CONFIG_FILE = "config.json"
+PROCESSES_FILE = "processes.json"
+RUN_ENV = "SOCIETAS_RUN_ID"  # inherited by every process the run starts (Ray included)
+RUN_MARKERS = (RUN_FILE, CONFIG_FILE, "checkpoints", "results", PROCESSES_FILE)
+Status = Literal["running", "completed", "interrupted", "failed"]
+PACKAGES = ("societas", "ray", "pyarrow", "pydantic", "qdrant-edge-py", "fastembed", "openai")
+
+
+class OutDirError(ValueError):
+    """`--out` cannot be used as asked (holds another run, not writable, not a folder)."""
+
+
+def now() -> str:
+    """UTC time stamp for records."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python and the packages a run's results depend on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": sys.version.split()[0]}
+    for name in PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+class RunRecord(BaseModel):
+    """`run.json`: the run's record. Features add their fields (extra keys are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    status: Status
+    scenario: str
+    mode: str = Field(description="local or ray")
+    run_id: str
+    pid: int = Field(description="The driver process (the CLI) that runs it.")
+    host: str
+    started_at: str
+    updated_at: str
+    ended_at: str | None = None
+    ticks: int = Field(description="Ticks asked for.")
+    ticks_done: int = 0
+    last_checkpoint: int | None = Field(None, description="Tick of the last complete one.")
+    resumes: int = 0
+    config_digest: str = ""
+    versions: dict[str, str] = Field(default_factory=dict)
+    totals: dict[str, float] = Field(default_factory=dict)
+    progress: dict[str, float] = Field(default_factory=dict)
+    error: str | None = None
+
+
+def read_record(run_dir: Path) -> dict[str, Any] | None:
+    """`run.json` as a dict, or None when missing or unreadable."""
+    try:
+        data = json.loads((Path(run_dir) / RUN_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def holds_run(run_dir: Path) -> bool:
+    """Whether the folder holds (part of) a societas run."""
+    return any((Path(run_dir) / m).exists() for m in RUN_MARKERS)
+
+
+def check_out_dir(run_dir: Path, *, overwrite: bool = False, resume: bool = False) -> None:
+    """Raise OutDirError unless `run_dir` can take this run (nothing is changed here)."""
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise OutDirError(f"--out {run_dir}: is a file; name a folder")
+    if resume:
+        if last_complete(run_dir) is None:
+            raise OutDirError(
+                f"{run_dir}: no complete checkpoint (checkpoints/tick=K/manifest.json) to "
+                "resume from; start it again with `societas run ... --overwrite`"
+            )
+        return
+    if run_dir.is_dir() and holds_run(run_dir) and not overwrite:
+        rec = read_record(run_dir) or {}
+        what = f"run {rec.get('scenario', '?')!r} ({rec.get('status', 'unknown status')})"
+        raise OutDirError(
+            f"--out {run_dir}: holds another {what}; choose another --out, pass --overwrite "
+            f"to replace it, or continue it with `societas resume {run_dir}`"
+        )
+    if run_dir.is_dir() and not holds_run(run_dir) and any(run_dir.iterdir()) and overwrite:
+        raise OutDirError(f"--out {run_dir}: not empty and not a societas run; not overwriting")
+    probe = run_dir if run_dir.is_dir() else _existing_parent(run_dir)
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OutDirError(f"--out {run_dir}: {probe} is not writable; choose another --out")
+
+
+def _existing_parent(path: Path) -> Path:
+    path = path.absolute()
+    while not path.exists():
+        path = path.parent
+    return path
+
+
+def clear_run(run_dir: Path) -> None:
+    """Remove a previous run from `run_dir` (--overwrite), ending what it left running."""
+    from societas.cluster.cleanup import cleanup_run
+
+    cleanup_run(run_dir)
+    for child in Path(run_dir).iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def config_digest(config: dict[str, Any]) -> str:
+    """SHA-256 of the resolved config (canonical JSON)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class RunFolder:
+    """Writes a run's `config.json`, `run.json` and `processes.json` through its life."""
+
+    def __init__(self, run_dir: Path, record: RunRecord) -> None:
+        self.run_dir = Path(run_dir)
+        self.record = record
+        self._last_progress = 0.0
+
+    @classmethod
+    def start(
+        cls,
+        run_dir: Path,
+        scenario: Any,
+        cluster: dict[str, Any],
+        mode: str,
+        *,
+        resume: bool = False,
+    ) -> RunFolder:
+        """Record the start (or resume) of a run; the folder must have passed check_out_dir."""
+        run_dir = Path(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        config = {**scenario.model_dump(mode="json"), "cluster": cluster}
+        previous = read_record(run_dir) if resume else None
+        stamp = now()
+        run_id = os.environ.get(RUN_ENV) or uuid.uuid4().hex[:16]
+        record = RunRecord(
+            status="running",
+            scenario=scenario.name,
+            mode=mode,
+            run_id=run_id,
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            started_at=(previous or {}).get("started_at", stamp),
+            updated_at=stamp,
+            ticks=scenario.ticks,
+            ticks_done=last_complete(run_dir) or 0 if resume else 0,
+            last_checkpoint=last_complete(run_dir) if resume else None,
+            resumes=int((previous or {}).get("resumes", 0)) + (1 if resume else 0),
+            config_digest=config_digest(config),
+            versions=versions(),
+        )
+        folder = cls(run_dir, record)
+        if not resume or not (run_dir / CONFIG_FILE).exists():
+            write_json_atomic(run_dir / CONFIG_FILE, {**config, "versions": record.versions})
+        folder.write()
+        folder.record_processes({})
+        return folder
+
+    def write(self) -> None:
+        """Write run.json atomically."""
+        self.record.updated_at = now()
+        write_json_atomic(self.run_dir / RUN_FILE, self.record.model_dump(mode="json"))
+
+    def record_processes(self, ray: dict[str, Any]) -> None:
+        """processes.json: the driver, the run id its children inherit, what Ray started."""
+        import psutil
+
+        me = psutil.Process()
+        write_json_atomic(
+            self.run_dir / PROCESSES_FILE,
+            {
+                "run_id": self.record.run_id,
+                "driver": {"pid": me.pid, "create_time": me.create_time()},
+                "ray": ray,
+            },
+        )
+
+    def checkpointed(self, tick: int, totals: dict[str, float]) -> None:
+        """A complete checkpoint at `tick`: the record follows."""
+        self.record.last_checkpoint = tick
+        self.record.ticks_done = tick
+        self.record.totals = dict(totals)
+        self.write()
+
+    def progress(self, p: Any, force: bool = False) -> None:
+        """Live progress for `societas status RUN` (at most every 2 s)."""
+        self.record.ticks_done = max(self.record.ticks_done, p.tick + 1)
+        self.record.progress = {
+            "tick": p.tick + 1,
+            "ticks": self.record.ticks,
+            "agent_steps_per_s": round(p.agent_steps_per_s, 1),
+            "llm_requests": p.llm_requests,
+            "llm_tokens": p.llm_tokens,
+            "fallbacks": float(getattr(p, "fallbacks", 0) or 0),
+            "elapsed_s": round(p.elapsed_s, 1),
+        }
+        if force or time.monotonic() - self._last_progress > 2.0:
+            self._last_progress = time.monotonic()
+            self.write()
+
+    def finish(self, status: Status, error: str | None = None, **fields: Any) -> None:
+        """Final status (completed, interrupted, failed) and whatever the runtime adds."""
+        self.record.status = status
+        self.record.error = error
+        self.record.ended_at = now()
+        last = last_complete(self.run_dir)
+        self.record.last_checkpoint = last
+        for key, value in fields.items():
+            setattr(self.record, key, value)
+        if status == "completed":
+            self.record.ticks_done = self.record.ticks
+        self.write()

@@ -1,0 +1,211 @@
+"""Runs a user can trust, through the real `societas` CLI started as a subprocess: preflight
+stops unreachable services early with one message, a reused --out is refused, Ctrl-C
+checkpoints and `resume` ends identical to an uninterrupted run, an unreachable Ray address
+times out, and a malformed-config corpus gives clear errors and no traceback."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SOCIETAS = [sys.executable, "-m", "societas.cluster.cli"]
+BAD_CONFIGS = sorted((ROOT / "tests" / "data" / "bad_configs").iterdir())
+
+
+def societas(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    """Run the CLI to its end; output as text."""
+    return subprocess.run(
+        [*SOCIETAS, *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        **kw,
+    )
+
+
+def start(*args: str, log: Path) -> subprocess.Popen:
+    """Start the CLI in the background (its own process group), output to `log`."""
+    fh = log.open("w")
+    return subprocess.Popen(
+        [*SOCIETAS, *args], stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True
+    )
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def closed_port() -> int:
+    """A loopback port nobody listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def town(tmp_path: Path, name: str = "town.yaml", **over) -> Path:
+    """configs/town.yaml, small, with overrides merged in."""
+    data = yaml.safe_load((ROOT / "configs" / "town.yaml").read_text())
+    data.update({"ticks": 8, "agents": {**data["agents"], "count": 20}})
+    for key, value in over.items():
+        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_unreachable_llm_and_qdrant_fail_preflight_fast(tmp_path):
+    port = closed_port()
+    llm_url = f"http://127.0.0.1:{port}/v1"
+    cfg = town(
+        tmp_path,
+        "llm.yaml",
+        llm={"provider": "openai", "endpoints": [{"base_url": llm_url, "model": "m"}]},
+    )
+    t0 = time.monotonic()
+    res = societas("run", str(cfg), "--local", "--out", str(tmp_path / "a"), timeout=60)
+    assert time.monotonic() - t0 < 15
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr + res.stdout
+    lines = [ln for ln in res.stderr.splitlines() if llm_url in ln]
+    assert len(lines) == 1 and "llm.endpoints.0.base_url" in lines[0], res.stderr
+    assert not (tmp_path / "a").exists()  # nothing was started
+
+    qdrant_url = f"http://127.0.0.1:{port}"
+    store = {"vector_store": {"backend": "qdrant", "url": qdrant_url}}
+    cfg = town(tmp_path, "qdrant.yaml", memory=store)
+    t0 = time.monotonic()
+    res = societas("run", str(cfg), "--local", "--out", str(tmp_path / "b"), timeout=60)
+    assert time.monotonic() - t0 < 15
+    assert res.returncode == 2 and "Traceback" not in res.stderr + res.stdout
+    lines = [ln for ln in res.stderr.splitlines() if qdrant_url in ln]
+    assert len(lines) == 1 and "memory.vector_store.url" in lines[0], res.stderr
+
+
+def test_unreachable_ray_address_and_ctrl_c_while_attaching(tmp_path):
+    cfg = town(tmp_path)
+    t0 = time.monotonic()
+    res = societas("run", str(cfg), "--address", "127.0.0.1:1", "--out", str(tmp_path / "a"))
+    assert time.monotonic() - t0 < 45
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "--address 127.0.0.1:1" in res.stderr and "cannot connect" in res.stderr
+
+    # A head that accepts connections and never answers: Ctrl-C while waiting on it.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        silent.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(silent.accept()[0])
+            except OSError:
+                continue
+
+    threading.Thread(target=accept, daemon=True).start()
+    address = f"127.0.0.1:{silent.getsockname()[1]}"
+    log = tmp_path / "attach.log"
+    proc = start("run", str(cfg), "--address", address, "--out", str(tmp_path / "b"), log=log)
+    try:
+        wait_for(lambda: held, 30, "the CLI to connect")
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=45)
+        assert time.monotonic() - t0 < 45
+    finally:
+        stop.set()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        silent.close()
+    out = log.read_text()
+    assert code == 130 and "interrupted" in out and "Traceback" not in out
+
+
+def test_reused_out_is_refused_and_left_unchanged(tmp_path):
+    cfg = town(tmp_path, ticks=5)
+    out = tmp_path / "run"
+    res = societas("run", str(cfg), "--local", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    before = tree_digest(out)
+    res = societas("run", str(cfg), "--local", "--out", str(out))
+    assert res.returncode == 2 and "holds another run" in res.stderr
+    assert "--overwrite" in res.stderr and "Traceback" not in res.stderr
+    assert tree_digest(out) == before
+
+
+def test_sigint_checkpoints_and_resume_matches_uninterrupted(tmp_path):
+    from societas.agents.runtime.results import read_table
+
+    ticks = 24
+    cfg = town(tmp_path, ticks=ticks, cluster={"checkpoint_every": 100})
+    full = tmp_path / "full"
+    res = societas("run", str(cfg), "--local", "--out", str(full), timeout=300)
+    assert res.returncode == 0, res.stderr
+    cut = tmp_path / "cut"
+    log = tmp_path / "cut.log"
+    proc = start("run", str(cfg), "--local", "--out", str(cut), log=log)
+    try:
+        wait_for(lambda: "progress tick=3/" in log.read_text(), 120, "tick 3")
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = log.read_text()
+    assert code == 130, text
+    assert "Traceback" not in text and f"societas resume {cut}" in text
+    run = json.loads((cut / "run.json").read_text())
+    assert run["status"] == "interrupted"
+    assert 3 <= run["last_checkpoint"] < ticks  # the final checkpoint, off the cadence
+    config = json.loads((cut / "config.json").read_text())
+    assert config["ticks"] == ticks and config["versions"]["societas"]
+    assert (cut / "checkpoints" / f"tick={run['last_checkpoint']}" / "manifest.json").is_file()
+
+    res = societas("resume", str(cut), timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert json.loads((cut / "run.json").read_text())["status"] == "completed"
+    for table in ("agent_state", "needs"):
+        a = read_table(full, table).to_pylist()
+        b = read_table(cut, table).to_pylist()
+        assert len(a) == 20 * ticks and a == b, table
+
+
+def test_malformed_config_corpus_gives_clear_errors(tmp_path):
+    assert len(BAD_CONFIGS) >= 30
+    res = societas("check", *map(str, BAD_CONFIGS), "--skip-service-checks", timeout=120)
+    out = res.stdout + res.stderr
+    assert res.returncode == 2
+    assert "Traceback" not in out and "sk-secret-123" not in out
+    blocks = [b for b in res.stderr.split("error: ") if b.strip()]
+    assert f"{len(BAD_CONFIGS)} of {len(BAD_CONFIGS)} configs have problems" in blocks[-1]
+    named = {p.name for p in BAD_CONFIGS if any(p.name in b for b in blocks)}
+    assert named == {p.name for p in BAD_CONFIGS}
+    for block in blocks[:-1]:  # each names a field path and says what is wrong
+        assert "invalid field" in block and ":" in block.splitlines()[1], block
