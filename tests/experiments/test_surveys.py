@@ -1,0 +1,85 @@
+"""Scheduled surveys: answers through the LLM gateway (rules policy: from status) in the
+`surveys` results table; asking changes nothing unless the survey says remember."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pyarrow.compute as pc
+
+from societas.agents.runtime.results import read_table
+from societas.agents.scenario import load_scenario
+from societas.cluster.experiment import run_checkpointed
+from societas.cluster.report.memories import agent_memories
+from tests.experiments.conftest import scenario
+
+SETS = [
+    {"tick": 0, "kind": "set", "values": {"mood": 0.9}, "select": {"ids": [0, 1]}},
+    {"tick": 0, "kind": "set", "values": {"mood": 0.1}, "select": {"ids": [2, 3]}},
+]
+SURVEY = {
+    "id": "morning",
+    "day": 0,
+    "hour": 8,  # start 07:00, 30-minute ticks: tick 2
+    "select": {"ids": [0, 1, 2, 3, 4]},
+    "questions": [
+        {
+            "id": "life",
+            "kind": "likert",
+            "scale": 5,
+            "attribute": "mood",
+            "text": "How satisfied are you?",
+        },
+        {
+            "id": "cash",
+            "kind": "number",
+            "min": 0,
+            "attribute": "currency",
+            "text": "Money at hand?",
+        },
+        {"id": "feel", "kind": "choice", "options": ["good", "bad"], "text": "Is your mood good?"},
+        {"id": "day", "kind": "open", "text": "How is your day going?"},
+    ],
+}
+
+
+def run(tmp_path, name, **over):
+    cfg = load_scenario(scenario(ticks=6, interventions=SETS, **over))
+    out = tmp_path / name
+    asyncio.run(run_checkpointed(cfg, out))
+    return out
+
+
+def rows(out, table="surveys"):
+    return read_table(out, table).to_pylist()
+
+
+def test_survey_answers_reflect_status_values(tmp_path):
+    out = run(tmp_path, "with", surveys=[SURVEY])
+    answers = {(r["agent_id"], r["question_id"]): r for r in rows(out)}
+    assert len(answers) == 5 * 4
+    assert {r["tick"] for r in rows(out)} == {2}
+    assert {(r["day"], r["time"], r["survey"]) for r in rows(out)} == {(0, "08:00", "morning")}
+    # likert from mood: 0.9 -> 5 of 5, 0.1 -> 1 of 5; choice: high mood picks the first option
+    for agent, point, option in ((0, 5, "good"), (1, 5, "good"), (2, 1, "bad"), (3, 1, "bad")):
+        assert answers[(agent, "life")]["value"] == point
+        assert answers[(agent, "life")]["answer_text"] == f"{point} of 5"
+        assert answers[(agent, "feel")]["answer_text"] == option
+    # number: the agent's money at that tick, as the agent_state table recorded it
+    state = read_table(out, "agent_state")
+    state = state.filter(pc.equal(state["tick"], 2)).to_pylist()
+    currency = {r["agent_id"]: r["currency"] for r in state}
+    for agent in range(5):
+        assert answers[(agent, "cash")]["value"] == currency[agent]
+    assert answers[(0, "day")]["value"] is None and answers[(0, "day")]["answer_text"]
+
+
+def test_asking_changes_nothing_unless_remembered(tmp_path):
+    plain = run(tmp_path, "plain")
+    asked = run(tmp_path, "asked", surveys=[SURVEY])
+    for table in ("agent_state", "needs", "dialogues", "events", "attitudes"):
+        assert rows(plain, table) == rows(asked, table), table
+    assert not any(m["topic"] == "survey" for m in agent_memories(asked, 0))
+    remembered = run(tmp_path, "remembered", surveys=[{**SURVEY, "remember": True}])
+    texts = [m["text"] for m in agent_memories(remembered, 0) if m["topic"] == "survey"]
+    assert any("How satisfied are you?" in t and "5 of 5" in t for t in texts)
