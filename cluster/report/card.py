@@ -121,3 +121,45 @@ def interventions_table(run: RunData) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _flat(data: Any, prefix: str = "") -> dict[str, str]:
+    if isinstance(data, dict):
+        out: dict[str, str] = {}
+        for k, v in data.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out
+    if isinstance(data, list) and any(isinstance(v, dict | list) for v in data):
+        return {prefix[:-1]: f"{len(data)} item(s), see the tables"}
+    return {prefix[:-1]: str(data)}
+
+
+IGNORED = ("versions", "name", "description", "memory.", "results.", "cluster.")
+
+
+def config_differences(runs: list[RunData], limit: int = 12) -> list[dict[str, Any]]:
+    """Settings whose values differ between the runs compared (what makes the arms arms)."""
+    flats = [_flat(r.config) for r in runs]
+    keys = sorted(set().union(*flats))
+    rows = []
+    for key in keys:
+        if key.startswith(IGNORED):
+            continue
+        values = [f.get(key, "—") for f in flats]
+        if len(set(values)) > 1:
+            rows.append({"setting": key, "values": values})
+    return rows[:limit]
+
+
+def interventions_of_arms(arms: list[Any]) -> list[dict[str, Any]]:
+    """The interventions of every arm, once each, with the arms that have them."""
+    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for arm in arms:
+        for row in interventions_table(arm.first):
+            key = (row["tick"], row["kind"], row["who"], row["what"])
+            rows.setdefault(key, {**row, "arms": []})["arms"].append(arm.label)
+    out = sorted(rows.values(), key=lambda r: (r["tick"], r["n"]))
+    for i, row in enumerate(out, start=1):
+        row["n"] = i
+        row["arms"] = "all" if len(row["arms"]) == len(arms) else ", ".join(row["arms"])
+    return out

@@ -37,7 +37,11 @@ def rgba(hex_color: str, alpha: float) -> str:
 
 def new_figure(title: str, y_title: str, x_title: str = "", height: int = 380) -> go.Figure:
     """An empty figure with the report's look."""
-    fig = go.Figure()
+    return style(go.Figure(), title, y_title, x_title, height)
+
+
+def style(fig: go.Figure, title: str, y_title: str, x_title: str = "", height: int = 380) -> Any:
+    """The report's look on a figure (also one from make_subplots)."""
     fig.update_layout(
         template="simple_white",
         title={"text": title, "x": 0.0, "xanchor": "left", "font": {"size": 15}},
@@ -116,10 +120,18 @@ def add_band(
         fig.add_trace(trace)
 
 
-def intervention_lines(fig: go.Figure, run: RunData, label: bool = True) -> None:
-    """Dashed vertical lines at each intervention, numbered like the interventions table."""
-    for i, iv in enumerate(run.interventions, start=1):
-        x = float(run.hours([int(iv.get("tick", 0))])[0])
+def intervention_lines(
+    fig: go.Figure,
+    run: RunData,
+    label: bool = True,
+    marks: list[tuple[int, int]] | None = None,
+) -> None:
+    """Dashed vertical lines at each intervention, numbered like the interventions table
+    (`marks`: (number, tick) pairs; default: this run's interventions in order)."""
+    if marks is None:
+        marks = [(i, int(iv.get("tick", 0))) for i, iv in enumerate(run.interventions, 1)]
+    for i, tick in marks:
+        x = float(run.hours([tick])[0])
         fig.add_vline(x=x, line={"dash": "dash", "color": "#888", "width": 1})
         if label:
             fig.add_annotation(

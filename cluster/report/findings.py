@@ -17,6 +17,7 @@ import numpy as np
 from plotly.subplots import make_subplots
 
 from societas.cluster.report import figures as F
+from societas.cluster.report.card import interventions_of_arms
 from societas.cluster.report.data import Arm, RunData
 from societas.cluster.report.stats import Band, agent_band, arm_band, cumulative_share, difference
 
@@ -211,8 +212,7 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
         fig = make_subplots(
             rows=2, cols=1, shared_xaxes=True, row_heights=[0.65, 0.35], vertical_spacing=0.08
         )
-        base = F.new_figure(metric.title, metric.y_title, height=560)
-        fig.update_layout(base.layout)
+        F.style(fig, metric.title, metric.y_title, height=560)
     else:
         fig = F.new_figure(metric.title, metric.y_title)
     rows: list[dict[str, Any]] = []
@@ -246,7 +246,8 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
         F.time_axis(fig, ref)
         if metric.y_range:
             fig.update_yaxes(range=list(metric.y_range))
-    F.intervention_lines(fig, ref)
+    marks = [(r["n"], int(r["tick"])) for r in interventions_of_arms(arms)]
+    F.intervention_lines(fig, ref, marks=marks)
     return fig, rows
 
 
@@ -254,7 +255,7 @@ def _headline(run: RunData, label: str, band: Band) -> dict[str, Any]:
     m = band.mean
     if not np.any(np.isfinite(m)):
         return {"series": label, "final": None}
-    peak = int(np.nanargmax(m))
+    peak, low = int(np.nanargmax(m)), int(np.nanargmin(m))
     return {
         "series": label,
         "final": _r(m[-1]),
@@ -262,6 +263,9 @@ def _headline(run: RunData, label: str, band: Band) -> dict[str, Any]:
         "final_hi": _r(band.hi[-1]),
         "peak": _r(m[peak]),
         "peak_at": run.tick_label(int(band.ticks[peak])),
+        "low": _r(m[low]),
+        "low_hi": _r(band.hi[low]),
+        "low_at": run.tick_label(int(band.ticks[low])),
         "interval_over": band.over,
     }
 

@@ -90,6 +90,9 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
             c["seed"] = ", ".join(str(r.config.get("seed")) for r in a.runs)
             c["replicates"] = len(a.runs)
     keys = list(dict.fromkeys(k for c in cards for k in c))
+    keys = [k for k in keys if k != "versions"] + ["versions"]
+    differing = [k for k in keys if len({str(c.get(k)) for c in cards}) > 1]
+    config_diff = [] if single else card.config_differences([a.first for a in arms])
     replicates = ""
     if any(len(a.runs) > 1 for a in arms):
         replicates = (
@@ -139,9 +142,14 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
     ctx.update(
         card_labels=[a.label for a in arms] if not single else [ref.label],
         card_keys=keys,
+        differing=[]
+        if single
+        else [k for k in differing if k not in {d["setting"] for d in config_diff}],
+        config_diff=config_diff,
         cards=cards,
         replicates=replicates,
-        interventions=card.interventions_table(ref),
+        interventions=card.interventions_of_arms(arms),
+        several=not single,
         timeline=timeline,
         timeline_caption="The main outcome with the interventions as dashed lines, numbered "
         "as in the table above.",

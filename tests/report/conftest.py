@@ -1,0 +1,75 @@
+"""Real runs for the report tests: small hurricanes (treatment and control), a polarization
+run with an intervention, a diffusion run; each once per session, on the rules policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = ROOT / "configs"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+def scenario(name: str, **over: Any) -> dict[str, Any]:
+    """configs/<name>.yaml as a dict with top-level overrides (dicts merged one level)."""
+    data = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text())
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    return data
+
+
+def _run(cfg: dict[str, Any], out: Path, embedder: Any, groups: int = 2) -> Path:
+    from societas.cluster.local import run_local
+
+    run_local(cfg, out, groups, embedder=embedder)
+    return out
+
+
+@pytest.fixture(scope="session")
+def runs_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("report-runs")
+
+
+def _hurricane(warned: bool) -> dict[str, Any]:
+    """40 agents, 20 simulated hours: the warning (if warned) at 10:00, landfall at 21:00."""
+    cfg = scenario("hurricane", agents={"count": 40}, ticks=40)
+    cfg["interventions"] = [
+        iv for iv in cfg["interventions"]
+        if iv["tick"] < 40 and (warned or not iv.get("trust_gated"))
+    ]  # fmt: skip
+    return cfg
+
+
+@pytest.fixture(scope="session")
+def hurricane(runs_root, bm25_embedder) -> Path:
+    return _run(_hurricane(True), runs_root / "warned", bm25_embedder)
+
+
+@pytest.fixture(scope="session")
+def hurricane_control(runs_root, bm25_embedder) -> Path:
+    """The same society without the mayor's warning (landfall only)."""
+    return _run(_hurricane(False), runs_root / "no-warning", bm25_embedder)
+
+
+@pytest.fixture(scope="session")
+def polarization(runs_root, bm25_embedder) -> Path:
+    """40 agents, 24 ticks; at tick 4 an event reaches a fifth of them (the treated)."""
+    cfg = scenario("polarization", agents={"count": 40}, ticks=24)
+    cfg["interventions"] = [
+        {"tick": 4, "kind": "event", "select": {"fraction": 0.2},
+         "text": "A town meeting explains where the carbon tax money goes.", "importance": 0.8}
+    ]  # fmt: skip
+    return _run(cfg, runs_root / "polarization", bm25_embedder, groups=1)
+
+
+@pytest.fixture(scope="session")
+def diffusion(runs_root, bm25_embedder) -> Path:
+    cfg = scenario("diffusion", agents={"count": 40}, ticks=24, network={"isolated": 4})
+    return _run(cfg, runs_root / "diffusion", bm25_embedder, groups=1)
