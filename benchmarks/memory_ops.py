@@ -1,13 +1,24 @@
-"""Memory throughput: societas' batched group memory vs the AgentSociety way, same run.
+"""Memory on the per-agent path a simulation takes: societas vs plain lists vs AgentSociety.
 
-societas: A agents in one GroupMemory (BM25 + Qdrant Edge shard), every tick each agent adds
-2 memories, runs 1 search and 1 KV update + get, all batched through the group API, until
-each agent has M memories. Baseline (AgentSociety's design): one QdrantClient(":memory:") per
-agent, one embed + one upsert per add, one search per call, same BM25 embedder.
+Workload (_memory_workload): every tick each agent in turn adds 2 memories, searches once
+(top 3), updates one status key and reads it back, until each agent holds M memories; the
+same seeded texts and queries on every side, the same agent count on every side.
 
-Each side runs in its own child process so RSS figures are not mixed.
+societas: one GroupMemory (BM25, Qdrant Edge shard on disk, tiering on: `end_tick` after every
+tick, counted in the wall time) driven through each agent's `AgentMemory`:
+  gather     - a tick's agents gathered, as GroupEngine runs them (the headline);
+  sequential - one agent at a time (nothing to batch);
+  phased     - a tick's adds gathered, then its searches, then its status calls (this gives
+               adds/s and searches/s separately; same per-agent API).
+naive (baseline): per-agent Python lists + a numpy sparse dot over the same BM25 vectors.
+agentsociety (baseline): AgentSociety's design, two in-memory Qdrant clients per agent, one
+text embedded per call (_memory_baselines).
 
-    python benchmarks/memory_ops.py [--agents A] [--memories M] [--baseline-agents B] [--json P]
+What is cached: nothing. The embedding cache is off (cache_size=0) and a tick's queries are
+distinct, so `query_cache_hits` is 0; the LLM is not involved. Every side runs in its own
+child process; `net_kb_per_agent` is its peak RSS minus its RSS before any memory existed.
+
+    python benchmarks/memory_ops.py [--sizes 300x200,20x1000] [--json P]
 """
 
 from __future__ import annotations
@@ -26,262 +37,192 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from _common import emit, machine, peak_rss_mb, percentile, rss_mb
+from _common import emit, machine, peak_rss_mb, rss_mb
+from _memory_workload import SEED, TOP_K, clock_of, digest_hits, tick_plan
 
-VOCAB = (
-    "storm flood river market apples school bridge shelter radio neighbour coffee election tax "
-    "bus train fire doctor garden festival rumour bakery harbour church library hospital "
-    "teacher fisherman nurse mayor police council budget wage rent farm tractor wheat cattle "
-    "concert football museum theatre painting novel poem ferry airport bicycle highway tunnel "
-    "vaccine fever clinic pharmacy medicine lawyer court verdict protest strike union factory "
-    "engine battery solar wind turbine drought harvest orchard vineyard cheese bread soup "
-    "wedding funeral birthday picnic beach island mountain forest lake canoe tent campfire"
-).split()
-TOPICS = ("activity", "social", "event", "economy", "mobility")
-SEED = 20261122
+MODES = ("gather", "sequential", "phased")
 
 
-def sentence(rng: random.Random) -> str:
-    words = rng.sample(VOCAB, 5)
-    return (
-        f"I saw the {words[0]} near the {words[1]} and talked about {words[2]}, "
-        f"{words[3]} and {words[4]}"
-    )
-
-
-def query_for(rng: random.Random) -> str:
-    return " ".join(rng.sample(VOCAB, 2))
-
-
-def overlaps(query: str, text: str | None) -> bool:
-    return text is not None and bool(set(query.split()) & set(text.replace(",", "").split()))
-
-
-# --------------------------------------------------------------------------- societas
-async def run_societas(agents: int, memories: int) -> dict:
-    from societas.memory import (
-        AddRequest,
-        GroupMemory,
-        GroupMemoryConfig,
-        KVUpdate,
-        SearchRequest,
-    )
+async def run_societas(agents: int, memories: int, mode: str) -> dict:
+    """The workload through each agent's memory API, in one of MODES."""
+    from societas.memory import GroupMemory, GroupMemoryConfig
+    from societas.memory.embedding import EmbeddingConfig
 
     rng = random.Random(SEED)
-    base_rss = rss_mb()
+    base = rss_mb()
+    cfg = GroupMemoryConfig(embedding=EmbeddingConfig(cache_size=0))
+    timers = {"add": 0.0, "search": 0.0, "kv": 0.0}
+    digests = [""] * (agents * (memories // 2))  # by (tick, agent), whatever order answers come
+    at = [0]  # first digest index of the current tick
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
-        group = GroupMemory(GroupMemoryConfig(), root=Path(tmp))
+        group = GroupMemory(cfg, root=Path(tmp))
         await group.add_agents({a: {"name": f"agent {a}"} for a in range(agents)})
-        add_s = search_s = kv_s = 0.0
-        adds = searches = overlap_hits = 0
-        ticks = memories // 2
-        for tick in range(ticks):
-            group.clock.set(tick // 48, (tick % 48) * 1800.0)
-            requests = [
-                AddRequest(
-                    agent_id=a,
-                    topic=rng.choice(TOPICS),
-                    description=sentence(rng),
-                    importance=rng.random(),
-                )
-                for a in range(agents)
-                for _ in range(2)
-            ]
-            t0 = time.perf_counter()
-            await group.add_many(requests)
-            add_s += time.perf_counter() - t0
-            adds += len(requests)
+        views = [group.agent(a) for a in range(agents)]
+        embedder, query_hits = group.embedder, [0]
+        embed_queries = embedder.embed_queries
 
-            queries = [
-                SearchRequest(agent_id=a, query=query_for(rng), top_k=3) for a in range(agents)
-            ]
-            t0 = time.perf_counter()
-            results = await group.search_many(queries)
-            search_s += time.perf_counter() - t0
-            searches += len(queries)
-            overlap_hits += sum(
-                overlaps(q.query, r[0].text if r else None)
-                for q, r in zip(queries, results, strict=True)
-            )
+        async def counted_queries(texts):  # query hits apart from setup's document de-dup
+            before = embedder.hits
+            out = await embed_queries(texts)
+            query_hits[0] += embedder.hits - before
+            return out
 
-            updates = [
-                KVUpdate(agent_id=a, key="thought", value=sentence(rng)) for a in range(agents)
-            ]
-            t0 = time.perf_counter()
-            await group.update_many(updates)
-            for a in range(agents):
-                group.kv_get(a, "thought")
-            kv_s += time.perf_counter() - t0
+        embedder.embed_queries = counted_queries
 
-        # Latency of one search on its own (no batching), over the full store.
-        latencies = []
-        for _ in range(min(2000, agents * 2)):
-            request = SearchRequest(agent_id=rng.randrange(agents), query=query_for(rng))
-            t0 = time.perf_counter()
-            await group.search_many([request])
-            latencies.append((time.perf_counter() - t0) * 1000)
+        async def add(turn) -> None:
+            for topic, text, importance in turn.adds:
+                await views[turn.agent].stream.add(topic, text, importance)
+
+        async def search(turn) -> None:
+            hits = await views[turn.agent].stream.search(turn.query, top_k=TOP_K)
+            digests[at[0] + turn.agent] = digest_hits([h.text for h in hits])
+
+        async def status(turn) -> None:
+            view = views[turn.agent].status
+            await view.update("thought", turn.thought)
+            assert await view.get("thought") == turn.thought
+
+        async def whole(turn) -> None:
+            await add(turn)
+            await search(turn)
+            await status(turn)
+
+        started = time.perf_counter()
+        for tick in range(memories // 2):
+            group.clock.set(*clock_of(tick))
+            at[0] = tick * agents
+            turns = tick_plan(rng, agents)
+            if mode == "gather":
+                await asyncio.gather(*(whole(t) for t in turns))
+            elif mode == "sequential":
+                for t in turns:
+                    await whole(t)
+            else:
+                for name, phase in (("add", add), ("search", search), ("kv", status)):
+                    t0 = time.perf_counter()
+                    await asyncio.gather(*(phase(t) for t in turns))
+                    timers[name] += time.perf_counter() - t0
+            await group.end_tick()
+        wall = time.perf_counter() - started
         stored = await group.memory_count()
+        tiers = await group.tier_counts()
+        hits = query_hits[0]
         peak = peak_rss_mb()
         await group.close()
-    return {
-        "adds": adds,
+    turns_n = agents * (memories // 2)
+    out = {
+        "agents": agents,
+        "wall_s": wall,
+        "peak_rss_mb": peak,
+        "net_kb_per_agent": (peak - base) * 1024 / agents,
+        "query_cache_hits": hits,
         "stored": stored,
-        "adds_per_s": adds / add_s,
-        "searches_per_s": searches / search_s,
-        "kv_ops_per_s": agents * ticks / kv_s,
-        "search_p50_ms": percentile(latencies, 50),
-        "search_p95_ms": percentile(latencies, 95),
-        "batched_search_ms_per_query": search_s / searches * 1000,
-        "hit_word_overlap": overlap_hits / searches,
-        "peak_rss_mb": peak,
-        "rss_mb_per_agent": (peak - base_rss) / agents,
+        "tiers": tiers,
+        "digests": digests,
     }
-
-
-# --------------------------------------------------------------------------- baseline
-def run_baseline(agents: int, memories: int) -> dict:
-    from fastembed import SparseTextEmbedding
-    from qdrant_client import QdrantClient, models
-
-    from societas.memory.embedding.config import BUNDLED_BM25_DIR
-
-    rng = random.Random(SEED)
-    base_rss = rss_mb()
-    model = SparseTextEmbedding("Qdrant/bm25", specific_model_path=str(BUNDLED_BM25_DIR))
-    clients = []
-    for _ in range(agents):
-        client = QdrantClient(":memory:")
-        client.create_collection(
-            "memories",
-            vectors_config={},
-            sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)},
-        )
-        clients.append(client)
-    kv: list[dict] = [{} for _ in range(agents)]
-    next_id = [0] * agents
-    add_s = search_s = 0.0
-    adds = searches = overlap_hits = 0
-
-    def embed_one(text: str, query: bool = False) -> models.SparseVector:
-        e = next(iter(model.query_embed(text) if query else model.embed([text])))
-        return models.SparseVector(indices=e.indices.tolist(), values=e.values.tolist())
-
-    def upsert_one(a: int, text: str, payload: dict) -> None:
-        next_id[a] += 1
-        clients[a].upsert(
-            "memories",
-            points=[
-                models.PointStruct(
-                    id=next_id[a],
-                    vector={"bm25": embed_one(text)},
-                    payload=payload | {"text": text},
-                )
-            ],
-        )
-
-    for tick in range(memories // 2):
-        for a in range(agents):
-            for _ in range(2):
-                text = sentence(rng)
-                t0 = time.perf_counter()
-                upsert_one(
-                    a,
-                    text,
-                    {"topic": rng.choice(TOPICS), "day": tick // 48, "importance": rng.random()},
-                )
-                add_s += time.perf_counter() - t0
-                adds += 1
-            query = query_for(rng)
-            t0 = time.perf_counter()
-            hits = (
-                clients[a]
-                .query_points(
-                    "memories",
-                    query=embed_one(query, True),
-                    using="bm25",
-                    limit=3,
-                    with_payload=True,
-                )
-                .points
-            )
-            search_s += time.perf_counter() - t0
-            searches += 1
-            overlap_hits += overlaps(query, hits[0].payload["text"] if hits else None)
-            thought = sentence(rng)
-            kv[a]["thought"] = thought
-            upsert_one(a, thought, {"kv": "thought"})  # re-embedded KV, as the seed does
-    peak = peak_rss_mb()
-    return {
-        "adds_per_s": adds / add_s,
-        "searches_per_s": searches / search_s,
-        "hit_word_overlap": overlap_hits / searches,
-        "peak_rss_mb": peak,
-        "rss_mb_per_agent": (peak - base_rss) / agents,
-    }
+    if mode == "phased":
+        out |= {
+            "adds_per_s": 2 * turns_n / timers["add"],
+            "searches_per_s": turns_n / timers["search"],
+            "kv_ops_per_s": 2 * turns_n / timers["kv"],
+        }
+    return out
 
 
 def child(part: str, agents: int, memories: int) -> dict:
     """Run one side in a fresh interpreter and read its JSON."""
+    cmd = [sys.executable, __file__, "--part", part, "--agents", str(agents)]
     out = subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "--part",
-            part,
-            "--agents",
-            str(agents),
-            "--memories",
-            str(memories),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
+        [*cmd, "--memories", str(memories)], check=True, capture_output=True, text=True
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def agreement(a: list[str], b: list[str]) -> float:
+    """Fraction of searches whose ranked top-3 texts are identical on both sides."""
+    return sum(x == y for x, y in zip(a, b, strict=True)) / max(1, len(a))
+
+
+def compare(agents: int, memories: int) -> dict:
+    """Every side at one size, and the ratios the issue asks for."""
+    ours = {mode: child(mode, agents, memories) for mode in MODES}
+    naive = child("naive", agents, memories)
+    agsoc = child("agentsociety", agents, memories)
+    g, p = ours["gather"], ours["phased"]
+    return {
+        "agents": {
+            "societas": g["agents"],
+            "naive": naive["agents"],
+            "agentsociety": agsoc["agents"],
+        },
+        "memories_per_agent": memories,
+        "query_cache_hits": g["query_cache_hits"],
+        "wall_s": {
+            "societas_gather": round(g["wall_s"], 2),
+            "societas_sequential": round(ours["sequential"]["wall_s"], 2),
+            "naive": round(naive["wall_s"], 2),
+            "agentsociety": round(agsoc["wall_s"], 2),
+        },
+        "wall_vs_naive": round(g["wall_s"] / naive["wall_s"], 3),
+        "wall_vs_naive_sequential": round(ours["sequential"]["wall_s"] / naive["wall_s"], 3),
+        "net_kb_per_agent": round(g["net_kb_per_agent"], 1),
+        "naive_net_kb_per_agent": round(naive["net_kb_per_agent"], 1),
+        "agentsociety_net_kb_per_agent": round(agsoc["net_kb_per_agent"], 1),
+        "ram_vs_naive": round(g["net_kb_per_agent"] / naive["net_kb_per_agent"], 3),
+        "ram_vs_agentsociety": round(g["net_kb_per_agent"] / agsoc["net_kb_per_agent"], 3),
+        "adds_per_s": round(p["adds_per_s"], 1),
+        "searches_per_s": round(p["searches_per_s"], 1),
+        "kv_ops_per_s": round(p["kv_ops_per_s"], 1),
+        "naive_adds_per_s": round(naive["adds_per_s"], 1),
+        "naive_searches_per_s": round(naive["searches_per_s"], 1),
+        "agentsociety_adds_per_s": round(agsoc["adds_per_s"], 1),
+        "agentsociety_searches_per_s": round(agsoc["searches_per_s"], 1),
+        "adds_vs_agentsociety": round(p["adds_per_s"] / agsoc["adds_per_s"], 2),
+        "searches_vs_agentsociety": round(p["searches_per_s"] / agsoc["searches_per_s"], 2),
+        "same_top3_as_naive": round(agreement(g["digests"], naive["digests"]), 4),
+        "same_top3_gather_vs_sequential": round(
+            agreement(g["digests"], ours["sequential"]["digests"]), 4
+        ),
+        "same_top3_as_agentsociety": round(agreement(g["digests"], agsoc["digests"]), 4),
+        "societas_tiers": g["tiers"],
+        "societas_stored": g["stored"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--agents", type=int, default=1000)
-    parser.add_argument("--memories", type=int, default=200)
-    parser.add_argument("--baseline-agents", type=int, default=200)
+    parser.add_argument("--sizes", default="300x200,20x1000", help="AGENTSxMEMORIES,...")
     parser.add_argument("--json", default=None)
-    parser.add_argument("--part", choices=["societas", "baseline"], default=None)
+    parser.add_argument("--part", choices=[*MODES, "naive", "agentsociety"], default=None)
+    parser.add_argument("--agents", type=int, default=300)
+    parser.add_argument("--memories", type=int, default=200)
     args = parser.parse_args()
-    if args.agents < 1 or args.memories < 2 or args.baseline_agents < 1:
-        parser.error("--agents and --baseline-agents must be >= 1 and --memories >= 2")
-    if args.part == "societas":
-        print(json.dumps(asyncio.run(run_societas(args.agents, args.memories))))
-        return
-    if args.part == "baseline":
-        print(json.dumps(run_baseline(args.agents, args.memories)))
-        return
+    if args.part is not None:
+        from _memory_baselines import run_agentsociety, run_naive
 
-    ours = child("societas", args.agents, args.memories)
-    base = child("baseline", args.baseline_agents, args.memories)
+        if args.part == "naive":
+            out = run_naive(args.agents, args.memories, rss_mb)
+        elif args.part == "agentsociety":
+            out = run_agentsociety(args.agents, args.memories, rss_mb)
+        else:
+            out = asyncio.run(run_societas(args.agents, args.memories, args.part))
+        print(json.dumps(out))
+        return
+    sizes = []
+    for item in args.sizes.split(","):
+        try:
+            a, m = (int(x) for x in item.lower().split("x"))
+        except ValueError:
+            parser.error(f"--sizes: {item!r} is not AGENTSxMEMORIES")
+        if a < 1 or m < 2:
+            parser.error(f"--sizes: {item!r} needs >= 1 agent and >= 2 memories")
+        sizes.append((a, m))
     result = {
-        "agents": args.agents,
-        "memories_per_agent": args.memories,
-        "backend": "edge",
-        "embedder": "bm25",
-        "adds_per_s": round(ours["adds_per_s"], 1),
-        "searches_per_s": round(ours["searches_per_s"], 1),
-        "search_p50_ms": round(ours["search_p50_ms"], 3),
-        "search_p95_ms": round(ours["search_p95_ms"], 3),
-        "batched_search_ms_per_query": round(ours["batched_search_ms_per_query"], 3),
-        "kv_ops_per_s": round(ours["kv_ops_per_s"], 1),
-        "peak_rss_mb": round(ours["peak_rss_mb"], 1),
-        "rss_mb_per_agent": round(ours["rss_mb_per_agent"], 4),
-        "hit_word_overlap": round(ours["hit_word_overlap"], 4),
-        "memories_stored": ours["stored"],
-        "baseline_agents": args.baseline_agents,
-        "baseline_adds_per_s": round(base["adds_per_s"], 1),
-        "baseline_searches_per_s": round(base["searches_per_s"], 1),
-        "baseline_rss_mb_per_agent": round(base["rss_mb_per_agent"], 4),
-        "baseline_hit_word_overlap": round(base["hit_word_overlap"], 4),
-        "speedup_adds": round(ours["adds_per_s"] / base["adds_per_s"], 2),
-        "speedup_searches": round(ours["searches_per_s"] / base["searches_per_s"], 2),
-        "rss_ratio": round(ours["rss_mb_per_agent"] / base["rss_mb_per_agent"], 4),
+        "workload": "per agent per tick: 2 adds, 1 search (top 3), 1 status update + get",
+        "cached": "nothing: embedding cache off (cache_size=0), distinct queries per tick",
+        "tiering": "societas: on (end_tick every tick); baselines: none",
+        "embedder": "bm25 (Qdrant Edge tokenizer; fastembed for agentsociety)",
+        "runs": {f"{a}x{m}": compare(a, m) for a, m in sizes},
         "machine": machine(),
     }
     emit(result, args.json)
