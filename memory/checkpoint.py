@@ -119,7 +119,16 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         "agents": sorted(group._agents),
         "kv_points": sorted([a, k, i] for (a, k), i in group._kv_point.items()),
         "warm_counts": sorted([a, n] for a, n in group.warm_counts.items()),
+        # the ranker's bounds on warm-only memories: a resumed run ranks by the same path
+        "max_importance": sorted([a, v] for a, v in group.max_importance.items()),
+        "newest_evicted": sorted([a, v] for a, v in group.hot.newest_evicted.items()),
         "counters": group.counters,
+        # the tier-migration and policy cadence: a restored group moves memories to cold at
+        # the same ticks as the run it continues (else its searches diverge after a resume)
+        "cadence": {
+            "ticks_since_migration": group.ticks_since_migration,
+            "ticks_since_policies": group.ticks_since_policies,
+        },
         "config": group.config.model_dump(mode="json"),
     }
     tmp = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
@@ -258,7 +267,12 @@ async def restore(
     group._next_seq = state["next_seq"]
     group._kv_point = {(a, k): i for a, k, i in state["kv_points"]}
     group.warm_counts = {a: n for a, n in state["warm_counts"]}
+    group.max_importance = {a: v for a, v in state.get("max_importance", [])}
+    group.hot.newest_evicted = {a: v for a, v in state.get("newest_evicted", [])}
     group.counters.update(state["counters"])
+    cadence = state.get("cadence", {})
+    group.ticks_since_migration = int(cadence.get("ticks_since_migration", 0))
+    group.ticks_since_policies = int(cadence.get("ticks_since_policies", 0))
     group.clock.set(state["clock"]["day"], state["clock"]["t"])
     return group
 

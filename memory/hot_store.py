@@ -34,6 +34,8 @@ class HotStore:
         self.layer_since = array("d")
         self.cognition_links: dict[int, list[int]] = {}
         self.evidence: dict[int, list[int]] = {}
+        # Per agent: time of the newest memory that aged out of hot (it lives on in warm).
+        self.newest_evicted: dict[int, float] = {}
 
     def __len__(self) -> int:
         return len(self.row_of)
@@ -123,9 +125,13 @@ class HotStore:
     def evict_expired(self, before_time: float, cap: int) -> list[int]:
         """Drop each agent's memories older than `before_time` or beyond its newest `cap`."""
         evicted: list[int] = []
-        for rows in self.rows_of_agent.values():
-            while rows and (self.times[rows[0]] < before_time or len(rows) > cap):
-                evicted.append(self._drop_row(rows.popleft()))
+        times, newest = self.times, self.newest_evicted
+        for agent_id, rows in self.rows_of_agent.items():
+            while rows and (times[rows[0]] < before_time or len(rows) > cap):
+                row = rows.popleft()
+                if times[row] > newest.get(agent_id, -1.0):
+                    newest[agent_id] = times[row]
+                evicted.append(self._drop_row(row))
         self._maybe_compact()
         return evicted
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 RelevanceNormalization = Literal["auto", "saturate", "identity", "rrf"]
 
@@ -23,8 +23,18 @@ class RetrievalConfig(BaseModel):
     recency_weight: float = Field(1.0, ge=0.0, description="α")
     importance_weight: float = Field(1.0, ge=0.0, description="β")
     relevance_weight: float = Field(1.0, ge=0.0, description="γ")
-    recency_half_life_hours: float = Field(
-        24.0, gt=0.0, description="Simulated hours after which recency halves."
+    recency_decay_per_hour: float = Field(
+        0.99,
+        gt=0.0,
+        lt=1.0,
+        description="Recency is this factor to the power of the simulated hours since the "
+        "memory (0.99 as in Generative Agents and AgentSociety).",
+    )
+    recency_half_life_hours: float | None = Field(
+        None,
+        gt=0.0,
+        description="Alternative to the decay: simulated hours after which recency halves "
+        "(when set, it wins over recency_decay_per_hour).",
     )
     relevance_normalization: RelevanceNormalization = Field(
         "auto",
@@ -33,23 +43,47 @@ class RetrievalConfig(BaseModel):
     )
     saturation_k: float = Field(2.0, gt=0.0)
     rrf_k: int = Field(60, ge=1)
-    candidate_limit: int = Field(
-        64, ge=1, le=10_000, description="Relevance candidates prefetched before rescoring."
+    candidates: Literal["all", "relevant"] = Field(
+        "all",
+        description="all: every hot and warm memory of the agent competes (relevance 0 "
+        "unless matched), as in Generative Agents; relevant: only memories matching the query.",
     )
-    recency_candidates: int = Field(
-        8,
+    candidate_limit: int = Field(
+        64,
+        ge=1,
+        le=10_000,
+        description="Relevance hits fetched per search; the rest are bounded, and a search "
+        "whose bound cannot rule them out is rescored over all of the agent's memories.",
+    )
+    recency_candidates: int | None = Field(
+        None,
         ge=0,
         le=10_000,
-        description="Most recent memories that compete beside the relevance candidates "
-        "(relevance 0 unless matched); 0 = only memories relevant to the query.",
+        description="Deprecated (every memory competes now); 0 means candidates='relevant'.",
     )
     mmr_lambda: float | None = Field(
         None, ge=0.0, le=1.0, description="Set to diversify results with MMR (1 = no diversity)."
     )
 
+    @model_validator(mode="after")
+    def _legacy_recency_candidates(self) -> RetrievalConfig:
+        if self.recency_candidates == 0:
+            self.candidates = "relevant"
+        return self
+
+    @property
+    def decay_per_hour(self) -> float:
+        """Recency factor per simulated hour (from the half-life when one is set)."""
+        if self.recency_half_life_hours is not None:
+            return 0.5 ** (1.0 / self.recency_half_life_hours)
+        return self.recency_decay_per_hour
+
     @property
     def half_life_seconds(self) -> float:
-        return self.recency_half_life_hours * 3600.0
+        """Simulated seconds after which recency halves (the engine's exp_decay scale)."""
+        if self.recency_half_life_hours is not None:
+            return self.recency_half_life_hours * 3600.0
+        return 3600.0 * math.log(0.5) / math.log(self.recency_decay_per_hour)
 
     def resolved_normalization(self, dense: bool, sparse: bool) -> str:
         """The normalisation actually used for an embedder with these vector kinds."""

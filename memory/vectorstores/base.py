@@ -61,6 +61,7 @@ class VectorQuery:
     with_payload: bool = True
     with_vectors: bool = False
     layer_decay: dict[str, float] | None = None  # forgetting on: importance decays per layer
+    candidates: int | None = None  # memories the formula rescores (default: candidate_limit)
 
 
 @dataclass(slots=True)

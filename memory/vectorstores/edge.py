@@ -155,7 +155,7 @@ class EdgeVectorStore:
                 with_vector=q.with_vectors,
             )
         cfg = q.scoring
-        candidates = max(cfg.candidate_limit, q.limit)
+        candidates = q.candidates or max(cfg.candidate_limit, q.limit)
         query, prefetches, has_relevance = self._relevance_stage(q, candidates)
         stages = [
             qe.Prefetch(
@@ -165,12 +165,12 @@ class EdgeVectorStore:
                 filter=None if prefetches else edge_filter(q.filter),
             )
         ]
-        if has_relevance and cfg.recency_candidates:
+        if has_relevance and cfg.candidates == "all":
             # The most recent memories compete too (relevance 0 unless also matched), as in
             # Generative Agents where every memory is a candidate.
             stages.append(
                 qe.Prefetch(
-                    limit=cfg.recency_candidates,
+                    limit=candidates,
                     query=qe.OrderBy("time", direction=qe.Direction.Desc),
                     filter=edge_filter(q.filter),
                 )

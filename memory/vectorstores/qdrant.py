@@ -204,17 +204,17 @@ class QdrantVectorStore:
             stage, _ = self._relevance_stage(q, q.limit)
             return models.QueryRequest(limit=q.limit, **stage, **common)
         cfg = q.scoring
-        candidates = max(cfg.candidate_limit, q.limit)
+        candidates = q.candidates or max(cfg.candidate_limit, q.limit)
         stage, has_relevance = self._relevance_stage(q, candidates)
         prefetches = [models.Prefetch(limit=candidates, **stage)]
-        if has_relevance and cfg.recency_candidates:
+        if has_relevance and cfg.candidates == "all":
             # The most recent memories compete too (relevance 0 unless also matched).
             order = models.OrderBy(key="time", direction=models.Direction.DESC)
             prefetches.append(
                 models.Prefetch(
                     query=models.OrderByQuery(order_by=order),
                     filter=qdrant_filter(q.filter),
-                    limit=cfg.recency_candidates,
+                    limit=candidates,
                 )
             )
         terms: list[Any] = [

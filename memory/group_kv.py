@@ -1,0 +1,169 @@
+"""The KV (status) half of a group's memory: typed attribute columns, embedded on change."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from societas.memory.config import check_value
+from societas.memory.records import KVHit, KVSearchRequest
+from societas.memory.vectorstores import MemoryPoint, PointFilter, VectorQuery
+
+if TYPE_CHECKING:
+    from societas.memory.config import MemoryConfig
+    from societas.memory.embedding import Embedder
+    from societas.memory.vectorstores import VectorStore
+
+UpdateMode = Literal["replace", "merge"]
+
+
+class KVUpdate(BaseModel):
+    """One KV write, already checked against the config."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    agent_id: int
+    key: str
+    value: Any
+    mode: UpdateMode = "replace"
+
+
+class GroupKV:
+    """KV columns (attribute → agent → value) of a group; mixed into GroupMemory."""
+
+    memory_config: MemoryConfig
+    embedder: Embedder
+    kv_store: VectorStore
+    counters: dict[str, int]
+    _kv: dict[str, dict[int, Any]]
+    _kv_point: dict[tuple[int, str], int]
+
+    if TYPE_CHECKING:  # provided by GroupMemory
+
+        def require_agent(self, agent_id: int) -> None: ...
+
+        def _allocate_ids(self, n: int) -> list[int]: ...
+
+    def kv_get(self, agent_id: int, key: str, default: Any = ...) -> Any:
+        """Current value (a copy) of `key`; KeyError naming it unless `default` is given."""
+        self.require_agent(agent_id)
+        return self.kv_peek(agent_id, key, default, copy_value=True)
+
+    def kv_peek(self, agent_id: int, key: str, default: Any = ..., copy_value: bool = False) -> Any:
+        """The stored value of `key` without a copy (read-only use): the cheap synchronous
+        read for engines and cognition that must not await or copy per agent per tick."""
+        attr = self.memory_config.attributes.get(key)
+        if attr is None:
+            if default is ...:
+                raise KeyError(f"unknown memory attribute {key!r}")
+            return default
+        column = self._kv[key]
+        if agent_id in column:
+            value = column[agent_id]
+            if copy_value and isinstance(value, list | dict):
+                return copy.deepcopy(value)
+            return value
+        return attr.default()
+
+    def kv_column(self, key: str) -> dict[int, Any]:
+        """The live column of one attribute (agent id → value; absent = default), read-only."""
+        self.memory_config.attribute(key)
+        return self._kv[key]
+
+    def check_update(self, agent_id: int, key: str, value: Any, mode: str) -> KVUpdate:
+        """Validate one KV write (agent, key, mode, type) without applying it."""
+        self.require_agent(agent_id)
+        if mode not in ("replace", "merge"):
+            raise ValueError(f"mode must be 'replace' or 'merge', got {mode!r}")
+        attr = self.memory_config.attribute(key)
+        if mode == "replace":
+            value = check_value(key, attr.type, value)
+        elif attr.type == "dict":
+            check_value(key, "dict", value)
+        elif attr.type != "list":
+            raise ValueError(f"mode 'merge' needs a list or dict attribute; {key!r} is {attr.type}")
+        if isinstance(value, list | dict):
+            value = copy.deepcopy(value)  # the caller may keep mutating its object
+        # Validated just above: skip pydantic's second pass (this runs per value per tick).
+        return KVUpdate.model_construct(agent_id=agent_id, key=key, value=value, mode=mode)
+
+    async def update_many(self, updates: Sequence[KVUpdate]) -> list[None]:
+        """Apply checked KV writes in order; embedded attributes are re-embedded, in place."""
+        staged: dict[tuple[int, str], Any] = {}
+        for update in updates:
+            slot = (update.agent_id, update.key)
+            if update.mode == "replace":
+                staged[slot] = update.value
+                continue
+            current = staged[slot] if slot in staged else self.kv_get(*slot)
+            if isinstance(current, dict):
+                staged[slot] = {**current, **update.value}
+            else:
+                extra = update.value if isinstance(update.value, list) else [update.value]
+                staged[slot] = [*current, *extra]
+        embedded = {a.name for a in self.memory_config.embedded}
+        await self._embed_kv([(a, k, v) for (a, k), v in staged.items() if k in embedded])
+        for (agent_id, key), value in staged.items():
+            self._kv[key][agent_id] = value
+        self.counters["kv_updates"] += len(updates)
+        return [None] * len(updates)
+
+    async def _embed_kv(self, items: Sequence[tuple[int, str, Any]]) -> None:
+        """Embed attribute texts and upsert them, reusing each (agent, key)'s point id."""
+        if not items:
+            return
+        texts = [self.memory_config.attributes[k].embedding_text(v) for _, k, v in items]
+        vectors = await self.embedder.embed_documents(texts)
+        points = []
+        new_ids: dict[tuple[int, str], int] = {}
+        for (agent_id, key, _), text, vec in zip(items, texts, vectors, strict=True):
+            point_id = self._kv_point.get((agent_id, key)) or new_ids.get((agent_id, key))
+            if point_id is None:
+                point_id = new_ids[(agent_id, key)] = self._allocate_ids(1)[0]
+            payload = {"agent_id": agent_id, "key": key, "text": text}
+            points.append(MemoryPoint(point_id, vec, payload))
+        await self.kv_store.upsert(points)
+        self._kv_point.update(new_ids)
+        self.counters["embedded_texts"] += len(texts)
+        self.counters["vector_upserts"] += len(points)
+
+    async def kv_search_many(self, requests: Sequence[KVSearchRequest]) -> list[list[KVHit]]:
+        """Search each agent's embedded attributes by relevance to a query."""
+        for r in requests:
+            self.require_agent(r.agent_id)
+            for key in r.keys or ():
+                self.memory_config.attribute(key)
+        vectors = await self.embedder.embed_queries([r.query for r in requests])
+        queries = [
+            VectorQuery(
+                vectors=v,
+                filter=PointFilter(r.agent_id, keys=r.keys),
+                limit=r.top_k,
+                with_payload=True,
+            )
+            for r, v in zip(requests, vectors, strict=True)
+        ]
+        results = await self.kv_store.query_batch(queries)
+        self.counters["kv_searches"] += len(requests)
+        self.counters["vector_queries"] += len(queries)
+        return [
+            [
+                KVHit(
+                    key=p.payload["key"],
+                    value=self.kv_get(r.agent_id, p.payload["key"]),
+                    text=p.payload["text"],
+                    score=p.score,
+                )
+                for p in hits
+                if p.payload
+            ]
+            for r, hits in zip(requests, results, strict=True)
+        ]
+
+    def export(self, agent_id: int, keys: Iterable[str] | None = None) -> dict[str, Any]:
+        """Copies of the agent's KV values (all attributes, or `keys`)."""
+        names = list(keys) if keys is not None else list(self.memory_config.attributes)
+        return {key: self.kv_get(agent_id, key) for key in names}

@@ -1,0 +1,250 @@
+"""The read side of a group's stream: ranked search, associations, records from any tier."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from societas.memory.cold import cold_relevance
+from societas.memory.ranking import RankJob
+from societas.memory.records import (
+    MemoryHit,
+    MemoryRecord,
+    SearchRequest,
+    record_from_payload,
+)
+from societas.memory.scoring import mmr_select, retrieval_score
+from societas.memory.vectorstores import PointFilter, ScoredPoint
+
+if TYPE_CHECKING:
+    from societas.memory.clock import SimClock
+    from societas.memory.cold import ColdStore
+    from societas.memory.config import GroupMemoryConfig
+    from societas.memory.embedding import Embedder, TextVectors
+    from societas.memory.hot_store import HotStore
+    from societas.memory.ranking import Ranker
+    from societas.memory.vectorstores import VectorStore
+
+
+class GroupSearch:
+    """Search, spreading activation, get_by_ids and links; mixed into GroupMemory."""
+
+    config: GroupMemoryConfig
+    clock: SimClock
+    embedder: Embedder
+    store: VectorStore
+    hot: HotStore
+    cold: ColdStore
+    ranker: Ranker
+    normalization: str
+    counters: dict[str, int]
+
+    if TYPE_CHECKING:  # provided by GroupMemory
+
+        def require_agent(self, agent_id: int) -> None: ...
+
+    async def search_many(self, requests: Sequence[SearchRequest]) -> list[list[MemoryHit]]:
+        """Rank many agents' memories by α·recency + β·importance + γ·relevance.
+
+        Every hot and warm memory of the agent competes (see memory.ranking); `tiers` with
+        "cold" adds a Parquet scan of the agent's cold memories, rescored the same way.
+        """
+        if not requests:
+            return []
+        for r in requests:
+            self.require_agent(r.agent_id)
+        mmr = self.config.retrieval.mmr_lambda
+        vectors = await self.embedder.embed_queries([r.query for r in requests])
+        now = self.clock.abs_seconds
+        jobs = {
+            i: RankJob(r, v, self._point_filter(r), r.top_k)
+            for i, (r, v) in enumerate(zip(requests, vectors, strict=True))
+            if "warm" in r.tiers or "hot" in r.tiers
+        }
+        await self.ranker.rank(list(jobs.values()), now)
+        for job in jobs.values():
+            if mmr is not None:
+                job.hits = self._diversify(job.hits, job.limit, mmr)
+        payloads = {k: v for job in jobs.values() for k, v in job.payloads.items()}
+        records = await self._records([p.id for job in jobs.values() for p in job.hits], payloads)
+        results: list[list[MemoryHit]] = [[] for _ in requests]
+        for i, job in jobs.items():
+            results[i] = [
+                _hit(records[p.id], p.score, "hot" if p.id in self.hot else "warm")
+                for p in job.hits
+                if p.id in records
+            ]
+        for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
+            if "cold" in r.tiers:
+                cold_hits = await asyncio.to_thread(self._cold_search, r, v, now)
+                merged = results[i] + cold_hits
+                results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]
+            if r.expand:
+                results[i] = await self._spread(r, results[i])
+        if self.config.policies.forgetting.enabled:
+            await self._record_access([h for hits in results for h in hits if h.tier != "cold"])
+        self.counters["searches"] += len(requests)
+        self.counters["retrieval_candidates"] += sum(j.candidates for j in jobs.values())
+        self.counters["retrieval_scored"] += sum(j.scored for j in jobs.values())
+        self.counters["retrieval_exhaustive"] += sum(j.exhaustive for j in jobs.values())
+        return results
+
+    async def _record_access(self, hits: Sequence[MemoryHit]) -> None:
+        """Forgetting on: a retrieved memory gains importance and its decay clock restarts."""
+        forgetting = self.config.policies.forgetting
+        now = self.clock.abs_seconds
+        for hit in {h.id: h for h in hits}.values():
+            current = forgetting.effective_importance(
+                hit.importance, hit.layer, hit.layer_since, now
+            )
+            boosted = min(1.0, current + forgetting.access_boost)
+            await self.store.set_payload(
+                [hit.id], {"importance": boosted, "layer_since": now, "layer": hit.layer}
+            )
+            self.hot.set_layer(hit.id, hit.layer, boosted, now)
+        self.counters["accesses"] += len(hits)
+
+    async def _spread(self, r: SearchRequest, hits: list[MemoryHit]) -> list[MemoryHit]:
+        """Spreading activation: linked memories get a hit's score × decay per hop."""
+        policy = self.config.policies.associations
+        scores = {h.id: h for h in hits}
+        frontier = [(h.id, h.score) for h in hits]
+        for _ in range(policy.max_hops):
+            ids = [i for i, _ in frontier]
+            records = {rec.id: rec for rec in await self.get_by_ids(ids, r.agent_id)}
+            spread: dict[int, float] = {}
+            for memory_id, score in frontier:
+                rec = records[memory_id]
+                for neighbour in (*rec.cognition_ids, *rec.evidence_ids):
+                    activation = score * policy.decay
+                    if neighbour not in scores and activation > spread.get(neighbour, 0.0):
+                        spread[neighbour] = activation
+            if not spread:
+                break
+            found = await self.get_by_ids(list(spread), r.agent_id)
+            tiers = await self.store.retrieve([rec.id for rec in found])
+            for rec in found:
+                tier = "hot" if rec.id in self.hot else "warm" if rec.id in tiers else "cold"
+                scores[rec.id] = _hit(rec, spread[rec.id], tier)
+            frontier = list(spread.items())
+        return sorted(scores.values(), key=lambda h: (-h.score, -h.id))[: r.top_k]
+
+    def _point_filter(self, r: SearchRequest) -> PointFilter:
+        hot_only = "warm" not in r.tiers
+        return PointFilter(
+            agent_id=r.agent_id,
+            topic=r.topic,
+            day_range=r.day_range,
+            time_range=r.time_range,
+            location=r.location,
+            ids=self.hot.memory_ids(r.agent_id) if hot_only else None,
+        )
+
+    def _cold_search(self, r: SearchRequest, query: TextVectors, now: float) -> list[MemoryHit]:
+        """Score the agent's cold memories with the same formula (IDF over those rows)."""
+        table = self.cold.scan(dataclasses.replace(self._point_filter(r), ids=None))
+        if table.num_rows == 0:
+            return []
+        rows = table.to_pylist()
+        vectors = self.cold.vectors((row["id"] for row in rows), r.agent_id)
+        cfg = self.config.retrieval
+        relevance = cold_relevance(
+            query, [vectors.get(row["id"]) for row in rows], self.normalization, cfg
+        )
+        hits = []
+        for row, rel in zip(rows, relevance, strict=True):
+            if rel <= 0.0 and cfg.candidates == "relevant":
+                continue
+            score = retrieval_score(
+                age_seconds=now - row["time"],
+                importance=row["importance"],
+                relevance=rel,
+                config=cfg,
+            )
+            hits.append(_hit(record_from_payload(row["id"], row), score, "cold"))
+        return sorted(hits, key=lambda h: (-h.score, -h.id))[: r.top_k]
+
+    @staticmethod
+    def _diversify(hits: list[ScoredPoint], top_k: int, lambda_: float) -> list[ScoredPoint]:
+        vectors = [
+            p.vectors.dense
+            if p.vectors and p.vectors.dense is not None
+            else (p.vectors.sparse if p.vectors else None)
+            for p in hits
+        ]
+        if any(v is None for v in vectors):
+            return hits[:top_k]
+        order = mmr_select([p.score for p in hits], vectors, top_k, lambda_)
+        return [hits[i] for i in order]
+
+    async def _records(
+        self, memory_ids: Iterable[int], payloads: dict[int, dict[str, Any]] | None = None
+    ) -> dict[int, MemoryRecord]:
+        """Records for ids from the hot tier, else payloads at hand, else the vector store."""
+        found: dict[int, MemoryRecord] = {}
+        missing: list[int] = []
+        for memory_id in memory_ids:
+            if memory_id in self.hot:
+                found[memory_id] = self.hot.record(memory_id)
+            elif payloads and memory_id in payloads:
+                found[memory_id] = record_from_payload(memory_id, payloads[memory_id])
+            elif memory_id not in found:
+                missing.append(memory_id)
+        if missing:
+            for memory_id, payload in (await self.store.retrieve(missing)).items():
+                found[memory_id] = record_from_payload(memory_id, payload)
+        return found
+
+    def _cold_records(self, memory_ids: Iterable[int]) -> dict[int, MemoryRecord]:
+        rows = self.cold.scan(ids=memory_ids).to_pylist()
+        return {row["id"]: record_from_payload(row["id"], row) for row in rows}
+
+    async def get_by_ids(
+        self, memory_ids: Iterable[int], agent_id: int | None = None
+    ) -> list[MemoryRecord]:
+        """Memories by id from any tier, in the order asked; KeyError naming an id that is
+        not there (or not the agent's)."""
+        ids = list(memory_ids)
+        records = await self._records(ids)
+        missing = [i for i in ids if i not in records]
+        if missing:
+            records.update(await asyncio.to_thread(self._cold_records, missing))
+        out = []
+        for memory_id in ids:
+            record = records.get(memory_id)
+            if record is None or (agent_id is not None and record.agent_id != agent_id):
+                owner = "" if agent_id is None else f" of agent {agent_id}"
+                raise KeyError(f"unknown memory id {memory_id!r}{owner}")
+            out.append(record)
+        return out
+
+    async def link_cognition(
+        self, agent_id: int, memory_ids: Sequence[int], cognition_id: int
+    ) -> None:
+        """Link memories to the cognition (thought, reflection) they led to; both the agent's."""
+        self.require_agent(agent_id)
+        records = await self.get_by_ids([*memory_ids, cognition_id], agent_id)
+        warm = await self.store.retrieve([r.id for r in records])
+        frozen = [r.id for r in records if r.id not in warm]
+        if frozen:
+            raise ValueError(
+                f"memories {frozen} are in the cold tier (read-only); link hot or warm memories"
+            )
+        *sources, cognition = records
+        self.hot.link(memory_ids, cognition_id)
+        for record in sources:
+            links = list(dict.fromkeys([*record.cognition_ids, cognition_id]))
+            await self.store.set_payload([record.id], {"links": links})
+        evidence = list(dict.fromkeys([*cognition.evidence_ids, *memory_ids]))
+        await self.store.set_payload([cognition_id], {"evidence": evidence})
+
+    async def related_cognition(self, agent_id: int, memory_id: int) -> list[MemoryRecord]:
+        """The cognition memories `memory_id` is linked to."""
+        (record,) = await self.get_by_ids([memory_id], agent_id)
+        return await self.get_by_ids(record.cognition_ids, agent_id)
+
+
+def _hit(record: MemoryRecord, score: float, tier: str) -> MemoryHit:
+    return MemoryHit(**record.model_dump(), score=score, tier=tier)
