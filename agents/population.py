@@ -202,7 +202,7 @@ def generate(cfg: ScenarioConfig) -> Population:
     n = pop.count
     town = build_town(cfg, rng)
     ages = np.clip(rng.normal(pop.age_mean, pop.age_sd, n), pop.age_min, pop.age_max).astype(int)
-    jobs = list(pop.occupations)
+    jobs = sorted(pop.occupations)  # not the mapping order: config.json sorts its keys
     weights = np.array([pop.occupations[j] for j in jobs], dtype=float)
     occ = rng.choice(len(jobs), size=n, p=weights / weights.sum())
     incomes = pop.income_median * np.exp(rng.normal(0.0, pop.income_sigma, n))

@@ -29,3 +29,33 @@ def apply_scenario(engine: GroupEngine, scenario: ScenarioConfig) -> None:
     engine.events_at = events
     threshold = scenario.cognition.reflection_threshold
     engine.reflector.config = engine.reflector.config.model_copy(update={"threshold": threshold})
+
+
+def unreported_totals(engine: GroupEngine) -> dict[str, int]:
+    """Running totals gained since the last tick's stats (e.g. LLM calls of the conversation
+    rounds after a tick): saved with a checkpoint so the tick after a restore reports them as
+    the uninterrupted run does (resumes and branches give the same `llm` rows)."""
+    assert engine.memory is not None
+    acc = engine.llm.accounting
+    models = acc.models.values()
+    totals = {
+        "llm.requests": sum(m.requests for m in models),
+        "llm.prompt_tokens": sum(m.prompt_tokens for m in models),
+        "llm.completion_tokens": sum(m.completion_tokens for m in models),
+        "llm.fallbacks": acc.events["json.fallback"] + acc.events["json.failed"],
+        **{f"mem.{k}": int(v) for k, v in engine.memory.counters.items()},
+    }
+    for (model, endpoint), c in acc.calls.items():
+        key = f"llm.{model}\x00{endpoint}."
+        totals.update(
+            {key + "requests": c.requests, key + "tokens": c.tokens, key + "errors": c.errors}
+        )
+    seen = engine._deltas._seen
+    return {k: int(v) - seen.get(k, 0) for k, v in sorted(totals.items()) if v != seen.get(k, 0)}
+
+
+def carry_over(engine: GroupEngine, unreported: dict[str, int]) -> None:
+    """After a restore: the next tick's stats also report what the checkpoint left unreported."""
+    seen = engine._deltas._seen
+    for key, amount in unreported.items():
+        seen[key] = seen.get(key, 0) - int(amount)

@@ -10,6 +10,7 @@ results table (tick, day, time, survey, agent_id, question_id, answer_text, valu
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,13 @@ def _instructions(q: Question) -> str:
         )
         return f"Answer with a number{bounds} as value."
     return "Answer in one or two sentences; value = null."
+
+
+def _text(value: Any) -> str:
+    """A status value as prompt text; mappings in key order (a restored dict may be sorted)."""
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return str(value)
 
 
 def status_for_prompt(memory: GroupMemory, agent_id: int) -> dict[str, Any]:
@@ -136,7 +144,7 @@ async def ask(
             personality=profile.personality,
         )
         user = PROMPT.format(
-            status=", ".join(f"{k}={v}" for k, v in status.items()),
+            status=", ".join(f"{k}={_text(v)}" for k, v in status.items()),
             memories="\n".join(f"- {m}" for m in recalled) or "- nothing in particular",
             question=q.text,
             instructions=_instructions(q),

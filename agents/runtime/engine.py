@@ -25,8 +25,7 @@ from societas.agents.agent import HOT_KEYS, Agent, AgentContext
 from societas.agents.blocks import NEED_KEYS, default_blocks
 from societas.agents.cognition import ReflectionConfig, Reflector
 from societas.agents.environment import EnvironmentView, SimTime
-from societas.agents.llm import LLMGateway
-from societas.agents.experiments import custom
+from societas.agents.experiments import branching, custom
 from societas.agents.experiments.survey import run_surveys
 from societas.agents.population import Population, population_for
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult
@@ -340,6 +339,7 @@ class GroupEngine:
         self.memory = await GroupMemory.restore(
             source, root, memory_config=custom.memory_config_of(self.scenario), embedder=embedder
         )
+            "unreported": branching.unreported_totals(self),  # reported by the next tick
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)
         self._deltas.rebase("mem.", self.memory.counters)  # its counters start afresh
@@ -351,3 +351,4 @@ _SCRATCH = ("_econ_day", "_exposed", "_emotion", "_target")
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write JSON, fsync, rename: a reader never sees a half-written file."""
     write_bytes_atomic(path, json.dumps(data, sort_keys=True).encode())
+        branching.carry_over(self, data.get("unreported", {}))
