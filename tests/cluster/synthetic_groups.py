@@ -1,4 +1,5 @@
-"""A small synthetic `GroupHandle` (not a scenario) for testing the runtime without agents/.
+"""Test helper (not shipped): a small synthetic `GroupHandle` for testing the coordinator
+loop, routing digests and checkpoints without agents/ (fault tests use real groups).
 
 Agents wander between places with a seeded RNG, spread a piece of information by messages
 to agents of any group, and do a configurable amount of CPU work per step. Its per-tick

@@ -1,27 +1,41 @@
-"""Multi-node on one machine (`ray.cluster_utils.Cluster`): head + 2 workers with a custom
-resource, groups spread over the workers, one worker removed mid-run; the lost group is
-recreated on the surviving worker from the last checkpoint and the run ends identical."""
+"""Real faults on a multi-node Ray (`ray.cluster_utils.Cluster`: a head and two workers
+offering a custom resource, all on loopback), with real groups: `GroupEngine` actors, each with
+its `GroupMemory` (Qdrant Edge shards and cold Parquet on disk) and a small tier budget so
+memories migrate warm → cold during the run. A group whose process dies in the middle of a
+tier migration, and a group whose node is removed, are recreated from the last checkpoint and
+replayed; the run's Parquet results equal an uninterrupted run's, row for row, and the stores
+hold every memory exactly once."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import pytest
 import ray
+import yaml
+from faulty_engines import FaultyEngineFactory
 from ray.cluster_utils import Cluster
 
+from societas.agents.runtime.results import TABLES, read_table
+from societas.agents.scenario import load_scenario
+from societas.cluster.local import partition
 from societas.cluster.ray_runtime import (
     ClusterConfig,
+    EngineFactory,
+    GroupLost,
     InProcessGroup,
+    ResilientGroup,
     RunSpec,
     make_ray_groups,
     run_groups,
     size_groups,
 )
-from societas.cluster.testing import SyntheticConfig, SyntheticFactory, results_digest
 
-AGENTS, GROUPS, TICKS = 400, 2, 10
+AGENTS, GROUPS, TICKS = 40, 2, 8
 RESOURCE = "societas_group"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -43,78 +57,181 @@ def cluster():
     c.shutdown()
 
 
-def _factory(run_dir, delay=0.0):
-    return SyntheticFactory(
-        SyntheticConfig(
-            agents=AGENTS,
-            groups=GROUPS,
-            seed=5,
-            results_dir=str(run_dir / "results"),
-            step_delay_s=delay,
+def _scenario(chat: bool = False):
+    """The town, 40 agents in 2 groups; at most 2 warm memories per agent and a migration
+    every 2 ticks, so warm → cold moves happen between the checkpoints. Chats are off unless
+    asked: a recovered group does not replay the cross-group conversation rounds of the ticks
+    it replays yet (see test_replay_reproduces_conversations, an expected failure)."""
+    data = yaml.safe_load((ROOT / "configs" / "town.yaml").read_text())
+    data.update(ticks=TICKS, groups=GROUPS)
+    data["agents"]["count"] = AGENTS
+    data["memory"] = {"tiers": {"warm_cap_per_agent": 2, "migrate_every_ticks": 2}}
+    if not chat:
+        data["social"].update(chat_prob=0.0, friend_chat_prob=0.0)
+    return load_scenario(data)
+
+
+def _spec(run_dir: Path) -> RunSpec:
+    return RunSpec(run_dir=run_dir, ticks=TICKS, seed=0, agents=AGENTS)
+
+
+def _parquet(run_dir: Path) -> dict[str, list[dict]]:
+    return {table: read_table(run_dir, table).to_pylist() for table in TABLES}
+
+
+def _tiers_recorder(store: dict):
+    """An on_tick callback keeping each group's memories per tier after the last tick."""
+
+    def on_tick(report):
+        for s in report.groups:
+            store[s.group_id] = s.memories_by_tier
+
+    return on_tick
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """An uninterrupted in-process run of the same groups: what every faulty run must equal."""
+    run_dir = tmp_path_factory.mktemp("reference")
+    scenario = _scenario()
+    factory = EngineFactory(scenario, partition(AGENTS, GROUPS), run_dir)
+    tiers: dict[int, dict[str, int]] = {}
+    result, _ = asyncio.run(
+        run_groups(
+            [InProcessGroup(factory(g)) for g in range(GROUPS)],
+            _spec(run_dir),
+            ClusterConfig(),
+            on_tick=_tiers_recorder(tiers),
         )
     )
+    tables = _parquet(run_dir)
+    assert len(tables["agent_state"]) == AGENTS * TICKS
+    assert sum(t["cold"] for t in tiers.values()) > 0, "memories must have moved to cold"
+    return result, tables, tiers
 
 
-def test_groups_spread_over_workers_and_survive_losing_one(cluster, tmp_path):
+def _assert_same_run(run_dir: Path, result, tiers, reference) -> None:
+    ref_result, ref_tables, ref_tiers = reference
+    assert result.digest == ref_result.digest
+    got = _parquet(run_dir)
+    for table in TABLES:
+        assert got[table] == ref_tables[table], table
+    assert tiers == ref_tiers
+    for g in range(GROUPS):  # every memory added is in the stores once: warm or cold
+        added = sum(r["memories_added"] for r in got["llm"] if r["group_id"] == g)
+        assert tiers[g]["warm"] + tiers[g]["cold"] == added, g
+    for key in ("agent_steps", "llm_requests", "llm_tokens", "messages_out"):
+        assert result.totals[key] == ref_result.totals[key], key
+
+
+def _placed(cfg: ClusterConfig, factory) -> list:
+    handles = make_ray_groups(factory, GROUPS, cfg)
+    return handles
+
+
+def test_group_dying_mid_tier_migration_is_recreated_and_loses_nothing(
+    cluster, tmp_path, reference
+):
+    run_dir = tmp_path / "run"
+    marker = tmp_path / "crashed.json"
+    factory = FaultyEngineFactory(
+        _scenario(),
+        partition(AGENTS, GROUPS),
+        run_dir,
+        group_id=1,
+        crash_tick=4,
+        marker=marker,
+    )
+    cfg = ClusterConfig(
+        placement="resource", resource=RESOURCE, checkpoint_every=3, keep_checkpoints=0
+    )
+    handles = _placed(cfg, factory)
+    tiers: dict[int, dict[str, int]] = {}
+    result, _ = asyncio.run(
+        run_groups(handles, _spec(run_dir), cfg, on_tick=_tiers_recorder(tiers))
+    )
+    crash = json.loads(marker.read_text())
+    assert crash["tick"] >= 4 and crash["ids"], "the process died inside a warm → cold move"
+    assert handles[1].restarts == 1 and handles[0].restarts == 0
+    assert result.recoveries == 1 and result.checkpoints[:2] == [3, 6]
+    _assert_same_run(run_dir, result, tiers, reference)
+
+
+def test_real_groups_spread_over_workers_and_survive_losing_one(cluster, tmp_path, reference):
     c, workers = cluster
     cfg = ClusterConfig(
         placement="resource", resource=RESOURCE, checkpoint_every=3, keep_checkpoints=0
     )
-    assert (
-        size_groups(
-            cfg.model_copy(update={"min_agents_per_group": 1}), AGENTS, ray.cluster_resources()
-        )
-        == 4
-    )  # 2 workers x 2 units
-
-    ref_dir = tmp_path / "reference"
-    f = _factory(ref_dir)
-    ref, _ = asyncio.run(
-        run_groups(
-            [InProcessGroup(f(g)) for g in range(GROUPS)],
-            RunSpec(run_dir=ref_dir, ticks=TICKS, seed=5, agents=AGENTS),
-            ClusterConfig(),
-        )
-    )
-
-    run_dir = tmp_path / "ray"
-    f = _factory(run_dir, delay=0.05)
-    handles = make_ray_groups(f, GROUPS, cfg)
+    resources = ray.cluster_resources()
+    assert size_groups(cfg.model_copy(update={"min_agents_per_group": 1}), 400, resources) == 4
+    run_dir = tmp_path / "run"
+    handles = _placed(cfg, EngineFactory(_scenario(), partition(AGENTS, GROUPS), run_dir))
 
     async def locate():
         return await asyncio.gather(*(h.where() for h in handles))
 
-    where = asyncio.run(locate())
-    nodes = [w["node_id"] for w in where]
+    nodes = [w["node_id"] for w in asyncio.run(locate())]
     worker_ids = {w.node_id for w in workers}
     assert set(nodes) == worker_ids, "one group per worker node (SPREAD over the resource)"
-    victim_node = next(w for w in workers if w.node_id == nodes[1])
-    state: dict[str, object] = {"removed": False}
+    victim = next(w for w in workers if w.node_id == nodes[1])
+    state: dict[str, object] = {}
+    tiers: dict[int, dict[str, int]] = {}
+    record = _tiers_recorder(tiers)
 
     async def remove_worker_after_tick_4(report):
-        if report.tick == 4 and not state["removed"]:
+        record(report)
+        if report.tick == 4 and "removed" not in state:
             state["removed"] = True
-            c.remove_node(victim_node)
+            c.remove_node(victim)
         if report.tick == 7:
             state["moved"] = (await handles[1].where())["node_id"]
 
-    async def go():
-        summary, _ = await run_groups(
-            handles,
-            RunSpec(run_dir=run_dir, ticks=TICKS, seed=5, agents=AGENTS),
-            cfg,
-            on_tick=remove_worker_after_tick_4,
-        )
-        return summary
+    result, _ = asyncio.run(
+        run_groups(handles, _spec(run_dir), cfg, on_tick=remove_worker_after_tick_4)
+    )
+    assert state["removed"] and result.recoveries == 1 and handles[1].restarts == 1
+    assert result.checkpoints[:2] == [3, 6]
+    assert state["moved"] != victim.node_id and state["moved"] in worker_ids
+    assert victim.node_id not in {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    _assert_same_run(run_dir, result, tiers, reference)
 
-    summary = asyncio.run(go())
-    assert state["removed"]
-    assert summary.recoveries == 1 and handles[1].restarts == 1
-    assert summary.checkpoints == [3, 6, 9, 10]  # every 3 ticks and after the last one
-    moved = state["moved"]
-    assert moved != victim_node.node_id and moved in worker_ids
-    assert summary.digest == ref.digest
-    assert summary.totals == ref.totals
-    assert results_digest(run_dir / "results") == results_digest(ref_dir / "results")
-    alive = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
-    assert victim_node.node_id not in alive
+
+class _LostOnce(InProcessGroup):
+    """An in-process group that is lost once at tick 5 and can be recreated (respawn)."""
+
+    def __init__(self, factory, group_id: int, state: dict) -> None:
+        super().__init__(factory(group_id))
+        self.factory, self.state = factory, state
+
+    async def step(self, tick, inbox):
+        if tick == 5 and self.group_id == 1 and not self.state.get("lost"):
+            self.state["lost"] = True
+            await self.engine.close()  # releases its shards, as a dead process would
+            raise GroupLost(1)
+        return await super().step(tick, inbox)
+
+    def respawn(self) -> _LostOnce:
+        return _LostOnce(self.factory, self.group_id, self.state)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ResilientGroup replays a lost group's steps but not the cross-group conversation "
+    "rounds of those ticks, so dialogues of the replayed ticks are lost (issue 15 item 4)",
+)
+def test_replay_reproduces_conversations(tmp_path):
+    """In process, chats on: a group lost at tick 5 is replayed from its tick-3 checkpoint."""
+    scenario = _scenario(chat=True)
+    ids = partition(AGENTS, GROUPS)
+    ref_dir, run_dir = tmp_path / "reference", tmp_path / "run"
+    ref = EngineFactory(scenario, ids, ref_dir)
+    asyncio.run(
+        run_groups([InProcessGroup(ref(g)) for g in range(GROUPS)], _spec(ref_dir), ClusterConfig())
+    )
+    state: dict = {}
+    factory = EngineFactory(scenario, ids, run_dir)
+    handles = [ResilientGroup(_LostOnce(factory, g, state)) for g in range(GROUPS)]
+    cfg = ClusterConfig(checkpoint_every=3, keep_checkpoints=0)
+    result, _ = asyncio.run(run_groups(handles, _spec(run_dir), cfg))
+    assert state["lost"] and result.recoveries == 1
+    assert _parquet(run_dir)["dialogues"] == _parquet(ref_dir)["dialogues"]
