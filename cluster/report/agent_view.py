@@ -73,6 +73,7 @@ def agent_view(
         view.profile = {k: _plain(v) for k, v in prof.items() if k != "id"}
     _timeline(run, view)
     _memory_parts(run, view, memory_limit)
+    _reflections(run, view, memory_limit)
     _relationships(run, view, names)
     view.conversations = [
         {
@@ -151,16 +152,33 @@ def _memory_parts(run: RunData, view: AgentView, limit: int) -> None:
     for r in rows:
         r["when"] = M.time_label(r.pop("day"), r.pop("time"))
         r["evidence"] = [int(e) for e in (r.get("evidence") or [])]
-    reflections = [r for r in rows if r["topic"] in M.REFLECTION_TOPICS or r["evidence"]]
-    evidence_ids = sorted({e for r in reflections for e in r["evidence"]})
-    by_id = M.memories_by_id(run.dir, evidence_ids)
-    for r in reflections:
+    view.reflections = [r for r in rows if r["topic"] in M.REFLECTION_TOPICS or r["evidence"]]
+    view.memories = rows[:limit]
+
+
+def _reflections(run: RunData, view: AgentView, limit: int) -> None:
+    """Reflections with their evidence: the `reflections` table when the run has one (else
+    the checkpoint's memories with evidence), evidence texts from the checkpoint."""
+    if run.has("reflections"):
+        importance = {int(r["id"]): r["importance"] for r in view.reflections}
+        view.reflections = [
+            {"id": int(mid), "when": run.tick_label(int(t)), "text": text,
+             "importance": importance.get(int(mid)),
+             "evidence": [int(e) for e in str(ev or "").split(",") if e.strip()]}
+            for t, mid, text, ev in run.rows(
+                "SELECT tick, memory_id, text, evidence_ids FROM reflections "
+                "WHERE agent_id = ? ORDER BY tick DESC, memory_id DESC LIMIT ?",
+                view.agent_id,
+                limit,
+            )
+        ]  # fmt: skip
+    view.reflections = view.reflections[:limit]
+    by_id = M.memories_by_id(run.dir, sorted({e for r in view.reflections for e in r["evidence"]}))
+    for r in view.reflections:
         r["evidence_texts"] = [
-            {"id": e, "text": by_id[e]["text"] if e in by_id else "(not in the checkpoint)"}
+            {"id": e, "text": by_id[e]["text"] if e in by_id else "(not in the last checkpoint)"}
             for e in r["evidence"]
         ]
-    view.reflections = reflections[:limit]
-    view.memories = rows[:limit]
 
 
 def _relationships(run: RunData, view: AgentView, names: dict[int, str]) -> None:

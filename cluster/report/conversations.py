@@ -46,7 +46,22 @@ def samples(run: RunData) -> dict[str, list[dict[str, Any]]]:
          "how": k, "text": d}
         for t, a, k, d in sorted(decided)
     ]  # fmt: skip
-    for kind, topics in (("thought", THOUGHT_TOPICS), ("reflected", M.REFLECTION_TOPICS)):
+    if run.has("reflections"):
+        refl = run.rows(
+            "SELECT tick, agent_id, text, evidence_ids FROM reflections "
+            "ORDER BY hash(agent_id, memory_id) LIMIT ?",
+            PER_KIND,
+        )
+        out["reflected"] = [
+            {"agent": int(a), "name": names.get(int(a), str(a)), "when": run.tick_label(int(t)),
+             "how": f"{len([e for e in str(ev or '').split(',') if e.strip()])} evidence "
+                    "memories", "text": tx}
+            for t, a, tx, ev in sorted(refl)
+        ]  # fmt: skip
+    kinds = [("thought", THOUGHT_TOPICS)]
+    if "reflected" not in out:
+        kinds.append(("reflected", M.REFLECTION_TOPICS))
+    for kind, topics in kinds:
         rows = M.sample_memories(run.dir, topics, 400)
         picked = rows[:: max(1, len(rows) // PER_KIND)][:PER_KIND]
         out[kind] = [

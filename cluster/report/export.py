@@ -18,6 +18,11 @@ from societas.cluster.report.schemas import present_tables, table_doc
 Format = Literal["csv", "duckdb"]
 
 
+def _literal(text: str) -> str:
+    """A SQL string literal (COMMENT ON takes no parameters)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _source(run_dir: Path, table: str) -> str:
     return f"read_parquet('{run_dir / 'results' / table / '**' / '*.parquet'}')"
 
@@ -57,9 +62,9 @@ def export(run_dir: str | Path, fmt: str, out: str | Path | None = None) -> Path
             db.execute(
                 f"CREATE TABLE {table} AS SELECT * FROM {_source(run_dir, table)} ORDER BY {cols}"
             )
-            db.execute(f"COMMENT ON TABLE {table} IS ?", [doc.row])
+            db.execute(f"COMMENT ON TABLE {table} IS {_literal(doc.row)}")
             for c in doc.columns:
-                db.execute(f'COMMENT ON COLUMN {table}."{c.name}" IS ?', [c.description])
+                db.execute(f'COMMENT ON COLUMN {table}."{c.name}" IS {_literal(c.description)}')
     finally:
         db.close()
     return target

@@ -77,7 +77,8 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "channel": "encounter (same place), message (to a friend) or post (feed).",
             "text": "What was said.",
             "facts": "Ids of seeded facts passed on, comma-separated (empty when none).",
-            "conversation_id": "Conversation this turn belongs to (same for every turn).",
+            "conversation_id": "Conversation this turn belongs to (empty for a one-line "
+            "message to a friend).",
             "turn": "Turn number within the conversation (0-based).",
         },
     ),
@@ -130,26 +131,54 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
         },
     ),
     "relationships": (
-        "One row per agent and other agent whose relationship changed at a tick.",
+        "One row per agent and other agent after each conversation between them: the "
+        "relationship of `agent_id` towards `other_id`.",
         {
             "tick": _TICK,
             "agent_id": _AGENT,
             "other_id": "The other agent.",
             "closeness": "Closeness to the other, 0..1.",
             "sentiment": "Sentiment toward the other, -1..1.",
-            "interactions": "Conversations with the other so far.",
+            "talks": "Conversations with the other so far.",
+            "conversation_id": "The conversation that changed it.",
+        },
+    ),
+    "plans": (
+        "One row per planned item: the day plan, re-plans after a reaction, and 5-15 minute "
+        "actions of an hour.",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "level": "day (broad strokes), replan (rest of the day) or action (within an hour).",
+            "hour": "Hour of day the item starts.",
+            "minute": "Minute the action starts (0 for day-level items).",
+            "duration_min": "Duration in minutes (0 for day-level items).",
+            "activity": "What the agent plans to do.",
+            "location": "Where (place id).",
+        },
+    ),
+    "reflections": (
+        "One row per reflection insight, with the memories it rests on.",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "memory_id": "Id of the insight in the agent's memory stream.",
+            "text": "The insight.",
+            "evidence_ids": "Memory ids of its evidence, comma-separated.",
         },
     ),
     "surveys": (
         "One row per answer to a scheduled survey question.",
         {
+            "tick": _TICK,
             "day": "Simulated day of the survey (0-based).",
-            "time": "Simulated hour of day the question was asked.",
+            "time": "Simulated time of day the question was asked (HH:MM).",
             "survey": "Survey name.",
             "agent_id": _AGENT,
             "question_id": "Question id within the survey.",
             "answer_text": "The answer in words.",
-            "value": "The answer as a number (Likert, choice index or number; NaN for text).",
+            "value": "The answer as a number (Likert point, option index, number; null for "
+            "open questions).",
         },
     ),
 }

@@ -1,0 +1,99 @@
+"""The agent view (report pages, `--agent`, and `inspect`'s code path), confidence bands over
+agents and over seeds, `run --seeds` replicates, and clear errors for bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from societas.cluster.cli import app
+from societas.cluster.report import ReportInputError, RunData, agent_view
+from societas.cluster.report.stats import Band, agent_band, difference, over_seeds, t95
+
+from .conftest import CONFIGS
+
+
+def test_agent_view_has_memories_reflections_with_evidence_and_conversations(hurricane):
+    run = RunData(hurricane)
+    talker = int(run.scalar("SELECT speaker FROM dialogues ORDER BY tick, speaker LIMIT 1"))
+    view = agent_view(run, talker)
+    assert view.profile["occupation"] and view.timeline["tick"] == list(range(run.ticks))
+    assert view.checkpoint_tick == run.ticks  # the run's final checkpoint
+    assert view.memories and all(0.0 <= m["importance"] <= 1.0 for m in view.memories)
+    assert any(c["speaker"] == talker for c in view.conversations)
+    assert all(talker in (c["speaker"], c["listener"]) for c in view.conversations)
+    reflective = run.rows("SELECT agent_id FROM reflections GROUP BY 1 ORDER BY count(*) DESC")
+    if reflective:  # reflections carry their evidence, resolved to stored memory texts
+        view = agent_view(run, int(reflective[0][0]))
+        assert view.reflections
+        texts = [e["text"] for r in view.reflections for e in r["evidence_texts"]]
+        assert texts and all(not t.startswith("(not in") for t in texts)
+
+
+def test_report_agent_page_and_bad_agent_id(hurricane):
+    runner = CliRunner()
+    res = runner.invoke(app, ["report", str(hurricane), "--agent", "3"])
+    assert res.exit_code == 0, res.output
+    page = (hurricane / "agent-3.html").read_text()
+    assert 'id="agent-3"' in page and "Memories" in page and "Relationships" in page
+    res = runner.invoke(app, ["report", str(hurricane), "--agent", "999"])
+    assert res.exit_code == 2 and "--agent: 999" in res.output and "Traceback" not in res.output
+    with pytest.raises(ReportInputError, match="--agent: -1"):
+        agent_view(hurricane, -1)
+
+
+def test_report_of_a_folder_that_is_not_a_run(tmp_path):
+    res = CliRunner().invoke(app, ["report", str(tmp_path)])
+    assert res.exit_code == 2 and "holds no run" in res.output
+
+
+def test_agent_band_is_the_mean_with_a_normal_interval_over_agents(hurricane):
+    run = RunData(hurricane)
+    band = agent_band(run, "currency")
+    state = pq.ParquetDataset(hurricane / "results" / "agent_state").read()
+    tick = state.column("tick").to_numpy()
+    money = state.column("currency").to_numpy()
+    for t in (0, run.ticks // 2, run.ticks - 1):
+        v = money[tick == t]
+        half = 1.959964 * v.std(ddof=1) / np.sqrt(v.size)
+        assert band.mean[t] == pytest.approx(v.mean())
+        assert band.hi[t] - band.mean[t] == pytest.approx(half)
+        assert band.n[t] == v.size
+
+
+def _band(values: list[float]) -> Band:
+    x = np.array(values, dtype=float)
+    return Band(np.arange(x.size), x, x, x, np.ones(x.size), "agents")
+
+
+def test_bands_over_seeds_and_differences():
+    seeds = [_band([0.0, 0.2]), _band([0.0, 0.4]), _band([0.0, 0.6])]
+    b = over_seeds(seeds)
+    assert b.over == "seeds" and b.mean[1] == pytest.approx(0.4)
+    half = t95(2) * 0.2 / np.sqrt(3)  # sd of 0.2, 0.4, 0.6 is 0.2
+    assert b.hi[1] - b.mean[1] == pytest.approx(half)
+    d = difference(b, over_seeds([_band([0.0, 0.5])] * 3))
+    assert d.mean[1] == pytest.approx(0.1)
+    assert d.hi[1] - d.mean[1] == pytest.approx(half)  # the other arm has no spread
+
+
+def test_run_seeds_writes_replicates_and_the_report_bands_them(tmp_path):
+    out = tmp_path / "reps"
+    runner = CliRunner()
+    args = ["run", str(CONFIGS / "town.yaml"), "--local", "--agents", "12", "--ticks", "6"]
+    res = runner.invoke(app, [*args, "--seeds", "0,1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == ["seed-0", "seed-1"]
+    res = runner.invoke(app, ["report", str(out)])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["card"][0]["seed"] == "0, 1" and summary["card"][0]["replicates"] == 2
+    rows = summary["findings"]["income"]
+    assert rows and all(r["interval_over"] == "seeds" for r in rows)
+    assert "95% intervals over replicate runs" in (out / "report.html").read_text()
+    res = runner.invoke(app, [*args, "--seeds", "0,x"])
+    assert res.exit_code == 2 and "--seeds" in res.output
