@@ -1,0 +1,239 @@
+"""A Python API for notebooks: `Society.from_scenario(path)`, `society.run(days=1)`, and a
+Mesa-like agent set for analysis and interventions (`society.agents.select(...)`, `.agg(...)`,
+`.do(...)`), all in this process (no Ray), on the same engines and tick loop as `--local`.
+
+The simulation's event loop runs in a thread of its own, so the calls work from a Jupyter
+notebook (whose own loop is already running) as from a script.
+
+    society = Society.from_scenario("configs/examples/lab/experiment.yaml", arm="treatment")
+    society.run(days=1)
+    poor = society.agents.select(lambda a: a["income"] < 2000)
+    poor.agg("mood", "mean"); poor.do("set", "mood", 0.8); society.run(days=1)
+    society.table("surveys").to_pandas()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import threading
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pyarrow as pa
+
+from societas.agents.agent import Agent
+from societas.agents.experiments.checks import arm_scenario
+from societas.agents.runtime.engine import GroupEngine
+from societas.agents.runtime.results import read_table
+from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_scenario
+from societas.cluster.coordinator import Coordinator
+from societas.cluster.experiment import preflight_code
+from societas.cluster.local import partition
+from societas.memory.embedding import build_embedder
+
+T = TypeVar("T")
+AGGREGATES: dict[str, Callable[[list[Any]], Any]] = {
+    "mean": statistics.fmean,
+    "median": statistics.median,
+    "sum": sum,
+    "min": min,
+    "max": max,
+    "count": len,
+}
+
+
+class SocietyAgent:
+    """One agent for analysis: `agent["mood"]` reads state, profile or status; `set` writes
+    (validated now, stored at the next tick like a block's write)."""
+
+    def __init__(self, agent: Agent, engine: GroupEngine) -> None:
+        self._agent, self._engine = agent, engine
+        self.id = agent.id
+        self.profile = agent.profile
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._agent.state:
+            return self._agent.state[key]
+        if hasattr(self.profile, key):
+            return getattr(self.profile, key)
+        assert self._engine.memory is not None
+        return self._engine.memory.kv_get(self.id, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of `key`, or `default` if the agent has no such attribute."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def set(self, key: str, value: Any) -> None:
+        """Change a status attribute (type-checked at once, an error names the key)."""
+        assert self._engine.memory is not None
+        self._engine.memory.check_update(self.id, key, value, "replace")
+        self._agent.set(key, value)
+
+    def __repr__(self) -> str:
+        return f"SocietyAgent({self.id}, {self.profile.name!r})"
+
+
+class AgentSet:
+    """A Mesa-like, ordered set of agents: select, agg, do, get."""
+
+    def __init__(self, agents: list[SocietyAgent]) -> None:
+        self._agents = agents
+
+    def __len__(self) -> int:
+        return len(self._agents)
+
+    def __iter__(self) -> Iterator[SocietyAgent]:
+        return iter(self._agents)
+
+    def __getitem__(self, index: int) -> SocietyAgent:
+        return self._agents[index]
+
+    @property
+    def ids(self) -> list[int]:
+        """Agent ids in order."""
+        return [a.id for a in self._agents]
+
+    def select(
+        self,
+        filter_func: Callable[[SocietyAgent], bool] | None = None,
+        at_most: int | None = None,
+        **equals: Any,
+    ) -> AgentSet:
+        """Agents passing `filter_func` and whose attributes equal `equals`; first `at_most`."""
+        chosen = [
+            a
+            for a in self._agents
+            if (filter_func is None or filter_func(a))
+            and all(a.get(k, _MISSING) == v for k, v in equals.items())
+        ]
+        return AgentSet(chosen if at_most is None else chosen[:at_most])
+
+    def get(self, attribute: str) -> list[Any]:
+        """The attribute of every agent, in order."""
+        return [a[attribute] for a in self._agents]
+
+    def agg(self, attribute: str, func: str | Callable[[list[Any]], Any]) -> Any:
+        """`func` (mean, median, sum, min, max, count, or a callable) over the attribute."""
+        if isinstance(func, str):
+            if func not in AGGREGATES:
+                raise ValueError(f"func: one of {sorted(AGGREGATES)} or a callable, got {func!r}")
+            func = AGGREGATES[func]
+        return func(self.get(attribute))
+
+    def do(self, method: str | Callable[..., Any], *args: Any, **kwargs: Any) -> AgentSet:
+        """Call `agent.<method>(*args)` (e.g. "set", "mood", 0.8) or `method(agent, ...)`."""
+        for agent in self._agents:
+            fn = getattr(agent, method) if isinstance(method, str) else None
+            if fn is not None:
+                fn(*args, **kwargs)
+            else:
+                method(agent, *args, **kwargs)  # type: ignore[operator]
+        return self
+
+
+_MISSING = object()
+
+
+class Society:
+    """A scenario in this process, run a day (or some ticks) at a time."""
+
+    def __init__(self, scenario: ScenarioConfig, out: Path) -> None:
+        self.scenario = scenario
+        self.out = out
+        self.tick = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        ids = partition(scenario.agents.count, scenario.groups)
+        embedder = build_embedder(scenario.memory.embedding)
+        self.engines = [
+            GroupEngine(scenario, g, p, out, embedder=embedder) for g, p in enumerate(ids)
+        ]
+        self._coordinator = Coordinator(
+            self.engines,
+            seed=scenario.seed,
+            encounters_enabled=scenario.social.encounters,
+            max_pairs_per_place=scenario.social.max_pairs_per_place,
+        )
+        self._call(self._setup())
+
+    @classmethod
+    def from_scenario(
+        cls,
+        source: str | Path | dict[str, Any] | ScenarioConfig,
+        *,
+        arm: str | None = None,
+        out: str | Path | None = None,
+    ) -> Society:
+        """Load and check a scenario (one `arm` of it, if it has arms) and set its agents up;
+        results go to `out` (default: a new temporary folder)."""
+        cfg = load_scenario(source)
+        if cfg.arms:
+            names = [a.name for a in cfg.arms]
+            if arm not in names:
+                raise ScenarioConfigError([("arm", f"choose one of {names}, got {arm!r}")])
+            cfg = arm_scenario(cfg, arm)
+        elif arm is not None:
+            raise ScenarioConfigError([("arm", f"the scenario has no arms, got {arm!r}")])
+        preflight_code(cfg)
+        folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="societas-"))
+        folder.mkdir(parents=True, exist_ok=True)
+        return cls(cfg, folder)
+
+    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    async def _setup(self) -> None:
+        for engine in self.engines:
+            await engine.setup()
+
+    def run(self, days: float | None = None, ticks: int | None = None) -> Society:
+        """Advance `days` simulated days (or `ticks`), at most to the scenario's last tick."""
+        if (days is None) == (ticks is None):
+            raise ValueError("run: give days or ticks (one of them)")
+        n = ticks if ticks is not None else round(float(days) * self.scenario.ticks_per_day)  # type: ignore[arg-type]
+        left = self.scenario.ticks - self.tick
+        if n < 1 or n > left:
+            what = f"days={days}" if days is not None else f"ticks={ticks}"
+            raise ValueError(f"run: {what} is {n} ticks; {left} of the scenario's ticks are left")
+        self._call(self._coordinator.run(n, start_tick=self.tick))
+        self.tick += n
+        return self
+
+    @property
+    def agents(self) -> AgentSet:
+        """Every agent, by id."""
+        out = [SocietyAgent(a, e) for e in self.engines for a in e.agents.values()]
+        return AgentSet(sorted(out, key=lambda a: a.id))
+
+    def table(self, name: str) -> pa.Table:
+        """A results table so far (buffered rows are written first)."""
+        for engine in self.engines:
+            engine.results.flush()
+        return read_table(self.out, name)
+
+    def close(self) -> None:
+        """Close the engines and stop the loop's thread (idempotent)."""
+        if not self._thread.is_alive():
+            return
+
+        async def shut() -> None:
+            for engine in self.engines:
+                await engine.close()
+
+        self._call(shut())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    def __enter__(self) -> Society:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,60 @@
+"""The notebook API: Society.from_scenario, run(days/ticks), a Mesa-like agent set."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from societas.agents.scenario import ScenarioConfigError
+from societas.cluster.society import Society
+from tests.experiments.conftest import LAB, scenario
+
+SURVEY = {
+    "id": "later",
+    "day": 0,
+    "hour": 8.5,  # tick 3
+    "select": {"ids": [0, 1, 2]},
+    "questions": [{"id": "life", "kind": "likert", "attribute": "mood", "text": "Happy?"}],
+}
+
+
+def test_society_runs_selects_aggregates_and_intervenes(tmp_path):
+    with Society.from_scenario(scenario(ticks=8, surveys=[SURVEY]), out=tmp_path) as society:
+        assert len(society.agents) == 12 and society.agents.ids == list(range(12))
+        society.run(ticks=2)
+        assert society.tick == 2
+        assert society.agents.agg("mood", "mean") == pytest.approx(0.5)
+        young = society.agents.select(lambda a: a["age"] < 40)
+        assert 0 < len(young) < 12 and all(a["age"] < 40 for a in young)
+        assert society.agents.select(at_most=3, mood=0.5).ids == [0, 1, 2]
+        society.agents.select(lambda a: a.id in (0, 1)).do("set", "mood", 0.95)
+        with pytest.raises(TypeError, match="'mood': expected float"):
+            society.agents[2].set("mood", "glad")
+        society.run(ticks=2)  # the survey at tick 3 sees the new moods
+        answers = {r["agent_id"]: r["value"] for r in society.table("surveys").to_pylist()}
+        assert answers == {0: 5.0, 1: 5.0, 2: 3.0}
+        assert society.agents.agg("mood", max) == 0.95
+        assert society.agents.agg("currency", "count") == 12
+        assert society.table("agent_state").num_rows == 12 * 4
+        with pytest.raises(ValueError, match="ticks=9 is 9 ticks; 4 of the scenario's"):
+            society.run(ticks=9)
+        society.run(days=4 / 48)  # 4 ticks of 30 minutes
+        assert society.tick == 8
+
+
+def test_society_picks_an_arm_and_works_inside_a_running_event_loop(tmp_path):
+    with pytest.raises(ScenarioConfigError, match="choose one of \\['control', 'treatment'\\]"):
+        Society.from_scenario(LAB / "experiment.yaml")
+
+    async def notebook_cell():  # Jupyter runs cells inside an event loop
+        society = Society.from_scenario(LAB / "experiment.yaml", arm="treatment", out=tmp_path)
+        try:
+            society.run(ticks=6)  # the treatment's basic income starts at tick 4
+            low = society.agents.select(lambda a: a["income"] < 2000)
+            return len(low), low.agg("transfers", "min"), society.agents.agg("mood", "min")
+        finally:
+            society.close()
+
+    low, transfers, mood = asyncio.run(notebook_cell())
+    assert low > 0 and transfers == 800.0 and 0 < mood < 1
