@@ -83,8 +83,10 @@ def attach(
         probe_address(address, min(timeout_s, 10.0))
         init_kwargs: dict[str, Any] = {"address": address, "log_to_driver": True, **kwargs}
     else:
-        init_kwargs = {"num_cpus": num_cpus, "include_dashboard": False, "log_to_driver": True}
-        init_kwargs.update(kwargs)
+        # A local start runs in this (main) thread: Ray ties its GCS and raylet to the life
+        # of the starting *thread* (PR_SET_PDEATHSIG), so a helper thread would kill them.
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True, **kwargs)
+        return True
     box: dict[str, Any] = {}
 
     def init() -> None:
@@ -100,7 +102,7 @@ def attach(
     while worker.is_alive() and time.monotonic() < deadline:
         worker.join(0.2)  # short waits: Ctrl-C reaches the main thread in between
     if worker.is_alive():
-        where = f"the Ray head at {address}" if address else "a local Ray"
+        where = f"the Ray head at {address}"
         raise RayAttachError(
             f"{where} did not answer within {timeout_s:g} s (cluster.attach_timeout_s / "
             "--attach-timeout); check `ray status` on the head"
@@ -108,8 +110,8 @@ def attach(
     if "error" in box:
         err = box["error"]
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise RayAttachError(f"Ray at {address or 'local'}: {first}") from None
-    return address is None
+        raise RayAttachError(f"Ray at {address}: {first}") from None
+    return False
 
 
 def started_processes() -> dict[str, Any]:

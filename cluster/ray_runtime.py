@@ -119,6 +119,11 @@ def run_on_ray(
     started = ensure_ray(address, num_cpus=num_cpus, timeout_s=cfg.attach_timeout_s)
     import ray
 
+    # Ray's core installs its own SIGTERM handler (it aborts); the stop handler goes back on.
+    reinstall = getattr(stop, "install", None)
+    if reinstall is not None:
+        reinstall()
+
     own_metrics = metrics is None and cfg.metrics.enabled
     try:
         if started and on_ray_started is not None:

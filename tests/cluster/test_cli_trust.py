@@ -209,3 +209,64 @@ def test_malformed_config_corpus_gives_clear_errors(tmp_path):
     assert named == {p.name for p in BAD_CONFIGS}
     for block in blocks[:-1]:  # each names a field path and says what is wrong
         assert "invalid field" in block and ":" in block.splitlines()[1], block
+
+
+def run_processes(run_dir: Path) -> list[int]:
+    """Live processes carrying the run's id (the CLI, Ray's GCS, raylet, workers)."""
+    import psutil
+
+    run_id = json.loads((run_dir / "processes.json").read_text())["run_id"]
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("SOCIETAS_RUN_ID") == run_id:
+                found.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def test_ray_run_sigterm_sigkill_cleanup_and_resume(tmp_path):
+    """On Ray: SIGTERM checkpoints and stops the Ray it started; SIGKILL of a resumed run
+    plus `societas cleanup` leaves nothing; a last resume ends like an uninterrupted run."""
+    from societas.agents.runtime.results import read_table
+
+    ticks = 16
+    cfg = town(tmp_path, ticks=ticks, cluster={"checkpoint_every": 100})
+    run_dir = tmp_path / "ray"
+    log = tmp_path / "ray.log"
+    proc = start("run", str(cfg), "--out", str(run_dir), "--groups", "2", log=log)
+    try:
+        wait_for(lambda: "progress tick=2/" in log.read_text(), 180, "tick 2 on Ray")
+        assert len(run_processes(run_dir)) >= 3  # the CLI, Ray's GCS and raylet at least
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 130, log.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "interrupted" and run["mode"] == "ray"
+    assert run["last_checkpoint"] >= 2
+    wait_for(lambda: not run_processes(run_dir), 30, "Ray to stop after SIGTERM")
+
+    log2 = tmp_path / "resume.log"
+    proc = start("resume", str(run_dir), log=log2)
+    try:
+        wait_for(lambda: "progress tick=" in log2.read_text(), 180, "the resumed run")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    res = societas("cleanup", str(run_dir))
+    assert res.returncode == 0, res.stderr
+    assert run_processes(run_dir) == []
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
+
+    res = societas("resume", str(run_dir), "--local", timeout=300)
+    assert res.returncode == 0, res.stderr
+    full = tmp_path / "full"
+    res = societas("run", str(cfg), "--local", "--groups", "2", "--out", str(full), timeout=300)
+    assert res.returncode == 0, res.stderr
+    for table in ("agent_state", "needs"):
+        assert read_table(full, table).to_pylist() == read_table(run_dir, table).to_pylist()
