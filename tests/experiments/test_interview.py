@@ -1,0 +1,103 @@
+"""Interviews and inspection of one agent from a run's last checkpoint, without changing the
+run; a clear message when the run has none. Runs made locally and on Ray alike."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+import ray
+from typer.testing import CliRunner
+
+from societas.agents.scenario import load_scenario
+from societas.cluster.cli import app
+from societas.cluster.experiment import run_checkpointed
+from societas.cluster.interview import NoCheckpointError, interview
+from tests.experiments.conftest import scenario
+
+SETS = [{"tick": 0, "kind": "set", "values": {"mood": 0.9}, "select": {"ids": [3]}}]
+
+
+def files_of(folder):
+    return sorted(
+        (p.relative_to(folder), p.stat().st_size) for p in folder.rglob("*") if p.is_file()
+    )
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("local") / "run"
+    cfg = load_scenario(scenario(ticks=6, interventions=SETS, cluster={"checkpoint_every": 3}))
+    asyncio.run(run_checkpointed(cfg, out, groups=2))
+    return out
+
+
+def test_interview_answers_from_memory_and_status_without_changing_the_run(local_run):
+    before = files_of(local_run)
+    out = CliRunner().invoke(
+        app, ["interview", str(local_run), "--agent", "3", "How is your mood?"]
+    )
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("Dan Adams 3 (agent 3, tick 6): My mood is 0.9.")
+    result = interview(local_run, 3, "What do you remember?")
+    assert result["answer"].startswith("I remember: ") and result["checkpoint_tick"] == 6
+    assert files_of(local_run) == before  # nothing written into the run
+
+
+def test_inspect_prints_profile_status_memories_relationships(local_run):
+    out = CliRunner().invoke(app, ["inspect", str(local_run), "--agent", "3"])
+    assert out.exit_code == 0, out.output
+    text = out.output
+    for part in (
+        "# agent 3: Dan Adams 3",
+        "## profile",
+        "## status",
+        "mood: 0.9",
+        "## memories: hot",
+        "importance",
+        "## relationships",
+    ):
+        assert part in text, part
+    view = json.loads(
+        CliRunner().invoke(app, ["inspect", str(local_run), "--agent", "3", "--json"]).output
+    )
+    assert view["status"]["mood"] == 0.9 and view["memories"] and view["checkpoint_tick"] == 6
+
+
+def test_bad_agent_and_missing_checkpoint_are_clear(tmp_path, local_run):
+    out = CliRunner().invoke(app, ["interview", str(local_run), "--agent", "40", "Hi?"])
+    assert out.exit_code == 1 and "--agent: 40 is not in 0..11" in out.output
+    assert "Traceback" not in out.output
+    bare = tmp_path / "bare"
+    cfg = load_scenario(
+        scenario(ticks=2, cluster={"checkpoint_every": 0, "checkpoint_at_end": False})
+    )
+    asyncio.run(run_checkpointed(cfg, bare))
+    for args in (
+        ["interview", str(bare), "--agent", "1", "Hi?"],
+        ["inspect", str(bare), "--agent", "1"],
+    ):
+        out = CliRunner().invoke(app, args)
+        assert out.exit_code == 1 and "has no checkpoint" in out.output, out.output
+    with pytest.raises(NoCheckpointError):
+        interview(bare, 1, "Hi?")
+
+
+def test_interview_an_agent_of_a_ray_run(tmp_path):
+    from societas.cluster.ray_runtime import run_on_ray
+
+    cfg = load_scenario(scenario(ticks=4, interventions=SETS))
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        _node_ip_address="127.0.0.1",
+    )
+    try:
+        run_on_ray(cfg, tmp_path / "ray", 2, cluster={"metrics": {"port": 0}})
+    finally:
+        ray.shutdown()
+    result = interview(tmp_path / "ray", 3, "How is your mood?")
+    assert result["answer"].startswith("My mood is 0.9") and result["checkpoint_tick"] == 4
