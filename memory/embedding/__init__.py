@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from societas.memory.embedding.base import Embedder, SparseVector, TextVectors
 from societas.memory.embedding.cache import CachedEmbedder
-from societas.memory.embedding.config import EmbeddingConfig, OpenAIEmbeddingConfig
+from societas.memory.embedding.config import (
+    EmbeddingConfig,
+    LocalDenseModel,
+    OpenAIEmbeddingConfig,
+)
 
 
 def build_embedder(config: EmbeddingConfig) -> CachedEmbedder:
@@ -13,11 +17,13 @@ def build_embedder(config: EmbeddingConfig) -> CachedEmbedder:
 
     inner: Embedder
     if config.kind == "bm25":
-        inner = Bm25Embedder(config.bm25_path, config.batch_size, config.bm25_engine)
+        inner = Bm25Embedder(
+            config.bm25_path, config.batch_size, config.bm25_engine, config.bm25_multilingual
+        )
     elif config.kind == "minilm":
         from societas.memory.embedding.dense import MiniLmEmbedder
 
-        inner = MiniLmEmbedder(config.minilm_path)
+        inner = MiniLmEmbedder(config.minilm_path, dense_model=config.dense_model)
     elif config.kind == "openai":
         from societas.memory.embedding.openai_embedder import OpenAIEmbedder
 
@@ -28,8 +34,10 @@ def build_embedder(config: EmbeddingConfig) -> CachedEmbedder:
         from societas.memory.embedding.hybrid import HybridEmbedder
 
         inner = HybridEmbedder(
-            MiniLmEmbedder(config.minilm_path),
-            Bm25Embedder(config.bm25_path, config.batch_size, config.bm25_engine),
+            MiniLmEmbedder(config.minilm_path, dense_model=config.dense_model),
+            Bm25Embedder(
+                config.bm25_path, config.batch_size, config.bm25_engine, config.bm25_multilingual
+            ),
         )
     return CachedEmbedder(inner, config.cache_size)
 
@@ -38,6 +46,7 @@ __all__ = [
     "CachedEmbedder",
     "Embedder",
     "EmbeddingConfig",
+    "LocalDenseModel",
     "OpenAIEmbeddingConfig",
     "SparseVector",
     "TextVectors",

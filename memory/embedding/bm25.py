@@ -1,17 +1,36 @@
 """Sparse BM25: fastembed's `Qdrant/bm25` model, from the stop-word folder shipped with societas.
 
-Two engines compute the same vectors (tested to be identical): `qdrant-edge` (default), the
-Rust implementation of that model in qdrant-edge-py, ~6x faster; and `fastembed` itself.
-Both take the stop words from `english.txt` in the folder; there are no weights to load.
+Two engines compute the same vectors for English (tested to be identical): `qdrant-edge`
+(default), the Rust implementation of that model in qdrant-edge-py, ~6x faster; and
+`fastembed` itself. Both take the stop words from `english.txt` in the folder; there are no
+weights to load.
+
+Chinese (and Japanese, Korean, Thai) has no spaces, so regex tokens find nothing in it. With
+the `qdrant-edge` engine a text containing such script goes through Qdrant's multilingual
+tokenizer instead (charabia: jieba segmentation for Chinese, in Rust), with Qdrant's Chinese
+stop words added to the English ones; every other text takes the English path unchanged, so
+English vectors and speed stay as they were. Term ids are the same mmh3 hashes either way,
+so a word shared by both kinds of text (a name, "Shanghai") matches across them.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from societas.memory.embedding.base import SparseVector, TextVectors
+
+# Scripts written without spaces between words: CJK ideographs, kana, Hangul, Thai.
+_UNSPACED = re.compile(
+    r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+)
+
+
+def needs_segmentation(text: str) -> bool:
+    """Whether `text` contains a script that must be segmented into words first."""
+    return not text.isascii() and _UNSPACED.search(text) is not None
 
 
 class Bm25Embedder:
@@ -20,7 +39,13 @@ class Bm25Embedder:
     has_sparse = True
     dense_size: int | None = None
 
-    def __init__(self, model_dir: Path, batch_size: int = 256, engine: str = "qdrant-edge") -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        batch_size: int = 256,
+        engine: str = "qdrant-edge",
+        multilingual: bool = True,
+    ) -> None:
         stopwords_file = Path(model_dir) / "english.txt"
         if not stopwords_file.is_file():
             raise FileNotFoundError(f"bm25_path {str(model_dir)!r} has no english.txt stop words")
@@ -29,6 +54,7 @@ class Bm25Embedder:
         self.name = "bm25"
         self.engine = engine
         self._batch_size = batch_size
+        self._multilingual = None
         if engine == "qdrant-edge":
             import qdrant_edge as qe
 
@@ -36,16 +62,38 @@ class Bm25Embedder:
             self._edge = qe.Bm25(
                 qe.Bm25Config(language="english", stopwords=qe.StopwordsSet(custom=stopwords))
             )
+            if multilingual:
+                self._multilingual = qe.Bm25(
+                    qe.Bm25Config(
+                        tokenizer=qe.TokenizerType.Multilingual,
+                        language="english",
+                        stopwords=qe.StopwordsSet(
+                            languages={qe.Language.Chinese}, custom=stopwords
+                        ),
+                    )
+                )
         else:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from fastembed import SparseTextEmbedding
 
             self._model = SparseTextEmbedding("Qdrant/bm25", specific_model_path=str(model_dir))
 
+    def _edge_embed(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
+        english = self._edge.embed_query if query else self._edge.embed_document
+        if self._multilingual is None:
+            return [TextVectors(sparse=_of(english(text))) for text in texts]
+        other = self._multilingual.embed_query if query else self._multilingual.embed_document
+        search = _UNSPACED.search
+        return [
+            TextVectors(
+                sparse=_of(english(text) if text.isascii() or not search(text) else other(text))
+            )
+            for text in texts
+        ]
+
     async def embed_documents(self, texts: Sequence[str]) -> list[TextVectors]:
         if self.engine == "qdrant-edge":
-            embed = self._edge.embed_document
-            return [TextVectors(sparse=_of(embed(text))) for text in texts]
+            return self._edge_embed(texts, query=False)
         return [
             TextVectors(sparse=SparseVector.of(e.indices, e.values))
             for e in self._model.embed(list(texts), batch_size=self._batch_size)
@@ -53,8 +101,7 @@ class Bm25Embedder:
 
     async def embed_queries(self, texts: Sequence[str]) -> list[TextVectors]:
         if self.engine == "qdrant-edge":
-            embed = self._edge.embed_query
-            return [TextVectors(sparse=_of(embed(text))) for text in texts]
+            return self._edge_embed(texts, query=True)
         return [
             TextVectors(sparse=SparseVector.of(e.indices, e.values))
             for e in self._model.query_embed(list(texts))

