@@ -1,12 +1,16 @@
-"""Engine throughput on local Ray: agent-steps/s of the `town` scenario with the rules
-provider (a deterministic offline policy, not a language model) and the embedded Qdrant
-Edge backend, with G groups and with 1 group in the same run, plus scaling efficiency.
+"""Engine throughput and memory on local Ray: agent-steps/s of the `town` scenario with the
+rules provider (a deterministic offline policy, not a language model) and the embedded Qdrant
+Edge backend, with G groups and (unless --only) with 1 group in the same run, plus scaling
+efficiency; and the peak of the summed PSS of every process of the run (driver, Ray services,
+group actors), so Ray's shared memory counts once.
 
-    .venv/bin/python benchmarks/engine.py --agents 10000 --ticks 48 --groups 2 \
+    .venv/bin/python benchmarks/engine.py --agents 10000 --ticks 48 --groups 2 [--only] \
         --json benchmarks/results/engine.json
 
 Throughput counts tick time only (setup, population generation and Ray start are reported
-apart). Figures are measured, never asserted.
+apart). Cached: nothing across runs (fresh run directory); within a run the memory's embedding
+cache (100,000 texts) is on as in every simulation, the LLM response cache is off (rules
+answer in process). Figures are measured, never asserted.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import os
 import platform
 import resource
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,10 +31,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def _one(agents: int, ticks: int, groups: int, out: Path) -> dict[str, Any]:
-    """One run on Ray; returns throughput, tick times and peak RSS of driver + groups."""
+    """One run on Ray; returns throughput, tick times, peak RSS of the groups and the peak
+    summed PSS of all the run's processes."""
+    from _pss import PssSampler
+
     from societas.agents.scenario import load_scenario
     from societas.cluster.ray_runtime import ClusterConfig, run_on_ray
 
@@ -43,14 +52,16 @@ def _one(agents: int, ticks: int, groups: int, out: Path) -> dict[str, Any]:
             rss[s.group_id] = max(rss.get(s.group_id, 0), s.rss_bytes)
 
     started = time.perf_counter()
-    summary = run_on_ray(
-        scenario,
-        out,
-        groups,
-        on_tick=on_tick,
-        cluster=ClusterConfig(metrics={"port": 0}, checkpoint_every=0),
-    )
+    with PssSampler() as pss:
+        summary = run_on_ray(
+            scenario,
+            out,
+            groups,
+            on_tick=on_tick,
+            cluster=ClusterConfig(metrics={"port": 0}, checkpoint_every=0),
+        )
     wall = time.perf_counter() - started
+    peak_pss_mb = pss.peak_bytes / 2**20
     tick_time = sum(summary.tick_seconds)
     return {
         "groups": groups,
@@ -63,13 +74,23 @@ def _one(agents: int, ticks: int, groups: int, out: Path) -> dict[str, Any]:
         "setup_s": wall - summary.wall_s,
         "llm_requests": summary.llm_requests,
         "peak_rss_mb_groups": sum(rss.values()) / 2**20,
+        "peak_pss_all_processes_mb": peak_pss_mb,
+        "rss_per_agent_kb": peak_pss_mb * 1024 / agents,
+        "pss_mb_by_process_at_peak": {
+            k: round(v / 2**20, 1) for k, v in sorted(pss.peak_by_kind.items())
+        },
+        "pss_samples": pss.samples,
     }
 
 
 def run_benchmark(
-    agents: int = 10_000, ticks: int = 48, groups: int = 2, json_path: Path | None = None
+    agents: int = 10_000,
+    ticks: int = 48,
+    groups: int = 2,
+    json_path: Path | None = None,
+    only: bool = False,
 ) -> dict[str, Any]:
-    """G groups, then 1 group, on one local Ray instance; the JSON figures of issue 6."""
+    """G groups, then (unless `only`) 1 group, on one local Ray instance."""
     import ray
 
     from societas.cluster.ray_runtime import ensure_ray
@@ -77,7 +98,7 @@ def run_benchmark(
     ensure_ray(None, num_cpus=max(os.cpu_count() or 1, groups))
     with tempfile.TemporaryDirectory(prefix="societas-bench-") as tmp:
         multi = _one(agents, ticks, groups, Path(tmp) / f"g{groups}")
-        single = _one(agents, ticks, 1, Path(tmp) / "g1") if groups > 1 else multi
+        single = _one(agents, ticks, 1, Path(tmp) / "g1") if groups > 1 and not only else None
     driver_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     ray.shutdown()
     result = {
@@ -89,10 +110,15 @@ def run_benchmark(
         "ticks": ticks,
         "groups": groups,
         "agent_steps_per_s": multi["agent_steps_per_s"],
-        "agent_steps_per_s_1group": single["agent_steps_per_s"],
-        "scaling_efficiency": multi["agent_steps_per_s"] / (groups * single["agent_steps_per_s"]),
+        "agent_steps_per_s_1group": single["agent_steps_per_s"] if single else None,
+        "scaling_efficiency": (
+            multi["agent_steps_per_s"] / (groups * single["agent_steps_per_s"]) if single else None
+        ),
         "tick_p50_s": multi["tick_p50_s"],
         "peak_rss_mb_total": multi["peak_rss_mb_groups"] + driver_peak,
+        "peak_pss_all_processes_mb": round(multi["peak_pss_all_processes_mb"], 1),
+        "rss_per_agent_kb": round(multi["rss_per_agent_kb"], 2),
+        "cached": "embedding cache on within the run (default); no LLM cache (rules in process)",
         "runs": {"groups": multi, "one_group": single},
         "machine": {
             "cpus": os.cpu_count(),
@@ -114,8 +140,13 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=48)
     parser.add_argument("--groups", type=int, default=2)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--only", action="store_true", help="run only the --groups configuration (no 1-group pass)"
+    )
     args = parser.parse_args()
-    result = run_benchmark(args.agents, args.ticks, args.groups, args.json)
+    if args.agents < 1 or args.ticks < 1 or not 1 <= args.groups <= args.agents:
+        parser.error("--agents and --ticks must be >= 1 and 1 <= --groups <= --agents")
+    result = run_benchmark(args.agents, args.ticks, args.groups, args.json, args.only)
     print(json.dumps(result, indent=2))
 
 
