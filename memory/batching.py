@@ -44,11 +44,17 @@ class MicroBatcher(Generic[Req, Res]):
         self.items += len(batch)
         try:
             results = await self._run_batch([request for request, _ in batch])
-        except BaseException as exc:
+        except Exception as exc:
             for _, future in batch:
                 if not future.done():
                     future.set_exception(exc)
             return
+        except BaseException:
+            # Cancelled (or the process is exiting): the waiters are cancelled too and the
+            # cancellation propagates instead of being turned into a result.
+            for _, future in batch:
+                future.cancel()
+            raise
         for (_, future), result in zip(batch, results, strict=True):
             if not future.done():
                 future.set_result(result)

@@ -55,3 +55,23 @@ async def test_failed_batch_writes_nothing(group_factory):
     with pytest.raises(ConnectionError):
         await group.agent(1).status.update("thought", "neither must this")
     assert await group.agent(1).status.get("thought") != "neither must this"
+
+
+async def test_cancelling_a_batch_cancels_its_waiters_and_propagates():
+    started = asyncio.Event()
+
+    async def never_ending(requests):
+        started.set()
+        await asyncio.Event().wait()
+
+    batcher: MicroBatcher[int, int] = MicroBatcher(never_ending)
+    waiters = [asyncio.create_task(batcher.submit(i)) for i in range(3)]
+    await started.wait()
+    drain = batcher._drain_task or next(
+        t for t in asyncio.all_tasks() if t.get_coro().__name__ == "_drain"
+    )
+    drain.cancel()
+    results = await asyncio.gather(drain, *waiters, return_exceptions=True)
+    assert drain.cancelled(), "the drain task must end cancelled, not swallow it"
+    assert all(isinstance(r, asyncio.CancelledError) for r in results)
+    assert all(w.cancelled() for w in waiters)
