@@ -19,7 +19,7 @@ from societas.agents.runtime.protocol import Message
 from societas.memory import CITIZEN_ATTRIBUTES, AgentMemory, MemoryAttribute, MemoryConfig
 
 if TYPE_CHECKING:
-    from societas.agents.cognition import Reflector
+    from societas.agents.cognition import MemoryWriter, Reflector
     from societas.agents.llm import LLMGateway
     from societas.agents.population import Population, Profile
     from societas.agents.runtime.results import ResultsWriter
@@ -36,6 +36,12 @@ SIM_ATTRIBUTES: list[MemoryAttribute] = [
     _A(name="transfers", type="float", default_or_value=0.0, description="Monthly transfers"),
     _A(name="evacuating", type="bool", default_or_value=False, description="At the shelter"),
     _A(name="alert", type="bool", default_or_value=False, description="Aware of danger"),
+    _A(
+        name="relationships",
+        type="dict",
+        default_or_value={},
+        description="Other agent id -> {closeness 0..1, sentiment -1..1, talks, tick}",
+    ),
 ]
 SIM_MEMORY_CONFIG = MemoryConfig.from_list(SIM_ATTRIBUTES)
 
@@ -62,6 +68,9 @@ HOT_KEYS = (
     "trust_government",
     "plan",
     "attitude",
+    "relationships",
+    "emotion",
+    "emotion_types",
 )
 
 
@@ -126,6 +135,7 @@ class AgentContext:
     outbox: list[Message]
     inbox: list[Message] = field(default_factory=list)
     events: list[Intervention] = field(default_factory=list)
+    writer: MemoryWriter | None = None  # None: rate and store at once (unit use)
 
     @property
     def rng(self) -> random.Random:
@@ -155,11 +165,23 @@ class AgentContext:
         """Record a row in the `events` results table."""
         self.results.add("events", (self.time.tick, self.agent.id, kind, detail))
 
+    def memory_writer(self) -> MemoryWriter:
+        """The group's writer (memories rated in one batch per tick), or an immediate one."""
+        if self.writer is None:
+            from societas.agents.cognition import ImmediateWriter
+
+            self.writer = ImmediateWriter(self.llm, self.reflector)
+        return self.writer
+
     async def remember(
-        self, topic: str, text: str, importance: float, location: str | None = None
-    ) -> int:
-        """Add to the agent's stream and count it towards reflection."""
-        self.reflector.note(self.agent.id, importance)
-        return await self.agent.memory.stream.add(
-            topic, text, importance=importance, location=location
+        self,
+        topic: str,
+        text: str,
+        importance: float | None = None,
+        location: str | None = None,
+    ) -> int | None:
+        """Add to the agent's stream, importance rated (unless given), counted towards
+        reflection; the group's writer stores it at the end of the tick (then: None)."""
+        return await self.memory_writer().add(
+            self.agent.memory, topic, text, location=location, importance=importance
         )

@@ -167,12 +167,13 @@ class CognitionConfig(_Strict):
 
     thought_hour: int | None = Field(21, ge=0, le=23, description="Daily thought; None: off.")
     reflection_threshold: float = Field(
-        15.0,
+        6.0,
         gt=0,
         description="Reflect when the importance an agent accumulated since its last "
-        "reflection passes this (stored units: rating/10, so 15 = 150 on the 1..10 scale). "
-        "Measured with benchmarks/cognition.py: a busy town agent reflects ~1-3 times per "
-        "simulated day at 15.",
+        "reflection passes this (stored units: rating/10, so 6 = 60 on GA's 1..10 sum). "
+        "Chosen by measurement (benchmarks/cognition.py, town, rules policy, 2 days): 5 gave "
+        "2.3 reflections per agent-day (busiest decile 2.5), 7 gave 1.4 (1.5), 9 gave 1.0; "
+        "GA's 150 (15 here) gave under 1. At 6 a busy agent reflects about twice a day.",
     )
     reflection: bool = True
     attitude_every: int = Field(4, ge=1, description="Ticks between attitude updates.")

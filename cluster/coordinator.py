@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from societas.agents.environment import encounters
 from societas.agents.runtime.protocol import GroupHandle, GroupStats, Message, StepResult
+from societas.cluster.conversations import ConversationTotals, run_conversations
 
 
 class Progress(BaseModel):
@@ -62,6 +63,9 @@ class RunSummary(BaseModel):
     llm_tokens: int = 0
     encounters: int = 0
     messages: int = 0
+    conversations: int = 0
+    conversation_turns: int = 0
+    cross_group_conversations: int = 0
     memories_total: int = 0
     checkpoints: list[int] = Field(default_factory=list)
 
@@ -106,6 +110,7 @@ class Coordinator:
         self.on_checkpoint = on_checkpoint
         self.owner: dict[int, int] = {}
         self.pending: dict[int, list[Message]] = {g.group_id: [] for g in self.groups}
+        self.talk = ConversationTotals()  # the last tick's conversations
 
     def route(self, messages: Sequence[Message]) -> dict[int, list[Message]]:
         """Messages per owning group, each list in sort_key order; unknown recipients dropped
@@ -153,6 +158,10 @@ class Coordinator:
                 self.owner[agent_id] = group.group_id
             positions.update(result.positions)
             outbox.extend(result.outbox)
+        invites = [c for r in results for c in r.conversations]
+        self.talk = ConversationTotals()
+        if invites:  # conversations complete within the tick, across groups, in sub-rounds
+            self.talk = await run_conversations(self.groups, self.owner, invites)
         met = self.encounter_messages(positions, tick) if self.encounters_enabled else []
         self.pending = self.route([*outbox, *met])
         return results, len(met) // 2, len(outbox)
@@ -183,10 +192,12 @@ class Coordinator:
             summary.llm_tokens += sum(s.llm_tokens for s in stats)
             summary.encounters += met
             summary.messages += routed
+            summary.conversations += self.talk.accepted
+            summary.conversation_turns += self.talk.turns
+            summary.cross_group_conversations += self.talk.cross_group
             # hot is a RAM copy of recent warm memories: every memory is warm or cold.
             summary.memories_total = sum(
-                s.memories_by_tier.get("warm", 0) + s.memories_by_tier.get("cold", 0)
-                for s in stats
+                s.memories_by_tier.get("warm", 0) + s.memories_by_tier.get("cold", 0) for s in stats
             )
             await _call(
                 self.on_tick,

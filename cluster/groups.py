@@ -15,7 +15,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from societas.agents.runtime.protocol import GroupHandle, Message, StepResult
+from societas.agents.runtime.protocol import (
+    GroupHandle,
+    Message,
+    StepResult,
+    TurnReply,
+    TurnRequest,
+)
 from societas.cluster import checkpoint as ckpt
 
 log = logging.getLogger(__name__)
@@ -96,6 +102,7 @@ class ResilientGroup:
         self.max_restarts = max_restarts
         self.restarts = 0
         self._log: dict[int, list[Message]] = {}
+        self._rounds: dict[int, list[list[TurnRequest]]] = {}  # conversation rounds per tick
         self._outs: dict[int, str] = {}
         self._last_tick: int | None = None
         self._ckpt: tuple[int, str] | None = None  # (next tick, folder)
@@ -107,6 +114,7 @@ class ResilientGroup:
     async def step(self, tick: int, inbox: list[Message]) -> StepResult:
         """One tick; a lost group is recreated and caught up before answering."""
         self._log[tick] = inbox
+        self._rounds[tick] = []
         try:
             result = await self.inner.step(tick, inbox)
         except GroupLost:
@@ -115,7 +123,19 @@ class ResilientGroup:
         self._last_tick = tick
         return result
 
-    async def _recover(self, tick: int) -> StepResult:
+    async def converse_round(self, requests: list[TurnRequest]) -> list[TurnReply]:
+        """A conversation sub-round (logged for replay); a lost group is caught up first."""
+        tick = self._last_tick if self._last_tick is not None else 0
+        done = self._rounds.setdefault(tick, [])
+        try:
+            replies = await self.inner.converse_round(requests)
+        except GroupLost:
+            await self._recover(tick, rounds=len(done))
+            replies = await self.inner.converse_round(requests)
+        done.append(requests)
+        return replies
+
+    async def _recover(self, tick: int, rounds: int = 0) -> StepResult:
         while True:
             self.restarts += 1
             if self.restarts > self.max_restarts:
@@ -141,13 +161,14 @@ class ResilientGroup:
                         raise NonDeterministicReplay(
                             f"group {self.group_id}: replayed tick {t} differs from the original"
                         )
-                return await self.inner.step(tick, self._log[tick])
+                    for requests in self._rounds.get(t, []):
+                        await self.inner.converse_round(requests)
+                result = await self.inner.step(tick, self._log[tick])
+                for requests in self._rounds.get(tick, [])[:rounds]:
+                    await self.inner.converse_round(requests)
+                return result
             except GroupLost:
                 continue
-
-    async def converse_round(self, requests: list[Any]) -> list[Any]:
-        """One sub-round of conversation turns, by the inner group."""
-        return await self.inner.converse_round(requests)  # type: ignore[attr-defined]
 
     async def checkpoint(self, directory: str) -> dict[str, Any]:
         """Checkpoint (atomically, by the inner handle) the state after the last tick."""
@@ -156,6 +177,7 @@ class ResilientGroup:
         self._ckpt = (nxt, directory)
         self._log = {t: v for t, v in self._log.items() if t >= nxt}
         self._outs = {t: v for t, v in self._outs.items() if t >= nxt}
+        self._rounds = {t: v for t, v in self._rounds.items() if t >= nxt}
         return meta
 
     async def restore(self, directory: str) -> None:

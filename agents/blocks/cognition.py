@@ -29,8 +29,9 @@ class CognitionBlock:
         agent, s, cfg, seed = ctx.agent, ctx.state, self.cfg, self.scenario.seed
         hour = ctx.time.hour
         if cfg.thought_hour is not None and 0 <= hour - cfg.thought_hour < ctx.tick_hours:
-            out = await update_thought(agent.memory, ctx.llm, seed=seed)
+            out = await update_thought(agent.memory, ctx.llm, seed=seed, writer=ctx.memory_writer())
             s["_emotion"] = out.emotion
+            await agent.refresh("emotion", "emotion_types")
         if (
             self.scenario.topics
             and s.get("_exposed")
@@ -40,8 +41,9 @@ class CognitionBlock:
                 await self.attitude(ctx, topic.name)
             s["_exposed"] = False
         if cfg.reflection and ctx.reflector.due(agent.id):
-            ids = await ctx.reflector.reflect(agent.memory)
-            ctx.event("reflection", f"{len(ids)} insights")
+            before = ctx.reflector.accumulated.get(agent.id, 0.0)
+            await ctx.reflector.reflect(agent.memory, writer=ctx.memory_writer())
+            ctx.event("reflection", f"after importance {before:.2f}")
 
     async def attitude(self, ctx: AgentContext, topic: str) -> float:
         """Re-evaluate the stance on `topic` from what others said and posted (LLM).
@@ -79,5 +81,5 @@ class CognitionBlock:
         )
         value = round(float(out.attitude), 4)
         agent.set("attitude", {**s["attitude"], topic: value})
-        await ctx.remember("cognition", f"My stance on {topic} is now {value:.1f} of 10.", 0.3)
+        await ctx.remember("cognition", f"My stance on {topic} is now {value:.1f} of 10.")
         return value

@@ -76,6 +76,6 @@ class EconomyBlock:
         await ctx.remember(
             "event",
             f"I now receive a basic income of {amount:.0f} per month",
-            0.8,
+            ev.importance,
             location=s["position"],
         )

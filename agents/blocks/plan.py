@@ -1,17 +1,20 @@
-"""Plan block (Generative Agents): a daily plan at the start of each day (LLM), the activity
-of the current hour, reactions to observed events that re-plan the day (LLM), and urgent
-needs or an evacuation overriding the plan."""
+"""Plan block (Generative Agents): a daily plan at the start of each day (LLM), each waking
+hour decomposed into 5-15 minute actions when the day reaches it (LLM), reactions to
+observed events and to news heard in conversations that re-plan the rest of the day (LLM),
+and urgent needs or an evacuation overriding the plan. Plans go to the `plans` table."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from societas.agents.blocks.mobility import resolve_place
-from societas.agents.cognition import activity_at, plan_day, react
+from societas.agents.cognition import activity_at, decompose_hour, plan_day, react
+from societas.agents.cognition.persona import Persona, persona_of
 from societas.agents.scenario import ScenarioConfig
 
 if TYPE_CHECKING:
     from societas.agents.agent import AgentContext
+    from societas.agents.llm.tasks import Reaction
     from societas.agents.scenario import Intervention
 
 _CATEGORIES = (
@@ -19,7 +22,12 @@ _CATEGORIES = (
     ("evacuate", ("evacuat", "shelter", "safety")),
     ("eat", ("breakfast", "lunch", "dinner", "eat", "food", "cook", "meal", "snack")),
 )
-ROUTINE_IMPORTANCE = 0.2
+NEWS = "_heard_news"  # scratch: news believed in a conversation, reacted to next tick
+
+
+def me(ctx: AgentContext) -> Persona:
+    """The agent's persona from its profile and hot state (no memory reads)."""
+    return persona_of(ctx.agent.id, ctx.agent.profile.kv(), ctx.state)
 
 
 def categorize(activity: str, place_kind: str) -> str:
@@ -50,12 +58,23 @@ class PlanBlock:
 
     async def forward(self, ctx: AgentContext) -> None:
         agent, s, time = ctx.agent, ctx.state, ctx.time
+        writer = ctx.memory_writer()
         if (s.get("plan") or {}).get("day") != time.day:
-            await plan_day(agent.memory, ctx.llm, time.day)
+            await plan_day(agent.memory, ctx.llm, time.day, writer=writer, p=me(ctx))
             await agent.refresh("plan")
+            self._record(ctx, "day", s["plan"]["items"])
         for ev in ctx.events:
             if ev.kind == "event":
                 await self._observe(ctx, ev)
+        for news in s.pop(NEWS, None) or []:
+            await self._react(ctx, news, None)
+        hour = int(time.hour)
+        if self.scenario.cognition.decompose_hours and self._awake_hour(ctx, hour):
+            await decompose_hour(agent.memory, ctx.llm, hour, writer=writer, p=me(ctx))
+            await agent.refresh("plan")
+            for step in s["plan"].get("hourly", {}).get(str(hour), []):
+                row = (hour, step["minute"], step["duration_min"], step["action"], "")
+                ctx.results.add("plans", (time.tick, agent.id, "action", *row))
         activity, location = self._choose(ctx)
         place = resolve_place(location, agent.profile, ctx.env.town, s["position"])
         kind = ctx.env.town.kind_of(place)
@@ -69,11 +88,23 @@ class PlanBlock:
             agent.set("category", category)
             if self.scenario.cognition.remember_activities:
                 await ctx.remember(
-                    "activity",
-                    f"{agent.profile.name} is going to {activity}",
-                    ROUTINE_IMPORTANCE,
-                    location=place,
+                    "activity", f"{agent.profile.name} is going to {activity}", location=place
                 )
+
+    def _awake_hour(self, ctx: AgentContext, hour: int) -> bool:
+        """Whether `hour` is planned, not yet decomposed, and not spent asleep."""
+        plan = ctx.state.get("plan") or {}
+        item = activity_at(plan, hour)
+        if item is None or str(hour) in plan.get("hourly", {}):
+            return False
+        return categorize(item["activity"], "") != "sleep"
+
+    def _record(self, ctx: AgentContext, level: str, items: list[dict], since: int = 0) -> None:
+        """Plan items (from hour `since`) as rows of the `plans` table."""
+        for i in items:
+            if i["start_hour"] >= since:
+                row = (i["start_hour"], 0, 0, i["activity"], i["location"])
+                ctx.results.add("plans", (ctx.time.tick, ctx.agent.id, level, *row))
 
     def _choose(self, ctx: AgentContext) -> tuple[str, str | None]:
         s, profile = ctx.state, ctx.agent.profile
@@ -104,24 +135,40 @@ class PlanBlock:
         if ev.all_clear:
             agent.set("evacuating", False)
             agent.set("alert", False)
-            await ctx.remember("event", text, ev.importance or 0.5, location=s["position"])
+            await ctx.remember("event", text, ev.importance, location=s["position"])
             ctx.event("all_clear", text)
             return
         if ev.trust_gated and ctx.rng.random() >= s["trust_government"]:
             await ctx.remember(
-                "event", f"I heard but do not believe it: {text}", 0.2, location=s["position"]
+                "event", f"I heard but do not believe it: {text}", location=s["position"]
             )
             ctx.event("ignored", text)
             return
         if ev.danger:
             agent.set("alert", True)
-        reaction = await react(
-            agent.memory, ctx.llm, text, ctx.time.day, int(ctx.time.hour), location=s["position"]
-        )
-        await agent.refresh("plan")
-        ctx.reflector.note(agent.id, ev.importance or 0.5)
+        reaction = await self._react(ctx, text, ev.importance)
         where = f"{reaction.new_activity or ''} {reaction.location or ''}".lower()
         if reaction.react and ev.danger and any(w in where for w in ("evacuat", "shelter")):
             agent.set("evacuating", True)
         detail = reaction.new_activity or "no reaction" if reaction.react else "no reaction"
         ctx.event("reaction", detail)
+
+    async def _react(self, ctx: AgentContext, text: str, importance: float | None) -> Reaction:
+        """React to an observation; a reaction re-plans the rest of the day (recorded)."""
+        agent, hour = ctx.agent, int(ctx.time.hour)
+        reaction = await react(
+            agent.memory,
+            ctx.llm,
+            text,
+            ctx.time.day,
+            hour,
+            location=ctx.state["position"],
+            writer=ctx.memory_writer(),
+            importance=importance,
+            p=me(ctx),
+        )
+        await agent.refresh("plan")
+        if reaction.react and reaction.new_activity:
+            self._record(ctx, "replan", ctx.state["plan"]["items"], since=hour)
+            ctx.event("replan", reaction.new_activity)
+        return reaction

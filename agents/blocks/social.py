@@ -1,13 +1,18 @@
-"""Social block: messages received (chats, posts, encounters), dialogue at encounters and
-with friends (one LLM utterance per turn, remembered by both sides), facts spreading through
-what is said, and stance posts read by friends (echo chamber) or by anyone."""
+"""Social block: messages received (chats, posts, encounters); at an encounter the agent may
+invite the other to a conversation (more likely with closer, liked people, in a good mood,
+when lonely), which the driver then routes turn by turn (agents/runtime/conversations.py);
+one-line messages to friends (partner weighted by closeness); facts spreading through what
+is said, believed as far as the speaker is trusted; stance posts read by friends (echo
+chamber) or by anyone, ignored from people the reader dislikes."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from societas.agents.cognition.persona import recall
+from societas.agents.cognition.conversation import describe_relation
+from societas.agents.cognition.persona import NEEDS, fmt_needs, recall
 from societas.agents.cognition.prompts import messages
+from societas.agents.cognition.relationships import belief, mood, relation, talk_probability
 from societas.agents.llm.tasks import DialogueTurn
 from societas.agents.scenario import ScenarioConfig
 
@@ -16,6 +21,8 @@ if TYPE_CHECKING:
     from societas.agents.runtime.protocol import Message
 
 CHAT_RESTORE, SPEAK_RESTORE = 0.15, 0.1
+INVITE = "_invite"  # scratch: (partner, place, topic) of the conversation asked for this tick
+DISLIKED = -0.3  # below this sentiment, posts from that person are ignored
 
 
 def stance_text(topic: str, value: float) -> str:
@@ -54,21 +61,44 @@ class SocialBlock:
         if s["category"] == "sleep":
             return
         friends = ctx.population.friends[ctx.agent.id]
-        friend_ids = {f for f, _ in friends}
-        if self.cfg.encounters:
+        ties = dict(friends)
+        rels = s.get("relationships") or {}
+        if self.cfg.encounters and met:
+            here = await self._mood(ctx)
             for enc in met:
-                p = (
+                base = (
                     self.cfg.friend_chat_prob
-                    if enc.sender in friend_ids
+                    if enc.sender in ties
                     else self.cfg.chat_prob * ctx.agent.profile.sociability
                 )
-                if ctx.rng.random() < p:
-                    await self.speak(ctx, enc.sender, "encounter", enc.payload.get("place", ""))
+                rel = relation(rels, enc.sender, ties.get(enc.sender))
+                p = talk_probability(base, rel, here, s["social_satisfaction"])
+                if ctx.rng.random() < p and INVITE not in s:
+                    s[INVITE] = (enc.sender, enc.payload.get("place", ""), self.topic(ctx))
         if friends and self.cfg.message_prob > 0 and ctx.rng.random() < self.cfg.message_prob:
-            (friend,) = ctx.rng.choices([f for f, _ in friends], [w for _, w in friends])
+            weights = [relation(rels, f, w).closeness + 0.05 for f, w in friends]
+            (friend,) = ctx.rng.choices([f for f, _ in friends], weights)
             await self.speak(ctx, friend, "message", "")
         if self.exposure.enabled and ctx.rng.random() < self.exposure.post_prob:
             self._post(ctx, [f for f, _ in friends])
+
+    @staticmethod
+    def _tie(ctx: AgentContext, other: int) -> float | None:
+        return dict(ctx.population.friends[ctx.agent.id]).get(other)
+
+    def topic(self, ctx: AgentContext) -> str:
+        """What the agent wants to talk about: its newest news, else a scenario topic."""
+        known = ctx.state["knowledge"]
+        if known:
+            return self.fact_text.get(known[-1], known[-1])
+        return self.scenario.topics[0].name if self.scenario.topics else ""
+
+    async def _mood(self, ctx: AgentContext) -> float:
+        """-1..1 from the agent's dominant emotion and its intensity (KV)."""
+        status = ctx.agent.memory.status
+        emotion = str(await status.get("emotion_types", default="") or "")
+        levels = await status.get("emotion", default={}) or {}
+        return mood(emotion, float(levels.get(emotion.lower(), 5)) / 10.0)
 
     async def learn(self, ctx: AgentContext, fact: str, source: int) -> bool:
         """Add a fact to the agent's knowledge; True if it is new."""
@@ -101,9 +131,14 @@ class SocialBlock:
                 system,
                 speaker=me.name,
                 listener=other.name,
-                topic_line="",
+                topic_line=" (a message)",
+                relationship=describe_relation(
+                    relation(s.get("relationships") or {}, listener, self._tie(ctx, listener))
+                ),
+                mood=s.get("_emotion") or "calm",
+                needs=fmt_needs({k: s[f"{k}_satisfaction"] for k in NEEDS}),
                 memories="\n".join(f"- {m}" for m in memories) or "(none)",
-                history="(just met)",
+                history="(nothing said yet)",
             ),
             DialogueTurn,
             task="dialogue_turn",
@@ -125,21 +160,24 @@ class SocialBlock:
             "chat",
             {"text": text, "facts": facts, "place": place, "channel": channel, "name": me.name},
         )
-        ctx.results.add(
-            "dialogues", (ctx.time.tick, agent.id, listener, place, channel, text, ",".join(facts))
-        )
+        row = (ctx.time.tick, agent.id, listener, place, channel, text, ",".join(facts), "", 0)
+        ctx.results.add("dialogues", row)
         agent.set("social_satisfaction", min(1.0, s["social_satisfaction"] + SPEAK_RESTORE))
-        await ctx.remember("dialogue", f"I told {other.name}: {text}", 0.3, location=place or None)
+        await ctx.remember("dialogue", f"I told {other.name}: {text}", location=place or None)
 
     async def _heard(self, ctx: AgentContext, msg: Message) -> None:
         s, p = ctx.state, msg.payload
-        new = [f for f in p.get("facts", []) if await self.learn(ctx, f, msg.sender)]
+        ties = dict(ctx.population.friends[ctx.agent.id])
+        trust = belief(relation(s.get("relationships") or {}, msg.sender, ties.get(msg.sender)))
+        unknown = [f for f in p.get("facts", []) if f not in s["knowledge"]]
+        if unknown and ctx.rng.random() < trust:
+            for fact in unknown:
+                await self.learn(ctx, fact, msg.sender)
         s_val = min(1.0, s["social_satisfaction"] + CHAT_RESTORE)
         ctx.agent.set("social_satisfaction", s_val)
         await ctx.remember(
             "dialogue",
             f"{p.get('name', msg.sender)} told me: {p.get('text', '')}",
-            0.5 if new else 0.3,
             location=p.get("place") or None,
         )
 
@@ -168,5 +206,8 @@ class SocialBlock:
         mine = float(ctx.state["attitude"].get(p["topic"], 5.0))
         if self.exposure.echo_chamber and abs(mine - float(p["value"])) > self.exposure.tolerance:
             return
-        await ctx.remember("post", f"{p['name']} posted: {p['text']}", 0.3)
+        rels = ctx.state.get("relationships") or {}
+        if str(msg.sender) in rels and relation(rels, msg.sender).sentiment < DISLIKED:
+            return  # not believed from someone the reader dislikes
+        await ctx.remember("post", f"{p['name']} posted: {p['text']}")
         ctx.state["_exposed"] = True

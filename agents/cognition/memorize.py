@@ -114,7 +114,9 @@ class PendingMemories:
         self.rated = 0
         self.stored = 0
 
-    def __len__(self) -> int:
+    @property
+    def size(self) -> int:
+        """Memories waiting for the next flush."""
         return len(self.items)
 
     async def add(

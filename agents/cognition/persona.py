@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -69,6 +69,25 @@ async def persona(mem: AgentMemory) -> Persona:
         name=name,
         profile=profile,
         needs=needs,
+        emotion=emotion,
+        emotion_intensity=max(0.0, min(1.0, intensity)),
+        plan=plan if isinstance(plan, dict) else {},
+    )
+
+
+def persona_of(agent_id: int, profile: Mapping[str, Any], state: Mapping[str, Any]) -> Persona:
+    """The same snapshot from an agent's profile and hot state (no memory reads): the
+    engine's per-tick path. `state` holds the needs, `plan`, `emotion` and `emotion_types`."""
+    shown = {k: profile.get(k, "") for k in _PROFILE_KEYS}
+    emotion = str(state.get("emotion_types") or "calm")
+    levels = state.get("emotion") or {}
+    intensity = float(levels.get(emotion.lower(), 5)) / 10.0 if levels else 0.0
+    plan = state.get("plan") or {}
+    return Persona(
+        agent_id=agent_id,
+        name=str(shown.get("name") or f"agent {agent_id}"),
+        profile=shown,
+        needs={n: float(state.get(f"{n}_satisfaction", 0.5)) for n in NEEDS},
         emotion=emotion,
         emotion_intensity=max(0.0, min(1.0, intensity)),
         plan=plan if isinstance(plan, dict) else {},

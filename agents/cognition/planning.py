@@ -53,10 +53,14 @@ def action_at(plan: dict[str, Any], hour: int, minute: int) -> dict[str, Any] | 
 
 
 async def plan_day(
-    mem: AgentMemory, llm: LLMGateway, day: int, writer: MemoryWriter | None = None
+    mem: AgentMemory,
+    llm: LLMGateway,
+    day: int,
+    writer: MemoryWriter | None = None,
+    p: Persona | None = None,
 ) -> DailyPlan:
     """Make and store today's plan from profile, needs, mood and relevant memories."""
-    p = await persona(mem)
+    p = p or await persona(mem)
     hits = await recall(mem, f"{p.name} plans goals today", top_k=5)
     plan = await llm.json(
         messages(
@@ -85,11 +89,16 @@ async def plan_day(
 
 
 async def decompose_hour(
-    mem: AgentMemory, llm: LLMGateway, hour: int, writer: MemoryWriter | None = None
+    mem: AgentMemory,
+    llm: LLMGateway,
+    hour: int,
+    writer: MemoryWriter | None = None,
+    p: Persona | None = None,
 ) -> HourlyPlan | None:
     """Split the planned activity of `hour` into 5-15 minute actions, stored under
-    plan['hourly'][hour] and remembered."""
-    p = await persona(mem)
+    plan['hourly'][hour] (the hour in progress only: earlier hours are in the stream and
+    the `plans` table) and remembered."""
+    p = p or await persona(mem)
     item = activity_at(p.plan, hour)
     if item is None:
         return None
@@ -122,8 +131,7 @@ async def decompose_hour(
             ]
         ),
     )
-    hourly = dict(p.plan.get("hourly", {}))
-    hourly[str(hour)] = [s.model_dump() for s in steps.steps]
+    hourly = {str(hour): [s.model_dump() for s in steps.steps]}
     await mem.status.update("plan", {**p.plan, "hourly": hourly})
     actions = "; ".join(
         f"{hour}:{s.minute:02d} {s.action} ({s.duration_min} min)" for s in steps.steps
@@ -144,10 +152,11 @@ async def replan_rest_of_day(
     new_activity: str,
     location: str,
     writer: MemoryWriter | None = None,
+    p: Persona | None = None,
 ) -> DailyPlan:
     """Re-plan from `hour` to the end of the day, starting with `new_activity`; the items
     before `hour` and their hourly decompositions stay. Stored and remembered."""
-    p = await persona(mem)
+    p = p or await persona(mem)
     old = p.plan.get("items", [])
     kept = [i for i in old if i["start_hour"] < hour]
     later = [i for i in old if i["start_hour"] > hour]

@@ -4,7 +4,7 @@ of the day from that moment when the agent reacts."""
 from __future__ import annotations
 
 from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
-from societas.agents.cognition.persona import fmt_needs, lines, persona, recall
+from societas.agents.cognition.persona import Persona, fmt_needs, lines, persona, recall
 from societas.agents.cognition.planning import activity_at, replan_rest_of_day
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
@@ -22,11 +22,12 @@ async def react(
     location: str | None = None,
     writer: MemoryWriter | None = None,
     importance: float | None = None,
+    p: Persona | None = None,
 ) -> Reaction:
     """Remember the event, decide whether to react (persona, plan, mood, needs, memories);
     if so re-plan the rest of the day from `hour`, starting with the new activity."""
     writer = writer or ImmediateWriter(llm)
-    p = await persona(mem)
+    p = p or await persona(mem)
     await writer.add(mem, "event", event, location=location, importance=importance)
     current = activity_at(p.plan, hour) or {"activity": "nothing in particular"}
     hits = await recall(mem, event, top_k=3)
@@ -68,5 +69,6 @@ async def react(
             reaction.new_activity,
             where,
             writer=writer,
+            p=p,
         )
     return reaction

@@ -19,14 +19,14 @@ from societas.memory import AgentMemory
 
 # Default trigger, in stored units (rating/10): measured with benchmarks/cognition.py so that
 # a busy agent of the built-in scenarios reflects 1-3 times per simulated day (README).
-DEFAULT_THRESHOLD = 15.0
+DEFAULT_THRESHOLD = 6.0
 
 # Called once per stored insight: (agent id, memory id, text, evidence ids).
 OnInsight = Callable[[int, int, str, list[int]], None]
 
 
 class ReflectionConfig(BaseModel):
-    """When and how much to reflect (importance in 0..1 units; GA's 150 on 1..10 is 15)."""
+    """When and how much to reflect (importance in 0..1 units, i.e. rating/10)."""
 
     threshold: float = Field(
         default=DEFAULT_THRESHOLD, gt=0, description="Accumulated importance trigger."

@@ -22,102 +22,31 @@ RuleFn = Callable[[dict[str, Any], random.Random], "dict[str, Any] | str"]
 _RULES: dict[str, RuleFn] = {}
 
 # Words that make a memory poignant (prefix match) or mundane, for importance and reactions.
-_HIGH = (
-    "die",
-    "death",
-    "dead",
-    "fire",
-    "hurricane",
-    "evacuat",
-    "flood",
-    "storm",
-    "emergency",
-    "marri",
-    "wedding",
-    "divorc",
-    "fired",
-    "job",
-    "promot",
-    "accident",
-    "hospital",
-    "sick",
-    "war",
-    "elect",
-    "baby",
-    "born",
-    "stole",
-    "rob",
-    "attack",
-    "crisis",
-    "money",
-    "income",
-    "ubi",
-    "rent",
-    "evict",
-    "love",
-    "breakup",
-    "vote",
-    "policy",
-    "secret",
-    "danger",
-    "shelter",
-    "news",
-    "protest",
-    "riot",
-    "festival",
-    "party",
+_HIGH = tuple(
+    "die death dead fire hurricane evacuat flood storm emergency marri wedding divorc "
+    "fired job promot accident hospital sick war elect baby born stole rob attack "
+    "crisis money income ubi rent evict love breakup vote policy secret danger "
+    "shelter news protest riot festival party".split()
 )
-_LOW = (
-    "walk",
-    "ate",
-    "eat",
-    "sleep",
-    "slept",
-    "sat",
-    "read",
-    "idle",
-    "wait",
-    "coffee",
-    "breakfast",
-    "lunch",
-    "dinner",
-    "tv",
-    "shower",
-    "brush",
-    "nap",
-    "rest",
+_LOW = tuple(
+    "walk ate eat sleep slept sat read idle wait coffee breakfast lunch dinner tv "
+    "shower brush nap rest".split()
 )
 _PRO = (
-    "support",
-    "agree",
-    "good",
-    "benefit",
-    "favor",
-    "favour",
-    "help",
-    "like",
-    "great",
-    "fair",
-    "useful",
-    "love",
-    "approve",
+    *"support agree good benefit favor favour help like great fair useful love approve".split(),
     "pro ",
 )
 _CON = (
-    "oppose",
-    "against",
-    "bad",
-    "harm",
-    "disagree",
-    "hate",
-    "waste",
-    "danger",
-    "unfair",
-    "reject",
-    "worse",
-    "fear",
+    *"oppose against bad harm disagree hate waste danger unfair reject worse fear".split(),
     "anti ",
 )
+# Feelings make a memory poignant; the emotion's valence (mood) colours plans and talks.
+_FEEL = tuple(
+    "afraid scared terrified fear angry furious sad cried crying worried anxious excited "
+    "thrilled surprised shocked happy proud ashamed lonely grief upset".split()
+)
+_VALENCE = {"joy": 1.0, "surprise": 0.5, "sadness": -0.7, "fear": -0.8, "anger": -1.0}
+_VALENCE["disgust"] = -0.8
 _DANGER = ("hurricane", "evacuat", "flood", "fire", "storm", "emergency", "danger", "attack")
 _STOP_WORDS = (
     "a an the and or but of to in on at for with from by is are was were be been it its this "
@@ -197,6 +126,15 @@ def _need(ctx: dict[str, Any], name: str, default: float = 0.5) -> float:
         return default
 
 
+def _mood(ctx: dict[str, Any]) -> float:
+    """-1 .. 1 from the context's `emotion` and `emotion_intensity` (0 when absent)."""
+    try:
+        intensity = max(0.0, min(1.0, float(ctx.get("emotion_intensity", 0.0))))
+    except (TypeError, ValueError):
+        intensity = 0.0
+    return _VALENCE.get(str(ctx.get("emotion", "")).lower(), 0.0) * intensity
+
+
 # ---- rules -----------------------------------------------------------------------------
 
 
@@ -204,6 +142,7 @@ def importance_score(text: str, rng: random.Random) -> int:
     """1..10 from poignant vs mundane keywords, news markers and a little seeded jitter."""
     score = 3 + 2 * _hits(text, _HIGH) - _hits(text, _LOW)
     score += 1 if re.search(r"\b(heard|told|said|learned)\b", text.lower()) else 0
+    score += 2 * min(2, _hits(text, _FEEL))
     score += rng.choice((-1, 0, 0, 1))
     return max(1, min(10, score))
 
@@ -266,7 +205,10 @@ def _daily_plan(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
                 "location": social,
             }
         ]
-    if _need(ctx, "social") < 0.5 or rng.random() < 0.3:
+    mood = _mood(ctx)
+    if mood <= -0.3:  # afraid, sad or angry: stay in rather than go out
+        items.append({"start_hour": 18, "activity": "stay home and rest", "location": home})
+    elif _need(ctx, "social") < 0.5 or rng.random() < 0.3 + 0.7 * max(0.0, mood):
         items.append({"start_hour": 18, "activity": "meet friends", "location": social})
     if _need(ctx, "hunger", 0.5) < 0.5:
         items.append({"start_hour": 17, "activity": "buy and cook food", "location": home})
@@ -283,7 +225,7 @@ def _daily_plan(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 @register_rule("hourly_plan")
 def _hourly_plan(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     activity = str(ctx.get("activity", "rest"))
-    parts = rng.choice((2, 3, 4))
+    parts = rng.choice((4, 5, 6))  # 15, 12 or 10 minute actions
     length = 60 // parts
     verbs = ("prepare for", "focus on", "continue", "wrap up")
     steps = [
@@ -311,6 +253,14 @@ def _reaction(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
             "location": place,
         }
     if mentioned or _hits(event, _HIGH) >= 1:
+        if _mood(ctx) <= -0.5:  # a frightened or angry agent withdraws instead
+            home = str((ctx.get("profile") or {}).get("home", "home"))
+            return {
+                "react": True,
+                "reaction": f"This worries me: {_short(event, 80)}",
+                "new_activity": "go home and keep to myself",
+                "location": home,
+            }
         return {
             "react": True,
             "reaction": f"I want to know more about {_short(event, 80)}",
@@ -338,7 +288,9 @@ def _dialogue_turn(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         line = f"Interesting. I know that {_short(fresh[0], 100)}"
     else:
         line = rng.choice(("I see.", "That makes sense.", "Good to know, thanks."))
-    return {"utterance": line, "end": turn + 1 >= max_turns or (not fresh and bool(history))}
+    sour = _mood(ctx) <= -0.5 and turn >= 1  # a dark mood cuts the talk short
+    end = turn + 1 >= max_turns or (not fresh and bool(history)) or sour
+    return {"utterance": line, "end": end}
 
 
 @register_rule("thought_update")
@@ -347,10 +299,6 @@ def _thought(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     needs = ctx.get("needs") or {}
     lowest = min(needs, key=lambda k: _need(ctx, k)) if needs else None
     danger = sum(_hits(t, _DANGER) for t in recent)
-
-
-# The `survey` task (answers from status) lives with the survey code; importing it registers it.
-from societas.agents.experiments import survey_rules as _survey_rules  # noqa: E402, F401
     if danger:
         emotion, intensity = "fear", min(1.0, 0.5 + 0.1 * danger)
     elif lowest is not None and _need(ctx, lowest) < 0.3:
@@ -399,3 +347,7 @@ def _consolidate(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     head = f"{len(texts)} memories about {', '.join(words) or 'daily life'}"
     body = "; ".join(_short(t, 60) for t in texts[:3])
     return {"summary": f"{head}: {body}" if body else head}
+
+
+# The `survey` task (answers from status) lives with the survey code; importing it registers it.
+from societas.agents.experiments import survey_rules as _survey_rules  # noqa: E402, F401

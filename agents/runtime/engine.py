@@ -16,6 +16,7 @@ import random
 import shutil
 import time
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,12 +24,15 @@ import psutil
 
 from societas.agents.agent import HOT_KEYS, Agent, AgentContext
 from societas.agents.blocks import NEED_KEYS, default_blocks
-from societas.agents.cognition import ReflectionConfig, Reflector
+from societas.agents.cognition import PendingMemories, ReflectionConfig, Reflector, summarize
+from societas.agents.cognition.prompts import set_folder as set_prompt_folder
 from societas.agents.environment import EnvironmentView, SimTime
 from societas.agents.experiments import branching, custom
 from societas.agents.experiments.survey import run_surveys
+from societas.agents.llm import LLMGateway
 from societas.agents.population import Population, population_for
-from societas.agents.runtime.protocol import GroupStats, Message, StepResult
+from societas.agents.runtime.conversations import ConversationHost
+from societas.agents.runtime.protocol import GroupStats, Message, StepResult, TurnReply, TurnRequest
 from societas.agents.runtime.results import ResultsWriter
 from societas.agents.runtime.stats import Deltas, LoopLagMonitor, llm_calls_delta
 from societas.agents.scenario import Intervention, ScenarioConfig, load_scenario
@@ -74,6 +78,15 @@ class GroupEngine:
         self.reflector = Reflector(
             self.llm, ReflectionConfig(threshold=self.scenario.cognition.reflection_threshold)
         )
+        self.reflector.on_insight = self._insight
+        cog = self.scenario.cognition  # memories of a tick are rated in batches, then stored
+        self.pending = PendingMemories(
+            self.llm, self.reflector, cog.fixed_importance, self.scenario.seed
+        )
+        self.talk = ConversationHost(self)
+        self.now: SimTime | None = None
+        self._open_tick: int | None = None
+        self.env: EnvironmentView | None = None
         res = self.scenario.results
         self.results = ResultsWriter(self.run_dir, group_id, res.flush_every, res.compression)
         self._deltas = Deltas()  # running totals -> per-tick figures, each reported once
@@ -92,6 +105,7 @@ class GroupEngine:
             root=self.run_dir / "memory",
             embedder=self._embedder,
         )
+        self.memory.summarizer = partial(summarize, self.llm, seed=sc.seed)  # LLM summaries
         profiles = {i: pop.profiles[i].kv() for i in self.agent_ids}
         for i in self.agent_ids:
             profiles[i]["social_network"] = [[f, w] for f, w in pop.friends[i]]
@@ -117,6 +131,7 @@ class GroupEngine:
             return
         self._closed = True
         await self.loop_lag.stop()
+        self._close_tick()
         self.results.flush()
         if self.memory is not None:
             await self.memory.flush()
@@ -129,7 +144,9 @@ class GroupEngine:
         """Run one tick for every agent of the group and report outbox, positions, stats."""
         assert self.memory is not None and self.population is not None, "call setup() first"
         started = time.perf_counter()
+        self._close_tick()
         sc = self.scenario
+        set_prompt_folder(sc.prompts)  # this task's templates: the scenario's folder
         now = SimTime.of(tick, sc.tick_seconds, sc.start_hour)
         self.memory.clock.set(now.day, now.t)
         events_by_agent: dict[int, list[Intervention]] = defaultdict(list)
@@ -148,7 +165,8 @@ class GroupEngine:
         for msg in sorted(inbox, key=Message.sort_key):
             if msg.recipient in self.agents:
                 inbox_by_agent[msg.recipient].append(msg)
-        env = EnvironmentView(self.population.town, now, self.danger)
+        self.now = now
+        self.env = env = EnvironmentView(self.population.town, now, self.danger)
         outbox: list[Message] = []
         contexts = [
             AgentContext(
@@ -163,6 +181,7 @@ class GroupEngine:
                 outbox=outbox,
                 inbox=inbox_by_agent.get(i, []),
                 events=events_by_agent.get(i, []),
+                writer=self.pending,
             )
             for i, agent in self.agents.items()
         ]
@@ -171,24 +190,46 @@ class GroupEngine:
         else:
             for c in contexts:
                 await c.agent.step(c)
+        await self.flush_memories(tick * 64)
         await self._write_back()
+        if sc.surveys:  # scheduled surveys of this tick, on the state just written
+            await run_surveys(self, tick, now)
         await self.memory.end_tick()  # tier migration and memory policies
         self._record(tick)
         outbox.sort(key=Message.sort_key)
         # Stats add this tick's `llm` row, so they come before the results window may flush.
         tiers = await self.memory.tier_counts()
         stats = self._stats(tick, len(outbox), time.perf_counter() - started, tiers)
-        self.results.end_tick(tick)
+        self._open_tick = tick  # closed at the next step: conversation rounds still add rows
         return StepResult(
             outbox=outbox,
             positions={i: a.state["position"] for i, a in self.agents.items()},
             stats=stats,
+            conversations=self.talk.invitations(tick),
         )
+
+    async def converse_round(self, requests: list[TurnRequest]) -> list[TurnReply]:
+        """One sub-round of the conversations the driver routed to this group's agents."""
+        return await self.talk.round(requests)
+
+    def _close_tick(self) -> None:
+        """End the results window of the last tick (after its conversation rounds)."""
+        if self._open_tick is not None:
+            self.results.end_tick(self._open_tick)
+            self._open_tick = None
+
+    async def flush_memories(self, salt: int) -> None:
+        """Rate the group's pending memories in batched LLM calls and store them."""
+        assert self.memory is not None
+        await self.pending.flush(self.memory, salt)
+
+    def _insight(self, agent_id: int, memory_id: int, text: str, evidence: list[int]) -> None:
+        tick = self.now.tick if self.now is not None else 0
+        row = (tick, agent_id, memory_id, text, ",".join(map(str, evidence)))
+        self.results.add("reflections", row)
 
     def _set(self, agent_id: int, key: str, value: Any) -> None:
         agent = self.agents[agent_id]
-        if sc.surveys:  # scheduled surveys of this tick, on the state just written
-            await run_surveys(self, tick, now)
         assert self.memory is not None
         self.memory.check_update(agent_id, key, value, "replace")  # type errors name the key
         agent.set(key, value)
@@ -270,6 +311,8 @@ class GroupEngine:
             extra={"memories_added": float(adds), "llm_fallbacks": float(fallbacks)},
             llm_calls=calls,
             loop_lag=self.loop_lag.drain(),
+            llm_tasks=self.llm.accounting.snapshot()["tasks"],
+            llm_stop=self.llm.stop.info() if self.llm.stop is not None else None,
         )
 
     # ------------------------------------------------------------------ checkpoints
@@ -277,6 +320,7 @@ class GroupEngine:
         """Write agent hot state, RNG states and reflection accumulators as JSON (the memory
         stream and vectors stay where the memory persists them)."""
         await self._write_back()
+        self._close_tick()
         self.results.flush()
         assert self.memory is not None
         await self.memory.flush()
@@ -295,6 +339,7 @@ class GroupEngine:
                 for i, a in self.agents.items()
             },
             "reflection": {str(k): v for k, v in self.reflector.accumulated.items()},
+            "unreported": branching.unreported_totals(self),  # reported by the next tick
         }
         path = Path(directory) / f"group-{self.group_id:04d}.json"
         await asyncio.to_thread(_write_atomic, path, state)
@@ -321,6 +366,7 @@ class GroupEngine:
             agent.rng.setstate((entry["rng_version"], tuple(entry["rng"]), entry["rng_gauss"]))
         self.reflector.accumulated = {int(k): v for k, v in data["reflection"].items()}
         await self._restore_memory(directory)
+        branching.carry_over(self, data.get("unreported", {}))
         await self._write_back()
 
     async def _restore_memory(self, directory: str) -> None:
@@ -339,16 +385,15 @@ class GroupEngine:
         self.memory = await GroupMemory.restore(
             source, root, memory_config=custom.memory_config_of(self.scenario), embedder=embedder
         )
-            "unreported": branching.unreported_totals(self),  # reported by the next tick
+        self.memory.summarizer = partial(summarize, self.llm, seed=self.scenario.seed)
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)
         self._deltas.rebase("mem.", self.memory.counters)  # its counters start afresh
 
 
-_SCRATCH = ("_econ_day", "_exposed", "_emotion", "_target")
+_SCRATCH = ("_econ_day", "_exposed", "_emotion", "_target", "_heard_news")
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write JSON, fsync, rename: a reader never sees a half-written file."""
     write_bytes_atomic(path, json.dumps(data, sort_keys=True).encode())
-        branching.carry_over(self, data.get("unreported", {}))

@@ -9,7 +9,7 @@ as checkpoints and results, so the same code runs under `--local` and on a Ray c
 from __future__ import annotations
 
 import bisect
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -109,6 +109,55 @@ class GroupStats(BaseModel):
     )
 
 
+class DialogueLine(BaseModel):
+    """One utterance of a conversation, with the fact ids the speaker shared in it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    speaker: int = Field(ge=0)
+    name: str
+    text: str
+    facts: list[str] = Field(default_factory=list)
+    attitudes: dict[str, float] = Field(
+        default_factory=dict, description="The speaker's stances (topic -> 0..10) as voiced."
+    )
+
+
+class TurnRequest(BaseModel):
+    """One step of a conversation, routed by the driver to the group owning `speaker`:
+    'invite' (does `speaker` accept talking to `listener`?), 'turn' (say the next line) or
+    'conclude' (remember it, update the relationship, believe what was heard)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    conversation_id: str = Field(min_length=1)
+    tick: int = Field(ge=0)
+    kind: Literal["invite", "turn", "conclude"]
+    speaker: int = Field(ge=0, description="The agent acting in this step.")
+    listener: int = Field(ge=0, description="The other participant.")
+    initiator: int = Field(ge=0)
+    turn: int = Field(0, ge=0, description="Index of the line `speaker` says ('turn').")
+    max_turns: int = Field(8, ge=1)
+    topic: str = ""
+    place: str = ""
+    history: list[DialogueLine] = Field(default_factory=list)
+
+    def sort_key(self) -> tuple[int, int, int, str]:
+        """Deterministic order: by initiator, then the other side, then the acting agent."""
+        other = self.listener if self.speaker == self.initiator else self.speaker
+        return (self.initiator, other, self.speaker, self.kind)
+
+
+class TurnReply(BaseModel):
+    """What the speaker's group answers: a line (or a refusal / an end), or an ack."""
+
+    conversation_id: str
+    speaker: int
+    kind: Literal["invite", "turn", "conclude"]
+    line: DialogueLine | None = None
+    end: bool = False
+
+
 class StepResult(BaseModel):
     """The outcome of one group's tick."""
 
@@ -117,6 +166,9 @@ class StepResult(BaseModel):
         default_factory=dict, description="agent id -> place id after this tick."
     )
     stats: GroupStats
+    conversations: list[TurnRequest] = Field(
+        default_factory=list, description="Invitations to talk started this tick."
+    )
 
 
 @runtime_checkable
@@ -128,6 +180,8 @@ class GroupHandle(Protocol):
     async def setup(self) -> None: ...
 
     async def step(self, tick: int, inbox: list[Message]) -> StepResult: ...
+
+    async def converse_round(self, requests: list[TurnRequest]) -> list[TurnReply]: ...
 
     async def checkpoint(self, directory: str) -> dict[str, Any]: ...
 

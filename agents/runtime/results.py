@@ -56,10 +56,62 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("channel", _S),
             ("text", _S),
             ("facts", _S),
+            ("conversation_id", _S),  # "" for a one-line message to a friend
+            ("turn", _I),
+        ]
+    ),
+    # Relationship of agent_id towards other_id after each conversation.
+    "relationships": pa.schema(
+        [
+            ("tick", _I),
+            ("agent_id", _I),
+            ("other_id", _I),
+            ("closeness", _F),
+            ("sentiment", _F),
+            ("talks", _I),
+            ("conversation_id", _S),
+        ]
+    ),
+    # Plans: level "day" (broad strokes), "replan" (rest of the day after a reaction), "action"
+    # (5-15 minute steps of an hour); minute/duration are 0 for day-level items.
+    "plans": pa.schema(
+        [
+            ("tick", _I),
+            ("agent_id", _I),
+            ("level", _S),
+            ("hour", _I),
+            ("minute", _I),
+            ("duration_min", _I),
+            ("activity", _S),
+            ("location", _S),
+        ]
+    ),
+    # One row per reflection insight: its memory id and the memory ids it rests on.
+    "reflections": pa.schema(
+        [
+            ("tick", _I),
+            ("agent_id", _I),
+            ("memory_id", _I),
+            ("text", _S),
+            ("evidence_ids", _S),  # comma-separated memory ids
         ]
     ),
     "attitudes": pa.schema([("tick", _I), ("agent_id", _I), ("topic", _S), ("value", _F)]),
     "knowledge": pa.schema([("tick", _I), ("agent_id", _I), ("fact", _S), ("source", _I)]),
+    # Scheduled surveys (agents.experiments.survey): value = likert point, option index,
+    # number, or null for open questions.
+    "surveys": pa.schema(
+        [
+            ("tick", _I),
+            ("day", _I),
+            ("time", _S),
+            ("survey", _S),
+            ("agent_id", _I),
+            ("question_id", _S),
+            ("answer_text", _S),
+            ("value", _F),
+        ]
+    ),
     "llm": pa.schema(
         [
             ("tick", _I),
@@ -98,20 +150,6 @@ class ResultsWriter:
             self.first_tick = tick
         if tick - self.first_tick + 1 >= self.flush_every:
             self.flush(tick)
-    # Scheduled surveys (agents.experiments.survey): value = likert point, option index,
-    # number, or null for open questions.
-    "surveys": pa.schema(
-        [
-            ("tick", _I),
-            ("day", _I),
-            ("time", _S),
-            ("survey", _S),
-            ("agent_id", _I),
-            ("question_id", _S),
-            ("answer_text", _S),
-            ("value", _F),
-        ]
-    ),
 
     def flush(self, last_tick: int | None = None) -> None:
         """Write every non-empty buffered table and clear the buffers."""

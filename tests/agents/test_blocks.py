@@ -82,7 +82,7 @@ async def test_mobility_moves_to_resolved_places(engine):
     assert a.state["position"] == p.shelter and "position" in a.dirty
 
 
-async def test_social_learns_facts_from_chats_and_talks_at_encounters(engine):
+async def test_social_learns_facts_from_chats_and_invites_at_encounters(engine):
     block, a = SocialBlock(engine.scenario), engine.agents[5]
     a.state["category"] = "work"
     chat = Message(
@@ -92,19 +92,20 @@ async def test_social_learns_facts_from_chats_and_talks_at_encounters(engine):
         kind="chat",
         payload={"text": "Did you hear?", "facts": ["f1"], "name": "Six"},
     )
+    trusted = {"6": {"closeness": 1.0, "sentiment": 1.0, "talks": 3, "tick": 0}}
+    a.state["relationships"] = trusted  # news from a close, liked friend is believed
     await block.forward(make_ctx(engine, 5, tick=1, inbox=[chat]))
     assert a.state["knowledge"] == ["f1"]
     assert (1, 5, "f1", 6) in engine.results.rows["knowledge"]
+    heard = await a.memory.stream.search("Six told me", top_k=5)
+    assert any("Six told me" in h.text for h in heard)
     engine.scenario.social.chat_prob = 1.0
     engine.scenario.social.friend_chat_prob = 1.0
     a.profile.sociability = 1.0
     meet = Message(tick=1, sender=7, recipient=5, kind="encounter", payload={"place": "cafe-0"})
-    ctx = make_ctx(engine, 5, tick=2, inbox=[meet])
-    await block.forward(ctx)
-    sent = [m for m in ctx.outbox if m.kind == "chat" and m.recipient == 7]
-    assert sent and sent[0].payload["facts"] == ["f1"] and sent[0].payload["text"]
-    heard = await a.memory.stream.search("bridge closed", top_k=5)
-    assert any("bridge" in h.text for h in heard)
+    await block.forward(make_ctx(engine, 5, tick=2, inbox=[meet]))
+    partner, place, topic = a.state["_invite"]  # the driver routes the conversation
+    assert (partner, place) == (7, "cafe-0") and "bridge" in topic.lower()
 
 
 async def test_social_echo_chamber_ignores_distant_posts(engine):
