@@ -122,9 +122,11 @@ class BlockSpec(_Strict):
 class Question(_Strict):
     """One survey question."""
 
-    id: str = Field(pattern=NAME)
-    kind: Literal["likert", "choice", "number", "open"]
-    text: str = Field(min_length=1)
+    id: str = Field(pattern=NAME, description="Question name (the question_id column).")
+    kind: Literal["likert", "choice", "number", "open"] = Field(
+        description="likert: a point 1..scale; choice: one of options; number; open: free text."
+    )
+    text: str = Field(min_length=1, description="The question as put to the agent.")
     scale: int = Field(5, ge=2, le=11, description="likert: points, 1..scale.")
     options: list[str] | None = Field(
         None,
@@ -151,9 +153,11 @@ class Question(_Strict):
 class SurveyConfig(_Strict):
     """Questions put to the selected agents at simulated `day` and `hour` (after that tick)."""
 
-    id: str = Field(pattern=NAME)
-    day: int = Field(ge=0)
-    hour: float = Field(ge=0, lt=24)
+    id: str = Field(pattern=NAME, description="Survey name (the survey column).")
+    day: int = Field(ge=0, description="Simulated day, 0 = the first.")
+    hour: float = Field(
+        ge=0, lt=24, description="Hour of that day; runs at the end of the tick holding it."
+    )
     select: Selector = Field(default_factory=lambda: Selector(all=True))
     questions: list[Question] = Field(min_length=1)
     memories: int = Field(3, ge=0, le=20, description="Memories retrieved per question.")
@@ -178,8 +182,15 @@ class ExperimentPatch(_Strict):
         description="branch patch: the experiment YAML (relative to the patch) whose blocks "
         "are imported; code is never imported from a run folder.",
     )
-    overrides: dict[str, Any] = Field(default_factory=dict)
-    interventions: list[Intervention] = Field(default_factory=list)
+    overrides: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Scenario fields to change, deep-merged (lists replaced); not "
+        + ", ".join(SHARED_FIELDS)
+        + ".",
+    )
+    interventions: list[Intervention] = Field(
+        default_factory=list, description="Added after the scenario's own interventions."
+    )
 
     @model_validator(mode="after")
     def _shared(self) -> ExperimentPatch:
