@@ -31,6 +31,7 @@ class Progress(BaseModel):
     agent_steps_per_s: float
     llm_requests: int
     llm_tokens: int
+    fallbacks: int = Field(0, description="Structured LLM calls that fell back so far.")
     encounters: int
     messages: int
     elapsed_s: float
@@ -61,6 +62,7 @@ class RunSummary(BaseModel):
     tick_seconds: list[float] = Field(default_factory=list)
     llm_requests: int = 0
     llm_tokens: int = 0
+    llm_fallbacks: int = Field(0, description="Structured LLM calls answered by a fallback.")
     encounters: int = 0
     messages: int = 0
     conversations: int = 0
@@ -190,6 +192,7 @@ class Coordinator:
             summary.tick_seconds.append(seconds)
             summary.llm_requests += sum(s.llm_requests for s in stats)
             summary.llm_tokens += sum(s.llm_tokens for s in stats)
+            summary.llm_fallbacks += int(sum(s.extra.get("llm_fallbacks", 0) for s in stats))
             summary.encounters += met
             summary.messages += routed
             summary.conversations += self.talk.accepted
@@ -221,6 +224,7 @@ class Coordinator:
                     agent_steps_per_s=rate,
                     llm_requests=summary.llm_requests,
                     llm_tokens=summary.llm_tokens,
+                    fallbacks=summary.llm_fallbacks,
                     encounters=met,
                     messages=routed,
                     elapsed_s=elapsed,

@@ -64,7 +64,7 @@ async def _all_memories(engine: GroupEngine) -> list[str]:
             (record,) = await memory.get_by_ids([base | seq])
         except KeyError:
             continue  # forgotten or consolidated away
-        texts.append(record.description)
+        texts.append(record.text)
     return texts
 
 

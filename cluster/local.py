@@ -139,6 +139,7 @@ async def run_local_async(
         "totals": result.totals,
         "checkpoints": result.checkpoints,
         "start_tick": result.start_tick,
+        "llm_tasks": result.llm_tasks,  # calls, tokens and json outcomes per task
     }
     write_run_manifest(out, scenario, summary, info)
     return summary

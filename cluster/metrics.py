@@ -60,6 +60,11 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("group", "model", "endpoint"),
         "LLM request attempts that failed (HTTP error, timeout).",
     ),
+    "llm_fallbacks_total": (
+        "counter",
+        ("group", "task"),
+        "Structured LLM calls answered by the call site's fallback (unusable model output).",
+    ),
     "llm_latency_seconds": (
         "histogram",
         ("model", "endpoint"),
@@ -185,6 +190,7 @@ class RunMetrics:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self.totals: dict[str, float] = {}
+        self._fallbacks_seen: dict[tuple[str, str], int] = {}  # (group, task) -> running total
         self._m: dict[str, Any] = {}
         for name, (kind, labels, help_) in METRICS.items():
             full = PREFIX + name
@@ -283,6 +289,13 @@ class RunMetrics:
                     self._add(name, value)
                 if calls.latency.count:
                     m["llm_latency_seconds"].add((calls.model, calls.endpoint), calls.latency)
+            for task, counters in stats.llm_tasks.items():  # running totals: add the change
+                failed = counters.get("fallbacks", 0) + counters.get("failed", 0)
+                seen = self._fallbacks_seen.get((g, task), 0)
+                if failed > seen:
+                    m["llm_fallbacks_total"].labels(group=g, task=task).inc(failed - seen)
+                    self._add("llm_fallbacks_total", failed - seen)
+                self._fallbacks_seen[(g, task)] = failed
             if stats.loop_lag is not None:
                 m["event_loop_lag_seconds"].add((g,), stats.loop_lag)
             for tier, count in stats.memories_by_tier.items():

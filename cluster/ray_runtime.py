@@ -172,6 +172,7 @@ def run_on_ray(
             "recoveries": result.recoveries,
             "checkpoints": result.checkpoints,
             "start_tick": result.start_tick,
+            "llm_tasks": result.llm_tasks,  # calls, tokens and json outcomes per task
         },
     )
     return summary

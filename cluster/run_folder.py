@@ -79,6 +79,12 @@ class RunRecord(BaseModel):
     totals: dict[str, float] = Field(default_factory=dict)
     progress: dict[str, float] = Field(default_factory=dict)
     error: str | None = None
+    llm_fallbacks: int = Field(0, description="Structured LLM calls answered by a fallback.")
+    llm_tasks: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Per LLM task: requests, prompt/completion tokens, cache hits, json calls "
+        "and their outcomes (valid_first_try, repaired, valid_after_reask, fallbacks, failed).",
+    )
 
 
 def read_record(run_dir: Path) -> dict[str, Any] | None:

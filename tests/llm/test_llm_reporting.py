@@ -1,0 +1,53 @@
+"""Fallbacks and per-task LLM figures reach the progress line, run.json and Prometheus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from societas.agents.runtime.protocol import GroupStats
+from societas.cluster.metrics import MetricsConfig, RunMetrics
+
+TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"
+
+
+def test_fallbacks_by_task_are_a_prometheus_counter() -> None:
+    metrics = RunMetrics(MetricsConfig(port=0))
+
+    def stats(tick: int, fallbacks: int, failed: int = 0) -> GroupStats:
+        tasks = {"dialogue_turn": {"requests": 9, "fallbacks": fallbacks, "failed": failed}}
+        return GroupStats(group_id=0, tick=tick, llm_tasks=tasks)
+
+    metrics.ingest(stats(0, 2))
+    metrics.ingest(stats(1, 2))  # running totals: nothing new
+    metrics.ingest(stats(2, 5, failed=1))
+    assert metrics.value("llm_fallbacks_total", group="0", task="dialogue_turn") == 6
+    assert metrics.totals["llm_fallbacks_total"] == 6
+
+
+async def test_run_json_and_progress_carry_llm_tasks_and_fallbacks(
+    tmp_path, emulator, bm25_embedder
+) -> None:
+    import yaml
+
+    from societas.cluster.local import run_local_async
+
+    data: dict[str, Any] = yaml.safe_load(TOWN.read_text())
+    data.update(ticks=2, interventions=[])
+    data["agents"] = {**data["agents"], "count": 4}
+    data["network"] = {**data["network"], "k": 2}
+    seen: list[Any] = []
+    async with emulator(rate_garbage=1.0) as (_emu, url):
+        data["llm"] = {
+            "endpoints": [{"base_url": url, "model": "emulated"}],
+            "json_reasks": 0,
+            "fallback_stop": {"enabled": False},
+        }
+        await run_local_async(data, tmp_path, embedder=bm25_embedder, on_progress=seen.append)
+    run = json.loads((tmp_path / "run.json").read_text())
+    tasks = run["llm_tasks"]
+    assert tasks and all(t["fallbacks"] == t["json_calls"] for t in tasks.values()), tasks
+    total = sum(t["fallbacks"] for t in tasks.values())
+    assert total > 0 and run["llm_fallbacks"] == total
+    assert seen[-1].fallbacks == total
