@@ -21,31 +21,22 @@ def _fail(err: Exception, code: int = 1) -> None:
     raise typer.Exit(code) from None
 
 
-def run_arms_command(scenario: Any, out: Path, *, local: bool, address: str | None = None) -> None:
-    """Run every arm of `scenario` into OUT/<arm>, with a progress bar per arm."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
+def run_arms_command(scenario: Any, opts: Any, execute: Any) -> None:
+    """Run every arm of `scenario` into OUT/<arm> with the options of `societas run` (one
+    progress bar and summary per arm); all arms' code is checked before the first starts."""
     from societas.agents.scenario import ScenarioConfigError
-    from societas.cluster.experiment import run_arms
+    from societas.cluster.experiment import arm_runs, mark_arm
 
-    with Progress(TextColumn("[bold]{task.fields[arm]}"), MofNCompleteColumn(), BarColumn()) as bar:
-
-        def progress_for(arm: str) -> Any:
-            task = bar.add_task(arm, total=scenario.ticks, arm=arm)
-            return lambda p: bar.update(task, completed=p.tick + 1)
-
-        try:
-            summaries = run_arms(
-                scenario, out, local=local, address=address, on_progress=progress_for
-            )
-        except ScenarioConfigError as err:
-            _fail(err, 2)
-    for name, summary in summaries.items():
-        typer.echo(
-            f"{name}: {summary.agent_steps:,} agent-steps in {summary.wall_s:.1f} s, "
-            f"{summary.llm_requests:,} LLM calls -> {out / name}"
-        )
-    typer.echo(f"next: societas report {out / next(iter(summaries))}")
+    try:
+        scenarios = arm_runs(scenario)
+    except ScenarioConfigError as err:
+        _fail(err, 2)
+    for name, arm in scenarios.items():
+        typer.echo(f"arm {name}:")
+        arm_opts = opts.model_copy(update={"out": str(Path(opts.out) / name)})
+        execute(arm, arm_opts)
+        if "://" not in arm_opts.out:
+            mark_arm(Path(arm_opts.out), scenario.name, name)
 
 
 def interview(

@@ -150,13 +150,6 @@ def run(
     target = str(out) if out is not None else None
     run_dir: Any = Path(target) if target is not None and "://" not in target else target
     run_dir = run_dir or Path("runs") / scenario.name
-    if getattr(
-        scenario, "arms", None
-    ):  # one folder per arm under OUT (societas.cluster.cli_experiment)
-        from societas.cluster.cli_experiment import run_arms_command
-
-        run_arms_command(scenario, run_dir, local=local, address=address)
-        return
     from societas.cluster.launch import LaunchOptions
 
     with user_errors():
@@ -171,6 +164,11 @@ def run(
             attach_timeout_s=attach_timeout,
             check_services=not skip_service_checks,
         )
+    if scenario.arms:  # one run folder per arm under OUT (societas.cluster.cli_experiment)
+        from societas.cluster.cli_experiment import run_arms_command
+
+        run_arms_command(scenario, opts, execute)
+        return
     execute(scenario, opts)
 
 

@@ -111,23 +111,25 @@ async def run_checkpointed(
     return summary, engines
 
 
-def run_scenario(
-    cfg: ScenarioConfig,
-    out: Path,
-    *,
-    local: bool = True,
-    address: str | None = None,
-    on_progress: Callable[[Any], Any] | None = None,
-    extra: dict[str, Any] | None = None,
-) -> Any:
-    """One scenario (no arms) in process with checkpoints, or on Ray."""
-    preflight_code(cfg)
-    if local:
-        summary, _ = asyncio.run(run_checkpointed(cfg, out, on_progress=on_progress, extra=extra))
-        return summary
-    from societas.cluster.ray_runtime import run_on_ray
+def arm_runs(cfg: ScenarioConfig | str | Path) -> dict[str, ScenarioConfig]:
+    """The scenario of every arm (same seed and population), code checked before any runs."""
+    cfg = load_scenario(cfg)
+    if not cfg.arms:
+        raise ScenarioConfigError([("arms", "the scenario declares no arms")], cfg.name)
+    scenarios = {arm.name: arm_scenario(cfg, arm.name) for arm in cfg.arms}
+    for scenario in scenarios.values():
+        preflight_code(scenario)
+    return scenarios
 
-    return run_on_ray(cfg, out, address=address, on_progress=on_progress)
+
+def mark_arm(run_dir: Path, experiment: str, arm: str) -> None:
+    """Add the experiment and arm names to an arm's run.json."""
+    from societas.cluster.checkpoint import write_json_atomic
+    from societas.cluster.run_folder import RUN_FILE, read_record
+
+    record = read_record(run_dir)
+    if record is not None:
+        write_json_atomic(run_dir / RUN_FILE, {**record, "experiment": experiment, "arm": arm})
 
 
 def run_arms(
@@ -136,25 +138,20 @@ def run_arms(
     *,
     local: bool = True,
     address: str | None = None,
+    overwrite: bool = False,
     on_progress: Callable[[str], Callable[[Any], Any] | None] | None = None,
 ) -> dict[str, Any]:
-    """Every arm of `cfg` (same seed and population) into OUT/<arm name>; summaries by arm."""
-    cfg = load_scenario(cfg)
-    if not cfg.arms:
-        raise ScenarioConfigError([("arms", "the scenario declares no arms")], cfg.name)
-    scenarios = {arm.name: arm_scenario(cfg, arm.name) for arm in cfg.arms}
-    for scenario in scenarios.values():
-        preflight_code(scenario)
-    out = Path(out)
+    """Every arm into OUT/<arm> through the normal launch (preflight, run.json, checkpoints);
+    returns the run summaries by arm."""
+    from societas.cluster.launch import LaunchOptions, launch
+
+    base = load_scenario(cfg)
     summaries = {}
-    for name, scenario in scenarios.items():
-        progress = on_progress(name) if on_progress is not None else None
-        summaries[name] = run_scenario(
-            scenario,
-            out / name,
-            local=local,
-            address=address,
-            on_progress=progress,
-            extra={"arm": name, "experiment": cfg.name},
+    for name, scenario in arm_runs(base).items():
+        opts = LaunchOptions(
+            out=str(Path(out) / name), local=local, address=address, overwrite=overwrite
         )
+        progress = on_progress(name) if on_progress is not None else None
+        summaries[name], run_dir = launch(scenario, opts, on_progress=progress)
+        mark_arm(run_dir, base.name, name)
     return summaries

@@ -170,13 +170,15 @@ def test_arm_scenarios_keep_seed_and_population():
 
 
 def test_block_that_is_not_a_block_is_refused_before_the_run(tmp_path):
-    from societas.cluster.experiment import preflight_code, run_scenario
+    from societas.cluster.experiment import preflight_code, run_arms
     from tests.experiments.conftest import CODE
 
     cfg = load_scenario(scenario(blocks=["probe_blocks:NotABlock"], code_dirs=[str(CODE)]))
     with pytest.raises(ScenarioConfigError, match="probe_blocks:NotABlock is not a Block"):
         preflight_code(cfg)
-    cfg = load_scenario(scenario(blocks=["no_such_module:X"]))
+    cfg = load_scenario(
+        scenario(arms=[{"name": "a"}, {"name": "b", "overrides": {"blocks": ["no_such_module:X"]}}])
+    )
     with pytest.raises(ScenarioConfigError, match="cannot import 'no_such_module'"):
-        run_scenario(cfg, tmp_path / "run")
-    assert not (tmp_path / "run").exists()  # nothing started
+        run_arms(cfg, tmp_path / "run")
+    assert not (tmp_path / "run").exists()  # no arm started
