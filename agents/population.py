@@ -79,6 +79,26 @@ PERSONALITIES = (
 NO_WORK = ("unemployed", "retired")
 
 
+_SHARED = "population profiles are memoised and shared; copy what you change"
+
+
+class FrozenProfileError(AttributeError):
+    """A change to a sealed (shared) profile."""
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A dict that refuses changes (picklable, JSON-serialisable like a dict)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(f"read-only mapping: {_SHARED}")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+
 @dataclass(slots=True)
 class Profile:
     """One agent's generated traits and its places."""
@@ -100,6 +120,18 @@ class Profile:
     sociability: float
     attitudes: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # custom attributes from a file
+    _sealed: bool = field(default=False, init=False, repr=False, compare=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_sealed", False):
+            raise FrozenProfileError(f"profile {self.id}: {name!r} is read-only ({_SHARED})")
+        object.__setattr__(self, name, value)
+
+    def seal(self) -> None:
+        """Make this profile read-only (the memoised population is shared by every group)."""
+        object.__setattr__(self, "attitudes", FrozenDict(self.attitudes))
+        object.__setattr__(self, "extra", FrozenDict(self.extra))
+        object.__setattr__(self, "_sealed", True)
 
     def kv(self) -> dict[str, Any]:
         """Initial KV memory values of this agent (custom attributes from a file included)."""
@@ -120,13 +152,16 @@ class Profile:
         }
 
 
-@dataclass
+@dataclass(frozen=True)
 class Population:
-    """The generated society: town map, profiles by id, friend lists with tie strength."""
+    """The generated society: town map, profiles by id, friend lists with tie strength.
+
+    Read-only once generated: `population_for` hands the same object to every group of a
+    process (profiles sealed, friend lists tuples)."""
 
     town: TownMap
-    profiles: list[Profile]
-    friends: dict[int, list[tuple[int, float]]]
+    profiles: tuple[Profile, ...]
+    friends: FrozenDict  # agent id -> tuple of (friend id, tie strength)
 
     def __len__(self) -> int:
         return len(self.profiles)
@@ -244,7 +279,10 @@ def generate(cfg: ScenarioConfig) -> Population:
     if pop.profiles is not None:
         apply_profile_file(cfg, profiles, [w.id for w in works])
     friends = social_network(cfg, profiles, rng)
-    return Population(town=town, profiles=profiles, friends=friends)
+    for p in profiles:
+        p.seal()
+    shared = FrozenDict({i: tuple(f) for i, f in friends.items()})
+    return Population(town=town, profiles=tuple(profiles), friends=shared)
 
 
 def apply_profile_file(cfg: ScenarioConfig, profiles: list[Profile], works: list[str]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from societas.agents.blocks import (
     CognitionBlock,
     EconomyBlock,
@@ -101,7 +103,7 @@ async def test_social_learns_facts_from_chats_and_invites_at_encounters(engine):
     assert any("Six told me" in h.text for h in heard)
     engine.scenario.social.chat_prob = 1.0
     engine.scenario.social.friend_chat_prob = 1.0
-    a.profile.sociability = 1.0
+    a.profile = dataclasses.replace(a.profile, sociability=1.0)  # shared profiles: a copy
     meet = Message(tick=1, sender=7, recipient=5, kind="encounter", payload={"place": "cafe-0"})
     await block.forward(make_ctx(engine, 5, tick=2, inbox=[meet]))
     partner, place, topic = a.state["_invite"]  # the driver routes the conversation

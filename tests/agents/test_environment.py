@@ -87,3 +87,32 @@ def test_duplicate_group_ids_are_rejected(tmp_path):
     cfg = load_scenario(SMALL)
     with pytest.raises(ValueError, match="unique"):
         Coordinator([GroupEngine(cfg, 0, [0], tmp_path), GroupEngine(cfg, 0, [1], tmp_path)])
+
+
+def test_the_memoised_population_is_read_only():
+    """Every group (and test) of a process gets the same population object: no one can change
+    a profile, an attitude or a friend list under the others' feet; copies can be changed."""
+    import dataclasses
+
+    from societas.agents.population import FrozenProfileError
+
+    cfg = load_scenario({**SMALL, "topics": [{"name": "tax"}]})
+    pop = population_for(cfg)
+    assert population_for(cfg) is pop
+    profile = pop.profiles[3]
+    age, tax = profile.age, profile.attitudes["tax"]
+    with pytest.raises(FrozenProfileError, match="'age' is read-only"):
+        profile.age = age + 1
+    with pytest.raises(TypeError, match="read-only"):
+        profile.attitudes["tax"] = tax + 1
+    with pytest.raises(TypeError, match="read-only"):
+        pop.friends[0] = ()
+    with pytest.raises(AttributeError):
+        pop.friends[0].append((1, 0.5))  # a tuple
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pop.profiles = ()  # type: ignore[misc]
+    kv = profile.kv()
+    kv["attitude"]["tax"] = tax + 1  # kv() hands out fresh copies
+    mine = dataclasses.replace(profile, age=age + 1)
+    mine.age += 1  # a copy is the caller's own
+    assert (profile.age, profile.attitudes["tax"], mine.age) == (age, tax, age + 2)
