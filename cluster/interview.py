@@ -8,6 +8,7 @@ with the built-in blocks only, from the scenario data in config.json.
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import tempfile
 from collections.abc import AsyncIterator
@@ -105,7 +106,31 @@ def inspect_agent(run_dir: str | Path, agent_id: int, memory_limit: int = 30) ->
     if not 0 <= agent_id < cfg.agents.count:
         raise ValueError(f"--agent: {agent_id} is not in 0..{cfg.agents.count - 1}")
     view = agent_view(run_dir, agent_id, memory_limit=memory_limit)
-    return view.model_dump(mode="json")
+    data = view.model_dump(mode="json")
+    data["prompts"] = recent_prompts(run_dir, view.name)
+    if not data["prompts"] and cfg.llm.provider == "rules":
+        data["notes"].append("prompts are kept in llm-cache for runs on a model, not for rules")
+    return data
+
+
+def recent_prompts(run_dir: Path, name: str, limit: int = 5) -> list[dict[str, str]]:
+    """The agent's last prompts and answers from the run's LLM response cache (model runs)."""
+    found: list[dict[str, str]] = []
+    marker = f"You are {name}"
+    for segment in sorted((run_dir / "llm-cache").glob("segment-*.jsonl")):
+        with segment.open(encoding="utf-8") as fh:
+            for line in fh:
+                if marker not in line:
+                    continue
+                try:
+                    entry = json.loads(line)
+                    messages = entry["request"]["messages"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if messages and marker in str(messages[0].get("content", "")):
+                    prompt = str(messages[-1].get("content", ""))
+                    found.append({"prompt": prompt[-400:], "answer": str(entry["text"])[:400]})
+    return found[-limit:]
 
 
 def format_view(view: dict[str, Any], memories: int = 15) -> str:
@@ -143,6 +168,11 @@ def format_view(view: dict[str, Any], memories: int = 15) -> str:
                 f"  day {s.get('day')} {s.get('time')} {s.get('survey')}/{s.get('question_id')}: "
                 f"{s.get('answer_text')}"
             )
+    if view.get("prompts"):
+        lines.append("\n## recent prompts and answers (LLM cache)")
+        for p in view["prompts"]:
+            lines.append(f"  > {' '.join(p['prompt'].split())[-200:]}")
+            lines.append(f"  < {' '.join(p['answer'].split())[:200]}")
     if view["conversations"]:
         lines.append("\n## recent conversations")
         for c in view["conversations"][-10:]:

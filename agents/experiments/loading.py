@@ -46,6 +46,8 @@ def resolve_paths(raw: dict[str, Any], base: Path) -> dict[str, Any]:
         agents = dict(agents)
         agents["profiles"] = str((base / agents["profiles"]).resolve())
         raw["agents"] = agents
+    if isinstance(raw.get("prompts"), str):  # a prompt folder, like the profiles file
+        raw["prompts"] = str((base / raw["prompts"]).resolve())
     if raw.get("blocks") and not raw.get("code_dirs"):
         raw["code_dirs"] = [str(base.resolve())]
     elif isinstance(raw.get("code_dirs"), list):

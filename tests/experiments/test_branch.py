@@ -14,6 +14,7 @@ from societas.agents.runtime.results import SCHEMAS, read_table
 from societas.agents.scenario import load_scenario
 from societas.cluster.branch import BranchError, run_branch, run_branch_async
 from societas.cluster.experiment import run_checkpointed
+from societas.cluster.interview import inspect_agent
 from tests.experiments.conftest import CODE, scenario
 
 AT, AT_TICK = "0:12", 10  # start 07:00, 30-minute ticks
@@ -130,6 +131,8 @@ def test_branch_replays_the_past_from_the_cache_without_live_calls(tmp_path):
             return parent_requests, at_switch, emu.stats["chat_requests"], info
 
     parent_requests, at_switch, total, info = asyncio.run(go())
+    view = inspect_agent(tmp_path / "parent", 0)  # a model run keeps its prompts
+    assert len(view["prompts"]) == 5 and all(p["prompt"] and p["answer"] for p in view["prompts"])
     assert at_switch == [parent_requests]  # the replayed past: not one HTTP request
     assert info["llm_calls_replayed"] == info["llm_cache_hits_replayed"] > 0
     assert 0 < total - parent_requests <= info["llm_calls_live"]
