@@ -171,7 +171,8 @@ async def run_branch_async(
 ) -> dict[str, Any]:
     """Prepare, replay the shared past, switch to the patch, continue; returns run.json's
     branch fields (llm_calls_replayed, llm_calls_live, origin)."""
-    plan = prepare(Path(parent), at, Path(patch_path), Path(out))
+    out = Path(out)
+    plan = await asyncio.to_thread(prepare, Path(parent), at, Path(patch_path), out)
     past: ScenarioConfig = plan["past"]
     branch: ScenarioConfig = plan["branch"]
     tick: int = plan["tick"]
@@ -218,7 +219,7 @@ async def run_branch_async(
     info["llm_calls_live"] = total["calls"] - replayed["calls"]
     info["llm_cache_hits_replayed"] = replayed["cache_hits"]
     info["rows_copied"] = plan["rows_copied"]
-    _update_run_json(out, info)
+    await asyncio.to_thread(_update_run_json, out, info)
     return info
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -97,27 +98,37 @@ async def _memories(
     return [[h.text for h in found] for found in hits]
 
 
+def _number_in(text: str) -> float | None:
+    """The first number written in `text`, or None."""
+    m = re.search(r"-?\d+(?:\.\d+)?", text)
+    return float(m.group()) if m else None
+
+
 def _checked(q: Question, reply: SurveyAnswer) -> tuple[str, float | None]:
-    """The answer text and a value valid for the question (clamped, option-matched)."""
-    value = reply.value if reply.value is not None and math.isfinite(reply.value) else None
+    """The answer text and a value valid for the question (clamped, option-matched); None
+    when the reply holds no usable value (a fallback is never counted as an answer)."""
     text = reply.answer.strip()
+    value = reply.value if reply.value is not None and math.isfinite(reply.value) else None
+    if q.kind in ("likert", "number") and value is None:
+        value = _number_in(text)
+    if value is None and q.kind != "choice":
+        return text, None
     if q.kind == "likert":
-        value = float(min(q.scale, max(1, round(value if value is not None else 0))))
-    elif q.kind == "choice":
-        options = q.options or []
-        index = next((i for i, o in enumerate(options) if o.lower() == text.lower()), None)
+        assert value is not None
+        return text, float(min(q.scale, max(1, round(value))))
+    if q.kind == "number":
+        assert value is not None
+        value = max(q.min, value) if q.min is not None else value
+        return text, min(q.max, value) if q.max is not None else value
+    if q.kind == "choice":
+        options = [o.lower() for o in q.options or []]
+        index = options.index(text.lower()) if text.lower() in options else None
         if index is None and value is not None and 0 <= int(value) < len(options):
             index = int(value)
         if index is None:
-            index = next((i for i, o in enumerate(options) if o.lower() in text.lower()), 0)
-        value = float(index)
-    elif q.kind == "number":
-        if value is not None:
-            value = max(q.min, value) if q.min is not None else value
-            value = min(q.max, value) if q.max is not None else value
-    else:
-        value = None
-    return text, value
+            index = next((i for i, o in enumerate(options) if o in text.lower()), None)
+        return text, None if index is None else float(index)
+    return text, None
 
 
 async def ask(

@@ -84,10 +84,12 @@ def test_bad_agent_and_missing_checkpoint_are_clear(tmp_path, local_run):
         interview(bare, 1, "Hi?")
 
 
-def test_interview_an_agent_of_a_ray_run(tmp_path):
+def test_interview_and_branch_a_ray_run(tmp_path):
+    from societas.agents.runtime.results import read_table
+    from societas.cluster.branch import run_branch
     from societas.cluster.ray_runtime import run_on_ray
 
-    cfg = load_scenario(scenario(ticks=4, interventions=SETS))
+    cfg = load_scenario(scenario(ticks=4, interventions=SETS, cluster={"checkpoint_every": 2}))
     ray.init(
         address="local",
         num_cpus=2,
@@ -101,3 +103,14 @@ def test_interview_an_agent_of_a_ray_run(tmp_path):
         ray.shutdown()
     result = interview(tmp_path / "ray", 3, "How is your mood?")
     assert result["answer"].startswith("My mood is 0.9") and result["checkpoint_tick"] == 4
+    patch = tmp_path / "patch.yaml"
+    patch.write_text("interventions: [{tick: 3, kind: set, values: {mood: 0.2}}]\n")
+    info = run_branch(tmp_path / "ray", "0:08:30", patch, tmp_path / "branch")  # tick 3
+    assert info["branch"]["from_checkpoint"] == 2 and info["llm_calls_replayed"] > 0
+    for table in ("agent_state", "needs", "dialogues", "llm"):
+        mine = [r for r in read_table(tmp_path / "branch", table).to_pylist() if r["tick"] < 3]
+        theirs = [r for r in read_table(tmp_path / "ray", table).to_pylist() if r["tick"] < 3]
+        assert mine == theirs and mine, table
+    assert interview(tmp_path / "branch", 3, "How is your mood?")["answer"].startswith(
+        "My mood is 0.2"
+    )

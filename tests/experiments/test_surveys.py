@@ -83,3 +83,21 @@ def test_asking_changes_nothing_unless_remembered(tmp_path):
     remembered = run(tmp_path, "remembered", surveys=[{**SURVEY, "remember": True}])
     texts = [m["text"] for m in agent_memories(remembered, 0) if m["topic"] == "survey"]
     assert any("How satisfied are you?" in t and "5 of 5" in t for t in texts)
+
+
+def test_model_replies_are_checked_against_the_question():
+    from societas.agents.experiments.schema import Question
+    from societas.agents.experiments.survey import _checked
+    from societas.agents.llm.tasks import SurveyAnswer
+
+    likert = Question(id="l", kind="likert", scale=5, text="?")
+    choice = Question(id="c", kind="choice", options=["Yes", "No"], text="?")
+    number = Question(id="n", kind="number", min=0, max=100, text="?")
+    assert _checked(likert, SurveyAnswer(answer="I'd say 4", value=None)) == ("I'd say 4", 4.0)
+    assert _checked(likert, SurveyAnswer(answer="very", value=9)) == ("very", 5.0)
+    assert _checked(likert, SurveyAnswer(answer="(no answer)", value=None)) == ("(no answer)", None)
+    assert _checked(choice, SurveyAnswer(answer="no", value=None)) == ("no", 1.0)
+    assert _checked(choice, SurveyAnswer(answer="maybe", value=None)) == ("maybe", None)
+    assert _checked(choice, SurveyAnswer(answer="the second", value=1)) == ("the second", 1.0)
+    assert _checked(number, SurveyAnswer(answer="about 250", value=None)) == ("about 250", 100)
+    assert _checked(number, SurveyAnswer(answer="none", value=None)) == ("none", None)
