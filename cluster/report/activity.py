@@ -57,7 +57,7 @@ def activity_figure(arm: Arm) -> tuple[go.Figure, dict[str, float]]:
         )
     F.time_axis(fig, run)
     fig.update_yaxes(range=[0, 1])
-    F.intervention_lines(fig, run)
+    F.intervention_lines(fig, run, label=False)
     return fig, {c: round(float(np.mean(v)), 4) for c, v in shares.items()}
 
 

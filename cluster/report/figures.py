@@ -7,6 +7,7 @@ so long labels are never cut off.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -130,7 +131,11 @@ def intervention_lines(
     (`marks`: (number, tick) pairs; default: this run's interventions in order)."""
     if marks is None:
         marks = [(i, int(iv.get("tick", 0))) for i, iv in enumerate(run.interventions, 1)]
-    for i, tick in marks:
+    by_tick: dict[int, list[str]] = {}
+    for n, tick in marks:
+        by_tick.setdefault(tick, []).append(str(n))
+    for tick, numbers in sorted(by_tick.items()):
+        i = ",".join(numbers)
         x = float(run.hours([tick])[0])
         fig.add_vline(x=x, line={"dash": "dash", "color": "#888", "width": 1})
         if label:
@@ -151,7 +156,7 @@ def div(fig: go.Figure, div_id: str) -> str:
     return fig.to_html(
         full_html=False,
         include_plotlyjs=False,
-        div_id=div_id,
+        div_id=re.sub(r"[^A-Za-z0-9_-]+", "-", div_id),
         config=CONFIG,
         default_height=f"{int(fig.layout.height or 380)}px",
         default_width="100%",

@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from societas.cluster.report import activity, card, conversations, findings, society
+from societas.cluster.report import activity, card, conversations, findings, society, surveys
 from societas.cluster.report import figures as F
 from societas.cluster.report.agent_view import AgentView, agent_figure, agent_view
 from societas.cluster.report.data import Arm, RunData
@@ -111,11 +111,20 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
         )  # fmt: skip
         summary["findings"][metric.key] = rows
     timeline = ""
-    if metrics and ref.interventions:
+    if metrics and card.interventions_of_arms(arms):
         timeline_fig, _ = findings.metric_figure(metrics[0], arms)
         timeline_fig.update_layout(title={"text": f"Interventions over {metric_title(metrics)}"})
         timeline = F.div(timeline_fig, "fig-interventions")
 
+    survey_fig, survey_rows = surveys.survey_figure(arms)
+    if survey_fig is not None:
+        found.append(
+            {"key": "surveys", "div": F.div(survey_fig, "fig-surveys"), "rows": [],
+             "caption": "Mean numeric answer per question (Likert point, option index or "
+             "number) with its 95% interval over the agents asked; open answers are quoted "
+             "below."}
+        )  # fmt: skip
+        summary["surveys"] = survey_rows
     act = []
     summary["activity_mix_mean"] = {}
     for a in arms[:4]:

@@ -201,9 +201,9 @@ def map_figure(run: RunData) -> tuple[go.Figure | None, str]:
         fig.add_trace(trace)
     fig.frames = [go.Frame(data=frame_data(t), name=str(t)) for t in ticks]
     fig.update_layout(
-        sliders=[{"active": 0, "y": -0.08, "len": 0.9, "x": 0.1, "currentvalue":
-                  {"prefix": "time: "}, "steps": [
-                      {"label": run.tick_label(t), "method": "animate",
+        sliders=[{"active": 0, "y": -0.08, "len": 0.84, "x": 0.09, "font": {"size": 10},
+                  "currentvalue": {"prefix": "time: "}, "steps": [
+                      {"label": run.tick_label(t).replace("day ", "d"), "method": "animate",
                        "args": [[str(t)], {"mode": "immediate", "frame": {"duration": 0,
                                 "redraw": True}, "transition": {"duration": 0}}]}
                       for t in ticks]}],

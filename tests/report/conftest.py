@@ -44,6 +44,11 @@ def _hurricane(warned: bool) -> dict[str, Any]:
         iv for iv in cfg["interventions"]
         if iv["tick"] < 40 and (warned or not iv.get("trust_gated"))
     ]  # fmt: skip
+    cfg["surveys"] = [
+        {"id": "afternoon", "day": 0, "hour": 15, "questions": [
+            {"id": "safe", "kind": "likert", "scale": 5, "text": "How safe do you feel?"},
+            {"id": "plans", "kind": "open", "text": "What will you do tonight?"}]}
+    ]  # fmt: skip
     return cfg
 
 

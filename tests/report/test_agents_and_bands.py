@@ -4,6 +4,7 @@ agents and over seeds, `run --seeds` replicates, and clear errors for bad input.
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -44,6 +45,24 @@ def test_report_agent_page_and_bad_agent_id(hurricane):
     assert res.exit_code == 2 and "--agent: 999" in res.output and "Traceback" not in res.output
     with pytest.raises(ReportInputError, match="--agent: -1"):
         agent_view(hurricane, -1)
+
+
+def test_a_folder_of_arms_is_compared_with_surveys(hurricane, hurricane_control, tmp_path):
+    arms = tmp_path / "arms"
+    shutil.copytree(hurricane, arms / "warned", ignore=shutil.ignore_patterns("checkpoints"))
+    shutil.copytree(hurricane_control, arms / "no-warning",
+                    ignore=shutil.ignore_patterns("checkpoints"))  # fmt: skip
+    res = CliRunner().invoke(app, ["report", str(arms)])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((arms / "summary.json").read_text())
+    assert summary["arms"] == ["no-warning", "warned"]
+    rows = {r["series"] for r in summary["findings"]["evacuation"]}
+    assert "difference: warned − no-warning (all agents)" in rows
+    answers = {(r["arm"], r["question"].split(" (")[0]): r for r in summary["surveys"]}
+    assert {a for a, _ in answers} == {"no-warning", "warned"}
+    assert all(1 <= r["mean"] <= 5 and r["n"] == 40 for r in answers.values())
+    html = (arms / "report.html").read_text()
+    assert "Answered in surveys" in html and "What differs between the arms" in html
 
 
 def test_report_of_a_folder_that_is_not_a_run(tmp_path):
