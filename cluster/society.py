@@ -18,13 +18,13 @@ import asyncio
 import statistics
 import tempfile
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from societas.agents.agent import Agent
+from societas.agents.agent import Agent, Block
 from societas.agents.experiments.checks import arm_scenario
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.runtime.results import read_table
@@ -143,7 +143,7 @@ _MISSING = object()
 class Society:
     """A scenario in this process, run a day (or some ticks) at a time."""
 
-    def __init__(self, scenario: ScenarioConfig, out: Path) -> None:
+    def __init__(self, scenario: ScenarioConfig, out: Path, blocks: Sequence[Block] = ()) -> None:
         self.scenario = scenario
         self.out = out
         self.tick = 0
@@ -162,6 +162,11 @@ class Society:
             max_pairs_per_place=scenario.social.max_pairs_per_place,
         )
         self._call(self._setup())
+        if blocks:  # Python objects of the notebook's own, after the scenario's blocks
+            for engine in self.engines:
+                extended = [*next(iter(engine.agents.values())).blocks, *blocks]
+                for agent in engine.agents.values():
+                    agent.blocks = extended
 
     @classmethod
     def from_scenario(
@@ -170,9 +175,11 @@ class Society:
         *,
         arm: str | None = None,
         out: str | Path | None = None,
+        blocks: Sequence[Block] = (),
     ) -> Society:
-        """Load and check a scenario (one `arm` of it, if it has arms) and set its agents up;
-        results go to `out` (default: a new temporary folder)."""
+        """Load and check a scenario (one `arm` of it, if it has arms) and set its agents up,
+        with `blocks` (Block objects) after the scenario's; results go to `out` (default: a new
+        temporary folder)."""
         cfg = load_scenario(source)
         if cfg.arms:
             names = [a.name for a in cfg.arms]
@@ -184,7 +191,10 @@ class Society:
         preflight_code(cfg)
         folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="societas-"))
         folder.mkdir(parents=True, exist_ok=True)
-        return cls(cfg, folder)
+        for i, block in enumerate(blocks):
+            if not isinstance(block, Block):
+                raise TypeError(f"blocks[{i}]: {block!r} is not a Block (name, async forward)")
+        return cls(cfg, folder, blocks)
 
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()

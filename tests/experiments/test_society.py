@@ -58,3 +58,17 @@ def test_society_picks_an_arm_and_works_inside_a_running_event_loop(tmp_path):
 
     low, transfers, mood = asyncio.run(notebook_cell())
     assert low > 0 and transfers == 800.0 and 0 < mood < 1
+
+
+def test_society_takes_blocks_as_python_objects(tmp_path):
+    class Cheer:
+        name = "cheer"
+
+        async def forward(self, ctx):
+            ctx.agent.set("mood", round(ctx.state["mood"] + 0.1, 6))
+
+    with pytest.raises(TypeError, match="blocks\\[0\\]: 3 is not a Block"):
+        Society.from_scenario(scenario(ticks=4), blocks=[3])
+    with Society.from_scenario(scenario(ticks=4), out=tmp_path, blocks=[Cheer()]) as society:
+        society.run(ticks=3)
+        assert society.agents.agg("mood", "min") == pytest.approx(0.8)
