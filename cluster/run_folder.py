@@ -85,6 +85,16 @@ class RunRecord(BaseModel):
         description="Per LLM task: requests, prompt/completion tokens, cache hits, json calls "
         "and their outcomes (valid_first_try, repaired, valid_after_reask, fallbacks, failed).",
     )
+    # experiments (cluster.experiment, cluster.branch)
+    experiment: str | None = Field(None, description="Experiment name when run as an arm.")
+    arm: str | None = Field(None, description="Arm name (the run folder is OUT/<arm>).")
+    branch: dict[str, Any] | None = Field(
+        None, description="Branch origin: parent run, at DAY:HOUR, tick, from_checkpoint."
+    )
+    llm_calls_replayed: int | None = Field(
+        None, description="Branch: calls answered from the parent's cache (or rules) in the past."
+    )
+    llm_calls_live: int | None = Field(None, description="Branch: calls after the branch point.")
 
 
 def read_record(run_dir: Path) -> dict[str, Any] | None:
