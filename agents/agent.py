@@ -83,6 +83,10 @@ class Block(Protocol):
     async def forward(self, ctx: AgentContext) -> None: ...
 
 
+# Scratch state (keys starting with "_") that lives across ticks and so goes into checkpoints.
+SCRATCH_KEPT = ("_econ_day", "_exposed", "_emotion", "_target", "_heard_news")
+
+
 class Agent:
     """An agent: id, profile, memory views, blocks, own RNG and cached hot state."""
 
@@ -103,6 +107,19 @@ class Agent:
         self.rng = rng
         self.state = state
         self.dirty: set[str] = set()
+
+    def get_state(self) -> dict[str, Any]:
+        """What a checkpoint keeps of this agent (JSON): hot state, the scratch keys that
+        live across ticks (`SCRATCH_KEPT`), and the RNG's exact position."""
+        version, internal, gauss = self.rng.getstate()
+        state = {k: v for k, v in self.state.items() if not k.startswith("_") or k in SCRATCH_KEPT}
+        return {"state": state, "rng": list(internal), "rng_version": version, "rng_gauss": gauss}
+
+    def set_state(self, data: dict[str, Any]) -> None:
+        """Back to what `get_state` returned; hot keys are marked for the KV write-back."""
+        self.state.update(data["state"])
+        self.dirty.update(k for k in data["state"] if not k.startswith("_"))
+        self.rng.setstate((data["rng_version"], tuple(data["rng"]), data["rng_gauss"]))
 
     def set(self, key: str, value: Any) -> None:
         """Change a hot state value; written to the KV memory at the end of the tick."""

@@ -47,6 +47,14 @@ class Reflector:
         self.on_insight: OnInsight | None = None
         self.reflections = 0
 
+    def get_state(self) -> dict[str, float]:
+        """What a checkpoint keeps (JSON keys): each agent's importance accumulated so far."""
+        return {str(k): v for k, v in self.accumulated.items()}
+
+    def set_state(self, data: dict[str, float]) -> None:
+        """Back to what `get_state` returned."""
+        self.accumulated = {int(k): float(v) for k, v in data.items()}
+
     def note(self, agent_id: int, importances: list[float] | float) -> None:
         """Add the importance of memories just stored."""
         vals = importances if isinstance(importances, list) else [importances]

@@ -327,18 +327,8 @@ class GroupEngine:
         state = {
             "group_id": self.group_id,
             "danger": self.danger,
-            "agents": {
-                str(i): {
-                    "state": {
-                        k: v for k, v in a.state.items() if not k.startswith("_") or k in _SCRATCH
-                    },
-                    "rng": list(a.rng.getstate()[1]),
-                    "rng_version": a.rng.getstate()[0],
-                    "rng_gauss": a.rng.getstate()[2],
-                }
-                for i, a in self.agents.items()
-            },
-            "reflection": {str(k): v for k, v in self.reflector.accumulated.items()},
+            "agents": {str(i): a.get_state() for i, a in self.agents.items()},
+            "reflection": self.reflector.get_state(),
             "unreported": branching.unreported_totals(self),  # reported by the next tick
         }
         path = Path(directory) / f"group-{self.group_id:04d}.json"
@@ -360,11 +350,8 @@ class GroupEngine:
         data = json.loads(await asyncio.to_thread(path.read_text))
         self.danger = bool(data["danger"])
         for key, entry in data["agents"].items():
-            agent = self.agents[int(key)]
-            agent.state.update(entry["state"])
-            agent.dirty.update(k for k in entry["state"] if not k.startswith("_"))
-            agent.rng.setstate((entry["rng_version"], tuple(entry["rng"]), entry["rng_gauss"]))
-        self.reflector.accumulated = {int(k): v for k, v in data["reflection"].items()}
+            self.agents[int(key)].set_state(entry)
+        self.reflector.set_state(data["reflection"])
         await self._restore_memory(directory)
         branching.carry_over(self, data.get("unreported", {}))
         await self._write_back()
@@ -389,9 +376,6 @@ class GroupEngine:
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)
         self._deltas.rebase("mem.", self.memory.counters)  # its counters start afresh
-
-
-_SCRATCH = ("_econ_day", "_exposed", "_emotion", "_target", "_heard_news")
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:

@@ -116,3 +116,25 @@ def test_the_memoised_population_is_read_only():
     mine = dataclasses.replace(profile, age=age + 1)
     mine.age += 1  # a copy is the caller's own
     assert (profile.age, profile.attitudes["tax"], mine.age) == (age, tax, age + 2)
+
+
+async def test_agent_and_reflector_state_round_trip_through_json(engine):
+    """get_state/set_state (what checkpoints store): JSON, and back to the same behaviour."""
+    import json
+
+    agent = engine.agents[3]
+    agent.state["_econ_day"], agent.state["_invite"] = 2, (1, "cafe-0", "x")
+    saved = json.loads(json.dumps(agent.get_state()))
+    assert "_econ_day" in saved["state"] and "_invite" not in saved["state"]  # per-tick scratch
+    draws = [agent.rng.random() for _ in range(3)]
+    currency = agent.state["currency"]
+    agent.state["currency"] = -1.0
+    agent.dirty.clear()
+    agent.set_state(saved)
+    assert [agent.rng.random() for _ in range(3)] == draws
+    assert agent.state["currency"] == currency and "currency" in agent.dirty
+    engine.reflector.note(3, [0.5, 0.25])
+    kept = json.loads(json.dumps(engine.reflector.get_state()))
+    engine.reflector.note(3, 1.0)
+    engine.reflector.set_state(kept)
+    assert engine.reflector.accumulated == {3: 0.75}
