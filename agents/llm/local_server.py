@@ -155,6 +155,8 @@ class LocalModelServer:
             str(self.threads),
             "--cache",
             "True",  # prompt prefix cache: the static part of each prompt is computed once
+            "--cache_size",
+            str(256 << 20),  # its RAM (default 2 GiB)
             "--verbose",
             "False",
         ]
