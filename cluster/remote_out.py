@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 STAGING_ENV = "SOCIETAS_STAGING_DIR"
+SKIP = ("memory/", ".")  # the live memory store (checkpoints hold its state), temp files
 
 
 class RemoteOutError(ValueError):
@@ -72,29 +73,38 @@ class RemoteSync:
         self.url = url
         self.local = Path(local)
         self.fs, self.path = open_url(url)
+        self.path = self.path.rstrip("/")
+        self._pushed: dict[str, tuple[int, int]] = {}
 
     def push(self) -> None:
-        """Copy the local folder to the URL; checkpoints pruned locally go remotely too."""
+        """Mirror the local folder at the URL: upload new or changed files, delete what is
+        gone locally (pruned checkpoints, results a resume rewrites). The live memory
+        folder stays local: checkpoints carry the memory a resume needs."""
         import pyarrow.fs as pafs
 
         self.local.mkdir(parents=True, exist_ok=True)
-        local_fs = pafs.LocalFileSystem()
-        pafs.copy_files(
-            str(self.local.resolve()),
-            self.path,
-            source_filesystem=local_fs,
-            destination_filesystem=self.fs,
-        )
-        remote_ckpts = self.fs.get_file_info(
-            pafs.FileSelector(f"{self.path}/checkpoints", allow_not_found=True)
-        )
-        for info in remote_ckpts:
-            name = info.base_name
-            if (
-                info.type == pafs.FileType.Directory
-                and not (self.local / "checkpoints" / name).exists()
+        local = {}
+        for path in self.local.rglob("*"):
+            rel = path.relative_to(self.local).as_posix()
+            if path.is_file() and not rel.startswith(SKIP):
+                st = path.stat()
+                local[rel] = (st.st_size, st.st_mtime_ns)
+        for rel, stamp in sorted(local.items()):
+            if self._pushed.get(rel) == stamp:
+                continue
+            with (
+                (self.local / rel).open("rb") as src,
+                self.fs.open_output_stream(f"{self.path}/{rel}") as dst,
             ):
-                self.fs.delete_dir(info.path)
+                while chunk := src.read(1 << 22):
+                    dst.write(chunk)
+            self._pushed[rel] = stamp
+        remote = self.fs.get_file_info(pafs.FileSelector(self.path, recursive=True))
+        for info in remote:
+            rel = info.path[len(self.path) + 1 :]
+            if info.type == pafs.FileType.File and rel not in local:
+                self.fs.delete_file(info.path)
+                self._pushed.pop(rel, None)
 
     def clear(self) -> None:
         """Delete what the URL holds (--overwrite)."""
