@@ -1,0 +1,138 @@
+"""Where the bytes of a group go: RSS and PSS of one process after each part of a group's life.
+
+One `GroupEngine` in process (no Ray: Ray's own processes are measured by engine.py), the
+`town` scenario with the rules provider (not a language model). Probes, in order:
+  imports      - Python, societas, numpy, pyarrow, Qdrant Edge loaded;
+  population   - profiles, town map and social network (memoised, shared by the groups);
+  setup        - the group memory (KV columns, KV vectors in a Qdrant Edge shard, embedder)
+                 and the agents (Agent objects and their hot-state dicts, sized apart);
+  day          - one simulated day of ticks: stream memories (hot RAM columns, warm shard),
+                 results buffers, LLM accounting, allocator slack.
+Cached: the embedding cache is on (default, 100,000 texts) and counted in `setup`/`day`.
+
+    python benchmarks/engine_bytes.py [--agents 5000] [--ticks 48] [--json P]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import itertools
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import psutil
+from _common import emit, machine
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _probe() -> tuple[float, float]:
+    """(RSS, PSS) of this process in MB, after a full garbage collection."""
+    gc.collect()
+    info = psutil.Process().memory_full_info()
+    return info.rss / 2**20, info.pss / 2**20
+
+
+def deep_size(obj: Any, seen: set[int] | None = None) -> int:
+    """Bytes of an object and everything it holds (dicts, lists, tuples, sets, strings)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    size = sys.getsizeof(obj)
+    if isinstance(obj, dict):
+        size += sum(deep_size(k, seen) + deep_size(v, seen) for k, v in obj.items())
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        size += sum(deep_size(v, seen) for v in obj)
+    return size
+
+
+async def measure(agents: int, ticks: int) -> dict[str, Any]:
+    """The probes of one group's life (see module doc)."""
+    import numpy  # noqa: F401
+    import pyarrow  # noqa: F401
+    import qdrant_edge  # noqa: F401
+
+    from societas.agents.population import population_for
+    from societas.agents.runtime.engine import GroupEngine
+    from societas.agents.scenario import load_scenario
+
+    probes: dict[str, tuple[float, float]] = {"imports": _probe()}
+    scenario = load_scenario(ROOT / "configs" / "town.yaml").with_overrides(
+        agents=agents, ticks=max(ticks, 8), groups=1
+    )
+    population_for(scenario)
+    probes["population"] = _probe()
+    with tempfile.TemporaryDirectory(prefix="bench-bytes-") as tmp:
+        engine = GroupEngine(scenario, 0, list(range(agents)), tmp)
+        await engine.setup()
+        probes["setup"] = _probe()
+        agent_bytes = sum(deep_size(a.state) + sys.getsizeof(a) for a in engine.agents.values())
+        started = time.perf_counter()
+        for tick in range(ticks):
+            await engine.step(tick, [])
+        seconds = time.perf_counter() - started
+        probes["day"] = _probe()
+        assert engine.memory is not None
+        tiers = await engine.memory.tier_counts()
+        await engine.close()
+    names = list(probes)
+    rows = {}
+    for before, after in itertools.pairwise(names):
+        d_rss = probes[after][0] - probes[before][0]
+        d_pss = probes[after][1] - probes[before][1]
+        rows[after] = {
+            "rss_mb": round(d_rss, 1),
+            "pss_mb": round(d_pss, 1),
+            "kb_per_agent": round(d_pss * 1024 / agents, 2),
+        }
+    agents_mb = agent_bytes / 2**20
+    rows["setup: agents (objects + hot-state dicts)"] = {
+        "pss_mb": round(agents_mb, 1),
+        "kb_per_agent": round(agent_bytes / 1024 / agents, 2),
+    }
+    rows["setup: memory (KV columns + KV shard + embedder)"] = {
+        "pss_mb": round(rows["setup"]["pss_mb"] - agents_mb, 1),
+        "kb_per_agent": round((rows["setup"]["pss_mb"] - agents_mb) * 1024 / agents, 2),
+    }
+    stream = tiers.get("warm", 0) + tiers.get("cold", 0)
+    return {
+        "agents": agents,
+        "ticks": ticks,
+        "imports_pss_mb": round(probes["imports"][1], 1),
+        "total_pss_mb": round(probes["day"][1], 1),
+        "pss_kb_per_agent_net_of_imports": round(
+            (probes["day"][1] - probes["imports"][1]) * 1024 / agents, 2
+        ),
+        "by_component": rows,
+        "memories_by_tier": tiers,
+        "day_bytes_per_memory": round(rows["day"]["pss_mb"] * 2**20 / max(1, stream), 1),
+        "agent_steps_per_s": round(agents * ticks / seconds, 1),
+        "cached": "embedding cache on (default); rules policy in process, no LLM cache",
+        "machine": machine(),
+    }
+
+
+def main() -> None:
+    """Command line: the JSON on stdout (and in --json)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--agents", type=int, default=5000)
+    parser.add_argument("--ticks", type=int, default=48)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    if args.agents < 1 or args.ticks < 1:
+        parser.error("--agents and --ticks must be >= 1")
+    emit(asyncio.run(measure(args.agents, args.ticks)), args.json)
+
+
+if __name__ == "__main__":
+    main()
