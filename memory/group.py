@@ -7,6 +7,7 @@ micro-batchers so agents stepping concurrently share those batched calls.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -102,6 +103,9 @@ class GroupMemory(GroupKV, GroupSearch):
             "retrieval_scored": 0,  # of which scored exactly (the rest ruled out by bound)
             "retrieval_exhaustive": 0,  # searches rescored in the engine over all memories
         }
+        # One batched operation at a time: store calls run on worker threads, and another
+        # batch must not see one half applied (hot columns vs the engine), so runs replay.
+        self._op_lock = asyncio.Lock()
         self.max_importance: dict[int, float] = {}  # per agent: bounds warm-only memories
         self.ranker = Ranker(self)
         yields = self.config.batch_yields
@@ -158,66 +162,68 @@ class GroupMemory(GroupKV, GroupSearch):
 
     async def add_many(self, requests: Sequence[AddRequest]) -> list[int]:
         """Write many agents' memories: one embedding batch, one upsert; returns their ids."""
-        if not requests:
-            return []
-        for r in requests:
-            self.require_agent(r.agent_id)
-        default = self.config.default_importance
-        importances = [default if r.importance is None else r.importance for r in requests]
-        texts = [r.description for r in requests]
-        vectors = await self.embedder.embed_documents(texts)
-        ids = self._allocate_ids(len(requests))
-        clock = self.clock
-        day, t, now = clock.day, clock.t, clock.abs_seconds
-        # Payload fields cost ~6 µs each to hand to the engine, so absent ones are left out:
-        # the group is in the point id (id >> 40), links and location are set when they exist.
-        layered = self.config.policies.forgetting.enabled
-        layers = [initial_layer(r.topic) for r in requests]
-        points = []
-        # Each memory gets a distinct time (+ id's low bits × 0.1 µs, < 0.11 s): ties in
-        # recency would otherwise be broken at random by the engine, and runs must replay.
-        times = [now + (point_id & 0xFFFFF) * 1e-7 for point_id in ids]
-        for point_id, r, vec, imp, layer, stamp in zip(
-            ids, requests, vectors, importances, layers, times, strict=True
-        ):
-            payload = {
-                "agent_id": r.agent_id,
-                "topic": r.topic,
-                "t": t,
-                "time": stamp,
-                "importance": imp,
-                "text": r.description,
-            }
-            if r.location is not None:
-                payload["location"] = r.location
-            if layered:
-                payload["layer"], payload["layer_since"] = layer, stamp
-            points.append(MemoryPoint(point_id, vec, payload))
-        await self.store.upsert(points)
-        self.hot.append_many(
-            ids,
-            [r.agent_id for r in requests],
-            [r.topic for r in requests],
-            texts,
-            [r.location for r in requests],
-            importances,
-            day,
-            t,
-            times,
-            layers,
-        )
-        warm_counts, max_importance = self.warm_counts, self.max_importance
-        for r, imp in zip(requests, importances, strict=True):
-            agent_id = r.agent_id
-            warm_counts[agent_id] = warm_counts.get(agent_id, 0) + 1
-            if imp > max_importance.get(agent_id, -1.0):
-                max_importance[agent_id] = imp
-        self.counters["adds"] += len(requests)
-        self.counters["embedded_texts"] += len(texts)
-        self.counters["vector_upserts"] += len(points)
-        return ids
+        async with self._op_lock:
+            if not requests:
+                return []
+            for r in requests:
+                self.require_agent(r.agent_id)
+            default = self.config.default_importance
+            importances = [default if r.importance is None else r.importance for r in requests]
+            texts = [r.description for r in requests]
+            vectors = await self.embedder.embed_documents(texts)
+            ids = self._allocate_ids(len(requests))
+            clock = self.clock
+            day, t, now = clock.day, clock.t, clock.abs_seconds
+            # Payload fields cost ~6 µs each to hand to the engine, so absent ones are left out:
+            # the group is in the point id (id >> 40), links and location are set when they exist.
+            layered = self.config.policies.forgetting.enabled
+            layers = [initial_layer(r.topic) for r in requests]
+            points = []
+            # Each memory gets a distinct time (+ id's low bits × 0.1 µs, < 0.11 s): ties in
+            # recency would otherwise be broken at random by the engine, and runs must replay.
+            times = [now + (point_id & 0xFFFFF) * 1e-7 for point_id in ids]
+            for point_id, r, vec, imp, layer, stamp in zip(
+                ids, requests, vectors, importances, layers, times, strict=True
+            ):
+                payload = {
+                    "agent_id": r.agent_id,
+                    "topic": r.topic,
+                    "t": t,
+                    "time": stamp,
+                    "importance": imp,
+                    "text": r.description,
+                }
+                if r.location is not None:
+                    payload["location"] = r.location
+                if layered:
+                    payload["layer"], payload["layer_since"] = layer, stamp
+                points.append(MemoryPoint(point_id, vec, payload))
+            await self.store.upsert(points)
+            self.hot.append_many(
+                ids,
+                [r.agent_id for r in requests],
+                [r.topic for r in requests],
+                texts,
+                [r.location for r in requests],
+                importances,
+                day,
+                t,
+                times,
+                layers,
+            )
+            warm_counts, max_importance = self.warm_counts, self.max_importance
+            for r, imp in zip(requests, importances, strict=True):
+                agent_id = r.agent_id
+                warm_counts[agent_id] = warm_counts.get(agent_id, 0) + 1
+                if imp > max_importance.get(agent_id, -1.0):
+                    max_importance[agent_id] = imp
+            self.counters["adds"] += len(requests)
+            self.counters["embedded_texts"] += len(texts)
+            self.counters["vector_upserts"] += len(points)
+            return ids
 
     # ------------------------------------------------------------------ batching entry points
+
     async def submit_add(self, request: AddRequest) -> int:
         self.require_agent(request.agent_id)
         return await self._add_batcher.submit(request)
@@ -241,7 +247,12 @@ class GroupMemory(GroupKV, GroupSearch):
     async def tier_counts(self) -> dict[str, int]:
         """Memories per tier: hot ⊂ warm (RAM copy), cold apart; total = warm + cold."""
         await tiering.recover(self)
-        return {"hot": len(self.hot), "warm": await self.store.count(), "cold": self.cold.count()}
+        warm = await self.store.count()
+        return {
+            "hot": len(self.hot),
+            "warm": warm,
+            "cold": await asyncio.to_thread(self.cold.count),
+        }
 
     async def checkpoint(self, directory: Path) -> dict[str, Any]:
         """Write this group's memory to `directory` atomically (see memory.checkpoint)."""

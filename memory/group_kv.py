@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -38,6 +39,7 @@ class GroupKV:
     embedder: Embedder
     kv_store: VectorStore
     counters: dict[str, int]
+    _op_lock: asyncio.Lock
     _kv: dict[str, dict[int, Any]]
     _kv_point: dict[tuple[int, str], int]
 
@@ -92,24 +94,25 @@ class GroupKV:
 
     async def update_many(self, updates: Sequence[KVUpdate]) -> list[None]:
         """Apply checked KV writes in order; embedded attributes are re-embedded, in place."""
-        staged: dict[tuple[int, str], Any] = {}
-        for update in updates:
-            slot = (update.agent_id, update.key)
-            if update.mode == "replace":
-                staged[slot] = update.value
-                continue
-            current = staged[slot] if slot in staged else self.kv_get(*slot)
-            if isinstance(current, dict):
-                staged[slot] = {**current, **update.value}
-            else:
-                extra = update.value if isinstance(update.value, list) else [update.value]
-                staged[slot] = [*current, *extra]
-        embedded = {a.name for a in self.memory_config.embedded}
-        await self._embed_kv([(a, k, v) for (a, k), v in staged.items() if k in embedded])
-        for (agent_id, key), value in staged.items():
-            self._kv[key][agent_id] = value
-        self.counters["kv_updates"] += len(updates)
-        return [None] * len(updates)
+        async with self._op_lock:
+            staged: dict[tuple[int, str], Any] = {}
+            for update in updates:
+                slot = (update.agent_id, update.key)
+                if update.mode == "replace":
+                    staged[slot] = update.value
+                    continue
+                current = staged[slot] if slot in staged else self.kv_get(*slot)
+                if isinstance(current, dict):
+                    staged[slot] = {**current, **update.value}
+                else:
+                    extra = update.value if isinstance(update.value, list) else [update.value]
+                    staged[slot] = [*current, *extra]
+            embedded = {a.name for a in self.memory_config.embedded}
+            await self._embed_kv([(a, k, v) for (a, k), v in staged.items() if k in embedded])
+            for (agent_id, key), value in staged.items():
+                self._kv[key][agent_id] = value
+            self.counters["kv_updates"] += len(updates)
+            return [None] * len(updates)
 
     async def _embed_kv(self, items: Sequence[tuple[int, str, Any]]) -> None:
         """Embed attribute texts and upsert them, reusing each (agent, key)'s point id."""
@@ -132,36 +135,37 @@ class GroupKV:
 
     async def kv_search_many(self, requests: Sequence[KVSearchRequest]) -> list[list[KVHit]]:
         """Search each agent's embedded attributes by relevance to a query."""
-        for r in requests:
-            self.require_agent(r.agent_id)
-            for key in r.keys or ():
-                self.memory_config.attribute(key)
-        vectors = await self.embedder.embed_queries([r.query for r in requests])
-        queries = [
-            VectorQuery(
-                vectors=v,
-                filter=PointFilter(r.agent_id, keys=r.keys),
-                limit=r.top_k,
-                with_payload=True,
-            )
-            for r, v in zip(requests, vectors, strict=True)
-        ]
-        results = await self.kv_store.query_batch(queries)
-        self.counters["kv_searches"] += len(requests)
-        self.counters["vector_queries"] += len(queries)
-        return [
-            [
-                KVHit(
-                    key=p.payload["key"],
-                    value=self.kv_get(r.agent_id, p.payload["key"]),
-                    text=p.payload["text"],
-                    score=p.score,
+        async with self._op_lock:
+            for r in requests:
+                self.require_agent(r.agent_id)
+                for key in r.keys or ():
+                    self.memory_config.attribute(key)
+            vectors = await self.embedder.embed_queries([r.query for r in requests])
+            queries = [
+                VectorQuery(
+                    vectors=v,
+                    filter=PointFilter(r.agent_id, keys=r.keys),
+                    limit=r.top_k,
+                    with_payload=True,
                 )
-                for p in hits
-                if p.payload
+                for r, v in zip(requests, vectors, strict=True)
             ]
-            for r, hits in zip(requests, results, strict=True)
-        ]
+            results = await self.kv_store.query_batch(queries)
+            self.counters["kv_searches"] += len(requests)
+            self.counters["vector_queries"] += len(queries)
+            return [
+                [
+                    KVHit(
+                        key=p.payload["key"],
+                        value=self.kv_get(r.agent_id, p.payload["key"]),
+                        text=p.payload["text"],
+                        score=p.score,
+                    )
+                    for p in hits
+                    if p.payload
+                ]
+                for r, hits in zip(requests, results, strict=True)
+            ]
 
     def export(self, agent_id: int, keys: Iterable[str] | None = None) -> dict[str, Any]:
         """Copies of the agent's KV values (all attributes, or `keys`)."""

@@ -40,6 +40,7 @@ class GroupSearch:
     ranker: Ranker
     normalization: str
     counters: dict[str, int]
+    _op_lock: asyncio.Lock
 
     if TYPE_CHECKING:  # provided by GroupMemory
 
@@ -51,45 +52,48 @@ class GroupSearch:
         Every hot and warm memory of the agent competes (see memory.ranking); `tiers` with
         "cold" adds a Parquet scan of the agent's cold memories, rescored the same way.
         """
-        if not requests:
-            return []
-        for r in requests:
-            self.require_agent(r.agent_id)
-        mmr = self.config.retrieval.mmr_lambda
-        vectors = await self.embedder.embed_queries([r.query for r in requests])
-        now = self.clock.abs_seconds
-        jobs = {
-            i: RankJob(r, v, self._point_filter(r), r.top_k)
-            for i, (r, v) in enumerate(zip(requests, vectors, strict=True))
-            if "warm" in r.tiers or "hot" in r.tiers
-        }
-        await self.ranker.rank(list(jobs.values()), now)
-        for job in jobs.values():
-            if mmr is not None:
-                job.hits = self._diversify(job.hits, job.limit, mmr)
-        payloads = {k: v for job in jobs.values() for k, v in job.payloads.items()}
-        records = await self._records([p.id for job in jobs.values() for p in job.hits], payloads)
-        results: list[list[MemoryHit]] = [[] for _ in requests]
-        for i, job in jobs.items():
-            results[i] = [
-                _hit(records[p.id], p.score, "hot" if p.id in self.hot else "warm")
-                for p in job.hits
-                if p.id in records
-            ]
-        for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
-            if "cold" in r.tiers:
-                cold_hits = await asyncio.to_thread(self._cold_search, r, v, now)
-                merged = results[i] + cold_hits
-                results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]
-            if r.expand:
-                results[i] = await self._spread(r, results[i])
-        if self.config.policies.forgetting.enabled:
-            await self._record_access([h for hits in results for h in hits if h.tier != "cold"])
-        self.counters["searches"] += len(requests)
-        self.counters["retrieval_candidates"] += sum(j.candidates for j in jobs.values())
-        self.counters["retrieval_scored"] += sum(j.scored for j in jobs.values())
-        self.counters["retrieval_exhaustive"] += sum(j.exhaustive for j in jobs.values())
-        return results
+        async with self._op_lock:
+            if not requests:
+                return []
+            for r in requests:
+                self.require_agent(r.agent_id)
+            mmr = self.config.retrieval.mmr_lambda
+            vectors = await self.embedder.embed_queries([r.query for r in requests])
+            now = self.clock.abs_seconds
+            jobs = {
+                i: RankJob(r, v, self._point_filter(r), r.top_k)
+                for i, (r, v) in enumerate(zip(requests, vectors, strict=True))
+                if "warm" in r.tiers or "hot" in r.tiers
+            }
+            await self.ranker.rank(list(jobs.values()), now)
+            for job in jobs.values():
+                if mmr is not None:
+                    job.hits = self._diversify(job.hits, job.limit, mmr)
+            payloads = {k: v for job in jobs.values() for k, v in job.payloads.items()}
+            records = await self._records(
+                [p.id for job in jobs.values() for p in job.hits], payloads
+            )
+            results: list[list[MemoryHit]] = [[] for _ in requests]
+            for i, job in jobs.items():
+                results[i] = [
+                    _hit(records[p.id], p.score, "hot" if p.id in self.hot else "warm")
+                    for p in job.hits
+                    if p.id in records
+                ]
+            for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
+                if "cold" in r.tiers:
+                    cold_hits = await asyncio.to_thread(self._cold_search, r, v, now)
+                    merged = results[i] + cold_hits
+                    results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]
+                if r.expand:
+                    results[i] = await self._spread(r, results[i])
+            if self.config.policies.forgetting.enabled:
+                await self._record_access([h for hits in results for h in hits if h.tier != "cold"])
+            self.counters["searches"] += len(requests)
+            self.counters["retrieval_candidates"] += sum(j.candidates for j in jobs.values())
+            self.counters["retrieval_scored"] += sum(j.scored for j in jobs.values())
+            self.counters["retrieval_exhaustive"] += sum(j.exhaustive for j in jobs.values())
+            return results
 
     async def _record_access(self, hits: Sequence[MemoryHit]) -> None:
         """Forgetting on: a retrieved memory gains importance and its decay clock restarts."""

@@ -79,19 +79,24 @@ class MigrationJournal:
 
 async def recover(group: GroupMemory) -> int:
     """Finish a move a crash interrupted: its parts are written, so drop the ids from warm."""
-    group.cold.recover_compaction()
-    pending = group.journal.pending()
+    pending = await asyncio.to_thread(_pending_after_compaction, group)
     if pending is None:
         return 0
-    if group.journal.parts_written(pending):
+    if await asyncio.to_thread(group.journal.parts_written, pending):
         ids = pending["ids"]
         still_warm = set(await group.store.retrieve(ids))
         await group.store.delete(ids)
         group.hot.evict(ids)
-        rows = group.cold.scan(ids=still_warm)
+        rows = await asyncio.to_thread(group.cold.scan, None, still_warm)
         uncount_warm(group, rows["agent_id"].to_pylist())
-    group.journal.clear()
+    await asyncio.to_thread(group.journal.clear)
     return len(pending["ids"])
+
+
+def _pending_after_compaction(group: GroupMemory) -> dict | None:
+    """Finish an interrupted cold compaction, then read the pending move (disk: a thread)."""
+    group.cold.recover_compaction()
+    return group.journal.pending()
 
 
 async def migrate(group: GroupMemory, points: list[ScoredPoint]) -> int:
@@ -100,11 +105,11 @@ async def migrate(group: GroupMemory, points: list[ScoredPoint]) -> int:
         return 0
     parts = await asyncio.to_thread(group.cold.write, points)  # disk I/O off the event loop
     ids = [p.id for p in points]
-    group.journal.record(parts, ids)
+    await asyncio.to_thread(group.journal.record, parts, ids)
     await group.store.delete(ids)
     group.hot.evict(ids)
     uncount_warm(group, [p.payload["agent_id"] for p in points if p.payload])
-    group.journal.clear()
+    await asyncio.to_thread(group.journal.clear)
     group.counters["migrated_to_cold"] += len(ids)
     return len(ids)
 

@@ -8,6 +8,7 @@ tokenizer_config.json, special_tokens_map.json) can be configured instead with
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
@@ -94,6 +95,10 @@ class MiniLmEmbedder:
         self._model = TextEmbedding(name, specific_model_path=str(folder))
 
     async def embed_documents(self, texts: Sequence[str]) -> list[TextVectors]:
+        # ONNX Runtime releases the GIL: the event loop runs on while the model works.
+        return await asyncio.to_thread(self._embed_now, texts)
+
+    def _embed_now(self, texts: Sequence[str]) -> list[TextVectors]:
         out = []
         for v in self._model.embed(list(texts), batch_size=self._batch_size):
             if len(v) != self.dense_size:

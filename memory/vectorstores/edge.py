@@ -1,9 +1,18 @@
-"""Qdrant Edge backend: the real Qdrant engine in-process, one persisted shard per group."""
+"""Qdrant Edge backend: the real Qdrant engine in-process, one persisted shard per group.
+
+Every engine call runs on the store's own worker thread, so the event loop of the group
+keeps serving other agents while the shard reads or writes (one thread: calls keep their
+order, and the shard is never used from two threads at once). The binding holds the GIL
+inside each call, so long calls are cut into chunks (`CHUNK_POINTS` points per write,
+`CHUNK_QUERIES` queries per search batch): between chunks the loop gets its turn.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -12,17 +21,17 @@ import qdrant_edge as qe
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.vectorstores.base import (
     DENSE,
-    SECONDS_PER_DAY,
     SPARSE,
     STREAM_INDEXES,
     MemoryPoint,
-    PointFilter,
     ScoredPoint,
     VectorQuery,
 )
+from societas.memory.vectorstores.edge_query import edge_filter, query_request
 
-E = qe.Expression
-RELEVANCE = "$score[0]"  # the relevance prefetch's score; absent for recency-only candidates
+__all__ = ["CHUNK_POINTS", "CHUNK_QUERIES", "EdgeVectorStore", "edge_filter"]
+CHUNK_POINTS = 256  # ~85 µs a point: a write holds the GIL ~20 ms at most
+CHUNK_QUERIES = 32  # a formula query can take ~0.5 ms: ~16 ms a chunk
 
 
 def _index_params(kind: str) -> Any:
@@ -55,29 +64,6 @@ def _from_edge_vectors(raw: Any) -> TextVectors | None:
     )
 
 
-def edge_filter(f: PointFilter) -> qe.Filter:
-    """The Qdrant Edge filter for one agent's search."""
-    must: list[Any] = [
-        qe.FieldCondition("agent_id", match=qe.MatchValue(f.agent_id)),
-    ]
-    if f.topic is not None:
-        must.append(qe.FieldCondition("topic", match=qe.MatchValue(f.topic)))
-    if f.location is not None:
-        must.append(qe.FieldCondition("location", match=qe.MatchValue(f.location)))
-    if f.day_range is not None:
-        start, end = f.day_range[0] * SECONDS_PER_DAY, (f.day_range[1] + 1) * SECONDS_PER_DAY
-        must.append(qe.FieldCondition("time", range=qe.RangeFloat(gte=start, lt=end)))
-    if f.time_range is not None:
-        must.append(
-            qe.FieldCondition("t", range=qe.RangeFloat(gte=f.time_range[0], lte=f.time_range[1]))
-        )
-    if f.keys is not None:
-        must.append(qe.FieldCondition("key", match=qe.MatchAny(list(f.keys))))
-    if f.ids is not None:
-        must.append(qe.HasIdCondition(set(f.ids)))
-    return qe.Filter(must=must)
-
-
 class EdgeVectorStore:
     """A Qdrant Edge shard under `path`; created with payload indexes or reopened from disk."""
 
@@ -103,6 +89,7 @@ class EdgeVectorStore:
         config = qe.EdgeConfig(
             vectors=vectors, sparse_vectors=sparse_vectors, optimizers=optimizers
         )
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdrant-edge")
         if self.path.exists() and any(self.path.iterdir()):
             self._shard = qe.EdgeShard.load(str(self.path), config)
         else:
@@ -111,175 +98,86 @@ class EdgeVectorStore:
             for name, kind in indexes.items():
                 self._shard.update(qe.UpdateOperation.create_field_index(name, _index_params(kind)))
 
+    async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)` on the worker thread (the event loop stays free meanwhile)."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, partial(fn, *args))
+
+    def _upsert_now(self, points: Sequence[MemoryPoint]) -> None:
+        for start in range(0, len(points), CHUNK_POINTS):
+            chunk = points[start : start + CHUNK_POINTS]
+            edge_points = [qe.Point(p.id, _edge_vectors(p.vectors), p.payload) for p in chunk]
+            self._shard.update(qe.UpdateOperation.upsert_points(edge_points))
+
     async def upsert(self, points: Sequence[MemoryPoint]) -> None:
-        if not points:
-            return
-        edge_points = [qe.Point(p.id, _edge_vectors(p.vectors), p.payload) for p in points]
-        self._shard.update(qe.UpdateOperation.upsert_points(edge_points))
+        if points:
+            await self._run(self._upsert_now, points)
 
-    def _relevance_stage(self, q: VectorQuery, limit: int) -> tuple[Any, list[Any], bool]:
-        """(query, prefetches, has_relevance) of the candidate stage."""
-        flt = edge_filter(q.filter)
-        stages: list[qe.Prefetch] = []
-        if q.vectors.dense is not None:
-            stages.append(
-                qe.Prefetch(
-                    limit=limit,
-                    query=qe.Query.Nearest(list(q.vectors.dense), using=DENSE),
-                    filter=flt,
-                )
+    def _query_now(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPoint]]:
+        out: list[list[ScoredPoint]] = []
+        for start in range(0, len(queries), CHUNK_QUERIES):
+            chunk = queries[start : start + CHUNK_QUERIES]
+            results = self._shard.query_batch(
+                qe.QueryBatchRequest([query_request(q) for q in chunk])
             )
-        if q.vectors.sparse is not None and not q.vectors.sparse.is_empty():
-            vec = qe.SparseVector(list(q.vectors.sparse.indices), list(q.vectors.sparse.values))
-            stages.append(
-                qe.Prefetch(limit=limit, query=qe.Query.Nearest(vec, using=SPARSE), filter=flt)
-            )
-        if len(stages) == 2:
-            k = q.scoring.rrf_k if q.scoring else 60
-            return qe.Fusion.Rrf(k=k), stages, True
-        if len(stages) == 1:
-            return stages[0].query, [], True
-        # No term of the query is known: rank by recency alone.
-        return qe.OrderBy("time", direction=qe.Direction.Desc), [], False
-
-    def _request(self, q: VectorQuery) -> qe.QueryRequest:
-        with_payload = q.with_payload
-        if q.scoring is None:
-            query, prefetches, _ = self._relevance_stage(q, q.limit)
-            return qe.QueryRequest(
-                limit=q.limit,
-                query=query,
-                prefetches=prefetches or None,
-                filter=None if prefetches else edge_filter(q.filter),
-                with_payload=with_payload,
-                with_vector=q.with_vectors,
-            )
-        cfg = q.scoring
-        candidates = q.candidates or max(cfg.candidate_limit, q.limit)
-        query, prefetches, has_relevance = self._relevance_stage(q, candidates)
-        stages = [
-            qe.Prefetch(
-                limit=candidates,
-                query=query,
-                prefetches=prefetches or None,
-                filter=None if prefetches else edge_filter(q.filter),
-            )
-        ]
-        if has_relevance and cfg.candidates == "all":
-            # The most recent memories compete too (relevance 0 unless also matched), as in
-            # Generative Agents where every memory is a candidate.
-            stages.append(
-                qe.Prefetch(
-                    limit=candidates,
-                    query=qe.OrderBy("time", direction=qe.Direction.Desc),
-                    filter=edge_filter(q.filter),
-                )
-            )
-        terms = [
-            E.Mult(
-                [
-                    E.Constant(cfg.recency_weight),
-                    E.Decay(
-                        qe.DecayKind.Exp,
-                        E.Variable("time"),
-                        target=E.Constant(q.now),
-                        midpoint=0.5,
-                        scale=cfg.half_life_seconds,
-                    ),
-                ]
-            ),
-            E.Mult([E.Constant(cfg.importance_weight), self._importance(q)]),
-        ]
-        if has_relevance:
-            terms.append(E.Mult([E.Constant(cfg.relevance_weight), self._relevance(q)]))
-        return qe.QueryRequest(
-            limit=q.limit,
-            prefetches=stages,
-            query=qe.Formula(E.Sum(terms), defaults={RELEVANCE: 0.0}),
-            with_payload=with_payload,
-            with_vector=q.with_vectors,
-        )
-
-    @staticmethod
-    def _importance(q: VectorQuery) -> Any:
-        """Stored importance, or with forgetting on: importance × f_layer ** days since set."""
-        if not q.layer_decay:
-            return E.Variable("importance")
-        days = E.Div(
-            E.Sum([E.Constant(q.now), E.Neg(E.Variable("layer_since"))]),
-            E.Constant(86_400.0),
-            by_zero_default=0.0,
-        )
-        return E.Sum(
-            [
-                E.Mult(
+            for q, hits in zip(chunk, results, strict=True):
+                if not q.with_payload and not q.with_vectors:
+                    out.append([ScoredPoint(int(p.id), float(p.score)) for p in hits])
+                    continue
+                out.append(
                     [
-                        E.Condition(qe.FieldCondition("layer", match=qe.MatchValue(layer))),
-                        E.Variable("importance"),
-                        E.Pow(E.Constant(factor), days),
+                        ScoredPoint(
+                            id=int(p.id),
+                            score=float(p.score),
+                            payload=p.payload,
+                            vectors=_from_edge_vectors(p.vector) if q.with_vectors else None,
+                        )
+                        for p in hits
                     ]
                 )
-                for layer, factor in q.layer_decay.items()
-            ]
-        )
-
-    @staticmethod
-    def _relevance(q: VectorQuery) -> Any:
-        assert q.scoring is not None
-        score = E.Variable(RELEVANCE)
-        if q.normalization == "saturate":
-            return E.Div(
-                score, E.Sum([score, E.Constant(q.scoring.saturation_k)]), by_zero_default=0.0
-            )
-        if q.normalization == "rrf":
-            return E.Mult([score, E.Constant((q.scoring.rrf_k + 1) / 2)])
-        return score
+        return out
 
     async def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPoint]]:
         if not queries:
             return []
-        results = self._shard.query_batch(qe.QueryBatchRequest([self._request(q) for q in queries]))
-        return [
-            [
-                ScoredPoint(
-                    id=int(p.id),
-                    score=float(p.score),
-                    payload=p.payload,
-                    vectors=_from_edge_vectors(p.vector) if q.with_vectors else None,
-                )
-                for p in hits
-            ]
-            for q, hits in zip(queries, results, strict=True)
-        ]
+        return await self._run(self._query_now, queries)
+
+    def _retrieve_now(self, ids: Sequence[int], vectors: bool) -> Any:
+        out: list[Any] = []
+        for start in range(0, len(ids), CHUNK_POINTS * 4):
+            chunk = list(ids[start : start + CHUNK_POINTS * 4])
+            out.extend(self._shard.retrieve(chunk, with_payload=True, with_vector=vectors))
+        return out
 
     async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         if not ids:
             return {}
-        records = self._shard.retrieve(list(ids), with_payload=True, with_vector=False)
+        records = await self._run(self._retrieve_now, ids, False)
         return {int(r.id): dict(r.payload or {}) for r in records}
 
     async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
         if not ids:
             return []
-        return self._scored(self._shard.retrieve(list(ids), with_payload=True, with_vector=True))
+        return self._scored(await self._run(self._retrieve_now, ids, True))
+
+    def _update_now(self, make: Callable[[list[int]], Any], ids: Sequence[int]) -> None:
+        for start in range(0, len(ids), CHUNK_POINTS * 4):
+            self._shard.update(make(list(ids[start : start + CHUNK_POINTS * 4])))
 
     async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
         if ids:
-            self._shard.update(qe.UpdateOperation.set_payload(list(ids), payload))
+            make = partial(_set_payload_op, payload=payload)
+            await self._run(self._update_now, make, ids)
 
     async def delete(self, ids: Sequence[int]) -> None:
         if ids:
-            self._shard.update(qe.UpdateOperation.delete_points(list(ids)))
+            await self._run(self._update_now, qe.UpdateOperation.delete_points, ids)
 
     async def count(self, agent_id: int | None = None) -> int:
         must: list[Any] = []
         if agent_id is not None:
             must.append(qe.FieldCondition("agent_id", match=qe.MatchValue(agent_id)))
-        return int(
-            self._shard.count(
-                qe.CountRequest(exact=True, filter=qe.Filter(must=must) if must else None)
-            )
-        )
+        request = qe.CountRequest(exact=True, filter=qe.Filter(must=must) if must else None)
+        return int(await self._run(self._shard.count, request))
 
     @staticmethod
     def _scored(records: Any) -> list[ScoredPoint]:
@@ -301,15 +199,14 @@ class EdgeVectorStore:
             must.append(qe.FieldCondition("agent_id", match=qe.MatchValue(agent_id)))
         if before_time is not None:
             must.append(qe.FieldCondition("time", range=qe.RangeFloat(lt=before_time)))
-        records, _ = self._shard.scroll(
-            qe.ScrollRequest(
-                limit=limit,
-                filter=qe.Filter(must=must) if must else None,
-                with_payload=True,
-                with_vector=True,
-                order_by=qe.OrderBy("time", direction=qe.Direction.Asc),
-            )
+        request = qe.ScrollRequest(
+            limit=limit,
+            filter=qe.Filter(must=must) if must else None,
+            with_payload=True,
+            with_vector=True,
+            order_by=qe.OrderBy("time", direction=qe.Direction.Asc),
         )
+        records, _ = await self._run(self._shard.scroll, request)
         return self._scored(records)
 
     async def scroll(
@@ -318,16 +215,21 @@ class EdgeVectorStore:
         request = qe.ScrollRequest(
             offset=offset, limit=limit, with_payload=True, with_vector=with_vectors
         )
-        records, next_offset = self._shard.scroll(request)
+        records, next_offset = await self._run(self._shard.scroll, request)
         return self._scored(records), int(next_offset) if next_offset is not None else None
 
     async def optimize(self) -> None:
         """Merge segments and vacuum deleted points (blocking work, off the event loop)."""
-        await asyncio.to_thread(self._shard.optimize)
+        await self._run(self._shard.optimize)
 
     async def flush(self) -> None:
-        self._shard.flush()
+        await self._run(self._shard.flush)
 
     async def close(self) -> None:
-        self._shard.flush()
-        self._shard.close()
+        await self._run(self._shard.flush)
+        await self._run(self._shard.close)
+        self._worker.shutdown(wait=True)
+
+
+def _set_payload_op(ids: list[int], payload: dict[str, Any]) -> Any:
+    return qe.UpdateOperation.set_payload(ids, payload)

@@ -1,0 +1,160 @@
+"""Qdrant Edge query requests: the agent filter, the relevance stage and the Generative
+Agents formula (prefetch + Formula rescoring)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import qdrant_edge as qe
+
+from societas.memory.vectorstores.base import (
+    DENSE,
+    SECONDS_PER_DAY,
+    SPARSE,
+    PointFilter,
+    VectorQuery,
+)
+
+E = qe.Expression
+RELEVANCE = "$score[0]"  # the relevance prefetch's score; absent for recency-only candidates
+
+
+def edge_filter(f: PointFilter) -> qe.Filter:
+    """The Qdrant Edge filter for one agent's search."""
+    must: list[Any] = [
+        qe.FieldCondition("agent_id", match=qe.MatchValue(f.agent_id)),
+    ]
+    if f.topic is not None:
+        must.append(qe.FieldCondition("topic", match=qe.MatchValue(f.topic)))
+    if f.location is not None:
+        must.append(qe.FieldCondition("location", match=qe.MatchValue(f.location)))
+    if f.day_range is not None:
+        start, end = f.day_range[0] * SECONDS_PER_DAY, (f.day_range[1] + 1) * SECONDS_PER_DAY
+        must.append(qe.FieldCondition("time", range=qe.RangeFloat(gte=start, lt=end)))
+    if f.time_range is not None:
+        must.append(
+            qe.FieldCondition("t", range=qe.RangeFloat(gte=f.time_range[0], lte=f.time_range[1]))
+        )
+    if f.keys is not None:
+        must.append(qe.FieldCondition("key", match=qe.MatchAny(list(f.keys))))
+    if f.ids is not None:
+        must.append(qe.HasIdCondition(set(f.ids)))
+    return qe.Filter(must=must)
+
+
+def relevance_stage(q: VectorQuery, limit: int) -> tuple[Any, list[Any], bool]:
+    """(query, prefetches, has_relevance) of the candidate stage."""
+    flt = edge_filter(q.filter)
+    stages: list[qe.Prefetch] = []
+    if q.vectors.dense is not None:
+        stages.append(
+            qe.Prefetch(
+                limit=limit,
+                query=qe.Query.Nearest(list(q.vectors.dense), using=DENSE),
+                filter=flt,
+            )
+        )
+    if q.vectors.sparse is not None and not q.vectors.sparse.is_empty():
+        vec = qe.SparseVector(list(q.vectors.sparse.indices), list(q.vectors.sparse.values))
+        stages.append(
+            qe.Prefetch(limit=limit, query=qe.Query.Nearest(vec, using=SPARSE), filter=flt)
+        )
+    if len(stages) == 2:
+        k = q.scoring.rrf_k if q.scoring else 60
+        return qe.Fusion.Rrf(k=k), stages, True
+    if len(stages) == 1:
+        return stages[0].query, [], True
+    # No term of the query is known: rank by recency alone.
+    return qe.OrderBy("time", direction=qe.Direction.Desc), [], False
+
+
+def query_request(q: VectorQuery) -> qe.QueryRequest:
+    with_payload = q.with_payload
+    if q.scoring is None:
+        query, prefetches, _ = relevance_stage(q, q.limit)
+        return qe.QueryRequest(
+            limit=q.limit,
+            query=query,
+            prefetches=prefetches or None,
+            filter=None if prefetches else edge_filter(q.filter),
+            with_payload=with_payload,
+            with_vector=q.with_vectors,
+        )
+    cfg = q.scoring
+    candidates = q.candidates or max(cfg.candidate_limit, q.limit)
+    query, prefetches, has_relevance = relevance_stage(q, candidates)
+    stages = [
+        qe.Prefetch(
+            limit=candidates,
+            query=query,
+            prefetches=prefetches or None,
+            filter=None if prefetches else edge_filter(q.filter),
+        )
+    ]
+    if has_relevance and cfg.candidates == "all":
+        # The most recent memories compete too (relevance 0 unless also matched), as in
+        # Generative Agents where every memory is a candidate.
+        stages.append(
+            qe.Prefetch(
+                limit=candidates,
+                query=qe.OrderBy("time", direction=qe.Direction.Desc),
+                filter=edge_filter(q.filter),
+            )
+        )
+    terms = [
+        E.Mult(
+            [
+                E.Constant(cfg.recency_weight),
+                E.Decay(
+                    qe.DecayKind.Exp,
+                    E.Variable("time"),
+                    target=E.Constant(q.now),
+                    midpoint=0.5,
+                    scale=cfg.half_life_seconds,
+                ),
+            ]
+        ),
+        E.Mult([E.Constant(cfg.importance_weight), _importance(q)]),
+    ]
+    if has_relevance:
+        terms.append(E.Mult([E.Constant(cfg.relevance_weight), _relevance(q)]))
+    return qe.QueryRequest(
+        limit=q.limit,
+        prefetches=stages,
+        query=qe.Formula(E.Sum(terms), defaults={RELEVANCE: 0.0}),
+        with_payload=with_payload,
+        with_vector=q.with_vectors,
+    )
+
+
+def _importance(q: VectorQuery) -> Any:
+    """Stored importance, or with forgetting on: importance × f_layer ** days since set."""
+    if not q.layer_decay:
+        return E.Variable("importance")
+    days = E.Div(
+        E.Sum([E.Constant(q.now), E.Neg(E.Variable("layer_since"))]),
+        E.Constant(86_400.0),
+        by_zero_default=0.0,
+    )
+    return E.Sum(
+        [
+            E.Mult(
+                [
+                    E.Condition(qe.FieldCondition("layer", match=qe.MatchValue(layer))),
+                    E.Variable("importance"),
+                    E.Pow(E.Constant(factor), days),
+                ]
+            )
+            for layer, factor in q.layer_decay.items()
+        ]
+    )
+
+
+def _relevance(q: VectorQuery) -> Any:
+    assert q.scoring is not None
+    score = E.Variable(RELEVANCE)
+    if q.normalization == "saturate":
+        return E.Div(score, E.Sum([score, E.Constant(q.scoring.saturation_k)]), by_zero_default=0.0)
+    if q.normalization == "rrf":
+        return E.Mult([score, E.Constant((q.scoring.rrf_k + 1) / 2)])
+    return score
