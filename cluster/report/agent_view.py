@@ -70,7 +70,11 @@ def agent_view(
     if pop is not None:
         prof = dataclasses.asdict(pop.profiles[agent_id])
         prof["trust in government"] = round(float(prof.pop("trust")), 3)
-        view.profile = {k: _plain(v) for k, v in prof.items() if k != "id"}
+        view.profile = {
+            k: _plain(v)
+            for k, v in prof.items()
+            if k != "id" and not k.startswith("_") and v not in ({}, [], None, "")
+        }
     _timeline(run, view)
     _memory_parts(run, view, memory_limit)
     _reflections(run, view, memory_limit)
