@@ -121,10 +121,10 @@ def test_missing_or_wrong_token_is_a_clear_error(head, tmp_path, monkeypatch):
     monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "no-token"))
     monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
     out = runner.invoke(app, ["status", "nope", "--address", address])
-    assert out.exit_code == 1 and "requires a token" in out.output
+    assert out.exit_code == 2 and "requires a token" in out.output
     monkeypatch.setenv("RAY_AUTH_TOKEN", "wrong")
     out = runner.invoke(app, ["status", "nope", "--address", address])
-    assert out.exit_code == 1 and "rejected" in out.output
+    assert out.exit_code == 2 and "rejected" in out.output
     assert "wrong" not in out.output  # the token is never echoed
 
 
@@ -180,9 +180,32 @@ def test_submit_status_logs_stop_with_token(head, tmp_path, monkeypatch):
     while jobs.status("tiny-stop", address)["status"] != "RUNNING":
         assert time.monotonic() < deadline
         time.sleep(0.5)
+    while "progress tick=" not in jobs.logs("tiny-stop", address):
+        assert time.monotonic() < deadline + 60
+        time.sleep(0.5)
+    status = json.loads(runner.invoke(app, ["status", "tiny-stop", "--address", address]).output)
+    assert int(status["progress"]["tick"].split("/")[0]) >= 1  # progress from the job's log
+    assert {"sim", "steps_per_s", "llm_calls", "fallbacks"} <= set(status["progress"])
     out = runner.invoke(app, ["stop", "tiny-stop", "--address", address])
     assert out.exit_code == 0 and "stopping" in out.output
     while jobs.status("tiny-stop", address)["status"] not in ("STOPPED", "FAILED"):
-        assert time.monotonic() < deadline + 30
+        assert time.monotonic() < deadline + 120
         time.sleep(0.5)
     assert jobs.status("tiny-stop", address)["status"] == "STOPPED"
+    # SIGTERM from `stop` reached the run, which wrote a final checkpoint and its record.
+    run = json.loads((tmp_path / "long" / "run.json").read_text())
+    assert run["status"] == "interrupted" and run["last_checkpoint"] >= 1
+
+
+def test_submit_needs_a_named_results_location(tmp_path):
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(TINY.format(ticks=3))
+    runner = CliRunner()
+    out = runner.invoke(app, ["submit", str(cfg)])
+    assert out.exit_code == 2 and "--out" in out.output and "s3://" in out.output
+    out = runner.invoke(app, ["submit", str(cfg), "--out", "runs/x"])
+    assert out.exit_code == 2 and "absolute" in out.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(TINY.format(ticks=0))
+    out = runner.invoke(app, ["submit", str(bad), "--out", str(tmp_path / "r")])
+    assert out.exit_code == 2 and "ticks" in out.output  # validated before any submission
