@@ -292,6 +292,8 @@ class RunMetrics:
             for task, counters in stats.llm_tasks.items():  # running totals: add the change
                 failed = counters.get("fallbacks", 0) + counters.get("failed", 0)
                 seen = self._fallbacks_seen.get((g, task), 0)
+                if failed < seen:  # the group was recreated: its accounting starts afresh
+                    seen = 0
                 if failed > seen:
                     m["llm_fallbacks_total"].labels(group=g, task=task).inc(failed - seen)
                     self._add("llm_fallbacks_total", failed - seen)
