@@ -60,9 +60,10 @@ class PlanBlock:
         agent, s, time = ctx.agent, ctx.state, ctx.time
         writer = ctx.memory_writer()
         if (s.get("plan") or {}).get("day") != time.day:
-            await plan_day(agent.memory, ctx.llm, time.day, writer=writer, p=me(ctx))
-            await agent.refresh("plan")
-            self._record(ctx, "day", s["plan"]["items"])
+            day = await plan_day(agent.memory, ctx.llm, time.day, writer, me(ctx), store=False)
+            items = [i.model_dump() for i in day.items]
+            agent.set("plan", {"day": time.day, "items": items, "hourly": {}})
+            self._record(ctx, "day", items)
         for ev in ctx.events:
             if ev.kind == "event":
                 await self._observe(ctx, ev)
@@ -70,9 +71,10 @@ class PlanBlock:
             await self._react(ctx, news, None)
         hour = int(time.hour)
         if self.scenario.cognition.decompose_hours and self._awake_hour(ctx, hour):
-            await decompose_hour(agent.memory, ctx.llm, hour, writer=writer, p=me(ctx))
-            await agent.refresh("plan")
-            for step in s["plan"].get("hourly", {}).get(str(hour), []):
+            out = await decompose_hour(agent.memory, ctx.llm, hour, writer, me(ctx), store=False)
+            steps = [step.model_dump() for step in out.steps] if out else []
+            agent.set("plan", {**s["plan"], "hourly": {str(hour): steps}})
+            for step in steps:
                 row = (hour, step["minute"], step["duration_min"], step["action"], "")
                 ctx.results.add("plans", (time.tick, agent.id, "action", *row))
         activity, location = self._choose(ctx)

@@ -58,8 +58,10 @@ async def plan_day(
     day: int,
     writer: MemoryWriter | None = None,
     p: Persona | None = None,
+    store: bool = True,
 ) -> DailyPlan:
-    """Make and store today's plan from profile, needs, mood and relevant memories."""
+    """Make and store today's plan from profile, needs, mood and relevant memories
+    (`store=False`: the caller keeps it, e.g. in hot state written back in a batch)."""
     p = p or await persona(mem)
     hits = await recall(mem, f"{p.name} plans goals today", top_k=5)
     plan = await llm.json(
@@ -81,7 +83,8 @@ async def plan_day(
         fallback=lambda: default_plan(p),
     )
     items = [i.model_dump() for i in plan.items]
-    await mem.status.update("plan", {"day": day, "items": items, "hourly": {}})
+    if store:
+        await mem.status.update("plan", {"day": day, "items": items, "hourly": {}})
     await (writer or ImmediateWriter(llm)).add(
         mem, "plan", f"{p.name}'s plan for day {day}: {describe(items)}"
     )
@@ -94,6 +97,7 @@ async def decompose_hour(
     hour: int,
     writer: MemoryWriter | None = None,
     p: Persona | None = None,
+    store: bool = True,
 ) -> HourlyPlan | None:
     """Split the planned activity of `hour` into 5-15 minute actions, stored under
     plan['hourly'][hour] (the hour in progress only: earlier hours are in the stream and
@@ -131,8 +135,9 @@ async def decompose_hour(
             ]
         ),
     )
-    hourly = {str(hour): [s.model_dump() for s in steps.steps]}
-    await mem.status.update("plan", {**p.plan, "hourly": hourly})
+    if store:
+        hourly = {str(hour): [s.model_dump() for s in steps.steps]}
+        await mem.status.update("plan", {**p.plan, "hourly": hourly})
     actions = "; ".join(
         f"{hour}:{s.minute:02d} {s.action} ({s.duration_min} min)" for s in steps.steps
     )
