@@ -7,6 +7,7 @@ snippet leaves its answer in `result`.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 
 from societas.cluster.report.schemas import markdown_tables
@@ -120,9 +121,51 @@ differs from the code.
 """
 
 
+RUN_FIELDS = {
+    "status": "Where the run stands.",
+    "scenario": "Scenario name.",
+    "run_id": "Unique id of this run.",
+    "host": "Machine of the driver.",
+    "started_at": "UTC start (ISO 8601).",
+    "updated_at": "UTC time of the last update.",
+    "ended_at": "UTC end (null while running).",
+    "ticks_done": "Ticks completed.",
+    "resumes": "Times the run was resumed from a checkpoint.",
+    "config_digest": "SHA-256 of the resolved scenario (config.json).",
+    "versions": "Versions of Python, societas and its main libraries.",
+    "totals": "Run totals (agent steps, LLM requests/tokens, embeddings, vector ops...).",
+    "progress": "Latest progress figures (steps/s, LLM calls...).",
+    "error": "What stopped a failed run.",
+}
+
+
+def run_record_table() -> str:
+    """`run.json`'s documented fields, from its pydantic model (cluster.run_folder)."""
+    from societas.cluster.run_folder import RunRecord
+
+    lines = [
+        "### `run.json`\n",
+        "The run's record, rewritten as the run goes (status, progress) and at its end; features"
+        " add fields (extra keys are kept). Besides these: `agents`, `groups`, `wall_s`, "
+        "`agent_steps`, `agent_steps_per_s`, `llm_requests`, `llm_tokens`, `memories_total`, "
+        "`checkpoints` and `llm` (requests, tokens, cost and cache hits by model).\n",
+        "| field | type | meaning |\n|---|---|---|",
+    ]
+    for name, field in RunRecord.model_fields.items():
+        args = typing.get_args(field.annotation)
+        if typing.get_origin(field.annotation) is typing.Literal:
+            kind = " / ".join(str(a) for a in args)
+        else:
+            kind = getattr(field.annotation, "__name__", None) or str(field.annotation)
+            kind = kind.replace("typing.", "").replace("|", "or")
+        meaning = field.description or RUN_FIELDS.get(name, "")
+        lines.append(f"| `{name}` | {kind} | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown_page() -> str:
-    """The whole SCHEMAS.md page: tables, then the examples in DuckDB and pandas."""
-    parts = [HEADER, markdown_tables(), "## Examples\n"]
+    """The whole SCHEMAS.md page: tables, run.json, then the examples in DuckDB and pandas."""
+    parts = [HEADER, markdown_tables(), run_record_table(), "## Examples\n"]
     parts.append(
         "Set `RUN` to a run folder first: in DuckDB `SET VARIABLE run = 'runs/hurricane';` and "
         "replace `RUN` by `getvariable('run')`, or paste the path; in Python "
