@@ -92,6 +92,7 @@ def execute(scenario: Any, opts: Any, **kw: Any) -> None:
             print(progress_line(p, scenario), flush=True)
         info = (
             f"{p.agents} agents  {p.agent_steps_per_s:,.0f} steps/s  LLM {p.llm_requests:,} calls"
+            f"  {getattr(p, 'fallbacks', 0):,} fallbacks"
         )
         bar.update(task, completed=p.tick + 1, info=info)
 
@@ -128,6 +129,10 @@ def run(
     keep_checkpoints: KeepCheckpoints = None,
     attach_timeout: AttachTimeout = None,
     skip_service_checks: SkipChecks = False,
+    budget_tokens: Annotated[
+        int | None,
+        typer.Option(min=1, help="LLM tokens this run may use (llm.budget); checkpoint, stop."),
+    ] = None,
 ) -> None:
     """Run a scenario; results go to OUT/results as Parquet, then `societas report OUT`.
 
@@ -163,6 +168,7 @@ def run(
             keep_checkpoints=keep_checkpoints,
             attach_timeout_s=attach_timeout,
             check_services=not skip_service_checks,
+            budget_tokens=budget_tokens,
         )
     if scenario.arms:  # one run folder per arm under OUT (societas.cluster.cli_experiment)
         from societas.cluster.cli_experiment import run_arms_command
