@@ -217,6 +217,9 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
         fig = F.new_figure(metric.title, metric.y_title)
     rows: list[dict[str, Any]] = []
     firsts: list[Band] = []
+    marks = [(r["n"], int(r["tick"])) for r in interventions_of_arms(arms)]
+    # the outcome just before each later intervention: what the earlier ones did
+    checkpoints = [(f"before #{n}", t - 1) for n, t in marks if 0 < t <= ref.ticks and n > 1]
     for a, arm in enumerate(arms):
         for s, (name, make) in enumerate(metric.series):
             band = arm_band(arm, make)
@@ -226,7 +229,7 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
                 color = "#222222"  # the overall curve in black above its breakdowns
             dash = DASHES[s % len(DASHES)] if several else None
             F.add_band(fig, ref, band, label, color, row=1 if several else None, col=1, dash=dash)
-            rows.append(_headline(ref, label, band))
+            rows.append(_headline(ref, label, band, checkpoints))
             if s == 0:
                 firsts.append(band)
     if several:
@@ -234,7 +237,8 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
             diff = difference(firsts[0], firsts[a])
             label = f"{arms[a].label} − {arms[0].label}"
             F.add_band(fig, ref, diff, label, F.PALETTE[a], row=2, col=1, dash="dot")
-            rows.append(_headline(ref, f"difference: {label} ({metric.series[0][0]})", diff))
+            name = f"difference: {label} ({metric.series[0][0]})"
+            rows.append(_headline(ref, name, diff, checkpoints))
         fig.add_hline(y=0, line={"color": "#444", "width": 1}, row=2, col=1)
         fig.update_yaxes(title_text=metric.y_title, row=1, col=1, automargin=True)
         fig.update_yaxes(title_text="difference", row=2, col=1, automargin=True)
@@ -246,17 +250,24 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
         F.time_axis(fig, ref)
         if metric.y_range:
             fig.update_yaxes(range=list(metric.y_range))
-    marks = [(r["n"], int(r["tick"])) for r in interventions_of_arms(arms)]
     F.intervention_lines(fig, ref, marks=marks)
     return fig, rows
 
 
-def _headline(run: RunData, label: str, band: Band) -> dict[str, Any]:
+def _headline(
+    run: RunData, label: str, band: Band, checkpoints: list[tuple[str, int]]
+) -> dict[str, Any]:
     m = band.mean
     if not np.any(np.isfinite(m)):
-        return {"series": label, "final": None}
+        return {"series": label, "final": None, "at": {}}
     peak, low = int(np.nanargmax(m)), int(np.nanargmin(m))
+    at = {
+        f"{name} ({run.tick_label(t)})": f"{_r(m[t])} [{_r(band.lo[t])}, {_r(band.hi[t])}]"
+        for name, t in checkpoints
+        if t < m.size
+    }
     return {
+        "at": at,
         "series": label,
         "final": _r(m[-1]),
         "final_lo": _r(band.lo[-1]),
