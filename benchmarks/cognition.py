@@ -41,6 +41,7 @@ async def run_town(
     out: Path,
     lean: bool = False,
     threshold: float | None = None,
+    name: str = "town",
 ) -> dict[str, Any]:
     """One town run; returns the figures counted from its results and memories."""
     from societas.agents.runtime.engine import GroupEngine
@@ -49,11 +50,12 @@ async def run_town(
     from societas.cluster.local import partition
     from societas.memory.embedding import build_embedder
 
-    scenario = load_scenario(ROOT / "configs" / "town.yaml").with_overrides(
-        agents=agents, ticks=days * 48, groups=groups
-    )
-    data = scenario.model_dump(mode="python")
+    base = load_scenario(ROOT / "configs" / f"{name}.yaml")
+    ticks = days * base.ticks_per_day
+    data = base.model_dump(mode="python")
+    data["agents"]["count"], data["ticks"], data["groups"] = agents, ticks, groups
     data["llm"]["provider"] = provider
+    data["interventions"] = [iv for iv in data["interventions"] if iv["tick"] < ticks]
     if threshold is not None:
         data["cognition"]["reflection_threshold"] = threshold
     if lean:
@@ -154,7 +156,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "cognition",
         "machine": machine(),
         "config": {
-            "scenario": "town",
+            "scenario": args.scenario,
             "agents": args.agents,
             "days": args.days,
             "groups": args.groups,
@@ -170,7 +172,14 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
             run = await run_town(
-                args.agents, args.days, args.groups, args.provider, out, lean, args.threshold
+                args.agents,
+                args.days,
+                args.groups,
+                args.provider,
+                out,
+                lean,
+                args.threshold,
+                args.scenario,
             )
             run["groups"] = args.groups
             result[label] = figures(out, args.agents, args.days, run)
@@ -183,6 +192,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scenario", default="town", help="A config in configs/ (default town).")
     ap.add_argument("--agents", type=int, default=40)
     ap.add_argument("--days", type=int, default=2)
     ap.add_argument("--groups", type=int, default=2)

@@ -74,8 +74,9 @@ class PlanBlock:
             out = await decompose_hour(agent.memory, ctx.llm, hour, writer, me(ctx), store=False)
             steps = [step.model_dump() for step in out.steps] if out else []
             agent.set("plan", {**s["plan"], "hourly": {str(hour): steps}})
+            where = (activity_at(s["plan"], hour) or {}).get("location", "")
             for step in steps:
-                row = (hour, step["minute"], step["duration_min"], step["action"], "")
+                row = (hour, step["minute"], step["duration_min"], step["action"], where)
                 ctx.results.add("plans", (time.tick, agent.id, "action", *row))
         activity, location = self._choose(ctx)
         place = resolve_place(location, agent.profile, ctx.env.town, s["position"])
