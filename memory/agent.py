@@ -32,6 +32,16 @@ class StatusMemory:
         """The value of `key` (a copy); KeyError naming it if unknown and no default given."""
         return self._group.kv_get(self.agent_id, key, default)
 
+    def peek(self, key: str, default: Any = ...) -> Any:
+        """The stored value of `key` now, synchronously and without a copy: the one source
+        of truth for readers that must not await per key (do not mutate what it returns)."""
+        return self._group.kv_peek(self.agent_id, key, default)
+
+    def peek_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """`peek` for several keys at once (read-only values)."""
+        peek = self._group.kv_peek
+        return {key: peek(self.agent_id, key) for key in keys}
+
     async def update(self, key: str, value: Any, mode: str = "replace") -> None:
         """Set (`replace`) or extend (`merge`: dict update / list append) an attribute."""
         update = self._group.check_update(self.agent_id, key, value, mode)

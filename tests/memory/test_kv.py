@@ -133,3 +133,17 @@ async def test_nan_float_is_accepted_as_a_float(group):
     # KV floats are state, not scores: NaN is a legal float value and kept as is.
     await group.agent(1).status.update("income", math.nan)
     assert math.isnan(await group.agent(1).status.get("income"))
+
+
+async def test_peek_reads_the_live_value_synchronously(group):
+    status = group.agent(1).status
+    assert status.peek("name") == "Alice Smith"
+    await status.update("thought", "the river is rising")
+    assert status.peek_many(["name", "thought"]) == {
+        "name": "Alice Smith",
+        "thought": "the river is rising",
+    }
+    assert group.kv_column("thought")[1] == "the river is rising"
+    with pytest.raises(KeyError, match="nosuchkey"):
+        status.peek("nosuchkey")
+    assert status.peek("nosuchkey", None) is None
