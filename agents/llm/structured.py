@@ -30,8 +30,10 @@ def schema_of(model: type[BaseModel]) -> dict[str, Any]:
 
 # llama.cpp's schema-to-grammar conversion ignores `minimum`/`maximum` (a 1..10 score came
 # back as 1093756287453639) but honours `enum` and `maxLength`: small integer ranges become
-# enums, and unbounded strings get a length cap so a tiny model cannot ramble to max_tokens.
+# enums, bounded floats a grid of values, and unbounded strings get a length cap so a tiny
+# model cannot ramble to max_tokens.
 ENUM_MAX_RANGE = 100
+NUMBER_STEPS = 20  # a bounded float (an attitude 0..10) becomes 21 evenly spaced values
 STRING_CAP = 120
 _grammar_cache: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 
@@ -58,6 +60,13 @@ def _rewrite(node: Any) -> Any:
         out.pop("minimum")
         out.pop("maximum")
         out["enum"] = list(range(lo, hi + 1))
+    numeric = isinstance(lo, int | float) and isinstance(hi, int | float) and hi > lo
+    if out.get("type") == "number" and numeric:  # a bounded float: NUMBER_STEPS + 1 values
+        out.pop("minimum")
+        out.pop("maximum")
+        out["enum"] = sorted(
+            {round(lo + (hi - lo) * i / NUMBER_STEPS, 4) for i in range(NUMBER_STEPS + 1)}
+        )
     if out.get("type") == "string" and "maxLength" not in out and "enum" not in out:
         out["maxLength"] = STRING_CAP
     return out

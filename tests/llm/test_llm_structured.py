@@ -8,7 +8,8 @@ import pytest
 from societas.agents.llm.config import load_config
 from societas.agents.llm.errors import LLMConfigError, LLMFallbackRateExceeded
 from societas.agents.llm.gateway import LLMGateway
-from societas.agents.llm.tasks import DialogueTurn, ImportanceScore
+from societas.agents.llm.structured import grammar_friendly, schema_of
+from societas.agents.llm.tasks import DialogueTurn, ImportanceScore, ThoughtUpdate
 
 MSG = [{"role": "user", "content": "Say something."}]
 
@@ -38,6 +39,8 @@ async def test_each_dialect_sends_the_call_sites_schema(
     else:
         assert fmt["type"] == fmt_type
     schema = DialogueTurn.model_json_schema()
+    if dialect == "json_object_schema":  # what llama.cpp's grammar enforces fully
+        schema = grammar_friendly(schema)
     carried = (fmt or {}).get("schema") or (fmt or {}).get("json_schema", {}).get("schema")
     assert (carried == schema) is schema_in_format
     assert ('"utterance"' in sent["last_user"] and "JSON schema" in sent["last_user"]) is (
@@ -138,3 +141,17 @@ def _turn_ctx() -> dict:
         "turn": 0,
         "max_turns": 4,
     }
+
+
+def test_grammar_friendly_schema_bounds_what_llama_cpp_ignores() -> None:
+    """llama.cpp drops minimum/maximum: ranges become enums, strings get a length cap; the
+    call site's own schema (and its validation) stays as it is."""
+    score = grammar_friendly(schema_of(ImportanceScore))["properties"]["score"]
+    assert score["enum"] == list(range(1, 11)) and "minimum" not in score
+    thought = grammar_friendly(schema_of(ThoughtUpdate))["properties"]
+    assert thought["intensity"]["enum"][0] == 0 and thought["intensity"]["enum"][-1] == 1
+    assert len(thought["intensity"]["enum"]) == 21
+    assert thought["thought"]["maxLength"] == 120 and thought["thought"]["minLength"] == 1
+    assert schema_of(ImportanceScore)["properties"]["score"]["maximum"] == 10  # untouched
+    for value in thought["intensity"]["enum"]:
+        ThoughtUpdate(thought="x", emotion="calm", intensity=value)
