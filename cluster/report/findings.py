@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from societas.cluster.report import figures as F
@@ -36,6 +37,7 @@ class Metric:
     caption: str
     series: list[tuple[str, Maker]] = field(default_factory=list)
     y_range: tuple[float, float] | None = None
+    skip_if_flat: bool = False  # leave out when no series moves (e.g. income without policy)
 
 
 def _shelter(where: str = "true", table: str = "agent_state") -> Maker:
@@ -104,7 +106,9 @@ def economy_metrics(run: RunData, single: bool) -> list[Metric]:
             ]
         else:
             series = [("all agents", lambda r, c=col: agent_band(r, c))]
-        out.append(Metric(col, title, unit, "Mean per tick with its 95% interval.", series))
+        metric = Metric(col, title, unit, "Mean per tick with its 95% interval.", series)
+        metric.skip_if_flat = not policy
+        out.append(metric)
     if not policy:
         return out[:2]  # work hours only move under an income policy
     return out
@@ -196,6 +200,38 @@ def needs_metric(run: RunData, single: bool) -> list[Metric]:
     ]
 
 
+def is_flat(rows: list[dict[str, Any]]) -> bool:
+    """True when no series of a metric moved over the run (its lowest = its peak)."""
+    return all(r.get("peak") == r.get("low") for r in rows)
+
+
+def attitude_heatmaps(run: RunData) -> list[tuple[str, Any]]:
+    """Per topic: the distribution of attitudes over time (share of agents per bin)."""
+    out = []
+    for topic in [t["name"] for t in run.config.get("topics", [])]:
+        cols = run.columns(
+            "SELECT tick, least(floor(value * 2), 19)::INT AS bin, count(*) AS k FROM attitudes "
+            "WHERE topic = ? GROUP BY ALL",
+            topic,
+        )
+        if not cols:
+            continue
+        z = np.zeros((20, run.ticks))
+        np.add.at(z, (cols["bin"].astype(int), cols["tick"].astype(int)), cols["k"])
+        z = z / np.maximum(z.sum(axis=0, keepdims=True), 1)
+        fig = F.new_figure(f"Distribution of attitudes to {topic} over time",
+                           "attitude (0 against .. 10 for)")  # fmt: skip
+        fig.update_layout(hovermode="closest")
+        fig.add_trace(
+            go.Heatmap(x=run.hours(np.arange(run.ticks)), y=np.arange(20) / 2 + 0.25, z=z,
+                       colorscale="Viridis", colorbar={"title": {"text": "share"}},
+                       hovertemplate="%{y:.1f}: %{z:.2f}<extra></extra>")
+        )  # fmt: skip
+        F.time_axis(fig, run)
+        out.append((topic, fig))
+    return out
+
+
 def metrics_for(run: RunData, single: bool) -> list[Metric]:
     """Every metric this run's scenario and tables support, most important first."""
     out: list[Metric] = []
@@ -228,6 +264,8 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
             if not several and name == "all agents" and len(metric.series) > 1:
                 color = "#222222"  # the overall curve in black above its breakdowns
             dash = DASHES[s % len(DASHES)] if several else None
+            if name.startswith("spread"):
+                dash = "dot"
             F.add_band(fig, ref, band, label, color, row=1 if several else None, col=1, dash=dash)
             rows.append(_headline(ref, label, band, checkpoints))
             if s == 0:

@@ -105,6 +105,8 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
     summary: dict[str, Any] = {"arms": [a.label for a in arms], "card": cards, "findings": {}}
     for metric in metrics:
         fig, rows = findings.metric_figure(metric, arms)
+        if metric.skip_if_flat and findings.is_flat(rows):
+            continue
         found.append(
             {"key": metric.key, "caption": metric.caption, "rows": rows,
              "div": F.div(fig, f"fig-{metric.key}")}
@@ -116,6 +118,14 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
         timeline_fig.update_layout(title={"text": f"Interventions over {metric_title(metrics)}"})
         timeline = F.div(timeline_fig, "fig-interventions")
 
+    if single:
+        for topic, fig in findings.attitude_heatmaps(ref):
+            found.append(
+                {"key": f"attitude-distribution-{topic}", "rows": [],
+                 "div": F.div(fig, f"fig-attitude-distribution-{topic}"),
+                 "caption": "Share of agents in each half-point band of attitude, per tick: "
+                 "one hump = consensus, two = a split society."}
+            )  # fmt: skip
     survey_fig, survey_rows = surveys.survey_figure(arms)
     if survey_fig is not None:
         found.append(

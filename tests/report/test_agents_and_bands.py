@@ -111,7 +111,7 @@ def test_run_seeds_writes_replicates_and_the_report_bands_them(tmp_path):
     assert res.exit_code == 0, res.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["card"][0]["seed"] == "0, 1" and summary["card"][0]["replicates"] == 2
-    rows = summary["findings"]["income"]
+    rows = summary["findings"]["needs"]
     assert rows and all(r["interval_over"] == "seeds" for r in rows)
     assert "95% intervals over replicate runs" in (out / "report.html").read_text()
     res = runner.invoke(app, [*args, "--seeds", "0,x"])
