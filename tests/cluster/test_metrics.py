@@ -200,3 +200,46 @@ def test_busy_port_falls_back_to_a_free_one(caplog):
                 assert b"societas_ticks_total" in resp.read()
         finally:
             metrics.close()
+
+
+async def test_llm_calls_over_http_carry_model_endpoint_latency_and_failed_attempts():
+    """The gateway against the emulator (a real HTTP server on loopback, 30 % of answers 500s
+    that are retried): the per-tick figures name the model and base URL, count each failed
+    attempt, put one latency sample per attempt, and add up to the accounting's totals."""
+    import asyncio
+
+    from societas.agents.llm.emulator import EmulatorConfig, serve
+    from societas.agents.llm.gateway import LLMGateway
+    from societas.agents.runtime.stats import Deltas, llm_calls_delta
+
+    async with serve(EmulatorConfig(base_latency_s=0.02, rate_500=0.3, seed=3)) as (_emu, url):
+        gateway = LLMGateway(
+            {
+                "endpoints": [{"base_url": url, "model": "emulated"}],
+                "timeout_s": 5,
+                "retry": {"max_attempts": 10, "base_delay_s": 0.005, "max_delay_s": 0.02},
+            }
+        )
+        try:
+            asks = [[{"role": "user", "content": f"hello {i}"}] for i in range(20)]
+            await asyncio.gather(*(gateway.complete(ask) for ask in asks))
+        finally:
+            await gateway.aclose()
+    deltas = Deltas()
+    (calls,) = llm_calls_delta(deltas, gateway.accounting)
+    assert (calls.model, calls.endpoint) == ("emulated", url)
+    assert calls.requests == 20 and calls.errors > 0
+    retried = sum(n for k, n in gateway.accounting.events.items() if k.startswith("retry."))
+    assert calls.errors == retried  # every failed attempt was retried (none gave up)
+    assert calls.latency.count == calls.requests + calls.errors
+    assert calls.latency.sum >= 0.02 * calls.requests  # the emulator's latency is in there
+    tokens = sum(m.prompt_tokens + m.completion_tokens for m in gateway.accounting.models.values())
+    assert calls.tokens == tokens
+    assert llm_calls_delta(deltas, gateway.accounting) == []  # reported once, never again
+    m = RunMetrics()
+    m.ingest(
+        _stats(0, 0, llm_requests=20, llm_tokens=tokens, llm_errors=calls.errors, llm_calls=[calls])
+    )
+    labels = {"model": "emulated", "endpoint": url}
+    assert m.value("llm_latency_seconds_count", **labels) == 20 + calls.errors
+    assert m.value("llm_errors_total", group="0", **labels) == calls.errors
