@@ -89,7 +89,7 @@ def test_interview_and_branch_a_ray_run(tmp_path):
     from societas.cluster.branch import run_branch
     from societas.cluster.ray_runtime import run_on_ray
 
-    cfg = load_scenario(scenario(ticks=4, interventions=SETS, cluster={"checkpoint_every": 2}))
+    cfg = load_scenario(scenario(ticks=4, interventions=SETS))
     ray.init(
         address="local",
         num_cpus=2,
@@ -98,7 +98,9 @@ def test_interview_and_branch_a_ray_run(tmp_path):
         _node_ip_address="127.0.0.1",
     )
     try:
-        run_on_ray(cfg, tmp_path / "ray", 2, cluster={"metrics": {"port": 0}})
+        run_on_ray(
+            cfg, tmp_path / "ray", 2, cluster={"metrics": {"port": 0}, "checkpoint_every": 2}
+        )
     finally:
         ray.shutdown()
     result = interview(tmp_path / "ray", 3, "How is your mood?")
