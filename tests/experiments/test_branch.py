@@ -184,3 +184,18 @@ def test_branch_needs_a_checkpoint_and_a_new_folder(tmp_path, parent):
     with pytest.raises(BranchError, match="is not empty"):
         run_branch(parent, AT, write_files(tmp_path, PATCH), used)
     assert (used / "keep.txt").read_text() == "x"
+
+
+def test_branch_command_names_the_problem_without_a_traceback(tmp_path, parent):
+    from typer.testing import CliRunner
+
+    from societas.cluster.cli import app
+
+    patch = write_files(tmp_path, PATCH)
+    args = ["branch", str(parent), "--patch", str(patch), "--out", str(tmp_path / "b")]
+    out = CliRunner().invoke(app, [*args, "--at", "noon"])
+    assert out.exit_code == 2 and "--at: expected DAY:HOUR such as 1:08, got 'noon'" in out.output
+    assert "Traceback" not in out.output
+    out = CliRunner().invoke(app, [*args, "--at", "0:12"])
+    assert out.exit_code == 0, out.output
+    assert "branch of" in out.output and "replayed" in out.output and "live" in out.output
