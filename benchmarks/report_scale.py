@@ -71,7 +71,8 @@ def synthesise(run: Path, agents: int, ticks: int) -> float:
         "evacuating": evac, "emotion": np.where(evac, "fear", "calm"),
     })  # fmt: skip
     _write(run, "needs", {
-        "tick": tick, "agent_id": ids, "hunger": f, "energy": 1 - f, "safety": np.where(evac, 1.0, f),
+        "tick": tick, "agent_id": ids, "hunger": f, "energy": 1 - f,
+        "safety": np.where(evac, 1.0, f),
         "social": f, "current_need": np.full(tick.size, "none"),
     })  # fmt: skip
     m = n * ticks // 4
