@@ -251,4 +251,5 @@ class GroupSearch:
 
 
 def _hit(record: MemoryRecord, score: float, tier: str) -> MemoryHit:
-    return MemoryHit(**record.model_dump(), score=score, tier=tier)
+    """The record as a hit; its fields were validated when the record was made."""
+    return MemoryHit.model_construct(**record.__dict__, score=float(score), tier=tier)

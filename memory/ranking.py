@@ -258,7 +258,8 @@ class Ranker:
         else:
             exact = is_hit if relevant_only else np.ones(len(ids), bool)
             open_ids, open_bounds = ids[:0], base[:0]
-        warm = ~np.isin(hit_ids, ids)
+        row_of = hot.row_of
+        warm = np.fromiter((i not in row_of for i in hit_ids.tolist()), bool, len(hits))
         warm_only = 0
         if "warm" in job.request.tiers:
             warm_only = g.warm_counts.get(agent, 0) - len(rows)
