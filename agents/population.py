@@ -8,6 +8,7 @@ selectors see the whole population the same way in every group.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -344,10 +345,22 @@ def social_network(
 
 
 @lru_cache(maxsize=4)
-def _cached(json_cfg: str) -> Population:
+def _cached(json_cfg: str, _stamp: tuple[int, int] = (0, 0)) -> Population:
     return generate(ScenarioConfig.model_validate_json(json_cfg))
 
 
 def population_for(cfg: ScenarioConfig) -> Population:
     """`generate`, memoised per process (in-process groups share one population)."""
-    return _cached(cfg.model_dump_json(exclude={"groups", "memory", "llm", "results"}))
+    return _cached(
+        cfg.model_dump_json(exclude={"groups", "memory", "llm", "results"}),
+        _file_stamp(cfg.agents.profiles),
+    )
+
+
+def _file_stamp(path: Any) -> tuple[int, int]:
+    """(mtime, size) of a profiles file: an edited file is read again, not served stale."""
+    try:
+        st = os.stat(path) if path is not None else None
+    except OSError:
+        return (0, 0)
+    return (st.st_mtime_ns, st.st_size) if st is not None else (0, 0)

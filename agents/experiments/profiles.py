@@ -124,13 +124,21 @@ def load_profiles(
     path: str | Path, attributes: dict[str, str], topics: list[str]
 ) -> list[dict[str, dict[str, Any]]]:
     """Validated rows: [{'profile': {...}, 'attitude': {...}, 'attribute': {...}}, ...]."""
-    key = (str(Path(path).resolve()), tuple(sorted(attributes.items())), tuple(topics))
-    return _load_cached(*key)
+    resolved = Path(path).resolve()
+    try:
+        st = resolved.stat()
+        stamp = (st.st_mtime_ns, st.st_size)  # an edited file is read again
+    except OSError:
+        stamp = (0, 0)
+    return _load_cached(str(resolved), tuple(sorted(attributes.items())), tuple(topics), stamp)
 
 
 @lru_cache(maxsize=8)
 def _load_cached(
-    path_s: str, attributes: tuple[tuple[str, str], ...], topics: tuple[str, ...]
+    path_s: str,
+    attributes: tuple[tuple[str, str], ...],
+    topics: tuple[str, ...],
+    _stamp: tuple[int, int],
 ) -> list[dict[str, dict[str, Any]]]:
     path = Path(path_s)
     if not path.is_file():

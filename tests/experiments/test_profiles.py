@@ -107,3 +107,16 @@ def test_unknown_column_missing_file_and_wrong_format(tmp_path):
     odd.write_text("x")
     with pytest.raises(ScenarioConfigError, match=r"use a \.csv, \.parquet or \.jsonl"):
         load_scenario(scenario(agents={"profiles": str(odd)}))
+
+
+def test_an_edited_profiles_file_is_read_again(tmp_path):
+    import os
+
+    path = write(tmp_path, "csv")
+    data = scenario(agents={"profiles": str(path)})
+    assert population_for(load_scenario(data)).profiles[0].name == "Person 0"
+    rows = [dict(r) for r in ROWS]
+    rows[0]["name"] = "Renamed"
+    write(tmp_path, "csv", rows)
+    os.utime(path, ns=(1, 10**18))  # a new modification time, as an editor would leave
+    assert population_for(load_scenario(data)).profiles[0].name == "Renamed"
