@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from societas.agents.cognition import prompts
+from societas.agents.cognition.persona import persona_of
 from societas.agents.experiments.checks import SURVEY_SALT, tick_at
 from societas.agents.experiments.schema import Question
 from societas.agents.llm.tasks import SurveyAnswer
@@ -28,17 +30,6 @@ if TYPE_CHECKING:
 
 # Status keys that are bookkeeping, not something an agent would talk about.
 _HIDDEN = ("social_network", "plan", "knowledge", "home", "work", "position")
-
-SYSTEM = (
-    "You are {name}, {age}, {occupation}; {personality}. Answer as yourself, in the first "
-    "person, from what you know and remember. Reply with JSON: "
-    '{{"answer": "<your answer>", "value": <number or null>}}.'
-)
-PROMPT = (
-    "Your situation now: {status}\n"
-    "What you remember that may matter:\n{memories}\n\n"
-    "Question: {question}\n{instructions}"
-)
 
 
 @dataclass(slots=True)
@@ -144,17 +135,13 @@ async def ask(
     found = await _memories(memory, asks, memories)
 
     async def one(agent_id: int, q: Question, recalled: list[str]) -> Answer:
-        profile = engine.agents[agent_id].profile
         status = status_for_prompt(memory, agent_id)
         if q.attribute is not None:  # the attribute asked about first
             status = {q.attribute: memory.kv_get(agent_id, q.attribute), **status}
-        system = SYSTEM.format(
-            name=profile.name,
-            age=profile.age,
-            occupation=profile.occupation,
-            personality=profile.personality,
-        )
-        user = PROMPT.format(
+        state = engine.agents[agent_id].state
+        messages = prompts.messages(  # templates: prompts/survey.txt (a scenario may override)
+            "survey",
+            system=persona_of(agent_id, memory.export(agent_id), state).system(),
             status=", ".join(f"{k}={_text(v)}" for k, v in status.items()),
             memories="\n".join(f"- {m}" for m in recalled) or "- nothing in particular",
             question=q.text,
@@ -172,7 +159,7 @@ async def ask(
             "memories": recalled,
         }
         reply = await engine.llm.json(
-            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            messages,
             SurveyAnswer,
             task="survey",
             context=context,
