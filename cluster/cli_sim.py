@@ -51,6 +51,10 @@ def _load(config: Path, **over: Any) -> ScenarioConfig:
             from societas.agents.scenario import ScenarioConfigError
 
             what = "is a folder" if config.is_dir() else "does not exist"
+            named = sorted(p.stem for p in Path("configs").glob("*.yaml"))
+            if config.suffix == "" and named:  # a scenario name instead of a file
+                files = ", ".join(f"configs/{n}.yaml" for n in named if "memory" not in n)
+                what = f"is not a file; scenarios here: {files}"
             raise ScenarioConfigError([("<file>", f"{what}; give a scenario YAML")], str(config))
         scenario = load_scenario(config).with_overrides(**over)
         from societas.agents.scenario import ScenarioConfigError

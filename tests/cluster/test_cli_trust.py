@@ -160,6 +160,25 @@ def test_reused_out_is_refused_and_left_unchanged(tmp_path):
     assert tree_digest(out) == before
 
 
+def test_societas_stop_run_folder_checkpoints(tmp_path):
+    cfg = town(tmp_path, ticks=5000)
+    run_dir = tmp_path / "run"
+    log = tmp_path / "run.log"
+    proc = start("run", str(cfg), "--local", "--out", str(run_dir), log=log)
+    try:
+        wait_for(lambda: "progress tick=2/" in log.read_text(), 120, "tick 2")
+        res = societas("stop", str(run_dir), timeout=180)
+        assert res.returncode == 0 and "interrupted" in res.stdout, res.stdout + res.stderr
+        assert proc.wait(timeout=60) == 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "interrupted" and run["error"] == "stopped by SIGTERM"
+    assert (run_dir / "checkpoints" / f"tick={run['last_checkpoint']}" / "manifest.json").is_file()
+    assert societas("stop", str(run_dir)).stdout.endswith("not running\n")
+
+
 def test_sigint_checkpoints_and_resume_matches_uninterrupted(tmp_path):
     from societas.agents.runtime.results import read_table
 
@@ -227,8 +246,9 @@ def run_processes(run_dir: Path) -> list[int]:
 
 
 def test_ray_run_sigterm_sigkill_cleanup_and_resume(tmp_path):
-    """On Ray: SIGTERM checkpoints and stops the Ray it started; SIGKILL of a resumed run
-    plus `societas cleanup` leaves nothing; a last resume ends like an uninterrupted run."""
+    """On Ray: SIGTERM checkpoints and stops the Ray it started;
+    SIGKILL of a resumed run plus `societas cleanup` leaves nothing; a last resume ends like
+    an uninterrupted run."""
     from societas.agents.runtime.results import read_table
 
     ticks = 16
@@ -237,7 +257,7 @@ def test_ray_run_sigterm_sigkill_cleanup_and_resume(tmp_path):
     log = tmp_path / "ray.log"
     proc = start("run", str(cfg), "--out", str(run_dir), "--groups", "2", log=log)
     try:
-        wait_for(lambda: "progress tick=2/" in log.read_text(), 180, "tick 2 on Ray")
+        wait_for(lambda: "progress tick=2/" in log.read_text(), 300, "tick 2 on Ray")
         assert len(run_processes(run_dir)) >= 3  # the CLI, Ray's GCS and raylet at least
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=120) == 130, log.read_text()
@@ -252,7 +272,7 @@ def test_ray_run_sigterm_sigkill_cleanup_and_resume(tmp_path):
     log2 = tmp_path / "resume.log"
     proc = start("resume", str(run_dir), log=log2)
     try:
-        wait_for(lambda: "progress tick=" in log2.read_text(), 180, "the resumed run")
+        wait_for(lambda: "progress tick=" in log2.read_text(), 300, "the resumed run")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
