@@ -1,8 +1,8 @@
 """Preflight: everything a run will use, checked before the first tick, each within a stated
 timeout, with one short line per problem naming the setting, its value and what to do.
 
-Checks: the config (scenario + `cluster:`), every LLM endpoint (GET /models with the key,
-the model must be served; a chat request with max_tokens=1 where /models is missing), the
+Checks: the config (scenario + `cluster:`), every LLM endpoint (one chat request with the
+model's name, the key and max_tokens=1; a rejected model lists what the server serves), the
 Qdrant server (list collections, read the collection if it exists), the embedder (one
 text), the output folder, and the Ray address. `societas check CONFIG` runs them alone.
 """
@@ -127,29 +127,29 @@ def _probe_endpoint(i: int, ep: Any, timeout_s: float) -> Problem | None:
     base = ep.base_url.rstrip("/")
     try:
         with httpx.Client(timeout=timeout_s, headers=headers) as client:
-            res = client.get(f"{base}/models")
-            if res.status_code in (404, 405):
-                res = client.post(
-                    f"{base}/chat/completions",
-                    json={
-                        "model": ep.model,
-                        "messages": [{"role": "user", "content": "ping"}],
-                        "max_tokens": 1,
-                    },
-                )
-                if res.status_code == 404 and "model" in res.text.lower():
-                    return Problem(
-                        setting=f"{setting}.model",
-                        value=ep.model,
-                        message=f"{ep.base_url} does not serve this model",
-                        hint="use a model name the server lists",
-                    )
+            res = client.post(  # the cheapest real request: 1 token, with the model's name
+                f"{base}/chat/completions",
+                json={
+                    "model": ep.model,
+                    "messages": [{"role": "user", "content": "ping"}],
+                    "max_tokens": 1,
+                },
+            )
             if res.status_code in (401, 403):
                 return Problem(
                     setting=f"{setting}.api_key_env",
                     value=ep.api_key_env or "(none)",
                     message=f"{ep.base_url} refused the key (HTTP {res.status_code})",
                     hint="set api_key_env to the variable holding a valid key",
+                )
+            if res.status_code in (400, 404) and "model" in res.text.lower():
+                served = _served_models(client, base)
+                return Problem(
+                    setting=f"{setting}.model",
+                    value=ep.model,
+                    message=f"not served by {ep.base_url}"
+                    + (f" (it serves {served[:5]})" if served else ""),
+                    hint="use a model name the server lists",
                 )
             if res.status_code >= 400:
                 return Problem(
@@ -158,23 +158,31 @@ def _probe_endpoint(i: int, ep: Any, timeout_s: float) -> Problem | None:
                     message=f"HTTP {res.status_code} from {res.request.url.path}",
                     hint="check that the URL ends in /v1 and the server is OpenAI-compatible",
                 )
-            if res.request.url.path.endswith("/models"):
-                served = [m.get("id") for m in (res.json() or {}).get("data", []) or []]
-                if served and ep.model not in served:
-                    return Problem(
-                        setting=f"{setting}.model",
-                        value=ep.model,
-                        message=f"not served by {ep.base_url} (it serves {served[:5]})",
-                        hint="use one of the served names",
-                    )
+            served = _served_models(client, base)  # some servers answer any model name
+            if served and ep.model not in served:
+                return Problem(
+                    setting=f"{setting}.model",
+                    value=ep.model,
+                    message=f"not served by {ep.base_url} (it serves {served[:5]})",
+                    hint="use a model name the server lists",
+                )
     except (httpx.HTTPError, ValueError) as err:
         return Problem(
             setting=f"{setting}.base_url",
             value=ep.base_url,
-            message=f"{_reason(err)} within {timeout_s:g} s",
+            message=f"{_reason(err)} (timeout {timeout_s:g} s)",
             hint="start the server or fix the URL",
         )
     return None
+
+
+def _served_models(client: Any, base: str) -> list[str]:
+    """Model names the server lists (best effort, for the hint)."""
+    try:
+        data = client.get(f"{base}/models").json()
+        return [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
+    except Exception:  # a hint only
+        return []
 
 
 def check_qdrant(store: Any, timeout_s: float = HTTP_TIMEOUT_S) -> list[Problem]:
@@ -225,7 +233,7 @@ def check_qdrant(store: Any, timeout_s: float = HTTP_TIMEOUT_S) -> list[Problem]
             Problem(
                 setting="memory.vector_store.url",
                 value=store.url,
-                message=f"{_reason(err)} within {timeout_s:g} s",
+                message=f"{_reason(err)} (timeout {timeout_s:g} s)",
                 hint="start Qdrant or fix the URL",
             )
         ]
