@@ -18,8 +18,9 @@ from societas.agents.llm.tasks import Insight, ReflectionInsights, ReflectionQue
 from societas.memory import AgentMemory
 
 # Default trigger, in stored units (rating/10): measured with benchmarks/cognition.py so that
-# a busy agent of the built-in scenarios reflects 1-3 times per simulated day (README).
-DEFAULT_THRESHOLD = 6.0
+# a busy agent of the built-in scenarios reflects 1-3 times per simulated day (README;
+# polarization's agents, reading ~70 posts a day, reflect up to 4 times).
+DEFAULT_THRESHOLD = 8.0
 
 # Called once per stored insight: (agent id, memory id, text, evidence ids).
 OnInsight = Callable[[int, int, str, list[int]], None]
