@@ -100,9 +100,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=100_000)
     parser.add_argument("--ticks", type=int, default=48)
+    parser.add_argument("--keep", type=Path, default=None, help="Write the run here; keep it.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="societas-report-scale-") as tmp:
-        run = Path(tmp) / "run"
+        run = args.keep or Path(tmp) / "run"
         synth_s = synthesise(run, args.agents, args.ticks)
         t0 = time.perf_counter()
         html = write_report(run)
