@@ -40,6 +40,7 @@ class GroupSearch:
     ranker: Ranker
     normalization: str
     counters: dict[str, int]
+    max_importance: dict[int, float]
     _op_lock: asyncio.Lock
 
     if TYPE_CHECKING:  # provided by GroupMemory
@@ -104,6 +105,8 @@ class GroupSearch:
                 hit.importance, hit.layer, hit.layer_since, now
             )
             boosted = min(1.0, current + forgetting.access_boost)
+            if boosted > self.max_importance.get(hit.agent_id, -1.0):
+                self.max_importance[hit.agent_id] = boosted  # keeps the ranker's bound valid
             await self.store.set_payload(
                 [hit.id], {"importance": boosted, "layer_since": now, "layer": hit.layer}
             )

@@ -75,13 +75,9 @@ class Ranker:
         self.group = group
 
     def fast_path(self) -> bool:
-        """Python rescoring applies to one relevance signal without MMR or forgetting."""
+        """Python rescoring applies to one relevance signal (not RRF) without MMR."""
         g = self.group
-        return (
-            g.config.retrieval.mmr_lambda is None
-            and not g.config.policies.forgetting.enabled
-            and g.normalization in ("saturate", "identity")
-        )
+        return g.config.retrieval.mmr_lambda is None and g.normalization in ("saturate", "identity")
 
     def pool(self, job: RankJob) -> int:
         """How many memories an exhaustive engine query must consider for this agent."""
@@ -175,7 +171,9 @@ class Ranker:
                 read = np.fromiter((i in payloads for i in p.warm_ids.tolist()), bool)
                 got = p.warm_ids[read].tolist()
                 times = np.fromiter((payloads[i]["time"] for i in got), np.float64, len(got))
-                imps = np.fromiter((payloads[i]["importance"] for i in got), np.float64, len(got))
+                imps = np.fromiter(
+                    (self._importance_of(payloads[i], now) for i in got), np.float64, len(got)
+                )
                 recency = np.exp(log_decay * np.abs(now - times) / 3600.0)
                 exact = cfg.recency_weight * recency + cfg.importance_weight * imps
                 ids = np.concatenate([ids, p.warm_ids[read]])
@@ -211,6 +209,24 @@ class Ranker:
             return hot
         return max(hot, self.group.warm_counts.get(agent, 0))
 
+    def _decayed(self, rows: np.ndarray, imps: np.ndarray, now: float) -> np.ndarray:
+        """Forgetting on: hot importances × the layer's daily decay ** days since set."""
+        hot, forgetting = self.group.hot, self.group.config.policies.forgetting
+        per_day = {name: p.importance_decay_per_day for name, p in forgetting.layers.items()}
+        layers = hot.layers
+        factor = np.fromiter((per_day[layers[r]] for r in rows.tolist()), np.float64, len(rows))
+        since = np.frombuffer(hot.layer_since, np.float64)[rows]
+        return imps * factor ** (np.maximum(0.0, now - since) / 86_400.0)
+
+    def _importance_of(self, payload: dict[str, Any], now: float) -> float:
+        """A warm payload's importance as the score uses it (decayed when forgetting is on)."""
+        forgetting = self.group.config.policies.forgetting
+        if not forgetting.enabled:
+            return payload["importance"]
+        layer = payload.get("layer", "short")
+        since = payload.get("layer_since", payload["time"])
+        return forgetting.effective_importance(payload["importance"], layer, since, now)
+
     def _normalise(self, raw: np.ndarray) -> np.ndarray:
         if self.group.normalization == "saturate":
             k = self.group.config.retrieval.saturation_k
@@ -237,6 +253,8 @@ class Ranker:
         ids = np.frombuffer(hot.ids, np.int64)[rows]
         times = np.frombuffer(hot.times, np.float64)[rows]
         imps = np.frombuffer(hot.importances, np.float64)[rows]
+        if g.config.policies.forgetting.enabled:
+            imps = self._decayed(rows, imps, now)
         oldest_hot_time = float(times.min()) if len(rows) else None
         oldest_hot_id = float(ids.min()) if len(rows) else math.inf
         keep = self._hot_mask(job.filter, rows, times)

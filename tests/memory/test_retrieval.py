@@ -81,14 +81,18 @@ def _workload(rng: random.Random, agents: int, ticks: int) -> list[list[AddReque
         {"candidate_limit": 3},  # hit lists cut short: bounds and engine rescoring decide
         {"candidates": "relevant", "candidate_limit": 5},
         {"recency_weight": 3.0, "importance_weight": 0.2, "recency_decay_per_hour": 0.8},
+        "forgetting",
     ],
-    ids=["default", "short-lists", "relevant-only", "recency-heavy"],
+    ids=["default", "short-lists", "relevant-only", "recency-heavy", "forgetting"],
 )
 async def test_ranker_equals_the_engine_formula_over_all_memories(group_factory, retrieval):
     """Hot from RAM + bounds for warm must give what the exhaustive engine query gives."""
     rng = random.Random(7)
     tiers = {"hot_window_hours": 6.0, "hot_cap_per_agent": 12}
-    group = group_factory("edge", retrieval=retrieval, tiers=tiers)
+    policies = {}
+    if retrieval == "forgetting":  # importance decays per layer; searches boost what they find
+        retrieval, policies = {}, {"forgetting": {"enabled": True, "run_every_ticks": 8}}
+    group = group_factory("edge", retrieval=retrieval, tiers=tiers, policies=policies)
     agents = 12
     await group.add_agents({a: {} for a in range(agents)})
     for tick, adds in enumerate(_workload(rng, agents, 40)):
@@ -107,10 +111,22 @@ async def test_ranker_equals_the_engine_formula_over_all_memories(group_factory,
             (3, {"tiers": ("hot",)}),
         )
     ]
+    if policies:  # searching changes importance: rank twin groups instead of one twice
+        twin = group_factory(
+            "edge", sub="twin", retrieval=retrieval, tiers=tiers, policies=policies
+        )
+        await twin.add_agents({a: {} for a in range(agents)})
+        rng = random.Random(7)
+        for tick, adds in enumerate(_workload(rng, agents, 40)):
+            twin.clock.set(tick // 48, (tick % 48) * 1800.0)
+            await twin.add_many(adds)
+            await twin.end_tick()
+    else:
+        twin = group
     fast = await group.search_many(requests)
     assert group.counters["retrieval_exhaustive"] < len(requests)  # the fast path ran
-    group.ranker.fast_path = lambda: False  # every search: the engine over all memories
-    exact = await group.search_many(requests)
+    twin.ranker.fast_path = lambda: False  # every search: the engine over all memories
+    exact = await twin.search_many(requests)
     for request, got, want in zip(requests, fast, exact, strict=True):
         assert [h.id for h in got] == [h.id for h in want], request
         assert [h.score for h in got] == pytest.approx([h.score for h in want], rel=1e-5)
