@@ -254,8 +254,8 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
     rows: list[dict[str, Any]] = []
     firsts: list[Band] = []
     marks = [(r["n"], int(r["tick"])) for r in interventions_of_arms(arms)]
-    # the outcome just before each later intervention: what the earlier ones did
-    checkpoints = [(f"before #{n}", t - 1) for n, t in marks if 0 < t <= ref.ticks and n > 1]
+    # the outcome just before each intervention: the baseline and what the earlier ones did
+    checkpoints = [(f"before #{n}", t - 1) for n, t in marks if 0 < t <= ref.ticks]
     for a, arm in enumerate(arms):
         for s, (name, make) in enumerate(metric.series):
             band = arm_band(arm, make)
