@@ -44,7 +44,7 @@ def _rows_sql(files: list[Path]) -> str:
 
 def time_label(day: Any, seconds: Any) -> str:
     """`day 0 22:30` from a memory's day and seconds of the day."""
-    s = int(float(seconds or 0))
+    s = int(float(seconds or 0)) % 86_400  # some writers store seconds since day 0
     return f"day {int(day or 0)} {s // 3600:02d}:{(s % 3600) // 60:02d}"
 
 
