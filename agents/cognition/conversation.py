@@ -28,6 +28,11 @@ class ConversationSummary(BaseModel):
     tone: float = Field(0.0, ge=-1.0, le=1.0)
 
 
+async def about(mem: AgentMemory, other: str, topic: str) -> list[str]:
+    """What the speaker retrieves about the other person and the topic."""
+    return [h.text for h in await recall(mem, f"{other} {topic}".strip(), top_k=3)]
+
+
 def describe_relation(rel: Relation) -> str:
     """'closeness 0.4, sentiment +0.2, talked 3 times' for prompts."""
     return (
@@ -52,10 +57,13 @@ async def speak(
     max_turns: int,
     known: Sequence[str] = (),
     seed: int = 0,
+    retrieved: Sequence[str] | None = None,
 ) -> DialogueTurn:
-    """The speaker's next line: retrieval about `other` and the topic, plus what it knows."""
-    hits = await recall(mem, f"{other} {topic}".strip(), top_k=3)
-    memories = [*known, *(h.text for h in hits)]
+    """The speaker's next line: retrieval about `other` and the topic (or `retrieved`, what
+    an earlier turn of the same conversation retrieved), plus what it knows."""
+    if retrieved is None:
+        retrieved = await about(mem, other, topic)
+    memories = [*known, *retrieved]
     return await llm.json(
         messages(
             "dialogue_turn",

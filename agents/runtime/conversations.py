@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from societas.agents.agent import Agent, AgentContext
 from societas.agents.blocks.plan import NEWS, me
 from societas.agents.blocks.social import CHAT_RESTORE, INVITE, SocialBlock
-from societas.agents.cognition.conversation import speak, summarize_conversation
+from societas.agents.cognition.conversation import about, speak, summarize_conversation
 from societas.agents.cognition.relationships import (
     Relation,
     after_conversation,
@@ -50,6 +50,10 @@ class ConversationHost:
     def __init__(self, engine: GroupEngine) -> None:
         self.engine = engine
         self.rounds = 0  # sub-rounds in the current tick (salts the importance batch seed)
+        # (conversation, speaker) -> what the speaker retrieved about the other and the
+        # topic: its memories do not change during the conversation, so one search serves
+        # all its turns (summaries are stored only when the conversation ends).
+        self.retrieved: dict[tuple[str, int], list[str]] = {}
 
     def invitations(self, tick: int) -> list[TurnRequest]:
         """The invitations the group's agents made this tick, as 'invite' requests."""
@@ -74,6 +78,7 @@ class ConversationHost:
                 )
             )
         self.rounds = 0
+        self.retrieved = {}
         return out
 
     async def round(self, requests: list[TurnRequest]) -> list[TurnReply]:
@@ -143,6 +148,9 @@ class ConversationHost:
         fact_text = {f.id: f.text for f in sc.facts}
         p = me(ctx)
         history = [(line.name, line.text) for line in r.history]
+        key = (r.conversation_id, agent.id)
+        if key not in self.retrieved:
+            self.retrieved[key] = await about(agent.memory, other, r.topic)
         out = await speak(
             ctx.llm,
             agent.memory,
@@ -155,6 +163,7 @@ class ConversationHost:
             r.max_turns,
             known=[fact_text.get(f, f) for f in facts],
             seed=sc.seed * 1_000_003 + r.tick,
+            retrieved=self.retrieved[key],
         )
         row = (r.tick, agent.id, r.listener, r.place, "encounter", out.utterance, ",".join(facts))
         ctx.results.add("dialogues", (*row, r.conversation_id, r.turn))
