@@ -88,6 +88,7 @@ class ColdStore:
         self.day_window = day_window
         self._datasets: tuple[pds.Dataset, pds.Dataset] | None = None
         self._open: list[_Part] | None = None
+        self._count: int | None = None  # rows in all parts, re-read only after a change
         self._next_part = 1 + max(
             (int(m.group(1)) for f in self.row_files() if (m := _PART.search(f.name))), default=0
         )
@@ -116,6 +117,7 @@ class ColdStore:
             write_parquet_atomic(rows, rows_table(group), ROW_GROUP)  # rows last: part done
             self._datasets = None
             self._open = None
+            self._count = None
             written.append(rows)
         return written
 
@@ -164,6 +166,7 @@ class ColdStore:
         journal.unlink()
         self._datasets = None
         self._open = None
+        self._count = None
 
     def recover_compaction(self) -> None:
         """Finish any merge a crash interrupted (old parts go once the merged one exists)."""
@@ -181,7 +184,10 @@ class ColdStore:
         return done
 
     def count(self) -> int:
-        return sum(pq.ParquetFile(f).metadata.num_rows for f in self.row_files())
+        """Rows in the cold tier (from the parts' footers, cached until the next change)."""
+        if self._count is None:
+            self._count = sum(pq.ParquetFile(f).metadata.num_rows for f in self.row_files())
+        return self._count
 
     def _dataset(self, vectors: bool = False) -> pds.Dataset | None:
         """The rows (or vectors) dataset over all parts, rebuilt only after a write."""
