@@ -44,11 +44,12 @@ def start(*args: str, log: Path) -> subprocess.Popen:
     )
 
 
-def wait_for(predicate, timeout: float, what: str) -> None:
+def wait_for(predicate, timeout: float, what: str, log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            tail = log.read_text()[-3000:] if log is not None else ""
+            raise AssertionError(f"timed out waiting for {what}\n{tail}")
         time.sleep(0.2)
 
 
@@ -257,7 +258,7 @@ def test_ray_run_sigterm_sigkill_cleanup_and_resume(tmp_path):
     log = tmp_path / "ray.log"
     proc = start("run", str(cfg), "--out", str(run_dir), "--groups", "2", log=log)
     try:
-        wait_for(lambda: "progress tick=2/" in log.read_text(), 300, "tick 2 on Ray")
+        wait_for(lambda: "progress tick=2/" in log.read_text(), 300, "tick 2 on Ray", log)
         assert len(run_processes(run_dir)) >= 3  # the CLI, Ray's GCS and raylet at least
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=120) == 130, log.read_text()
@@ -272,7 +273,7 @@ def test_ray_run_sigterm_sigkill_cleanup_and_resume(tmp_path):
     log2 = tmp_path / "resume.log"
     proc = start("resume", str(run_dir), log=log2)
     try:
-        wait_for(lambda: "progress tick=" in log2.read_text(), 300, "the resumed run")
+        wait_for(lambda: "progress tick=" in log2.read_text(), 300, "the resumed run", log2)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
