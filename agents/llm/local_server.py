@@ -153,12 +153,11 @@ class LocalModelServer:
             str(self.n_ctx),
             "--n_threads",
             str(self.threads),
-            "--cache",
-            "True",  # prompt prefix cache: the static part of each prompt is computed once
-            "--cache_size",
-            str(256 << 20),  # its RAM (default 2 GiB)
             "--verbose",
             "False",
+            # No --cache: its RAM cache stores whole llama states (logits included, hundreds
+            # of MB each, measured 2 GB RSS); llama.cpp already reuses the KV prefix that a
+            # request shares with the one before.
         ]
         started = time.perf_counter()
         log = open(self.log_path, "wb")  # noqa: SIM115 (the child owns it until stop)
