@@ -62,6 +62,16 @@ def scenario(args: argparse.Namespace, llm: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def progress(p: Any) -> None:
+    """One line per tick on stderr (the JSON goes to stdout)."""
+    print(
+        f"tick {p.tick + 1}/{p.ticks}: {p.llm_requests} LLM calls, {p.fallbacks} fallbacks, "
+        f"{p.elapsed_s:.0f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def figures(run: Any, agents: int, ticks: int, ticks_per_day: int) -> dict[str, Any]:
     """Calls and tokens per agent-step / agent-day (total and by task), json outcome rates."""
     tasks = run.result.llm_tasks
@@ -141,7 +151,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     else:
         cfg = scenario(args, rules_llm)
         started = time.perf_counter()
-        run = await run_in_process(cfg, work / "rules", embedder=embedder)
+        run = await run_in_process(cfg, work / "rules", embedder=embedder, on_progress=progress)
         wall = time.perf_counter() - started
         out["server"] = "none: rules policy in process (not a language model)"
         out["memories_from_model"] = None  # the rules policy is not a model
