@@ -99,15 +99,10 @@ def progress_bar() -> Any:
     )
 
 
-def sim_time(tick: int, scenario: Any) -> str:
-    """Simulated clock after `tick` ticks, e.g. `day 2 08:30`."""
-    minutes = scenario.start_hour * 60 + tick * scenario.tick_minutes
-    day, rest = divmod(minutes, 24 * 60)
-    return f"day {day + 1} {rest // 60:02d}:{rest % 60:02d}"
-
-
 def progress_line(p: Any, scenario: Any) -> str:
     """One line of progress (what `societas status JOB` reads back from a job's log)."""
+    from societas.cluster.run_folder import sim_time
+
     return (
         f"progress tick={p.tick + 1}/{scenario.ticks} sim='{sim_time(p.tick + 1, scenario)}' "
         f"agents={p.agents} steps_per_s={p.agent_steps_per_s:.0f} "

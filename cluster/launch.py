@@ -21,7 +21,7 @@ from societas.cluster.cluster_config import ClusterConfig, cluster_config_of
 from societas.cluster.interrupts import StopFlag
 from societas.cluster.preflight import PreflightError, Problem, preflight
 from societas.cluster.remote_out import RemoteSync, is_url, staging_dir
-from societas.cluster.run_folder import RUN_ENV, RunFolder, clear_run, holds_run
+from societas.cluster.run_folder import RUN_ENV, RunFolder, clear_run, holds_run, sim_time
 from societas.cluster.run_loop import RunInterrupted
 
 
@@ -144,7 +144,7 @@ def launch(
             sync.push()
 
     def progress(p: Any) -> None:
-        folder.progress(p)
+        folder.progress(p, sim_time(p.tick + 1, scenario))
         if on_progress is not None:
             on_progress(p)
 

@@ -43,6 +43,13 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def sim_time(tick: int, scenario: Any) -> str:
+    """Simulated clock after `tick` ticks, e.g. `day 2 08:30`."""
+    minutes = scenario.start_hour * 60 + tick * scenario.tick_minutes
+    day, rest = divmod(minutes, 24 * 60)
+    return f"day {day + 1} {rest // 60:02d}:{rest % 60:02d}"
+
+
 def versions() -> dict[str, str]:
     """Versions of Python and the packages a run's results depend on."""
     from importlib.metadata import PackageNotFoundError, version
@@ -77,7 +84,7 @@ class RunRecord(BaseModel):
     config_digest: str = ""
     versions: dict[str, str] = Field(default_factory=dict)
     totals: dict[str, float] = Field(default_factory=dict)
-    progress: dict[str, float] = Field(default_factory=dict)
+    progress: dict[str, float | str] = Field(default_factory=dict)
     error: str | None = None
     llm_fallbacks: int = Field(0, description="Structured LLM calls answered by a fallback.")
     llm_tasks: dict[str, dict[str, int]] = Field(
@@ -235,10 +242,11 @@ class RunFolder:
         self.record.totals = dict(totals)
         self.write()
 
-    def progress(self, p: Any, force: bool = False) -> None:
+    def progress(self, p: Any, sim: str = "", force: bool = False) -> None:
         """Live progress for `societas status RUN` (at most every 2 s)."""
         self.record.ticks_done = max(self.record.ticks_done, p.tick + 1)
         self.record.progress = {
+            "sim_time": sim,
             "tick": p.tick + 1,
             "ticks": self.record.ticks,
             "agent_steps_per_s": round(p.agent_steps_per_s, 1),

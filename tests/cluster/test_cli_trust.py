@@ -167,7 +167,11 @@ def test_societas_stop_run_folder_checkpoints(tmp_path):
     log = tmp_path / "run.log"
     proc = start("run", str(cfg), "--local", "--out", str(run_dir), log=log)
     try:
-        wait_for(lambda: "progress tick=2/" in log.read_text(), 120, "tick 2")
+        wait_for(lambda: "progress tick=2/" in log.read_text(), 120, "tick 2", log)
+        status = json.loads(societas("status", str(run_dir)).stdout)
+        assert status["status"] == "running" and status["driver_running"]
+        assert status["progress"]["sim_time"].startswith("day 1 ")
+        assert {"agent_steps_per_s", "llm_requests", "fallbacks"} <= set(status["progress"])
         res = societas("stop", str(run_dir), timeout=180)
         assert res.returncode == 0 and "interrupted" in res.stdout, res.stdout + res.stderr
         assert proc.wait(timeout=60) == 130
