@@ -18,6 +18,7 @@ GRACE_S = 5.0
 
 
 def _record(run_dir: Path) -> dict[str, Any]:
+    """processes.json as a dict ({} when missing or unreadable)."""
     try:
         data = json.loads((Path(run_dir) / PROCESSES_FILE).read_text())
     except (OSError, ValueError):

@@ -68,6 +68,7 @@ def _load(config: Path, **over: Any) -> ScenarioConfig:
 
 
 def _ray_available() -> None:
+    """Exit 2 with a clear message when the Ray runtime cannot be imported."""
     try:
         importlib.import_module("societas.cluster.ray_runtime")
     except ImportError:
@@ -231,6 +232,7 @@ def _check_one(
     keep_checkpoints: int | None,
     services: bool,
 ) -> None:
+    """Preflight of one config; exit 2 (via user_errors) on a problem."""
     from societas.cluster.launch import LaunchOptions, resolve
     from societas.cluster.launch import check as run_check
 

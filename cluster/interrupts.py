@@ -28,6 +28,7 @@ class StopFlag:
         self.signal_name = self.signal_name or reason
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        """First signal: ask to stop; a second Ctrl-C: abort now."""
         name = signal.Signals(signum).name
         if self.requested and signum == signal.SIGINT:
             raise KeyboardInterrupt

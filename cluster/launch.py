@@ -127,7 +127,27 @@ def launch(
         if opts.resume:
             sync.pull()
     _prepare_folder(run_dir, opts)
+    previous_id = os.environ.get(RUN_ENV)
     os.environ[RUN_ENV] = uuid.uuid4().hex[:16]  # Ray and its workers inherit it (cleanup)
+    try:
+        return _launch(scenario, opts, cluster, run_dir, sync, on_progress, stored_groups)
+    finally:  # an in-process caller (tests, notebooks) must not tag what it starts later
+        if previous_id is None:
+            os.environ.pop(RUN_ENV, None)
+        else:
+            os.environ[RUN_ENV] = previous_id
+
+
+def _launch(
+    scenario: Any,
+    opts: LaunchOptions,
+    cluster: ClusterConfig,
+    run_dir: Path,
+    sync: RemoteSync | None,
+    on_progress: Callable[[Any], Any] | None,
+    stored_groups: int | None,
+) -> tuple[Any, Path]:
+    """The run itself once its folder is ready: record, stop handler, checkpoints, finish."""
     folder = RunFolder.start(
         run_dir,
         scenario,
@@ -189,6 +209,7 @@ def _execute(
     common: dict[str, Any],
     folder: RunFolder,
 ) -> Any:
+    """Hand the run to the local or the Ray runtime."""
     if opts.local:
         from societas.cluster.local import run_local
 

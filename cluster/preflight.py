@@ -110,6 +110,7 @@ def check_llm(llm: Any, timeout_s: float = HTTP_TIMEOUT_S) -> list[Problem]:
 
 
 def _probe_endpoint(i: int, ep: Any, timeout_s: float) -> Problem | None:
+    """The problem with endpoint `i`, or None when it answers with its model."""
     import httpx
 
     setting = f"llm.endpoints.{i}"

@@ -145,6 +145,7 @@ def check_out_dir(run_dir: Path, *, overwrite: bool = False, resume: bool = Fals
 
 
 def _existing_parent(path: Path) -> Path:
+    """The nearest folder above `path` that exists (to test write rights)."""
     path = path.absolute()
     while not path.exists():
         path = path.parent
