@@ -65,13 +65,6 @@ def checkpoint_ticks(cfg: ClusterConfig, tick_minutes: int) -> int:
     return max(1, round(cfg.checkpoint_hours * 60 / tick_minutes))
 
 
-ENV_OVERRIDES = {
-    "checkpoint_every": "SOCIETAS_CHECKPOINT_EVERY",
-    "keep_checkpoints": "SOCIETAS_KEEP_CHECKPOINTS",
-    "attach_timeout_s": "SOCIETAS_ATTACH_TIMEOUT_S",
-}
-
-
 def size_groups(cfg: ClusterConfig, agents: int, resources: dict[str, float]) -> int:
     """How many groups: the config's number, or one per free slot, never tiny, never 0."""
     if cfg.groups != "auto":
