@@ -109,3 +109,19 @@ def _gone(pid: int, within_s: float = 15.0) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+def test_bad_server_settings_are_clear_errors(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from societas.agents.llm.errors import LLMConfigError, LLMError
+    from societas.cluster.cli import app
+
+    with pytest.raises(LLMConfigError, match="model: no such file"):
+        LocalModelServer(model=tmp_path / "nope.gguf")
+    res = CliRunner().invoke(app, ["llm-local", "--model", str(tmp_path / "nope.gguf")])
+    assert res.exit_code == 2 and "no such file" in res.output and "Traceback" not in res.output
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a model")
+    with pytest.raises(LLMError, match="exited with code"):
+        LocalModelServer(model=broken, startup_timeout_s=120).start()
