@@ -80,14 +80,17 @@ class StreamMemory:
         description: str,
         importance: float | None = None,
         location: str | None = None,
+        **record: Any,
     ) -> int:
-        """Remember `description` now (day and t from the clock); returns the memory id."""
+        """Remember `description` now (day and t from the clock); returns the memory id.
+        `record` takes the typed-record fields: type, tags, metadata, expires_at."""
         request = AddRequest(
             agent_id=self.agent_id,
             topic=topic,
             description=description,
             importance=importance,
             location=location,
+            **record,
         )
         return await self._group.submit_add(request)
 
@@ -101,6 +104,8 @@ class StreamMemory:
         location: str | None = None,
         tiers: Sequence[str] = ("hot", "warm"),
         expand: bool = False,
+        types: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
     ) -> list[MemoryHit]:
         """Best memories for `query`, optionally within a topic, days, times of day, place;
         `tiers=("hot", "warm", "cold")` also searches the cold Parquet tier; `expand=True`
@@ -115,6 +120,8 @@ class StreamMemory:
             location=location,
             tiers=tuple(tiers),
             expand=expand,
+            types=None if types is None else tuple(types),  # type: ignore[arg-type]
+            tags=None if tags is None else tuple(tags),
         )
         return await self._group.submit_search(request)
 

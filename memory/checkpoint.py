@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table, vectors_table
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import fsync_dir, write_bytes_atomic, write_parquet_atomic
+from societas.memory.records_meta import meta_of, restored_payload
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ def _hot_points(group: GroupMemory) -> list[ScoredPoint]:
                 "evidence": hot.evidence.get(memory_id, []),
                 "layer": hot.layers[row],
                 "layer_since": hot.layer_since[row],
+                **restored_payload(hot.record(memory_id).__dict__),
             }
             out.append(ScoredPoint(id=memory_id, score=0.0, payload=payload))
     return out
@@ -101,6 +103,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     if directory.exists():
         raise FileExistsError(f"checkpoint directory {str(directory)!r} already exists")
     await tiering.recover(group)
+    await group.access.flush(group.store, group.hot)  # read counts survive the checkpoint
     await group.store.optimize()  # deleted (cold) points leave IDF: the rebuilt store matches
     await group.flush()
     warm = await _all_points(group.store)
@@ -244,6 +247,7 @@ async def restore(
         ]
     )
     for row in pq.read_table(directory / "hot.parquet").to_pylist():
+        meta = meta_of(row)  # files from before typed records: the defaults
         group.hot.append_many(
             [row["id"]],
             [row["agent_id"]],
@@ -255,7 +259,14 @@ async def restore(
             row["t"],
             row["time"],
             [row["layer"]],
+            [meta["type"]],
+            [meta["expires_at"]],
         )
+        group.hot.set_access(row["id"], meta["access_count"], meta["last_accessed"])
+        if meta["tags"]:
+            group.hot.tags[row["id"]] = meta["tags"]
+        if meta["metadata"]:
+            group.hot.metadata[row["id"]] = meta["metadata"]
         group.hot.set_layer(row["id"], row["layer"], row["importance"], row["layer_since"])
         if row["links"]:
             group.hot.cognition_links[row["id"]] = list(row["links"])
@@ -274,6 +285,7 @@ async def restore(
     group.ticks_since_migration = int(cadence.get("ticks_since_migration", 0))
     group.ticks_since_policies = int(cadence.get("ticks_since_policies", 0))
     group.clock.set(state["clock"]["day"], state["clock"]["t"])
+    group.expiring = {r["id"]: r["expires_at"] for r in rows if r.get("expires_at") is not None}
     return group
 
 
@@ -294,6 +306,7 @@ def _payload_of(row: dict[str, Any], with_layers: bool) -> dict[str, Any]:
         payload["evidence"] = list(row["evidence"])
     if with_layers:
         payload["layer"], payload["layer_since"] = row["layer"], row["layer_since"]
+    payload.update(restored_payload(row))
     return payload
 
 

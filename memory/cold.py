@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from societas.memory.clock import SECONDS_PER_DAY
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import write_bytes_atomic, write_parquet_atomic
+from societas.memory.records_meta import META_FIELDS, conform, meta_row
 from societas.memory.scoring import RetrievalConfig, cosine, normalized_relevance
 from societas.memory.vectorstores.base import PointFilter, ScoredPoint
 
@@ -41,6 +42,7 @@ ROW_SCHEMA = pa.schema(
         ("evidence", pa.list_(pa.int64())),
         ("layer", pa.string()),
         ("layer_since", pa.float64()),
+        *META_FIELDS,
     ]
 )
 VECTOR_SCHEMA = pa.schema(
@@ -121,7 +123,7 @@ class ColdStore:
             written.append(rows)
         return written
 
-    def compact(self, folder: Path) -> Path | None:
+    def compact(self, folder: Path, drop_expired_before: float | None = None) -> Path | None:
         """Merge the parts of one day window into one part sorted by agent, crash-safely.
 
         Fewer parts make an agent's scan read fewer row groups. The merged part is written
@@ -131,10 +133,15 @@ class ColdStore:
         parts = sorted(folder.glob("part-*.rows.parquet"))
         if len(parts) < 2:
             return None
-        rows = pa.concat_tables([pq.read_table(f) for f in parts])
         vectors = pa.concat_tables(
             [pq.read_table(str(f).replace(".rows.", ".vectors.")) for f in parts]
         )
+        rows = pa.concat_tables([conform(pq.read_table(f), ROW_SCHEMA) for f in parts])
+        if drop_expired_before is not None:  # expired memories leave cold at compaction
+            expires = pc.fill_null(rows["expires_at"], math.inf)
+            alive = pc.greater(expires, drop_expired_before)
+            rows = rows.filter(alive)
+            vectors = vectors.filter(pc.is_in(vectors["id"], value_set=rows["id"]))
         order = pc.sort_indices(rows, sort_keys=[("agent_id", "ascending"), ("id", "ascending")])
         rows = rows.take(order)
         by_id = pc.sort_indices(vectors, sort_keys=[("agent_id", "ascending"), ("id", "ascending")])
@@ -174,13 +181,14 @@ class ColdStore:
             for journal in self.dir.glob("days=*/_compaction.json"):
                 self._finish_compaction(journal.parent)
 
-    def compact_crowded(self, max_parts: int) -> int:
-        """Compact every day window holding more than `max_parts` parts; returns how many."""
+    def compact_crowded(self, max_parts: int, now: float | None = None) -> int:
+        """Compact every day window holding more than `max_parts` parts (dropping memories
+        expired by `now`); returns how many."""
         done = 0
         if self.dir.exists():
             for folder in sorted(self.dir.glob("days=*")):
                 if len(list(folder.glob("part-*.rows.parquet"))) > max_parts:
-                    done += self.compact(folder) is not None
+                    done += self.compact(folder, now) is not None
         return done
 
     def count(self) -> int:
@@ -230,6 +238,11 @@ class ColdStore:
                 conds.append(
                     (pc.field("t") >= flt.time_range[0]) & (pc.field("t") <= flt.time_range[1])
                 )
+            if flt.types is not None:  # rows written before types were episodic
+                typed = pc.Expression._call("coalesce", [pc.field("type"), pc.scalar("episodic")])
+                conds.append(typed.isin(list(flt.types)))
+        if flt is not None and flt.alive_at is not None:
+            conds.append(pc.field("expires_at").is_null() | (pc.field("expires_at") > flt.alive_at))
         expr = None
         for cond in conds:
             expr = cond if expr is None else expr & cond
@@ -245,8 +258,17 @@ class ColdStore:
         if flt is None:
             dataset = self._dataset()
             return ROW_SCHEMA.empty_table() if dataset is None else dataset.to_table(filter=expr)
+        table = self._scan_agent(flt, expr)
+        if flt.tags is not None and table.num_rows:  # any of the tags (no list kernel here)
+            wanted = set(flt.tags)
+            mask = [bool(v) and not wanted.isdisjoint(v) for v in table["tags"].to_pylist()]
+            table = table.filter(pa.array(mask, pa.bool_()))
+        return table
+
+    def _scan_agent(self, flt: PointFilter, expr: pc.Expression | None) -> pa.Table:
+        """The agent's rows from the row groups that may hold it, filtered by `expr`."""
         tables = [
-            part.rows.read_row_groups(groups)
+            conform(part.rows.read_row_groups(groups), ROW_SCHEMA)
             for part in self._parts()
             if (groups := part.groups_of(flt.agent_id))
         ]
@@ -306,6 +328,8 @@ def rows_table(points: Sequence[ScoredPoint]) -> pa.Table:
         cols["evidence"].append(list(pl.get("evidence") or []))
         cols["layer"].append(pl.get("layer", "short"))
         cols["layer_since"].append(pl.get("layer_since", pl["time"]))
+        for name, value in meta_row(pl).items():
+            cols[name].append(value)
     return pa.table(cols, schema=ROW_SCHEMA)
 
 

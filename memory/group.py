@@ -34,6 +34,7 @@ from societas.memory.records import (
     MemoryHit,
     SearchRequest,
 )
+from societas.memory.records_meta import AccessLedger, meta_payload
 from societas.memory.vectorstores import MemoryPoint, VectorStore, build_vector_store
 
 _ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of one run
@@ -102,12 +103,15 @@ class GroupMemory(GroupKV, GroupSearch):
             "retrieval_candidates": 0,  # memories the ranking covered (all hot + warm)
             "retrieval_scored": 0,  # of which scored exactly (the rest ruled out by bound)
             "retrieval_exhaustive": 0,  # searches rescored in the engine over all memories
+            "expired": 0,  # memories removed at their expires_at (hot and warm)
         }
         # One batched operation at a time: store calls run on worker threads, and another
         # batch must not see one half applied (hot columns vs the engine), so runs replay.
         self._op_lock = asyncio.Lock()
         self.max_importance: dict[int, float] = {}  # per agent: bounds warm-only memories
         self.ranker = Ranker(self)
+        self.access = AccessLedger()  # reads, written to the store in batches at tick end
+        self.expiring: dict[int, float] = {}  # hot/warm memories with an expiry → expires_at
         yields = self.config.batch_yields
         self._add_batcher = MicroBatcher(self.add_many, yields)
         self._search_batcher = MicroBatcher(self.search_many, yields)
@@ -197,6 +201,7 @@ class GroupMemory(GroupKV, GroupSearch):
                     payload["location"] = r.location
                 if layered:
                     payload["layer"], payload["layer_since"] = layer, stamp
+                payload.update(meta_payload(r.type, r.tags, r.metadata, r.expires_at))
                 points.append(MemoryPoint(point_id, vec, payload))
             await self.store.upsert(points)
             self.hot.append_many(
@@ -210,7 +215,16 @@ class GroupMemory(GroupKV, GroupSearch):
                 t,
                 times,
                 layers,
+                [r.type for r in requests],
+                [r.expires_at for r in requests],
             )
+            for point_id, r in zip(ids, requests, strict=True):
+                if r.tags:
+                    self.hot.tags[point_id] = r.tags
+                if r.metadata:
+                    self.hot.metadata[point_id] = r.metadata
+                if r.expires_at is not None:
+                    self.expiring[point_id] = r.expires_at
             warm_counts, max_importance = self.warm_counts, self.max_importance
             for r, imp in zip(requests, importances, strict=True):
                 agent_id = r.agent_id

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from societas.memory.embedding import Embedder, TextVectors
     from societas.memory.hot_store import HotStore
     from societas.memory.ranking import Ranker
+    from societas.memory.records_meta import AccessLedger
     from societas.memory.vectorstores import VectorStore
 
 
@@ -41,6 +42,8 @@ class GroupSearch:
     normalization: str
     counters: dict[str, int]
     max_importance: dict[int, float]
+    access: AccessLedger
+    expiring: dict[int, float]
     _op_lock: asyncio.Lock
 
     if TYPE_CHECKING:  # provided by GroupMemory
@@ -90,6 +93,10 @@ class GroupSearch:
                     results[i] = await self._spread(r, results[i])
             if self.config.policies.forgetting.enabled:
                 await self._record_access([h for hits in results for h in hits if h.tier != "cold"])
+            # Reads counted in RAM; written to the store in batches at tick end (no per-hit write).
+            self.access.record(
+                (h.id for hits in results for h in hits if h.tier != "cold"), now, self.hot
+            )
             self.counters["searches"] += len(requests)
             self.counters["retrieval_candidates"] += sum(j.candidates for j in jobs.values())
             self.counters["retrieval_scored"] += sum(j.scored for j in jobs.values())
@@ -130,12 +137,13 @@ class GroupSearch:
                         spread[neighbour] = activation
             if not spread:
                 break
-            found = await self.get_by_ids(list(spread), r.agent_id)
+            # Linked memories that expired (or are another agent's) are not activated.
+            found = list((await self._find(list(spread), r.agent_id)).values())
             tiers = await self.store.retrieve([rec.id for rec in found])
             for rec in found:
                 tier = "hot" if rec.id in self.hot else "warm" if rec.id in tiers else "cold"
                 scores[rec.id] = _hit(rec, spread[rec.id], tier)
-            frontier = list(spread.items())
+            frontier = [(i, a) for i, a in spread.items() if i in scores]
         return sorted(scores.values(), key=lambda h: (-h.score, -h.id))[: r.top_k]
 
     def _point_filter(self, r: SearchRequest) -> PointFilter:
@@ -147,11 +155,14 @@ class GroupSearch:
             time_range=r.time_range,
             location=r.location,
             ids=self.hot.memory_ids(r.agent_id) if hot_only else None,
+            types=r.types,
+            tags=r.tags,
+            alive_at=self.clock.abs_seconds if self.expiring else None,
         )
 
     def _cold_search(self, r: SearchRequest, query: TextVectors, now: float) -> list[MemoryHit]:
         """Score the agent's cold memories with the same formula (IDF over those rows)."""
-        table = self.cold.scan(dataclasses.replace(self._point_filter(r), ids=None))
+        table = self.cold.scan(dataclasses.replace(self._point_filter(r), ids=None, alive_at=now))
         if table.num_rows == 0:
             return []
         rows = table.to_pylist()
@@ -196,13 +207,22 @@ class GroupSearch:
             if memory_id in self.hot:
                 found[memory_id] = self.hot.record(memory_id)
             elif payloads and memory_id in payloads:
-                found[memory_id] = record_from_payload(memory_id, payloads[memory_id])
+                found[memory_id] = self._warm_record(memory_id, payloads[memory_id])
             elif memory_id not in found:
                 missing.append(memory_id)
         if missing:
             for memory_id, payload in (await self.store.retrieve(missing)).items():
-                found[memory_id] = record_from_payload(memory_id, payload)
+                found[memory_id] = self._warm_record(memory_id, payload)
         return found
+
+    def _warm_record(self, memory_id: int, payload: dict[str, Any]) -> MemoryRecord:
+        """A warm record with the reads not yet written to the store counted in."""
+        record = record_from_payload(memory_id, payload)
+        if memory_id in self.access.pending:
+            count = self.access.overlay(memory_id, record.access_count)
+            last = self.access.last[memory_id]
+            record = record.model_copy(update={"access_count": count, "last_accessed": last})
+        return record
 
     def _cold_records(self, memory_ids: Iterable[int]) -> dict[int, MemoryRecord]:
         rows = self.cold.scan(ids=memory_ids).to_pylist()
@@ -214,10 +234,7 @@ class GroupSearch:
         """Memories by id from any tier, in the order asked; KeyError naming an id that is
         not there (or not the agent's)."""
         ids = list(memory_ids)
-        records = await self._records(ids)
-        missing = [i for i in ids if i not in records]
-        if missing:
-            records.update(await asyncio.to_thread(self._cold_records, missing))
+        records = await self._find(ids)
         out = []
         for memory_id in ids:
             record = records.get(memory_id)
@@ -226,6 +243,22 @@ class GroupSearch:
                 raise KeyError(f"unknown memory id {memory_id!r}{owner}")
             out.append(record)
         return out
+
+    async def _find(
+        self, memory_ids: Sequence[int], agent_id: int | None = None
+    ) -> dict[int, MemoryRecord]:
+        """Unexpired records by id from any tier (of `agent_id` when given); absent: left out."""
+        records = await self._records(memory_ids)
+        missing = [i for i in memory_ids if i not in records]
+        if missing:
+            records.update(await asyncio.to_thread(self._cold_records, missing))
+        now = self.clock.abs_seconds
+        return {
+            i: rec
+            for i, rec in records.items()
+            if (rec.expires_at is None or rec.expires_at > now)
+            and (agent_id is None or rec.agent_id == agent_id)
+        }
 
     async def link_cognition(
         self, agent_id: int, memory_ids: Sequence[int], cognition_id: int

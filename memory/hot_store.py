@@ -7,6 +7,7 @@ memory besides its text, against a Python object (and a Qdrant instance) per mem
 
 from __future__ import annotations
 
+import math
 import sys
 from array import array
 from collections import deque
@@ -32,6 +33,13 @@ class HotStore:
         self.rows_of_agent: dict[int, deque[int]] = {}
         self.layers: list[str] = []
         self.layer_since = array("d")
+        # Typed records (memory.records_meta): type per row; reads; expiry (inf: never).
+        self.types: list[str] = []
+        self.access_counts = array("q")
+        self.last_accessed = array("d")  # nan: never read
+        self.expires = array("d")
+        self.tags: dict[int, tuple[str, ...]] = {}  # sparse: only memories with tags
+        self.metadata: dict[int, dict] = {}  # sparse: only memories with metadata
         self.cognition_links: dict[int, list[int]] = {}
         self.evidence: dict[int, list[int]] = {}
         # Per agent: time of the newest memory that aged out of hot (it lives on in warm).
@@ -55,6 +63,8 @@ class HotStore:
         t: float,
         time: float | Sequence[float],
         layers: Sequence[str] | None = None,
+        types: Sequence[str] | None = None,
+        expires: Sequence[float | None] | None = None,
     ) -> None:
         """Append one batch written at the same simulated instant."""
         start = len(self.ids)
@@ -71,6 +81,10 @@ class HotStore:
         self.texts.extend(texts)
         self.layers.extend(sys.intern(x) for x in layers or ["short"] * n)
         self.layer_since.extend(times)
+        self.types.extend(sys.intern(x) for x in types or ["episodic"] * n)
+        self.access_counts.extend([0] * n)
+        self.last_accessed.extend([math.nan] * n)
+        self.expires.extend(math.inf if e is None else e for e in expires or [None] * n)
         for offset, (memory_id, agent_id) in enumerate(zip(ids, agent_ids, strict=True)):
             row = start + offset
             self.row_of[memory_id] = row
@@ -94,7 +108,29 @@ class HotStore:
             evidence_ids=tuple(self.evidence.get(memory_id, ())),
             layer=self.layers[row],
             layer_since=self.layer_since[row],
+            type=self.types[row],
+            tags=self.tags.get(memory_id, ()),
+            metadata=self.metadata.get(memory_id, {}),
+            access_count=self.access_counts[row],
+            last_accessed=None if math.isnan(last := self.last_accessed[row]) else last,
+            expires_at=None if math.isinf(expires := self.expires[row]) else expires,
         )
+
+    def touch(self, memory_id: int, now: float) -> None:
+        """One read of a hot memory (its count and last access time, in RAM)."""
+        row = self.row_of.get(memory_id)
+        if row is not None:
+            self.access_counts[row] += 1
+            self.last_accessed[row] = now
+
+    def access_count(self, memory_id: int) -> int:
+        return self.access_counts[self.row_of[memory_id]]
+
+    def set_access(self, memory_id: int, count: int, last: float | None) -> None:
+        """Restore a hot memory's read count (checkpoint restore)."""
+        row = self.row_of[memory_id]
+        self.access_counts[row] = count
+        self.last_accessed[row] = math.nan if last is None else last
 
     def agent_of(self, memory_id: int) -> int:
         return self.agent_ids[self.row_of[memory_id]]
@@ -150,6 +186,8 @@ class HotStore:
         del self.row_of[memory_id]
         self.cognition_links.pop(memory_id, None)
         self.evidence.pop(memory_id, None)
+        self.tags.pop(memory_id, None)
+        self.metadata.pop(memory_id, None)
         self.texts[row] = ""  # release the string now; the slot goes at compaction
         return memory_id
 
@@ -159,10 +197,21 @@ class HotStore:
         if total < 1024 or live * 2 > total:
             return
         keep = sorted(self.row_of.values())
-        for name in ("ids", "agent_ids", "days", "ts", "times", "importances", "layer_since"):
+        for name in (
+            "ids",
+            "agent_ids",
+            "days",
+            "ts",
+            "times",
+            "importances",
+            "layer_since",
+            "access_counts",
+            "last_accessed",
+            "expires",
+        ):
             column = getattr(self, name)
             setattr(self, name, array(column.typecode, (column[r] for r in keep)))
-        for name in ("topics", "locations", "texts", "layers"):
+        for name in ("topics", "locations", "texts", "layers", "types"):
             column = getattr(self, name)
             setattr(self, name, [column[r] for r in keep])
         new_row = {old: new for new, old in enumerate(keep)}

@@ -325,6 +325,20 @@ class Ranker:
         if flt.ids is not None:
             wanted = np.fromiter(flt.ids, np.int64)
             mask = both(mask, np.isin(np.frombuffer(hot.ids, np.int64)[rows], wanted))
+        if flt.types is not None:
+            kinds, types = set(flt.types), hot.types
+            mask = both(mask, np.fromiter((types[r] in kinds for r in rows.tolist()), bool))
+        if flt.tags is not None:
+            wanted_tags, ids, tags = set(flt.tags), hot.ids, hot.tags
+            mask = both(
+                mask,
+                np.fromiter(
+                    (not wanted_tags.isdisjoint(tags.get(ids[r], ())) for r in rows.tolist()),
+                    bool,
+                ),
+            )
+        if flt.alive_at is not None:
+            mask = both(mask, np.frombuffer(hot.expires, np.float64)[rows] > flt.alive_at)
         return mask
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from societas.memory.clock import format_time_of_day
+from societas.memory.records_meta import MemoryType, check_metadata, check_tags, meta_of
 
 Importance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
@@ -30,11 +31,27 @@ class AddRequest(BaseModel):
     description: str
     importance: Importance | None = None
     location: str | None = None
+    type: MemoryType = "episodic"
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] | None = None
+    expires_at: float | None = Field(
+        None, allow_inf_nan=False, description="Simulated seconds after which it is gone."
+    )
 
     @field_validator("description", mode="before")
     @classmethod
     def _description(cls, value: Any) -> str:
         return _check_text(value, "description")
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> tuple[str, ...]:
+        return check_tags(value)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, value: Any) -> dict[str, Any]:
+        return check_metadata(value)
 
 
 def _ordered_range(value: tuple[float, float] | None, name: str) -> None:
@@ -56,11 +73,18 @@ class SearchRequest(BaseModel):
     location: str | None = None
     tiers: tuple[Literal["hot", "warm", "cold"], ...] = Field(("hot", "warm"), min_length=1)
     expand: bool = Field(False, description="Spread activation along links (associations).")
+    types: tuple[MemoryType, ...] | None = Field(None, min_length=1)
+    tags: tuple[str, ...] | None = Field(None, description="Memories with any of these tags.")
 
     @field_validator("query", mode="before")
     @classmethod
     def _query(cls, value: Any) -> str:
         return _check_text(value, "query")
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> tuple[str, ...] | None:
+        return None if value is None else check_tags(value) or None
 
     @model_validator(mode="after")
     def _ranges(self) -> SearchRequest:
@@ -105,6 +129,12 @@ class MemoryRecord(BaseModel):
     evidence_ids: tuple[int, ...] = ()
     layer: str = "short"
     layer_since: float = 0.0
+    type: str = "episodic"
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    access_count: int = 0
+    last_accessed: float | None = None
+    expires_at: float | None = None
 
 
 def record_from_payload(memory_id: int, payload: dict[str, Any]) -> MemoryRecord:
@@ -124,6 +154,7 @@ def record_from_payload(memory_id: int, payload: dict[str, Any]) -> MemoryRecord
         evidence_ids=tuple(payload.get("evidence") or ()),
         layer=payload.get("layer") or "short",
         layer_since=payload.get("layer_since", time),
+        **meta_of(payload),
     )
 
 

@@ -136,19 +136,38 @@ async def _move_to_cold(group: GroupMemory, now: float) -> int:
     return moved
 
 
+async def remove_expired(group: GroupMemory, now: float) -> int:
+    """Delete hot and warm memories whose expires_at has passed (searches already skip them;
+    cold rows are skipped on read and dropped when their day window is compacted)."""
+    expired = sorted(i for i, at in group.expiring.items() if at <= now)
+    if not expired:
+        return 0
+    payloads = await group.store.retrieve(expired)
+    await group.store.delete(expired)
+    group.hot.evict(expired)
+    group.access.forget(expired)
+    uncount_warm(group, [payloads[i]["agent_id"] for i in expired if i in payloads])
+    for memory_id in expired:
+        del group.expiring[memory_id]
+    group.counters["expired"] += len(expired)
+    return len(expired)
+
+
 async def end_tick(group: GroupMemory) -> dict[str, int]:
     """Tier migration for one tick: evict hot, move aged or surplus warm memories to cold."""
     await recover(group)
     cfg = group.config.tiers
     now = group.clock.abs_seconds
+    await group.access.flush(group.store, group.hot)  # reads of this tick: batched writes
     evicted = group.hot.evict_expired(now - cfg.hot_window_hours * 3600.0, cfg.hot_cap_per_agent)
     moved = 0
     group.ticks_since_migration += 1
     if group.ticks_since_migration >= cfg.migrate_every_ticks:
         group.ticks_since_migration = 0
+        await remove_expired(group, now)
         moved = await _move_to_cold(group, now)
         if moved:
-            await asyncio.to_thread(group.cold.compact_crowded, cfg.cold_max_parts_per_window)
+            await asyncio.to_thread(group.cold.compact_crowded, cfg.cold_max_parts_per_window, now)
         if moved and cfg.optimize_after_migration:
             await group.store.optimize()
         # Persist and release the engine's write buffers: without this, RAM grows with every

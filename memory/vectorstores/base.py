@@ -17,7 +17,14 @@ SPARSE = "bm25"
 # their own shard/collection with agent_id, key, text. Each payload field costs ~6 µs per
 # point to hand to the engine, and each index slows upserts, so both are kept to what
 # filtering and scoring need.
-STREAM_INDEXES = {"agent_id": "integer_tenant", "time": "float", "topic": "keyword"}
+STREAM_INDEXES = {
+    "agent_id": "integer_tenant",
+    "time": "float",
+    "topic": "keyword",
+    "type": "keyword",  # search filters by memory types and tags; expiry by time
+    "tags": "keyword",
+    "expires_at": "float",
+}
 KV_INDEXES = {"agent_id": "integer_tenant", "key": "keyword"}
 SECONDS_PER_DAY = 86_400
 
@@ -42,6 +49,9 @@ class PointFilter:
     location: str | None = None
     keys: Sequence[str] | None = None
     ids: Sequence[int] | None = None  # restrict to these point ids (e.g. the hot tier)
+    types: Sequence[str] | None = None  # memory types (records_meta.MEMORY_TYPES)
+    tags: Sequence[str] | None = None  # any of these tags
+    alive_at: float | None = None  # leave out memories whose expires_at is at or before this
 
 
 @dataclass(slots=True)

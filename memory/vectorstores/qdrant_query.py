@@ -42,6 +42,13 @@ def qdrant_filter(f: PointFilter) -> models.Filter:
         must.append(models.FieldCondition(key="key", match=models.MatchAny(any=list(f.keys))))
     if f.ids is not None:
         must.append(models.HasIdCondition(has_id=list(f.ids)))
+    if f.types is not None:
+        must.append(models.FieldCondition(key="type", match=models.MatchAny(any=list(f.types))))
+    if f.tags is not None:
+        must.append(models.FieldCondition(key="tags", match=models.MatchAny(any=list(f.tags))))
+    if f.alive_at is not None:  # a point without expires_at never expires
+        expired = models.FieldCondition(key="expires_at", range=models.Range(lte=f.alive_at))
+        return models.Filter(must=must, must_not=[expired])
     return models.Filter(must=must)
 
 

@@ -1,0 +1,191 @@
+"""Typed records: type, tags, metadata, access counts and expiry in every tier and checkpoint."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+from pydantic import ValidationError
+
+from societas.memory import GroupMemory
+from societas.memory.cold import ROW_SCHEMA
+from societas.memory.records_meta import META_FIELDS
+
+HOUR = 3600.0
+DAY = 86_400.0
+
+
+def _tiers(**over):
+    tiers = {
+        "hot_window_hours": 1000,
+        "hot_cap_per_agent": 200,
+        "warm_max_age_days": None,
+        "warm_cap_per_agent": None,
+        "migrate_every_ticks": 1,
+    }
+    tiers.update(over)
+    return tiers
+
+
+async def _typed(group):
+    s = group.agent(1).stream
+    ids = {
+        "pref": await s.add(
+            "chat", "Alice prefers green tea at the harbour", type="preference", tags=["tea"]
+        ),
+        "conv": await s.add(
+            "chat",
+            "Alice talked about green tea with Bob",
+            type="conversation",
+            tags=["tea", "bob"],
+            metadata={"speaker": "Bob", "turns": 3},
+        ),
+        "epi": await s.add("event", "Alice drank green tea in the morning"),
+    }
+    return ids
+
+
+@pytest.mark.parametrize("hot_cap", [200, 1])  # all hot; or only the newest hot (rest warm-only)
+async def test_search_filters_by_types_and_tags(group_factory, backend, hot_cap):
+    group = group_factory(backend, tiers=_tiers(hot_cap_per_agent=hot_cap))
+    await group.add_agents({1: {}})
+    ids = await _typed(group)
+    await group.end_tick()
+    s = group.agent(1).stream
+    by_type = await s.search("green tea", top_k=10, types=["preference", "conversation"])
+    assert {h.id for h in by_type} == {ids["pref"], ids["conv"]}
+    episodic = await s.search("green tea", top_k=10, types=["episodic"])
+    assert [h.id for h in episodic] == [ids["epi"]]
+    bob = await s.search("green tea", top_k=10, tags=["bob"])
+    assert [h.id for h in bob] == [ids["conv"]]
+    tea = await s.search("green tea", top_k=10, tags=["tea"], types=["conversation"])
+    assert [h.id for h in tea] == [ids["conv"]]
+    (conv,) = await s.get_by_ids(ids["conv"])
+    assert conv.type == "conversation" and conv.tags == ("tea", "bob")
+    assert conv.metadata == {"speaker": "Bob", "turns": 3}
+    await group.close()
+
+
+async def test_bad_record_fields_name_the_field(group_factory):
+    group = group_factory()
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    with pytest.raises(ValidationError, match="metadata"):
+        await s.add("chat", "x", metadata={"when": object()})
+    with pytest.raises(ValidationError, match="type"):
+        await s.add("chat", "x", type="gossip")
+    with pytest.raises(ValidationError, match="tags"):
+        await s.add("chat", "x", tags=["", "ok"])
+    with pytest.raises(ValidationError, match="types"):
+        await s.search("x", types=["gossip"])
+    await group.close()
+
+
+async def test_expired_memories_never_returned_in_any_tier(group_factory, backend):
+    group = group_factory(
+        backend, tiers=_tiers(hot_window_hours=1, warm_max_age_days=1, cold_day_window=1)
+    )
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    group.clock.set(0, 0.0)
+    cold_one = await s.add("event", "the old lighthouse ferry notice", expires_at=3 * DAY)
+    group.clock.set(0, 12 * HOUR)
+    keep_old = await s.add("event", "the old lighthouse ferry timetable")
+    group.clock.set(1, 6 * HOUR)
+    await group.end_tick()  # cold_one → cold (one part)
+    group.clock.set(1, 18 * HOUR)
+    await group.end_tick()  # keep_old → cold (a second part of the same day window)
+    assert {cold_one, keep_old} <= group.cold.all_ids()
+    group.clock.set(1, 22 * HOUR)
+    warm_one = await s.add(
+        "event", "the lighthouse ferry sells tickets", expires_at=2 * DAY + 2 * HOUR
+    )
+    group.clock.set(2, 0.0)
+    await group.end_tick()  # warm_one leaves hot (window 1 h), stays warm
+    assert warm_one not in group.hot
+    group.clock.set(2, 0.5 * HOUR)
+    hot_one = await s.add(
+        "event", "the lighthouse ferry is late today", expires_at=2 * DAY + 2 * HOUR
+    )
+    group.clock.set(2, 1.5 * HOUR)
+    everything = ("hot", "warm", "cold")
+    before = {h.id for h in await s.search("lighthouse ferry", top_k=10, tiers=everything)}
+    assert {cold_one, keep_old, hot_one, warm_one} <= before
+    group.clock.set(2, 2.5 * HOUR)  # hot_one and warm_one have expired; no tick end yet
+    assert hot_one in group.hot
+    after = {h.id for h in await s.search("lighthouse ferry", top_k=10, tiers=everything)}
+    assert hot_one not in after and warm_one not in after and cold_one in after
+    hot_only = await s.search("lighthouse ferry", top_k=10, tiers=("hot",))
+    assert hot_one not in {h.id for h in hot_only}
+    with pytest.raises(KeyError):
+        await s.get_by_ids(hot_one)
+    await group.end_tick()  # the tier schedule deletes them from hot and warm
+    assert group.counters["expired"] == 2
+    assert hot_one not in group.hot and not await group.store.retrieve([hot_one, warm_one])
+    group.clock.set(3, HOUR)  # the cold one has expired too
+    after = {h.id for h in await s.search("lighthouse ferry", top_k=10, tiers=everything)}
+    assert cold_one not in after and keep_old in after
+    with pytest.raises(KeyError):
+        await s.get_by_ids(cold_one)
+    # compaction of its day window drops it from the Parquet files
+    folder = group.cold.row_files()[0].parent
+    assert group.cold.compact(folder, group.clock.abs_seconds) is not None
+    assert cold_one not in group.cold.all_ids() and keep_old in group.cold.all_ids()
+    await group.close()
+
+
+async def test_access_counts_batched_and_survive_a_checkpoint(group_factory, backend, tmp_path):
+    group = group_factory(backend, tiers=_tiers(hot_cap_per_agent=1))
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    old = await s.add("event", "the market sells fresh bread")
+    new = await s.add("event", "the market sells fresh fish")
+    await group.end_tick()  # `old` is warm-only now (hot cap 1)
+    assert old not in group.hot and new in group.hot
+    calls = []
+    real = group.store.set_payload
+
+    async def counting(ids, payload):
+        calls.append((list(ids), dict(payload)))
+        await real(ids, payload)
+
+    group.store.set_payload = counting  # type: ignore[method-assign]
+    for _ in range(3):
+        hits = await s.search("market fresh", top_k=2)
+        assert {h.id for h in hits} == {old, new}
+    assert calls == []  # no per-hit write while searching
+    (rec_old,) = await s.get_by_ids(old)
+    assert rec_old.access_count == 3 and rec_old.last_accessed == group.clock.abs_seconds
+    await group.end_tick()
+    assert len(calls) == 1 and sorted(calls[0][0]) == sorted([old, new])
+    stored = await group.store.retrieve([old, new])
+    assert stored[old]["access_count"] == 3 and stored[new]["access_count"] == 3
+    group.store.set_payload = real  # type: ignore[method-assign]
+    await s.search("market bread", top_k=1)  # one more read of `old`, not yet flushed
+    await group.checkpoint(tmp_path / "ck")
+    restored = await GroupMemory.restore(tmp_path / "ck", tmp_path / "r", embedder=group.embedder)
+    got = {r.id: r for r in await restored.get_by_ids([old, new])}
+    assert got[old].access_count == 4 and got[new].access_count == 3
+    assert new in restored.hot and restored.hot.record(new).access_count == 3
+    await group.close()
+    await restored.close()
+
+
+async def test_cold_parts_without_the_new_columns_load_with_defaults(group_factory):
+    group = group_factory(tiers=_tiers(warm_max_age_days=1))
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    memory_id = await s.add("event", "an old harbour storm", tags=["storm"], type="semantic")
+    group.clock.set(2, 0.0)
+    await group.end_tick()
+    (part,) = group.cold.row_files()
+    old_names = [n for n in ROW_SCHEMA.names if n not in dict(META_FIELDS)]
+    table = pq.read_table(part).select(old_names)
+    pq.write_table(table, part, compression="zstd")  # as written before typed records
+    group.cold._open = group.cold._datasets = None
+    assert pq.read_schema(part).names == old_names
+    (record,) = await s.get_by_ids(memory_id)
+    assert record.type == "episodic" and record.tags == () and record.access_count == 0
+    hits = await s.search("harbour storm", tiers=("cold",), types=["episodic"])
+    assert [h.id for h in hits] == [memory_id]
+    assert await s.search("harbour storm", tiers=("cold",), tags=["storm"]) == []
+    await group.close()
