@@ -120,6 +120,9 @@ def test_missing_or_wrong_token_is_a_clear_error(head, tmp_path, monkeypatch):
     runner = CliRunner()
     monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "no-token"))
     monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    # Ray's own client also reads ~/.ray/auth_token, which another head on this machine may
+    # have written: a home without one makes "no token at all" true.
+    monkeypatch.setenv("HOME", str(tmp_path))
     out = runner.invoke(app, ["status", "nope", "--address", address])
     assert out.exit_code == 2 and "requires a token" in out.output
     monkeypatch.setenv("RAY_AUTH_TOKEN", "wrong")
