@@ -106,6 +106,7 @@ class StreamMemory:
         expand: bool = False,
         types: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
+        layers: Sequence[str] | None = None,
     ) -> list[MemoryHit]:
         """Best memories for `query`, optionally within a topic, days, times of day, place;
         `tiers=("hot", "warm", "cold")` also searches the cold Parquet tier; `expand=True`
@@ -122,6 +123,7 @@ class StreamMemory:
             expand=expand,
             types=None if types is None else tuple(types),  # type: ignore[arg-type]
             tags=None if tags is None else tuple(tags),
+            layers=None if layers is None else tuple(layers),  # type: ignore[arg-type]
         )
         return await self._group.submit_search(request)
 

@@ -11,7 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from societas.memory.embedding.config import EmbeddingConfig
-from societas.memory.policies import MemoryPolicies
+from societas.memory.policies import MemoryPolicies, finmem_forgetting
+from societas.memory.profile_cognitive import CognitiveConfig
 from societas.memory.scoring import RetrievalConfig
 from societas.memory.tiering import TierConfig
 from societas.memory.vectorstores.config import VectorStoreConfig
@@ -184,12 +185,25 @@ class GroupMemoryConfig(BaseModel):
     tiers: TierConfig = Field(default_factory=TierConfig)
     policies: MemoryPolicies = Field(default_factory=MemoryPolicies)
     default_importance: float = Field(0.5, ge=0.0, le=1.0)
+    profile: Literal["default", "finmem", "cognitive"] = Field(
+        "default",
+        description="Memory architecture: Generative Agents scoring (default), FinMem layers "
+        "(per-layer retrieval, promotion by access, importance thresholds) or cognitive layers.",
+    )
+    cognitive: CognitiveConfig = Field(default_factory=CognitiveConfig)
     batch_yields: int = Field(
         1,
         ge=0,
         le=100,
         description="Event-loop turns a per-agent call waits so concurrent calls share a batch.",
     )
+
+    @model_validator(mode="after")
+    def _apply_profile(self) -> GroupMemoryConfig:
+        """A profile fills the policies it needs unless the config sets them itself."""
+        if self.profile == "finmem" and "forgetting" not in self.policies.model_fields_set:
+            self.policies.forgetting = finmem_forgetting()
+        return self
 
 
 def validate_importance(importance: float | None, default: float) -> float:

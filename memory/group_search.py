@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.cold import cold_relevance
+from societas.memory.profile_finmem import layered_requests, merge_layers
 from societas.memory.ranking import RankJob
 from societas.memory.records import (
     MemoryHit,
@@ -56,6 +57,10 @@ class GroupSearch:
         Every hot and warm memory of the agent competes (see memory.ranking); `tiers` with
         "cold" adds a Parquet scan of the agent's cold memories, rescored the same way.
         """
+        per_layer = layered_requests(self.config.policies.forgetting, requests)
+        if per_layer is not None:  # FinMem: top_k of every layer, merged
+            flat, spans = per_layer
+            return merge_layers(await self.search_many(flat), spans)
         async with self._op_lock:
             if not requests:
                 return []
@@ -157,6 +162,7 @@ class GroupSearch:
             ids=self.hot.memory_ids(r.agent_id) if hot_only else None,
             types=r.types,
             tags=r.tags,
+            layers=r.layers,
             alive_at=self.clock.abs_seconds if self.expiring else None,
         )
 

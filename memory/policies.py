@@ -34,6 +34,13 @@ class LayerPolicy(BaseModel):
     promote_at: float | None = Field(None, ge=0.0, le=1.0)
     demote_below: float | None = Field(None, gt=0.0, lt=1.0)
     cleanup_below: float | None = Field(None, ge=0.0, le=1.0)
+    # FinMem's other rules (None: off): demotion by importance (the lower jump threshold),
+    # clean-up by layer recency, and promotion by the access counter.
+    demote_importance_below: float | None = Field(None, gt=0.0, lt=1.0)
+    cleanup_recency_below: float | None = Field(None, gt=0.0, lt=1.0)
+    promote_after_accesses: int | None = Field(
+        None, ge=1, description="Cumulative reads at which a memory moves up a layer."
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> LayerPolicy:
@@ -79,6 +86,9 @@ class ForgettingPolicy(BaseModel):
         False, description="Drop cleaned-up memories (counted) instead of moving them to cold."
     )
     run_every_ticks: int = Field(48, ge=1)
+    per_layer_retrieval: bool = Field(
+        False, description="FinMem: a search returns its top_k from every layer, merged."
+    )
 
     @model_validator(mode="after")
     def _all_layers(self) -> ForgettingPolicy:
@@ -100,16 +110,47 @@ class ForgettingPolicy(BaseModel):
             -max(0.0, now - last_access) / 86_400.0 / self.layers[layer].recency_tau_days
         )  # type: ignore[index]
 
+    def _earned(self, layer: str, access_count: int) -> bool:
+        """Whether the access counter alone lifted a memory into `layer` (no demotion then)."""
+        below = self.layers[_DOWN[layer]]  # type: ignore[index]
+        return below.promote_after_accesses is not None and (
+            access_count >= below.promote_after_accesses
+        )
+
     def decide(
-        self, importance: float, layer: str, since: float, last_access: float, now: float
+        self,
+        importance: float,
+        layer: str,
+        since: float,
+        last_access: float,
+        now: float,
+        access_count: int = 0,
     ) -> tuple[str, float]:
         """('keep'|'cleanup'|'promote'|'demote', effective importance) for one memory."""
         policy = self.layers[layer]  # type: ignore[index]
         eff = self.effective_importance(importance, layer, since, now)
         if policy.cleanup_below is not None and eff < policy.cleanup_below:
             return "cleanup", eff
+        if (
+            policy.cleanup_recency_below is not None
+            and self.layer_recency(layer, last_access, now) < policy.cleanup_recency_below
+        ):
+            return "cleanup", eff
         if policy.promote_at is not None and layer in _UP and eff >= policy.promote_at:
             return "promote", eff
+        if (
+            policy.promote_after_accesses is not None
+            and layer in _UP
+            and access_count >= policy.promote_after_accesses
+        ):
+            return "promote", eff
+        if (
+            policy.demote_importance_below is not None
+            and layer in _DOWN
+            and eff < policy.demote_importance_below
+            and not self._earned(layer, access_count)
+        ):
+            return "demote", eff
         if (
             policy.demote_below is not None
             and layer in _DOWN
@@ -117,6 +158,47 @@ class ForgettingPolicy(BaseModel):
         ):
             return "demote", eff
         return "keep", eff
+
+
+def finmem_layers() -> dict[str, LayerPolicy]:
+    """FinMem's layer settings (Yu et al. 2023, its released config), importance on 0–1.
+
+    Recency factors 3 / 90 / 365 days, importance decays 0.9 / 0.967 / 0.988 per day, jump
+    thresholds 60 and 80 (of 100) up and down between layers, clean-up below importance 5
+    or recency 0.05; promotion also after 3 and 6 reads (the access counter).
+    """
+    cleanup = {"cleanup_below": 0.05, "cleanup_recency_below": 0.05}
+    return {
+        "short": LayerPolicy(
+            importance_decay_per_day=0.9,
+            recency_tau_days=3,
+            promote_at=0.6,
+            promote_after_accesses=3,
+            **cleanup,
+        ),
+        "mid": LayerPolicy(
+            importance_decay_per_day=0.967,
+            recency_tau_days=90,
+            promote_at=0.8,
+            promote_after_accesses=6,
+            demote_importance_below=0.6,
+            **cleanup,
+        ),
+        "long": LayerPolicy(
+            importance_decay_per_day=0.988,
+            recency_tau_days=365,
+            demote_importance_below=0.8,
+            **cleanup,
+        ),
+        "reflection": LayerPolicy(importance_decay_per_day=0.988, recency_tau_days=365, **cleanup),
+    }
+
+
+def finmem_forgetting() -> ForgettingPolicy:
+    """The `finmem` profile's forgetting: the paper's layers, per-layer retrieval, daily pass."""
+    return ForgettingPolicy(
+        enabled=True, layers=finmem_layers(), per_layer_retrieval=True, access_boost=0.05
+    )
 
 
 def initial_layer(topic: str) -> str:

@@ -29,7 +29,9 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
             pl = p.payload or {}
             layer = pl.get("layer", "short")
             since = pl.get("layer_since", pl["time"])
-            action, eff = policy.decide(pl["importance"], layer, since, since, now)
+            last = max(since, pl.get("last_accessed") or since)
+            count = int(pl.get("access_count") or 0)
+            action, eff = policy.decide(pl["importance"], layer, since, last, now, count)
             if action == "cleanup":
                 cleanup.append(p.id)
             elif action in ("promote", "demote"):

@@ -339,6 +339,11 @@ class Ranker:
             )
         if flt.alive_at is not None:
             mask = both(mask, np.frombuffer(hot.expires, np.float64)[rows] > flt.alive_at)
+        if flt.layers is not None:
+            wanted_layers, layers = set(flt.layers), hot.layers
+            mask = both(
+                mask, np.fromiter((layers[r] in wanted_layers for r in rows.tolist()), bool)
+            )
         return mask
 
 

@@ -75,6 +75,9 @@ class SearchRequest(BaseModel):
     expand: bool = Field(False, description="Spread activation along links (associations).")
     types: tuple[MemoryType, ...] | None = Field(None, min_length=1)
     tags: tuple[str, ...] | None = Field(None, description="Memories with any of these tags.")
+    layers: tuple[Literal["short", "mid", "long", "reflection"], ...] | None = Field(
+        None, min_length=1, description="FinMem layers to search (forgetting on)."
+    )
 
     @field_validator("query", mode="before")
     @classmethod

@@ -51,6 +51,7 @@ class PointFilter:
     ids: Sequence[int] | None = None  # restrict to these point ids (e.g. the hot tier)
     types: Sequence[str] | None = None  # memory types (records_meta.MEMORY_TYPES)
     tags: Sequence[str] | None = None  # any of these tags
+    layers: Sequence[str] | None = None  # FinMem layers (forgetting on)
     alive_at: float | None = None  # leave out memories whose expires_at is at or before this
 
 

@@ -43,6 +43,8 @@ def edge_filter(f: PointFilter) -> qe.Filter:
         must.append(qe.FieldCondition("type", match=qe.MatchAny(list(f.types))))
     if f.tags is not None:
         must.append(qe.FieldCondition("tags", match=qe.MatchAny(list(f.tags))))
+    if f.layers is not None:
+        must.append(qe.FieldCondition("layer", match=qe.MatchAny(list(f.layers))))
     if f.alive_at is not None:  # a point without expires_at never expires
         expired = qe.FieldCondition("expires_at", range=qe.RangeFloat(lte=f.alive_at))
         return qe.Filter(must=must, must_not=[expired])

@@ -46,6 +46,8 @@ def qdrant_filter(f: PointFilter) -> models.Filter:
         must.append(models.FieldCondition(key="type", match=models.MatchAny(any=list(f.types))))
     if f.tags is not None:
         must.append(models.FieldCondition(key="tags", match=models.MatchAny(any=list(f.tags))))
+    if f.layers is not None:
+        must.append(models.FieldCondition(key="layer", match=models.MatchAny(any=list(f.layers))))
     if f.alive_at is not None:  # a point without expires_at never expires
         expired = models.FieldCondition(key="expires_at", range=models.Range(lte=f.alive_at))
         return models.Filter(must=must, must_not=[expired])

@@ -1,0 +1,150 @@
+"""The `cognitive` memory profile (seed 004): sensory buffer, attention, working memory,
+semantic facts as a graph, meta-cognition on a schedule and reconsolidation on recall.
+
+Per agent, in RAM beside the group's stream (no Ray, no I/O here):
+- sensory buffer: the last N raw observations (a bounded deque, never more than N);
+- attention: every `attention_every` raw events become one observation memory (the text from
+  a summariser callable, rule-based by default; an LLM one can be batched by the caller);
+- working memory: at most `working_memory_capacity` items (task, active thoughts, recalled
+  memories), the most recent/most important win; `prompt_block` is what enters a prompt;
+- semantic knowledge: (subject, relation, object) facts with a graph query (networkx);
+- meta-cognition: every `metacognition_every` observations a reflection on the agent's own
+  memory is due (`due_metacognition`), and it may adjust the attention interval;
+- reconsolidation: a recalled memory is rewritten with its recall context (its importance
+  nudged, the recall appended to its metadata) — `reconsolidate` gives the new values.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import networkx as nx
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class CognitiveConfig(BaseModel):
+    """Knobs of the cognitive profile (all in raw events or items, per agent)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sensory_buffer_size: int = Field(8, ge=1, le=10_000, description="N raw observations kept.")
+    attention_every: int = Field(4, ge=1, description="Raw events summarised into one memory.")
+    working_memory_capacity: int = Field(7, ge=1, le=100, description="Items a prompt holds.")
+    consolidate_every: int = Field(8, ge=1, description="Observations per semantic pass (M).")
+    metacognition_every: int = Field(16, ge=1, description="Observations per meta pass (K).")
+    reconsolidation_boost: float = Field(0.05, ge=0.0, le=1.0)
+
+
+@dataclass(order=True)
+class WorkingItem:
+    """One item of working memory: ordered by priority, then recency."""
+
+    priority: float
+    time: float
+    text: str = field(compare=False)
+    kind: str = field(default="thought", compare=False)  # task | thought | memory
+
+
+def default_attention(events: list[str]) -> str:
+    """Rule-based observation of a batch of raw events (an LLM summary can replace it)."""
+    return "; ".join(dict.fromkeys(e.strip().rstrip(".") for e in events)) + "."
+
+
+class CognitiveState:
+    """One agent's cognitive layers."""
+
+    def __init__(self, config: CognitiveConfig) -> None:
+        self.config = config
+        self.sensory: deque[str] = deque(maxlen=config.sensory_buffer_size)
+        self.unattended: list[str] = []  # raw events since the last observation
+        self.working: list[WorkingItem] = []
+        self.facts = nx.MultiDiGraph()
+        self.observations = 0
+        self.attention_every = config.attention_every
+
+    def perceive(self, event: str) -> list[str] | None:
+        """Take one raw event; returns the batch to attend to when N events have gathered."""
+        self.sensory.append(event)
+        self.unattended.append(event)
+        if len(self.unattended) >= self.attention_every:
+            batch, self.unattended = self.unattended, []
+            self.observations += 1
+            return batch
+        return None
+
+    def hold(self, text: str, priority: float, time: float, kind: str = "thought") -> None:
+        """Put an item in working memory; beyond capacity the weakest (then oldest) goes."""
+        self.working = [w for w in self.working if w.text != text]
+        self.working.append(WorkingItem(priority, time, text, kind))
+        self.working.sort(reverse=True)
+        del self.working[self.config.working_memory_capacity :]
+
+    def prompt_block(self) -> list[str]:
+        """What working memory puts into a prompt: at most `working_memory_capacity` lines."""
+        return [f"[{w.kind}] {w.text}" for w in self.working]
+
+    def learn(self, subject: str, relation: str, obj: str, time: float) -> None:
+        """Add a (subject, relation, object) fact; a repeated fact is refreshed, not doubled."""
+        for key, data in self.facts.get_edge_data(subject, obj, default={}).items():
+            if data["relation"] == relation:
+                self.facts.edges[subject, obj, key]["time"] = time
+                return
+        self.facts.add_edge(subject, obj, relation=relation, time=time)
+
+    def query(self, subject: str, relation: str | None = None, hops: int = 1) -> list[tuple]:
+        """Facts reachable from `subject` within `hops` edges (optionally one relation)."""
+        if subject not in self.facts:
+            return []
+        reach = nx.single_source_shortest_path_length(self.facts, subject, cutoff=hops - 1)
+        out = []
+        for node in sorted(reach, key=str):
+            for _, obj, data in self.facts.out_edges(node, data=True):
+                if relation is None or data["relation"] == relation:
+                    out.append((node, data["relation"], obj))
+        return sorted(set(out))
+
+    def due_consolidation(self) -> bool:
+        return self.observations > 0 and self.observations % self.config.consolidate_every == 0
+
+    def due_metacognition(self) -> bool:
+        return self.observations > 0 and self.observations % self.config.metacognition_every == 0
+
+    def adjust_attention(self, every: int) -> None:
+        """Meta-cognition's lever: attend more (smaller) or less (larger) often."""
+        if every < 1:
+            raise ValueError(f"attention_every must be >= 1, got {every}")
+        self.attention_every = every
+
+    def reconsolidate(self, importance: float, context: str, metadata: dict) -> tuple[float, dict]:
+        """A recalled memory's new importance and metadata (the recall context appended)."""
+        recalls = [*metadata.get("recalls", []), context][-5:]
+        boosted = min(1.0, importance + self.config.reconsolidation_boost)
+        return boosted, {**metadata, "recalls": recalls}
+
+
+class CognitiveLayers:
+    """The cognitive state of every agent of a group."""
+
+    def __init__(
+        self, config: CognitiveConfig, summarise: Callable[[list[str]], str] = default_attention
+    ) -> None:
+        self.config = config
+        self.summarise = summarise
+        self.agents: dict[int, CognitiveState] = {}
+
+    def of(self, agent_id: int) -> CognitiveState:
+        state = self.agents.get(agent_id)
+        if state is None:
+            state = self.agents[agent_id] = CognitiveState(self.config)
+        return state
+
+    def perceive_many(self, events: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
+        """Raw events of many agents; returns (agent, observation text) to store as memories."""
+        out = []
+        for agent_id, event in events:
+            batch = self.of(agent_id).perceive(event)
+            if batch is not None:
+                out.append((agent_id, self.summarise(batch)))
+        return out
