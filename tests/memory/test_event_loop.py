@@ -20,7 +20,7 @@ import time
 
 from societas.memory import AddRequest, SearchRequest
 
-SLOW_S = 0.25  # each slow Qdrant Edge call
+SLOW_S = 0.5  # each slow Qdrant Edge call
 COLD_SLOW_S = 1.0  # each slow Parquet write
 TICK_S = 0.005
 
@@ -129,7 +129,9 @@ async def test_a_slow_disk_does_not_block_other_agents(group_factory):
     elapsed = time.perf_counter() - started
     assert group.counters["migrated_to_cold"] > 0  # the slow cold path really ran
     assert elapsed > 6 * SLOW_S  # and the disk really was slow
-    allowed = SLOW_S / 2 + shard.longest_own_call
+    # A call made on the loop would block it for at least SLOW_S plus its own time; the
+    # bound stays below that and leaves room for a scheduler hiccup on a busy 2-core box.
+    allowed = 0.9 * SLOW_S + shard.longest_own_call
     assert lag < allowed, f"event loop blocked for {lag * 1000:.0f} ms (allowed {allowed:.3f} s)"
     assert steps > elapsed / 0.01  # the other agent kept stepping all along
     await group.close()
