@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from societas.memory.associations import Association
 from societas.memory.records import (
     AddRequest,
     KVHit,
@@ -133,6 +134,13 @@ class StreamMemory:
         """`search` restricted to the current simulated day."""
         day = self._group.clock.day
         return await self.search(query, topic=topic, top_k=top_k, day_range=(day, day))
+
+    async def associate(self, source: int, target: int, type: str, strength: float = 1.0) -> None:
+        """Link two of this agent's memories by a typed association (similar, causal,
+        temporal, contradictory) with a strength in (0, 1]; used by `search(expand=True)`."""
+        association = Association(source=source, target=target, type=type, strength=strength)
+        await self._group.get_by_ids([source, target], self.agent_id)  # KeyError: not its own
+        await self._group.associate([association])
 
     async def get_by_ids(self, memory_ids: int | Sequence[int]) -> list[MemoryRecord]:
         """This agent's memories by id, in any tier; KeyError for an id that is not its own."""

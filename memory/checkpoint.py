@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from societas.memory.associations import AssociationIndex
 from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table, vectors_table
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import fsync_dir, write_bytes_atomic, write_parquet_atomic
@@ -144,6 +145,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         write_parquet_atomic(tmp / "warm.rows.parquet", rows_table(warm))
         write_parquet_atomic(tmp / "warm.vectors.parquet", vectors_table(warm))
         write_parquet_atomic(tmp / "kv_points.parquet", _kv_points_table(kv_points))
+        write_parquet_atomic(tmp / "associations.parquet", group.associations.to_table())
         cold_files = []
         for part in group.cold.row_files():
             for path in (part, Path(str(part).replace(".rows.", ".vectors."))):
@@ -285,6 +287,10 @@ async def restore(
     group.ticks_since_migration = int(cadence.get("ticks_since_migration", 0))
     group.ticks_since_policies = int(cadence.get("ticks_since_policies", 0))
     group.clock.set(state["clock"]["day"], state["clock"]["t"])
+    if (directory / "associations.parquet").exists():  # older checkpoints have none
+        group.associations = AssociationIndex.from_table(
+            pq.read_table(directory / "associations.parquet")
+        )
     group.expiring = {r["id"]: r["expires_at"] for r in rows if r.get("expires_at") is not None}
     return group
 

@@ -191,6 +191,9 @@ class GroupMemoryConfig(BaseModel):
         "(per-layer retrieval, promotion by access, importance thresholds) or cognitive layers.",
     )
     cognitive: CognitiveConfig = Field(default_factory=CognitiveConfig)
+    access_log: bool = Field(
+        False, description="Log reads, writes and deletes per group to Parquet (access_log/)."
+    )
     batch_yields: int = Field(
         1,
         ge=0,

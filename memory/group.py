@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from societas.memory import tiering
+from societas.memory.access_log import AccessLog
 from societas.memory.agent import AgentMemory
+from societas.memory.associations import AssociationIndex
 from societas.memory.batching import MicroBatcher
 from societas.memory.citizen import CITIZEN_MEMORY_CONFIG
 from societas.memory.clock import SimClock
@@ -110,6 +112,8 @@ class GroupMemory(GroupKV, GroupSearch):
         self._op_lock = asyncio.Lock()
         self.max_importance: dict[int, float] = {}  # per agent: bounds warm-only memories
         self.ranker = Ranker(self)
+        self.associations = AssociationIndex()  # typed edges for spreading activation
+        self.access_log = AccessLog(root, group_id) if self.config.access_log else None
         self.access = AccessLedger()  # reads, written to the store in batches at tick end
         self.expiring: dict[int, float] = {}  # hot/warm memories with an expiry → expires_at
         yields = self.config.batch_yields
@@ -231,6 +235,9 @@ class GroupMemory(GroupKV, GroupSearch):
                 warm_counts[agent_id] = warm_counts.get(agent_id, 0) + 1
                 if imp > max_importance.get(agent_id, -1.0):
                     max_importance[agent_id] = imp
+            if self.access_log is not None:
+                for r, point_id in zip(requests, ids, strict=True):
+                    self.access_log.log(now, "write", [(r.agent_id, point_id)], r.topic)
             self.counters["adds"] += len(requests)
             self.counters["embedded_texts"] += len(texts)
             self.counters["vector_upserts"] += len(points)

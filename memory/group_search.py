@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from societas.memory.associations import Association, AssociationIndex, weighted_neighbours
 from societas.memory.cold import cold_relevance
 from societas.memory.profile_finmem import layered_requests, merge_layers
 from societas.memory.ranking import RankJob
@@ -20,6 +21,7 @@ from societas.memory.scoring import mmr_select, retrieval_score
 from societas.memory.vectorstores import PointFilter, ScoredPoint
 
 if TYPE_CHECKING:
+    from societas.memory.access_log import AccessLog
     from societas.memory.clock import SimClock
     from societas.memory.cold import ColdStore
     from societas.memory.config import GroupMemoryConfig
@@ -44,6 +46,8 @@ class GroupSearch:
     counters: dict[str, int]
     max_importance: dict[int, float]
     access: AccessLedger
+    associations: AssociationIndex
+    access_log: AccessLog | None
     expiring: dict[int, float]
     _op_lock: asyncio.Lock
 
@@ -98,6 +102,9 @@ class GroupSearch:
                     results[i] = await self._spread(r, results[i])
             if self.config.policies.forgetting.enabled:
                 await self._record_access([h for hits in results for h in hits if h.tier != "cold"])
+            if self.access_log is not None:
+                for r, hits in zip(requests, results, strict=True):
+                    self.access_log.log(now, "read", [(h.agent_id, h.id) for h in hits], r.query)
             # Reads counted in RAM; written to the store in batches at tick end (no per-hit write).
             self.access.record(
                 (h.id for hits in results for h in hits if h.tier != "cold"), now, self.hot
@@ -126,7 +133,8 @@ class GroupSearch:
         self.counters["accesses"] += len(hits)
 
     async def _spread(self, r: SearchRequest, hits: list[MemoryHit]) -> list[MemoryHit]:
-        """Spreading activation: linked memories get a hit's score × decay per hop."""
+        """Spreading activation: linked memories get a hit's score × decay per hop × the
+        association type's weight × its strength (untyped links: causal, strength 1)."""
         policy = self.config.policies.associations
         scores = {h.id: h for h in hits}
         frontier = [(h.id, h.score) for h in hits]
@@ -136,8 +144,9 @@ class GroupSearch:
             spread: dict[int, float] = {}
             for memory_id, score in frontier:
                 rec = records[memory_id]
-                for neighbour in (*rec.cognition_ids, *rec.evidence_ids):
-                    activation = score * policy.decay
+                shares = weighted_neighbours(rec, self.associations, policy.type_weights)
+                for neighbour, share in shares.items():
+                    activation = score * policy.decay * share
                     if neighbour not in scores and activation > spread.get(neighbour, 0.0):
                         spread[neighbour] = activation
             if not spread:
@@ -285,6 +294,13 @@ class GroupSearch:
             await self.store.set_payload([record.id], {"links": links})
         evidence = list(dict.fromkeys([*cognition.evidence_ids, *memory_ids]))
         await self.store.set_payload([cognition_id], {"evidence": evidence})
+
+    async def associate(self, associations: Sequence[Association]) -> None:
+        """Add typed associations; both ends must be memories of the same agent."""
+        for a in associations:
+            (src,) = await self.get_by_ids([a.source])
+            await self.get_by_ids([a.target], src.agent_id)  # KeyError: not that agent's
+        self.associations.add_many(associations)
 
     async def related_cognition(self, agent_id: int, memory_id: int) -> list[MemoryRecord]:
         """The cognition memories `memory_id` is linked to."""

@@ -228,6 +228,22 @@ class AssociationPolicy(BaseModel):
 
     decay: float = Field(0.5, gt=0.0, lt=1.0)
     max_hops: int = Field(1, ge=1, le=3)
+    type_weights: dict[Literal["similar", "causal", "temporal", "contradictory"], float] = Field(
+        default_factory=lambda: {
+            "causal": 1.0,
+            "similar": 0.8,
+            "temporal": 0.6,
+            "contradictory": 0.3,
+        },
+        description="Share of activation per association type (untyped links are causal).",
+    )
+
+    @model_validator(mode="after")
+    def _weights(self) -> AssociationPolicy:
+        bad = {k: v for k, v in self.type_weights.items() if not 0.0 <= v <= 1.0}
+        if bad:
+            raise ValueError(f"type_weights must be in [0, 1], got {bad}")
+        return self
 
 
 class MemoryPolicies(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING
 
+from societas.memory.associations import Association
 from societas.memory.policies import next_layer
 from societas.memory.records import AddRequest
 from societas.memory.scoring import text_cosine
@@ -49,6 +50,7 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
             agents = [pl["agent_id"] for pl in (await group.store.retrieve(cleanup)).values()]
             await group.store.delete(cleanup)
             group.hot.evict(cleanup)
+            group.associations.drop(cleanup)
             tiering.uncount_warm(group, agents)
             group.counters["forgotten"] += len(cleanup)
         else:
@@ -113,6 +115,9 @@ async def consolidation_pass(group: GroupMemory) -> int:
             ]
         )
         await group.link_cognition(agent_id, members, summary_id)
+        group.associations.add_many(  # the summary and its sources are similar memories
+            Association(source=summary_id, target=m, type="similar") for m in members
+        )
         await tiering.migrate(group, await group.store.fetch(members))
         group.counters["consolidated"] += len(members)
     return len(clusters)

@@ -109,6 +109,9 @@ async def migrate(group: GroupMemory, points: list[ScoredPoint]) -> int:
     await group.store.delete(ids)
     group.hot.evict(ids)
     uncount_warm(group, [p.payload["agent_id"] for p in points if p.payload])
+    if group.access_log is not None:
+        moved = [(p.payload["agent_id"], p.id) for p in points if p.payload]
+        group.access_log.log(group.clock.abs_seconds, "move_cold", moved, "tier migration")
     await asyncio.to_thread(group.journal.clear)
     group.counters["migrated_to_cold"] += len(ids)
     return len(ids)
@@ -146,6 +149,10 @@ async def remove_expired(group: GroupMemory, now: float) -> int:
     await group.store.delete(expired)
     group.hot.evict(expired)
     group.access.forget(expired)
+    group.associations.drop(expired)
+    if group.access_log is not None:
+        agents = [(payloads[i]["agent_id"], i) for i in expired if i in payloads]
+        group.access_log.log(now, "expire", agents, "expires_at passed")
     uncount_warm(group, [payloads[i]["agent_id"] for i in expired if i in payloads])
     for memory_id in expired:
         del group.expiring[memory_id]
@@ -166,6 +173,8 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
         group.ticks_since_migration = 0
         await remove_expired(group, now)
         moved = await _move_to_cold(group, now)
+        if group.access_log is not None:
+            await asyncio.to_thread(group.access_log.flush)
         if moved:
             await asyncio.to_thread(group.cold.compact_crowded, cfg.cold_max_parts_per_window, now)
         if moved and cfg.optimize_after_migration:
