@@ -21,6 +21,7 @@ from societas.memory.associations import AssociationIndex
 from societas.memory.batching import MicroBatcher
 from societas.memory.citizen import CITIZEN_MEMORY_CONFIG
 from societas.memory.clock import SimClock
+from societas.memory.cognitive_group import CognitiveMemory
 from societas.memory.cold import ColdStore
 from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
 from societas.memory.embedding import Embedder, build_embedder
@@ -114,7 +115,11 @@ class GroupMemory(GroupKV, GroupSearch):
         self.ranker = Ranker(self)
         self.associations = AssociationIndex()  # typed edges for spreading activation
         self.access_log = AccessLog(root, group_id) if self.config.access_log else None
-        self.access = AccessLedger()  # reads, written to the store in batches at tick end
+        self.access = AccessLedger()
+        # The cognitive profile's layers (sensory buffer, working memory, facts), else None.
+        self.cognition = (
+            CognitiveMemory(self) if self.config.profile == "cognitive" else None
+        )  # reads, written to the store in batches at tick end
         self.expiring: dict[int, float] = {}  # hot/warm memories with an expiry → expires_at
         yields = self.config.batch_yields
         self._add_batcher = MicroBatcher(self.add_many, yields)

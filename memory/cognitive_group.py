@@ -1,0 +1,158 @@
+"""The `cognitive` profile over a group's memory: perception through the sensory buffer and
+attention into stream memories, recall into working memory with reconsolidation, semantic
+facts and meta-cognition on their schedules (see memory.profile_cognitive for the layers).
+
+Everything is batched across the group's agents: one `add_many` for a tick's observations,
+one `search_many` for a tick's recalls, one vector-store write per reconsolidated memory at
+recall (only recalled memories, never every memory).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from societas.memory.profile_cognitive import CognitiveLayers, CognitiveState
+from societas.memory.records import AddRequest, MemoryHit, SearchRequest
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+
+Fact = tuple[str, str, str]
+FactExtractor = Callable[[list[str]], list[Fact] | Awaitable[list[Fact]]]
+BatchSummariser = Callable[[list[list[str]]], list[str] | Awaitable[list[str]]]
+MetaCognition = Callable[[CognitiveState], int | None]
+
+
+async def _maybe(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _no_facts(texts: list[str]) -> list[Fact]:
+    return []
+
+
+def _keep_attention(state: CognitiveState) -> int | None:
+    return None
+
+
+class CognitiveMemory:
+    """The cognitive layers of one group, driving its stream memory."""
+
+    def __init__(
+        self,
+        group: GroupMemory,
+        summarise: BatchSummariser | None = None,
+        extract_facts: FactExtractor = _no_facts,
+        metacognition: MetaCognition = _keep_attention,
+    ) -> None:
+        self.group = group
+        self.layers = CognitiveLayers(group.config.cognitive)
+        # Summaries of many agents' event batches in one call (an LLM batch), rule-based default.
+        self.summarise = summarise or (lambda batches: [self.layers.summarise(b) for b in batches])
+        self.extract_facts = extract_facts
+        self.metacognition = metacognition
+        self.recent_observations: dict[int, list[str]] = {}
+        self.counters = {"raw_events": 0, "observations": 0, "facts": 0, "meta": 0}
+
+    def state(self, agent_id: int) -> CognitiveState:
+        self.group.require_agent(agent_id)
+        return self.layers.of(agent_id)
+
+    async def perceive_many(self, events: Sequence[tuple[int, str]]) -> list[int]:
+        """Raw events into the sensory buffers; every N per agent become one observation
+        memory (batched summary, one add_many). Returns the new memory ids."""
+        due: list[tuple[int, list[str]]] = []
+        for agent_id, text in events:
+            batch = self.state(agent_id).perceive(text)
+            if batch is not None:
+                due.append((agent_id, batch))
+        self.counters["raw_events"] += len(events)
+        if not due:
+            return []
+        texts = list(await _maybe(self.summarise([b for _, b in due])))
+        if len(texts) != len(due):
+            raise ValueError(f"summarise returned {len(texts)} texts for {len(due)} batches")
+        ids = await self.group.add_many(
+            [
+                AddRequest(agent_id=a, topic="observation", description=t, type="episodic")
+                for (a, _), t in zip(due, texts, strict=True)
+            ]
+        )
+        self.counters["observations"] += len(ids)
+        for (agent_id, _), text in zip(due, texts, strict=True):
+            self.recent_observations.setdefault(agent_id, []).append(text)
+        await self._schedules([a for a, _ in due])
+        return ids
+
+    async def _schedules(self, agents: list[int]) -> None:
+        """Semantic consolidation every M observations; meta-cognition every K."""
+        for agent_id in dict.fromkeys(agents):
+            state = self.layers.of(agent_id)
+            if state.due_consolidation():
+                texts = self.recent_observations.pop(agent_id, [])
+                facts = list(await _maybe(self.extract_facts(texts)))
+                await self.learn(agent_id, facts)
+            if state.due_metacognition():
+                self.counters["meta"] += 1
+                every = self.metacognition(state)
+                if every is not None:
+                    state.adjust_attention(every)
+
+    async def learn(self, agent_id: int, facts: Sequence[Fact]) -> list[int]:
+        """Semantic knowledge: facts into the agent's graph and as semantic memories."""
+        if not facts:
+            return []
+        state, now = self.state(agent_id), self.group.clock.abs_seconds
+        for subject, relation, obj in facts:
+            for name, value in (("subject", subject), ("relation", relation), ("object", obj)):
+                if not isinstance(value, str) or not value.strip():
+                    raise ValueError(f"fact {name} must be a non-empty string, got {value!r}")
+            state.learn(subject, relation, obj, now)
+        self.counters["facts"] += len(facts)
+        return await self.group.add_many(
+            [
+                AddRequest(
+                    agent_id=agent_id,
+                    topic="fact",
+                    description=f"{s} {r} {o}",
+                    type="semantic",
+                    metadata={"subject": s, "relation": r, "object": o},
+                )
+                for s, r, o in facts
+            ]
+        )
+
+    async def recall_many(
+        self, requests: Sequence[SearchRequest], context: str = "recall"
+    ) -> list[list[MemoryHit]]:
+        """Search, put the hits into each agent's working memory (capacity-bounded) and
+        reconsolidate them: importance nudged up, the recall context kept in metadata."""
+        results = await self.group.search_many(requests)
+        now = self.group.clock.abs_seconds
+        for r, hits in zip(requests, results, strict=True):
+            state = self.state(r.agent_id)
+            for h in hits:
+                state.hold(h.text, h.score, now, "memory")
+                if h.tier != "cold":
+                    importance, metadata = state.reconsolidate(h.importance, context, h.metadata)
+                    await self.group.store.set_payload(
+                        [h.id], {"importance": importance, "metadata": _json(metadata)}
+                    )
+                    self.group.hot.set_layer(h.id, h.layer, importance, h.layer_since)
+                    if h.id in self.group.hot:
+                        self.group.hot.metadata[h.id] = metadata
+                    agent_max = self.group.max_importance
+                    if importance > agent_max.get(r.agent_id, -1.0):
+                        agent_max[r.agent_id] = importance  # keeps the ranker's bound valid
+        return results
+
+    def prompt_block(self, agent_id: int) -> str:
+        """The working-memory lines a prompt holds (never more than its capacity)."""
+        return "\n".join(self.state(agent_id).prompt_block())
+
+
+def _json(metadata: dict) -> str:
+    return json.dumps(metadata, sort_keys=True)
