@@ -131,23 +131,33 @@ class CognitiveMemory:
         """Search, put the hits into each agent's working memory (capacity-bounded) and
         reconsolidate them: importance nudged up, the recall context kept in metadata."""
         results = await self.group.search_many(requests)
+        await self.absorb(requests, results, context)
+        return results
+
+    async def absorb(
+        self, requests: Sequence[SearchRequest], results: Sequence[list[MemoryHit]], context: str
+    ) -> None:
+        """Recalled hits into working memory, reconsolidated (see `recall_many`)."""
         now = self.group.clock.abs_seconds
+        writes: dict[tuple[float, str], list[int]] = {}  # one store write per distinct payload
         for r, hits in zip(requests, results, strict=True):
             state = self.state(r.agent_id)
             for h in hits:
                 state.hold(h.text, h.score, now, "memory")
                 if h.tier != "cold":
                     importance, metadata = state.reconsolidate(h.importance, context, h.metadata)
-                    await self.group.store.set_payload(
-                        [h.id], {"importance": importance, "metadata": _json(metadata)}
-                    )
+                    key = (importance, _json(metadata))
+                    writes.setdefault(key, []).append(h.id)
                     self.group.hot.set_layer(h.id, h.layer, importance, h.layer_since)
                     if h.id in self.group.hot:
                         self.group.hot.metadata[h.id] = metadata
                     agent_max = self.group.max_importance
                     if importance > agent_max.get(r.agent_id, -1.0):
                         agent_max[r.agent_id] = importance  # keeps the ranker's bound valid
-        return results
+        for (importance, metadata_json), ids in sorted(writes.items()):
+            await self.group.store.set_payload(
+                sorted(set(ids)), {"importance": importance, "metadata": metadata_json}
+            )
 
     def prompt_block(self, agent_id: int) -> str:
         """The working-memory lines a prompt holds (never more than its capacity)."""

@@ -121,3 +121,13 @@ async def test_forgetting_pass_demotes_by_importance(finmem_group):
     assert out["demoted"] == 1
     (rec,) = await s.get_by_ids(memory_id)
     assert rec.layer == "short"
+
+
+def test_a_scenario_chooses_the_profile():
+    from societas.agents.scenario import ScenarioConfig
+
+    scenario = ScenarioConfig.model_validate({"memory": {"profile": "finmem"}})
+    assert scenario.memory.profile == "finmem"
+    assert scenario.memory.policies.forgetting.per_layer_retrieval
+    with pytest.raises(ValueError, match="profile"):
+        ScenarioConfig.model_validate({"memory": {"profile": "psychic"}})
