@@ -115,7 +115,7 @@ def _print_table(r: Estimate) -> None:
         f"{r.cost_usd:,.2f}",
         style="bold",
     )
-    console = Console()
+    console = Console(width=max(120, Console().width))  # task and model names in full
     console.print(table)
     pad = r.per_agent_day
     console.print(
