@@ -162,8 +162,8 @@ class AccessLedger:
         if not self.pending:
             return 0
         ids = sorted(self.pending)
-        cold_hot = [i for i in ids if i not in hot]
-        stored = await store.retrieve(cold_hot) if cold_hot else {}
+        warm_only = [i for i in ids if i not in hot]
+        stored = await store.retrieve(warm_only) if warm_only else {}
         groups: dict[tuple[int, float], list[int]] = {}
         for memory_id in ids:
             if memory_id in hot:

@@ -156,8 +156,9 @@ async def remove_expired(group: GroupMemory, now: float) -> int:
     uncount_warm(group, [payloads[i]["agent_id"] for i in expired if i in payloads])
     for memory_id in expired:
         del group.expiring[memory_id]
-    group.counters["expired"] += len(expired)
-    return len(expired)
+    gone = sum(1 for i in expired if i in payloads)  # the rest had moved to cold already
+    group.counters["expired"] += gone
+    return gone
 
 
 async def end_tick(group: GroupMemory) -> dict[str, int]:
