@@ -84,7 +84,7 @@ class RunRecord(BaseModel):
     config_digest: str = ""
     versions: dict[str, str] = Field(default_factory=dict)
     totals: dict[str, float] = Field(default_factory=dict)
-    progress: dict[str, float | str] = Field(default_factory=dict)
+    progress: dict[str, int | float | str] = Field(default_factory=dict)
     error: str | None = None
     llm_fallbacks: int = Field(0, description="Structured LLM calls answered by a fallback.")
     llm_tasks: dict[str, dict[str, int]] = Field(

@@ -115,6 +115,14 @@ def test_read_token_precedence(tmp_path):
         jobs.client("127.0.0.1:8265")
 
 
+def _forget_ray_token() -> None:
+    """Ray's client caches the token it loaded once per process (an earlier test's token
+    would be sent): make it read the environment again, as a fresh CLI process does."""
+    from ray._raylet import AuthenticationTokenLoader
+
+    AuthenticationTokenLoader.instance().reset_cache()
+
+
 def test_missing_or_wrong_token_is_a_clear_error(head, tmp_path, monkeypatch):
     address, _token, _ = head
     runner = CliRunner()
@@ -123,9 +131,11 @@ def test_missing_or_wrong_token_is_a_clear_error(head, tmp_path, monkeypatch):
     # Ray's own client also reads ~/.ray/auth_token, which another head on this machine may
     # have written: a home without one makes "no token at all" true.
     monkeypatch.setenv("HOME", str(tmp_path))
+    _forget_ray_token()
     out = runner.invoke(app, ["status", "nope", "--address", address])
     assert out.exit_code == 2 and "requires a token" in out.output
     monkeypatch.setenv("RAY_AUTH_TOKEN", "wrong")
+    _forget_ray_token()
     out = runner.invoke(app, ["status", "nope", "--address", address])
     assert out.exit_code == 2 and "rejected" in out.output
     assert "wrong" not in out.output  # the token is never echoed
