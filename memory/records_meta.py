@@ -158,13 +158,15 @@ class AccessLedger:
             self.last.pop(memory_id, None)
 
     async def flush(self, store: VectorStore, hot: HotStore) -> int:
-        """Write pending counts: one set_payload per distinct (count, last) pair."""
+        """Write pending counts: one set_payload per distinct count, one per distinct last
+        access time (a few dozen calls for a day of reads, whatever the number of hits)."""
         if not self.pending:
             return 0
         ids = sorted(self.pending)
         warm_only = [i for i in ids if i not in hot]
         stored = await store.retrieve(warm_only) if warm_only else {}
-        groups: dict[tuple[int, float], list[int]] = {}
+        counts: dict[int, list[int]] = {}
+        lasts: dict[float, list[int]] = {}
         for memory_id in ids:
             if memory_id in hot:
                 count = hot.access_count(memory_id)
@@ -173,9 +175,12 @@ class AccessLedger:
                 count += self.pending[memory_id]
             else:
                 continue  # deleted or moved to cold meanwhile
-            groups.setdefault((count, self.last[memory_id]), []).append(memory_id)
-        for (count, last), members in sorted(groups.items()):
-            await store.set_payload(members, {"access_count": count, "last_accessed": last})
+            counts.setdefault(count, []).append(memory_id)
+            lasts.setdefault(self.last[memory_id], []).append(memory_id)
+        for count, members in sorted(counts.items()):
+            await store.set_payload(members, {"access_count": count})
+        for last, members in sorted(lasts.items()):
+            await store.set_payload(members, {"last_accessed": last})
         self.pending.clear()
         self.last.clear()
-        return len(groups)
+        return len(counts) + len(lasts)

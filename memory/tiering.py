@@ -166,13 +166,15 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
     await recover(group)
     cfg = group.config.tiers
     now = group.clock.abs_seconds
-    await group.access.flush(group.store, group.hot)  # reads of this tick: batched writes
     evicted = group.hot.evict_expired(now - cfg.hot_window_hours * 3600.0, cfg.hot_cap_per_agent)
     moved = 0
     group.ticks_since_migration += 1
     if group.ticks_since_migration >= cfg.migrate_every_ticks:
         group.ticks_since_migration = 0
         await remove_expired(group, now)
+        # Reads reach the store on this schedule (and before a checkpoint or forgetting pass):
+        # until then hot counts live in RAM and warm-only ones are overlaid from the ledger.
+        await group.access.flush(group.store, group.hot)
         moved = await _move_to_cold(group, now)
         if group.access_log is not None:
             await asyncio.to_thread(group.access_log.flush)
@@ -202,5 +204,6 @@ async def _run_policies(group: GroupMemory) -> dict[str, int]:
     if policies.forgetting.enabled and (
         group.ticks_since_policies % policies.forgetting.run_every_ticks == 0
     ):
+        await group.access.flush(group.store, group.hot)  # the pass reads access counts
         out.update(await forgetting_pass(group))
     return out
