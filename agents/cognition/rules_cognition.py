@@ -7,17 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from societas.agents.llm.rules import register_rule
-
-_VALENCE = {"joy": 1.0, "surprise": 0.5, "sadness": -0.7, "fear": -0.8, "anger": -1.0}
-
-
-def _mood(ctx: dict[str, Any]) -> float:
-    try:
-        intensity = max(0.0, min(1.0, float(ctx.get("emotion_intensity", 0.0))))
-    except (TypeError, ValueError):
-        intensity = 0.0
-    return _VALENCE.get(str(ctx.get("emotion", "")).lower(), 0.0) * intensity
+from societas.agents.llm.rules import _mood, register_rule  # one mood scale for all rules
 
 
 def _short(text: str, n: int) -> str:
