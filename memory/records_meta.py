@@ -68,8 +68,9 @@ def meta_payload(
     metadata: Mapping[str, Any] | None,
     expires_at: float | None,
 ) -> dict[str, Any]:
-    """The payload fields of a new memory (absent ones left out: each costs ~6 µs)."""
-    payload: dict[str, Any] = {"type": memory_type}
+    """The payload fields of a new memory (absent ones left out: each costs ~6 µs and RAM;
+    the default type too — filters read a missing type as episodic)."""
+    payload: dict[str, Any] = {} if memory_type == DEFAULT_TYPE else {"type": memory_type}
     if tags:
         payload["tags"] = list(tags)
     if metadata:

@@ -55,6 +55,20 @@ class PointFilter:
     alive_at: float | None = None  # leave out memories whose expires_at is at or before this
 
 
+def type_condition(types: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """(types a point must have, types it must not have) for a types filter.
+
+    The default type (episodic) is left out of payloads, so a filter that accepts it
+    excludes the other types instead of matching the field."""
+    from societas.memory.records_meta import DEFAULT_TYPE, MEMORY_TYPES
+
+    if types is None:
+        return [], []
+    if DEFAULT_TYPE in types:
+        return [], [t for t in MEMORY_TYPES if t not in types]
+    return list(types), []
+
+
 @dataclass(slots=True)
 class VectorQuery:
     """A search: vectors, filter, result count, and how to score.

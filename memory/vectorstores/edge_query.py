@@ -13,6 +13,7 @@ from societas.memory.vectorstores.base import (
     SPARSE,
     PointFilter,
     VectorQuery,
+    type_condition,
 )
 
 E = qe.Expression
@@ -39,16 +40,19 @@ def edge_filter(f: PointFilter) -> qe.Filter:
         must.append(qe.FieldCondition("key", match=qe.MatchAny(list(f.keys))))
     if f.ids is not None:
         must.append(qe.HasIdCondition(set(f.ids)))
-    if f.types is not None:
-        must.append(qe.FieldCondition("type", match=qe.MatchAny(list(f.types))))
+    must_not: list[Any] = []
+    wanted, unwanted = type_condition(f.types)
+    if wanted:
+        must.append(qe.FieldCondition("type", match=qe.MatchAny(wanted)))
+    if unwanted:
+        must_not.append(qe.FieldCondition("type", match=qe.MatchAny(unwanted)))
     if f.tags is not None:
         must.append(qe.FieldCondition("tags", match=qe.MatchAny(list(f.tags))))
     if f.layers is not None:
         must.append(qe.FieldCondition("layer", match=qe.MatchAny(list(f.layers))))
     if f.alive_at is not None:  # a point without expires_at never expires
-        expired = qe.FieldCondition("expires_at", range=qe.RangeFloat(lte=f.alive_at))
-        return qe.Filter(must=must, must_not=[expired])
-    return qe.Filter(must=must)
+        must_not.append(qe.FieldCondition("expires_at", range=qe.RangeFloat(lte=f.alive_at)))
+    return qe.Filter(must=must, must_not=must_not) if must_not else qe.Filter(must=must)
 
 
 def relevance_stage(q: VectorQuery, limit: int) -> tuple[Any, list[Any], bool]:

@@ -13,6 +13,7 @@ from societas.memory.vectorstores.base import (
     SPARSE,
     PointFilter,
     VectorQuery,
+    type_condition,
 )
 
 RELEVANCE = "$score[0]"  # the relevance prefetch's score; absent for recency-only candidates
@@ -42,16 +43,19 @@ def qdrant_filter(f: PointFilter) -> models.Filter:
         must.append(models.FieldCondition(key="key", match=models.MatchAny(any=list(f.keys))))
     if f.ids is not None:
         must.append(models.HasIdCondition(has_id=list(f.ids)))
-    if f.types is not None:
-        must.append(models.FieldCondition(key="type", match=models.MatchAny(any=list(f.types))))
+    must_not: list[Any] = []
+    wanted, unwanted = type_condition(f.types)
+    if wanted:
+        must.append(models.FieldCondition(key="type", match=models.MatchAny(any=wanted)))
+    if unwanted:
+        must_not.append(models.FieldCondition(key="type", match=models.MatchAny(any=unwanted)))
     if f.tags is not None:
         must.append(models.FieldCondition(key="tags", match=models.MatchAny(any=list(f.tags))))
     if f.layers is not None:
         must.append(models.FieldCondition(key="layer", match=models.MatchAny(any=list(f.layers))))
     if f.alive_at is not None:  # a point without expires_at never expires
-        expired = models.FieldCondition(key="expires_at", range=models.Range(lte=f.alive_at))
-        return models.Filter(must=must, must_not=[expired])
-    return models.Filter(must=must)
+        must_not.append(models.FieldCondition(key="expires_at", range=models.Range(lte=f.alive_at)))
+    return models.Filter(must=must, must_not=must_not or None)
 
 
 def relevance_stage(q: VectorQuery, limit: int) -> tuple[dict[str, Any], bool]:
