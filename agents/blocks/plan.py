@@ -1,5 +1,6 @@
 """Plan block (Generative Agents): a daily plan at the start of each day (LLM), each waking
-hour decomposed into 5-15 minute actions when the day reaches it (LLM), reactions to
+hour decomposed into 5-15 minute actions when the day reaches it (LLM; a routine hour that
+continues the previous one with nothing observed since reuses its actions, no call), reactions to
 observed events and to news heard in conversations that re-plan the rest of the day (LLM),
 and urgent needs or an evacuation overriding the plan. Plans go to the `plans` table."""
 
@@ -8,7 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from societas.agents.blocks.mobility import resolve_place
-from societas.agents.cognition import activity_at, decompose_hour, plan_day, react
+from societas.agents.cognition import (
+    activity_at,
+    decompose_hour,
+    plan_day,
+    react,
+    reusable_hour,
+    reuse_hour,
+)
 from societas.agents.cognition.persona import Persona, persona_of
 from societas.agents.scenario import ScenarioConfig
 
@@ -64,16 +72,28 @@ class PlanBlock:
             items = [i.model_dump() for i in day.items]
             agent.set("plan", {"day": time.day, "items": items, "hourly": {}})
             self._record(ctx, "day", items)
+        observed = False
         for ev in ctx.events:
             if ev.kind == "event":
+                observed = True
                 await self._observe(ctx, ev)
         for news in s.pop(NEWS, None) or []:
+            observed = True
             await self._react(ctx, news, None)
+        if observed:  # the next routine hour is decomposed afresh, not reused
+            agent.set("plan", {**s["plan"], "observed": True})
         hour = int(time.hour)
         if self.scenario.cognition.decompose_hours and self._awake_hour(ctx, hour):
-            out = await decompose_hour(agent.memory, ctx.llm, hour, writer, me(ctx), store=False)
-            steps = [step.model_dump() for step in out.steps] if out else []
-            agent.set("plan", {**s["plan"], "hourly": {str(hour): steps}})
+            steps = reusable_hour(s["plan"], hour)
+            if steps is not None:
+                await reuse_hour(agent.memory, ctx.llm, hour, steps, writer, me(ctx))
+            else:
+                out = await decompose_hour(
+                    agent.memory, ctx.llm, hour, writer, me(ctx), store=False
+                )
+                steps = [step.model_dump() for step in out.steps] if out else []
+            fresh = {k: v for k, v in s["plan"].items() if k != "observed"}
+            agent.set("plan", {**fresh, "hourly": {str(hour): steps}})
             where = (activity_at(s["plan"], hour) or {}).get("location", "")
             for step in steps:
                 row = (hour, step["minute"], step["duration_min"], step["action"], where)

@@ -22,6 +22,8 @@ from societas.agents.cognition.planning import (
     decompose_hour,
     plan_day,
     replan_rest_of_day,
+    reusable_hour,
+    reuse_hour,
 )
 from societas.agents.cognition.reaction import react
 from societas.agents.cognition.reflection import ReflectionConfig, Reflector
@@ -48,6 +50,8 @@ __all__ = [
     "react",
     "remember",
     "replan_rest_of_day",
+    "reusable_hour",
+    "reuse_hour",
     "speak",
     "summarize",
     "summarize_conversation",

@@ -18,7 +18,15 @@ from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import DailyPlan, HourlyPlan, PlanItem
 from societas.memory import AgentMemory
 
-__all__ = ["activity_at", "decompose_hour", "describe", "plan_day", "replan_rest_of_day"]
+__all__ = [
+    "activity_at",
+    "decompose_hour",
+    "describe",
+    "plan_day",
+    "replan_rest_of_day",
+    "reusable_hour",
+    "reuse_hour",
+]
 
 
 def default_plan(p: Persona) -> DailyPlan:
@@ -138,13 +146,57 @@ async def decompose_hour(
     if store:
         hourly = {str(hour): [s.model_dump() for s in steps.steps]}
         await mem.status.update("plan", {**p.plan, "hourly": hourly})
+    await _remember_hour(mem, llm, p, hour, steps, item["location"], writer)
+    return steps
+
+
+def reusable_hour(plan: dict[str, Any], hour: int) -> list[dict[str, Any]] | None:
+    """The previous hour's actions when `hour` is a routine continuation of it: the same
+    planned activity at the same place, that hour decomposed, and nothing observed since
+    (no event, news or re-plan: `plan["observed"]` unset); None when a new call is due."""
+    previous = plan.get("hourly", {}).get(str(hour - 1))
+    if not previous or plan.get("observed"):
+        return None
+    now, before = activity_at(plan, hour), activity_at(plan, hour - 1)
+    if now is None or before is None:
+        return None
+    same = (now["activity"], now["location"]) == (before["activity"], before["location"])
+    return [dict(step) for step in previous] if same else None
+
+
+async def reuse_hour(
+    mem: AgentMemory,
+    llm: LLMGateway,
+    hour: int,
+    steps: list[dict[str, Any]],
+    writer: MemoryWriter | None = None,
+    p: Persona | None = None,
+) -> HourlyPlan:
+    """The previous hour's 5-15 minute actions re-timed to `hour` (no LLM call: a routine
+    hour whose answer could not differ), remembered like a decomposition."""
+    p = p or await persona(mem)
+    out = HourlyPlan(steps=steps)
+    location = (activity_at(p.plan, hour) or {}).get("location", "")
+    await _remember_hour(mem, llm, p, hour, out, location, writer)
+    return out
+
+
+async def _remember_hour(
+    mem: AgentMemory,
+    llm: LLMGateway,
+    p: Persona,
+    hour: int,
+    steps: HourlyPlan,
+    location: str,
+    writer: MemoryWriter | None,
+) -> None:
+    """Remember an hour's actions (topic "plan") at the planned place."""
     actions = "; ".join(
         f"{hour}:{s.minute:02d} {s.action} ({s.duration_min} min)" for s in steps.steps
     )
     await (writer or ImmediateWriter(llm)).add(
-        mem, "plan", f"{p.name}'s plan for {hour}:00: {actions}", location=item["location"]
+        mem, "plan", f"{p.name}'s plan for {hour}:00: {actions}", location=location
     )
-    return steps
 
 
 async def replan_rest_of_day(
