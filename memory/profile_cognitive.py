@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -60,7 +60,7 @@ class CognitiveState:
         self.sensory: deque[str] = deque(maxlen=config.sensory_buffer_size)
         self.unattended: list[str] = []  # raw events since the last observation
         self.working: list[WorkingItem] = []
-        self.facts = nx.MultiDiGraph()
+        self._facts: Any = None  # a networkx MultiDiGraph, made at the first fact
         self.observations = 0
         self.attention_every = config.attention_every
 
@@ -85,6 +85,15 @@ class CognitiveState:
         """What working memory puts into a prompt: at most `working_memory_capacity` lines."""
         return [f"[{w.kind}] {w.text}" for w in self.working]
 
+    @property
+    def facts(self) -> Any:
+        """The agent's fact graph (networkx is imported only by agents that learn facts)."""
+        if self._facts is None:
+            import networkx as nx
+
+            self._facts = nx.MultiDiGraph()
+        return self._facts
+
     def learn(self, subject: str, relation: str, obj: str, time: float) -> None:
         """Add a (subject, relation, object) fact; a repeated fact is refreshed, not doubled."""
         for key, data in self.facts.get_edge_data(subject, obj, default={}).items():
@@ -95,7 +104,9 @@ class CognitiveState:
 
     def query(self, subject: str, relation: str | None = None, hops: int = 1) -> list[tuple]:
         """Facts reachable from `subject` within `hops` edges (optionally one relation)."""
-        if subject not in self.facts:
+        import networkx as nx
+
+        if self._facts is None or subject not in self._facts:
             return []
         reach = nx.single_source_shortest_path_length(self.facts, subject, cutoff=hops - 1)
         out = []

@@ -158,12 +158,26 @@ class AccessLedger:
             self.pending.pop(memory_id, None)
             self.last.pop(memory_id, None)
 
-    async def flush(self, store: VectorStore, hot: HotStore) -> int:
+    def patch(self, payloads: Iterable[tuple[int, dict[str, Any]]], hot: HotStore) -> None:
+        """Put pending counts into payloads leaving warm (to cold): no store write needed."""
+        for memory_id, payload in payloads:
+            if memory_id not in self.pending:
+                continue
+            if memory_id in hot:
+                count = hot.access_count(memory_id)
+            else:
+                count = int(payload.get("access_count") or 0) + self.pending[memory_id]
+            payload["access_count"], payload["last_accessed"] = count, self.last[memory_id]
+            self.forget([memory_id])
+
+    async def flush(self, store: VectorStore, hot: HotStore, with_hot: bool = True) -> int:
         """Write pending counts: one set_payload per distinct count, one per distinct last
-        access time (a few dozen calls for a day of reads, whatever the number of hits)."""
+        access time (a few dozen calls for a day of reads, whatever the number of hits).
+        `with_hot=False` leaves hot memories' counts in RAM (their columns are exact) until
+        they leave hot; a checkpoint or a policy pass that reads counts writes them all."""
         if not self.pending:
             return 0
-        ids = sorted(self.pending)
+        ids = sorted(i for i in self.pending if with_hot or i not in hot)
         warm_only = [i for i in ids if i not in hot]
         stored = await store.retrieve(warm_only) if warm_only else {}
         counts: dict[int, list[int]] = {}
@@ -182,6 +196,5 @@ class AccessLedger:
             await store.set_payload(members, {"access_count": count})
         for last, members in sorted(lasts.items()):
             await store.set_payload(members, {"last_accessed": last})
-        self.pending.clear()
-        self.last.clear()
+        self.forget(ids)
         return len(counts) + len(lasts)

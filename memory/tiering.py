@@ -103,6 +103,7 @@ async def migrate(group: GroupMemory, points: list[ScoredPoint]) -> int:
     """Move points from warm to cold: Parquet first, then the journal, then the delete."""
     if not points:
         return 0
+    group.access.patch(((p.id, p.payload) for p in points if p.payload), group.hot)
     parts = await asyncio.to_thread(group.cold.write, points)  # disk I/O off the event loop
     ids = [p.id for p in points]
     await asyncio.to_thread(group.journal.record, parts, ids)
@@ -174,7 +175,7 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
         await remove_expired(group, now)
         # Reads reach the store on this schedule (and before a checkpoint or forgetting pass):
         # until then hot counts live in RAM and warm-only ones are overlaid from the ledger.
-        await group.access.flush(group.store, group.hot)
+        await group.access.flush(group.store, group.hot, with_hot=False)
         moved = await _move_to_cold(group, now)
         if group.access_log is not None:
             await asyncio.to_thread(group.access_log.flush)
