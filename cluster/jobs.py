@@ -69,7 +69,8 @@ def client(address: str | None = None) -> Any:
 
 def _explain(err: BaseException, address: str) -> str:
     text = str(err)
-    if "401" in text or "Unauthorized" in text or "Authentication required" in text:
+    no_token = ("401", "Unauthorized", "Authentication required", "cannot be opened or is empty")
+    if any(marker in text for marker in no_token):
         return (
             f"{address}: the cluster requires a token. Export RAY_AUTH_TOKEN (or "
             "RAY_AUTH_TOKEN_PATH, or put it in ~/.ray/auth_token); on the head node "

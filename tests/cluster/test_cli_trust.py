@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -170,7 +171,8 @@ def test_societas_stop_run_folder_checkpoints(tmp_path):
         wait_for(lambda: "progress tick=2/" in log.read_text(), 120, "tick 2", log)
         status = json.loads(societas("status", str(run_dir)).stdout)
         assert status["status"] == "running" and status["driver_running"]
-        assert status["progress"]["sim_time"].startswith("day 1 ")
+        # the run goes on meanwhile: any simulated time of the run, in its display form
+        assert re.fullmatch(r"day \d+ \d\d:\d\d", status["progress"]["sim_time"])
         assert {"agent_steps_per_s", "llm_requests", "fallbacks"} <= set(status["progress"])
         res = societas("stop", str(run_dir), timeout=180)
         assert res.returncode == 0 and "interrupted" in res.stdout, res.stdout + res.stderr
