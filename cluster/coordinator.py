@@ -126,27 +126,17 @@ class Coordinator:
 
     def encounter_messages(self, positions: dict[int, str], tick: int) -> list[Message]:
         """One 'encounter' message to each side of every encounter of this tick."""
-        out = []
-        for e in encounters(positions, tick, self.seed, self.max_pairs_per_place):
-            out.append(
-                Message(
-                    tick=tick,
-                    sender=e.b,
-                    recipient=e.a,
-                    kind="encounter",
-                    payload={"place": e.place},
-                )
+        return [
+            Message(
+                tick=tick,
+                sender=sender,
+                recipient=recipient,
+                kind="encounter",
+                payload={"place": e.place},
             )
-            out.append(
-                Message(
-                    tick=tick,
-                    sender=e.a,
-                    recipient=e.b,
-                    kind="encounter",
-                    payload={"place": e.place},
-                )
-            )
-        return out
+            for e in encounters(positions, tick, self.seed, self.max_pairs_per_place)
+            for sender, recipient in ((e.b, e.a), (e.a, e.b))
+        ]
 
     async def step(self, tick: int) -> tuple[list[StepResult], int, int]:
         """One tick on every group; returns results, encounters and messages routed."""

@@ -7,22 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+
+from tests.scenario_configs import CONFIGS, scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = ROOT / "configs"
 ARTIFACTS = ROOT / "tests" / "artifacts"
-
-
-def scenario(name: str, **over: Any) -> dict[str, Any]:
-    """configs/<name>.yaml as a dict with top-level overrides (dicts merged one level)."""
-    data = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text())
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(data.get(key), dict):
-            data[key] = {**data[key], **value}
-        else:
-            data[key] = value
-    return data
+__all__ = ["ARTIFACTS", "CONFIGS", "scenario"]
 
 
 def _run(cfg: dict[str, Any], out: Path, embedder: Any, groups: int = 2) -> Path:

@@ -6,20 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+from tests.scenario_configs import CONFIGS, scenario
 
-
-def scenario(name: str, **over: Any) -> dict[str, Any]:
-    """configs/<name>.yaml as a dict, with nested overrides merged in."""
-    data = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text())
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(data.get(key), dict):
-            data[key] = {**data[key], **value}
-        else:
-            data[key] = value
-    return data
+__all__ = ["CONFIGS", "scenario"]
 
 
 @pytest.fixture
