@@ -11,7 +11,9 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -165,19 +167,32 @@ def check_page(html: Path, screenshot: Path, settle_s: float = 2.0) -> PageCheck
     exe = chromium_path()
     assert exe, "chromium is not installed (apt-get install -y chromium; .ci/run does it)"
     screenshot.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="societas-chromium-") as profile:
+    # Chromium's helper processes (renderer, GPU, crashpad) outlive the browser process for a
+    # moment and keep writing into the profile: the whole process group is ended before the
+    # profile is removed, and a file a straggler still writes does not fail the test.
+    with tempfile.TemporaryDirectory(
+        prefix="societas-chromium-", ignore_cleanup_errors=True
+    ) as profile:
         proc = subprocess.Popen(
             [exe, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             ws_url = _ws_url(Path(profile), proc)
             return asyncio.run(_check(html.resolve().as_uri(), ws_url, screenshot, settle_s))
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _end_group(proc)
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """SIGTERM Chromium's process group, SIGKILL it after 10 s; wait for the browser."""
+    for sig, wait_s in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
