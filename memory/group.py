@@ -24,11 +24,14 @@ from societas.memory.clock import SimClock
 from societas.memory.cognitive_group import CognitiveMemory
 from societas.memory.cold import ColdStore
 from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
+from societas.memory.deferred_store import DeferredStore
 from societas.memory.embedding import Embedder, build_embedder
 from societas.memory.group_kv import GroupKV, KVUpdate, UpdateMode
 from societas.memory.group_search import GroupSearch
 from societas.memory.hot_store import HotStore
+from societas.memory.kv_index import KVDeferredStore, KVIndex
 from societas.memory.policies import default_summary, initial_layer
+from societas.memory.ram_ranking import RamRanker
 from societas.memory.ranking import TIE_MARGIN, Ranker
 from societas.memory.records import (
     AddRequest,
@@ -38,6 +41,7 @@ from societas.memory.records import (
     SearchRequest,
 )
 from societas.memory.records_meta import AccessLedger, meta_payload
+from societas.memory.sparse_index import SparseIndex
 from societas.memory.vectorstores import MemoryPoint, VectorStore, build_vector_store
 
 _ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of one run
@@ -76,6 +80,12 @@ class GroupMemory(GroupKV, GroupSearch):
             self.config.vector_store, group_id, dense, sparse, shard_dir, "kv"
         )
         self.normalization = self.config.retrieval.resolved_normalization(dense is not None, sparse)
+        # Sparse embeddings: relevance from RAM for hot and warm, engine writes when leaving hot.
+        ram = dense is None and sparse and self.config.tiers.ram_index
+        self.sparse_index: SparseIndex | None = SparseIndex() if ram else None
+        self.deferred: DeferredStore | None = DeferredStore(self.store, self) if ram else None
+        if self.deferred is not None:
+            self.store = self.deferred  # type: ignore[assignment]
         self.hot = HotStore()
         self.cold = ColdStore(root / "cold", group_id, self.config.tiers.cold_day_window)
         self.journal = tiering.MigrationJournal(self.cold.dir)
@@ -108,11 +118,18 @@ class GroupMemory(GroupKV, GroupSearch):
             "retrieval_exhaustive": 0,  # searches rescored in the engine over all memories
             "expired": 0,  # memories removed at their expires_at (hot and warm)
         }
+        self.kv_index: KVIndex | None = None
+        if ram:  # embedded KV attributes: searched from RAM, engine writes batched
+            self.kv_index = KVIndex()
+            self.kv_store = KVDeferredStore(  # type: ignore[assignment]
+                self.kv_store, self.kv_index, lambda a, k: self._kv_point[(a, k)], self.counters
+            )
         # One batched operation at a time: store calls run on worker threads, and another
         # batch must not see one half applied (hot columns vs the engine), so runs replay.
         self._op_lock = asyncio.Lock()
         self.max_importance: dict[int, float] = {}  # per agent: bounds warm-only memories
         self.ranker = Ranker(self)
+        self.ram_ranker = RamRanker(self) if self.sparse_index is not None else None
         self.associations = AssociationIndex()  # typed edges for spreading activation
         self.access_log = AccessLog(root, group_id) if self.config.access_log else None
         self.access = AccessLedger()
@@ -195,28 +212,38 @@ class GroupMemory(GroupKV, GroupSearch):
             # Each memory gets a distinct time (+ id's low bits × 0.1 µs, < 0.11 s): ties in
             # recency would otherwise be broken at random by the engine, and runs must replay.
             times = [now + (point_id & 0xFFFFF) * 1e-7 for point_id in ids]
-            for point_id, r, vec, imp, layer, stamp in zip(
-                ids, requests, vectors, importances, layers, times, strict=True
-            ):
-                payload = {
-                    "agent_id": r.agent_id,
-                    "topic": r.topic,
-                    "t": t,
-                    "time": stamp,
-                    "importance": imp,
-                    "text": r.description,
-                }
-                if r.location is not None:
-                    payload["location"] = r.location
-                if layered:
-                    payload["layer"], payload["layer_since"] = layer, stamp
-                payload.update(meta_payload(r.type, r.tags, r.metadata, r.expires_at))
-                points.append(MemoryPoint(point_id, vec, payload))
-            await self.store.upsert(points)
+            agent_ids = [r.agent_id for r in requests]
+            topics = [r.topic for r in requests]
+            if self.deferred is not None:  # into the RAM index; the engine gets it off hot
+                assert self.sparse_index is not None
+                sparse_vectors = [v.sparse for v in vectors]
+                self.sparse_index.add(ids, agent_ids, times, importances, topics, sparse_vectors)
+                self.deferred.defer(ids, agent_ids)
+            else:  # written through: the engine has it at once
+                for point_id, r, vec, imp, layer, stamp in zip(
+                    ids, requests, vectors, importances, layers, times, strict=True
+                ):
+                    payload = {
+                        "agent_id": r.agent_id,
+                        "topic": r.topic,
+                        "t": t,
+                        "time": stamp,
+                        "importance": imp,
+                        "text": r.description,
+                    }
+                    if r.location is not None:
+                        payload["location"] = r.location
+                    if layered:
+                        payload["layer"], payload["layer_since"] = layer, stamp
+                    payload.update(meta_payload(r.type, r.tags, r.metadata, r.expires_at))
+                    points.append(MemoryPoint(point_id, vec, payload))
+            if points:
+                await self.store.upsert(points)
+                self.counters["vector_upserts"] += len(points)
             self.hot.append_many(
                 ids,
-                [r.agent_id for r in requests],
-                [r.topic for r in requests],
+                agent_ids,
+                topics,
                 texts,
                 [r.location for r in requests],
                 importances,
@@ -245,7 +272,6 @@ class GroupMemory(GroupKV, GroupSearch):
                     self.access_log.log(now, "write", [(r.agent_id, point_id)], r.topic)
             self.counters["adds"] += len(requests)
             self.counters["embedded_texts"] += len(texts)
-            self.counters["vector_upserts"] += len(points)
             return ids
 
     # ------------------------------------------------------------------ batching entry points

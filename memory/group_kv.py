@@ -10,12 +10,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from societas.memory.config import check_value
+from societas.memory.embedding.base import SparseVector
 from societas.memory.records import KVHit, KVSearchRequest
 from societas.memory.vectorstores import MemoryPoint, PointFilter, VectorQuery
 
 if TYPE_CHECKING:
     from societas.memory.config import MemoryConfig
     from societas.memory.embedding import Embedder
+    from societas.memory.embedding.base import TextVectors
+    from societas.memory.kv_index import KVIndex
     from societas.memory.vectorstores import VectorStore
 
 UpdateMode = Literal["replace", "merge"]
@@ -42,6 +45,7 @@ class GroupKV:
     _op_lock: asyncio.Lock
     _kv: dict[str, dict[int, Any]]
     _kv_point: dict[tuple[int, str], int]
+    kv_index: KVIndex | None
 
     if TYPE_CHECKING:  # provided by GroupMemory
 
@@ -120,6 +124,14 @@ class GroupKV:
             return
         texts = [self.memory_config.attributes[k].embedding_text(v) for _, k, v in items]
         vectors = await self.embedder.embed_documents(texts)
+        self.counters["embedded_texts"] += len(texts)
+        if self.kv_index is not None:  # RAM: searched there, written to the engine in batches
+            for (agent_id, key, _), text, vec in zip(items, texts, vectors, strict=True):
+                if (agent_id, key) not in self._kv_point:
+                    self._kv_point[(agent_id, key)] = self._allocate_ids(1)[0]
+                self.kv_index.put((agent_id, key), text, vec.sparse or SparseVector.of((), ()))
+                self.kv_store.dirty.add((agent_id, key))  # type: ignore[attr-defined]
+            return
         points = []
         new_ids: dict[tuple[int, str], int] = {}
         for (agent_id, key, _), text, vec in zip(items, texts, vectors, strict=True):
@@ -130,7 +142,6 @@ class GroupKV:
             points.append(MemoryPoint(point_id, vec, payload))
         await self.kv_store.upsert(points)
         self._kv_point.update(new_ids)
-        self.counters["embedded_texts"] += len(texts)
         self.counters["vector_upserts"] += len(points)
 
     async def kv_search_many(self, requests: Sequence[KVSearchRequest]) -> list[list[KVHit]]:
@@ -141,6 +152,9 @@ class GroupKV:
                 for key in r.keys or ():
                     self.memory_config.attribute(key)
             vectors = await self.embedder.embed_queries([r.query for r in requests])
+            self.counters["kv_searches"] += len(requests)
+            if self.kv_index is not None:
+                return [self._kv_search_ram(r, v) for r, v in zip(requests, vectors, strict=True)]
             queries = [
                 VectorQuery(
                     vectors=v,
@@ -151,7 +165,6 @@ class GroupKV:
                 for r, v in zip(requests, vectors, strict=True)
             ]
             results = await self.kv_store.query_batch(queries)
-            self.counters["kv_searches"] += len(requests)
             self.counters["vector_queries"] += len(queries)
             return [
                 [
@@ -166,6 +179,19 @@ class GroupKV:
                 ]
                 for r, hits in zip(requests, results, strict=True)
             ]
+
+    def _kv_search_ram(self, r: KVSearchRequest, vectors: TextVectors) -> list[KVHit]:
+        """One KV search scored from the RAM index (sparse embeddings)."""
+        assert self.kv_index is not None
+        keys = r.keys or [a.name for a in self.memory_config.embedded]
+        if vectors.sparse is None:
+            return []
+        return [
+            KVHit.model_construct(
+                key=key, value=self.kv_get(r.agent_id, key), text=text, score=score
+            )
+            for key, text, score in self.kv_index.search(r.agent_id, keys, vectors.sparse, r.top_k)
+        ]
 
     def export(self, agent_id: int, keys: Iterable[str] | None = None) -> dict[str, Any]:
         """Copies of the agent's KV values (all attributes, or `keys`)."""

@@ -16,6 +16,7 @@ from societas.memory.records import (
     MemoryRecord,
     SearchRequest,
     record_from_payload,
+    trusted,
 )
 from societas.memory.scoring import mmr_select, retrieval_score
 from societas.memory.vectorstores import PointFilter, ScoredPoint
@@ -310,4 +311,4 @@ class GroupSearch:
 
 def _hit(record: MemoryRecord, score: float, tier: str) -> MemoryHit:
     """The record as a hit; its fields were validated when the record was made."""
-    return MemoryHit.model_construct(**record.__dict__, score=float(score), tier=tier)
+    return trusted(MemoryHit, {**record.__dict__, "score": float(score), "tier": tier})

@@ -13,7 +13,7 @@ from array import array
 from collections import deque
 from collections.abc import Iterable, Sequence
 
-from societas.memory.records import MemoryRecord
+from societas.memory.records import MemoryRecord, trusted
 
 
 class HotStore:
@@ -94,26 +94,29 @@ class HotStore:
         """The memory `memory_id` as a record; KeyError if it is not hot."""
         row = self.row_of[memory_id]
         # Typed columns: the values are valid as they are (validation costs ~10 µs a record).
-        return MemoryRecord.model_construct(
-            id=memory_id,
-            agent_id=self.agent_ids[row],
-            text=self.texts[row],
-            topic=self.topics[row],
-            day=self.days[row],
-            t=self.ts[row],
-            time=self.times[row],
-            location=self.locations[row],
-            importance=self.importances[row],
-            cognition_ids=tuple(self.cognition_links.get(memory_id, ())),
-            evidence_ids=tuple(self.evidence.get(memory_id, ())),
-            layer=self.layers[row],
-            layer_since=self.layer_since[row],
-            type=self.types[row],
-            tags=self.tags.get(memory_id, ()),
-            metadata=self.metadata.get(memory_id, {}),
-            access_count=self.access_counts[row],
-            last_accessed=None if math.isnan(last := self.last_accessed[row]) else last,
-            expires_at=None if math.isinf(expires := self.expires[row]) else expires,
+        return trusted(
+            MemoryRecord,
+            dict(
+                id=memory_id,
+                agent_id=self.agent_ids[row],
+                text=self.texts[row],
+                topic=self.topics[row],
+                day=self.days[row],
+                t=self.ts[row],
+                time=self.times[row],
+                location=self.locations[row],
+                importance=self.importances[row],
+                cognition_ids=tuple(self.cognition_links.get(memory_id, ())),
+                evidence_ids=tuple(self.evidence.get(memory_id, ())),
+                layer=self.layers[row],
+                layer_since=self.layer_since[row],
+                type=self.types[row],
+                tags=self.tags.get(memory_id, ()),
+                metadata=self.metadata.get(memory_id, {}),
+                access_count=self.access_counts[row],
+                last_accessed=None if math.isnan(last := self.last_accessed[row]) else last,
+                expires_at=None if math.isinf(expires := self.expires[row]) else expires,
+            ),
         )
 
     def touch(self, memory_id: int, now: float) -> None:
@@ -158,6 +161,18 @@ class HotStore:
             self.layers[row] = sys.intern(layer)
             self.importances[row] = importance
             self.layer_since[row] = since
+
+    def leaving(self, before_time: float, cap: int) -> list[int]:
+        """The ids `evict_expired(before_time, cap)` would drop, without dropping them."""
+        out: list[int] = []
+        times, ids = self.times, self.ids
+        for rows in self.rows_of_agent.values():
+            surplus = len(rows) - cap
+            for i, row in enumerate(rows):
+                if times[row] >= before_time and i >= surplus:
+                    break
+                out.append(ids[row])
+        return out
 
     def evict_expired(self, before_time: float, cap: int) -> list[int]:
         """Drop each agent's memories older than `before_time` or beyond its newest `cap`."""

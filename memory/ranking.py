@@ -89,8 +89,14 @@ class Ranker:
     async def rank(self, jobs: Sequence[RankJob], now: float) -> None:
         """Fill each job's `hits` with its exact top `limit`, best first."""
         fallback: list[RankJob] = list(jobs)
+        ram = self.group.ram_ranker
+        if ram is not None:  # answered from RAM (memory.ram_ranking); the rest below
+            ram.rank([j for j in fallback if ram.eligible(j)], now)
+            fallback = [j for j in fallback if not ram.eligible(j)]
+            if not fallback:
+                return
         if self.fast_path():
-            fallback = await self._rank_fast(jobs, now)
+            fallback = await self._rank_fast(fallback, now)
         await self._rank_in_engine(fallback, now)
 
     # ------------------------------------------------------------------ engine

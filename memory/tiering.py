@@ -1,7 +1,9 @@
 """Tier migration: hot (group RAM) → warm (vector store) → cold (Parquet), at tick end.
 
-Hot is a RAM copy of each agent's recent memories (window H hours, at most C per agent);
-every memory is in warm from the moment it is added, so leaving hot loses nothing. Warm →
+Hot is each agent's recent memories in RAM (window H hours, at most C per agent); with the
+RAM index on (sparse embeddings) a memory reaches the vector engine when it leaves hot, in one
+batch (memory.deferred_store), else from the moment it is added; either way leaving hot loses
+nothing. Warm →
 cold is a real move, made crash-safe by a journal: write the Parquet part, record the move,
 delete from warm, clear the record. A crash at any step leaves each memory counted once.
 """
@@ -47,6 +49,11 @@ class TierConfig(BaseModel):
         ge=1,
         description="Warm → cold moves run every this many ticks (hot eviction every tick): "
         "fewer, larger Parquet parts make cold scans fast.",
+    )
+    ram_index: bool = Field(
+        True,
+        description="Sparse (BM25) embeddings: search hot and warm memories from a RAM index "
+        "and write a memory to the vector engine only when it leaves hot (in bulk).",
     )
     optimize_after_migration: bool = Field(
         True,
@@ -167,7 +174,10 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
     await recover(group)
     cfg = group.config.tiers
     now = group.clock.abs_seconds
-    evicted = group.hot.evict_expired(now - cfg.hot_window_hours * 3600.0, cfg.hot_cap_per_agent)
+    before = now - cfg.hot_window_hours * 3600.0
+    if group.deferred is not None:  # what leaves hot reaches the engine first, in one batch
+        await group.deferred.persist(group.hot.leaving(before, cfg.hot_cap_per_agent))
+    evicted = group.hot.evict_expired(before, cfg.hot_cap_per_agent)
     moved = 0
     group.ticks_since_migration += 1
     if group.ticks_since_migration >= cfg.migrate_every_ticks:

@@ -41,7 +41,7 @@ async def test_batch_failure_reaches_every_caller():
 
 
 async def test_failed_batch_writes_nothing(group_factory):
-    group = group_factory("edge")
+    group = group_factory("edge", tiers={"ram_index": False})  # written through at add
     await group.add_agents({1: {}})
 
     async def broken_upsert(points):
@@ -55,6 +55,32 @@ async def test_failed_batch_writes_nothing(group_factory):
     with pytest.raises(ConnectionError):
         await group.agent(1).status.update("thought", "neither must this")
     assert await group.agent(1).status.get("thought") != "neither must this"
+
+
+async def test_failed_late_write_keeps_the_memories(group_factory):
+    """Write-behind: a memory reaches the engine when it leaves hot; if that write fails the
+    memory stays hot and pending (nothing lost), and a later write succeeds."""
+    group = group_factory("edge", tiers={"hot_cap_per_agent": 1})
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    first = await s.add("event", "the first memory leaves hot at tick end")
+    await s.add("event", "the second one stays")
+    engine = group.store.inner
+    real = engine.upsert
+
+    async def broken_upsert(points):
+        raise ConnectionError("vector store unreachable")
+
+    engine.upsert = broken_upsert
+    with pytest.raises(ConnectionError):
+        await group.end_tick()
+    assert first in group.hot and first in group.deferred.pending
+    assert await engine.retrieve([first]) == {}
+    engine.upsert = real
+    await group.end_tick()
+    assert first not in group.hot and first not in group.deferred.pending
+    assert (await engine.retrieve([first]))[first]["text"].startswith("the first")
+    assert [h.id for h in await s.search("first memory", top_k=1)] == [first]
 
 
 async def test_cancelling_a_batch_cancels_its_waiters_and_propagates():

@@ -51,7 +51,8 @@ class SlowShard:
 
 def make_slow(group) -> SlowShard:
     """The hook: the stream shard and the cold writer now sit on a slow disk."""
-    shard = group.store._shard = SlowShard(group.store._shard)
+    engine = getattr(group.store, "inner", group.store)  # under the write-behind wrapper
+    shard = engine._shard = SlowShard(engine._shard)
     write = group.cold.write
 
     def slow_write(points):

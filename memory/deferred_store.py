@@ -1,0 +1,212 @@
+"""Write-behind for the vector engine: a new memory reaches Qdrant when it leaves hot.
+
+A memory lives in the group's RAM columns (hot) and its terms in the `SparseIndex`, from
+which searches are answered; writing it to the engine at once (~85 µs a point, ~1.45 KB of
+the engine's RAM) buys nothing while it is hot. `DeferredStore` wraps the group's vector
+store and keeps the ids not yet written ("pending"): every call behaves as if they were in
+the engine — reads and counts include them, payload updates are kept and applied when they
+are written, deletes drop them — and the few calls that need the engine's own view (a
+formula query, a scroll, `close`) write them first, in one batch. Tier migration writes
+the memories leaving hot in bulk at tick end; a checkpoint or `close` writes the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from societas.memory.embedding.base import TextVectors
+from societas.memory.records_meta import meta_payload
+from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+    from societas.memory.vectorstores import VectorStore
+
+
+def hot_payload(group: GroupMemory, memory_id: int) -> dict[str, Any]:
+    """The engine payload of a hot memory, as `add_many` would have written it."""
+    hot = group.hot
+    row = hot.row_of[memory_id]
+    payload: dict[str, Any] = {
+        "agent_id": hot.agent_ids[row],
+        "topic": hot.topics[row],
+        "t": hot.ts[row],
+        "time": hot.times[row],
+        "importance": hot.importances[row],
+        "text": hot.texts[row],
+    }
+    if hot.locations[row] is not None:
+        payload["location"] = hot.locations[row]
+    if group.config.policies.forgetting.enabled:
+        payload["layer"], payload["layer_since"] = hot.layers[row], hot.layer_since[row]
+    expires = hot.expires[row]
+    payload.update(
+        meta_payload(
+            hot.types[row],
+            hot.tags.get(memory_id, ()),
+            hot.metadata.get(memory_id),
+            None if math.isinf(expires) else expires,
+        )
+    )
+    if links := hot.cognition_links.get(memory_id):
+        payload["links"] = list(links)
+    if evidence := hot.evidence.get(memory_id):
+        payload["evidence"] = list(evidence)
+    if count := hot.access_counts[row]:
+        payload["access_count"] = count
+        payload["last_accessed"] = hot.last_accessed[row]
+    return payload
+
+
+class DeferredStore:
+    """The group's vector store with hot memories written late (see the module docstring)."""
+
+    def __init__(self, inner: VectorStore, group: GroupMemory) -> None:
+        self.inner = inner
+        self.group = group
+        self.pending: dict[int, int] = {}  # memory id → agent id, not yet in the engine
+        self.patches: dict[int, dict[str, Any]] = {}  # payload updates of pending memories
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def defer(self, ids: Sequence[int], agent_ids: Sequence[int]) -> None:
+        """Memories just added to hot and the index, to be written to the engine later."""
+        self.pending.update(zip(ids, agent_ids, strict=True))
+
+    def _payload(self, memory_id: int) -> dict[str, Any]:
+        payload = hot_payload(self.group, memory_id)
+        payload.update(self.patches.get(memory_id, {}))
+        return payload
+
+    def _vectors(self, memory_id: int) -> TextVectors:
+        index = self.group.sparse_index
+        assert index is not None
+        return TextVectors(sparse=index.vector(self.pending[memory_id], memory_id))
+
+    async def persist(self, ids: Sequence[int] | None = None) -> int:
+        """Write pending memories (all, or those of `ids`) to the engine in one batch."""
+        todo = sorted(self.pending) if ids is None else sorted(i for i in ids if i in self.pending)
+        if not todo:
+            return 0
+        points = [MemoryPoint(i, self._vectors(i), self._payload(i)) for i in todo]
+        await self.inner.upsert(points)
+        for memory_id in todo:
+            del self.pending[memory_id]
+            self.patches.pop(memory_id, None)
+        self.group.counters["vector_upserts"] += len(points)
+        return len(points)
+
+    async def persist_agents(self, agent_ids: set[int]) -> int:
+        return await self.persist([i for i, a in self.pending.items() if a in agent_ids])
+
+    # ------------------------------------------------------------------ VectorStore
+    async def upsert(self, points: Sequence[MemoryPoint]) -> None:
+        """Points written by others (a restore): indexed for RAM search, written now."""
+        index = self.group.sparse_index
+        if index is not None:
+            fresh = sorted(
+                (p for p in points if p.payload and p.vectors and p.vectors.sparse is not None),
+                key=lambda p: p.id,
+            )
+            index.add(
+                [p.id for p in fresh],
+                [p.payload["agent_id"] for p in fresh],
+                [p.payload["time"] for p in fresh],
+                [p.payload["importance"] for p in fresh],
+                [p.payload["topic"] for p in fresh],
+                [p.vectors.sparse for p in fresh],
+            )
+        for p in points:
+            self.pending.pop(p.id, None)
+        await self.inner.upsert(points)
+
+    async def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPoint]]:
+        if not queries:
+            return []
+        await self.persist()  # the engine's IDF must count every memory, as the index does
+        return await self.inner.query_batch(queries)
+
+    async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        mine = {i: self._payload(i) for i in ids if i in self.pending}
+        rest = [i for i in ids if i not in self.pending]
+        if rest:
+            mine.update(await self.inner.retrieve(rest))
+        return mine
+
+    async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
+        mine = [
+            ScoredPoint(i, 0.0, self._payload(i), self._vectors(i))
+            for i in ids
+            if i in self.pending
+        ]
+        rest = [i for i in ids if i not in self.pending]
+        return mine + (await self.inner.fetch(rest) if rest else [])
+
+    async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
+        rest = []
+        for memory_id in ids:
+            if memory_id in self.pending:
+                self.patches.setdefault(memory_id, {}).update(payload)
+            else:
+                rest.append(memory_id)
+        if rest:
+            await self.inner.set_payload(rest, payload)
+        index = self.group.sparse_index
+        if index is not None and "importance" in payload:
+            agents = await self.retrieve(list(ids))
+            for memory_id, pl in agents.items():
+                index.set_importance(pl["agent_id"], memory_id, payload["importance"])
+
+    async def delete(self, ids: Sequence[int]) -> None:
+        pairs = [(self.pending[i], i) for i in ids if i in self.pending]
+        rest = [i for i in ids if i not in self.pending]
+        for _, memory_id in pairs:
+            del self.pending[memory_id]
+            self.patches.pop(memory_id, None)
+        index = self.group.sparse_index
+        if rest:
+            if index is not None:
+                found = await self.inner.retrieve(rest)
+                pairs += [(pl["agent_id"], i) for i, pl in found.items()]
+            await self.inner.delete(rest)
+        if index is not None:
+            index.remove(pairs)
+
+    async def count(self, agent_id: int | None = None) -> int:
+        engine = await self.inner.count(agent_id=agent_id)
+        if agent_id is None:
+            return engine + len(self.pending)
+        return engine + sum(1 for a in self.pending.values() if a == agent_id)
+
+    async def scroll_oldest(
+        self, agent_id: int | None, before_time: float | None, limit: int
+    ) -> list[ScoredPoint]:
+        """Pending memories that could be among the oldest asked for are written first."""
+        hot = self.group.hot
+        if agent_id is not None:
+            await self.persist_agents({agent_id})
+        elif before_time is not None:
+            await self.persist([i for i in self.pending if hot.times[hot.row_of[i]] < before_time])
+        else:
+            await self.persist()
+        return await self.inner.scroll_oldest(agent_id, before_time, limit)
+
+    async def scroll(
+        self, offset: int | None, limit: int, with_vectors: bool = True
+    ) -> tuple[list[ScoredPoint], int | None]:
+        await self.persist()
+        return await self.inner.scroll(offset, limit, with_vectors=with_vectors)
+
+    async def optimize(self) -> None:
+        await self.inner.optimize()
+
+    async def flush(self) -> None:
+        """The engine's buffers to disk; pending memories stay in RAM (checkpoints save hot)."""
+        await self.inner.flush()
+
+    async def close(self) -> None:
+        await self.persist()
+        await self.inner.close()
