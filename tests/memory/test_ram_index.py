@@ -1,0 +1,134 @@
+"""The RAM index and write-behind: same answers as the engine, nothing lost, nothing early."""
+
+from __future__ import annotations
+
+import random
+
+from societas.memory import GroupMemory
+from societas.memory.records import KVSearchRequest, SearchRequest
+from societas.memory.vectorstores.base import PointFilter, VectorQuery
+
+WORDS = (
+    "storm river market apples school bridge shelter radio coffee bus train fire doctor "
+    "garden festival rumour bakery harbour church library hospital teacher nurse mayor"
+).split()
+
+
+async def _fill(group: GroupMemory, agents: int, ticks: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    await group.add_agents({a: {} for a in range(agents)})
+    for tick in range(ticks):
+        group.clock.set(tick // 48, (tick % 48) * 1800.0)
+        for a in range(agents):
+            for _ in range(2):
+                text = " ".join(rng.sample(WORDS, 5))
+                await group.agent(a).stream.add("event", text, rng.random())
+        await group.end_tick()
+
+
+async def test_relevance_from_ram_equals_the_engines(group_factory, backend):
+    """Σ idf·q·d from the index equals Qdrant's sparse score with the IDF modifier."""
+    group = group_factory(backend)
+    await _fill(group, agents=3, ticks=6)
+    index = group.sparse_index
+    assert index is not None and index.docs == await group.store.count() == 36
+    (query,) = await group.embedder.embed_queries(["market storm coffee"])
+    engine_hits = await group.store.query_batch(  # writes the pending memories first
+        [VectorQuery(vectors=query, filter=PointFilter(agent_id=1), limit=50, with_payload=False)]
+    )
+    engine = {p.id: p.score for p in engine_hits[0]}
+    postings = index.agents[1]
+    raw = index.relevance(postings, index.query_weights(query.sparse))
+    ram = {i: float(r) for i, r in zip(postings.ids, raw, strict=True) if r > 0}
+    assert engine.keys() == ram.keys() and engine
+    for memory_id, score in engine.items():
+        assert abs(score - ram[memory_id]) < 1e-4 * max(1.0, score)
+
+
+async def test_ram_search_ranks_like_the_engine(group_factory, tmp_path):
+    """Same top-k with the RAM index on and off (off: every search rescored in the engine)."""
+    on = group_factory("edge", sub="on", tiers={"hot_window_hours": 2.0})
+    off = group_factory("edge", sub="off", tiers={"hot_window_hours": 2.0, "ram_index": False})
+    for g in (on, off):
+        await _fill(g, agents=4, ticks=12)
+    rng = random.Random(3)
+    asked = [
+        SearchRequest(agent_id=a, query=" ".join(rng.sample(WORDS, 2)), top_k=4, **extra)
+        for a in range(4)
+        for extra in ({}, {"topic": "event"}, {"day_range": (0, 0)}, {"tiers": ("hot",)})
+    ]
+    got_on = await on.search_many(asked)
+    got_off = await off.search_many(asked)
+    assert on.counters["vector_queries"] == 0  # answered from RAM, the engine never asked
+    assert [[h.text for h in hits] for hits in got_on] == [
+        [h.text for h in hits] for hits in got_off
+    ]
+    assert any(h.tier == "warm" for hits in got_on for h in hits)  # warm memories compete too
+
+
+async def test_memories_reach_the_engine_when_they_leave_hot(group_factory):
+    group = group_factory("edge", tiers={"hot_cap_per_agent": 2})
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    ids = [await s.add("event", f"memory number {n} about the market") for n in range(3)]
+    engine = group.store.inner
+    assert await engine.count() == 0 and await group.store.count() == 3  # counted, not written
+    await group.agent(1).stream.add_cognition_to_memory([ids[0]], ids[1])  # a pending patch
+    await group.end_tick()  # the oldest leaves hot (cap 2): written now, with its links
+    written = await engine.retrieve(ids)
+    assert list(written) == [ids[0]] and written[ids[0]]["links"] == [ids[1]]
+    assert group.counters["vector_upserts"] == 1
+    assert await group.deferred.persist() == 2  # what close does first: the rest, at once
+    assert await engine.count() == 3 and group.counters["vector_upserts"] == 3
+
+
+async def test_pending_memories_survive_a_checkpoint(group_factory, tmp_path):
+    group = group_factory("edge")
+    await _fill(group, agents=2, ticks=3)
+    assert group.deferred is not None and group.deferred.pending  # still hot, not written
+    before = await group.search_many([SearchRequest(agent_id=0, query="market storm", top_k=5)])
+    await group.checkpoint(tmp_path / "ck")
+    restored = await GroupMemory.restore(tmp_path / "ck", tmp_path / "r", embedder=group.embedder)
+    after = await restored.search_many([SearchRequest(agent_id=0, query="market storm", top_k=5)])
+    assert [h.id for h in before[0]] == [h.id for h in after[0]]
+    assert restored.sparse_index is not None and restored.sparse_index.docs == 12
+    await restored.close()
+
+
+async def test_deleted_and_migrated_memories_leave_the_index(group_factory):
+    tiers = {"hot_window_hours": 1.0, "warm_max_age_days": 0.05, "migrate_every_ticks": 1}
+    group = group_factory("edge", tiers=tiers)
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    old = await s.add("event", "an old memory about the storm")
+    group.clock.set(0, 3 * 3600.0)
+    await group.end_tick()  # out of hot (written), then past the warm age: moved to cold
+    assert group.counters["migrated_to_cold"] == 1
+    assert group.sparse_index.docs == 0 and group.sparse_index.df == {}
+    assert [h.id for h in await s.search("storm", tiers=("hot", "warm", "cold"))] == [old]
+
+
+async def test_kv_search_from_ram_equals_the_engines(group_factory):
+    on = group_factory("edge", sub="on")
+    off = group_factory("edge", sub="off", tiers={"ram_index": False})
+    profiles = {
+        1: {"name": "Alice Smith", "occupation": "teacher", "thought": "the storm is coming"},
+        2: {"name": "Bob Jones", "occupation": "fisherman", "thought": "fish at the harbour"},
+    }
+    for g in (on, off):
+        await g.add_agents(profiles)
+        await g.agent(1).status.update("thought", "the market sells bread after the storm")
+    asked = [
+        KVSearchRequest(agent_id=1, query="storm bread market"),
+        KVSearchRequest(agent_id=2, query="harbour fisherman"),
+    ]
+    got_on, got_off = await on.kv_search_many(asked), await off.kv_search_many(asked)
+    assert [[(h.key, h.text) for h in hits] for hits in got_on] == [
+        [(h.key, h.text) for h in hits] for hits in got_off
+    ]
+    for a, b in zip(got_on, got_off, strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert abs(x.score - y.score) < 1e-4 * max(1.0, y.score)
+    assert on.kv_store.dirty  # nothing written to the KV engine yet
+    await on.close()
+    assert not on.kv_store.dirty
