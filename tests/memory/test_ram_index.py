@@ -122,13 +122,14 @@ async def test_kv_search_from_ram_equals_the_engines(group_factory):
         KVSearchRequest(agent_id=1, query="storm bread market"),
         KVSearchRequest(agent_id=2, query="harbour fisherman"),
     ]
+    await off.kv_store.optimize()  # the engine counts a replaced point in IDF until then
     got_on, got_off = await on.kv_search_many(asked), await off.kv_search_many(asked)
-    assert [[(h.key, h.text) for h in hits] for hits in got_on] == [
-        [(h.key, h.text) for h in hits] for hits in got_off
-    ]
-    for a, b in zip(got_on, got_off, strict=True):
-        for x, y in zip(a, b, strict=True):
-            assert abs(x.score - y.score) < 1e-4 * max(1.0, y.score)
+
+    def ranked(hits):  # the engine orders exact ties at random: compare (score, key)
+        return sorted((-round(h.score, 4), h.key, h.text) for h in hits)
+
+    assert [ranked(h) for h in got_on] == [ranked(h) for h in got_off]
+    assert all(got_on)
     assert on.kv_store.dirty  # nothing written to the KV engine yet
     await on.close()
     assert not on.kv_store.dirty
