@@ -13,7 +13,7 @@ from array import array
 from collections import deque
 from collections.abc import Iterable, Sequence
 
-from societas.memory.records import MemoryRecord, trusted
+from societas.memory.records import MemoryHit, MemoryRecord, trusted
 
 
 class HotStore:
@@ -92,31 +92,39 @@ class HotStore:
 
     def record(self, memory_id: int) -> MemoryRecord:
         """The memory `memory_id` as a record; KeyError if it is not hot."""
-        row = self.row_of[memory_id]
         # Typed columns: the values are valid as they are (validation costs ~10 µs a record).
-        return trusted(
-            MemoryRecord,
-            dict(
-                id=memory_id,
-                agent_id=self.agent_ids[row],
-                text=self.texts[row],
-                topic=self.topics[row],
-                day=self.days[row],
-                t=self.ts[row],
-                time=self.times[row],
-                location=self.locations[row],
-                importance=self.importances[row],
-                cognition_ids=tuple(self.cognition_links.get(memory_id, ())),
-                evidence_ids=tuple(self.evidence.get(memory_id, ())),
-                layer=self.layers[row],
-                layer_since=self.layer_since[row],
-                type=self.types[row],
-                tags=self.tags.get(memory_id, ()),
-                metadata=self.metadata.get(memory_id, {}),
-                access_count=self.access_counts[row],
-                last_accessed=None if math.isnan(last := self.last_accessed[row]) else last,
-                expires_at=None if math.isinf(expires := self.expires[row]) else expires,
-            ),
+        return trusted(MemoryRecord, self.fields(memory_id))
+
+    def hit(self, memory_id: int, score: float) -> MemoryHit:
+        """The memory as a search hit from the hot tier (no intermediate record)."""
+        fields = self.fields(memory_id)
+        fields["score"] = score
+        fields["tier"] = "hot"
+        return trusted(MemoryHit, fields)
+
+    def fields(self, memory_id: int) -> dict:
+        """The record fields of hot memory `memory_id`, from the columns."""
+        row = self.row_of[memory_id]
+        return dict(
+            id=memory_id,
+            agent_id=self.agent_ids[row],
+            text=self.texts[row],
+            topic=self.topics[row],
+            day=self.days[row],
+            t=self.ts[row],
+            time=self.times[row],
+            location=self.locations[row],
+            importance=self.importances[row],
+            cognition_ids=tuple(self.cognition_links.get(memory_id, ())),
+            evidence_ids=tuple(self.evidence.get(memory_id, ())),
+            layer=self.layers[row],
+            layer_since=self.layer_since[row],
+            type=self.types[row],
+            tags=self.tags.get(memory_id, ()),
+            metadata=self.metadata.get(memory_id, {}),
+            access_count=self.access_counts[row],
+            last_accessed=None if math.isnan(last := self.last_accessed[row]) else last,
+            expires_at=None if math.isinf(expires := self.expires[row]) else expires,
         )
 
     def touch(self, memory_id: int, now: float) -> None:
