@@ -328,7 +328,7 @@ def test_out_to_object_store_url_and_resume_from_it(tmp_path):
         )
         s3.create_dir("runs")
         query = f"?endpoint_override={host}:{port}&scheme=http&region=us-east-1"
-        ticks = 12
+        ticks = 48  # room to interrupt: 20 agents step a tick in ~20 ms
         cfg = town(tmp_path, ticks=ticks, cluster={"checkpoint_every": 100})
 
         missing = f"s3://no-such-bucket/run{query}"
