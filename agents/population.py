@@ -121,6 +121,7 @@ class Profile:
     sociability: float
     attitudes: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # custom attributes from a file
+    agent_type: str = "citizen"  # the `type` attribute: picks the agent's memory profile
     _sealed: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -150,6 +151,7 @@ class Profile:
             "attitude": dict(self.attitudes),
             "currency": round(self.income * 0.5, 2),
             "trust_government": self.trust,
+            "type": self.agent_type,
         }
 
 
@@ -277,6 +279,12 @@ def generate(cfg: ScenarioConfig) -> Population:
                 attitudes={t: float(v[i]) for t, v in attitudes.items()},
             )
         )
+    if pop.types:  # own RNG stream: declaring types leaves every other draw unchanged
+        names = sorted(pop.types)
+        shares = np.array([pop.types[t] for t in names], dtype=float)
+        drawn = np.random.default_rng([cfg.seed, 7]).choice(len(names), n, p=shares / shares.sum())
+        for p, k in zip(profiles, drawn.tolist(), strict=True):
+            p.agent_type = names[k]
     if pop.profiles is not None:
         apply_profile_file(cfg, profiles, [w.id for w in works])
     friends = social_network(cfg, profiles, rng)
@@ -295,7 +303,7 @@ def apply_profile_file(cfg: ScenarioConfig, profiles: list[Profile], works: list
     rows = load_profiles(cfg.agents.profiles, types, [t.name for t in cfg.topics])
     for p, row in zip(profiles, rows, strict=False):
         for key, value in row["profile"].items():
-            setattr(p, key, value)
+            setattr(p, "agent_type" if key == "type" else key, value)
         if "occupation" in row["profile"]:
             employed = p.occupation not in NO_WORK
             p.work = (p.work or works[p.id % len(works)]) if employed else ""

@@ -91,6 +91,12 @@ class PopulationConfig(_Strict):
     trust_government: tuple[float, float] = Field(
         (2.0, 2.0), description="Beta(a, b) of trust in government, 0..1."
     )
+    types: dict[str, float] = Field(
+        default_factory=dict,
+        description="Agent type -> weight (the `type` attribute; seeded draw). Empty: every "
+        "agent is a 'citizen' unless the profiles file has a `type` column. "
+        "memory.agent_types gives a type its own memory profile.",
+    )
 
     @model_validator(mode="after")
     def _ages(self) -> PopulationConfig:

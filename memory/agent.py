@@ -20,6 +20,7 @@ from societas.memory.records import (
 )
 
 if TYPE_CHECKING:
+    from societas.memory.cognitive_group import CognitiveMemory
     from societas.memory.group import GroupMemory
 
 
@@ -170,6 +171,13 @@ class AgentMemory:
 
     def __init__(self, group: GroupMemory, agent_id: int) -> None:
         self.agent_id = agent_id
+        self._group = group
         self.clock = group.clock  # the group's simulated clock (day, t)
         self.status = StatusMemory(group, agent_id)
         self.stream = StreamMemory(group, agent_id)
+
+    @property
+    def cognition(self) -> CognitiveMemory | None:
+        """The group's cognitive layers when this agent runs the `cognitive` profile."""
+        layers = self._group.cognition
+        return layers if layers is not None and layers.runs(self.agent_id) else None

@@ -105,6 +105,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         raise FileExistsError(f"checkpoint directory {str(directory)!r} already exists")
     await tiering.recover(group)
     await group.access.flush(group.store, group.hot)  # read counts survive the checkpoint
+    await group.boosts.flush(group)  # so do FinMem access boosts
     await group.store.optimize()  # deleted (cold) points leave IDF: the rebuilt store matches
     await group.flush()
     warm = await _all_points(group.store)
@@ -232,7 +233,7 @@ async def restore(
         await group.store.upsert(
             [
                 MemoryPoint(
-                    r["id"], vectors[r["id"]], _payload_of(r, config.policies.forgetting.enabled)
+                    r["id"], vectors[r["id"]], _payload_of(r, group.profiles.any_forgetting)
                 )
                 for r in rows[start : start + PAGE]
             ]
@@ -277,6 +278,7 @@ async def restore(
     for row in pq.read_table(directory / "kv.parquet").to_pylist():
         group._kv[row["key"]][row["agent_id"]] = json.loads(row["value"])
     group._agents = set(state["agents"])
+    group.profiles.assign_from_kv(group._kv, group._agents)  # profiles follow agent types
     group._next_seq = state["next_seq"]
     group._kv_point = {(a, k): i for a, k, i in state["kv_points"]}
     group.warm_counts = {a: n for a, n in state["warm_counts"]}

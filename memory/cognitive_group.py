@@ -49,7 +49,7 @@ class CognitiveMemory:
         metacognition: MetaCognition = _keep_attention,
     ) -> None:
         self.group = group
-        self.layers = CognitiveLayers(group.config.cognitive)
+        self.layers = CognitiveLayers(group.config.cognitive, config_of=group.profiles.cognitive)
         # Summaries of many agents' event batches in one call (an LLM batch), rule-based default.
         self.summarise = summarise or (lambda batches: [self.layers.summarise(b) for b in batches])
         self.extract_facts = extract_facts
@@ -58,12 +58,20 @@ class CognitiveMemory:
         self.counters = {"raw_events": 0, "observations": 0, "facts": 0, "meta": 0}
 
     def state(self, agent_id: int) -> CognitiveState:
+        """The agent's cognitive layers; ValueError naming it when its profile is another."""
         self.group.require_agent(agent_id)
+        if not self.group.profiles.is_cognitive(agent_id):
+            profile = self.group.profiles.profile(agent_id)
+            raise ValueError(f"agent {agent_id} runs memory profile {profile!r}, not 'cognitive'")
         return self.layers.of(agent_id)
 
-    async def perceive_many(self, events: Sequence[tuple[int, str]]) -> list[int]:
+    def runs(self, agent_id: int) -> bool:
+        """Whether `agent_id` runs the cognitive profile."""
+        return self.group.profiles.is_cognitive(agent_id)
+
+    async def attend_many(self, events: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
         """Raw events into the sensory buffers; every N per agent become one observation
-        memory (batched summary, one add_many). Returns the new memory ids."""
+        (summaries of all due batches in one call). Returns (agent, observation), unstored."""
         due: list[tuple[int, list[str]]] = []
         for agent_id, text in events:
             batch = self.state(agent_id).perceive(text)
@@ -75,16 +83,28 @@ class CognitiveMemory:
         texts = list(await _maybe(self.summarise([b for _, b in due])))
         if len(texts) != len(due):
             raise ValueError(f"summarise returned {len(texts)} texts for {len(due)} batches")
+        return [(a, t) for (a, _), t in zip(due, texts, strict=True)]
+
+    async def observed(self, observations: Sequence[tuple[int, str]]) -> None:
+        """Observations now stored: count them, then semantic and meta passes when due."""
+        self.counters["observations"] += len(observations)
+        for agent_id, text in observations:
+            self.recent_observations.setdefault(agent_id, []).append(text)
+        await self._schedules([a for a, _ in observations])
+
+    async def perceive_many(self, events: Sequence[tuple[int, str]]) -> list[int]:
+        """Raw events into the sensory buffers; every N per agent become one observation
+        memory (batched summary, one add_many). Returns the new memory ids."""
+        observations = await self.attend_many(events)
+        if not observations:
+            return []
         ids = await self.group.add_many(
             [
                 AddRequest(agent_id=a, topic="observation", description=t, type="episodic")
-                for (a, _), t in zip(due, texts, strict=True)
+                for a, t in observations
             ]
         )
-        self.counters["observations"] += len(ids)
-        for (agent_id, _), text in zip(due, texts, strict=True):
-            self.recent_observations.setdefault(agent_id, []).append(text)
-        await self._schedules([a for a, _ in due])
+        await self.observed(observations)
         return ids
 
     async def _schedules(self, agents: list[int]) -> None:
@@ -143,7 +163,7 @@ class CognitiveMemory:
         for r, hits in zip(requests, results, strict=True):
             state = self.state(r.agent_id)
             for h in hits:
-                state.hold(h.text, h.score, now, "memory")
+                state.hold(h.text, h.score, now, "memory", h)
                 if h.tier != "cold":
                     importance, metadata = state.reconsolidate(h.importance, context, h.metadata)
                     key = (importance, _json(metadata))
@@ -158,6 +178,17 @@ class CognitiveMemory:
             await self.group.store.set_payload(
                 sorted(set(ids)), {"importance": importance, "metadata": metadata_json}
             )
+
+    async def hold_hits(
+        self, agent_id: int, hits: Sequence[MemoryHit], context: str
+    ) -> list[MemoryHit]:
+        """One agent's recall into working memory (see `absorb`); returns the memories working
+        memory now holds, strongest first: what a prompt may show (at most its capacity)."""
+        request = SearchRequest(
+            agent_id=agent_id, query=context or "recall", top_k=max(1, len(hits))
+        )
+        await self.absorb([request], [list(hits)], context)
+        return [w.hit for w in self.state(agent_id).working if w.hit is not None]
 
     def prompt_block(self, agent_id: int) -> str:
         """The working-memory lines a prompt holds (never more than its capacity)."""

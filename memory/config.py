@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from societas.memory.embedding.config import EmbeddingConfig
 from societas.memory.policies import MemoryPolicies, finmem_forgetting
 from societas.memory.profile_cognitive import CognitiveConfig
+from societas.memory.profiles import AgentTypeMemory
 from societas.memory.scoring import RetrievalConfig
 from societas.memory.tiering import TierConfig
 from societas.memory.vectorstores.config import VectorStoreConfig
@@ -191,6 +192,11 @@ class GroupMemoryConfig(BaseModel):
         "(per-layer retrieval, promotion by access, importance thresholds) or cognitive layers.",
     )
     cognitive: CognitiveConfig = Field(default_factory=CognitiveConfig)
+    agent_types: dict[str, AgentTypeMemory] = Field(
+        default_factory=dict,
+        description="Agent type (the `type` attribute) -> its own memory profile and config; "
+        "other types run `profile`.",
+    )
     access_log: bool = Field(
         False, description="Log reads, writes and deletes per group to Parquet (access_log/)."
     )
@@ -206,6 +212,9 @@ class GroupMemoryConfig(BaseModel):
         """A profile fills the policies it needs unless the config sets them itself."""
         if self.profile == "finmem" and "forgetting" not in self.policies.model_fields_set:
             self.policies.forgetting = finmem_forgetting()
+        for name in self.agent_types:
+            if not name.strip():
+                raise ValueError(f"agent_types: an agent type name must not be empty, got {name!r}")
         return self
 
 

@@ -39,7 +39,7 @@ def hot_payload(group: GroupMemory, memory_id: int) -> dict[str, Any]:
     }
     if hot.locations[row] is not None:
         payload["location"] = hot.locations[row]
-    if group.config.policies.forgetting.enabled:
+    if group.profiles.any_forgetting:
         payload["layer"], payload["layer_since"] = hot.layers[row], hot.layer_since[row]
     expires = hot.expires[row]
     payload.update(

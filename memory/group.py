@@ -31,6 +31,8 @@ from societas.memory.group_search import GroupSearch
 from societas.memory.hot_store import HotStore
 from societas.memory.kv_index import KVDeferredStore, KVIndex
 from societas.memory.policies import default_summary, initial_layer
+from societas.memory.profile_finmem import BoostLedger
+from societas.memory.profiles import AgentProfiles
 from societas.memory.ram_ranking import RamRanker
 from societas.memory.ranking import TIE_MARGIN, Ranker
 from societas.memory.records import (
@@ -134,9 +136,9 @@ class GroupMemory(GroupKV, GroupSearch):
         self.access_log = AccessLog(root, group_id) if self.config.access_log else None
         self.access = AccessLedger()
         # The cognitive profile's layers (sensory buffer, working memory, facts), else None.
-        self.cognition = (
-            CognitiveMemory(self) if self.config.profile == "cognitive" else None
-        )  # reads, written to the store in batches at tick end
+        self.profiles = AgentProfiles(self.config)  # each agent's profile, by its type
+        self.boosts = BoostLedger()  # FinMem access boosts, written on the tier schedule
+        self.cognition = CognitiveMemory(self) if self.profiles.uses_cognitive else None
         self.expiring: dict[int, float] = {}  # hot/warm memories with an expiry → expires_at
         yields = self.config.batch_yields
         self._add_batcher = MicroBatcher(self.add_many, yields)
@@ -182,6 +184,7 @@ class GroupMemory(GroupKV, GroupSearch):
             for key, value in values.items():
                 self._kv[key][agent_id] = value
             self._agents.add(agent_id)
+            self.profiles.assign(agent_id, values.get("type"))
 
     # ------------------------------------------------------------------ stream
     def _allocate_ids(self, n: int) -> list[int]:
@@ -206,7 +209,7 @@ class GroupMemory(GroupKV, GroupSearch):
             day, t, now = clock.day, clock.t, clock.abs_seconds
             # Payload fields cost ~6 µs each to hand to the engine, so absent ones are left out:
             # the group is in the point id (id >> 40), links and location are set when they exist.
-            layered = self.config.policies.forgetting.enabled
+            layered = self.profiles.any_forgetting
             layers = [initial_layer(r.topic) for r in requests]
             points = []
             # Each memory gets a distinct time (+ id's low bits × 0.1 µs, < 0.11 s): ties in

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from societas.memory.config import GroupMemoryConfig
     from societas.memory.embedding import Embedder, TextVectors
     from societas.memory.hot_store import HotStore
+    from societas.memory.profile_finmem import BoostLedger
+    from societas.memory.profiles import AgentProfiles
     from societas.memory.ranking import Ranker
     from societas.memory.records_meta import AccessLedger
     from societas.memory.vectorstores import VectorStore
@@ -47,6 +49,8 @@ class GroupSearch:
     counters: dict[str, int]
     max_importance: dict[int, float]
     access: AccessLedger
+    profiles: AgentProfiles
+    boosts: BoostLedger
     associations: AssociationIndex
     access_log: AccessLog | None
     expiring: dict[int, float]
@@ -62,7 +66,7 @@ class GroupSearch:
         Every hot and warm memory of the agent competes (see memory.ranking); `tiers` with
         "cold" adds a Parquet scan of the agent's cold memories, rescored the same way.
         """
-        per_layer = layered_requests(self.config.policies.forgetting, requests)
+        per_layer = layered_requests(self.profiles, requests)
         if per_layer is not None:  # FinMem: top_k of every layer, merged
             flat, spans = per_layer
             return merge_layers(await self.search_many(flat), spans)
@@ -102,7 +106,7 @@ class GroupSearch:
                     results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]
                 if r.expand:
                     results[i] = await self._spread(r, results[i])
-            if self.config.policies.forgetting.enabled:
+            if self.profiles.any_forgetting:
                 await self._record_access([h for hits in results for h in hits if h.tier != "cold"])
             if self.access_log is not None:
                 for r, hits in zip(requests, results, strict=True):
@@ -118,21 +122,9 @@ class GroupSearch:
             return results
 
     async def _record_access(self, hits: Sequence[MemoryHit]) -> None:
-        """Forgetting on: a retrieved memory gains importance and its decay clock restarts."""
-        forgetting = self.config.policies.forgetting
-        now = self.clock.abs_seconds
-        for hit in {h.id: h for h in hits}.values():
-            current = forgetting.effective_importance(
-                hit.importance, hit.layer, hit.layer_since, now
-            )
-            boosted = min(1.0, current + forgetting.access_boost)
-            if boosted > self.max_importance.get(hit.agent_id, -1.0):
-                self.max_importance[hit.agent_id] = boosted  # keeps the ranker's bound valid
-            await self.store.set_payload(
-                [hit.id], {"importance": boosted, "layer_since": now, "layer": hit.layer}
-            )
-            self.hot.set_layer(hit.id, hit.layer, boosted, now)
-        self.counters["accesses"] += len(hits)
+        """Forgetting on: a retrieved memory gains importance and its decay clock restarts
+        (in RAM; the store gets them on the tier schedule: memory.profile_finmem)."""
+        self.boosts.record(self, hits)  # type: ignore[arg-type]
 
     async def _spread(self, r: SearchRequest, hits: list[MemoryHit]) -> list[MemoryHit]:
         """Spreading activation: linked memories get a hit's score × decay per hop × the

@@ -17,17 +17,21 @@ PAGE = 5_000
 
 
 async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
-    """Clean up, promote and demote warm memories by their layer's rules."""
+    """Clean up, promote and demote warm memories by their layer's rules (each memory by
+    its agent's forgetting policy: profiles are per agent type)."""
     from societas.memory import tiering
 
-    policy = group.config.policies.forgetting
+    policy_of = group.profiles.forgetting
     now = group.clock.abs_seconds
-    cleanup, changes = [], []
+    cleanup, changes, dropped = [], [], set()
     offset = None
     while True:
         page, offset = await group.store.scroll(offset, PAGE, with_vectors=False)
         for p in page:
             pl = p.payload or {}
+            policy = policy_of(pl["agent_id"])
+            if not policy.enabled:
+                continue
             layer = pl.get("layer", "short")
             since = pl.get("layer_since", pl["time"])
             last = max(since, pl.get("last_accessed") or since)
@@ -35,6 +39,8 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
             action, eff = policy.decide(pl["importance"], layer, since, last, now, count)
             if action == "cleanup":
                 cleanup.append(p.id)
+                if policy.forget:
+                    dropped.add(p.id)
             elif action in ("promote", "demote"):
                 changes.append((p.id, next_layer(layer, action), eff, action))
         if offset is None:
@@ -46,16 +52,17 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
         group.hot.set_layer(memory_id, layer, importance, now)
         group.counters["promoted" if action == "promote" else "demoted"] += 1
     if cleanup:
-        if policy.forget:
-            agents = [pl["agent_id"] for pl in (await group.store.retrieve(cleanup)).values()]
-            await group.store.delete(cleanup)
-            group.hot.evict(cleanup)
-            group.associations.drop(cleanup)
+        drop = [i for i in cleanup if i in dropped]
+        if drop:  # `forget`: dropped (counted), not moved to cold
+            agents = [pl["agent_id"] for pl in (await group.store.retrieve(drop)).values()]
+            await group.store.delete(drop)
+            group.hot.evict(drop)
+            group.associations.drop(drop)
             tiering.uncount_warm(group, agents)
-            group.counters["forgotten"] += len(cleanup)
-        else:
-            for start in range(0, len(cleanup), PAGE):
-                await tiering.migrate(group, await group.store.fetch(cleanup[start : start + PAGE]))
+            group.counters["forgotten"] += len(drop)
+        keep = [i for i in cleanup if i not in dropped]
+        for start in range(0, len(keep), PAGE):
+            await tiering.migrate(group, await group.store.fetch(keep[start : start + PAGE]))
         group.counters["cleaned_up"] += len(cleanup)
     promoted = sum(1 for c in changes if c[3] == "promote")
     return {"cleaned_up": len(cleanup), "promoted": promoted, "demoted": len(changes) - promoted}

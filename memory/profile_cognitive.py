@@ -30,6 +30,11 @@ class CognitiveConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     sensory_buffer_size: int = Field(8, ge=1, le=10_000, description="N raw observations kept.")
+    perceived_topics: list[str] = Field(
+        default_factory=lambda: ["event", "dialogue", "post", "activity", "fact", "observation"],
+        description="Memory topics that are raw perception in a run: they enter the sensory "
+        "buffer and reach the stream only as attention's observations.",
+    )
     attention_every: int = Field(4, ge=1, description="Raw events summarised into one memory.")
     working_memory_capacity: int = Field(7, ge=1, le=100, description="Items a prompt holds.")
     consolidate_every: int = Field(8, ge=1, description="Observations per semantic pass (M).")
@@ -45,6 +50,7 @@ class WorkingItem:
     time: float
     text: str = field(compare=False)
     kind: str = field(default="thought", compare=False)  # task | thought | memory
+    hit: Any = field(default=None, compare=False)  # the recalled MemoryHit (kind memory)
 
 
 def default_attention(events: list[str]) -> str:
@@ -74,10 +80,12 @@ class CognitiveState:
             return batch
         return None
 
-    def hold(self, text: str, priority: float, time: float, kind: str = "thought") -> None:
+    def hold(
+        self, text: str, priority: float, time: float, kind: str = "thought", hit: Any = None
+    ) -> None:
         """Put an item in working memory; beyond capacity the weakest (then oldest) goes."""
         self.working = [w for w in self.working if w.text != text]
-        self.working.append(WorkingItem(priority, time, text, kind))
+        self.working.append(WorkingItem(priority, time, text, kind, hit))
         self.working.sort(reverse=True)
         del self.working[self.config.working_memory_capacity :]
 
@@ -139,16 +147,21 @@ class CognitiveLayers:
     """The cognitive state of every agent of a group."""
 
     def __init__(
-        self, config: CognitiveConfig, summarise: Callable[[list[str]], str] = default_attention
+        self,
+        config: CognitiveConfig,
+        summarise: Callable[[list[str]], str] = default_attention,
+        config_of: Callable[[int], CognitiveConfig] | None = None,
     ) -> None:
         self.config = config
         self.summarise = summarise
+        self.config_of = config_of  # per agent (agent types' own knobs), else `config`
         self.agents: dict[int, CognitiveState] = {}
 
     def of(self, agent_id: int) -> CognitiveState:
         state = self.agents.get(agent_id)
         if state is None:
-            state = self.agents[agent_id] = CognitiveState(self.config)
+            config = self.config_of(agent_id) if self.config_of is not None else self.config
+            state = self.agents[agent_id] = CognitiveState(config)
         return state
 
     def perceive_many(self, events: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:

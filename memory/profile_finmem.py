@@ -1,8 +1,13 @@
-"""The `finmem` profile's retrieval: every search asks each layer for its top_k, merged.
+"""The `finmem` profile's retrieval and access boost.
 
 FinMem (Yu et al. 2023) retrieves the top-k memories of the short, mid, long and reflection
 layers separately, so a prompt always sees some of each layer; the layers' decays,
-thresholds, promotion and clean-up are the forgetting policy (`memory.policies`).
+thresholds, promotion and clean-up are the forgetting policy (`memory.policies`). A read
+raises a memory's importance (`access_boost`) and restarts its decay clock: `BoostLedger`
+keeps these in RAM (hot columns at once) and writes them to the vector store in one pass on
+the tier schedule, before a forgetting pass and before a checkpoint — never once per hit.
+Which agents run FinMem is per agent (`memory.profiles`), so both steps look up the policy
+of each request's or hit's agent.
 """
 
 from __future__ import annotations
@@ -13,24 +18,35 @@ from typing import TYPE_CHECKING
 from societas.memory.policies import LAYERS
 
 if TYPE_CHECKING:
-    from societas.memory.policies import ForgettingPolicy
+    from societas.memory.group import GroupMemory
+    from societas.memory.profiles import AgentProfiles
     from societas.memory.records import MemoryHit, SearchRequest
 
 
+def _split(profiles: AgentProfiles, r: SearchRequest) -> bool:
+    """Whether `r`'s agent retrieves per layer and `r` is not one layer's request already."""
+    policy = profiles.forgetting(r.agent_id)
+    if not (policy.enabled and policy.per_layer_retrieval):
+        return False
+    return not (r.layers is not None and len(r.layers) == 1)
+
+
 def layered_requests(
-    policy: ForgettingPolicy, requests: Sequence[SearchRequest]
+    profiles: AgentProfiles, requests: Sequence[SearchRequest]
 ) -> tuple[list[SearchRequest], list[int]] | None:
-    """One request per (request, layer) and how many each request became, when per-layer
-    retrieval is on; None when off or already split."""
-    if not (policy.enabled and policy.per_layer_retrieval) or not requests:
-        return None
-    if all(r.layers is not None and len(r.layers) == 1 for r in requests):
+    """One request per (request, layer) for agents with per-layer retrieval (the others'
+    requests kept whole) and how many each request became; None when none is split."""
+    split = [_split(profiles, r) for r in requests]
+    if not any(split):
         return None
     flat: list[SearchRequest] = []
     spans: list[int] = []
-    for r in requests:
-        layers = r.layers or LAYERS
-        flat.extend(r.model_copy(update={"layers": (layer,)}) for layer in layers)
+    for r, per_layer in zip(requests, split, strict=True):
+        layers = (r.layers or LAYERS) if per_layer else (None,)
+        if per_layer:
+            flat.extend(r.model_copy(update={"layers": (layer,)}) for layer in layers)
+        else:
+            flat.append(r)
         spans.append(len(layers))
     return flat, spans
 
@@ -43,3 +59,57 @@ def merge_layers(results: Sequence[list[MemoryHit]], spans: Sequence[int]) -> li
         merged.append(sorted(hits.values(), key=lambda h: (-h.score, -h.id)))
         start += span
     return merged
+
+
+class BoostLedger:
+    """Access boosts in RAM until the tier schedule: reads never write to the vector store."""
+
+    def __init__(self) -> None:
+        self.pending: dict[int, tuple[float, str, float]] = {}  # id → importance, layer, since
+        self.writes = 0  # store calls made by flushes (a figure for tests and benchmarks)
+
+    def __len__(self) -> int:
+        return len(self.pending)
+
+    def record(self, group: GroupMemory, hits: Sequence[MemoryHit]) -> None:
+        """Boost each distinct hit of an agent whose forgetting policy is on: importance
+        decayed to now plus `access_boost`, decay clock restarted (hot columns updated)."""
+        now = group.clock.abs_seconds
+        for hit in {h.id: h for h in hits}.values():
+            policy = group.profiles.forgetting(hit.agent_id)
+            if not policy.enabled:
+                continue
+            base = self.pending.get(hit.id, (hit.importance, hit.layer, hit.layer_since))
+            importance, layer, since = base
+            current = policy.effective_importance(importance, layer, since, now)
+            boosted = min(1.0, current + policy.access_boost)
+            if boosted > group.max_importance.get(hit.agent_id, -1.0):
+                group.max_importance[hit.agent_id] = boosted  # keeps the ranker's bound valid
+            self.pending[hit.id] = (boosted, layer, now)
+            group.hot.set_layer(hit.id, layer, boosted, now)
+        group.counters["accesses"] += len(hits)
+
+    def forget(self, memory_ids: Sequence[int]) -> None:
+        for memory_id in memory_ids:
+            self.pending.pop(memory_id, None)
+
+    async def flush(self, group: GroupMemory) -> int:
+        """Write the pending boosts: one `set_payload` per distinct (importance, layer, since),
+        memories the engine does not hold yet (write-behind: their hot columns carry the
+        boost) or no longer holds skipped. Returns the number of store writes."""
+        if not self.pending:
+            return 0
+        pending, self.pending = self.pending, {}
+        deferred = group.deferred.pending if group.deferred is not None else {}
+        ids = [i for i in sorted(pending) if i not in deferred]
+        present = await group.store.retrieve(ids) if ids else {}
+        by_payload: dict[tuple[float, str, float], list[int]] = {}
+        for memory_id in ids:
+            if memory_id in present:
+                by_payload.setdefault(pending[memory_id], []).append(memory_id)
+        for (importance, layer, since), members in sorted(by_payload.items()):
+            await group.store.set_payload(
+                members, {"importance": importance, "layer": layer, "layer_since": since}
+            )
+        self.writes += len(by_payload)
+        return len(by_payload)

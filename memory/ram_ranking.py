@@ -35,7 +35,7 @@ class RamRanker:
             return False
         if g.normalization not in ("saturate", "identity"):
             return False
-        if g.config.policies.forgetting.enabled or job.request.layers is not None:
+        if g.profiles.forgetting(job.request.agent_id).enabled or job.request.layers is not None:
             return False
         f = job.filter
         return (

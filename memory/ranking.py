@@ -107,12 +107,6 @@ class Ranker:
         g = self.group
         retrieval = g.config.retrieval
         mmr = retrieval.mmr_lambda
-        forgetting = g.config.policies.forgetting
-        layer_decay = (
-            {name: p.importance_decay_per_day for name, p in forgetting.layers.items()}
-            if forgetting.enabled
-            else None
-        )
         queries = [
             VectorQuery(
                 vectors=job.vectors,
@@ -125,7 +119,7 @@ class Ranker:
                 normalization=g.normalization,
                 with_payload=False,
                 with_vectors=mmr is not None,
-                layer_decay=layer_decay,
+                layer_decay=g.profiles.layer_decay(job.request.agent_id),
                 candidates=self.pool(job),
             )
             for job in jobs
@@ -215,9 +209,9 @@ class Ranker:
             return hot
         return max(hot, self.group.warm_counts.get(agent, 0))
 
-    def _decayed(self, rows: np.ndarray, imps: np.ndarray, now: float) -> np.ndarray:
+    def _decayed(self, rows: np.ndarray, imps: np.ndarray, now: float, agent: int) -> np.ndarray:
         """Forgetting on: hot importances × the layer's daily decay ** days since set."""
-        hot, forgetting = self.group.hot, self.group.config.policies.forgetting
+        hot, forgetting = self.group.hot, self.group.profiles.forgetting(agent)
         per_day = {name: p.importance_decay_per_day for name, p in forgetting.layers.items()}
         layers = hot.layers
         factor = np.fromiter((per_day[layers[r]] for r in rows.tolist()), np.float64, len(rows))
@@ -226,7 +220,7 @@ class Ranker:
 
     def _importance_of(self, payload: dict[str, Any], now: float) -> float:
         """A warm payload's importance as the score uses it (decayed when forgetting is on)."""
-        forgetting = self.group.config.policies.forgetting
+        forgetting = self.group.profiles.forgetting(payload["agent_id"])
         if not forgetting.enabled:
             return payload["importance"]
         layer = payload.get("layer", "short")
@@ -259,8 +253,8 @@ class Ranker:
         ids = np.frombuffer(hot.ids, np.int64)[rows]
         times = np.frombuffer(hot.times, np.float64)[rows]
         imps = np.frombuffer(hot.importances, np.float64)[rows]
-        if g.config.policies.forgetting.enabled:
-            imps = self._decayed(rows, imps, now)
+        if g.profiles.forgetting(agent).enabled:
+            imps = self._decayed(rows, imps, now, agent)
         oldest_hot_time = float(times.min()) if len(rows) else None
         oldest_hot_id = float(ids.min()) if len(rows) else math.inf
         keep = self._hot_mask(job.filter, rows, times)

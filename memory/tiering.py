@@ -186,6 +186,7 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
         # Reads reach the store on this schedule (and before a checkpoint or forgetting pass):
         # until then hot counts live in RAM and warm-only ones are overlaid from the ledger.
         await group.access.flush(group.store, group.hot, with_hot=False)
+        await group.boosts.flush(group)  # FinMem access boosts: one pass, not per hit
         moved = await _move_to_cold(group, now)
         if group.access_log is not None:
             await asyncio.to_thread(group.access_log.flush)
@@ -212,9 +213,8 @@ async def _run_policies(group: GroupMemory) -> dict[str, int]:
         group.ticks_since_policies % policies.consolidation.run_every_ticks == 0
     ):
         out["consolidated_groups"] = await consolidation_pass(group)
-    if policies.forgetting.enabled and (
-        group.ticks_since_policies % policies.forgetting.run_every_ticks == 0
-    ):
+    if group.profiles.due_forgetting(group.ticks_since_policies):  # per-agent profiles
         await group.access.flush(group.store, group.hot)  # the pass reads access counts
+        await group.boosts.flush(group)
         out.update(await forgetting_pass(group))
     return out

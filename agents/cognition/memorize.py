@@ -93,6 +93,7 @@ class _Pending:
     importance: float | None
     evidence: tuple[int, ...]
     on_stored: OnStored | None = field(default=None)
+    observed: bool = False  # an attention observation of the cognitive profile
 
 
 class PendingMemories:
@@ -144,6 +145,8 @@ class PendingMemories:
         evidence, note importance for reflection; returns the new memory ids."""
         items = sorted(self.items, key=lambda p: (p.agent_id, p.seq))
         self.items, self._seq = [], {}
+        if group.cognition is not None:  # cognitive agents: raw perception → attention
+            items = await self._attend(group, items)
         if not items:
             return []
         unrated = [p for p in items if p.importance is None]
@@ -165,11 +168,16 @@ class PendingMemories:
                     description=p.text,
                     importance=p.importance,
                     location=p.location,
+                    **({"type": "episodic"} if p.observed else {}),
                 )
                 for p in items
             ]
         )
         self.stored += len(ids)
+        if group.cognition is not None:
+            observed = [(p.agent_id, p.text) for p in items if p.observed]
+            if observed:
+                await group.cognition.observed(observed)
         for p, mid in zip(items, ids, strict=True):
             imp = float(p.importance or 0.0)
             if p.evidence:
@@ -179,3 +187,30 @@ class PendingMemories:
             if p.on_stored is not None:
                 p.on_stored(mid, imp)
         return ids
+
+    async def _attend(self, group: GroupMemory, items: list[_Pending]) -> list[_Pending]:
+        """Cognitive profile: what its agents perceived this tick (topics in the agent's
+        `perceived_topics`, no evidence) enters their sensory buffers instead of the stream;
+        every N raw events become one `observation` memory (batched summaries), stored and
+        rated with the rest. Other agents' items pass unchanged."""
+        cognition = group.cognition
+        assert cognition is not None
+        profiles = group.profiles
+        raw: list[_Pending] = []
+        kept: list[_Pending] = []
+        for p in items:
+            perceived = (
+                cognition.runs(p.agent_id)
+                and not p.evidence
+                and p.topic in profiles.cognitive(p.agent_id).perceived_topics
+            )
+            (raw if perceived else kept).append(p)
+        if not raw:
+            return items
+        observations = await cognition.attend_many([(p.agent_id, p.text) for p in raw])
+        last_place = {p.agent_id: p.location for p in raw}
+        for n, (agent_id, text) in enumerate(observations):  # after the agent's own items
+            place = last_place[agent_id]
+            kept.append(_Pending(agent_id, (1 << 30) + n, "observation", text, place, None, ()))
+            kept[-1].observed = True
+        return sorted(kept, key=lambda p: (p.agent_id, p.seq))

@@ -116,9 +116,19 @@ def fmt_needs(needs: dict[str, float]) -> str:
 RECENCY_ONLY = "the and of"
 
 
+async def held(mem: AgentMemory, hits: list[MemoryHit], context: str) -> list[MemoryHit]:
+    """What a prompt may show of `hits`: unchanged, or for an agent of the `cognitive` memory
+    profile its working memory after the recall (hits reconsolidated into it, at most its
+    capacity, strongest first)."""
+    cognition = getattr(mem, "cognition", None)
+    if cognition is None:
+        return hits
+    return await cognition.hold_hits(mem.agent_id, hits, context)
+
+
 async def recent(mem: AgentMemory, top_k: int, **filters: Any) -> list[MemoryHit]:
     """The most recent/important memories, whatever their text (GA's 'recent N')."""
-    return await mem.stream.search(RECENCY_ONLY, top_k=top_k, **filters)
+    return await held(mem, await mem.stream.search(RECENCY_ONLY, top_k=top_k, **filters), "recent")
 
 
 async def recall(
@@ -126,16 +136,10 @@ async def recall(
 ) -> list[MemoryHit]:
     """Relevant memories first, topped up with recent ones: with sparse (BM25) embeddings a
     query sharing no word with any memory would otherwise retrieve nothing."""
-    if today:
-        hits = await mem.stream.search_today(query, top_k=top_k, **filters)
-    else:
-        hits = await mem.stream.search(query, top_k=top_k, **filters)
+    search = mem.stream.search_today if today else mem.stream.search
+    hits = await search(query, top_k=top_k, **filters)
     if len(hits) < top_k:
         seen = {h.id for h in hits}
-        more = (
-            await mem.stream.search_today(RECENCY_ONLY, top_k=top_k, **filters)
-            if today
-            else await recent(mem, top_k, **filters)
-        )
+        more = await search(RECENCY_ONLY, top_k=top_k, **filters)
         hits = [*hits, *(h for h in more if h.id not in seen)][:top_k]
-    return hits
+    return await held(mem, hits, query)

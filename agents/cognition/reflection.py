@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
-from societas.agents.cognition.persona import Persona, lines, persona, recent
+from societas.agents.cognition.persona import Persona, held, lines, persona, recent
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import Insight, ReflectionInsights, ReflectionQuestions
@@ -126,7 +126,9 @@ class Reflector:
     async def _insights(
         self, mem: AgentMemory, p: Persona, question: str
     ) -> list[tuple[Insight, list[int]]]:
-        hits = await mem.stream.search(question, top_k=self.config.evidence_k)
+        hits = await held(
+            mem, await mem.stream.search(question, top_k=self.config.evidence_k), question
+        )
         if not hits:
             return []
         statements = [h.text for h in hits]

@@ -1,5 +1,5 @@
 """Rules-policy answers (`provider: rules`, a deterministic offline policy, NOT a language
-model) for the cognition tasks this package adds: `replan` and `conversation_summary`.
+model) for the cognition tasks this package adds: `replan`, `conversation_summary` and `attention`.
 Importing `societas.agents.cognition` registers them with `agents.llm.rules`."""
 
 from __future__ import annotations
@@ -55,3 +55,14 @@ def _conversation_summary(ctx: dict[str, Any], rng: random.Random) -> dict[str, 
         "summary": f"{name} talked with {other}{where}{about}.{said}",
         "tone": round(max(-1.0, min(1.0, tone)), 3),
     }
+
+
+@register_rule("attention")
+def _attention(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """One observation per item: its distinct events, shortened, joined ('I noticed ...')."""
+    out = []
+    for item in ctx.get("items") or []:
+        events = list(dict.fromkeys(e.strip().rstrip(".") for e in str(item).split(" | ")))
+        body = "; ".join(_short(e, 80) for e in events if e) or "nothing in particular"
+        out.append({"summary": f"I noticed: {body}."})
+    return {"results": out}

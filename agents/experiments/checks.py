@@ -50,6 +50,7 @@ def experiment_problems(cfg: ScenarioConfig) -> Problems:
         if attr.name in seen:
             problems.append((f"attributes.{i}.name", f"{attr.name!r} is declared twice"))
         seen.add(attr.name)
+    problems += memory_type_problems(cfg)
     if problems:
         return problems
     schema = memory_config_of(cfg)
@@ -174,3 +175,42 @@ def selector_problems(cfg: ScenarioConfig) -> Problems:
             given = {k: v for k, v in sel.model_dump().items() if v not in (None, False)}
             problems.append((where, f"matches no agent: {given}"))
     return problems
+
+
+def memory_type_problems(cfg: ScenarioConfig) -> Problems:
+    """Agent types and their memory profiles: weights valid, and every type given a profile
+    under memory.agent_types exists (drawn by agents.types, or a profiles file's `type`)."""
+    problems: Problems = []
+    for name, weight in cfg.agents.types.items():
+        if not name.strip():
+            problems.append((f"agents.types.{name}", "an agent type name must not be empty"))
+        if not math.isfinite(weight) or weight < 0:
+            problems.append((f"agents.types.{name}", f"weight must be >= 0, got {weight!r}"))
+    if cfg.agents.types and not sum(cfg.agents.types.values()) > 0:
+        problems.append(("agents.types", "at least one type needs a weight > 0"))
+    known = set(cfg.agents.types) or {"citizen"}
+    if cfg.agents.profiles is not None:
+        known |= file_types(cfg)
+    for name in cfg.memory.agent_types:
+        if name not in known:
+            problems.append(
+                (
+                    f"memory.agent_types.{name}",
+                    f"no agent has type {name!r}; agent types are {sorted(known)} "
+                    "(agents.types, or a `type` column of agents.profiles)",
+                )
+            )
+    return problems
+
+
+def file_types(cfg: ScenarioConfig) -> set[str]:
+    """The `type` values of the profiles file (empty when it has no such column)."""
+    from societas.agents.experiments.profiles import ProfileFileError, load_profiles
+
+    assert cfg.agents.profiles is not None
+    attributes = {a.name: a.type for a in cfg.attributes}
+    try:
+        rows = load_profiles(cfg.agents.profiles, attributes, [t.name for t in cfg.topics])
+    except (ProfileFileError, OSError, ValueError):
+        return set()  # reported where the population is read, with file, row and column
+    return {str(r["profile"]["type"]) for r in rows if "type" in r["profile"]}

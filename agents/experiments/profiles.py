@@ -25,6 +25,7 @@ PROFILE_FIELDS: dict[str, str] = {
     "trust": "float",
     "stubbornness": "float",
     "sociability": "float",
+    "type": "str",
 }
 _RANGES: dict[str, tuple[float, float]] = {
     "age": (0, 120),

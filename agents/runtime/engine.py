@@ -27,7 +27,7 @@ from societas.agents.blocks import NEED_KEYS, default_blocks
 from societas.agents.cognition import PendingMemories, ReflectionConfig, Reflector, summarize
 from societas.agents.cognition.prompts import set_folder as set_prompt_folder
 from societas.agents.environment import EnvironmentView, SimTime
-from societas.agents.experiments import branching, custom
+from societas.agents.experiments import branching, custom, memory_profiles
 from societas.agents.experiments.survey import run_surveys
 from societas.agents.llm import LLMGateway
 from societas.agents.population import Population, population_for
@@ -113,6 +113,8 @@ class GroupEngine:
                 sc.economy.consumption_propensity * profiles[i]["income"], 2
             )
         await self.memory.add_agents(profiles)
+        memory_profiles.wire(self.memory, self.llm, sc.seed)  # cognitive attention via the LLM
+        memory_profiles.write_agent_profiles(self.run_dir, self.group_id, self.memory)
         blocks = default_blocks(sc) + custom.import_blocks(sc)  # yours after the built-ins
         for i in self.agent_ids:
             view = self.memory.agent(i)
@@ -373,6 +375,7 @@ class GroupEngine:
             source, root, memory_config=custom.memory_config_of(self.scenario), embedder=embedder
         )
         self.memory.summarizer = partial(summarize, self.llm, seed=self.scenario.seed)
+        memory_profiles.wire(self.memory, self.llm, self.scenario.seed)
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)
         self._deltas.rebase("mem.", self.memory.counters)  # its counters start afresh
