@@ -24,6 +24,7 @@ from societas.memory.clock import SimClock
 from societas.memory.cognitive_group import CognitiveMemory
 from societas.memory.cold import ColdStore
 from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
+from societas.memory.contradictions import ContradictionJudge, rule_judge
 from societas.memory.deferred_store import DeferredStore
 from societas.memory.embedding import Embedder, build_embedder
 from societas.memory.group_kv import GroupKV, KVUpdate, UpdateMode
@@ -31,6 +32,7 @@ from societas.memory.group_search import GroupSearch
 from societas.memory.hot_store import HotStore
 from societas.memory.kv_index import KVDeferredStore, KVIndex
 from societas.memory.policies import default_summary, initial_layer
+from societas.memory.policy_state import PolicyState
 from societas.memory.profile_finmem import BoostLedger
 from societas.memory.profiles import AgentProfiles
 from societas.memory.ram_ranking import RamRanker
@@ -96,6 +98,9 @@ class GroupMemory(GroupKV, GroupSearch):
         self.ticks_since_policies = 0
         # Writes consolidation summaries; replace with an LLM-backed callable (sync or async).
         self.summarizer: Callable[[list[str]], str | Awaitable[str]] = default_summary
+        # Judges contradictions (memory.contradictions): rules by default, an LLM in runs.
+        self.contradiction_judge: ContradictionJudge = rule_judge
+        self.policy_state = PolicyState(self)  # temporal episodes, habits (memory.policy_state)
         self._kv: dict[str, dict[int, Any]] = {key: {} for key in memory_config.attributes}
         self._kv_point: dict[tuple[int, str], int] = {}
         self._agents: set[int] = set()

@@ -5,8 +5,10 @@
   cleans up memories whose importance fell below the layer's threshold (to cold, or dropped
   when `forget` is set — counted either way), promotes those above the promotion threshold
   and demotes those whose layer recency exp(-Δ/τ) since their last access fell too low.
-- Consolidation: near-duplicate recent memories of one agent become one summary memory
-  linked to its sources (the text from a callback, rule-based by default); sources go cold.
+- Consolidation: >= 3 similar memories of one agent from the last D days become one pattern
+  memory linked to them (the text from a callback, rule-based by default); they are marked.
+- Temporal links, contradiction check, procedural habits, importance recomputation: their
+  configs are in `memory.policy_configs`.
 - Associations: a search may expand its hits through links (cognitions, reflection evidence,
   consolidation sources) with a weight that decays per hop.
 """
@@ -17,6 +19,13 @@ import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from societas.memory.policy_configs import (
+    ContradictionPolicy,
+    HabitPolicy,
+    ImportanceRecompute,
+    TemporalPolicy,
+)
 
 LAYERS = ("short", "mid", "long", "reflection")
 LayerName = Literal["short", "mid", "long", "reflection"]
@@ -211,14 +220,24 @@ def next_layer(layer: str, action: str) -> str:
 
 
 class ConsolidationPolicy(BaseModel):
-    """Merge near-duplicate recent memories of an agent into one summary memory."""
+    """Cluster >= `min_group` similar memories of one agent from the last `window_days` into
+    one pattern memory (type semantic, tag `pattern`, the summarizer's text) linked to them;
+    the originals are tagged `consolidated` (never consolidated twice) and, with
+    `sources="cold"`, moved to the cold tier."""
 
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     similarity: float = Field(0.8, gt=0.0, le=1.0, description="Cosine of the vectors.")
-    min_group: int = Field(2, ge=2)
+    min_group: int = Field(3, ge=2)
     run_every_ticks: int = Field(48, ge=1)
+    window_days: float | None = Field(
+        3.0, gt=0.0, description="D: only memories this recent (None: all hot and warm)."
+    )
+    same_topic: bool = Field(True, description="Cluster only memories of one topic.")
+    sources: Literal["mark", "cold"] = Field(
+        "mark", description="Originals: tagged `consolidated` (mark) and also moved to cold."
+    )
 
 
 class AssociationPolicy(BaseModel):
@@ -254,6 +273,10 @@ class MemoryPolicies(BaseModel):
     forgetting: ForgettingPolicy = Field(default_factory=ForgettingPolicy)
     consolidation: ConsolidationPolicy = Field(default_factory=ConsolidationPolicy)
     associations: AssociationPolicy = Field(default_factory=AssociationPolicy)
+    temporal: TemporalPolicy = Field(default_factory=TemporalPolicy)
+    contradiction: ContradictionPolicy = Field(default_factory=ContradictionPolicy)
+    habits: HabitPolicy = Field(default_factory=HabitPolicy)
+    importance: ImportanceRecompute = Field(default_factory=ImportanceRecompute)
 
 
 def default_summary(texts: list[str]) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING
+import math
+from typing import TYPE_CHECKING, Any
 
 from societas.memory.associations import Association
 from societas.memory.policies import next_layer
@@ -68,63 +69,151 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
     return {"cleaned_up": len(cleanup), "promoted": promoted, "demoted": len(changes) - promoted}
 
 
-async def consolidation_pass(group: GroupMemory) -> int:
-    """Merge each agent's near-duplicate hot memories (same topic) into a summary memory.
+CONSOLIDATED, PATTERN = "consolidated", "pattern"
 
-    The summary is linked to its sources (`evidence_ids`; each source's `cognition_ids` gains
-    the summary), keeps the highest importance, and the sources move to cold.
+
+def _hot_candidates(group: GroupMemory, since: float) -> dict[int, list[dict[str, Any]]]:
+    """Each agent's hot memories that may be consolidated (recent, original, unmarked)."""
+    hot = group.hot
+    out: dict[int, list[dict[str, Any]]] = {}
+    for agent_id in sorted(hot.rows_of_agent):
+        for row in hot.rows_of_agent[agent_id]:
+            memory_id = hot.ids[row]
+            tags = hot.tags.get(memory_id, ())
+            if (
+                hot.times[row] < since
+                or memory_id in hot.evidence  # summaries, reflections: derived, kept
+                or CONSOLIDATED in tags
+                or PATTERN in tags
+            ):
+                continue
+            out.setdefault(agent_id, []).append(
+                {
+                    "id": memory_id,
+                    "text": hot.texts[row],
+                    "topic": hot.topics[row],
+                    "importance": hot.importances[row],
+                    "location": hot.locations[row],
+                    "tags": tags,
+                }
+            )
+    return out
+
+
+async def _warm_candidates(
+    group: GroupMemory, since: float, into: dict[int, list[dict[str, Any]]]
+) -> None:
+    """Add the warm-only memories of the window (when it reaches past the hot tier)."""
+    offset = None
+    while True:
+        page, offset = await group.store.scroll(offset, PAGE, with_vectors=False)
+        for p in page:
+            pl = p.payload or {}
+            tags = tuple(pl.get("tags") or ())
+            if (
+                p.id in group.hot
+                or pl["time"] < since
+                or pl.get("evidence")
+                or CONSOLIDATED in tags
+                or PATTERN in tags
+            ):
+                continue
+            into.setdefault(pl["agent_id"], []).append(
+                {
+                    "id": p.id,
+                    "text": pl["text"],
+                    "topic": pl["topic"],
+                    "importance": pl["importance"],
+                    "location": pl.get("location"),
+                    "tags": tags,
+                }
+            )
+        if offset is None:
+            break
+    for memories in into.values():
+        memories.sort(key=lambda m: m["id"])
+
+
+async def consolidation_pass(group: GroupMemory) -> int:
+    """Cluster each agent's similar recent memories into pattern memories.
+
+    A cluster is >= `min_group` memories of one agent from the last `window_days` (same topic
+    unless `same_topic` is off) whose vectors' cosine to the cluster's first memory is at
+    least `similarity`. Its pattern memory (type semantic, tag `pattern`, the summarizer's
+    text, the highest importance) is linked to them (`evidence_ids`, and `similar`
+    associations); the originals are tagged `consolidated`, so no pass takes them again, and
+    with `sources="cold"` move to the cold tier. Returns the number of clusters.
     """
     from societas.memory import tiering
 
     policy = group.config.policies.consolidation
-    hot = group.hot
-    clusters: list[tuple[int, str, list[int]]] = []
-    for agent_id in sorted(hot.rows_of_agent):
-        ids = [
-            hot.ids[row]
-            for row in hot.rows_of_agent[agent_id]
-            if hot.ids[row] not in hot.evidence  # summaries, reflections: derived, kept
-        ]
-        if len(ids) < policy.min_group:
+    now = group.clock.abs_seconds
+    since = -math.inf if policy.window_days is None else now - policy.window_days * 86_400.0
+    candidates = _hot_candidates(group, since)
+    hot_reach = now - group.config.tiers.hot_window_hours * 3600.0
+    if since < hot_reach:
+        await _warm_candidates(group, since, candidates)
+    clusters: list[tuple[int, list[dict[str, Any]]]] = []
+    for agent_id in sorted(candidates):
+        memories = candidates[agent_id]
+        if len(memories) < policy.min_group:
             continue
-        texts = [hot.texts[hot.row_of[i]] for i in ids]
-        vectors = await group.embedder.embed_documents(texts)  # cached: no new embedding
+        vectors = await group.embedder.embed_documents([m["text"] for m in memories])  # cached
         taken: set[int] = set()
-        for i, seed in enumerate(ids):
-            if seed in taken:
+        for i, seed in enumerate(memories):
+            if i in taken:
                 continue
-            topic = hot.topics[hot.row_of[seed]]
-            members = [seed] + [
-                other
-                for j, other in enumerate(ids[i + 1 :], start=i + 1)
-                if other not in taken
-                and hot.topics[hot.row_of[other]] == topic
+            members = [i] + [
+                j
+                for j in range(i + 1, len(memories))
+                if j not in taken
+                and (not policy.same_topic or memories[j]["topic"] == seed["topic"])
                 and text_cosine(vectors[i], vectors[j]) >= policy.similarity
             ]
             if len(members) >= policy.min_group:
                 taken.update(members)
-                clusters.append((agent_id, topic, members))
-    for agent_id, topic, members in clusters:
-        texts = [hot.texts[hot.row_of[m]] for m in members]
-        summary = group.summarizer(texts)
-        if inspect.isawaitable(summary):
-            summary = await summary
-        importance = max(hot.importances[hot.row_of[m]] for m in members)
-        (summary_id,) = await group.add_many(
-            [
-                AddRequest(
-                    agent_id=agent_id,
-                    topic=topic,
-                    description=summary,
-                    importance=importance,
-                    location=hot.locations[hot.row_of[members[0]]],
-                )
-            ]
+                clusters.append((agent_id, [memories[j] for j in members]))
+    if not clusters:
+        return 0
+    summaries = []
+    for _, members in clusters:
+        summary = group.summarizer([m["text"] for m in members])
+        summaries.append(await summary if inspect.isawaitable(summary) else summary)
+    pattern_ids = await group.add_many(
+        [
+            AddRequest(
+                agent_id=agent_id,
+                topic=members[0]["topic"],
+                description=summary,
+                importance=max(m["importance"] for m in members),
+                location=members[0]["location"],
+                type="semantic",
+                tags=(PATTERN,),
+                metadata={"sources": len(members)},
+            )
+            for (agent_id, members), summary in zip(clusters, summaries, strict=True)
+        ]
+    )
+    marks: dict[tuple[str, ...], list[int]] = {}
+    for (agent_id, members), pattern_id in zip(clusters, pattern_ids, strict=True):
+        ids = [m["id"] for m in members]
+        await group.link_cognition(agent_id, ids, pattern_id)
+        group.associations.add_many(  # the pattern and its sources are similar memories
+            Association(source=pattern_id, target=m, type="similar") for m in ids
         )
-        await group.link_cognition(agent_id, members, summary_id)
-        group.associations.add_many(  # the summary and its sources are similar memories
-            Association(source=summary_id, target=m, type="similar") for m in members
-        )
-        await tiering.migrate(group, await group.store.fetch(members))
+        for m in members:
+            tags = (*m["tags"], CONSOLIDATED)
+            marks.setdefault(tags, []).append(m["id"])
+            if m["id"] in group.hot:
+                group.hot.tags[m["id"]] = tags
         group.counters["consolidated"] += len(members)
+    deferred = group.deferred.pending if group.deferred is not None else {}
+    for tags, ids in sorted(marks.items()):
+        stored = [i for i in ids if i not in deferred]
+        if stored:
+            await group.store.set_payload(stored, {"tags": list(tags)})
+    if policy.sources == "cold":
+        sources = sorted(i for ids in marks.values() for i in ids)
+        for start in range(0, len(sources), PAGE):
+            await tiering.migrate(group, await group.store.fetch(sources[start : start + PAGE]))
     return len(clusters)

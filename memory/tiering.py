@@ -217,4 +217,7 @@ async def _run_policies(group: GroupMemory) -> dict[str, int]:
         await group.access.flush(group.store, group.hot)  # the pass reads access counts
         await group.boosts.flush(group)
         out.update(await forgetting_pass(group))
+    from societas.memory.policy_state import run_policies  # habits, contradictions, importance
+
+    out.update(await run_policies(group, group.ticks_since_policies))
     return out

@@ -122,7 +122,8 @@ async def test_access_raises_importance_and_restarts_decay(make):
 
 
 async def test_consolidation_merges_near_duplicates(make):
-    group = make({"consolidation": {"enabled": True, "similarity": 0.7, "run_every_ticks": 1}})
+    consolidation = {"enabled": True, "similarity": 0.7, "run_every_ticks": 1}
+    group = make({"consolidation": {**consolidation, "min_group": 2, "sources": "cold"}})
     await group.add_agents({1: {}, 2: {}})
     stream = group.agent(1).stream
     dupes = [
@@ -150,7 +151,8 @@ async def test_consolidation_merges_near_duplicates(make):
 
 
 async def test_custom_async_summarizer(make):
-    group = make({"consolidation": {"enabled": True, "similarity": 0.7, "run_every_ticks": 1}})
+    consolidation = {"enabled": True, "similarity": 0.7, "run_every_ticks": 1, "min_group": 2}
+    group = make({"consolidation": consolidation})
     await group.add_agents({1: {}})
 
     async def summarize(texts):
