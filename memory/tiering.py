@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from societas.memory.fsutil import write_bytes_atomic
+from societas.memory.heap import release_free_memory
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
@@ -197,6 +198,8 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
         # Persist and release the engine's write buffers: without this, RAM grows with every
         # point ever written, deleted or not (measured: ~60 MB a day at 100 agents).
         await group.flush()
+    if evicted or moved:
+        release_free_memory()  # what left RAM goes back to the OS, not to glibc's free lists
     report = {"evicted_from_hot": len(evicted), "moved_to_cold": moved}
     report.update(await _run_policies(group))
     return report
