@@ -14,7 +14,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from societas.memory.profile_cognitive import CognitiveLayers, CognitiveState
+from societas.memory.profile_cognitive import CognitiveLayers, CognitiveState, WorkingItem
 from societas.memory.records import AddRequest, MemoryHit, SearchRequest
 
 if TYPE_CHECKING:
@@ -78,12 +78,21 @@ class CognitiveMemory:
             if batch is not None:
                 due.append((agent_id, batch))
         self.counters["raw_events"] += len(events)
+        habits = self.group.policy_state.habits  # repeated actions → procedural memories
+        if habits.policy.enabled:
+            habits.observe((a, text, self._place(a)) for a, text in events)
         if not due:
             return []
         texts = list(await _maybe(self.summarise([b for _, b in due])))
         if len(texts) != len(due):
             raise ValueError(f"summarise returned {len(texts)} texts for {len(due)} batches")
         return [(a, t) for (a, _), t in zip(due, texts, strict=True)]
+
+    def _place(self, agent_id: int) -> str | None:
+        """Where the agent is now (its KV `position`, when the memory config has one)."""
+        if "position" not in self.group.memory_config.attributes:
+            return None
+        return self.group.kv_peek(agent_id, "position", None) or None
 
     async def observed(self, observations: Sequence[tuple[int, str]]) -> None:
         """Observations now stored: count them, then semantic and meta passes when due."""
@@ -190,6 +199,48 @@ class CognitiveMemory:
         await self.absorb([request], [list(hits)], context)
         return [w.hit for w in self.state(agent_id).working if w.hit is not None]
 
+    def get_state(self) -> dict[str, Any]:
+        """Every agent's layers as JSON (checkpoints): buffers, working memory, facts."""
+        agents = {}
+        for agent_id, st in sorted(self.layers.agents.items()):
+            facts = st._facts.edges(data=True) if st._facts is not None else []
+            agents[str(agent_id)] = {
+                "sensory": list(st.sensory),
+                "unattended": list(st.unattended),
+                "working": [[w.priority, w.time, w.text, w.kind, _dump(w.hit)] for w in st.working],
+                "observations": st.observations,
+                "attention_every": st.attention_every,
+                "facts": [[a, d["relation"], b, d["time"]] for a, b, d in facts],
+            }
+        return {
+            "version": 1,
+            "agents": agents,
+            "recent_observations": {str(a): t for a, t in self.recent_observations.items()},
+            "counters": dict(self.counters),
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Layers as `get_state` wrote them (a resumed run continues where it stopped)."""
+        if state.get("version") != 1:
+            raise ValueError(f"cognitive state version {state.get('version')!r} is not 1")
+        self.layers.agents.clear()
+        for key, entry in state["agents"].items():
+            st = self.layers.of(int(key))
+            st.sensory.extend(entry["sensory"])
+            st.unattended = list(entry["unattended"])
+            st.working = [
+                WorkingItem(p, t, text, kind, MemoryHit.model_validate(h) if h else None)
+                for p, t, text, kind, h in entry["working"]
+            ]
+            st.observations = int(entry["observations"])
+            st.attention_every = int(entry["attention_every"])
+            for subject, relation, obj, time in entry["facts"]:
+                st.learn(subject, relation, obj, time)
+        self.recent_observations = {
+            int(a): list(t) for a, t in state["recent_observations"].items()
+        }
+        self.counters.update(state["counters"])
+
     def prompt_block(self, agent_id: int) -> str:
         """The working-memory lines a prompt holds (never more than its capacity)."""
         return "\n".join(self.state(agent_id).prompt_block())
@@ -197,3 +248,7 @@ class CognitiveMemory:
 
 def _json(metadata: dict) -> str:
     return json.dumps(metadata, sort_keys=True)
+
+
+def _dump(hit: MemoryHit | None) -> dict[str, Any] | None:
+    return hit.model_dump(mode="json") if hit is not None else None

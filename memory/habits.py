@@ -135,10 +135,7 @@ class HabitTracker:
                 )
             if habit.importance > group.max_importance.get(key[0], -1.0):
                 group.max_importance[key[0]] = habit.importance  # the ranker's bound
-        deferred = group.deferred.pending if group.deferred is not None else {}
-        for importance, ids in sorted(writes.items()):
-            stored = [i for i in ids if i not in deferred]
-            if stored:
-                await group.store.set_payload(stored, {"importance": importance})
+        for importance, ids in sorted(writes.items()):  # write-behind stores patch pending ones
+            await group.store.set_payload(ids, {"importance": importance})
         out["habits_strengthened"] = sum(len(v) for v in writes.values())
         return out

@@ -76,7 +76,6 @@ async def give_feedback(group: GroupMemory, feedback: Mapping[int, float]) -> di
         )
     totals: dict[int, float] = {}
     writes: dict[str, list[int]] = {}
-    deferred = group.deferred.pending if group.deferred is not None else {}
     for memory_id in ids:
         metadata = dict(records[memory_id].metadata)
         metadata[FEEDBACK_KEY] = round(
@@ -85,8 +84,7 @@ async def give_feedback(group: GroupMemory, feedback: Mapping[int, float]) -> di
         totals[memory_id] = metadata[FEEDBACK_KEY]
         if memory_id in group.hot:
             group.hot.metadata[memory_id] = metadata
-        if memory_id not in deferred:
-            writes.setdefault(json.dumps(metadata, sort_keys=True), []).append(memory_id)
+        writes.setdefault(json.dumps(metadata, sort_keys=True), []).append(memory_id)
     for metadata_json, members in sorted(writes.items()):
         await group.store.set_payload(members, {"metadata": metadata_json})
     group.policy_state.counters["feedback"] += len(ids)
@@ -126,7 +124,6 @@ async def importance_pass(group: GroupMemory) -> dict[str, int]:
             break
     importance_writes: dict[float, list[int]] = {}
     metadata_writes: dict[str, list[int]] = {}
-    deferred = group.deferred.pending if group.deferred is not None else {}
     for memory_id, f in items:
         metadata = dict(f["metadata"])
         base = float(metadata.get(BASE_KEY, f["importance"]))
@@ -140,22 +137,17 @@ async def importance_pass(group: GroupMemory) -> dict[str, int]:
             float(metadata.get(FEEDBACK_KEY, 0.0)),
             _association(group, memory_id, f["links"]),
         )
-        in_store = memory_id not in deferred
         if BASE_KEY not in metadata:
             metadata[BASE_KEY] = base
             if memory_id in hot:
                 hot.metadata[memory_id] = metadata
-            if in_store:
-                metadata_writes.setdefault(json.dumps(metadata, sort_keys=True), []).append(
-                    memory_id
-                )
+            metadata_writes.setdefault(json.dumps(metadata, sort_keys=True), []).append(memory_id)
         if abs(new - f["importance"]) < 1e-9:
             continue
         if memory_id in hot:
             row = hot.row_of[memory_id]
             hot.set_layer(memory_id, hot.layers[row], new, hot.layer_since[row])
-        if in_store:
-            importance_writes.setdefault(new, []).append(memory_id)
+        importance_writes.setdefault(new, []).append(memory_id)
         agent_id = f["agent_id"]
         if new > group.max_importance.get(agent_id, -1.0):
             group.max_importance[agent_id] = new  # keeps the ranker's bound valid

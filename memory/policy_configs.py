@@ -54,9 +54,10 @@ class HabitPolicy(BaseModel):
     same_place: bool = Field(True, description="Count repeats per place, not only per time.")
     distinct_days: bool = Field(True, description="Count at most one repeat a day.")
     markers: list[str] = Field(
-        default_factory=lambda: [" is going to ", " goes to ", "I go to ", "I went to "],
+        default_factory=lambda: [" is going to ", " am going to "],
         min_length=1,
-        description="A perceived text is an action when it holds one; the action follows it.",
+        description="A perceived text is an action when it holds one; the action (a verb "
+        "phrase: 'work at the bakery') follows it.",
     )
     importance: float = Field(0.5, ge=0.0, le=1.0, description="Importance of a new habit.")
     strengthen_by: float = Field(0.05, ge=0.0, le=1.0, description="Added per later repeat.")

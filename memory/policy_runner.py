@@ -207,11 +207,8 @@ async def consolidation_pass(group: GroupMemory) -> int:
             if m["id"] in group.hot:
                 group.hot.tags[m["id"]] = tags
         group.counters["consolidated"] += len(members)
-    deferred = group.deferred.pending if group.deferred is not None else {}
     for tags, ids in sorted(marks.items()):
-        stored = [i for i in ids if i not in deferred]
-        if stored:
-            await group.store.set_payload(stored, {"tags": list(tags)})
+        await group.store.set_payload(ids, {"tags": list(tags)})
     if policy.sources == "cold":
         sources = sorted(i for ids in marks.values() for i in ids)
         for start in range(0, len(sources), PAGE):
