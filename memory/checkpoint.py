@@ -135,6 +135,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
             "ticks_since_policies": group.ticks_since_policies,
         },
         "config": group.config.model_dump(mode="json"),
+        "cognitive": group.cognition.get_state() if group.cognition is not None else None,
     }
     tmp = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -279,6 +280,8 @@ async def restore(
         group._kv[row["key"]][row["agent_id"]] = json.loads(row["value"])
     group._agents = set(state["agents"])
     group.profiles.assign_from_kv(group._kv, group._agents)  # profiles follow agent types
+    if group.cognition is not None and state.get("cognitive"):  # buffers, working memory
+        group.cognition.set_state(state["cognitive"])
     group._next_seq = state["next_seq"]
     group._kv_point = {(a, k): i for a, k, i in state["kv_points"]}
     group.warm_counts = {a: n for a, n in state["warm_counts"]}

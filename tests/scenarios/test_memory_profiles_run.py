@@ -6,6 +6,7 @@ request goes, rules or HTTP); the rules provider answers, so no model server is 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -14,8 +15,11 @@ import pytest
 from societas.agents.experiments.memory_profiles import read_agent_profiles
 from societas.agents.llm import LLMGateway
 from societas.agents.runtime.engine import GroupEngine
+from societas.agents.runtime.results import TABLES, read_table
 from societas.agents.scenario import ScenarioConfigError, load_scenario
 from societas.cluster.coordinator import Coordinator
+from societas.cluster.local import run_local_async
+from societas.cluster.run_loop import RunInterrupted
 
 from .conftest import scenario
 
@@ -195,7 +199,7 @@ async def test_only_cognitive_agents_perceive_through_attention(tmp_path, bm25_e
         try:
             await again.restore(str(ckpt))
             assert again.memory.profiles.rows() == group.profiles.rows()
-            assert again.memory.cognition is not None
+            assert again.memory.cognition.get_state() == group.cognition.get_state()
         finally:
             await again.close()
     finally:
@@ -213,3 +217,35 @@ def test_bad_profile_names_fail_before_work_starts():
         load_scenario(town({"profile": "cogntive"}))
     with pytest.raises(ScenarioConfigError, match=r"agents\.types\.trader: weight"):
         load_scenario(town({}, agents={"count": 12, "types": {"trader": -1.0}}))
+
+
+async def test_a_resumed_cognitive_run_equals_an_uninterrupted_one(tmp_path, bm25_embedder):
+    """Sensory buffers, unattended events and working memory are in the checkpoint: after
+    a resume, results and the layers are those of the run that never stopped."""
+    cfg = town({"profile": "cognitive", "cognitive": cognitive()}, ticks=10)
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    await run_local_async(cfg, whole, embedder=bm25_embedder)
+    done = {"n": 0}
+
+    def stop_after_five() -> bool:
+        done["n"] += 1
+        return done["n"] >= 5
+
+    with pytest.raises(RunInterrupted):
+        await run_local_async(cfg, split, embedder=bm25_embedder, stop=stop_after_five)
+    stopped = _cognitive_states(split)
+    assert stopped and any(s["agents"] for s in stopped.values())  # layers to carry over
+    await run_local_async(cfg, split, embedder=bm25_embedder, resume=True)
+    for table in TABLES:
+        assert read_table(whole, table).equals(read_table(split, table)), table
+    assert _cognitive_states(whole)[10] == _cognitive_states(split)[10]
+
+
+def _cognitive_states(run_dir) -> dict[int, dict[str, Any]]:
+    """The cognitive layers in each checkpoint of a run, by its tick."""
+    out = {}
+    for state in sorted(run_dir.glob("**/group-0000-memory/state.json")):
+        data = json.loads(state.read_text())
+        tick = int(re.findall(r"tick=(\d+)", str(state))[-1])
+        out[tick] = data["cognitive"]
+    return out
