@@ -6,6 +6,7 @@ the conversation's tone for that participant, which moves the relationship)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,6 +16,10 @@ from societas.agents.cognition.relationships import Relation
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import DialogueTurn
 from societas.memory import AgentMemory
+
+if TYPE_CHECKING:
+    from societas.agents.cognition.memorize import MemoryWriter
+    from societas.memory import GroupMemory
 
 DEFAULT_MAX_TURNS = 8
 
@@ -135,3 +140,29 @@ async def summarize_conversation(
         seed=seed * 7919 + me.agent_id,
         fallback=lambda: ConversationSummary(summary=f"{me.name} talked with {other}.", tone=0.0),
     )
+
+
+async def remember_conversation(
+    writer: MemoryWriter,
+    group: GroupMemory,
+    mem: AgentMemory,
+    episode: str,
+    summary: str,
+    heard: Sequence[tuple[str, str]] = (),
+    location: str | None = None,
+) -> None:
+    """What one participant remembers of a conversation: with the memory's temporal policy on,
+    the other's lines (`remember_turns`, "Bob said: ...") then the summary, linked in the
+    order stored by `temporal` associations (memory.temporal); otherwise the summary alone."""
+    policy = group.config.policies.temporal
+    if not policy.enabled:
+        await writer.add(mem, "dialogue", summary, location=location)
+        return
+    episodes = group.policy_state.episodes
+
+    def stored(memory_id: int, importance: float) -> None:
+        episodes.note(mem.agent_id, episode, memory_id)
+
+    lines = [f"{name} said: {text}" for name, text in heard] if policy.remember_turns else []
+    for text in [*lines, summary]:
+        await writer.add(mem, "dialogue", text, location=location, on_stored=stored)

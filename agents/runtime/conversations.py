@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING
 from societas.agents.agent import Agent, AgentContext
 from societas.agents.blocks.plan import NEWS, me
 from societas.agents.blocks.social import CHAT_RESTORE, INVITE, SocialBlock
-from societas.agents.cognition.conversation import about, speak, summarize_conversation
+from societas.agents.cognition.conversation import (
+    about,
+    remember_conversation,
+    speak,
+    summarize_conversation,
+)
 from societas.agents.cognition.relationships import (
     Relation,
     after_conversation,
@@ -200,7 +205,16 @@ class ConversationHost:
             agreement,
             seed=sc.seed + r.tick,
         )
-        await ctx.remember("dialogue", summary.summary, location=r.place or None)
+        said = [(line.name, line.text) for line in heard]  # linked in order (memory.temporal)
+        await remember_conversation(
+            ctx.memory_writer(),
+            self.engine.memory,
+            agent.memory,
+            r.conversation_id,
+            summary.summary,
+            said,
+            r.place or None,
+        )
         new = after_conversation(rel, summary.tone, len(r.history), r.tick)
         rels = {**(s.get("relationships") or {}), str(other): new.model_dump()}
         agent.set("relationships", rels)

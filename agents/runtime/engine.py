@@ -32,6 +32,7 @@ from societas.agents.experiments.survey import run_surveys
 from societas.agents.llm import LLMGateway
 from societas.agents.population import Population, population_for
 from societas.agents.runtime.conversations import ConversationHost
+from societas.agents.runtime.memory_checks import judge_contradictions
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult, TurnReply, TurnRequest
 from societas.agents.runtime.results import ResultsWriter
 from societas.agents.runtime.stats import Deltas, LoopLagMonitor, llm_calls_delta
@@ -106,6 +107,7 @@ class GroupEngine:
             embedder=self._embedder,
         )
         self.memory.summarizer = partial(summarize, self.llm, seed=sc.seed)  # LLM summaries
+        self.memory.contradiction_judge = partial(judge_contradictions, self.llm, seed=sc.seed)
         profiles = {i: pop.profiles[i].kv() for i in self.agent_ids}
         for i in self.agent_ids:
             profiles[i]["social_network"] = [[f, w] for f, w in pop.friends[i]]
@@ -375,6 +377,9 @@ class GroupEngine:
             source, root, memory_config=custom.memory_config_of(self.scenario), embedder=embedder
         )
         self.memory.summarizer = partial(summarize, self.llm, seed=self.scenario.seed)
+        self.memory.contradiction_judge = partial(
+            judge_contradictions, self.llm, seed=self.scenario.seed
+        )
         memory_profiles.wire(self.memory, self.llm, self.scenario.seed)
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)
