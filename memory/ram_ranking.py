@@ -70,7 +70,7 @@ class RamRanker:
             if "warm" not in r.tiers:  # hot only: the rows still in RAM columns
                 mask = np.fromiter((i in hot_ids for i in p.ids), bool, len(ids))
             if r.topic is not None:
-                topic = index._topic_ids.get(r.topic, -1)
+                topic = index.topic_id_of(r.topic)
                 hit = np.frombuffer(p.topics, np.uint16) == topic
                 mask = hit if mask is None else mask & hit
             if r.day_range is not None:

@@ -68,6 +68,10 @@ class SparseIndex:
             self.topic_names.append(topic)
         return found
 
+    def topic_id_of(self, topic: str) -> int:
+        """The id of a topic for comparisons (-1: no memory has it)."""
+        return self._topic_ids.get(topic, -1)
+
     def add(
         self,
         ids: Sequence[int],
@@ -173,7 +177,7 @@ class SparseIndex:
             at = np.flatnonzero(terms == term)
             if at.size:
                 rows = np.searchsorted(ends, at, side="right")
-                raw[rows] += w * values[at]
+                raw[rows] += values[at] * np.float64(w)  # in float64, as the batch path
         return raw
 
 
