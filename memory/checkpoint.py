@@ -105,7 +105,6 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         raise FileExistsError(f"checkpoint directory {str(directory)!r} already exists")
     await tiering.recover(group)
     await group.access.flush(group.store, group.hot)  # read counts survive the checkpoint
-    await group.boosts.flush(group)  # so do FinMem access boosts
     await group.store.optimize()  # deleted (cold) points leave IDF: the rebuilt store matches
     await group.flush()
     warm = await _all_points(group.store)
@@ -136,6 +135,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         },
         "config": group.config.model_dump(mode="json"),
         "cognitive": group.cognition.get_state() if group.cognition is not None else None,
+        "boosts": group.boosts.get_state(),  # kept pending: written when the run would have
     }
     tmp = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -282,6 +282,7 @@ async def restore(
     group.profiles.assign_from_kv(group._kv, group._agents)  # profiles follow agent types
     if group.cognition is not None and state.get("cognitive"):  # buffers, working memory
         group.cognition.set_state(state["cognitive"])
+    group.boosts.set_state(group, state.get("boosts", []))
     group._next_seq = state["next_seq"]
     group._kv_point = {(a, k): i for a, k, i in state["kv_points"]}
     group.warm_counts = {a: n for a, n in state["warm_counts"]}

@@ -3,8 +3,8 @@ attention into stream memories, recall into working memory with reconsolidation,
 facts and meta-cognition on their schedules (see memory.profile_cognitive for the layers).
 
 Everything is batched across the group's agents: one `add_many` for a tick's observations,
-one `search_many` for a tick's recalls, one vector-store write per reconsolidated memory at
-recall (only recalled memories, never every memory).
+one `search_many` for a tick's recalls; reconsolidation changes the hot columns at once and
+reaches the vector store with the access boosts on the tier schedule (`BoostLedger`).
 """
 
 from __future__ import annotations
@@ -168,25 +168,26 @@ class CognitiveMemory:
     ) -> None:
         """Recalled hits into working memory, reconsolidated (see `recall_many`)."""
         now = self.group.clock.abs_seconds
-        writes: dict[tuple[float, str], list[int]] = {}  # one store write per distinct payload
+        ledger = self.group.boosts  # store writes on the tier schedule, not per recall
         for r, hits in zip(requests, results, strict=True):
             state = self.state(r.agent_id)
             for h in hits:
                 state.hold(h.text, h.score, now, "memory", h)
                 if h.tier != "cold":
-                    importance, metadata = state.reconsolidate(h.importance, context, h.metadata)
-                    key = (importance, _json(metadata))
-                    writes.setdefault(key, []).append(h.id)
-                    self.group.hot.set_layer(h.id, h.layer, importance, h.layer_since)
+                    before = ledger.value(h.id, "importance", h.importance)
+                    meta = ledger.value(h.id, "metadata", None)
+                    meta = json.loads(meta) if meta is not None else h.metadata
+                    importance, metadata = state.reconsolidate(before, context, meta)
+                    fields = {"importance": importance, "metadata": _json(metadata)}
+                    ledger.patch(self.group, r.agent_id, h.id, fields)
+                    layer = ledger.value(h.id, "layer", h.layer)
+                    since = ledger.value(h.id, "layer_since", h.layer_since)
+                    self.group.hot.set_layer(h.id, layer, importance, since)
                     if h.id in self.group.hot:
                         self.group.hot.metadata[h.id] = metadata
                     agent_max = self.group.max_importance
                     if importance > agent_max.get(r.agent_id, -1.0):
                         agent_max[r.agent_id] = importance  # keeps the ranker's bound valid
-        for (importance, metadata_json), ids in sorted(writes.items()):
-            await self.group.store.set_payload(
-                sorted(set(ids)), {"importance": importance, "metadata": metadata_json}
-            )
 
     async def hold_hits(
         self, agent_id: int, hits: Sequence[MemoryHit], context: str

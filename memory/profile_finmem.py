@@ -4,16 +4,18 @@ FinMem (Yu et al. 2023) retrieves the top-k memories of the short, mid, long and
 layers separately, so a prompt always sees some of each layer; the layers' decays,
 thresholds, promotion and clean-up are the forgetting policy (`memory.policies`). A read
 raises a memory's importance (`access_boost`) and restarts its decay clock: `BoostLedger`
-keeps these in RAM (hot columns at once) and writes them to the vector store in one pass on
-the tier schedule, before a forgetting pass and before a checkpoint — never once per hit.
+keeps these (and the cognitive profile's reconsolidation) in RAM, hot columns at once, and
+writes them to the vector store in one pass on the tier schedule, before a forgetting pass
+and before a checkpoint — never once per hit.
 Which agents run FinMem is per agent (`memory.profiles`), so both steps look up the policy
 of each request's or hit's agent.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from societas.memory.policies import LAYERS
 
@@ -62,14 +64,43 @@ def merge_layers(results: Sequence[list[MemoryHit]], spans: Sequence[int]) -> li
 
 
 class BoostLedger:
-    """Access boosts in RAM until the tier schedule: reads never write to the vector store."""
+    """Payload changes made by reads — FinMem access boosts, the cognitive profile's
+    reconsolidation — kept in RAM (hot columns updated at once) and written to the vector
+    store on the tier schedule: reads never write to the store per hit."""
 
     def __init__(self) -> None:
-        self.pending: dict[int, tuple[float, str, float]] = {}  # id → importance, layer, since
+        self.pending: dict[int, dict[str, Any]] = {}  # memory id → payload fields to write
+        self.agent_of: dict[int, int] = {}
         self.writes = 0  # store calls made by flushes (a figure for tests and benchmarks)
 
     def __len__(self) -> int:
         return len(self.pending)
+
+    def value(self, memory_id: int, key: str, stored: Any) -> Any:
+        """A payload field as the store will hold it after the next flush."""
+        patch = self.pending.get(memory_id)
+        return patch[key] if patch is not None and key in patch else stored
+
+    def patch(
+        self, group: GroupMemory, agent_id: int, memory_id: int, fields: dict[str, Any]
+    ) -> None:
+        """Fields to write at the next flush; a new importance reaches the RAM index now
+        (what the searches rank by), as a store write would have."""
+        self.pending.setdefault(memory_id, {}).update(fields)
+        self.agent_of[memory_id] = agent_id
+        if group.sparse_index is not None and "importance" in fields:
+            group.sparse_index.set_importance(agent_id, memory_id, fields["importance"])
+
+    def get_state(self) -> list[list[Any]]:
+        """Pending changes as JSON rows (checkpoints keep them pending: a resumed run writes
+        them when the uninterrupted one would, so both rank alike)."""
+        return [[i, self.agent_of[i], self.pending[i]] for i in sorted(self.pending)]
+
+    def set_state(self, group: GroupMemory, rows: Sequence[Sequence[Any]]) -> None:
+        self.pending.clear()
+        self.agent_of.clear()
+        for memory_id, agent_id, fields in rows:
+            self.patch(group, int(agent_id), int(memory_id), dict(fields))
 
     def record(self, group: GroupMemory, hits: Sequence[MemoryHit]) -> None:
         """Boost each distinct hit of an agent whose forgetting policy is on: importance
@@ -79,37 +110,39 @@ class BoostLedger:
             policy = group.profiles.forgetting(hit.agent_id)
             if not policy.enabled:
                 continue
-            base = self.pending.get(hit.id, (hit.importance, hit.layer, hit.layer_since))
-            importance, layer, since = base
+            importance = self.value(hit.id, "importance", hit.importance)
+            layer = self.value(hit.id, "layer", hit.layer)
+            since = self.value(hit.id, "layer_since", hit.layer_since)
             current = policy.effective_importance(importance, layer, since, now)
             boosted = min(1.0, current + policy.access_boost)
             if boosted > group.max_importance.get(hit.agent_id, -1.0):
                 group.max_importance[hit.agent_id] = boosted  # keeps the ranker's bound valid
-            self.pending[hit.id] = (boosted, layer, now)
+            fields = {"importance": boosted, "layer": layer, "layer_since": now}
+            self.patch(group, hit.agent_id, hit.id, fields)
             group.hot.set_layer(hit.id, layer, boosted, now)
         group.counters["accesses"] += len(hits)
 
     def forget(self, memory_ids: Sequence[int]) -> None:
         for memory_id in memory_ids:
             self.pending.pop(memory_id, None)
+            self.agent_of.pop(memory_id, None)
 
     async def flush(self, group: GroupMemory) -> int:
-        """Write the pending boosts: one `set_payload` per distinct (importance, layer, since),
-        memories the engine does not hold yet (write-behind: their hot columns carry the
-        boost) or no longer holds skipped. Returns the number of store writes."""
+        """Write the pending changes: one `set_payload` per distinct payload; memories the
+        engine does not hold yet (write-behind: their hot columns carry the change) or no
+        longer holds are skipped. Returns the number of store writes."""
         if not self.pending:
             return 0
-        pending, self.pending = self.pending, {}
+        pending, self.pending, self.agent_of = self.pending, {}, {}
         deferred = group.deferred.pending if group.deferred is not None else {}
         ids = [i for i in sorted(pending) if i not in deferred]
         present = await group.store.retrieve(ids) if ids else {}
-        by_payload: dict[tuple[float, str, float], list[int]] = {}
+        by_payload: dict[str, list[int]] = {}
         for memory_id in ids:
             if memory_id in present:
-                by_payload.setdefault(pending[memory_id], []).append(memory_id)
-        for (importance, layer, since), members in sorted(by_payload.items()):
-            await group.store.set_payload(
-                members, {"importance": importance, "layer": layer, "layer_since": since}
-            )
+                key = json.dumps(pending[memory_id], sort_keys=True)
+                by_payload.setdefault(key, []).append(memory_id)
+        for key, members in sorted(by_payload.items()):
+            await group.store.set_payload(members, json.loads(key))
         self.writes += len(by_payload)
         return len(by_payload)

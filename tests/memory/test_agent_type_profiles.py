@@ -141,3 +141,65 @@ async def test_promotion_still_follows_the_configured_accesses(group_factory, ba
     (rec,) = await s.get_by_ids(target)
     assert rec.layer == "mid" and rec.access_count == 3 and g.counters["promoted"] == 1
     assert not g.boosts
+
+
+async def test_reconsolidation_writes_on_the_tier_schedule_not_per_recall(group_factory):
+    g = group_factory(
+        profile="cognitive",
+        cognitive={"working_memory_capacity": 3},
+        tiers={"warm_max_age_days": None, "migrate_every_ticks": 2},
+    )
+    if g.deferred is not None:
+        counting = g.deferred.inner = CountingStore(g.deferred.inner)
+    else:
+        counting = g.store = CountingStore(g.store)
+    await g.add_agents({1: {}})
+    s = g.agent(1).stream
+    ids = [
+        await s.add("event", f"the market sold apples batch {i}", importance=0.4) for i in range(3)
+    ]
+    if g.deferred is not None:
+        await g.deferred.persist(ids)  # in the engine: reconsolidation must reach it
+    counting.set_payload_calls.clear()
+    mem = g.agent(1)
+    for n in range(5):
+        held = await mem.cognition.hold_hits(1, await s.search("market apples", top_k=3), f"q{n}")
+        assert len(held) == 3
+    assert counting.set_payload_calls == []  # five recalls, no store write
+    (rec,) = await s.get_by_ids(ids[0])
+    assert rec.importance == pytest.approx(0.4 + 5 * 0.05)  # hot columns: at once
+    await g.end_tick()
+    await g.end_tick()  # the tier schedule (every 2 ticks) writes them
+    stored = await counting.inner.retrieve(ids)
+    assert all(p["importance"] == pytest.approx(0.65) for p in stored.values())
+    assert all('"q4"' in p["metadata"] for p in stored.values())
+    assert 0 < len(counting.set_payload_calls) <= len(ids)
+
+
+async def test_pending_boosts_survive_a_checkpoint_unwritten(group_factory, tmp_path):
+    forgetting = finmem_forgetting().model_dump()
+    g = group_factory(profile="finmem", policies={"forgetting": forgetting})
+    await g.add_agents({1: {}})
+    s = g.agent(1).stream
+    ids = [
+        await s.add("event", f"the bond yield curve moved {i}", importance=0.3) for i in range(3)
+    ]
+    await g.end_tick()
+    for _ in range(2):
+        await s.search("bond yield curve", top_k=3)
+    pending = g.boosts.get_state()
+    assert len(pending) == 3
+    await g.checkpoint(tmp_path / "ckpt")
+    assert g.boosts.get_state() == pending  # the checkpoint did not write them
+    back = await GroupMemory.restore(tmp_path / "ckpt", tmp_path / "back", embedder=g.embedder)
+    try:
+        assert back.boosts.get_state() == pending
+        ranked = [
+            [(h.id, h.score) for h in await m.agent(1).stream.search("bond", top_k=3)]
+            for m in (g, back)
+        ]
+        assert ranked[0] == ranked[1]  # the restored group ranks as the original
+        assert await back.boosts.flush(back) >= 0 and not back.boosts
+        assert {r.id for r in await back.agent(1).stream.get_by_ids(ids)} == set(ids)
+    finally:
+        await back.close()
