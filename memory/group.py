@@ -29,6 +29,7 @@ from societas.memory.deferred_store import DeferredStore
 from societas.memory.embedding import Embedder, build_embedder
 from societas.memory.group_kv import GroupKV, KVUpdate, UpdateMode
 from societas.memory.group_search import GroupSearch
+from societas.memory.group_state import GroupState
 from societas.memory.hot_store import HotStore
 from societas.memory.kv_index import KVDeferredStore, KVIndex
 from societas.memory.policies import default_summary, initial_layer
@@ -52,7 +53,7 @@ _ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of o
 __all__ = ["TIE_MARGIN", "GroupMemory", "KVUpdate", "UpdateMode"]
 
 
-class GroupMemory(GroupKV, GroupSearch):
+class GroupMemory(GroupKV, GroupSearch, GroupState):
     """KV + stream memory of all agents in one group, over one embedder and vector store."""
 
     def __init__(

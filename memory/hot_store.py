@@ -127,6 +127,65 @@ class HotStore:
             expires_at=None if math.isinf(expires := self.expires[row]) else expires,
         )
 
+    def get_state(self) -> list[dict]:
+        """Every hot row, per agent oldest first, as a payload-shaped dict with its id."""
+        from societas.memory.records_meta import restored_payload
+
+        out = []
+        for agent_id in sorted(self.rows_of_agent):
+            for row in self.rows_of_agent[agent_id]:
+                memory_id = self.ids[row]
+                out.append(
+                    {
+                        "id": memory_id,
+                        "agent_id": agent_id,
+                        "topic": self.topics[row],
+                        "t": self.ts[row],
+                        "time": self.times[row],
+                        "importance": self.importances[row],
+                        "text": self.texts[row],
+                        "location": self.locations[row],
+                        "links": self.cognition_links.get(memory_id, []),
+                        "evidence": self.evidence.get(memory_id, []),
+                        "layer": self.layers[row],
+                        "layer_since": self.layer_since[row],
+                        **restored_payload(self.fields(memory_id)),
+                    }
+                )
+        return out
+
+    def set_state(self, rows: Iterable[dict]) -> None:
+        """Append rows written by `get_state` (or a checkpoint's hot.parquet), in order."""
+        from societas.memory.records_meta import meta_of
+
+        for row in rows:
+            meta = meta_of(row)  # files from before typed records: the defaults
+            memory_id = row["id"]
+            self.append_many(
+                [memory_id],
+                [row["agent_id"]],
+                [row["topic"]],
+                [row["text"]],
+                [row["location"]],
+                [row["importance"]],
+                row["day"] if "day" in row else int(row["time"] // 86_400),
+                row["t"],
+                row["time"],
+                [row["layer"]],
+                [meta["type"]],
+                [meta["expires_at"]],
+            )
+            self.set_access(memory_id, meta["access_count"], meta["last_accessed"])
+            if meta["tags"]:
+                self.tags[memory_id] = meta["tags"]
+            if meta["metadata"]:
+                self.metadata[memory_id] = meta["metadata"]
+            self.set_layer(memory_id, row["layer"], row["importance"], row["layer_since"])
+            if row["links"]:
+                self.cognition_links[memory_id] = list(row["links"])
+            if row["evidence"]:
+                self.evidence[memory_id] = list(row["evidence"])
+
     def touch(self, memory_id: int, now: float) -> None:
         """One read of a hot memory (its count and last access time, in RAM)."""
         row = self.row_of.get(memory_id)
