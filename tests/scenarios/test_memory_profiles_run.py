@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import AsyncExitStack
 from typing import Any
 
 import pytest
 
 from societas.agents.experiments.memory_profiles import read_agent_profiles
 from societas.agents.llm import LLMGateway
+from societas.agents.llm.emulator import EmulatorConfig, serve
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.runtime.results import TABLES, read_table
 from societas.agents.scenario import ScenarioConfigError, load_scenario
@@ -100,9 +102,26 @@ async def _run(engine: GroupEngine, ticks: int, each_tick=None) -> None:
             each_tick(engine)
 
 
-async def test_cognitive_run_perceives_attends_and_bounds_prompts(tmp_path, bm25_embedder):
+@pytest.mark.parametrize("transport", ["rules", "http"])
+async def test_cognitive_run_perceives_attends_and_bounds_prompts(
+    tmp_path, bm25_embedder, transport
+):
+    """`http`: every prompt crosses real HTTP on loopback to the bundled emulator (it
+    answers with the rules policy from the task hint), as it would to a model server."""
     cfg = town({"profile": "cognitive", "cognitive": cognitive()})
-    llm = RecordingGateway({"provider": "rules"})
+    async with AsyncExitStack() as stack:
+        llm_cfg: dict[str, Any] = {"provider": "rules"}
+        if transport == "http":
+            emulator, url = await stack.enter_async_context(serve(EmulatorConfig()))
+            llm_cfg = {"endpoints": [{"base_url": url, "model": "em", "send_task_hints": True}]}
+        llm = RecordingGateway(llm_cfg)
+        await _cognitive_run(cfg, tmp_path, bm25_embedder, llm)
+        if transport == "http":
+            assert emulator.stats["tasks"].get("attention", 0) > 0  # attention went over HTTP
+            await llm.aclose()
+
+
+async def _cognitive_run(cfg, tmp_path, bm25_embedder, llm) -> None:
     engine = await _engine(cfg, tmp_path, bm25_embedder, llm)
     biggest: list[int] = []
     try:
