@@ -101,6 +101,9 @@ class Manifest(BaseModel):
     groups: dict[int, dict[str, Any]] = Field(description="group id -> its checkpoint meta.")
     totals: dict[str, float] = Field(default_factory=dict)
     digests: list[str] = Field(default_factory=list, description="Routing digest per tick.")
+    llm_tasks: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="LLM calls per task up to this tick (all invocations)."
+    )
     config: dict[str, Any] = Field(default_factory=dict, description="Run config, no secrets.")
 
 

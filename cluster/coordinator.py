@@ -1,7 +1,8 @@
 """The tick loop over groups of agents (no Ray here): the local runner and the Ray runtime
 both drive their groups through `Coordinator.run`.
 
-Per tick: step every group concurrently with its inbox; merge position reports; pair agents
+Per tick: step every group concurrently with its inbox; run the tick's conversations; ask
+every group for the tick's stats (`finish_tick`); merge position reports; pair agents
 at the same place into encounters (whichever groups own them); route every message to the
 group owning its recipient, in `Message.sort_key` order; report progress and per-tick stats
 to callbacks; call the checkpoint hook every K ticks.
@@ -20,6 +21,7 @@ from pydantic import BaseModel, Field
 from societas.agents.environment import encounters
 from societas.agents.runtime.protocol import GroupHandle, GroupStats, Message, StepResult
 from societas.cluster.conversations import ConversationTotals, run_conversations
+from societas.cluster.groups import finish_tick
 
 
 class Progress(BaseModel):
@@ -154,6 +156,11 @@ class Coordinator:
         self.talk = ConversationTotals()
         if invites:  # conversations complete within the tick, across groups, in sub-rounds
             self.talk = await run_conversations(self.groups, self.owner, invites)
+        finished = await asyncio.gather(  # the tick's stats, its conversation rounds included
+            *(finish_tick(g, tick, r.stats) for g, r in zip(self.groups, results, strict=True))
+        )
+        for result, stats in zip(results, finished, strict=True):
+            result.stats = stats
         met = self.encounter_messages(positions, tick) if self.encounters_enabled else []
         self.pending = self.route([*outbox, *met])
         return results, len(met) // 2, len(outbox)
@@ -174,7 +181,7 @@ class Coordinator:
             t0 = time.perf_counter()
             results, met, routed = await self.step(tick)
             seconds = time.perf_counter() - t0
-            stats = [r.stats for r in results]
+            stats = [r.stats for r in results if r.stats is not None]  # set by step()
             steps = sum(s.agent_steps for s in stats)
             summary.ticks_run = n
             summary.agents = len(self.owner)

@@ -2,9 +2,11 @@
 recreates a lost group from its last checkpoint and replays the ticks since.
 
 Faults: a group whose actor dies (its node went away, OOM, a crash) is recreated, restored
-from the last complete checkpoint and replayed with the inboxes it saw since; replayed
+from the last complete checkpoint and replayed with the inboxes and conversation rounds it
+saw since (`ReplayLog`: in RAM, or spilled to disk when checkpoints are off); replayed
 outboxes are checked against the originals, so a non-deterministic group is an error and
-never a silent divergence.
+never a silent divergence. A replayed tick's stats were reported by the original and are
+dropped: every tick is counted once.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from typing import Any
 
 from societas.agents.runtime.protocol import (
     GroupHandle,
+    GroupStats,
     Message,
     StepResult,
     TurnReply,
     TurnRequest,
 )
 from societas.cluster import checkpoint as ckpt
+from societas.cluster.replay_log import ReplayLog
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +63,24 @@ def inbox_digest(inbox: dict[int, list[Message]]) -> str:
     return h.hexdigest()
 
 
+async def finish_tick(group: Any, tick: int, stepped: GroupStats | None) -> GroupStats:
+    """The tick's complete stats: the group's `finish_tick` (after the tick's conversation
+    rounds), or those a group without one (a test engine) reported with its step."""
+    finish = getattr(group, "finish_tick", None)
+    if finish is not None:
+        return await finish(tick)  # type: ignore[no-any-return]
+    if stepped is None:
+        raise RuntimeError(f"group {group.group_id} reported no stats for tick {tick}")
+    return stepped
+
+
 class InProcessGroup:
     """A `GroupHandle` engine in the driver's process, with atomic checkpoint folders."""
 
     def __init__(self, engine: GroupHandle) -> None:
         self.engine = engine
         self.group_id = engine.group_id
+        self._stepped: GroupStats | None = None  # stats of an engine that reports at step
 
     async def setup(self) -> None:
         """Set the engine up."""
@@ -72,11 +88,18 @@ class InProcessGroup:
 
     async def step(self, tick: int, inbox: list[Message]) -> StepResult:
         """One tick of the engine."""
-        return await self.engine.step(tick, inbox)
+        result = await self.engine.step(tick, inbox)
+        self._stepped = result.stats
+        return result
 
     async def converse_round(self, requests: list[Any]) -> list[Any]:
         """One sub-round of conversation turns (cross-group conversations)."""
-        return await self.engine.converse_round(requests)  # type: ignore[attr-defined]
+        return await self.engine.converse_round(requests)
+
+    async def finish_tick(self, tick: int) -> GroupStats:
+        """The tick's stats, once its conversation rounds are done."""
+        stepped, self._stepped = self._stepped, None
+        return await finish_tick(self.engine, tick, stepped)
 
     async def checkpoint(self, directory: str) -> dict[str, Any]:
         """Write the engine's state into `directory`, atomically."""
@@ -93,19 +116,23 @@ class InProcessGroup:
 
 class ResilientGroup:
     """A `GroupHandle` that survives its process: on `GroupLost` it recreates the group,
-    restores the group's last checkpoint and replays the ticks since with the inboxes it
-    logged, checking each replayed outbox against the original, then redoes the tick."""
+    restores the group's last checkpoint and replays the ticks since with the inboxes and
+    conversation rounds it logged, checking each replayed outbox against the original, then
+    redoes what was lost of the current tick."""
 
     def __init__(self, inner: GroupHandle, max_restarts: int = 3) -> None:
         self.inner = inner
         self.group_id = inner.group_id
         self.max_restarts = max_restarts
         self.restarts = 0
-        self._log: dict[int, list[Message]] = {}
-        self._rounds: dict[int, list[list[TurnRequest]]] = {}  # conversation rounds per tick
+        self.replay = ReplayLog()
         self._outs: dict[int, str] = {}
         self._last_tick: int | None = None
         self._ckpt: tuple[int, str] | None = None  # (next tick, folder)
+
+    def spill_to(self, folder: Path) -> None:
+        """Keep finished ticks of the replay log in `folder`, not in RAM (checkpoints off)."""
+        self.replay.spill_to(folder)
 
     async def setup(self) -> None:
         """Set the group up."""
@@ -113,8 +140,7 @@ class ResilientGroup:
 
     async def step(self, tick: int, inbox: list[Message]) -> StepResult:
         """One tick; a lost group is recreated and caught up before answering."""
-        self._log[tick] = inbox
-        self._rounds[tick] = []
+        self.replay.start(tick, inbox)
         try:
             result = await self.inner.step(tick, inbox)
         except GroupLost:
@@ -126,16 +152,27 @@ class ResilientGroup:
     async def converse_round(self, requests: list[TurnRequest]) -> list[TurnReply]:
         """A conversation sub-round (logged for replay); a lost group is caught up first."""
         tick = self._last_tick if self._last_tick is not None else 0
-        done = self._rounds.setdefault(tick, [])
         try:
             replies = await self.inner.converse_round(requests)
         except GroupLost:
-            await self._recover(tick, rounds=len(done))
+            await self._recover(tick, rounds=self.replay.rounds_done(tick))
             replies = await self.inner.converse_round(requests)
-        done.append(requests)
+        self.replay.add_round(tick, requests)
         return replies
 
-    async def _recover(self, tick: int, rounds: int = 0) -> StepResult:
+    async def finish_tick(self, tick: int) -> GroupStats:
+        """The tick's stats after its rounds; a lost group is caught up (all rounds) first."""
+        try:
+            stats = await self.inner.finish_tick(tick)
+        except GroupLost:
+            await self._recover(tick, rounds=None)
+            stats = await self.inner.finish_tick(tick)
+        await self.replay.finished(tick)
+        return stats
+
+    async def _recover(self, tick: int, rounds: int | None = 0) -> StepResult:
+        """Recreate, restore, replay the ticks before `tick` (stats dropped: reported
+        already), step `tick` again and redo its first `rounds` rounds (None: all)."""
         while True:
             self.restarts += 1
             if self.restarts > self.max_restarts:
@@ -151,20 +188,23 @@ class ResilientGroup:
             self.inner = respawn()
             try:
                 await self.inner.setup()
-                first = min(self._log)
+                first = self.replay.first()
                 if self._ckpt is not None:
                     first, folder = self._ckpt
                     await self.inner.restore(folder)
-                for t in range(first, tick):
-                    replay = await self.inner.step(t, self._log[t])
+                for t in range(tick if first is None else first, tick):
+                    logged = await self.replay.load(t)
+                    replay = await self.inner.step(t, logged.inbox)
                     if outbox_digest(replay) != self._outs[t]:
                         raise NonDeterministicReplay(
                             f"group {self.group_id}: replayed tick {t} differs from the original"
                         )
-                    for requests in self._rounds.get(t, []):
+                    for requests in logged.rounds:
                         await self.inner.converse_round(requests)
-                result = await self.inner.step(tick, self._log[tick])
-                for requests in self._rounds.get(tick, [])[:rounds]:
+                    await self.inner.finish_tick(t)  # reported by the original: dropped
+                now = await self.replay.load(tick)
+                result = await self.inner.step(tick, now.inbox)
+                for requests in now.rounds[:rounds]:
                     await self.inner.converse_round(requests)
                 return result
             except GroupLost:
@@ -175,9 +215,8 @@ class ResilientGroup:
         meta = await self.inner.checkpoint(directory)
         nxt = 0 if self._last_tick is None else self._last_tick + 1
         self._ckpt = (nxt, directory)
-        self._log = {t: v for t, v in self._log.items() if t >= nxt}
+        self.replay.drop_before(nxt)  # the log restarts at every checkpoint
         self._outs = {t: v for t, v in self._outs.items() if t >= nxt}
-        self._rounds = {t: v for t, v in self._rounds.items() if t >= nxt}
         return meta
 
     async def restore(self, directory: str) -> None:
@@ -188,11 +227,13 @@ class ResilientGroup:
         self._last_tick = tick - 1
 
     async def close(self) -> None:
-        """Close the inner group (gone groups are ignored)."""
+        """Close the inner group (gone groups are ignored) and delete the replay log."""
         try:
             await self.inner.close()
         except GroupLost:
             log.debug("group %s already gone at close", self.group_id)
+        finally:
+            self.replay.close()
 
     async def where(self) -> dict[str, Any]:
         """Node and pid of the inner actor."""

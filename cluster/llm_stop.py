@@ -33,20 +33,25 @@ class LLMStopWatch:
         self.checkpoint = checkpoint
         self.handles = handles
         self.spent = 0  # tokens of this invocation
-        self.tasks_by_group: dict[int, dict[str, dict[str, int]]] = {}
+        self.tasks: dict[str, dict[str, int]] = {}  # per task, summed over groups and ticks
+        self._counted: int | None = None  # the last tick counted
 
-    @property
-    def tasks(self) -> dict[str, dict[str, int]]:
-        """LLM calls, tokens and json outcomes per task, summed over groups."""
-        return merge_tasks(*self.tasks_by_group.values())
+    def carry(self, tasks: dict[str, dict[str, int]]) -> None:
+        """Add what earlier invocations of the run counted (resume: the checkpoint's)."""
+        self.tasks = merge_tasks(self.tasks, tasks)
+
+    def count(self, report: Any) -> None:
+        """Add the tick's per-task deltas and tokens (once per tick, before a checkpoint)."""
+        if self._counted == report.tick:
+            return
+        self._counted = report.tick
+        self.spent += sum(s.llm_tokens for s in report.groups)
+        self.tasks = merge_tasks(self.tasks, *(s.llm_tasks for s in report.groups))
 
     def due(self, report: Any) -> LLMRunStop | None:
         """The stop this tick calls for, if any."""
+        self.count(report)
         tick_tokens = sum(s.llm_tokens for s in report.groups)
-        self.spent += tick_tokens
-        for s in report.groups:
-            if getattr(s, "llm_tasks", None):
-                self.tasks_by_group[s.group_id] = s.llm_tasks
         for s in report.groups:
             if getattr(s, "llm_stop", None):
                 return run_stop_from(s.llm_stop)

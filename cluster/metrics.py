@@ -1,8 +1,9 @@
 """Prometheus metrics of a run (design §7): what the coordinator serves on `/metrics`.
 
 Names follow Ray's `ray.util.metrics` style with the prefix `societas_`; counters end in
-`_total`. Group actors report a `GroupStats` per tick, every count a delta of that tick, and
-the coordinator feeds it to `RunMetrics.ingest`, so the numbers on `/metrics` are exactly the
+`_total`. Group actors report a `GroupStats` per tick (at `finish_tick`, after the tick's
+conversation rounds), every count a delta of that tick, and the coordinator feeds it once to
+`RunMetrics.ingest`, so the numbers on `/metrics` are exactly the
 sums of what the groups reported (the end-to-end test checks them, scraped by a real
 Prometheus, against the run's Parquet results and stores).
 
@@ -190,7 +191,6 @@ class RunMetrics:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self.totals: dict[str, float] = {}
-        self._fallbacks_seen: dict[tuple[str, str], int] = {}  # (group, task) -> running total
         self._m: dict[str, Any] = {}
         for name, (kind, labels, help_) in METRICS.items():
             full = PREFIX + name
@@ -289,15 +289,13 @@ class RunMetrics:
                     self._add(name, value)
                 if calls.latency.count:
                     m["llm_latency_seconds"].add((calls.model, calls.endpoint), calls.latency)
-            for task, counters in stats.llm_tasks.items():  # running totals: add the change
+            for task, counters in stats.llm_tasks.items():  # this tick's, per task
                 failed = counters.get("fallbacks", 0) + counters.get("failed", 0)
-                seen = self._fallbacks_seen.get((g, task), 0)
-                if failed < seen:  # the group was recreated: its accounting starts afresh
-                    seen = 0
-                if failed > seen:
-                    m["llm_fallbacks_total"].labels(group=g, task=task).inc(failed - seen)
-                    self._add("llm_fallbacks_total", failed - seen)
-                self._fallbacks_seen[(g, task)] = failed
+                if failed < 0:
+                    raise ValueError(f"group {g} tick {stats.tick}: negative fallbacks {failed}")
+                if failed:
+                    m["llm_fallbacks_total"].labels(group=g, task=task).inc(failed)
+                    self._add("llm_fallbacks_total", failed)
             if stats.loop_lag is not None:
                 m["event_loop_lag_seconds"].add((g,), stats.loop_lag)
             for tier, count in stats.memories_by_tier.items():

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from societas.agents.runtime.protocol import GroupHandle, Message, StepResult
+from societas.agents.runtime.protocol import GroupHandle, GroupStats, Message, StepResult
 from societas.cluster.cluster_config import ClusterConfig
 from societas.cluster.groups import GroupLost, InProcessGroup, ResilientGroup
 
@@ -24,16 +24,14 @@ class GroupActor(InProcessGroup):
         super().__init__(factory(group_id))
         self.group_id = group_id
 
-    async def step(self, tick: int, inbox: list[Message]) -> StepResult:
-        """One tick; fills in the actor's RSS when the engine did not."""
-        result = await self.engine.step(tick, inbox)
-        if not result.stats.rss_bytes:
+    async def finish_tick(self, tick: int) -> GroupStats:
+        """The tick's stats; fills in the actor's RSS when the engine did not."""
+        stats = await super().finish_tick(tick)
+        if not stats.rss_bytes:
             import psutil
 
-            rss = psutil.Process().memory_info().rss
-            stats = result.stats.model_copy(update={"rss_bytes": rss})
-            result = result.model_copy(update={"stats": stats})
-        return result
+            stats = stats.model_copy(update={"rss_bytes": psutil.Process().memory_info().rss})
+        return stats
 
     async def where(self) -> dict[str, Any]:
         """Node id and pid of this actor (placement checks, fault tests)."""
@@ -84,6 +82,10 @@ class RayGroupHandle:
         """One remote sub-round of conversation turns."""
         return await self._call("converse_round", requests)
 
+    async def finish_tick(self, tick: int) -> GroupStats:
+        """The remote tick's stats, after its conversation rounds."""
+        return await self._call("finish_tick", tick)
+
     async def checkpoint(self, directory: str) -> dict[str, Any]:
         """Remote atomic checkpoint into `directory` (shared storage on multi-node)."""
         return await self._call("checkpoint", directory)
@@ -130,7 +132,8 @@ def ensure_ray(
 
 
 def make_ray_groups(factory: GroupFactory, groups: int, cfg: ClusterConfig) -> list[ResilientGroup]:
-    """One placed actor per group, each behind a `ResilientGroup` that can recreate it."""
+    """One placed actor per group, each behind a `ResilientGroup` that can recreate it (the
+    run loop spills its replay log under the run folder when checkpoints are off)."""
     opts = actor_options(cfg)
     return [
         ResilientGroup(RayGroupHandle(factory, g, opts), cfg.max_group_restarts)

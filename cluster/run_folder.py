@@ -89,7 +89,8 @@ class RunRecord(BaseModel):
     llm_fallbacks: int = Field(0, description="Structured LLM calls answered by a fallback.")
     llm_tasks: dict[str, dict[str, int]] = Field(
         default_factory=dict,
-        description="Per LLM task: requests, prompt/completion tokens, cache hits, json calls "
+        description="Per LLM task, over every invocation of the run (resumes included): "
+        "requests, prompt/completion tokens, cache hits, json calls "
         "and their outcomes (valid_first_try, repaired, valid_after_reask, fallbacks, failed).",
     )
     # experiments (cluster.experiment, cluster.branch)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from societas.agents.runtime.protocol import GroupHandle
 from societas.cluster import checkpoint as ckpt
 from societas.cluster.cluster_config import ClusterConfig, checkpoint_ticks
-from societas.cluster.groups import inbox_digest
+from societas.cluster.groups import ResilientGroup, inbox_digest
 from societas.cluster.llm_stop import LLMStopWatch
 from societas.cluster.metrics import RunMetrics
 
@@ -46,7 +46,8 @@ class RunResult(BaseModel):
     wall_s: float = 0.0
     tick_seconds: list[float] = Field(default_factory=list)
     llm_tasks: dict[str, dict[str, int]] = Field(
-        default_factory=dict, description="LLM calls/tokens/json outcomes per task (this run)."
+        default_factory=dict,
+        description="LLM calls/tokens/json outcomes per task, summed over the run's resumes.",
     )
 
     @property
@@ -113,6 +114,7 @@ async def run_groups(
             if metrics is not None:
                 metrics.ingest(s, agents=s.agent_steps)  # every agent steps once a tick
         digests.append(inbox_digest(holder["c"].pending))
+        watch.count(report)  # per-task LLM figures, before a checkpoint records them
         if metrics is not None:
             metrics.tick_done(report.tick, report.seconds)
         if on_tick is not None:
@@ -149,6 +151,7 @@ async def run_groups(
             totals=dict(totals),
             digests=list(digests),
             config=spec.config,
+            llm_tasks=watch.tasks,
         )
         ckpt.write_checkpoint_manifest(spec.run_dir, manifest, holder["c"].pending)
         checkpoints.append(nxt)
@@ -170,6 +173,10 @@ async def run_groups(
     )
     holder["c"] = coordinator
     watch = LLMStopWatch(spec.budget_tokens, spec.ticks, take_checkpoint, handles)
+    if not every:  # no checkpoint ever drops the replay log: finished ticks go to disk
+        for h in handles:
+            if isinstance(h, ResilientGroup):
+                h.spill_to(spec.run_dir / "replay" / f"group-{h.group_id:04d}")
     started = time.perf_counter()
     try:
         await asyncio.gather(*(h.setup() for h in handles))
@@ -188,6 +195,7 @@ async def run_groups(
                 *(h.restore(str(ckpt.group_dir(spec.run_dir, last, h.group_id))) for h in handles)
             )
             totals.update(manifest.totals)
+            watch.carry(manifest.llm_tasks)  # run.json's llm_tasks cover every invocation
             digests.extend(manifest.digests)
             coordinator.pending = {h.group_id: inbox.get(h.group_id, []) for h in handles}
             start = last

@@ -3,7 +3,8 @@
 It owns a `GroupMemory` (under `RUN_DIR/memory`), an `LLMGateway` (rules by default), its
 agents and a results writer. `step` runs every agent's blocks concurrently under
 `asyncio.gather`, so the memory's micro-batchers and the gateway coalesce their calls; hot
-state goes back to the KV memory in one `update_many` per tick. The Ray runtime wraps this
+state goes back to the KV memory in one `update_many` per tick; `finish_tick`, after the
+tick's conversation rounds, reports the whole tick's stats. The Ray runtime wraps this
 class in an actor; `--local` calls it directly through the same coordinator.
 """
 
@@ -35,7 +36,7 @@ from societas.agents.runtime.conversations import ConversationHost
 from societas.agents.runtime.memory_checks import judge_contradictions
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult, TurnReply, TurnRequest
 from societas.agents.runtime.results import ResultsWriter
-from societas.agents.runtime.stats import Deltas, LoopLagMonitor, llm_calls_delta
+from societas.agents.runtime.stats import Deltas, LoopLagMonitor, llm_calls_delta, task_deltas
 from societas.agents.scenario import Intervention, ScenarioConfig, load_scenario
 from societas.memory import GroupMemory
 from societas.memory.embedding import Embedder
@@ -87,6 +88,7 @@ class GroupEngine:
         self.talk = ConversationHost(self)
         self.now: SimTime | None = None
         self._open_tick: int | None = None
+        self._stepped: tuple[int, float] = (0, 0.0)  # the open tick's messages out, seconds
         self.env: EnvironmentView | None = None
         res = self.scenario.results
         self.results = ResultsWriter(self.run_dir, group_id, res.flush_every, res.compression)
@@ -134,8 +136,8 @@ class GroupEngine:
         if self._closed:
             return
         self._closed = True
+        await self._finish_open()
         await self.loop_lag.stop()
-        self._close_tick()
         self.results.flush()
         if self.memory is not None:
             await self.memory.flush()
@@ -148,7 +150,7 @@ class GroupEngine:
         """Run one tick for every agent of the group and report outbox, positions, stats."""
         assert self.memory is not None and self.population is not None, "call setup() first"
         started = time.perf_counter()
-        self._close_tick()
+        await self._finish_open()  # a driver that never called finish_tick
         sc = self.scenario
         set_prompt_folder(sc.prompts)  # this task's templates: the scenario's folder
         now = SimTime.of(tick, sc.tick_seconds, sc.start_hour)
@@ -201,26 +203,33 @@ class GroupEngine:
         await self.memory.end_tick()  # tier migration and memory policies
         self._record(tick)
         outbox.sort(key=Message.sort_key)
-        # Stats add this tick's `llm` row, so they come before the results window may flush.
-        tiers = await self.memory.tier_counts()
-        stats = self._stats(tick, len(outbox), time.perf_counter() - started, tiers)
-        self._open_tick = tick  # closed at the next step: conversation rounds still add rows
+        self._open_tick = tick  # closed by finish_tick: conversation rounds still add rows
+        self._stepped = (len(outbox), time.perf_counter() - started)
         return StepResult(
             outbox=outbox,
             positions={i: a.state["position"] for i, a in self.agents.items()},
-            stats=stats,
             conversations=self.talk.invitations(tick),
         )
+
+    async def finish_tick(self, tick: int) -> GroupStats:
+        """The tick's stats (its conversation rounds included) and `llm` row; ends its window."""
+        if self._open_tick != tick or self.memory is None:
+            raise RuntimeError(
+                f"group {self.group_id}: finish_tick({tick}), open {self._open_tick}"
+            )
+        stats = self._stats(tick, *self._stepped, await self.memory.tier_counts())  # `llm` row
+        self.results.end_tick(tick)  # after the row: the window may flush
+        self._open_tick = None
+        return stats
+
+    async def _finish_open(self) -> None:
+        """Finish a tick the driver left open (its stats are not reported; its rows are)."""
+        if self._open_tick is not None and self.memory is not None:
+            await self.finish_tick(self._open_tick)
 
     async def converse_round(self, requests: list[TurnRequest]) -> list[TurnReply]:
         """One sub-round of the conversations the driver routed to this group's agents."""
         return await self.talk.round(requests)
-
-    def _close_tick(self) -> None:
-        """End the results window of the last tick (after its conversation rounds)."""
-        if self._open_tick is not None:
-            self.results.end_tick(self._open_tick)
-            self._open_tick = None
 
     async def flush_memories(self, salt: int) -> None:
         """Rate the group's pending memories in batched LLM calls and store them."""
@@ -315,7 +324,7 @@ class GroupEngine:
             extra={"memories_added": float(adds), "llm_fallbacks": float(fallbacks)},
             llm_calls=calls,
             loop_lag=self.loop_lag.drain(),
-            llm_tasks=self.llm.accounting.snapshot()["tasks"],
+            llm_tasks=task_deltas(d, self.llm.accounting.snapshot()["tasks"]),
             llm_stop=self.llm.stop.info() if self.llm.stop is not None else None,
         )
 
@@ -323,8 +332,8 @@ class GroupEngine:
     async def checkpoint(self, directory: str) -> dict[str, Any]:
         """Write agent hot state, RNG states and reflection accumulators as JSON (the memory
         stream and vectors stay where the memory persists them)."""
+        await self._finish_open()
         await self._write_back()
-        self._close_tick()
         self.results.flush()
         assert self.memory is not None
         await self.memory.flush()

@@ -1,8 +1,10 @@
 """The contract between a group of agents and whatever drives it (in-process or a Ray actor).
 
-A driver calls `step(tick, inbox)` on every group once per tick, gathers their outboxes and
-position reports, routes messages and cross-group encounters in a deterministic order, and
-hands each group its inbox on the next tick. Group state never crosses this boundary except
+A driver calls `step(tick, inbox)` on every group once per tick, runs the tick's
+conversation sub-rounds (`converse_round`), then `finish_tick(tick)` on every group for the
+tick's complete stats (LLM calls and memories of the rounds included), routes messages and
+cross-group encounters in a deterministic order, and hands each group its inbox on the next
+tick. Group state never crosses this boundary except
 as checkpoints and results, so the same code runs under `--local` and on a Ray cluster.
 """
 
@@ -75,7 +77,8 @@ class LLMCalls(BaseModel):
 
 
 class GroupStats(BaseModel):
-    """What a group reports per tick; the driver turns these into metrics and progress.
+    """What a group reports per tick (at `finish_tick`, after the tick's conversation rounds);
+    the driver turns these into metrics, progress and run.json.
 
     Every count is this tick's delta (never a running total), reported once per tick."""
 
@@ -101,8 +104,7 @@ class GroupStats(BaseModel):
     )
     llm_tasks: dict[str, dict[str, int]] = Field(
         default_factory=dict,
-        description="Running totals per LLM task (calls, tokens, json outcomes) of the group "
-        "(the one cumulative field: the driver keeps each group's latest).",
+        description="This tick's LLM calls, tokens and json outcomes per task (deltas).",
     )
     llm_stop: dict[str, str] | None = Field(
         None, description="Set when the gateway asks the run to stop (LLMRunStop.info())."
@@ -165,7 +167,9 @@ class StepResult(BaseModel):
     positions: dict[int, str] = Field(
         default_factory=dict, description="agent id -> place id after this tick."
     )
-    stats: GroupStats
+    stats: GroupStats | None = Field(
+        None, description="None: the group reports the tick's stats at `finish_tick`."
+    )
     conversations: list[TurnRequest] = Field(
         default_factory=list, description="Invitations to talk started this tick."
     )
@@ -182,6 +186,8 @@ class GroupHandle(Protocol):
     async def step(self, tick: int, inbox: list[Message]) -> StepResult: ...
 
     async def converse_round(self, requests: list[TurnRequest]) -> list[TurnReply]: ...
+
+    async def finish_tick(self, tick: int) -> GroupStats: ...
 
     async def checkpoint(self, directory: str) -> dict[str, Any]: ...
 

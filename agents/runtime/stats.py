@@ -44,6 +44,18 @@ class Deltas:
         return {k: self("mem." + k, int(v)) for k, v in counters.items()}
 
 
+def task_deltas(
+    deltas: Deltas, tasks: Mapping[str, Mapping[str, int]]
+) -> dict[str, dict[str, int]]:
+    """This tick's calls, tokens and json outcomes per task (tasks with no change left out)."""
+    out = {}
+    for task, counters in sorted(tasks.items()):
+        got = {k: deltas(f"task.{task}\x00{k}", int(v)) for k, v in counters.items()}
+        if any(got.values()):
+            out[task] = got
+    return out
+
+
 def llm_calls_delta(deltas: Deltas, accounting: Accounting) -> list[LLMCalls]:
     """This tick's calls per (model, endpoint), latencies as bucket counts; drains them."""
     latencies = accounting.drain_latencies()

@@ -20,8 +20,8 @@ def test_fallbacks_by_task_are_a_prometheus_counter() -> None:
         return GroupStats(group_id=0, tick=tick, llm_tasks=tasks)
 
     metrics.ingest(stats(0, 2))
-    metrics.ingest(stats(1, 2))  # running totals: nothing new
-    metrics.ingest(stats(2, 5, failed=1))
+    metrics.ingest(stats(1, 0))  # per-tick deltas: nothing new
+    metrics.ingest(stats(2, 3, failed=1))
     assert metrics.value("llm_fallbacks_total", group="0", task="dialogue_turn") == 6
     assert metrics.totals["llm_fallbacks_total"] == 6
 

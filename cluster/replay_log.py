@@ -1,0 +1,118 @@
+"""What the driver keeps to replay a lost group: each tick's inbox and conversation rounds
+since the group's last checkpoint (from the run's start when checkpoints are off).
+
+A checkpoint drops the ticks before it. With a spill folder (checkpoints off: nothing would
+ever drop them), every finished tick goes to disk as one gzipped JSON file
+(`RUN_DIR/replay/group-G/tick-T.json.gz`) and leaves RAM, so the driver holds the current
+tick only; the files are deleted at the next checkpoint and when the group closes. JSON, not
+pickle (design §10): a file never runs code when it is read back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import shutil
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from societas.agents.runtime.protocol import Message, TurnRequest
+
+
+class LoggedTick(BaseModel):
+    """One tick as a group saw it: its inbox and the requests of each conversation round."""
+
+    tick: int = Field(ge=0)
+    inbox: list[Message] = Field(default_factory=list)
+    rounds: list[list[TurnRequest]] = Field(default_factory=list)
+
+
+class ReplayLog:
+    """The ticks a lost group must replay, in RAM or (once finished, when spilling) on disk."""
+
+    def __init__(self) -> None:
+        self._ram: dict[int, LoggedTick] = {}
+        self._spilled: set[int] = set()
+        self.folder: Path | None = None
+
+    def spill_to(self, folder: Path) -> None:
+        """From now on, finished ticks go to `folder` (left over files are removed first)."""
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+
+    @property
+    def in_ram(self) -> int:
+        """Ticks whose inbox the driver holds in RAM."""
+        return len(self._ram)
+
+    @property
+    def on_disk(self) -> int:
+        """Ticks spilled to the folder."""
+        return len(self._spilled)
+
+    def first(self) -> int | None:
+        """The earliest tick logged."""
+        ticks = [*self._ram, *self._spilled]
+        return min(ticks) if ticks else None
+
+    def start(self, tick: int, inbox: list[Message]) -> None:
+        """A tick begins with this inbox (a redo of the same tick starts it afresh)."""
+        self._drop_file(tick)
+        self._ram[tick] = LoggedTick(tick=tick, inbox=list(inbox))
+
+    def add_round(self, tick: int, requests: list[TurnRequest]) -> None:
+        """One conversation round of the current tick, done."""
+        self._ram[tick].rounds.append(list(requests))
+
+    def rounds_done(self, tick: int) -> int:
+        """Conversation rounds of `tick` logged so far (the current tick is in RAM)."""
+        entry = self._ram.get(tick)
+        return 0 if entry is None else len(entry.rounds)
+
+    async def load(self, tick: int) -> LoggedTick:
+        """The logged tick, from RAM or its file."""
+        entry = self._ram.get(tick)
+        if entry is not None:
+            return entry
+        if tick not in self._spilled or self.folder is None:
+            raise KeyError(f"tick {tick} is not in the replay log")
+        data = await asyncio.to_thread(self._path(tick).read_bytes)
+        return LoggedTick.model_validate_json(gzip.decompress(data))
+
+    async def finished(self, tick: int) -> None:
+        """The tick is over: when spilling, write it to disk and let RAM go."""
+        entry = self._ram.get(tick)
+        if self.folder is None or entry is None:
+            return
+        data = gzip.compress(entry.model_dump_json().encode(), compresslevel=1)
+        await asyncio.to_thread(self._path(tick).write_bytes, data)
+        self._spilled.add(tick)
+        del self._ram[tick]
+
+    def drop_before(self, tick: int) -> None:
+        """A checkpoint before `tick`: the earlier ticks will never be replayed."""
+        for t in [t for t in self._ram if t < tick]:
+            del self._ram[t]
+        for t in [t for t in self._spilled if t < tick]:
+            self._drop_file(t)
+
+    def close(self) -> None:
+        """Forget everything and delete the spill folder."""
+        self._ram.clear()
+        self._spilled.clear()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            parent = self.folder.parent
+            if parent.name == "replay" and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()  # the last group's folder gone: the run's replay/ too
+
+    def _path(self, tick: int) -> Path:
+        assert self.folder is not None
+        return self.folder / f"tick-{tick:06d}.json.gz"
+
+    def _drop_file(self, tick: int) -> None:
+        if tick in self._spilled:
+            self._spilled.discard(tick)
+            self._path(tick).unlink(missing_ok=True)
