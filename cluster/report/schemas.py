@@ -19,7 +19,10 @@ from pydantic import BaseModel
 from societas.agents.runtime.results import SCHEMAS
 
 SCHEMAS_FILE = "schemas.json"
-PATHS = {"profiles": "results/profiles/profiles.parquet"}
+PATHS = {
+    "profiles": "results/profiles/profiles.parquet",
+    "agent_profiles": "results/agent_profiles/group-*.parquet",
+}
 _TICK = "Simulated time step (0-based; the run's `tick_minutes` apart, from `start_hour`)."
 _AGENT = "Agent id (0..agents-1), the same in every table and in `report --agent ID`."
 
@@ -130,6 +133,16 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "sociability": "Propensity to start conversations, 0..1.",
         },
     ),
+    "agent_profiles": (
+        "One row per agent: its agent type and the memory profile it ran (written at setup).",
+        {
+            "agent_id": _AGENT,
+            "group_id": "Agent group (engine) that ran it.",
+            "agent_type": "The agent's `type` attribute (agents.types or the profiles file).",
+            "memory_profile": "Memory architecture: default, finmem or cognitive "
+            "(memory.profile, or memory.agent_types.<type>.profile).",
+        },
+    ),
     "relationships": (
         "One row per agent and other agent after each conversation between them: the "
         "relationship of `agent_id` towards `other_id`.",
@@ -208,6 +221,10 @@ def _arrow_schema(table: str, run_dir: Path | None) -> pa.Schema | None:
         from societas.cluster.report.profiles import PROFILE_SCHEMA
 
         return PROFILE_SCHEMA
+    if table == "agent_profiles":
+        from societas.agents.experiments.memory_profiles import SCHEMA
+
+        return SCHEMA
     if run_dir is not None:
         files = sorted((run_dir / "results" / table).glob("**/*.parquet"))
         if files:
@@ -239,7 +256,7 @@ def present_tables(run_dir: Path) -> list[str]:
 
 def all_docs(run_dir: Path | None = None) -> list[TableDoc]:
     """Every table the writer knows plus any other table this run has."""
-    names = [*SCHEMAS, "profiles"]
+    names = [*SCHEMAS, "profiles", "agent_profiles"]
     if run_dir is not None:
         names += [t for t in present_tables(run_dir) if t not in names]
     docs = [table_doc(t, run_dir) for t in names]
