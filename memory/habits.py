@@ -9,6 +9,7 @@ importance, on the tier schedule (`flush`), never once per action.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -49,6 +50,27 @@ class HabitTracker:
         self.habits: dict[HabitKey, _Habit] = {}
         self.due: list[HabitKey] = []  # reached min_repeats: to write
         self.strengthened: set[HabitKey] = set()  # repeated after being written
+        self._loaded = False  # habits already stored (a restored group) not yet read back
+
+    async def _load(self) -> None:
+        """Habits a restored group already holds (tagged, in the store): never written twice."""
+        self._loaded = True
+        tag, offset = self.policy.tag, None
+        while True:
+            page, offset = await self.group.store.scroll(offset, 5_000, with_vectors=False)
+            for p in page:
+                pl = p.payload or {}
+                if pl.get("type") != "procedural" or tag not in (pl.get("tags") or ()):
+                    continue
+                meta = json.loads(pl.get("metadata") or "{}")
+                if "action" not in meta or "bucket" not in meta:
+                    continue
+                place = (pl.get("location") or "") if self.policy.same_place else ""
+                key = (pl["agent_id"], meta["action"], place, int(meta["bucket"]))
+                habit = self.habits.setdefault(key, _Habit())
+                habit.memory_id, habit.importance = p.id, float(pl["importance"])
+            if offset is None:
+                break
 
     @property
     def policy(self) -> HabitPolicy:
@@ -91,7 +113,11 @@ class HabitTracker:
         (hot column at once, one store write per distinct importance)."""
         policy, group = self.policy, self.group
         out = {"habits_new": 0, "habits_strengthened": 0}
-        due, self.due = self.due, []
+        if self.due and not self._loaded:
+            await self._load()
+        known = [k for k in self.due if self.habits[k].memory_id is not None]
+        self.strengthened.update(known)  # stored before a restore: strengthened, not doubled
+        due, self.due = [k for k in self.due if self.habits[k].memory_id is None], []
         if due:
             requests = [
                 AddRequest(
@@ -116,9 +142,8 @@ class HabitTracker:
             out["habits_new"] = len(due)
         strengthened, self.strengthened = sorted(self.strengthened), set()
         writes: dict[float, list[int]] = {}
-        alive = await group.store.retrieve(
-            [self.habits[k].memory_id for k in strengthened]  # type: ignore[misc]
-        )
+        ids = [self.habits[k].memory_id for k in strengthened]
+        alive = await group.store.retrieve(ids) if ids else {}  # type: ignore[arg-type]
         for key in strengthened:
             habit = self.habits[key]
             if habit.memory_id not in alive and habit.memory_id not in group.hot:

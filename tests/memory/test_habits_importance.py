@@ -193,3 +193,28 @@ async def test_consolidation_clusters_three_similar_recent_memories_once(group_f
     await g.end_tick()
     assert g.counters["consolidated"] == 3
     await g.close()
+
+
+async def test_habits_and_feedback_survive_a_checkpoint(habitual, tmp_path):
+    from societas.memory import GroupMemory
+
+    g = habitual
+    for day in range(3):
+        await _perceive_on(g, day, 8 * HOUR, [(1, "Ann is going to get coffee")])
+    (habit,) = await g.agent(1).stream.search("coffee", top_k=5)
+    assert await give_feedback(g, {habit.id: -1.0}) == {habit.id: -1.0}
+    await g.checkpoint(tmp_path / "ckpt")
+    restored = await GroupMemory.restore(
+        tmp_path / "ckpt", tmp_path / "restored", embedder=g.embedder
+    )
+    try:
+        (record,) = await restored.get_by_ids([habit.id])
+        assert record.metadata["feedback"] == -1.0 and record.type == "procedural"
+        # the restored group counts afresh but knows the habit: strengthened, not doubled
+        for day in range(3, 6):
+            await _perceive_on(restored, day, 8 * HOUR, [(1, "Ann is going to get coffee")])
+        assert await restored.memory_count(1) == 1
+        (record,) = await restored.get_by_ids([habit.id])
+        assert record.importance == pytest.approx(0.6)  # one repeat past min_repeats after load
+    finally:
+        await restored.close()
