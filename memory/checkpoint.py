@@ -22,13 +22,14 @@ from societas.memory.associations import AssociationIndex
 from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table, vectors_table
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import fsync_dir, write_bytes_atomic, write_parquet_atomic
-from societas.memory.records_meta import meta_of, restored_payload
+from societas.memory.records_meta import restored_payload
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint
 
 if TYPE_CHECKING:
     from societas.memory.config import GroupMemoryConfig, MemoryConfig
     from societas.memory.embedding import Embedder
     from societas.memory.group import GroupMemory
+    from societas.memory.hot_store import HotStore
 
 FORMAT_VERSION = 1
 KV_SCHEMA = pa.schema([("agent_id", pa.int64()), ("key", pa.string()), ("value", pa.string())])
@@ -56,29 +57,9 @@ async def _all_points(store) -> list[ScoredPoint]:
             return points
 
 
-def _hot_points(group: GroupMemory) -> list[ScoredPoint]:
+def _hot_points(hot: HotStore) -> list[ScoredPoint]:
     """Hot rows in per-agent order (oldest first), as payload-shaped points."""
-    hot = group.hot
-    out = []
-    for agent_id in sorted(hot.rows_of_agent):
-        for row in hot.rows_of_agent[agent_id]:
-            memory_id = hot.ids[row]
-            payload = {
-                "agent_id": agent_id,
-                "topic": hot.topics[row],
-                "t": hot.ts[row],
-                "time": hot.times[row],
-                "importance": hot.importances[row],
-                "text": hot.texts[row],
-                "location": hot.locations[row],
-                "links": hot.cognition_links.get(memory_id, []),
-                "evidence": hot.evidence.get(memory_id, []),
-                "layer": hot.layers[row],
-                "layer_since": hot.layer_since[row],
-                **restored_payload(hot.record(memory_id).__dict__),
-            }
-            out.append(ScoredPoint(id=memory_id, score=0.0, payload=payload))
-    return out
+    return [ScoredPoint(id=row.pop("id"), score=0.0, payload=row) for row in hot.get_state()]
 
 
 def _kv_points_table(points: list[ScoredPoint]) -> pa.Table:
@@ -109,30 +90,10 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     await group.flush()
     warm = await _all_points(group.store)
     kv_points = await _all_points(group.kv_store)
-    kv_rows = {"agent_id": [], "key": [], "value": []}
-    for key, column in group._kv.items():
-        for agent_id in sorted(column):
-            kv_rows["agent_id"].append(agent_id)
-            kv_rows["key"].append(key)
-            kv_rows["value"].append(json.dumps(column[agent_id], sort_keys=True))
+    kv_rows = group.kv_rows()
     state = {
         "format_version": FORMAT_VERSION,
-        "group_id": group.config.group_id,
-        "clock": {"day": group.clock.day, "t": group.clock.t},
-        "next_seq": group._next_seq,
-        "agents": sorted(group._agents),
-        "kv_points": sorted([a, k, i] for (a, k), i in group._kv_point.items()),
-        "warm_counts": sorted([a, n] for a, n in group.warm_counts.items()),
-        # the ranker's bounds on warm-only memories: a resumed run ranks by the same path
-        "max_importance": sorted([a, v] for a, v in group.max_importance.items()),
-        "newest_evicted": sorted([a, v] for a, v in group.hot.newest_evicted.items()),
-        "counters": group.counters,
-        # the tier-migration and policy cadence: a restored group moves memories to cold at
-        # the same ticks as the run it continues (else its searches diverge after a resume)
-        "cadence": {
-            "ticks_since_migration": group.ticks_since_migration,
-            "ticks_since_policies": group.ticks_since_policies,
-        },
+        **group.get_state(),
         "config": group.config.model_dump(mode="json"),
         "cognitive": group.cognition.get_state() if group.cognition is not None else None,
         "boosts": group.boosts.get_state(),  # kept pending: written when the run would have
@@ -143,7 +104,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     def write() -> dict[str, Any]:
         tmp.mkdir(parents=True)
         write_parquet_atomic(tmp / "kv.parquet", pa.table(kv_rows, schema=KV_SCHEMA))
-        write_parquet_atomic(tmp / "hot.parquet", rows_table(_hot_points(group)))
+        write_parquet_atomic(tmp / "hot.parquet", rows_table(_hot_points(group.hot)))
         write_parquet_atomic(tmp / "warm.rows.parquet", rows_table(warm))
         write_parquet_atomic(tmp / "warm.vectors.parquet", vectors_table(warm))
         write_parquet_atomic(tmp / "kv_points.parquet", _kv_points_table(kv_points))
@@ -250,49 +211,13 @@ async def restore(
             for r in kv_points
         ]
     )
-    for row in pq.read_table(directory / "hot.parquet").to_pylist():
-        meta = meta_of(row)  # files from before typed records: the defaults
-        group.hot.append_many(
-            [row["id"]],
-            [row["agent_id"]],
-            [row["topic"]],
-            [row["text"]],
-            [row["location"]],
-            [row["importance"]],
-            row["day"],
-            row["t"],
-            row["time"],
-            [row["layer"]],
-            [meta["type"]],
-            [meta["expires_at"]],
-        )
-        group.hot.set_access(row["id"], meta["access_count"], meta["last_accessed"])
-        if meta["tags"]:
-            group.hot.tags[row["id"]] = meta["tags"]
-        if meta["metadata"]:
-            group.hot.metadata[row["id"]] = meta["metadata"]
-        group.hot.set_layer(row["id"], row["layer"], row["importance"], row["layer_since"])
-        if row["links"]:
-            group.hot.cognition_links[row["id"]] = list(row["links"])
-        if row["evidence"]:
-            group.hot.evidence[row["id"]] = list(row["evidence"])
-    for row in pq.read_table(directory / "kv.parquet").to_pylist():
-        group._kv[row["key"]][row["agent_id"]] = json.loads(row["value"])
-    group._agents = set(state["agents"])
-    group.profiles.assign_from_kv(group._kv, group._agents)  # profiles follow agent types
+    group.hot.set_state(pq.read_table(directory / "hot.parquet").to_pylist())
+    group.set_kv_rows(pq.read_table(directory / "kv.parquet").to_pylist())
+    group.set_state(state)
+    group.profiles.assign_from_kv(group.kv_values(), group.agent_set())  # follow agent types
     if group.cognition is not None and state.get("cognitive"):  # buffers, working memory
         group.cognition.set_state(state["cognitive"])
     group.boosts.set_state(group, state.get("boosts", []))
-    group._next_seq = state["next_seq"]
-    group._kv_point = {(a, k): i for a, k, i in state["kv_points"]}
-    group.warm_counts = {a: n for a, n in state["warm_counts"]}
-    group.max_importance = {a: v for a, v in state.get("max_importance", [])}
-    group.hot.newest_evicted = {a: v for a, v in state.get("newest_evicted", [])}
-    group.counters.update(state["counters"])
-    cadence = state.get("cadence", {})
-    group.ticks_since_migration = int(cadence.get("ticks_since_migration", 0))
-    group.ticks_since_policies = int(cadence.get("ticks_since_policies", 0))
-    group.clock.set(state["clock"]["day"], state["clock"]["t"])
     if (directory / "associations.parquet").exists():  # older checkpoints have none
         group.associations = AssociationIndex.from_table(
             pq.read_table(directory / "associations.parquet")
