@@ -69,18 +69,19 @@ class CognitiveMemory:
         """Whether `agent_id` runs the cognitive profile."""
         return self.group.profiles.is_cognitive(agent_id)
 
-    async def attend_many(self, events: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
-        """Raw events into the sensory buffers; every N per agent become one observation
-        (summaries of all due batches in one call). Returns (agent, observation), unstored."""
+    async def attend_many(self, events: Sequence[tuple[Any, ...]]) -> list[tuple[int, str]]:
+        """Raw events (agent, text[, place]) into the sensory buffers; every N per agent become
+        one observation (summaries of all due batches in one call). Returns (agent,
+        observation), unstored. Without a place, habits take the agent's KV `position`."""
         due: list[tuple[int, list[str]]] = []
-        for agent_id, text in events:
+        for agent_id, text, *_ in events:
             batch = self.state(agent_id).perceive(text)
             if batch is not None:
                 due.append((agent_id, batch))
         self.counters["raw_events"] += len(events)
         habits = self.group.policy_state.habits  # repeated actions → procedural memories
         if habits.policy.enabled:
-            habits.observe((a, text, self._place(a)) for a, text in events)
+            habits.observe((e[0], e[1], e[2] if len(e) > 2 else self._place(e[0])) for e in events)
         if not due:
             return []
         texts = list(await _maybe(self.summarise([b for _, b in due])))
@@ -101,7 +102,7 @@ class CognitiveMemory:
             self.recent_observations.setdefault(agent_id, []).append(text)
         await self._schedules([a for a, _ in observations])
 
-    async def perceive_many(self, events: Sequence[tuple[int, str]]) -> list[int]:
+    async def perceive_many(self, events: Sequence[tuple[Any, ...]]) -> list[int]:
         """Raw events into the sensory buffers; every N per agent become one observation
         memory (batched summary, one add_many). Returns the new memory ids."""
         observations = await self.attend_many(events)

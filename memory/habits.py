@@ -37,7 +37,7 @@ def action_of(text: str, policy: HabitPolicy) -> str | None:
     for marker in policy.markers:
         at = text.find(marker)
         if at >= 0:
-            action = " ".join(text[at + len(marker) :].split()).strip(" .!").lower()
+            action = " ".join(text[at + len(marker) :].split()).strip(" .,;:!?").lower()
             return action or None
     return None
 

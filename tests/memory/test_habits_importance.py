@@ -218,3 +218,15 @@ async def test_habits_and_feedback_survive_a_checkpoint(habitual, tmp_path):
         assert record.importance == pytest.approx(0.6)  # one repeat past min_repeats after load
     finally:
         await restored.close()
+
+
+async def test_an_event_s_own_place_counts_apart(habitual):
+    g = habitual
+    for day in range(3):
+        events = [(1, "Ann is going to read the news;", "library" if day else "cafe")]
+        await _perceive_on(g, day, 8 * HOUR, events)
+    assert await g.memory_count(1) == 0  # two at the library, one at the cafe
+    await _perceive_on(g, 3, 8 * HOUR, [(1, "Ann is going to read the news", "library")])
+    (hit,) = await g.agent(1).stream.search("news", top_k=5)
+    assert hit.text == "I usually read the news around 08:00 (at library)."
+    assert hit.location == "library"
