@@ -10,8 +10,9 @@ retrieval, access boost, promotion and clean-up) and the cognitive layers' confi
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -80,14 +81,29 @@ class AgentProfiles:
         for name in config.agent_types:
             self.by_type[name] = resolve(config, name)
         self.scenario = resolve(config, "\0")  # agents of a type not listed
-        self.of_agent: dict[int, Resolved] = {}
         self.type_of: dict[int, str] = {}
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Figures every search reads, computed once (the config does not change)."""
+        possible = [self.scenario, *self.by_type.values()]
+        self.uses_cognitive = any(r.profile == "cognitive" for r in possible)
+        # whether any agent may run a forgetting policy (layers kept in payloads)
+        self.any_forgetting = any(r.forgetting.enabled for r in possible)
 
     def assign(self, agent_id: int, agent_type: Any) -> None:
         """Record an agent's type (its KV `type`; the default type when unset)."""
         name = agent_type if isinstance(agent_type, str) and agent_type else DEFAULT_TYPE
         self.type_of[agent_id] = name
-        self.of_agent[agent_id] = self.by_type.get(name, self.scenario)
+
+    def quiet(self) -> AgentProfiles:
+        """A view with every forgetting policy off, for searches that must not count as
+        reads (surveys): no access boost, no per-layer split, no layer decay."""
+        other = copy.copy(self)
+        other.by_type = {k: replace(r, forgetting=_OFF) for k, r in self.by_type.items()}
+        other.scenario = replace(self.scenario, forgetting=_OFF)
+        other._refresh()
+        return other
 
     def assign_from_kv(self, kv: Mapping[str, Mapping[int, Any]], agents: set[int]) -> None:
         """Every agent's profile from the group's KV columns (after a restore)."""
@@ -96,7 +112,8 @@ class AgentProfiles:
             self.assign(agent_id, types.get(agent_id))
 
     def _of(self, agent_id: int) -> Resolved:
-        return self.of_agent.get(agent_id, self.scenario)
+        name = self.type_of.get(agent_id)
+        return self.scenario if name is None else self.by_type.get(name, self.scenario)
 
     def profile(self, agent_id: int) -> str:
         return self._of(agent_id).profile
@@ -117,23 +134,10 @@ class AgentProfiles:
     def is_cognitive(self, agent_id: int) -> bool:
         return self._of(agent_id).profile == "cognitive"
 
-    def _possible(self) -> list[Resolved]:
-        """Profiles agents of this group may run (all listed types and the scenario's)."""
-        return [self.scenario, *self.by_type.values()]
-
-    @property
-    def uses_cognitive(self) -> bool:
-        return any(r.profile == "cognitive" for r in self._possible())
-
-    @property
-    def any_forgetting(self) -> bool:
-        """Whether any agent may run a forgetting policy (layers kept in payloads)."""
-        return any(r.forgetting.enabled for r in self._possible())
-
     def due_forgetting(self, ticks: int) -> list[ForgettingPolicy]:
         """Enabled forgetting policies whose cadence falls on `ticks` (distinct objects)."""
         seen: dict[int, ForgettingPolicy] = {}
-        for r in self._possible():
+        for r in [self.scenario, *self.by_type.values()]:
             f = r.forgetting
             if f.enabled and ticks % f.run_every_ticks == 0:
                 seen[id(f)] = f
@@ -141,4 +145,4 @@ class AgentProfiles:
 
     def rows(self) -> list[tuple[int, str, str]]:
         """(agent_id, agent type, profile) of every registered agent, by id."""
-        return [(a, self.type_of[a], self.of_agent[a].profile) for a in sorted(self.of_agent)]
+        return [(a, self.type_of[a], self._of(a).profile) for a in sorted(self.type_of)]

@@ -80,12 +80,13 @@ async def _memories(
     quiet = policies.model_copy(
         update={"forgetting": policies.forgetting.model_copy(update={"enabled": False})}
     )
-    config = memory.config
+    config, profiles = memory.config, memory.profiles
     memory.config = config.model_copy(update={"policies": quiet})
+    memory.profiles = profiles.quiet()  # forgetting is per agent (its type's profile)
     try:
         hits = await memory.search_many(requests)
     finally:
-        memory.config = config
+        memory.config, memory.profiles = config, profiles
     return [[h.text for h in found] for found in hits]
 
 

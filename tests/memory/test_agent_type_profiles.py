@@ -203,3 +203,19 @@ async def test_pending_boosts_survive_a_checkpoint_unwritten(group_factory, tmp_
         assert {r.id for r in await back.agent(1).stream.get_by_ids(ids)} == set(ids)
     finally:
         await back.close()
+
+
+async def test_survey_searches_do_not_count_as_finmem_reads(group_factory):
+    from societas.agents.experiments.schema import Question
+    from societas.agents.experiments.survey import _memories
+
+    g = group_factory(agent_types={"trader": {"profile": "finmem"}})
+    await g.add_agents({1: {"type": "trader"}})
+    await g.agent(1).stream.add("event", "the bond yield curve inverted", importance=0.3)
+    question = Question(id="q", text="bond yield curve", kind="open")
+    texts = await _memories(g, [(1, question)], top_k=3)
+    assert texts == [["the bond yield curve inverted"]]
+    assert not g.boosts and g.counters["accesses"] == 0  # quiet: no boost, no layer split
+    assert g.profiles.forgetting(1).enabled  # the group's own profiles are back
+    await g.agent(1).stream.search("bond yield curve", top_k=3)
+    assert len(g.boosts) == 1
