@@ -1,12 +1,19 @@
-"""The cognitive profile's attention through the LLM: every agent's batch of N raw events
-becomes one observation sentence, many agents' batches in one batched call (`batch_json`,
-`llm.config.batch_size` items per call). On the `rules` provider the `attention` rule
-answers (deterministic, not a language model); a batch that never validates falls back to
-the rule-based join of its events (counted by the gateway)."""
+"""The cognitive profile's LLM steps.
+
+- Attention: every agent's batch of N raw events becomes one observation sentence, many
+  agents' batches in one batched call (`batch_json`, `llm.config.batch_size` items a call);
+  a batch that never validates falls back to the rule-based join of its events (counted).
+- Semantic consolidation: every M observations of an agent, (subject, relation, object)
+  facts extracted from them (one call), stored in its fact graph and as semantic memories.
+
+On the `rules` provider the `attention` and `facts` rules answer (deterministic, not a
+language model)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
 
 from societas.agents.cognition.prompts import render
 from societas.agents.llm.batching import batch_json
@@ -33,3 +40,45 @@ async def attend(
         fallback_item=lambda item: Summary(summary=default_attention(item.split(SEPARATOR))),
     )
     return [s.summary for s in out]
+
+
+class FactTriple(BaseModel):
+    """One fact: short phrases."""
+
+    subject: str = Field(min_length=1, max_length=200)
+    relation: str = Field(min_length=1, max_length=200)
+    object: str = Field(min_length=1, max_length=200)
+
+
+class Facts(BaseModel):
+    """What a set of observations implies, as triples."""
+
+    facts: list[FactTriple] = Field(max_length=20)
+
+
+FACT_LIMIT = 5
+
+
+async def extract_facts(
+    llm: LLMGateway, texts: Sequence[str], seed: int | None = None
+) -> list[tuple[str, str, str]]:
+    """(subject, relation, object) facts implied by one agent's recent observations."""
+    texts = [str(t) for t in texts]
+    if not texts:
+        return []
+    prompt = render(
+        "facts",
+        name="the person",
+        limit=FACT_LIMIT,
+        observations="\n".join(f"- {t}" for t in texts),
+    )
+    out = await llm.json(
+        [{"role": "user", "content": prompt}],
+        Facts,
+        task="facts",
+        context={"texts": texts, "limit": FACT_LIMIT},
+        seed=seed,
+        fallback=lambda: Facts(facts=[]),
+    )
+    triples = [(f.subject.strip(), f.relation.strip(), f.object.strip()) for f in out.facts]
+    return [t for t in triples[:FACT_LIMIT] if all(t)]

@@ -1,13 +1,19 @@
 """Rules-policy answers (`provider: rules`, a deterministic offline policy, NOT a language
-model) for the cognition tasks this package adds: `replan`, `conversation_summary` and `attention`.
+model) for the cognition tasks this package adds: `replan`, `conversation_summary`, `attention`
+and `facts`.
 Importing `societas.agents.cognition` registers them with `agents.llm.rules`."""
 
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
-from societas.agents.llm.rules import _mood, register_rule  # one mood scale for all rules
+from societas.agents.llm.rules import (
+    _keywords,
+    _mood,
+    register_rule,
+)  # one mood scale for all rules
 
 
 def _short(text: str, n: int) -> str:
@@ -66,3 +72,18 @@ def _attention(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         body = "; ".join(_short(e, 80) for e in events if e) or "nothing in particular"
         out.append({"summary": f"I noticed: {body}."})
     return {"results": out}
+
+
+_PLACE = re.compile(r"(?:going to|went to|at) ([\w-]+(?: [\w-]+)?)", re.IGNORECASE)
+
+
+@register_rule("facts")
+def _facts(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """Places the observations mention ('I' - 'went to' - place), then their main words
+    ('I' - 'noticed' - word): a deterministic stand-in for an LLM's fact extraction."""
+    texts = [str(t) for t in ctx.get("texts") or []]
+    limit = max(1, int(ctx.get("limit", 5)))
+    facts = [("I", "went to", m.lower()) for t in texts for m in _PLACE.findall(t)]
+    facts += [("I", "noticed", w) for w in _keywords(texts, limit)]
+    unique = list(dict.fromkeys(facts))[:limit]
+    return {"facts": [{"subject": s, "relation": r, "object": o} for s, r, o in unique]}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from societas.agents.cognition.attention import attend
+from societas.agents.cognition.attention import attend, extract_facts
 from societas.memory.fsutil import write_bytes_atomic
 
 if TYPE_CHECKING:
@@ -34,9 +34,11 @@ FOLDER = "agent_profiles"
 
 
 def wire(memory: GroupMemory, llm: LLMGateway, seed: int) -> None:
-    """Attention summaries of the cognitive profile through the run's gateway (batched)."""
+    """The cognitive profile's LLM steps through the run's gateway: attention summaries
+    (batched across agents) and fact extraction on the semantic schedule."""
     if memory.cognition is not None:
         memory.cognition.summarise = partial(attend, llm, seed=seed)
+        memory.cognition.extract_facts = partial(extract_facts, llm, seed=seed)
 
 
 def write_agent_profiles(run_dir: Path, group_id: int, memory: GroupMemory) -> Path:

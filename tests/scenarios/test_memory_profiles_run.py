@@ -67,6 +67,7 @@ def cognitive(**knobs: Any) -> dict[str, Any]:
         "sensory_buffer_size": N,
         "attention_every": N,
         "working_memory_capacity": CAPACITY,
+        "consolidate_every": 2,  # facts from every 2 observations
         **knobs,
     }
 
@@ -146,6 +147,16 @@ async def _cognitive_run(cfg, tmp_path, bm25_embedder, llm) -> None:
         assert hits and all(h.text.startswith("I noticed:") for h in hits)
         observed = sum(s.observations for s in cognition.layers.agents.values())
         assert observed == cognition.counters["observations"]
+        # semantic consolidation: facts (LLM task `facts`) in the graph and as memories
+        assert cognition.counters["facts"] > 0 and any(t == "facts" for t, _ in llm.sent)
+        learner = next(a for a, s in cognition.layers.agents.items() if s._facts is not None)
+        graph = cognition.state(learner).query("I")
+        assert graph and all(rel in ("went to", "noticed") for _, rel, _ in graph)
+        semantic = await engine.memory.agent(learner).stream.search(
+            "I noticed went", topic="fact", types=["semantic"], top_k=20
+        )
+        assert {h.text for h in semantic} <= {f"{s} {r} {o}" for s, r, o in graph}
+        assert semantic
         # raw perception reached the stream only through attention
         raw = await engine.memory.agent(agent_id).stream.search("the", topic="event", top_k=50)
         assert raw == []
