@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from societas.memory.policies import ForgettingPolicy, finmem_forgetting
 from societas.memory.profile_cognitive import CognitiveConfig
@@ -42,6 +42,15 @@ class AgentTypeMemory(BaseModel):
         description="Forgetting policy of this type; unset: FinMem's for finmem, else the "
         "scenario's memory.policies.forgetting when the scenario's profile is not finmem.",
     )
+
+    @model_validator(mode="after")
+    def _knobs_fit(self) -> AgentTypeMemory:
+        if self.cognitive is not None and self.profile != "cognitive":
+            raise ValueError(
+                f"cognitive: only a type with profile 'cognitive' takes it, got profile "
+                f"{self.profile!r}"
+            )
+        return self
 
 
 @dataclass(frozen=True, slots=True)

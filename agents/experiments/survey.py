@@ -87,7 +87,12 @@ async def _memories(
         hits = await memory.search_many(requests)
     finally:
         memory.config, memory.profiles = config, profiles
-    return [[h.text for h in found] for found in hits]
+    profiles = memory.profiles  # a cognitive agent's prompt holds at most its working memory
+    caps = [
+        profiles.cognitive(a).working_memory_capacity if profiles.is_cognitive(a) else None
+        for a, _ in asks
+    ]
+    return [[h.text for h in found][:cap] for found, cap in zip(hits, caps, strict=True)]
 
 
 def _number_in(text: str) -> float | None:

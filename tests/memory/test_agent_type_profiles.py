@@ -34,6 +34,8 @@ def test_unknown_profile_names_fail_with_field_and_value():
     assert "agent_types.trader.profile" in str(err.value) and "finmen" in str(err.value)
     with pytest.raises(ValidationError, match="agent_types"):
         GroupMemoryConfig(agent_types={"trader": {"profile": "finmem", "sensory": 3}})
+    with pytest.raises(ValidationError, match="only a type with profile 'cognitive'"):
+        GroupMemoryConfig(agent_types={"trader": {"profile": "finmem", "cognitive": {}}})
 
 
 async def test_each_agent_runs_its_types_profile(group_factory):
@@ -219,3 +221,18 @@ async def test_survey_searches_do_not_count_as_finmem_reads(group_factory):
     assert g.profiles.forgetting(1).enabled  # the group's own profiles are back
     await g.agent(1).stream.search("bond yield curve", top_k=3)
     assert len(g.boosts) == 1
+
+
+async def test_survey_memories_of_a_cognitive_agent_fit_its_working_memory(group_factory):
+    from societas.agents.experiments.schema import Question
+    from societas.agents.experiments.survey import _memories
+
+    scholar = {"profile": "cognitive", "cognitive": {"working_memory_capacity": 2}}
+    g = group_factory(agent_types={"scholar": scholar})
+    await g.add_agents({1: {"type": "scholar"}, 2: {}})
+    for agent in (1, 2):
+        for i in range(4):
+            await g.agent(agent).stream.add("event", f"the harbour market day {i}")
+    question = Question(id="q", text="harbour market", kind="open")
+    texts = await _memories(g, [(1, question), (2, question)], top_k=4)
+    assert [len(t) for t in texts] == [2, 4]
