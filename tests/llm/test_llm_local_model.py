@@ -125,3 +125,30 @@ def test_bad_server_settings_are_clear_errors(tmp_path) -> None:
     broken.write_bytes(b"not a model")
     with pytest.raises(LLMError, match="exited with code"):
         LocalModelServer(model=broken, startup_timeout_s=120).start()
+
+
+async def test_the_contradiction_judge_runs_on_the_model(server) -> None:
+    """memory.contradictions' LLM judge on a real model: one request for the batch, one
+    verdict per pair parsed from the model's JSON (or a counted fallback), nothing lost."""
+    from societas.agents.llm.gateway import LLMGateway
+    from societas.agents.runtime.memory_checks import judge_contradictions
+
+    pairs = [
+        ("The bakery on Main Street is open today.", "The bakery on Main Street is closed today."),
+        ("I walked to the park with Bob.", "Bob bought apples at the market."),
+    ]
+    gateway = LLMGateway(
+        {
+            "provider": "openai",
+            "endpoints": [server.endpoint()],
+            "timeout_s": 120,
+            "max_tokens": 128,
+            "fallback_stop": {"enabled": False},
+        }
+    )
+    async with gateway:
+        verdicts = await judge_contradictions(gateway, pairs)
+    assert len(verdicts) == 2 and all(isinstance(v, bool) for v in verdicts)
+    task = gateway.accounting.snapshot()["tasks"]["contradiction"]
+    assert task["json_calls"] == 1 and task["requests"] >= 1  # one call for the whole batch
+    assert sum(task[k] for k in JSON_OUTCOMES) == 1, task  # exactly one counted outcome
