@@ -53,6 +53,22 @@ class WorkingItem:
     hit: Any = field(default=None, compare=False)  # the recalled MemoryHit (kind memory)
 
 
+def novelty_metacognition(state: CognitiveState) -> int | None:
+    """Meta-cognition by novelty of what the agent perceives: a sensory buffer of mostly
+    repeated events makes it attend less often (interval + 1, at most 4× the configured
+    one); one of all-new events more often (interval − 1, at least 1). None: no change."""
+    events = list(state.sensory)
+    if len(events) < 2:
+        return None
+    novelty = len(set(events)) / len(events)
+    every, base = state.attention_every, state.config.attention_every
+    if novelty < 0.5 and every < 4 * base:
+        return every + 1
+    if novelty >= 0.9 and every > 1:
+        return every - 1
+    return None
+
+
 def default_attention(events: list[str]) -> str:
     """Rule-based observation of a batch of raw events (an LLM summary can replace it)."""
     return "; ".join(dict.fromkeys(e.strip().rstrip(".") for e in events)) + "."

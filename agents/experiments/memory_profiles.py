@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from societas.agents.cognition.attention import attend, extract_facts
 from societas.memory.fsutil import write_bytes_atomic
+from societas.memory.profile_cognitive import novelty_metacognition
 
 if TYPE_CHECKING:
     from societas.agents.llm.gateway import LLMGateway
@@ -34,11 +35,12 @@ FOLDER = "agent_profiles"
 
 
 def wire(memory: GroupMemory, llm: LLMGateway, seed: int) -> None:
-    """The cognitive profile's LLM steps through the run's gateway: attention summaries
-    (batched across agents) and fact extraction on the semantic schedule."""
+    """The cognitive profile's steps in a run: attention summaries (batched across agents)
+    and fact extraction through the run's gateway; meta-cognition by novelty."""
     if memory.cognition is not None:
         memory.cognition.summarise = partial(attend, llm, seed=seed)
         memory.cognition.extract_facts = partial(extract_facts, llm, seed=seed)
+        memory.cognition.metacognition = novelty_metacognition  # attention by novelty
 
 
 def write_agent_profiles(run_dir: Path, group_id: int, memory: GroupMemory) -> Path:

@@ -143,3 +143,23 @@ async def test_recall_fills_working_memory_within_capacity_and_reconsolidates(co
     stored = await g.store.retrieve([hits[0].id])
     assert stored[hits[0].id]["importance"] == pytest.approx(0.45)
     assert set(ids) == {h.id for h in hits}
+
+
+def test_novelty_metacognition_attends_less_to_repetition_and_more_to_news():
+    from societas.memory.profile_cognitive import (
+        CognitiveConfig,
+        CognitiveState,
+        novelty_metacognition,
+    )
+
+    state = CognitiveState(CognitiveConfig(sensory_buffer_size=4, attention_every=2))
+    for _ in range(4):
+        state.perceive("the kettle boils")
+    assert novelty_metacognition(state) == 3  # repetition: attend less often
+    state.adjust_attention(8)
+    assert novelty_metacognition(state) is None  # at most 4x the configured interval
+    for i in range(4):
+        state.perceive(f"news {i}")
+    assert novelty_metacognition(state) == 7  # all new: attend more often
+    state.adjust_attention(1)
+    assert novelty_metacognition(state) is None  # never below 1

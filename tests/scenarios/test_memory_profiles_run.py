@@ -68,6 +68,7 @@ def cognitive(**knobs: Any) -> dict[str, Any]:
         "attention_every": N,
         "working_memory_capacity": CAPACITY,
         "consolidate_every": 2,  # facts from every 2 observations
+        "metacognition_every": 2,  # and a meta-cognition pass
         **knobs,
     }
 
@@ -149,6 +150,7 @@ async def _cognitive_run(cfg, tmp_path, bm25_embedder, llm) -> None:
         assert observed == cognition.counters["observations"]
         # semantic consolidation: facts (LLM task `facts`) in the graph and as memories
         assert cognition.counters["facts"] > 0 and any(t == "facts" for t, _ in llm.sent)
+        assert cognition.counters["meta"] > 0  # meta-cognition ran on its schedule
         learner = next(a for a, s in cognition.layers.agents.items() if s._facts is not None)
         graph = cognition.state(learner).query("I")
         assert graph and all(rel in ("went to", "noticed") for _, rel, _ in graph)
