@@ -8,7 +8,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-import ray
 import yaml
 
 from societas.agents.population import population_for
@@ -23,18 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 AGENTS, GROUPS, TICKS = 16, 2, 6
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    # address="local": a Ray of this module's own, even if another is running on the machine
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        _node_ip_address="127.0.0.1",
-    )
-    yield
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("own_local_ray")
 
 
 def _town() -> dict:

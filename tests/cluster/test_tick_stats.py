@@ -40,17 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 AGENTS, GROUPS, TICKS = 16, 2, 3
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        _node_ip_address="127.0.0.1",
-    )
-    yield
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("own_local_ray")
 
 
 @pytest.fixture(scope="module")
