@@ -204,3 +204,25 @@ def test_replay_log_stays_on_disk_without_checkpoints_and_recovery_still_works(
     for table in TABLES:
         got, want = (read_table(d, table).to_pylist() for d in (run_dir, tmp_path / "ref"))
         assert got == want, table
+
+
+def test_checkpoints_drop_the_replay_log(tmp_path):
+    """Checkpoints on: the log holds the ticks since the last checkpoint only, in RAM."""
+    from synthetic_groups import SyntheticConfig, SyntheticFactory
+
+    from societas.cluster.groups import ResilientGroup
+
+    factory = SyntheticFactory(SyntheticConfig(agents=60, groups=2, seed=3))
+    handles = [ResilientGroup(InProcessGroup(factory(g))) for g in range(2)]
+    held: list[int] = []
+
+    def on_tick(report: Any) -> None:
+        held.extend(h.replay.in_ram + h.replay.on_disk for h in handles)
+
+    spec = RunSpec(run_dir=tmp_path, ticks=10, seed=3, agents=60)
+    result, _ = asyncio.run(
+        run_groups(handles, spec, ClusterConfig(checkpoint_every=3), on_tick=on_tick)
+    )
+    assert result.checkpoints == [3, 6, 9, 10]
+    assert held == [n for t in range(10) for n in [t % 3 + 1] * 2], held  # at on_tick: before
+    assert not (tmp_path / "replay").exists()  # nothing spilled with checkpoints on
