@@ -39,7 +39,9 @@ class CognitiveConfig(BaseModel):
     working_memory_capacity: int = Field(7, ge=1, le=100, description="Items a prompt holds.")
     consolidate_every: int = Field(8, ge=1, description="Observations per semantic pass (M).")
     metacognition_every: int = Field(16, ge=1, description="Observations per meta pass (K).")
-    reconsolidation_boost: float = Field(0.05, ge=0.0, le=1.0)
+    reconsolidation_boost: float = Field(
+        0.05, ge=0.0, le=1.0, description="Importance a memory gains each time it is recalled."
+    )
 
 
 @dataclass(order=True)

@@ -109,6 +109,8 @@ def render() -> str:
     """The whole page."""
     from societas.agents.agent import SIM_ATTRIBUTES
     from societas.agents.scenario import PopulationConfig, ScenarioConfig
+    from societas.memory.profile_cognitive import CognitiveConfig
+    from societas.memory.profiles import AgentTypeMemory
 
     kinds = "\n".join(f"- `{k}`: {v}" for k, v in KIND_FIELDS.items())
     builtin = ["| attribute | type | default | meaning |", "|---|---|---|---|"]
@@ -163,6 +165,18 @@ def render() -> str:
             PopulationConfig,
             f"Columns of a profiles file: {columns}, `attitude.<topic>`, `id` (the row "
             "number from 0, optional) and the custom attributes.",
+        ),
+        section(
+            "Memory profiles per agent type (`memory.agent_types.<type>:`)",
+            AgentTypeMemory,
+            "`memory.profile` (default | finmem | cognitive) is the scenario's; a type listed "
+            "here runs its own. Agent types come from `agents.types` or a `type` column of "
+            "the profiles file; a listed type no agent has is an error. Which profile each "
+            "agent ran: `RUN/results/agent_profiles/`.",
+        ),
+        section(
+            "Cognitive layers (`memory.cognitive:` and `cognitive:` of an agent type)",
+            CognitiveConfig,
         ),
         section("Scenario (top level)", ScenarioConfig),
     ]
