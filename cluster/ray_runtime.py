@@ -1,6 +1,7 @@
 """Scenarios on Ray: what `societas run` without --local, `resume` and the benchmark call.
 
-Design §2: the driver calls `step(tick, inbox)` on every group, routes the outboxes (and
+Design §2: the driver calls `step(tick, inbox)` on every group, runs the tick's conversation
+rounds, takes each group's stats of the whole tick (`finish_tick`), routes the outboxes (and
 cross-group encounters from reported positions) in a deterministic order, updates the
 Prometheus metrics, and checkpoints every K ticks. The same `run_groups` runs in-process
 groups (`InProcessGroup`, for `--local` and tests) and Ray actors (`RayGroupHandle`), so a
