@@ -13,15 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from societas.agents.cognition.prompts import render
 from societas.agents.llm.batching import batch_json
 from societas.agents.llm.gateway import LLMGateway
-from societas.agents.llm.tasks import Summary
 from societas.memory.profile_cognitive import default_attention
 
 SEPARATOR = " | "
+
+
+class Observation(BaseModel):
+    """One first-person sentence saying what the person noticed in these events."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    observation: str = Field(min_length=1)
 
 
 async def attend(
@@ -32,14 +39,16 @@ async def attend(
     out = await batch_json(
         llm,
         items,
-        Summary,
+        Observation,
         task="attention",
         instruction=render("attention", name="the person"),
         context={"name": "the person"},
         seed=seed,
-        fallback_item=lambda item: Summary(summary=default_attention(item.split(SEPARATOR))),
+        fallback_item=lambda item: Observation(
+            observation=default_attention(item.split(SEPARATOR))
+        ),
     )
-    return [s.summary for s in out]
+    return [o.observation for o in out]
 
 
 class FactTriple(BaseModel):

@@ -70,7 +70,7 @@ def _attention(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     for item in ctx.get("items") or []:
         events = list(dict.fromkeys(e.strip().rstrip(".") for e in str(item).split(" | ")))
         body = "; ".join(_short(e, 80) for e in events if e) or "nothing in particular"
-        out.append({"summary": f"I noticed: {body}."})
+        out.append({"observation": f"I noticed: {body}."})
     return {"results": out}
 
 
