@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from societas.memory.associations import Association
 from societas.memory.policies import next_layer
+from societas.memory.profile_finmem import IMPORTANCE_DECIMALS
 from societas.memory.records import AddRequest
 from societas.memory.scoring import text_cosine
 
@@ -46,12 +47,16 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
                 changes.append((p.id, next_layer(layer, action), eff, action))
         if offset is None:
             break
+    moves: dict[tuple[str, float], list[int]] = {}  # one write per (layer, importance)
     for memory_id, layer, importance, action in changes:
-        await group.store.set_payload(
-            [memory_id], {"layer": layer, "importance": importance, "layer_since": now}
-        )
-        group.hot.set_layer(memory_id, layer, importance, now)
+        stored = round(importance, IMPORTANCE_DECIMALS)
+        moves.setdefault((layer, stored), []).append(memory_id)
+        group.hot.set_layer(memory_id, layer, stored, now)
         group.counters["promoted" if action == "promote" else "demoted"] += 1
+    for (layer, importance), ids in sorted(moves.items()):
+        await group.store.set_payload(
+            ids, {"layer": layer, "importance": importance, "layer_since": now}
+        )
     if cleanup:
         drop = [i for i in cleanup if i in dropped]
         if drop:  # `forget`: dropped (counted), not moved to cold

@@ -133,16 +133,39 @@ class BoostLedger:
         longer holds are skipped. Returns the number of store writes."""
         if not self.pending:
             return 0
-        pending, self.pending, self.agent_of = self.pending, {}, {}
+        pending, agent_of = self.pending, self.agent_of
+        self.pending, self.agent_of = {}, {}
         deferred = group.deferred.pending if group.deferred is not None else {}
         ids = [i for i in sorted(pending) if i not in deferred]
         present = await group.store.retrieve(ids) if ids else {}
+        now = group.clock.abs_seconds
         by_payload: dict[str, list[int]] = {}
         for memory_id in ids:
             if memory_id in present:
-                key = json.dumps(pending[memory_id], sort_keys=True)
+                fields = rebased(group, agent_of[memory_id], pending[memory_id], now)
+                key = json.dumps(fields, sort_keys=True)
                 by_payload.setdefault(key, []).append(memory_id)
         for key, members in sorted(by_payload.items()):
             await group.store.set_payload(members, json.loads(key))
         self.writes += len(by_payload)
         return len(by_payload)
+
+
+IMPORTANCE_DECIMALS = 3  # importance as stored by the tier-schedule writes (±0.0005)
+
+
+def rebased(
+    group: GroupMemory, agent_id: int, fields: dict[str, Any], now: float
+) -> dict[str, Any]:
+    """A boost as of `now`: importance decayed to now and rounded, its clock restarted now.
+    The same value the formula gives (to 0.0005), and one payload shared by many memories:
+    a flush writes once per distinct (layer, importance), not once per memory."""
+    if "layer_since" not in fields or "importance" not in fields:
+        return fields
+    policy = group.profiles.forgetting(agent_id)
+    if not policy.enabled:
+        return fields
+    decayed = policy.effective_importance(
+        fields["importance"], fields["layer"], fields["layer_since"], now
+    )
+    return {**fields, "importance": round(decayed, IMPORTANCE_DECIMALS), "layer_since": now}

@@ -75,7 +75,8 @@ async def test_crafted_timeline_promotes_cleans_up_and_demotes(make):
     #                         C 0.5·0.5^3 = 0.0625 < 0.1 -> cleaned up
     (rec_a,) = await group.get_by_ids([a])
     assert rec_a.layer == "short"
-    assert rec_a.importance == pytest.approx(0.9 * 0.9**3, rel=1e-6)
+    # stored to 3 decimals by the pass (one write per distinct layer and importance)
+    assert rec_a.importance == pytest.approx(0.9 * 0.9**3, abs=5e-4)
     assert group.cold.all_ids() == {b, c}
     assert (
         group.counters["promoted"],
