@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,11 @@ def test_real_groups_spread_over_workers_and_survive_losing_one(cluster, tmp_pat
         placement="resource", resource=RESOURCE, checkpoint_every=3, keep_checkpoints=0
     )
     resources = ray.cluster_resources()
+    # The previous test's actors are torn down asynchronously: place once all units are free.
+    deadline = time.monotonic() + 60
+    while ray.available_resources().get(RESOURCE, 0) < resources[RESOURCE]:
+        assert time.monotonic() < deadline, "the previous test's groups still hold the resource"
+        time.sleep(0.2)
     assert size_groups(cfg.model_copy(update={"min_agents_per_group": 1}), 400, resources) == 4
     run_dir = tmp_path / "run"
     handles = _placed(cfg, EngineFactory(_scenario(), partition(AGENTS, GROUPS), run_dir))
