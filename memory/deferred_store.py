@@ -12,12 +12,10 @@ the memories leaving hot in bulk at tick end; a checkpoint or `close` writes the
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.embedding.base import TextVectors
-from societas.memory.records_meta import meta_payload
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
 
 if TYPE_CHECKING:
@@ -26,37 +24,15 @@ if TYPE_CHECKING:
 
 
 def hot_payload(group: GroupMemory, memory_id: int) -> dict[str, Any]:
-    """The engine payload of a hot memory, as `add_many` would have written it."""
-    hot = group.hot
-    row = hot.row_of[memory_id]
-    payload: dict[str, Any] = {
-        "agent_id": hot.agent_ids[row],
-        "topic": hot.topics[row],
-        "t": hot.ts[row],
-        "time": hot.times[row],
-        "importance": hot.importances[row],
-        "text": hot.texts[row],
-    }
-    if hot.locations[row] is not None:
-        payload["location"] = hot.locations[row]
-    if group.profiles.any_forgetting:
-        payload["layer"], payload["layer_since"] = hot.layers[row], hot.layer_since[row]
-    expires = hot.expires[row]
-    payload.update(
-        meta_payload(
-            hot.types[row],
-            hot.tags.get(memory_id, ()),
-            hot.metadata.get(memory_id),
-            None if math.isinf(expires) else expires,
-        )
-    )
-    if links := hot.cognition_links.get(memory_id):
-        payload["links"] = list(links)
-    if evidence := hot.evidence.get(memory_id):
-        payload["evidence"] = list(evidence)
-    if count := hot.access_counts[row]:
-        payload["access_count"] = count
-        payload["last_accessed"] = hot.last_accessed[row]
+    """The engine payload of a hot memory, as `add_many` would have written it: the hot row
+    without its id, absent location, links and evidence left out, layers only when on."""
+    payload = group.hot.row(memory_id)
+    del payload["id"]
+    for key in ("location", "links", "evidence"):
+        if not payload[key]:
+            del payload[key]
+    if not group.profiles.any_forgetting:
+        del payload["layer"], payload["layer_since"]
     return payload
 
 
@@ -155,10 +131,13 @@ class DeferredStore:
         if rest:
             await self.inner.set_payload(rest, payload)
         index = self.group.sparse_index
-        if index is not None and "importance" in payload:
-            agents = await self.retrieve(list(ids))
-            for memory_id, pl in agents.items():
-                index.set_importance(pl["agent_id"], memory_id, payload["importance"])
+        if index is not None and "importance" in payload:  # the RAM index ranks by it
+            agents = {i: self.pending[i] for i in ids if i in self.pending}
+            if rest:
+                found = await self.inner.retrieve(rest)
+                agents.update((i, pl["agent_id"]) for i, pl in found.items())
+            for memory_id, agent_id in agents.items():
+                index.set_importance(agent_id, memory_id, payload["importance"])
 
     async def delete(self, ids: Sequence[int]) -> None:
         pairs = [(self.pending[i], i) for i in ids if i in self.pending]

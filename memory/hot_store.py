@@ -129,30 +129,33 @@ class HotStore:
 
     def get_state(self) -> list[dict]:
         """Every hot row, per agent oldest first, as a payload-shaped dict with its id."""
+        return [
+            self.row(self.ids[row])
+            for agent_id in sorted(self.rows_of_agent)
+            for row in self.rows_of_agent[agent_id]
+        ]
+
+    def row(self, memory_id: int) -> dict:
+        """One hot memory as a full payload-shaped dict with its id (every field present;
+        typed-record fields only when not their default)."""
         from societas.memory.records_meta import restored_payload
 
-        out = []
-        for agent_id in sorted(self.rows_of_agent):
-            for row in self.rows_of_agent[agent_id]:
-                memory_id = self.ids[row]
-                out.append(
-                    {
-                        "id": memory_id,
-                        "agent_id": agent_id,
-                        "topic": self.topics[row],
-                        "t": self.ts[row],
-                        "time": self.times[row],
-                        "importance": self.importances[row],
-                        "text": self.texts[row],
-                        "location": self.locations[row],
-                        "links": self.cognition_links.get(memory_id, []),
-                        "evidence": self.evidence.get(memory_id, []),
-                        "layer": self.layers[row],
-                        "layer_since": self.layer_since[row],
-                        **restored_payload(self.fields(memory_id)),
-                    }
-                )
-        return out
+        row = self.row_of[memory_id]
+        return {
+            "id": memory_id,
+            "agent_id": self.agent_ids[row],
+            "topic": self.topics[row],
+            "t": self.ts[row],
+            "time": self.times[row],
+            "importance": self.importances[row],
+            "text": self.texts[row],
+            "location": self.locations[row],
+            "links": self.cognition_links.get(memory_id, []),
+            "evidence": self.evidence.get(memory_id, []),
+            "layer": self.layers[row],
+            "layer_since": self.layer_since[row],
+            **restored_payload(self.fields(memory_id)),
+        }
 
     def set_state(self, rows: Iterable[dict]) -> None:
         """Append rows written by `get_state` (or a checkpoint's hot.parquet), in order."""
@@ -229,24 +232,30 @@ class HotStore:
             self.importances[row] = importance
             self.layer_since[row] = since
 
-    def leaving(self, before_time: float, cap: int) -> list[int]:
-        """The ids `evict_expired(before_time, cap)` would drop, without dropping them."""
-        out: list[int] = []
+    def leaving(self, before_time: float, cap: int) -> dict[int, list[int]]:
+        """Per agent, the ids (oldest first) older than `before_time` or beyond its newest
+        `cap`: what `evict` drops at tick end. Nothing is dropped here."""
+        out: dict[int, list[int]] = {}
         times, ids = self.times, self.ids
-        for rows in self.rows_of_agent.values():
+        for agent_id, rows in self.rows_of_agent.items():
             surplus = len(rows) - cap
             for i, row in enumerate(rows):
                 if times[row] >= before_time and i >= surplus:
                     break
-                out.append(ids[row])
+                out.setdefault(agent_id, []).append(ids[row])
         return out
 
     def evict_expired(self, before_time: float, cap: int) -> list[int]:
         """Drop each agent's memories older than `before_time` or beyond its newest `cap`."""
+        return self.evict_leaving(self.leaving(before_time, cap))
+
+    def evict_leaving(self, leaving: dict[int, list[int]]) -> list[int]:
+        """Drop what `leaving` returned (each agent's oldest rows); returns their ids."""
         evicted: list[int] = []
         times, newest = self.times, self.newest_evicted
-        for agent_id, rows in self.rows_of_agent.items():
-            while rows and (times[rows[0]] < before_time or len(rows) > cap):
+        for agent_id, gone in leaving.items():
+            rows = self.rows_of_agent[agent_id]
+            for _ in gone:
                 row = rows.popleft()
                 if times[row] > newest.get(agent_id, -1.0):
                     newest[agent_id] = times[row]

@@ -91,8 +91,9 @@ class Ranker:
         fallback: list[RankJob] = list(jobs)
         ram = self.group.ram_ranker
         if ram is not None:  # answered from RAM (memory.ram_ranking); the rest below
-            ram.rank([j for j in fallback if ram.eligible(j)], now)
-            fallback = [j for j in fallback if not ram.eligible(j)]
+            in_ram = [ram.eligible(j) for j in fallback]
+            ram.rank([j for j, ok in zip(fallback, in_ram, strict=True) if ok], now)
+            fallback = [j for j, ok in zip(fallback, in_ram, strict=True) if not ok]
             if not fallback:
                 return
         if self.fast_path():

@@ -176,9 +176,10 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
     cfg = group.config.tiers
     now = group.clock.abs_seconds
     before = now - cfg.hot_window_hours * 3600.0
+    leaving = group.hot.leaving(before, cfg.hot_cap_per_agent)
     if group.deferred is not None:  # what leaves hot reaches the engine first, in one batch
-        await group.deferred.persist(group.hot.leaving(before, cfg.hot_cap_per_agent))
-    evicted = group.hot.evict_expired(before, cfg.hot_cap_per_agent)
+        await group.deferred.persist([i for ids in leaving.values() for i in ids])
+    evicted = group.hot.evict_leaving(leaving)
     moved = 0
     group.ticks_since_migration += 1
     if group.ticks_since_migration >= cfg.migrate_every_ticks:
