@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from societas.memory.associations import AssociationIndex
 from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table, vectors_table
+from societas.memory.deferred_store import DeferredStore
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import fsync_dir, write_bytes_atomic, write_parquet_atomic
 from societas.memory.records_meta import restored_payload
@@ -57,6 +58,22 @@ async def _all_points(store) -> list[ScoredPoint]:
             return points
 
 
+async def _warm_and_pending(store) -> tuple[list[ScoredPoint], list[int]]:
+    """The engine's points plus the memories still pending in RAM (not written for the
+    checkpoint: a restore puts them back as pending), and the pending ids."""
+    if not isinstance(store, DeferredStore):
+        return await _all_points(store), []
+    points: list[ScoredPoint] = []
+    offset = None
+    while True:
+        page, offset = await store.engine_scroll(offset, PAGE)
+        points.extend(page)
+        if offset is None:
+            break
+    pending = store.pending_points()
+    return points + pending, [p.id for p in pending]
+
+
 def _hot_points(hot: HotStore) -> list[ScoredPoint]:
     """Hot rows in per-agent order (oldest first), as payload-shaped points."""
     return [ScoredPoint(id=row.pop("id"), score=0.0, payload=row) for row in hot.get_state()]
@@ -88,7 +105,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     await group.access.flush(group.store, group.hot)  # read counts survive the checkpoint
     await group.store.optimize()  # deleted (cold) points leave IDF: the rebuilt store matches
     await group.flush()
-    warm = await _all_points(group.store)
+    warm, pending_ids = await _warm_and_pending(group.store)
     kv_points = await _all_points(group.kv_store)
     kv_rows = group.kv_rows()
     state = {
@@ -107,6 +124,9 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         write_parquet_atomic(tmp / "hot.parquet", rows_table(_hot_points(group.hot)))
         write_parquet_atomic(tmp / "warm.rows.parquet", rows_table(warm))
         write_parquet_atomic(tmp / "warm.vectors.parquet", vectors_table(warm))
+        write_parquet_atomic(
+            tmp / "pending.parquet", pa.table({"id": pa.array(pending_ids, pa.int64())})
+        )
         write_parquet_atomic(tmp / "kv_points.parquet", _kv_points_table(kv_points))
         write_parquet_atomic(tmp / "associations.parquet", group.associations.to_table())
         cold_files = []
@@ -122,6 +142,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
             "format_version": FORMAT_VERSION,
             "group_id": group.config.group_id,
             "warm_points": len(warm),
+            "pending_points": len(pending_ids),
             "hot_rows": len(group.hot),
             "kv_points": len(kv_points),
             "cold_files": sorted(cold_files),
@@ -191,15 +212,21 @@ async def restore(
         r["id"]: _vectors_of(r)
         for r in pq.read_table(directory / "warm.vectors.parquet").to_pylist()
     }
-    for start in range(0, len(rows), PAGE):
-        await group.store.upsert(
-            [
-                MemoryPoint(
-                    r["id"], vectors[r["id"]], _payload_of(r, group.profiles.any_forgetting)
-                )
-                for r in rows[start : start + PAGE]
-            ]
-        )
+    pending_file = directory / "pending.parquet"  # older checkpoints: everything was written
+    pending = (
+        set(pq.read_table(pending_file).column("id").to_pylist())
+        if pending_file.exists()
+        else set()
+    )
+    if not isinstance(group.store, DeferredStore):
+        pending = set()  # no RAM index to hold them: they go to the engine
+    layers = group.profiles.any_forgetting
+    points = [MemoryPoint(r["id"], vectors[r["id"]], _payload_of(r, layers)) for r in rows]
+    written = [p for p in points if p.id not in pending]
+    for start in range(0, len(written), PAGE):
+        await group.store.upsert(written[start : start + PAGE])
+    if pending:
+        group.store.restore_pending([p for p in points if p.id in pending])
     kv_points = pq.read_table(directory / "kv_points.parquet").to_pylist()
     await group.kv_store.upsert(
         [

@@ -7,6 +7,7 @@ import random
 from societas.memory import GroupMemory
 from societas.memory.records import KVSearchRequest, SearchRequest
 from societas.memory.vectorstores.base import PointFilter, VectorQuery
+from societas.memory.vectorstores.edge import EdgeVectorStore
 
 WORDS = (
     "storm river market apples school bridge shelter radio coffee bus train fire doctor "
@@ -78,8 +79,19 @@ async def test_memories_reach_the_engine_when_they_leave_hot(group_factory):
     written = await engine.retrieve(ids)
     assert list(written) == [ids[0]] and written[ids[0]]["links"] == [ids[1]]
     assert group.counters["vector_upserts"] == 1
-    assert await group.deferred.persist() == 2  # what close does first: the rest, at once
+    assert await group.deferred.persist() == 2  # a scroll or formula query does this first
     assert await engine.count() == 3 and group.counters["vector_upserts"] == 3
+
+
+async def test_close_leaves_pending_memories_out_of_the_engine(group_factory):
+    group = group_factory("edge")
+    await _fill(group, agents=2, ticks=2)
+    path = group.store.inner.path
+    assert len(group.deferred.pending) == 8
+    await group.close()  # a day of hot memories written here was the run's RAM peak
+    reopened = EdgeVectorStore(path, dense_size=None, sparse=True)
+    assert await reopened.count() == 0
+    await reopened.close()
 
 
 async def test_pending_memories_survive_a_checkpoint(group_factory, tmp_path):
@@ -87,11 +99,18 @@ async def test_pending_memories_survive_a_checkpoint(group_factory, tmp_path):
     await _fill(group, agents=2, ticks=3)
     assert group.deferred is not None and group.deferred.pending  # still hot, not written
     before = await group.search_many([SearchRequest(agent_id=0, query="market storm", top_k=5)])
+    pending = dict(group.deferred.pending)
     await group.checkpoint(tmp_path / "ck")
+    assert group.deferred.pending == pending  # saved with their vectors, not written
+    assert await group.store.inner.count() == 0
     restored = await GroupMemory.restore(tmp_path / "ck", tmp_path / "r", embedder=group.embedder)
+    assert restored.deferred.pending == pending  # pending again: the engine holds none of them
+    assert await restored.store.inner.count() == 0 and await restored.memory_count() == 12
     after = await restored.search_many([SearchRequest(agent_id=0, query="market storm", top_k=5)])
     assert [h.id for h in before[0]] == [h.id for h in after[0]]
+    assert [h.score for h in before[0]] == [h.score for h in after[0]]
     assert restored.sparse_index is not None and restored.sparse_index.docs == 12
+    await restored.end_tick()  # a later eviction writes them as the uninterrupted run would
     await restored.close()
 
 
