@@ -127,7 +127,12 @@ TABLES = tuple(SCHEMAS)
 
 
 class ResultsWriter:
-    """Buffers rows (tuples in schema order) per table and writes sorted Parquet files."""
+    """Buffers rows (tuples in schema order) per table and writes sorted Parquet files.
+
+    A tick's rows are kept as tuples until `end_tick`, then sorted and held as Arrow columns
+    (~3× smaller than tuples of Python objects) until the window is written: rows sort by
+    tick first, so tick-sorted chunks in tick order are the window sorted as a whole.
+    """
 
     def __init__(
         self, run_dir: Path, group_id: int, flush_every: int = 12, compression: str = "zstd"
@@ -137,6 +142,7 @@ class ResultsWriter:
         self.flush_every = flush_every
         self.compression = None if compression == "none" else compression
         self.rows: dict[str, list[tuple[Any, ...]]] = {t: [] for t in TABLES}
+        self.chunks: dict[str, list[tuple[int, pa.Table]]] = {t: [] for t in TABLES}
         self.first_tick: int | None = None
         self.files_written = 0
 
@@ -144,35 +150,77 @@ class ResultsWriter:
         """Append one row; `table` must be one of TABLES."""
         self.rows[table].append(row)
 
+    def buffered(self, table: str) -> list[tuple[Any, ...]]:
+        """Every row of `table` not yet written (earlier ticks sorted, then this tick's)."""
+        held = [row for _, chunk in self.chunks[table] for row in _tuples(chunk)]
+        return held + self.rows[table]
+
     def end_tick(self, tick: int) -> None:
-        """Flush when `flush_every` ticks are buffered."""
+        """Compact the tick's rows; flush when `flush_every` ticks are buffered."""
         if self.first_tick is None:
             self.first_tick = tick
+        self._compact()
         if tick - self.first_tick + 1 >= self.flush_every:
             self.flush(tick)
+
+    def _compact(self) -> None:
+        """This tick's tuples → one sorted Arrow chunk per (table, tick value)."""
+        for table, rows in self.rows.items():
+            if not rows:
+                continue
+            by_tick: dict[int, list[tuple[Any, ...]]] = {}
+            for row in rows:
+                by_tick.setdefault(row[0], []).append(row)
+            for tick, group in by_tick.items():
+                group.sort(key=_sort_key)
+                self.chunks[table].append((tick, _table(table, group)))
+            rows.clear()
 
     def flush(self, last_tick: int | None = None) -> None:
         """Write every non-empty buffered table and clear the buffers."""
         if self.first_tick is None:
             return
+        self._compact()
         last = self.first_tick if last_tick is None else last_tick
-        for table, rows in self.rows.items():
-            if not rows:
+        for table, chunks in self.chunks.items():
+            if not chunks:
                 continue
-            rows.sort(key=_sort_key)
-            schema = SCHEMAS[table]
-            columns = list(zip(*rows, strict=True))
-            data = pa.table(
-                [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)],
-                schema=schema,
-            )
+            data = _merged(table, chunks)
             folder = self.root / table / f"group-{self.group_id:04d}"
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"ticks-{self.first_tick:06d}-{last:06d}.parquet"
             pq.write_table(data, path, compression=self.compression)
             self.files_written += 1
-            rows.clear()
+            chunks.clear()
         self.first_tick = None
+
+
+def _table(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
+    schema = SCHEMAS[table]
+    columns = list(zip(*rows, strict=True))
+    return pa.table(
+        [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)], schema=schema
+    )
+
+
+def _tuples(chunk: pa.Table) -> list[tuple[Any, ...]]:
+    return list(zip(*(column.to_pylist() for column in chunk.columns), strict=True))
+
+
+def _merged(table: str, chunks: list[tuple[int, pa.Table]]) -> pa.Table:
+    """The window's rows in `_sort_key` order, as one contiguous table."""
+    by_tick: dict[int, list[pa.Table]] = {}
+    for tick, chunk in chunks:
+        by_tick.setdefault(tick, []).append(chunk)
+    parts = []
+    for tick in sorted(by_tick):
+        same = by_tick[tick]
+        if len(same) == 1:
+            parts.append(same[0])
+        else:  # rows of one tick reported in two ticks' windows: sort them together
+            rows = [row for chunk in same for row in _tuples(chunk)]
+            parts.append(_table(table, sorted(rows, key=_sort_key)))
+    return pa.concat_tables(parts).combine_chunks()
 
 
 def _sort_key(row: tuple[Any, ...]) -> tuple[Any, ...]:

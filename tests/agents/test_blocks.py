@@ -67,7 +67,7 @@ async def test_plan_reacts_to_a_danger_event_by_evacuating(engine):
     )
     await block.forward(make_ctx(engine, 3, tick=8, events=[warning], danger=True))
     assert a.state["alert"] and a.state["evacuating"]
-    assert "reaction" in {r[2] for r in engine.results.rows["events"]}
+    assert "reaction" in {r[2] for r in engine.results.buffered("events")}
 
 
 async def test_mobility_moves_to_resolved_places(engine):
@@ -98,7 +98,7 @@ async def test_social_learns_facts_from_chats_and_invites_at_encounters(engine):
     a.state["relationships"] = trusted  # news from a close, liked friend is believed
     await block.forward(make_ctx(engine, 5, tick=1, inbox=[chat]))
     assert a.state["knowledge"] == ["f1"]
-    assert (1, 5, "f1", 6) in engine.results.rows["knowledge"]
+    assert (1, 5, "f1", 6) in engine.results.buffered("knowledge")
     heard = await a.memory.stream.search("Six told me", top_k=5)
     assert any("Six told me" in h.text for h in heard)
     engine.scenario.social.chat_prob = 1.0
@@ -160,5 +160,5 @@ async def test_cognition_thought_attitude_and_reflection(engine):
     assert a.state["attitude"]["carbon tax"] > 5.0
     engine.reflector.note(9, 100.0)
     await block.forward(make_ctx(engine, 9, tick=t + 1))
-    assert any(r[2] == "reflection" for r in engine.results.rows["events"])
+    assert any(r[2] == "reflection" for r in engine.results.buffered("events"))
     assert await a.memory.stream.search("coming up", topic="reflection")

@@ -24,7 +24,7 @@ def hourly_calls(engine) -> int:
 
 def action_rows(engine, agent_id: int, hour: int) -> list[tuple]:
     """(minute, duration, action) of the agent's `plans` action rows for `hour`."""
-    rows = engine.results.rows["plans"]
+    rows = engine.results.buffered("plans")
     return [r[4:7] for r in rows if r[1] == agent_id and r[2] == "action" and r[3] == hour]
 
 
