@@ -1,7 +1,9 @@
 """Per-agent views of a group's memory, with the seed's API: `memory.status`, `memory.stream`.
 
-Every call is validated at once (a rejected call writes nothing) and then joins the group's
-batch for this event-loop turn, so agents stepping concurrently share embedding and Qdrant calls.
+Every call is validated at once (a rejected call writes nothing). Status updates apply at
+once and stream adds return their id at once, queued and written in one batch a loop turn
+later or before any read (memory.write_queue); searches join the group's batch for this
+event-loop turn, so agents stepping concurrently share embedding and ranking calls.
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ class StatusMemory:
         return {key: peek(self.agent_id, key) for key in keys}
 
     async def update(self, key: str, value: Any, mode: str = "replace") -> None:
-        """Set (`replace`) or extend (`merge`: dict update / list append) an attribute."""
-        update = self._group.check_update(self.agent_id, key, value, mode)
-        await self._group.submit_update(update)
+        """Set (`replace`) or extend (`merge`: dict update / list append) an attribute, at
+        once (an embedded attribute is re-embedded, batched, when KV search needs it)."""
+        self._group.kv_update_now(self.agent_id, key, value, mode)
 
     async def search(
         self, query: str, top_k: int = 3, filter: Mapping[str, Any] | None = None

@@ -1,8 +1,9 @@
 """One group's memory: every agent's KV state and stream, batched over one embedder and store.
 
 The runtime (or any caller) batches a tick's work through `add_many` / `search_many` /
-`update_many`; the per-agent views (`group.agent(id).stream.add(...)`) go through
-micro-batchers so agents stepping concurrently share those batched calls.
+`update_many`. The per-agent views (`group.agent(id).stream.add(...)`) share those batches:
+adds and KV updates return at once and are written in batches (memory.write_queue), searches
+go through a micro-batcher (one suspension each, one ranking call per loop turn).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from societas.memory.group_search import GroupSearch
 from societas.memory.group_state import GroupState
 from societas.memory.hot_store import HotStore
 from societas.memory.kv_index import KVDeferredStore, KVIndex
-from societas.memory.policies import default_summary, initial_layer
+from societas.memory.policies import default_summary
 from societas.memory.policy_state import PolicyState
 from societas.memory.profile_finmem import BoostLedger
 from societas.memory.profiles import AgentProfiles
@@ -45,9 +46,11 @@ from societas.memory.records import (
     MemoryHit,
     SearchRequest,
 )
-from societas.memory.records_meta import AccessLedger, meta_payload
+from societas.memory.records_meta import AccessLedger
 from societas.memory.sparse_index import SparseIndex
-from societas.memory.vectorstores import MemoryPoint, VectorStore, build_vector_store
+from societas.memory.stream_write import write_memories
+from societas.memory.vectorstores import VectorStore, build_vector_store
+from societas.memory.write_queue import OwnedLock, WriteQueue
 
 _ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of one run
 __all__ = ["TIE_MARGIN", "GroupMemory", "KVUpdate", "UpdateMode"]
@@ -134,7 +137,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
             )
         # One batched operation at a time: store calls run on worker threads, and another
         # batch must not see one half applied (hot columns vs the engine), so runs replay.
-        self._op_lock = asyncio.Lock()
+        self._op_lock = OwnedLock()
         self.max_importance: dict[int, float] = {}  # per agent: bounds warm-only memories
         self.ranker = Ranker(self)
         self.ram_ranker = RamRanker(self) if self.sparse_index is not None else None
@@ -147,9 +150,8 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.cognition = CognitiveMemory(self) if self.profiles.uses_cognitive else None
         self.expiring: dict[int, float] = {}  # hot/warm memories with an expiry → expires_at
         yields = self.config.batch_yields
-        self._add_batcher = MicroBatcher(self.add_many, yields)
+        self.writes = WriteQueue(self, yields)  # adds and KV updates return at once
         self._search_batcher = MicroBatcher(self.search_many, yields)
-        self._kv_update_batcher = MicroBatcher(self.update_many, yields)
         self._kv_search_batcher = MicroBatcher(self.kv_search_many, yields)
 
     # ------------------------------------------------------------------ agents
@@ -199,102 +201,64 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self._next_seq += n
         return [base | seq for seq in range(start, start + n)]
 
+    def _next_id(self) -> int:
+        seq = self._next_seq
+        self._next_seq = seq + 1
+        return (self.config.group_id << _ID_BITS) | seq
+
     async def add_many(self, requests: Sequence[AddRequest]) -> list[int]:
         """Write many agents' memories: one embedding batch, one upsert; returns their ids."""
         async with self._op_lock:
+            await self.writes.apply(kv=False)  # queued adds hold smaller ids: written first
             if not requests:
                 return []
             for r in requests:
                 self.require_agent(r.agent_id)
-            default = self.config.default_importance
-            importances = [default if r.importance is None else r.importance for r in requests]
-            texts = [r.description for r in requests]
-            vectors = await self.embedder.embed_documents(texts)
             ids = self._allocate_ids(len(requests))
-            clock = self.clock
-            day, t, now = clock.day, clock.t, clock.abs_seconds
-            # Payload fields cost ~6 µs each to hand to the engine, so absent ones are left out:
-            # the group is in the point id (id >> 40), links and location are set when they exist.
-            layered = self.profiles.any_forgetting
-            layers = [initial_layer(r.topic) for r in requests]
-            points = []
-            # Each memory gets a distinct time (+ id's low bits × 0.1 µs, < 0.11 s): ties in
-            # recency would otherwise be broken at random by the engine, and runs must replay.
-            times = [now + (point_id & 0xFFFFF) * 1e-7 for point_id in ids]
-            agent_ids = [r.agent_id for r in requests]
-            topics = [r.topic for r in requests]
-            if self.deferred is not None:  # into the RAM index; the engine gets it off hot
-                assert self.sparse_index is not None
-                sparse_vectors = [v.sparse for v in vectors]
-                self.sparse_index.add(ids, agent_ids, times, importances, topics, sparse_vectors)
-                self.deferred.defer(ids, agent_ids)
-            else:  # written through: the engine has it at once
-                for point_id, r, vec, imp, layer, stamp in zip(
-                    ids, requests, vectors, importances, layers, times, strict=True
-                ):
-                    payload = {
-                        "agent_id": r.agent_id,
-                        "topic": r.topic,
-                        "t": t,
-                        "time": stamp,
-                        "importance": imp,
-                        "text": r.description,
-                    }
-                    if r.location is not None:
-                        payload["location"] = r.location
-                    if layered:
-                        payload["layer"], payload["layer_since"] = layer, stamp
-                    payload.update(meta_payload(r.type, r.tags, r.metadata, r.expires_at))
-                    points.append(MemoryPoint(point_id, vec, payload))
-            if points:
-                await self.store.upsert(points)
-                self.counters["vector_upserts"] += len(points)
-            self.hot.append_many(
-                ids,
-                agent_ids,
-                topics,
-                texts,
-                [r.location for r in requests],
-                importances,
-                day,
-                t,
-                times,
-                layers,
-                [r.type for r in requests],
-                [r.expires_at for r in requests],
-            )
-            for point_id, r in zip(ids, requests, strict=True):
-                if r.tags:
-                    self.hot.tags[point_id] = r.tags
-                if r.metadata:
-                    self.hot.metadata[point_id] = r.metadata
-                if r.expires_at is not None:
-                    self.expiring[point_id] = r.expires_at
-            warm_counts, max_importance = self.warm_counts, self.max_importance
-            for r, imp in zip(requests, importances, strict=True):
-                agent_id = r.agent_id
-                warm_counts[agent_id] = warm_counts.get(agent_id, 0) + 1
-                if imp > max_importance.get(agent_id, -1.0):
-                    max_importance[agent_id] = imp
-            if self.access_log is not None:
-                for r, point_id in zip(requests, ids, strict=True):
-                    self.access_log.log(now, "write", [(r.agent_id, point_id)], r.topic)
-            self.counters["adds"] += len(requests)
-            self.counters["embedded_texts"] += len(texts)
+            await write_memories(self, requests, ids)
             return ids
+
+    async def write_memories(
+        self,
+        requests: Sequence[AddRequest],
+        ids: Sequence[int],
+        stamp: tuple[int, float] | None = None,
+    ) -> None:
+        """Store memories under ids already taken, at clock `stamp` (day, t; None: now), as
+        memory.stream_write does; the operation lock is held."""
+        await write_memories(self, requests, ids, stamp)
 
     # ------------------------------------------------------------------ batching entry points
 
     async def submit_add(self, request: AddRequest) -> int:
+        """Queue one validated memory and return its id at once, without suspending: it is
+        written a loop turn later with the others queued, and before any read sees memories."""
         self.require_agent(request.agent_id)
-        return await self._add_batcher.submit(request)
+        memory_id = self._next_id()
+        clock = self.clock
+        self.writes.add(request, memory_id, (clock.day, clock.t))
+        return memory_id
 
     async def submit_search(self, request: SearchRequest) -> list[MemoryHit]:
         self.require_agent(request.agent_id)
         return await self._search_batcher.submit(request)
 
     async def submit_update(self, update: KVUpdate) -> None:
-        await self._kv_update_batcher.submit(update)
+        """Apply one checked KV write at once (embedding deferred, see memory.write_queue)."""
+        self.kv_apply(update.agent_id, update.key, update.value, update.mode)
+
+    async def sync_writes(self, kv: bool = False) -> None:
+        """Write queued adds (and with `kv` stale KV embeddings) before a read: every read
+        sees the writes made before it. Inside a locked operation the lock is not retaken."""
+        writes = self.writes
+        if not writes.adds and not (kv and writes.kv):
+            return
+        lock = self._op_lock
+        if lock.owner is not None and lock.owner is asyncio.current_task():
+            await writes.apply(kv)
+            return
+        async with lock:
+            await writes.apply(kv)
 
     async def submit_kv_search(self, request: KVSearchRequest) -> list[KVHit]:
         self.require_agent(request.agent_id)
@@ -303,10 +267,12 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     # ------------------------------------------------------------------ tiers
     async def end_tick(self) -> dict[str, int]:
         """Tier migration at the end of a tick (hot eviction, warm → cold moves)."""
+        await self.sync_writes()
         return await tiering.end_tick(self)
 
     async def tier_counts(self) -> dict[str, int]:
         """Memories per tier: hot ⊂ warm (RAM copy), cold apart; total = warm + cold."""
+        await self.sync_writes()
         await tiering.recover(self)
         warm = await self.store.count()
         return {
@@ -319,6 +285,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         """Write this group's memory to `directory` atomically (see memory.checkpoint)."""
         from societas.memory.checkpoint import checkpoint
 
+        await self.sync_writes(kv=True)
         return await checkpoint(self, Path(directory))
 
     @classmethod
@@ -331,12 +298,15 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     # ------------------------------------------------------------------ lifecycle
     async def memory_count(self, agent_id: int | None = None) -> int:
         """Stream memories in the vector store (all agents, or one)."""
+        await self.sync_writes()
         return await self.store.count(agent_id=agent_id)
 
     async def flush(self) -> None:
+        await self.sync_writes(kv=True)
         await self.store.flush()
         await self.kv_store.flush()
 
     async def close(self) -> None:
+        await self.sync_writes(kv=True)
         await self.store.close()
         await self.kv_store.close()

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from societas.memory.embedding.base import TextVectors
     from societas.memory.kv_index import KVIndex
     from societas.memory.vectorstores import VectorStore
+    from societas.memory.write_queue import WriteQueue
 
 UpdateMode = Literal["replace", "merge"]
 
@@ -46,6 +47,7 @@ class GroupKV:
     _kv: dict[str, dict[int, Any]]
     _kv_point: dict[tuple[int, str], int]
     kv_index: KVIndex | None
+    writes: WriteQueue
 
     if TYPE_CHECKING:  # provided by GroupMemory
 
@@ -81,6 +83,12 @@ class GroupKV:
 
     def check_update(self, agent_id: int, key: str, value: Any, mode: str) -> KVUpdate:
         """Validate one KV write (agent, key, mode, type) without applying it."""
+        value = self._checked(agent_id, key, value, mode)
+        # Validated just above: skip pydantic's second pass (this runs per value per tick).
+        return KVUpdate.model_construct(agent_id=agent_id, key=key, value=value, mode=mode)
+
+    def _checked(self, agent_id: int, key: str, value: Any, mode: str) -> Any:
+        """The value of one KV write once checked (a private copy of a list or dict)."""
         self.require_agent(agent_id)
         if mode not in ("replace", "merge"):
             raise ValueError(f"mode must be 'replace' or 'merge', got {mode!r}")
@@ -93,29 +101,35 @@ class GroupKV:
             raise ValueError(f"mode 'merge' needs a list or dict attribute; {key!r} is {attr.type}")
         if isinstance(value, list | dict):
             value = copy.deepcopy(value)  # the caller may keep mutating its object
-        # Validated just above: skip pydantic's second pass (this runs per value per tick).
-        return KVUpdate.model_construct(agent_id=agent_id, key=key, value=value, mode=mode)
+        return value
+
+    def kv_update_now(self, agent_id: int, key: str, value: Any, mode: str = "replace") -> None:
+        """Validate and apply one KV write at once (no suspension); an embedded attribute is
+        re-embedded when something reads embeddings (memory.write_queue)."""
+        self.kv_apply(agent_id, key, self._checked(agent_id, key, value, mode), mode)
+
+    def kv_apply(self, agent_id: int, key: str, value: Any, mode: str) -> None:
+        """Apply one checked KV write: the value now, its embedding queued."""
+        if mode == "merge":
+            current = self.kv_get(agent_id, key)
+            if isinstance(current, dict):
+                value = {**current, **value}
+            else:
+                value = [*current, *(value if isinstance(value, list) else [value])]
+        self._kv[key][agent_id] = value
+        self.counters["kv_updates"] += 1
+        if self.memory_config.attributes[key].whether_embedding:
+            slot = (agent_id, key)
+            if slot not in self._kv_point:  # ids in call order, as stream adds take theirs
+                self._kv_point[slot] = self._allocate_ids(1)[0]
+            self.writes.touch_kv(slot)
 
     async def update_many(self, updates: Sequence[KVUpdate]) -> list[None]:
         """Apply checked KV writes in order; embedded attributes are re-embedded, in place."""
         async with self._op_lock:
-            staged: dict[tuple[int, str], Any] = {}
             for update in updates:
-                slot = (update.agent_id, update.key)
-                if update.mode == "replace":
-                    staged[slot] = update.value
-                    continue
-                current = staged[slot] if slot in staged else self.kv_get(*slot)
-                if isinstance(current, dict):
-                    staged[slot] = {**current, **update.value}
-                else:
-                    extra = update.value if isinstance(update.value, list) else [update.value]
-                    staged[slot] = [*current, *extra]
-            embedded = {a.name for a in self.memory_config.embedded}
-            await self._embed_kv([(a, k, v) for (a, k), v in staged.items() if k in embedded])
-            for (agent_id, key), value in staged.items():
-                self._kv[key][agent_id] = value
-            self.counters["kv_updates"] += len(updates)
+                self.kv_apply(update.agent_id, update.key, update.value, update.mode)
+            await self.writes.apply()
             return [None] * len(updates)
 
     async def _embed_kv(self, items: Sequence[tuple[int, str, Any]]) -> None:
@@ -147,6 +161,7 @@ class GroupKV:
     async def kv_search_many(self, requests: Sequence[KVSearchRequest]) -> list[list[KVHit]]:
         """Search each agent's embedded attributes by relevance to a query."""
         async with self._op_lock:
+            await self.writes.apply()  # attributes changed since: embedded now, in one batch
             for r in requests:
                 self.require_agent(r.agent_id)
                 for key in r.keys or ():

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from societas.memory.ranking import Ranker
     from societas.memory.records_meta import AccessLedger
     from societas.memory.vectorstores import VectorStore
+    from societas.memory.write_queue import WriteQueue
 
 
 class GroupSearch:
@@ -55,10 +56,13 @@ class GroupSearch:
     access_log: AccessLog | None
     expiring: dict[int, float]
     _op_lock: asyncio.Lock
+    writes: WriteQueue
 
     if TYPE_CHECKING:  # provided by GroupMemory
 
         def require_agent(self, agent_id: int) -> None: ...
+
+        async def sync_writes(self, kv: bool = False) -> None: ...
 
     async def search_many(self, requests: Sequence[SearchRequest]) -> list[list[MemoryHit]]:
         """Rank many agents' memories by α·recency + β·importance + γ·relevance.
@@ -71,6 +75,7 @@ class GroupSearch:
             flat, spans = per_layer
             return merge_layers(await self.search_many(flat), spans)
         async with self._op_lock:
+            await self.writes.apply(kv=False)  # read-your-writes: queued adds first
             if not requests:
                 return []
             for r in requests:
@@ -257,6 +262,7 @@ class GroupSearch:
         self, memory_ids: Sequence[int], agent_id: int | None = None
     ) -> dict[int, MemoryRecord]:
         """Unexpired records by id from any tier (of `agent_id` when given); absent: left out."""
+        await self.sync_writes()
         records = await self._records(memory_ids)
         missing = [i for i in memory_ids if i not in records]
         if missing:

@@ -162,6 +162,7 @@ async def test_reconsolidation_writes_on_the_tier_schedule_not_per_recall(group_
     ids = [
         await s.add("event", f"the market sold apples batch {i}", importance=0.4) for i in range(3)
     ]
+    await g.sync_writes()  # queued adds written (the store is used directly below)
     if g.deferred is not None:
         await g.deferred.persist(ids)  # in the engine: reconsolidation must reach it
     counting.set_payload_calls.clear()

@@ -66,6 +66,7 @@ async def test_edge_and_qdrant_return_the_same_top_hits(group_factory):
 async def test_edge_shard_reopened_from_disk_answers_the_same(group_factory, bm25_embedder):
     group = group_factory("edge")
     await fill(group)
+    await group.sync_writes()  # queued adds written before the store is used directly
     now = group.clock.abs_seconds
     vectors = await bm25_embedder.embed_queries(QUERIES)
     queries = [

@@ -21,14 +21,51 @@ async def test_concurrent_agents_share_one_batch(group_factory, bm25_embedder):
         return memory_id, hits
 
     results = await asyncio.gather(*(step(a) for a in range(50)))
-    assert group._add_batcher.batches == 1 and group._add_batcher.items == 50
+    assert group.writes.drains == 1  # the 50 adds: one write (one embedding call)
     assert group._search_batcher.batches == 1
-    assert group._kv_update_batcher.batches == 1
     for agent_id, (memory_id, hits) in enumerate(results):
         assert [h.id for h in hits] == [memory_id]
         assert hits[0].text == f"agent {agent_id} saw the parade"
     ids = [memory_id for memory_id, _ in results]
     assert ids == sorted(ids)  # submission order: deterministic ids
+    assert len(group.writes.kv) == 50  # thoughts set, their embeddings wait for a KV search
+    found = await group.agent(7).status.search("parade number 7", top_k=1)
+    assert [(h.key, h.value) for h in found] == [("thought", "parade number 7")]
+    assert not group.writes.kv
+
+
+async def test_rejected_call_writes_nothing_and_a_failed_write_is_not_lost(group_factory):
+    group = group_factory("edge", tiers={"ram_index": False})  # written through at add
+    await group.add_agents({1: {}})
+    memory = group.agent(1)
+    with pytest.raises(ValueError, match="description"):
+        await memory.stream.add("event", "   ")  # rejected before anything is queued
+    with pytest.raises(TypeError, match="thought"):
+        await memory.status.update("thought", 42)
+    assert len(group.writes) == 0
+
+    async def broken_upsert(points):
+        raise ConnectionError("vector store unreachable")
+
+    # The real stores stay intact; only their writes fail.
+    real, real_kv = group.store.upsert, group.kv_store.upsert
+    group.store.upsert = group.kv_store.upsert = broken_upsert
+    memory_id = await memory.stream.add("event", "this must not be lost")  # id at once
+    await memory.status.update("thought", "nor must this")
+    assert await memory.status.get("thought") == "nor must this"  # the value: at once
+    for _ in range(3):  # the drain task's write fails: logged, kept queued
+        await asyncio.sleep(0)
+    assert len(group.hot) == 0 and group.writes.add_ids == [memory_id]
+    with pytest.raises(ConnectionError):  # the next read retries the write and raises
+        await memory.stream.search("lost")
+    with pytest.raises(ConnectionError):
+        await memory.status.search("nor must this")
+    group.store.upsert, group.kv_store.upsert = real, real_kv
+    assert [h.id for h in await memory.stream.search("lost")] == [memory_id]
+    assert [h.value for h in await memory.status.search("nor must this", top_k=1)] == [
+        "nor must this"
+    ]
+    assert len(group.writes) == 0
 
 
 async def test_batch_failure_reaches_every_caller():
@@ -38,23 +75,6 @@ async def test_batch_failure_reaches_every_caller():
     batcher = MicroBatcher(explode)
     results = await asyncio.gather(*(batcher.submit(i) for i in range(3)), return_exceptions=True)
     assert all(isinstance(r, RuntimeError) and "engine down (3)" in str(r) for r in results)
-
-
-async def test_failed_batch_writes_nothing(group_factory):
-    group = group_factory("edge", tiers={"ram_index": False})  # written through at add
-    await group.add_agents({1: {}})
-
-    async def broken_upsert(points):
-        raise ConnectionError("vector store unreachable")
-
-    # The real stores stay intact; only their writes fail.
-    group.store.upsert = group.kv_store.upsert = broken_upsert
-    with pytest.raises(ConnectionError):
-        await group.agent(1).stream.add("event", "this must not half-exist")
-    assert len(group.hot) == 0
-    with pytest.raises(ConnectionError):
-        await group.agent(1).status.update("thought", "neither must this")
-    assert await group.agent(1).status.get("thought") != "neither must this"
 
 
 async def test_failed_late_write_keeps_the_memories(group_factory):

@@ -94,6 +94,7 @@ async def test_per_layer_retrieval_returns_from_every_layer(finmem_group):
         await s.add("reflection", f"insight {k} on grain prices", importance=0.9) for k in range(3)
     ]
     now = g.clock.abs_seconds
+    await g.sync_writes()  # queued adds written before the store is used directly
     for layer in ("mid", "long"):
         await g.store.set_payload(ids[layer], {"layer": layer, "layer_since": now})
         for memory_id in ids[layer]:
@@ -114,6 +115,7 @@ async def test_forgetting_pass_demotes_by_importance(finmem_group):
     g = finmem_group
     s = g.agent(1).stream
     memory_id = await s.add("event", "a middling rumour about rates", importance=0.5)
+    await g.sync_writes()  # queued adds written before the store is used directly
     now = g.clock.abs_seconds
     await g.store.set_payload([memory_id], {"layer": "mid", "layer_since": now})
     g.hot.set_layer(memory_id, "mid", 0.5, now)
