@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.embedding.base import TextVectors
+from societas.memory.pending_points import hot_payloads, index_vectors
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
 
 if TYPE_CHECKING:
@@ -69,7 +70,10 @@ class DeferredStore:
         todo = sorted(self.pending) if ids is None else sorted(i for i in ids if i in self.pending)
         if not todo:
             return 0
-        points = [MemoryPoint(i, self._vectors(i), self._payload(i)) for i in todo]
+        payloads = hot_payloads(self.group, todo, self.patches)  # one pass over the batch
+        assert self.group.sparse_index is not None
+        vectors = index_vectors(self.group.sparse_index, todo, self.pending)
+        points = list(map(MemoryPoint, todo, vectors, payloads))
         await self.inner.upsert(points)
         for memory_id in todo:
             del self.pending[memory_id]

@@ -49,7 +49,8 @@ def _edge_vectors(vectors: TextVectors) -> dict[str, Any]:
     if vectors.dense is not None:
         named[DENSE] = list(vectors.dense)
     if vectors.sparse is not None:
-        named[SPARSE] = qe.SparseVector(list(vectors.sparse.indices), list(vectors.sparse.values))
+        # Typed arrays go in as they are (a list of each first cost ~0.3 µs more a point).
+        named[SPARSE] = qe.SparseVector(vectors.sparse.indices, vectors.sparse.values)
     return named
 
 

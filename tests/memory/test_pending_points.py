@@ -1,0 +1,54 @@
+"""The batch builder of late engine writes gives exactly the per-memory payloads and vectors."""
+
+from __future__ import annotations
+
+import pytest
+
+from societas.memory.deferred_store import hot_payload
+from societas.memory.pending_points import hot_payloads, index_vectors
+
+
+@pytest.mark.parametrize("profile", ["default", "finmem"])
+async def test_batch_points_equal_the_per_memory_ones(group_factory, profile):
+    group = group_factory("edge", profile=profile)
+    await group.add_agents({1: {}, 2: {}, 3: {}})
+    ids = []
+    for n in range(12):
+        agent = 1 + n % 3
+        extra = {}
+        if n % 4 == 1:
+            extra = {"tags": ["market", f"t{n}"], "metadata": {"b": n, "a": [1, 2]}}
+        if n % 5 == 2:
+            extra |= {"type": "semantic", "expires_at": 9e9}
+        ids.append(
+            await group.agent(agent).stream.add(
+                "event" if n % 2 else "reflection",
+                f"note {n} about the storm and the market",
+                importance=round(0.05 * n, 2),
+                location="park" if n % 3 == 0 else None,
+                **extra,
+            )
+        )
+    s1 = group.agent(1).stream
+    await s1.add_cognition_to_memory([ids[0], ids[3]], ids[6])  # links and evidence
+    for memory_id in ids[::4]:  # reads counted (a search does this; FinMem's goes to the engine)
+        group.hot.touch(memory_id, 1234.5)
+    await group.store.set_payload([ids[4]], {"importance": 0.77})  # a pending patch
+    deferred = group.deferred
+    assert deferred is not None and set(ids) <= set(deferred.pending)
+    todo = sorted(deferred.pending)
+    expected = [{**hot_payload(group, i), **deferred.patches.get(i, {})} for i in todo]
+    got = hot_payloads(group, todo, deferred.patches)
+    assert got == expected
+    assert [list(p) for p in got] == [list(p) for p in expected]  # same key order too
+    assert any("links" in p for p in got) and any("evidence" in p for p in got)
+    assert any("access_count" in p for p in got) and any("tags" in p for p in got)
+    assert any(p.get("layer") for p in got) == (profile == "finmem")
+    vectors = index_vectors(group.sparse_index, todo, deferred.pending)
+    assert vectors == [deferred._vectors(i) for i in todo]
+    assert all(v.sparse is not None and not v.sparse.is_empty() for v in vectors)
+    written = await deferred.persist()  # the batch path end to end: what a read gives back
+    assert written == len(todo)
+    stored = await deferred.inner.retrieve(todo)
+    assert [stored[i]["text"] for i in todo] == [p["text"] for p in expected]
+    assert stored[ids[4]]["importance"] == 0.77
