@@ -45,6 +45,7 @@ KV_POINT_SCHEMA = pa.schema(
         ("dense", pa.list_(pa.float32())),
     ]
 )
+READS_SCHEMA = pa.schema([("id", pa.int64()), ("reads", pa.int64()), ("last", pa.float64())])
 PAGE = 10_000
 
 
@@ -102,7 +103,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     if directory.exists():
         raise FileExistsError(f"checkpoint directory {str(directory)!r} already exists")
     await tiering.recover(group)
-    await group.access.flush(group.store, group.hot)  # read counts survive the checkpoint
+    reads = group.access.get_state()  # read counts not yet in the store: kept, not written
     await group.store.optimize()  # deleted (cold) points leave IDF: the rebuilt store matches
     await group.flush()
     warm, pending_ids = await _warm_and_pending(group.store)
@@ -121,6 +122,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     def write() -> dict[str, Any]:
         tmp.mkdir(parents=True)
         write_parquet_atomic(tmp / "kv.parquet", pa.table(kv_rows, schema=KV_SCHEMA))
+        write_parquet_atomic(tmp / "reads.parquet", pa.table(reads, schema=READS_SCHEMA))
         write_parquet_atomic(tmp / "hot.parquet", rows_table(_hot_points(group.hot)))
         write_parquet_atomic(tmp / "warm.rows.parquet", rows_table(warm))
         write_parquet_atomic(tmp / "warm.vectors.parquet", vectors_table(warm))
@@ -245,6 +247,8 @@ async def restore(
     if group.cognition is not None and state.get("cognitive"):  # buffers, working memory
         group.cognition.set_state(state["cognitive"])
     group.boosts.set_state(group, state.get("boosts", []))
+    if (directory / "reads.parquet").exists():  # older checkpoints wrote reads to the store
+        group.access.set_state(pq.read_table(directory / "reads.parquet").to_pydict())
     if (directory / "associations.parquet").exists():  # older checkpoints have none
         group.associations = AssociationIndex.from_table(
             pq.read_table(directory / "associations.parquet")

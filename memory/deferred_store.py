@@ -75,6 +75,7 @@ class DeferredStore:
         vectors = index_vectors(self.group.sparse_index, todo, self.pending)
         points = list(map(MemoryPoint, todo, vectors, payloads))
         await self.inner.upsert(points)
+        self.group.access.forget(todo)  # their reads are in the written hot rows
         for memory_id in todo:
             del self.pending[memory_id]
             self.patches.pop(memory_id, None)

@@ -158,6 +158,19 @@ class AccessLedger:
             self.pending.pop(memory_id, None)
             self.last.pop(memory_id, None)
 
+    def get_state(self) -> dict[str, list[Any]]:
+        """Reads not yet in the store, as columns (a checkpoint keeps them, unwritten)."""
+        ids = sorted(self.pending)
+        return {
+            "id": ids,
+            "reads": [self.pending[i] for i in ids],
+            "last": [self.last[i] for i in ids],
+        }
+
+    def set_state(self, state: dict[str, list[Any]]) -> None:
+        self.pending = dict(zip(state["id"], state["reads"], strict=True))
+        self.last = dict(zip(state["id"], state["last"], strict=True))
+
     def patch(self, payloads: Iterable[tuple[int, dict[str, Any]]], hot: HotStore) -> None:
         """Put pending counts into payloads leaving warm (to cold): no store write needed."""
         for memory_id, payload in payloads:

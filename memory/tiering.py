@@ -185,9 +185,12 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
     if group.ticks_since_migration >= cfg.migrate_every_ticks:
         group.ticks_since_migration = 0
         await remove_expired(group, now)
-        # Reads reach the store on this schedule (and before a checkpoint or forgetting pass):
-        # until then hot counts live in RAM and warm-only ones are overlaid from the ledger.
-        await group.access.flush(group.store, group.hot, with_hot=False)
+        # Read counts are not written here: hot ones live in the hot columns (written with the
+        # memory when it leaves hot), warm ones in the ledger, overlaid on every read, put into
+        # the rows that move to cold, kept by checkpoints, and written only before a pass that
+        # reads them from the store (forgetting, importance). A daily write of every warm
+        # memory read that day rewrote its payload in the engine: ~2 KB of RAM each (measured:
+        # 300 agents × 200 memories, net RAM per agent 503 → 361 KB).
         await group.boosts.flush(group)  # FinMem access boosts: one pass, not per hit
         moved = await _move_to_cold(group, now)
         if group.access_log is not None:

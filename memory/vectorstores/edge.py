@@ -92,9 +92,18 @@ class EdgeVectorStore:
         )
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdrant-edge")
         if self.path.exists() and any(self.path.iterdir()):
-            self._shard = qe.EdgeShard.load(str(self.path), config)
+            self._shard = qe.EdgeShard.load(str(self.path), config)  # keeps its WAL setting
         else:
             self.path.mkdir(parents=True, exist_ok=True)
+            # No write-ahead log: a shard is never reopened after a crash (a lost group is
+            # rebuilt from its last checkpoint, taken after `flush`), and the WAL's mmapped
+            # segments cost ~0.3 KB of RAM a point.
+            config = qe.EdgeConfig(
+                vectors=vectors,
+                sparse_vectors=sparse_vectors,
+                optimizers=optimizers,
+                wal_enabled=False,
+            )
             self._shard = qe.EdgeShard.create(str(self.path), config)
             for name, kind in indexes.items():
                 self._shard.update(qe.UpdateOperation.create_field_index(name, _index_params(kind)))

@@ -152,3 +152,18 @@ async def test_kv_search_from_ram_equals_the_engines(group_factory):
     assert on.kv_store.dirty  # nothing written to the KV engine yet
     await on.close()
     assert not on.kv_store.dirty
+
+
+async def test_reads_while_hot_are_counted_once_after_the_memory_leaves_hot(group_factory):
+    group = group_factory("edge", tiers={"hot_cap_per_agent": 1, "migrate_every_ticks": 1})
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    read = await s.add("event", "the storm hit the harbour")
+    assert [h.id for h in await s.search("storm harbour", top_k=1)] == [read]
+    await s.add("event", "coffee at the bakery")
+    await group.end_tick()  # `read` leaves hot: written with its count from the hot columns
+    assert read not in group.hot and read not in group.deferred.pending
+    assert (await s.get_by_ids([read]))[0].access_count == 1
+    await group.access.flush(group.store, group.hot)
+    assert (await group.store.inner.retrieve([read]))[read]["access_count"] == 1
+    await group.close()
