@@ -12,14 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.associations import Association
-from societas.memory.records import (
-    AddRequest,
-    KVHit,
-    KVSearchRequest,
-    MemoryHit,
-    MemoryRecord,
-    SearchRequest,
-)
+from societas.memory.fast_requests import add_request, search_request
+from societas.memory.records import KVHit, KVSearchRequest, MemoryHit, MemoryRecord
 
 if TYPE_CHECKING:
     from societas.memory.cognitive_group import CognitiveMemory
@@ -88,14 +82,7 @@ class StreamMemory:
     ) -> int:
         """Remember `description` now (day and t from the clock); returns the memory id.
         `record` takes the typed-record fields: type, tags, metadata, expires_at."""
-        request = AddRequest(
-            agent_id=self.agent_id,
-            topic=topic,
-            description=description,
-            importance=importance,
-            location=location,
-            **record,
-        )
+        request = add_request(self.agent_id, topic, description, importance, location, record)
         return await self._group.submit_add(request)
 
     async def search(
@@ -115,19 +102,19 @@ class StreamMemory:
         """Best memories for `query`, optionally within a topic, days, times of day, place;
         `tiers=("hot", "warm", "cold")` also searches the cold Parquet tier; `expand=True`
         adds memories linked to the hits (associations, with decaying weight)."""
-        request = SearchRequest(
-            agent_id=self.agent_id,
-            query=query,
-            topic=topic,
-            top_k=top_k,
+        request = search_request(
+            self.agent_id,
+            query,
+            topic,
+            top_k,
             day_range=day_range,
             time_range=time_range,
             location=location,
             tiers=tuple(tiers),
             expand=expand,
-            types=None if types is None else tuple(types),  # type: ignore[arg-type]
+            types=None if types is None else tuple(types),
             tags=None if tags is None else tuple(tags),
-            layers=None if layers is None else tuple(layers),  # type: ignore[arg-type]
+            layers=None if layers is None else tuple(layers),
         )
         return await self._group.submit_search(request)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from societas.memory.associations import Association, AssociationIndex, weighted_neighbours
 from societas.memory.cold import cold_relevance
+from societas.memory.hits import HotHits
 from societas.memory.profile_finmem import layered_requests, merge_layers
 from societas.memory.ranking import RankJob
 from societas.memory.records import (
@@ -98,9 +99,10 @@ class GroupSearch:
                 [p.id for job in jobs.values() for p in job.hits if p.id not in hot], payloads
             )
             results: list[list[MemoryHit]] = [[] for _ in requests]
+            hot_hit = HotHits(hot)  # after the last await: the hot columns stay as they are
             for i, job in jobs.items():
                 results[i] = [
-                    hot.hit(p.id, p.score) if p.id in hot else _hit(records[p.id], p.score, "warm")
+                    hot_hit(p.id, p.score) if p.id in hot else _hit(records[p.id], p.score, "warm")
                     for p in job.hits
                     if p.id in hot or p.id in records
                 ]

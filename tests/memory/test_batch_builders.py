@@ -1,4 +1,4 @@
-"""The batch builder of late engine writes gives exactly the per-memory payloads and vectors."""
+"""Batch builders (late engine writes, search hits) give exactly the per-memory results."""
 
 from __future__ import annotations
 
@@ -52,3 +52,23 @@ async def test_batch_points_equal_the_per_memory_ones(group_factory, profile):
     stored = await deferred.inner.retrieve(todo)
     assert [stored[i]["text"] for i in todo] == [p["text"] for p in expected]
     assert stored[ids[4]]["importance"] == 0.77
+
+
+async def test_hot_hits_equal_the_hot_store_ones(group_factory):
+    from societas.memory.hits import HotHits
+
+    group = group_factory("edge")
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    ids = [
+        await s.add("event", "plain"),
+        await s.add("event", "rich", 0.3, "park", tags=["x"], metadata={"a": 1}, type="semantic"),
+        await s.add("reflection", "expiring", expires_at=1e6),
+    ]
+    await s.add_cognition_to_memory(ids[:2], ids[2])
+    await s.search("plain rich expiring")  # read counts and times
+    hits = HotHits(group.hot)
+    for memory_id in ids:
+        mine, theirs = hits(memory_id, 0.5), group.hot.hit(memory_id, 0.5)
+        assert mine == theirs and list(mine.__dict__) == list(theirs.__dict__)
+        assert mine.model_fields_set == theirs.model_fields_set

@@ -1,0 +1,95 @@
+"""Requests built without pydantic equal the validated ones; bad input still fails clearly."""
+
+from __future__ import annotations
+
+import math
+
+import pydantic
+import pytest
+
+from societas.memory.fast_requests import add_request, search_request
+from societas.memory.records import AddRequest, SearchRequest
+
+ADDS = [
+    ("event", "a storm came", None, None, {}),
+    ("event", "a storm came", 0.25, "park", {}),
+    ("e" * 64, "text", 1.0, None, {}),
+    ("event", "text", 1, None, {}),  # int importance: the model makes it 1.0
+    ("event", "text", 0.5, None, {"tags": ["a", "a", "b"], "metadata": {"k": 1}}),
+    ("event", "text", None, None, {"type": "semantic", "expires_at": 10.0}),
+]
+
+
+@pytest.mark.parametrize(("topic", "text", "importance", "location", "record"), ADDS)
+def test_add_request_equals_the_validated_model(topic, text, importance, location, record):
+    fast = add_request(3, topic, text, importance, location, dict(record))
+    slow = AddRequest(
+        agent_id=3,
+        topic=topic,
+        description=text,
+        importance=importance,
+        location=location,
+        **record,
+    )
+    assert type(fast) is AddRequest and fast == slow
+    assert fast.model_dump() == slow.model_dump()
+    with pytest.raises(pydantic.ValidationError):
+        fast.topic = "frozen"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("topic", "text", "importance", "field"),
+    [
+        ("", "text", None, "topic"),
+        ("e" * 65, "text", None, "topic"),
+        ("event", "   ", None, "description"),
+        ("event", 42, None, "description"),
+        ("event", "text", 1.5, "importance"),
+        ("event", "text", math.nan, "importance"),
+        ("event", "text", -0.1, "importance"),
+    ],
+)
+def test_bad_add_arguments_fail_as_the_model_does(topic, text, importance, field):
+    with pytest.raises(pydantic.ValidationError, match=field):
+        add_request(3, topic, text, importance, None, {})
+
+
+SEARCH_DEFAULTS = {
+    "day_range": None,
+    "time_range": None,
+    "location": None,
+    "tiers": ("hot", "warm"),
+    "expand": False,
+    "types": None,
+    "tags": None,
+    "layers": None,
+}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"topic": "social"},
+        {"top_k": 1000},
+        {"day_range": (1, 2)},
+        {"tiers": ("hot",)},
+        {"tags": ("a",)},
+        {"expand": True, "location": "park"},
+    ],
+)
+def test_search_request_equals_the_validated_model(changes):
+    args = {"topic": None, "top_k": 3, **SEARCH_DEFAULTS, **changes}
+    fast = search_request(5, "storm market", **args)
+    slow = SearchRequest(agent_id=5, query="storm market", **args)
+    assert type(fast) is SearchRequest and fast == slow
+    assert fast.model_dump() == slow.model_dump()
+
+
+@pytest.mark.parametrize(
+    ("query", "top_k", "field"),
+    [("  ", 3, "query"), (None, 3, "query"), ("q", 0, "top_k"), ("q", 1001, "top_k")],
+)
+def test_bad_search_arguments_fail_as_the_model_does(query, top_k, field):
+    with pytest.raises(pydantic.ValidationError, match=field):
+        search_request(5, query, None, top_k, **SEARCH_DEFAULTS)
