@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 _new = MemoryHit.__new__
 _set = object.__setattr__
+# Every field is given, so every hit has the same "fields set"; one set serves them all (the
+# model is frozen, and pydantic copies the set before changing it in `model_copy`).
+_ALL_SET = set(MemoryHit.model_fields)
 
 
 class HotHits:
@@ -58,7 +61,7 @@ class HotHits:
         }
         hit = _new(MemoryHit)
         _set(hit, "__dict__", fields)
-        _set(hit, "__pydantic_fields_set__", set(fields))
+        _set(hit, "__pydantic_fields_set__", _ALL_SET)
         _set(hit, "__pydantic_extra__", None)
         _set(hit, "__pydantic_private__", None)
         return hit
