@@ -17,6 +17,7 @@ import networkx as nx
 import numpy as np
 
 from societas.agents.environment import Place, TownMap
+from societas.agents.friends import FriendTable
 from societas.agents.scenario import ScenarioConfig, Selector
 
 FIRST = (
@@ -164,7 +165,7 @@ class Population:
 
     town: TownMap
     profiles: tuple[Profile, ...]
-    friends: FrozenDict  # agent id -> tuple of (friend id, tie strength)
+    friends: FriendTable  # agent id -> tuple of (friend id, tie strength)
 
     def __len__(self) -> int:
         return len(self.profiles)
@@ -290,8 +291,7 @@ def generate(cfg: ScenarioConfig) -> Population:
     friends = social_network(cfg, profiles, rng)
     for p in profiles:
         p.seal()
-    shared = FrozenDict({i: tuple(f) for i, f in friends.items()})
-    return Population(town=town, profiles=tuple(profiles), friends=shared)
+    return Population(town=town, profiles=tuple(profiles), friends=FriendTable(friends, n))
 
 
 def apply_profile_file(cfg: ScenarioConfig, profiles: list[Profile], works: list[str]) -> None:
