@@ -71,7 +71,9 @@ class GroupSearch:
         Every hot and warm memory of the agent competes (see memory.ranking); `tiers` with
         "cold" adds a Parquet scan of the agent's cold memories, rescored the same way.
         """
-        per_layer = layered_requests(self.profiles, requests)
+        per_layer = (
+            layered_requests(self.profiles, requests) if self.profiles.any_forgetting else None
+        )
         if per_layer is not None:  # FinMem: top_k of every layer, merged
             flat, spans = per_layer
             return merge_layers(await self.search_many(flat), spans)

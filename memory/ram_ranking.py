@@ -85,7 +85,8 @@ class RamRanker:
             raw = index.relevance(p, index.query_weights(job.vectors.sparse))
             if relevant_only_cfg and has_terms(job.vectors):
                 mask = raw > 0 if mask is None else mask & (raw > 0)
-            relevance = np.where(raw > 0, raw / (raw + k_sat), 0.0) if saturate else raw
+            # raw >= 0 and k > 0, so raw / (raw + k) is already 0.0 where raw is (no where()).
+            relevance = raw / (raw + k_sat) if saturate else raw
             score = alpha * np.exp(log_decay * np.abs(now - times))
             score += beta * np.frombuffer(p.importances, np.float64)
             score += gamma * relevance
