@@ -96,17 +96,19 @@ class GroupSearch:
                 if mmr is not None:
                     job.hits = self._diversify(job.hits, job.limit, mmr)
             payloads = {k: v for job in jobs.values() for k, v in job.payloads.items()}
-            hot = self.hot
             records = await self._records(
-                [p.id for job in jobs.values() for p in job.hits if p.id not in hot], payloads
+                [p.id for job in jobs.values() for p in job.hits if p.id not in self.hot], payloads
             )
             results: list[list[MemoryHit]] = [[] for _ in requests]
-            hot_hit = HotHits(hot)  # after the last await: the hot columns stay as they are
+            hot_hit = HotHits(self.hot)  # after the last await: the hot columns stay as they are
+            in_hot = hot_hit.row_of  # id → row of every hot memory (membership, no call)
             for i, job in jobs.items():
                 results[i] = [
-                    hot_hit(p.id, p.score) if p.id in hot else _hit(records[p.id], p.score, "warm")
+                    hot_hit(p.id, p.score)
+                    if p.id in in_hot
+                    else _hit(records[p.id], p.score, "warm")
                     for p in job.hits
-                    if p.id in hot or p.id in records
+                    if p.id in in_hot or p.id in records
                 ]
             for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
                 if "cold" in r.tiers:

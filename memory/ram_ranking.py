@@ -104,7 +104,4 @@ class RamRanker:
                 near = np.flatnonzero(score >= kth)
                 ids, score = ids[near], score[near]
             order = np.lexsort((-ids, -score))[:k]
-            job.hits = [
-                ScoredPoint(id=i, score=s)
-                for i, s in zip(ids[order].tolist(), score[order].tolist(), strict=True)
-            ]
+            job.hits = list(map(ScoredPoint, ids[order].tolist(), score[order].tolist()))
