@@ -101,6 +101,8 @@ async def run_societas(agents: int, memories: int, mode: str) -> dict:
                 for name, phase in (("add", add), ("search", search), ("kv", status)):
                     t0 = time.perf_counter()
                     await asyncio.gather(*(phase(t) for t in turns))
+                    if name == "add":  # adds return at once, queued: their write is an add's
+                        await group.sync_writes()
                     timers[name] += time.perf_counter() - t0
             await group.end_tick()
         wall = time.perf_counter() - started
