@@ -15,6 +15,7 @@ from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
 from societas.agents.cognition.persona import Persona, describe, fmt_needs, lines, persona, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.plan_checks import FALLBACK_LOCATION
 from societas.agents.llm.tasks import DailyPlan, HourlyPlan, PlanItem
 from societas.memory import AgentMemory
 
@@ -40,6 +41,18 @@ def default_plan(p: Persona) -> DailyPlan:
             PlanItem(start_hour=22, activity="sleep", location=home),
         ]
     )
+
+
+def _checked(llm: LLMGateway, p: Persona, plan: DailyPlan) -> list[dict[str, Any]]:
+    """The plan's items with a placeholder location (screened to FALLBACK_LOCATION) at the
+    agent's home; items the schema dropped as placeholders are counted (plan.dropped_items)."""
+    if plan.dropped:
+        llm.accounting.count("plan.dropped_items", plan.dropped)
+    home = p.profile.get("home") or FALLBACK_LOCATION
+    return [
+        {**i.model_dump(), "location": home} if i.location == FALLBACK_LOCATION else i.model_dump()
+        for i in plan.items
+    ]
 
 
 def activity_at(plan: dict[str, Any], hour: int) -> dict[str, Any] | None:
@@ -83,6 +96,8 @@ async def plan_day(
             memories=lines(hits),
             home=p.profile.get("home") or "home",
             work=p.profile.get("work") or "none",
+            busy="work" if p.profile.get("work") else "look for a job",
+            busy_place=p.profile.get("work") or p.profile.get("home") or "home",
         ),
         DailyPlan,
         task="daily_plan",
@@ -90,7 +105,8 @@ async def plan_day(
         seed=mem.agent_id * 100003 + day,
         fallback=lambda: default_plan(p),
     )
-    items = [i.model_dump() for i in plan.items]
+    items = _checked(llm, p, plan)
+    plan = DailyPlan(items=items)
     if store:
         await mem.status.update("plan", {"day": day, "items": items, "hourly": {}})
     await (writer or ImmediateWriter(llm)).add(
@@ -143,6 +159,8 @@ async def decompose_hour(
             ]
         ),
     )
+    if steps.dropped:
+        llm.accounting.count("plan.dropped_items", steps.dropped)
     if store:
         hourly = {str(hour): [s.model_dump() for s in steps.steps]}
         await mem.status.update("plan", {**p.plan, "hourly": hourly})
@@ -232,6 +250,7 @@ async def replan_rest_of_day(
             reaction=reaction or "react",
             new_activity=new_activity,
             location=location,
+            home=p.profile.get("home") or "home",
         ),
         DailyPlan,
         task="replan",
@@ -248,7 +267,7 @@ async def replan_rest_of_day(
         seed=mem.agent_id * 100003 + day * 24 + hour,
         fallback=lambda: DailyPlan(items=[start, *(PlanItem(**i) for i in later)]),
     )
-    rest = [i.model_dump() for i in out.items if i.start_hour >= hour] or [start.model_dump()]
+    rest = [i for i in _checked(llm, p, out) if i["start_hour"] >= hour] or [start.model_dump()]
     if rest[0]["start_hour"] != hour:
         rest.insert(0, start.model_dump())
     items = [*kept, *rest]

@@ -6,7 +6,19 @@ and the `rules` policy produces outputs valid for the same schemas.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
+
+from societas.agents.llm.plan_checks import is_placeholder, screen_items, screen_steps, tile_hour
 
 
 class _Out(BaseModel):
@@ -47,9 +59,27 @@ class PlanItem(_Out):
 
 
 class DailyPlan(_Out):
-    """The day in broad strokes, ordered by start hour."""
+    """The day in broad strokes, ordered by start hour, one item an hour; placeholder items
+    ("...", "going to ...") are dropped and counted in `dropped` (too many: invalid)."""
 
     items: list[PlanItem] = Field(min_length=1, max_length=24)
+    _dropped: int = PrivateAttr(default=0)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _screen(cls, data: Any, handler: ModelWrapValidatorHandler[DailyPlan]) -> DailyPlan:
+        dropped = 0
+        if isinstance(data, dict) and "items" in data:
+            items, dropped = screen_items(data.get("items"))
+            data = {**data, "items": items}
+        out = handler(data)
+        out._dropped = dropped
+        return out
+
+    @property
+    def dropped(self) -> int:
+        """Items of the model's answer dropped as placeholders or out of range."""
+        return self._dropped
 
     @field_validator("items")
     @classmethod
@@ -66,9 +96,30 @@ class PlanStep(_Out):
 
 
 class HourlyPlan(_Out):
-    """An hour of the daily plan decomposed into steps."""
+    """An hour of the daily plan decomposed into steps that tile the hour (sorted, no
+    overlaps, 5-15 minutes where possible); placeholder steps are dropped and counted in
+    `dropped` (too many: invalid)."""
 
     steps: list[PlanStep] = Field(min_length=1, max_length=12)
+    _dropped: int = PrivateAttr(default=0)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _screen(cls, data: Any, handler: ModelWrapValidatorHandler[HourlyPlan]) -> HourlyPlan:
+        dropped = 0
+        if isinstance(data, dict) and "steps" in data:
+            steps, dropped = screen_steps(data.get("steps"))
+            data = {**data, "steps": steps}
+        out = handler(data)
+        tiled = tile_hour([(s.minute, s.duration_min, s.action) for s in out.steps])
+        out.steps = [PlanStep(minute=m, duration_min=d, action=a) for m, d, a in tiled]
+        out._dropped = dropped
+        return out
+
+    @property
+    def dropped(self) -> int:
+        """Steps of the model's answer dropped as placeholders or out of range."""
+        return self._dropped
 
 
 class Reaction(_Out):
@@ -78,6 +129,20 @@ class Reaction(_Out):
     reaction: str = ""
     new_activity: str | None = None
     location: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_placeholders(cls, data: Any) -> Any:
+        """Placeholder text ("... or null") counts as not given."""
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for key in ("new_activity", "location"):
+            if out.get(key) is not None and is_placeholder(out[key]):
+                out[key] = None
+        if out.get("reaction") and is_placeholder(out["reaction"]):
+            out["reaction"] = ""
+        return out
 
 
 class DialogueTurn(_Out):

@@ -30,6 +30,7 @@ def _folder(tmp_path: Path, name: str, marker: str) -> Path:
 
 def _plan(**extra: str) -> str:
     fields = {"name": "Ana", "home": "home-1", "work": "work-2", "day": "3", "needs": "-"}
+    fields |= {"busy": "work", "busy_place": "work-2"}
     return prompts.render("daily_plan", **fields, mood="calm", memories="(none)", **extra)
 
 
@@ -60,6 +61,8 @@ def test_prompts_render_static_part_first() -> None:
         name="Ana",
         home="home-1",
         work="work-2",
+        busy="work",
+        busy_place="work-2",
         day="9",
         needs="hunger 0.1",
         mood="sad",

@@ -1,0 +1,229 @@
+"""Plans from a model: placeholder text is dropped (too much of it: the answer is invalid and
+the gateway re-asks, then falls back, counted), an hour's steps tile the hour, and the rules
+policy's plans pass through unchanged."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+from aiohttp import web
+from pydantic import ValidationError
+
+from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.plan_checks import is_placeholder, not_an_action, tile_hour
+from societas.agents.llm.rules import answer
+from societas.agents.llm.tasks import DailyPlan, HourlyPlan, Reaction
+
+PLACEHOLDERS = [
+    "",
+    "   ",
+    "...",
+    "…",
+    ". . .",
+    "going to ...",
+    "... or null",
+    "eat ...",
+    "activity",
+    "Location",
+    "action.",
+    "<activity>",
+    "{location}",
+    "go to [place]",
+    "null",
+    None,
+    7,
+]
+REAL = ["have breakfast", "work at the bakery", "wait...what", "home-3", "go to the cafe"]
+
+
+@pytest.mark.parametrize("text", PLACEHOLDERS)
+def test_placeholder_text_is_recognised(text) -> None:
+    assert is_placeholder(text)
+
+
+@pytest.mark.parametrize("text", REAL)
+def test_real_text_is_not_a_placeholder(text) -> None:
+    assert not is_placeholder(text)
+
+
+@pytest.mark.parametrize("text", ["work-9},{", 'eat"', "[cook]", "school-1283554672", "home-1"])
+def test_json_debris_and_place_ids_are_no_action(text) -> None:
+    assert not_an_action(text)
+    assert not not_an_action("work at home-1") and not not_an_action("have a 5-min break")
+
+
+def item(hour, activity="have breakfast", location="home-1"):
+    return {"start_hour": hour, "activity": activity, "location": location}
+
+
+def test_placeholder_items_are_dropped_and_counted_the_rest_sorted_one_per_hour() -> None:
+    plan = DailyPlan.model_validate(
+        {
+            "items": [
+                item(12, "have lunch"),
+                item(7),
+                item(9, "going to ..."),
+                item(7, "a second item at seven"),
+                item(30, "out of range"),
+                item(22, "sleep", "..."),
+                item(18, "meet friends", ""),
+            ]
+        }
+    )
+    assert [(i.start_hour, i.activity) for i in plan.items] == [
+        (7, "have breakfast"),
+        (12, "have lunch"),
+        (18, "meet friends"),
+        (22, "sleep"),
+    ]
+    assert plan.dropped == 2
+    # a placeholder or empty location becomes a word the mobility block resolves to home
+    assert [i.location for i in plan.items] == ["home-1", "home-1", "home", "home"]
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        [item(7, "..."), item(8, "...", "Home")],
+        [item(7, "..."), item(9, "going to ..."), item(12, "have lunch")],
+        [item(7, "activity"), item(40)],
+    ],
+)
+def test_a_plan_of_mostly_placeholders_is_invalid(items) -> None:
+    with pytest.raises(ValidationError, match="placeholders"):
+        DailyPlan.model_validate({"items": items})
+
+
+def steps_of(plan: HourlyPlan) -> list[tuple[int, int, str]]:
+    return [(s.minute, s.duration_min, s.action) for s in plan.steps]
+
+
+def assert_tiles(steps: list[tuple[int, int, str]]) -> None:
+    assert steps[0][0] == 0 and steps[-1][0] + steps[-1][1] == 60
+    for (m, d, _), (nxt, _, _) in itertools.pairwise(steps):
+        assert m + d == nxt and d >= 5
+
+
+def test_overlapping_steps_are_sorted_and_made_to_tile_the_hour() -> None:
+    raw = [
+        {"minute": 30, "duration_min": 10, "action": "read"},
+        {"minute": 0, "duration_min": 15, "action": "wake"},
+        {"minute": 2, "duration_min": 30, "action": "wash"},  # overlaps, too long
+        {"minute": 58, "duration_min": 20, "action": "late"},  # 2 minutes left: merged
+    ]
+    steps = steps_of(HourlyPlan.model_validate({"steps": raw}))
+    assert steps == [(0, 15, "wake"), (15, 15, "wash"), (30, 30, "read")]
+    assert_tiles(steps)
+
+
+def test_gaps_extend_the_previous_step_and_short_steps_last_five_minutes() -> None:
+    steps = tile_hour([(0, 1, "a"), (20, 10, "b"), (45, 3, "c")])
+    assert steps == [(0, 20, "a"), (20, 25, "b"), (45, 15, "c")]
+    assert tile_hour([(10, 10, "only")]) == [(0, 60, "only")]
+
+
+def test_placeholder_steps_are_dropped_and_too_many_make_the_hour_invalid() -> None:
+    ok = HourlyPlan.model_validate(
+        {
+            "steps": [
+                {"minute": 0, "duration_min": 15, "action": "get dressed"},
+                {"minute": 15, "duration_min": 15, "action": "..."},
+                {"minute": 30, "duration_min": 30, "action": "walk to work"},
+            ]
+        }
+    )
+    assert steps_of(ok) == [(0, 30, "get dressed"), (30, 30, "walk to work")]
+    assert ok.dropped == 1
+    with pytest.raises(ValidationError, match="placeholders"):
+        HourlyPlan.model_validate(
+            {
+                "steps": [
+                    {"minute": 6, "duration_min": 10, "action": "..."},
+                    {"minute": 7, "duration_min": 25, "action": "..."},
+                    {"minute": 8, "duration_min": 30, "action": "Meal"},
+                ]
+            }
+        )
+
+
+def test_placeholder_reaction_fields_count_as_not_given() -> None:
+    r = Reaction.model_validate(
+        {"react": True, "reaction": "...", "new_activity": "... or null", "location": "<place>"}
+    )
+    assert (r.reaction, r.new_activity, r.location) == ("", None, None)
+
+
+def test_rules_plans_pass_through_unchanged() -> None:
+    """The rules policy already tiles the hour and plans one item an hour: normalising its
+    answers must not change them (runs on rules stay as they were)."""
+    for seed in range(40):
+        ctx = {"activity": "bake bread", "profile": {"home": "home-1", "workplace": "bakery-1"}}
+        raw = answer("hourly_plan", ctx, seed)
+        assert isinstance(raw, dict)
+        assert [s.model_dump() for s in HourlyPlan.model_validate(raw).steps] == raw["steps"]
+        raw = answer("daily_plan", {**ctx, "needs": {"social": 0.2, "hunger": 0.2}}, seed)
+        assert isinstance(raw, dict)
+        plan = DailyPlan.model_validate(raw)
+        assert [i.model_dump() for i in plan.items] == raw["items"] and plan.dropped == 0
+
+
+@asynccontextmanager
+async def canned(replies: list[str]) -> AsyncIterator[str]:
+    """A real OpenAI-style server on loopback answering with `replies` in turn (the last
+    one repeated): a model that keeps copying the prompt's placeholders."""
+    served: list[str] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        await request.json()
+        text = replies[min(len(served), len(replies) - 1)]
+        served.append(text)
+        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+        body = {
+            "id": f"c{len(served)}",
+            "object": "chat.completion",
+            "model": "canned",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": usage,
+        }
+        return web.json_response(body)
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_placeholder_plan_is_reasked_then_falls_back_counted() -> None:
+    bad = json.dumps({"items": [item(7, "..."), item(8, "going to ...", "...")]})
+    good = json.dumps({"items": [item(7), item(9, "..."), item(12, "have lunch")]})
+    async with canned([bad, good]) as url:
+        gw = LLMGateway({"endpoints": [{"base_url": url, "model": "canned"}], "json_reasks": 1})
+        async with gw:
+            out = await gw.json([{"role": "user", "content": "plan"}], DailyPlan)
+    assert [i.activity for i in out.items] == ["have breakfast", "have lunch"]
+    assert out.dropped == 1
+    assert gw.accounting.events["json.invalid"] == 1 and gw.accounting.events["json.reask"] == 1
+    async with canned([bad]) as url:
+        gw = LLMGateway({"endpoints": [{"base_url": url, "model": "canned"}], "json_reasks": 1})
+        fallback = DailyPlan(items=[item(8, "rest")])
+        async with gw:
+            out = await gw.json([{"role": "user", "content": "plan"}], DailyPlan, fallback=fallback)
+    assert out is fallback
+    assert gw.accounting.events["json.invalid"] == 2 and gw.accounting.events["json.fallback"] == 1

@@ -1,0 +1,101 @@
+"""Plans from a real language model (SmolLM2-135M on llama-cpp-python's server, loopback):
+the planning prompts as cognition renders them, answered by the model, contain no copied
+placeholders ("...", "going to ...") and their hourly steps tile the hour."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from societas.agents.cognition.persona import fmt_needs, persona_of
+from societas.agents.cognition.planning import default_plan
+from societas.agents.cognition.prompts import messages
+from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.local_server import INSTALL_HINT, LocalModelServer, server_available
+from societas.agents.llm.plan_checks import is_placeholder
+from societas.agents.llm.tasks import DailyPlan, HourlyPlan
+
+pytestmark = pytest.mark.llm
+
+PEOPLE = [
+    {"name": "Ada Adams", "age": 58, "occupation": "unemployed", "home": "home-1"},
+    {"name": "Ben Brown", "age": 31, "occupation": "baker", "home": "home-2", "work": "work-3"},
+    {"name": "Cy Cole", "age": 24, "occupation": "student", "home": "home-4", "work": "work-5"},
+]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """One server for the module (about a second to start, ~100 MB of RAM)."""
+    assert server_available(), INSTALL_HINT  # installable here, so never skipped
+    with LocalModelServer(n_ctx=4096, threads=2) as srv:
+        yield srv
+    assert srv.proc is None
+
+
+async def test_the_model_plans_without_placeholders_and_its_hours_tile(server) -> None:
+    gw = LLMGateway(
+        {
+            "endpoints": [server.endpoint()],
+            "timeout_s": 120,
+            "max_tokens": 256,
+            "fallback_stop": {"enabled": False},
+        }
+    )
+    async with gw:
+        for aid, profile in enumerate(PEOPLE):
+            p = persona_of(aid, profile, {})
+            home, work = profile["home"], profile.get("work")
+            day = await gw.json(
+                messages(
+                    "daily_plan",
+                    p.system(),
+                    name=p.name,
+                    day=1,
+                    needs=fmt_needs(p.needs),
+                    mood=p.mood(),
+                    memories="(none)",
+                    home=home,
+                    work=work or "none",
+                    busy="work" if work else "look for a job",
+                    busy_place=work or home,
+                ),
+                DailyPlan,
+                task="daily_plan",
+                seed=aid,
+                fallback=lambda p=p: default_plan(p),
+            )
+            hours = [i.start_hour for i in day.items]
+            assert hours == sorted(set(hours)), day
+            for i in day.items:
+                assert not is_placeholder(i.activity) and not is_placeholder(i.location), day
+            item = day.items[min(1, len(day.items) - 1)]
+            hour = await gw.json(
+                messages(
+                    "hourly_plan",
+                    p.system(),
+                    name=p.name,
+                    plan="; ".join(f"{i.start_hour}:00 {i.activity}" for i in day.items),
+                    mood=p.mood(),
+                    needs=fmt_needs(p.needs),
+                    activity=item.activity,
+                    location=item.location,
+                    hour=item.start_hour,
+                ),
+                HourlyPlan,
+                task="hourly_plan",
+                seed=aid,
+                fallback=lambda: HourlyPlan(
+                    steps=[{"minute": 0, "duration_min": 60, "action": "carry on"}]
+                ),
+            )
+            steps = [(s.minute, s.duration_min, s.action) for s in hour.steps]
+            assert steps[0][0] == 0 and steps[-1][0] + steps[-1][1] == 60, steps
+            for (m, d, _), (nxt, _, _) in itertools.pairwise(steps):
+                assert m + d == nxt and d >= 5, steps  # sorted, no overlap, no gap
+            assert not any(is_placeholder(a) for _, _, a in steps), steps
+    tasks = gw.accounting.snapshot()["tasks"]
+    # not vacuous: the model's own answers were used, not only the fallbacks
+    made = sum(tasks[t]["valid_first_try"] + tasks[t]["repaired"] for t in tasks)
+    assert made >= 3, tasks
