@@ -10,11 +10,11 @@ batched `update_many` per group and tick (`dirty` keys) instead of a call per va
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from societas.agents.environment import EnvironmentView, SimTime
+from societas.agents.rng import AgentRandom
 from societas.agents.runtime.protocol import Message
 from societas.memory import CITIZEN_ATTRIBUTES, AgentMemory, MemoryAttribute, MemoryConfig
 
@@ -97,7 +97,7 @@ class Agent:
         profile: Profile,
         memory: AgentMemory,
         blocks: list[Block],
-        rng: random.Random,
+        rng: AgentRandom,
         state: dict[str, Any],
     ) -> None:
         self.id = profile.id
@@ -111,15 +111,15 @@ class Agent:
     def get_state(self) -> dict[str, Any]:
         """What a checkpoint keeps of this agent (JSON): hot state, the scratch keys that
         live across ticks (`SCRATCH_KEPT`), and the RNG's exact position."""
-        version, internal, gauss = self.rng.getstate()
+        position, gauss = self.rng.getstate()
         state = {k: v for k, v in self.state.items() if not k.startswith("_") or k in SCRATCH_KEPT}
-        return {"state": state, "rng": list(internal), "rng_version": version, "rng_gauss": gauss}
+        return {"state": state, "rng": position, "rng_gauss": gauss}
 
     def set_state(self, data: dict[str, Any]) -> None:
         """Back to what `get_state` returned; hot keys are marked for the KV write-back."""
         self.state.update(data["state"])
         self.dirty.update(k for k in data["state"] if not k.startswith("_"))
-        self.rng.setstate((data["rng_version"], tuple(data["rng"]), data["rng_gauss"]))
+        self.rng.setstate((data["rng"], data["rng_gauss"]))
 
     def set(self, key: str, value: Any) -> None:
         """Change a hot state value; written to the KV memory at the end of the tick."""
@@ -155,7 +155,7 @@ class AgentContext:
     writer: MemoryWriter | None = None  # None: rate and store at once (unit use)
 
     @property
-    def rng(self) -> random.Random:
+    def rng(self) -> AgentRandom:
         return self.agent.rng
 
     @property

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import shutil
 import time
 from collections import defaultdict
@@ -32,6 +31,7 @@ from societas.agents.experiments import branching, custom, memory_profiles
 from societas.agents.experiments.survey import run_surveys
 from societas.agents.llm import LLMGateway
 from societas.agents.population import Population, population_for
+from societas.agents.rng import AgentRandom
 from societas.agents.runtime.conversations import ConversationHost
 from societas.agents.runtime.memory_checks import judge_contradictions
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult, TurnReply, TurnRequest
@@ -124,7 +124,7 @@ class GroupEngine:
             view = self.memory.agent(i)
             state = {k: self.memory.kv_get(i, k) for k in HOT_KEYS + custom.custom_keys(sc)}
             self.agents[i] = Agent(
-                pop.profiles[i], view, blocks, random.Random(agent_seed(sc.seed, i)), state
+                pop.profiles[i], view, blocks, AgentRandom(agent_seed(sc.seed, i)), state
             )
         mine = set(self.agent_ids)
         for n, iv in enumerate(sc.interventions):
