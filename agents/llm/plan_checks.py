@@ -90,9 +90,14 @@ def _as_int(value: Any) -> int | None:
     return None
 
 
+MIN_GOOD = 2  # entries an answer with dropped ones must keep (a one-entry day or hour is thin)
+
+
 def _enough(good: int, dropped: int, what: str) -> None:
-    """Reject an answer with no good entry, or with more bad entries than good ones."""
-    if good == 0 or dropped > good:
+    """Reject an answer with no good entry, or one with bad entries and fewer than MIN_GOOD
+    good ones or more bad than good (a clean short answer, e.g. a fallback built in code,
+    stays valid)."""
+    if good == 0 or (dropped and (good < MIN_GOOD or dropped > good)):
         raise ValueError(
             f"{dropped} of {good + dropped} {what} are placeholders or out of range "
             f"(write real {what}, not '...' or template words)"

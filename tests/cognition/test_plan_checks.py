@@ -91,11 +91,16 @@ def test_placeholder_items_are_dropped_and_counted_the_rest_sorted_one_per_hour(
         [item(7, "..."), item(8, "...", "Home")],
         [item(7, "..."), item(9, "going to ..."), item(12, "have lunch")],
         [item(7, "activity"), item(40)],
+        [item(7), item(9, "work-9},{")],  # one good item left of two
     ],
 )
 def test_a_plan_of_mostly_placeholders_is_invalid(items) -> None:
     with pytest.raises(ValidationError, match="placeholders"):
         DailyPlan.model_validate({"items": items})
+
+
+def test_a_clean_one_item_plan_stays_valid() -> None:
+    assert DailyPlan.model_validate({"items": [item(8, "rest")]}).items[0].activity == "rest"
 
 
 def steps_of(plan: HourlyPlan) -> list[tuple[int, int, str]]:
