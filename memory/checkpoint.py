@@ -49,11 +49,13 @@ READS_SCHEMA = pa.schema([("id", pa.int64()), ("reads", pa.int64()), ("last", pa
 PAGE = 10_000
 
 
-async def _all_points(store) -> list[ScoredPoint]:
+async def _all_points(store, scroll=None) -> list[ScoredPoint]:
+    """Every point a store's `scroll` (or the given scroll function) pages through."""
+    scroll = scroll or store.scroll
     points: list[ScoredPoint] = []
     offset = None
     while True:
-        page, offset = await store.scroll(offset, PAGE)
+        page, offset = await scroll(offset, PAGE)
         points.extend(page)
         if offset is None:
             return points
@@ -64,15 +66,8 @@ async def _warm_and_pending(store) -> tuple[list[ScoredPoint], list[int]]:
     checkpoint: a restore puts them back as pending), and the pending ids."""
     if not isinstance(store, DeferredStore):
         return await _all_points(store), []
-    points: list[ScoredPoint] = []
-    offset = None
-    while True:
-        page, offset = await store.engine_scroll(offset, PAGE)
-        points.extend(page)
-        if offset is None:
-            break
     pending = store.pending_points()
-    return points + pending, [p.id for p in pending]
+    return await _all_points(store, store.engine_scroll) + pending, [p.id for p in pending]
 
 
 def _hot_points(hot: HotStore) -> list[ScoredPoint]:

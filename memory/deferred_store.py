@@ -100,36 +100,33 @@ class DeferredStore:
     def restore_pending(self, points: Sequence[MemoryPoint]) -> None:
         """Checkpointed pending memories back in the RAM index, still not in the engine (their
         hot rows are restored apart)."""
+        assert self.group.sparse_index is not None
+        fresh = self._index(points)
+        self.defer([p.id for p in fresh], [p.payload["agent_id"] for p in fresh])
+
+    def _index(self, points: Sequence[MemoryPoint]) -> list[MemoryPoint]:
+        """Points with a payload and a sparse vector into the RAM index, in id order."""
+        fresh = sorted(
+            (p for p in points if p.payload and p.vectors and p.vectors.sparse is not None),
+            key=lambda p: p.id,
+        )
         index = self.group.sparse_index
         assert index is not None
-        fresh = sorted(points, key=lambda p: p.id)
         index.add(
             [p.id for p in fresh],
             [p.payload["agent_id"] for p in fresh],
             [p.payload["time"] for p in fresh],
             [p.payload["importance"] for p in fresh],
             [p.payload["topic"] for p in fresh],
-            [p.vectors.sparse if p.vectors is not None else None for p in fresh],
+            [p.vectors.sparse for p in fresh],
         )
-        self.defer([p.id for p in fresh], [p.payload["agent_id"] for p in fresh])
+        return fresh
 
     # ------------------------------------------------------------------ VectorStore
     async def upsert(self, points: Sequence[MemoryPoint]) -> None:
         """Points written by others (a restore): indexed for RAM search, written now."""
-        index = self.group.sparse_index
-        if index is not None:
-            fresh = sorted(
-                (p for p in points if p.payload and p.vectors and p.vectors.sparse is not None),
-                key=lambda p: p.id,
-            )
-            index.add(
-                [p.id for p in fresh],
-                [p.payload["agent_id"] for p in fresh],
-                [p.payload["time"] for p in fresh],
-                [p.payload["importance"] for p in fresh],
-                [p.payload["topic"] for p in fresh],
-                [p.vectors.sparse for p in fresh],
-            )
+        if self.group.sparse_index is not None:
+            self._index(points)
         for p in points:
             self.pending.pop(p.id, None)
         await self.inner.upsert(points)
