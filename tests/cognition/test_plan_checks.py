@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 from pydantic import ValidationError
 
+from societas.agents.cognition import plan_day
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.plan_checks import is_placeholder, not_an_action, tile_hour
 from societas.agents.llm.rules import answer
@@ -183,8 +184,11 @@ async def canned(replies: list[str]) -> AsyncIterator[str]:
     served: list[str] = []
 
     async def chat(request: web.Request) -> web.Response:
-        await request.json()
-        text = replies[min(len(served), len(replies) - 1)]
+        last = (await request.json())["messages"][-1]["content"]
+        if not last.startswith(("Plan ", "Your previous reply")):  # importance of a memory
+            text = json.dumps({"score": 5, "results": [{"score": 5}] * 8})
+        else:
+            text = replies[min(len(served), len(replies) - 1)]
         served.append(text)
         usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
         body = {
@@ -232,3 +236,19 @@ async def test_a_placeholder_plan_is_reasked_then_falls_back_counted() -> None:
             out = await gw.json([{"role": "user", "content": "plan"}], DailyPlan, fallback=fallback)
     assert out is fallback
     assert gw.accounting.events["json.invalid"] == 2 and gw.accounting.events["json.fallback"] == 1
+
+
+async def test_plan_day_counts_dropped_items_and_puts_unknown_places_at_home(group) -> None:
+    answer = [
+        item(7, "have breakfast", "..."),
+        item(9, "going to ..."),
+        item(10, "teach", "school"),
+    ]
+    async with canned([json.dumps({"items": answer})]) as url:
+        gw = LLMGateway({"endpoints": [{"base_url": url, "model": "canned"}]})
+        async with gw:
+            plan = await plan_day(group.agent(1), gw, day=1)
+    assert [(i.start_hour, i.location) for i in plan.items] == [(7, "flat 1"), (10, "school")]
+    stored = await group.agent(1).status.get("plan")
+    assert [i["location"] for i in stored["items"]] == ["flat 1", "school"]
+    assert gw.accounting.events["plan.dropped_items"] == 1
