@@ -6,6 +6,7 @@ and the `rules` policy produces outputs valid for the same schemas.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import (
@@ -58,6 +59,19 @@ class PlanItem(_Out):
     location: str = Field(min_length=1)
 
 
+def _screened(
+    data: Any, key: str, screen: Callable[[Any], tuple[list[Any], int]], handler: Any
+) -> Any:
+    """`handler(data)` with the list under `key` screened first; the count dropped is kept."""
+    dropped = 0
+    if isinstance(data, dict) and key in data:
+        kept, dropped = screen(data.get(key))
+        data = {**data, key: kept}
+    out = handler(data)
+    out._dropped = dropped
+    return out
+
+
 class DailyPlan(_Out):
     """The day in broad strokes, ordered by start hour, one item an hour; placeholder items
     ("...", "going to ...") are dropped and counted in `dropped` (too many: invalid)."""
@@ -68,13 +82,7 @@ class DailyPlan(_Out):
     @model_validator(mode="wrap")
     @classmethod
     def _screen(cls, data: Any, handler: ModelWrapValidatorHandler[DailyPlan]) -> DailyPlan:
-        dropped = 0
-        if isinstance(data, dict) and "items" in data:
-            items, dropped = screen_items(data.get("items"))
-            data = {**data, "items": items}
-        out = handler(data)
-        out._dropped = dropped
-        return out
+        return _screened(data, "items", screen_items, handler)
 
     @property
     def dropped(self) -> int:
@@ -106,14 +114,9 @@ class HourlyPlan(_Out):
     @model_validator(mode="wrap")
     @classmethod
     def _screen(cls, data: Any, handler: ModelWrapValidatorHandler[HourlyPlan]) -> HourlyPlan:
-        dropped = 0
-        if isinstance(data, dict) and "steps" in data:
-            steps, dropped = screen_steps(data.get("steps"))
-            data = {**data, "steps": steps}
-        out = handler(data)
+        out = _screened(data, "steps", screen_steps, handler)
         tiled = tile_hour([(s.minute, s.duration_min, s.action) for s in out.steps])
         out.steps = [PlanStep(minute=m, duration_min=d, action=a) for m, d, a in tiled]
-        out._dropped = dropped
         return out
 
     @property

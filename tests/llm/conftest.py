@@ -11,6 +11,7 @@ import pytest
 
 from societas.agents.llm.emulator import Emulator, EmulatorConfig, serve
 from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.local_server import INSTALL_HINT, LocalModelServer, server_available
 
 EmuFactory = Callable[..., AbstractAsyncContextManager[tuple[Emulator, str]]]
 
@@ -55,3 +56,12 @@ def emu_stats() -> Callable[[str], Any]:
             return dict(await r.json())
 
     return fetch
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The real local model server, one per module (~1 s to start, ~100 MB of RAM)."""
+    assert server_available(), INSTALL_HINT  # installable here, so never skipped
+    with LocalModelServer(n_ctx=4096, threads=2) as srv:
+        yield srv
+    assert srv.proc is None

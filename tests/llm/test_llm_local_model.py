@@ -19,21 +19,12 @@ from pathlib import Path
 import pytest
 
 from societas.agents.llm.accounting import JSON_OUTCOMES
-from societas.agents.llm.local_server import INSTALL_HINT, LocalModelServer, server_available
+from societas.agents.llm.local_server import LocalModelServer
 from societas.cluster.llm_run import run_in_process
 
 pytestmark = pytest.mark.llm
 
 TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"
-
-
-@pytest.fixture(scope="module")
-def server():
-    """One server for the module (about a second to start, ~100 MB of RAM)."""
-    assert server_available(), INSTALL_HINT  # installable here, so never skipped
-    with LocalModelServer(n_ctx=4096, threads=2) as srv:
-        yield srv
-    assert srv.proc is None
 
 
 async def test_a_small_town_runs_end_to_end_on_the_model(tmp_path, server, bm25_embedder) -> None:

@@ -12,7 +12,6 @@ from societas.agents.cognition.persona import fmt_needs, persona_of
 from societas.agents.cognition.planning import default_plan
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
-from societas.agents.llm.local_server import INSTALL_HINT, LocalModelServer, server_available
 from societas.agents.llm.plan_checks import is_placeholder
 from societas.agents.llm.tasks import DailyPlan, HourlyPlan
 
@@ -23,15 +22,6 @@ PEOPLE = [
     {"name": "Ben Brown", "age": 31, "occupation": "baker", "home": "home-2", "work": "work-3"},
     {"name": "Cy Cole", "age": 24, "occupation": "student", "home": "home-4", "work": "work-5"},
 ]
-
-
-@pytest.fixture(scope="module")
-def server():
-    """One server for the module (about a second to start, ~100 MB of RAM)."""
-    assert server_available(), INSTALL_HINT  # installable here, so never skipped
-    with LocalModelServer(n_ctx=4096, threads=2) as srv:
-        yield srv
-    assert srv.proc is None
 
 
 async def test_the_model_plans_without_placeholders_and_its_hours_tile(server) -> None:
