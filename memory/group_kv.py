@@ -134,9 +134,13 @@ class GroupKV:
 
     async def _embed_kv(self, items: Sequence[tuple[int, str, Any]]) -> None:
         """Embed attribute texts and upsert them, reusing each (agent, key)'s point id."""
+        texts = [self.memory_config.attributes[k].embedding_text(v) for _, k, v in items]
+        if self.kv_index is not None:  # an unchanged text keeps its vector and engine point
+            known = self.kv_index.texts
+            kept = [(i, t) for i, t in zip(items, texts, strict=True) if known.get(i[:2]) != t]
+            items, texts = [i for i, _ in kept], [t for _, t in kept]
         if not items:
             return
-        texts = [self.memory_config.attributes[k].embedding_text(v) for _, k, v in items]
         vectors = await self.embedder.embed_documents(texts)
         self.counters["embedded_texts"] += len(texts)
         if self.kv_index is not None:  # RAM: searched there, written to the engine in batches

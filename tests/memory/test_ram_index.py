@@ -167,3 +167,24 @@ async def test_reads_while_hot_are_counted_once_after_the_memory_leaves_hot(grou
     await group.access.flush(group.store, group.hot)
     assert (await group.store.inner.retrieve([read]))[read]["access_count"] == 1
     await group.close()
+
+
+async def test_an_unchanged_embedded_value_is_neither_embedded_nor_written_again(group_factory):
+    group = group_factory("edge")
+    await group.add_agents({1: {}})
+    status = group.agent(1).status
+    await status.update("thought", "the river is rising")
+    await status.search("river")  # embeds and indexes the changed attribute
+    await group.kv_store.persist()  # and writes it
+    embedded, written = group.counters["embedded_texts"], group.counters["vector_upserts"]
+    await status.update("thought", "the river is rising")  # a write-back of the same value
+    await status.search("river")  # the queued re-embedding runs: nothing changed
+    await group.kv_store.persist()
+    assert group.counters["embedded_texts"] == embedded
+    assert group.counters["vector_upserts"] == written
+    await status.update("thought", "the river has fallen")
+    assert [h.value for h in await status.search("fallen")] == ["the river has fallen"]
+    await group.kv_store.persist()
+    assert group.counters["embedded_texts"] == embedded + 1
+    assert group.counters["vector_upserts"] == written + 1
+    await group.close()
