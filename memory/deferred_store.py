@@ -17,26 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from societas.memory.embedding.base import TextVectors
 from societas.memory.pending_points import hot_payloads, index_vectors
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
     from societas.memory.vectorstores import VectorStore
-
-
-def hot_payload(group: GroupMemory, memory_id: int) -> dict[str, Any]:
-    """The engine payload of a hot memory, as `add_many` would have written it: the hot row
-    without its id, absent location, links and evidence left out, layers only when on."""
-    payload = group.hot.row(memory_id)
-    del payload["id"]
-    for key in ("location", "links", "evidence"):
-        if not payload[key]:
-            del payload[key]
-    if not group.profiles.any_forgetting:
-        del payload["layer"], payload["layer_since"]
-    return payload
 
 
 class DeferredStore:
@@ -55,25 +41,21 @@ class DeferredStore:
         """Memories just added to hot and the index, to be written to the engine later."""
         self.pending.update(zip(ids, agent_ids, strict=True))
 
-    def _payload(self, memory_id: int) -> dict[str, Any]:
-        payload = hot_payload(self.group, memory_id)
-        payload.update(self.patches.get(memory_id, {}))
-        return payload
-
-    def _vectors(self, memory_id: int) -> TextVectors:
+    def _points(self, ids: Sequence[int]) -> list[ScoredPoint]:
+        """Pending memories `ids` as the points a write makes: payloads with their patches
+        and indexed vectors, built for the batch in one pass (memory.pending_points)."""
         index = self.group.sparse_index
         assert index is not None
-        return TextVectors(sparse=index.vector(self.pending[memory_id], memory_id))
+        payloads = hot_payloads(self.group, ids, self.patches)
+        vectors = index_vectors(index, ids, self.pending)
+        return [ScoredPoint(i, 0.0, pl, v) for i, pl, v in zip(ids, payloads, vectors, strict=True)]
 
     async def persist(self, ids: Sequence[int] | None = None) -> int:
         """Write pending memories (all, or those of `ids`) to the engine in one batch."""
         todo = sorted(self.pending) if ids is None else sorted(i for i in ids if i in self.pending)
         if not todo:
             return 0
-        payloads = hot_payloads(self.group, todo, self.patches)  # one pass over the batch
-        assert self.group.sparse_index is not None
-        vectors = index_vectors(self.group.sparse_index, todo, self.pending)
-        points = list(map(MemoryPoint, todo, vectors, payloads))
+        points = [MemoryPoint(p.id, p.vectors, p.payload) for p in self._points(todo)]
         await self.inner.upsert(points)
         self.group.access.forget(todo)  # their reads are in the written hot rows
         for memory_id in todo:
@@ -87,9 +69,7 @@ class DeferredStore:
 
     def pending_points(self) -> list[ScoredPoint]:
         """Pending memories as the points a write would make (for a checkpoint), ids sorted."""
-        return [
-            ScoredPoint(i, 0.0, self._payload(i), self._vectors(i)) for i in sorted(self.pending)
-        ]
+        return self._points(sorted(self.pending))
 
     async def engine_scroll(
         self, offset: int | None, limit: int, with_vectors: bool = True
@@ -138,18 +118,15 @@ class DeferredStore:
         return await self.inner.query_batch(queries)
 
     async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        mine = {i: self._payload(i) for i in ids if i in self.pending}
+        pending = [i for i in ids if i in self.pending]
+        mine = dict(zip(pending, hot_payloads(self.group, pending, self.patches), strict=True))
         rest = [i for i in ids if i not in self.pending]
         if rest:
             mine.update(await self.inner.retrieve(rest))
         return mine
 
     async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
-        mine = [
-            ScoredPoint(i, 0.0, self._payload(i), self._vectors(i))
-            for i in ids
-            if i in self.pending
-        ]
+        mine = self._points([i for i in ids if i in self.pending])
         rest = [i for i in ids if i not in self.pending]
         return mine + (await self.inner.fetch(rest) if rest else [])
 

@@ -101,7 +101,7 @@ class GroupSearch:
             )
             results: list[list[MemoryHit]] = [[] for _ in requests]
             hot_hit = HotHits(self.hot)  # after the last await: the hot columns stay as they are
-            in_hot = hot_hit.row_of  # id → row of every hot memory (membership, no call)
+            in_hot = self.hot.row_of  # id → row of every hot memory (membership, no call)
             for i, job in jobs.items():
                 results[i] = [
                     hot_hit(p.id, p.score)

@@ -103,29 +103,32 @@ class HotStore:
         return trusted(MemoryHit, fields)
 
     def fields(self, memory_id: int) -> dict:
-        """The record fields of hot memory `memory_id`, from the columns."""
+        """The record fields of hot memory `memory_id`, from the columns (a dict literal:
+        search hits of a batch are built from it, memory.hits)."""
         row = self.row_of[memory_id]
-        return dict(
-            id=memory_id,
-            agent_id=self.agent_ids[row],
-            text=self.texts[row],
-            topic=self.topics[row],
-            day=self.days[row],
-            t=self.ts[row],
-            time=self.times[row],
-            location=self.locations[row],
-            importance=self.importances[row],
-            cognition_ids=tuple(self.cognition_links.get(memory_id, ())),
-            evidence_ids=tuple(self.evidence.get(memory_id, ())),
-            layer=self.layers[row],
-            layer_since=self.layer_since[row],
-            type=self.types[row],
-            tags=self.tags.get(memory_id, ()),
-            metadata=self.metadata.get(memory_id, {}),
-            access_count=self.access_counts[row],
-            last_accessed=None if math.isnan(last := self.last_accessed[row]) else last,
-            expires_at=None if math.isinf(expires := self.expires[row]) else expires,
-        )
+        last = self.last_accessed[row]
+        expires = self.expires[row]
+        return {
+            "id": memory_id,
+            "agent_id": self.agent_ids[row],
+            "text": self.texts[row],
+            "topic": self.topics[row],
+            "day": self.days[row],
+            "t": self.ts[row],
+            "time": self.times[row],
+            "location": self.locations[row],
+            "importance": self.importances[row],
+            "cognition_ids": tuple(self.cognition_links.get(memory_id, ())),
+            "evidence_ids": tuple(self.evidence.get(memory_id, ())),
+            "layer": self.layers[row],
+            "layer_since": self.layer_since[row],
+            "type": self.types[row],
+            "tags": self.tags.get(memory_id, ()),
+            "metadata": self.metadata.get(memory_id, {}),
+            "access_count": self.access_counts[row],
+            "last_accessed": None if math.isnan(last) else last,
+            "expires_at": None if math.isinf(expires) else expires,
+        }
 
     def get_state(self) -> list[dict]:
         """Every hot row, per agent oldest first, as a payload-shaped dict with its id."""

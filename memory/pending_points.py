@@ -4,7 +4,8 @@
 every memory of a long run). Building each point alone cost ~7 µs for the payload (a full hot
 row, then its defaults dropped) and ~15 µs for the vector (a binary search per memory); here
 the hot columns are read once per batch, each agent's rows found with one search, and the
-payload is the one `deferred_store.hot_payload` gives, key for key (tests compare them).
+payload is the hot row (`HotStore.row`) without its id and default fields, key for key
+(tests compare them).
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ if TYPE_CHECKING:
 def hot_payloads(
     group: GroupMemory, ids: Sequence[int], patches: Mapping[int, dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The engine payload of each hot memory in `ids` with its pending patches applied:
-    what `hot_payload(group, id)` + patch gives (absent location, links, evidence and
-    default typed-record fields left out; layers only when forgetting is on)."""
+    """The engine payload of each hot memory in `ids` with its pending patches applied: its
+    `HotStore.row` without the id (absent location, links, evidence and default typed-record
+    fields left out; layers only when forgetting is on) + patch."""
     hot = group.hot
     row_of, agent_ids, topics, ts, times = hot.row_of, hot.agent_ids, hot.topics, hot.ts, hot.times
     importances, texts, locations = hot.importances, hot.texts, hot.locations

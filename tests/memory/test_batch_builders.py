@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from societas.memory.deferred_store import hot_payload
+from societas.memory.embedding.base import TextVectors
 from societas.memory.pending_points import hot_payloads, index_vectors
+
+
+def hot_payload(group, memory_id: int) -> dict:
+    """The engine payload of a hot memory derived from its full hot row, one at a time: the
+    row without its id, absent location, links and evidence left out, layers only when on."""
+    payload = group.hot.row(memory_id)
+    del payload["id"]
+    for key in ("location", "links", "evidence"):
+        if not payload[key]:
+            del payload[key]
+    if not group.profiles.any_forgetting:
+        del payload["layer"], payload["layer_since"]
+    return payload
 
 
 @pytest.mark.parametrize("profile", ["default", "finmem"])
@@ -45,7 +58,8 @@ async def test_batch_points_equal_the_per_memory_ones(group_factory, profile):
     assert any("access_count" in p for p in got) and any("tags" in p for p in got)
     assert any(p.get("layer") for p in got) == (profile == "finmem")
     vectors = index_vectors(group.sparse_index, todo, deferred.pending)
-    assert vectors == [deferred._vectors(i) for i in todo]
+    index = group.sparse_index
+    assert vectors == [TextVectors(sparse=index.vector(deferred.pending[i], i)) for i in todo]
     assert all(v.sparse is not None and not v.sparse.is_empty() for v in vectors)
     written = await deferred.persist()  # the batch path end to end: what a read gives back
     assert written == len(todo)
