@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from societas.cluster.cleanup import cleanup_run, driver_alive
 from societas.cluster.cluster_config import ClusterConfig, cluster_config_of
 from societas.cluster.interrupts import StopFlag
-from societas.cluster.preflight import PreflightError, Problem, preflight
+from societas.cluster.preflight import RAY_PROBE_TIMEOUT_S, PreflightError, Problem, preflight
 from societas.cluster.remote_out import RemoteSync, is_url, staging_dir
 from societas.cluster.run_folder import RUN_ENV, RunFolder, clear_run, holds_run, sim_time
 from societas.cluster.run_loop import RunInterrupted
@@ -78,6 +78,7 @@ def check(scenario: Any, opts: LaunchOptions, run_dir: Path | str | None) -> Non
         resume=opts.resume,
         address=address,
         services=opts.check_services,
+        ray_timeout_s=opts.attach_timeout_s or RAY_PROBE_TIMEOUT_S,
     )
     if problems:
         raise PreflightError(problems)

@@ -315,12 +315,13 @@ def preflight(
     resume: bool = False,
     address: str | None = None,
     services: bool = True,
+    ray_timeout_s: float = RAY_PROBE_TIMEOUT_S,
 ) -> list[Problem]:
     """Every check for a validated scenario (config problems are raised before this)."""
     problems: list[Problem] = []
     if run_dir is not None:
         problems += check_out(run_dir, overwrite, resume)
-    problems += check_ray(address)
+    problems += check_ray(address, ray_timeout_s)
     if services:
         problems += check_llm(scenario.llm)
         problems += check_qdrant(scenario.memory.vector_store)

@@ -10,6 +10,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 DEFAULT_ATTACH_TIMEOUT_S = 30.0
@@ -36,17 +37,19 @@ def split_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def probe_address(address: str, timeout_s: float = 5.0) -> None:
-    """Raise RayAttachError unless a gRPC server answers at `address` within `timeout_s`."""
+def probe_address(
+    address: str, timeout_s: float = 5.0, stop: Callable[[], bool] | None = None
+) -> None:
+    """Raise RayAttachError unless a gRPC server answers at `address` within `timeout_s`;
+    KeyboardInterrupt as soon as `stop()` turns true (Ctrl-C under a stop handler)."""
     if address == "auto":
         return
     host, port = split_address(address)
     deadline = time.monotonic() + timeout_s
     try:
         with socket.create_connection((host, port), timeout=timeout_s) as sock:
-            sock.settimeout(max(0.1, deadline - time.monotonic()))
             sock.sendall(_H2_PREFACE)
-            head = sock.recv(9)
+            head = _recv_until(sock, 9, deadline, stop)
     except TimeoutError:
         raise RayAttachError(
             f"--address {address}: no answer within {timeout_s:g} s; check that the Ray "
@@ -65,14 +68,33 @@ def probe_address(address: str, timeout_s: float = 5.0) -> None:
         )
 
 
+def _recv_until(
+    sock: socket.socket, size: int, deadline: float, stop: Callable[[], bool] | None
+) -> bytes:
+    """Up to `size` bytes, waiting in short steps so a stop request is seen within 0.2 s."""
+    while True:
+        if stop is not None and stop():
+            raise KeyboardInterrupt
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(min(0.2, max(0.01, left)))
+        try:
+            return sock.recv(size)
+        except TimeoutError:
+            continue
+
+
 def attach(
     address: str | None,
     timeout_s: float = DEFAULT_ATTACH_TIMEOUT_S,
     num_cpus: int | None = None,
+    stop: Callable[[], bool] | None = None,
     **kwargs: Any,
 ) -> bool:
     """Start local Ray or attach to `address` within `timeout_s`; True if this call started
-    Ray (then the caller shuts it down). Raises RayAttachError, or KeyboardInterrupt."""
+    Ray (then the caller shuts it down). Raises RayAttachError, or KeyboardInterrupt (Ctrl-C,
+    or `stop()` turning true while waiting on the head)."""
     import ray
 
     if ray.is_initialized():
@@ -80,7 +102,7 @@ def attach(
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     address = address or os.environ.get("RAY_ADDRESS")  # set inside a Ray job
     if address:
-        probe_address(address, min(timeout_s, 10.0))
+        probe_address(address, min(timeout_s, 10.0), stop)
         init_kwargs: dict[str, Any] = {"address": address, "log_to_driver": True, **kwargs}
     else:
         # A local start runs in this (main) thread: Ray ties its GCS and raylet to the life
@@ -101,6 +123,8 @@ def attach(
     worker.start()
     while worker.is_alive() and time.monotonic() < deadline:
         worker.join(0.2)  # short waits: Ctrl-C reaches the main thread in between
+        if stop is not None and stop():
+            raise KeyboardInterrupt
     if worker.is_alive():
         where = f"the Ray head at {address}"
         raise RayAttachError(

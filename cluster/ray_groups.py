@@ -122,13 +122,14 @@ def ensure_ray(
     address: str | None = None,
     num_cpus: int | None = None,
     timeout_s: float = 30.0,
+    stop: Callable[[], bool] | None = None,
     **kwargs: Any,
 ) -> bool:
     """Start local Ray (default) or attach to `address` within `timeout_s`; idempotent; no
     dashboard locally. True if this call started Ray (societas.cluster.ray_attach)."""
     from societas.cluster.ray_attach import attach
 
-    return attach(address, timeout_s, num_cpus=num_cpus, **kwargs)
+    return attach(address, timeout_s, num_cpus=num_cpus, stop=stop, **kwargs)
 
 
 def make_ray_groups(factory: GroupFactory, groups: int, cfg: ClusterConfig) -> list[ResilientGroup]:

@@ -117,7 +117,7 @@ def run_on_ray(
     scenario = load_scenario(scenario)
     run_dir = Path(run_dir)
     cfg = cluster_config_of(scenario, cluster)
-    started = ensure_ray(address, num_cpus=num_cpus, timeout_s=cfg.attach_timeout_s)
+    started = ensure_ray(address, num_cpus=num_cpus, timeout_s=cfg.attach_timeout_s, stop=stop)
     import ray
 
     # Ray's core installs its own SIGTERM handler (it aborts); the stop handler goes back on.

@@ -134,7 +134,9 @@ def test_unreachable_ray_address_and_ctrl_c_while_attaching(tmp_path):
     threading.Thread(target=accept, daemon=True).start()
     address = f"127.0.0.1:{silent.getsockname()[1]}"
     log = tmp_path / "attach.log"
-    proc = start("run", str(cfg), "--address", address, "--out", str(tmp_path / "b"), log=log)
+    # A long attach timeout: the Ctrl-C, not a timeout, must end the wait, however loaded.
+    args = ("--address", address, "--attach-timeout", "120", "--out", str(tmp_path / "b"))
+    proc = start("run", str(cfg), *args, log=log)
     try:
         wait_for(lambda: held, 30, "the CLI to connect")
         t0 = time.monotonic()

@@ -58,3 +58,19 @@ def test_ray_probe_closed_and_silent_ports():
     for bad in ("http://head:8265", "head", "head:99999"):
         with pytest.raises(RayAttachError, match="--address"):
             probe_address(bad, 1.0)
+
+
+def test_ray_probe_stops_on_a_stop_request():
+    """A Ctrl-C caught by the run's stop handler (which only sets a flag) still ends the probe
+    of a silent head at once instead of after its whole timeout."""
+    import time
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            probe_address(
+                f"127.0.0.1:{silent.getsockname()[1]}", 30.0, lambda: time.monotonic() - t0 > 0.5
+            )
+        assert time.monotonic() - t0 < 5
