@@ -91,7 +91,8 @@ def head(tmp_path_factory):
         except OSError:
             pass
         if time.monotonic() > deadline or proc.poll() is not None:
-            os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             pytest.fail("ray start --head did not come up: " + (tmp / "head.log").read_text())
         time.sleep(0.5)
     yield address, token, tmp
