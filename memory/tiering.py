@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,6 +60,13 @@ class TierConfig(BaseModel):
         True,
         description="Compact the vector store after a move, so deleted points stop costing "
         "RAM and stop counting in IDF.",
+    )
+    seal_after_points: int | None = Field(
+        10_000,
+        ge=1,
+        description="Edge shards: at a migration pass with this many points written since the "
+        "last compaction, compact even without a move (a child process; optimized segments are "
+        "mmapped: ~0.4 instead of ~1.9 KB of RAM a warm point). None: only after moves.",
     )
 
 
@@ -170,6 +177,12 @@ async def remove_expired(group: GroupMemory, now: float) -> int:
     return gone
 
 
+def _seal_due(store: Any, cfg: TierConfig) -> bool:
+    """Whether an Edge shard holds enough points written since its last compaction."""
+    unsealed = getattr(store, "unsealed_points", 0)
+    return cfg.seal_after_points is not None and unsealed >= cfg.seal_after_points
+
+
 async def end_tick(group: GroupMemory) -> dict[str, int]:
     """Tier migration for one tick: evict hot, move aged or surplus warm memories to cold."""
     await recover(group)
@@ -197,8 +210,10 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
             await asyncio.to_thread(group.access_log.flush)
         if moved:
             await asyncio.to_thread(group.cold.compact_crowded, cfg.cold_max_parts_per_window, now)
-        if moved and cfg.optimize_after_migration:
+        if cfg.optimize_after_migration and (moved or _seal_due(group.store, cfg)):
             await group.store.optimize()
+        if cfg.optimize_after_migration and _seal_due(group.kv_store, cfg):  # rewritten status
+            await group.kv_store.optimize()
         # Persist and release the engine's write buffers: without this, RAM grows with every
         # point ever written, deleted or not (measured: ~60 MB a day at 100 agents).
         await group.flush()

@@ -10,6 +10,7 @@ inside each call, so long calls are cut into chunks (`CHUNK_POINTS` points per w
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -28,20 +29,24 @@ from societas.memory.vectorstores.base import (
     VectorQuery,
 )
 from societas.memory.vectorstores.edge_query import edge_filter, query_request
+from societas.memory.vectorstores.edge_seal import seal_in_child, shard_config
 
 __all__ = ["CHUNK_POINTS", "CHUNK_QUERIES", "EdgeVectorStore", "edge_filter"]
 CHUNK_POINTS = 256  # ~85 µs a point: a write holds the GIL ~20 ms at most
 CHUNK_QUERIES = 32  # a formula query can take ~0.5 ms: ~16 ms a chunk
+log = logging.getLogger(__name__)
 
 
 def _index_params(kind: str) -> Any:
+    """A payload index, mmapped once its segment is optimized (`Cold`)."""
+    cold = qe.Memory.Cold
     if kind == "integer_tenant":
-        return qe.IntegerIndexParams(lookup=True, range=False, is_principal=True)
+        return qe.IntegerIndexParams(lookup=True, range=False, is_principal=True, memory=cold)
     if kind == "integer":
-        return qe.IntegerIndexParams(lookup=True, range=True)
+        return qe.IntegerIndexParams(lookup=True, range=True, memory=cold)
     if kind == "float":
-        return qe.FloatIndexParams()
-    return qe.KeywordIndexParams()
+        return qe.FloatIndexParams(memory=cold)
+    return qe.KeywordIndexParams(memory=cold)
 
 
 def _edge_vectors(vectors: TextVectors) -> dict[str, Any]:
@@ -76,35 +81,18 @@ class EdgeVectorStore:
         indexes: Mapping[str, str] = STREAM_INDEXES,
     ) -> None:
         self.path = Path(path)
-        vectors = (
-            {DENSE: qe.EdgeVectorParams(size=dense_size, distance=qe.Distance.Cosine)}
-            if dense_size
-            else None
-        )
-        sparse_vectors = (
-            {SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)} if sparse else None
-        )
-        # Vacuum any segment with deleted points when optimize() runs (checkpoints): until
-        # then Qdrant's IDF still counts points moved to cold.
-        optimizers = qe.EdgeOptimizersConfig(deleted_threshold=0.0, vacuum_min_vector_number=1)
-        config = qe.EdgeConfig(
-            vectors=vectors, sparse_vectors=sparse_vectors, optimizers=optimizers
-        )
+        self._spec = {
+            "dense": [DENSE, dense_size] if dense_size else None,
+            "sparse": SPARSE if sparse else None,
+        }
+        self._config = shard_config(self._spec)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdrant-edge")
+        self.unsealed_points = 0  # points written since the last seal (they sit in RAM)
         if self.path.exists() and any(self.path.iterdir()):
-            self._shard = qe.EdgeShard.load(str(self.path), config)  # keeps its WAL setting
+            self._shard = qe.EdgeShard.load(str(self.path), self._config)
         else:
             self.path.mkdir(parents=True, exist_ok=True)
-            # No write-ahead log: a shard is never reopened after a crash (a lost group is
-            # rebuilt from its last checkpoint, taken after `flush`), and the WAL's mmapped
-            # segments cost ~0.3 KB of RAM a point.
-            config = qe.EdgeConfig(
-                vectors=vectors,
-                sparse_vectors=sparse_vectors,
-                optimizers=optimizers,
-                wal_enabled=False,
-            )
-            self._shard = qe.EdgeShard.create(str(self.path), config)
+            self._shard = qe.EdgeShard.create(str(self.path), self._config)
             for name, kind in indexes.items():
                 self._shard.update(qe.UpdateOperation.create_field_index(name, _index_params(kind)))
 
@@ -117,6 +105,7 @@ class EdgeVectorStore:
             chunk = points[start : start + CHUNK_POINTS]
             edge_points = [qe.Point(p.id, _edge_vectors(p.vectors), p.payload) for p in chunk]
             self._shard.update(qe.UpdateOperation.upsert_points(edge_points))
+        self.unsealed_points += len(points)
 
     async def upsert(self, points: Sequence[MemoryPoint]) -> None:
         if points:
@@ -228,9 +217,27 @@ class EdgeVectorStore:
         records, next_offset = await self._run(self._shard.scroll, request)
         return self._scored(records), int(next_offset) if next_offset is not None else None
 
+    def _seal_now(self) -> None:
+        """Flush and close the shard, optimize it in a child process, load it again (see
+        memory.vectorstores.edge_seal). Other calls queue behind this one on the worker
+        thread, so none meets the shard closed. Should the child fail, the shard is loaded as
+        it was and optimized here instead: slower for the loop, nothing lost."""
+        self._shard.flush()
+        self._shard.close()
+        try:
+            seal_in_child(self.path, self._spec)
+        except (OSError, RuntimeError) as err:
+            log.warning("optimizing in process instead: %s", err)
+            self._shard = qe.EdgeShard.load(str(self.path), self._config)
+            self._shard.optimize()
+        else:
+            self._shard = qe.EdgeShard.load(str(self.path), self._config)
+        self.unsealed_points = 0
+
     async def optimize(self) -> None:
-        """Merge segments and vacuum deleted points (blocking work, off the event loop)."""
-        await self._run(self._shard.optimize)
+        """Merge segments, vacuum deleted points and move what the shard holds from RAM to
+        mmapped segments, in a child process (the event loop and the GIL stay free)."""
+        await self._run(self._seal_now)
 
     async def flush(self) -> None:
         await self._run(self._shard.flush)
