@@ -20,6 +20,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.heap import release_free_memory
 from societas.memory.vectorstores.base import (
     DENSE,
     SPARSE,
@@ -224,6 +225,9 @@ class EdgeVectorStore:
         it was and optimized here instead: slower for the loop, nothing lost."""
         self._shard.flush()
         self._shard.close()
+        # The closed shard's RAM goes back to the OS before the child loads the same points:
+        # otherwise the machine holds them twice while the child runs (measured: +163 MB PSS).
+        release_free_memory()
         try:
             seal_in_child(self.path, self._spec)
         except (OSError, RuntimeError) as err:
