@@ -64,9 +64,9 @@ class TierConfig(BaseModel):
     seal_after_points: int | None = Field(
         10_000,
         ge=1,
-        description="Edge shards: at a migration pass with this many points written since the "
-        "last compaction, compact even without a move (a child process; optimized segments are "
-        "mmapped: ~0.4 instead of ~1.9 KB of RAM a warm point). None: only after moves.",
+        description="Edge shards compacted in a child (`vector_store.compact_in_child`): at a "
+        "migration pass with this many points written since the last compaction, compact "
+        "even without a move (mmapped: ~0.4 instead of ~1.9 KB of RAM a warm point).",
     )
 
 
@@ -178,9 +178,11 @@ async def remove_expired(group: GroupMemory, now: float) -> int:
 
 
 def _seal_due(store: Any, cfg: TierConfig) -> bool:
-    """Whether an Edge shard holds enough points written since its last compaction."""
-    unsealed = getattr(store, "unsealed_points", 0)
-    return cfg.seal_after_points is not None and unsealed >= cfg.seal_after_points
+    """Whether an Edge shard compacted in a child holds enough points written since its last
+    compaction (in process, a compaction frees none of their RAM: not worth its stall)."""
+    if not getattr(store, "compact_in_child", False) or cfg.seal_after_points is None:
+        return False
+    return bool(getattr(store, "unsealed_points", 0) >= cfg.seal_after_points)
 
 
 async def end_tick(group: GroupMemory) -> dict[str, int]:

@@ -37,7 +37,9 @@ def build_vector_store(
 
         if shard_dir is None:
             raise ValueError("the 'edge' backend needs a folder (vector_store.path or a run dir)")
-        return EdgeVectorStore(Path(shard_dir) / role, dense_size, sparse, indexes)
+        return EdgeVectorStore(
+            Path(shard_dir) / role, dense_size, sparse, indexes, config.compact_in_child
+        )
     from societas.memory.vectorstores.qdrant import QdrantVectorStore
 
     suffix = "" if role == "stream" else "_kv"

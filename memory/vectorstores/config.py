@@ -31,6 +31,12 @@ class VectorStoreConfig(BaseModel):
         False, description="qdrant: custom sharding, one shard key per group (cluster mode)."
     )
     timeout_s: float = Field(30.0, gt=0)
+    compact_in_child: bool = Field(
+        False,
+        description="edge: compact a shard in a child process and reopen it mmapped (the loop "
+        "never stalls; less RAM between compactions, but each child briefly holds up to the "
+        "shard's size again); also after `tiers.seal_after_points` new points.",
+    )
 
     @model_validator(mode="after")
     def _backend_has_address(self) -> VectorStoreConfig:

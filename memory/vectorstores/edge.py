@@ -38,16 +38,16 @@ CHUNK_QUERIES = 32  # a formula query can take ~0.5 ms: ~16 ms a chunk
 log = logging.getLogger(__name__)
 
 
-def _index_params(kind: str) -> Any:
-    """A payload index, mmapped once its segment is optimized (`Cold`)."""
-    cold = qe.Memory.Cold
+def _index_params(kind: str, mmap: bool) -> Any:
+    """A payload index; `mmap`: mmapped once its segment is optimized (`Cold`)."""
+    placed = {"memory": qe.Memory.Cold} if mmap else {}
     if kind == "integer_tenant":
-        return qe.IntegerIndexParams(lookup=True, range=False, is_principal=True, memory=cold)
+        return qe.IntegerIndexParams(lookup=True, range=False, is_principal=True, **placed)
     if kind == "integer":
-        return qe.IntegerIndexParams(lookup=True, range=True, memory=cold)
+        return qe.IntegerIndexParams(lookup=True, range=True, **placed)
     if kind == "float":
-        return qe.FloatIndexParams(memory=cold)
-    return qe.KeywordIndexParams(memory=cold)
+        return qe.FloatIndexParams(**placed)
+    return qe.KeywordIndexParams(**placed)
 
 
 def _edge_vectors(vectors: TextVectors) -> dict[str, Any]:
@@ -72,7 +72,9 @@ def _from_edge_vectors(raw: Any) -> TextVectors | None:
 
 
 class EdgeVectorStore:
-    """A Qdrant Edge shard under `path`; created with payload indexes or reopened from disk."""
+    """A Qdrant Edge shard under `path`; created with payload indexes or reopened from disk.
+    `compact_in_child`: `optimize` runs in a child process and reopens the shard mmapped
+    (memory.vectorstores.edge_seal); otherwise in process, on the worker thread."""
 
     def __init__(
         self,
@@ -80,22 +82,26 @@ class EdgeVectorStore:
         dense_size: int | None,
         sparse: bool,
         indexes: Mapping[str, str] = STREAM_INDEXES,
+        compact_in_child: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.compact_in_child = compact_in_child
         self._spec = {
             "dense": [DENSE, dense_size] if dense_size else None,
             "sparse": SPARSE if sparse else None,
+            "mmap": compact_in_child,
         }
         self._config = shard_config(self._spec)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdrant-edge")
-        self.unsealed_points = 0  # points written since the last seal (they sit in RAM)
+        self.unsealed_points = 0  # points written since the last compaction
         if self.path.exists() and any(self.path.iterdir()):
             self._shard = qe.EdgeShard.load(str(self.path), self._config)
         else:
             self.path.mkdir(parents=True, exist_ok=True)
             self._shard = qe.EdgeShard.create(str(self.path), self._config)
             for name, kind in indexes.items():
-                self._shard.update(qe.UpdateOperation.create_field_index(name, _index_params(kind)))
+                params = _index_params(kind, compact_in_child)
+                self._shard.update(qe.UpdateOperation.create_field_index(name, params))
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         """`fn(*args)` on the worker thread (the event loop stays free meanwhile)."""
@@ -238,10 +244,15 @@ class EdgeVectorStore:
             self._shard = qe.EdgeShard.load(str(self.path), self._config)
         self.unsealed_points = 0
 
+    def _optimize_now(self) -> None:
+        self._shard.optimize()
+        self.unsealed_points = 0
+
     async def optimize(self) -> None:
-        """Merge segments, vacuum deleted points and move what the shard holds from RAM to
-        mmapped segments, in a child process (the event loop and the GIL stay free)."""
-        await self._run(self._seal_now)
+        """Merge segments and vacuum deleted points: in a child process that leaves the
+        event loop and the GIL free and the segments mmapped (`compact_in_child`), or here
+        on the worker thread (the binding holds the GIL for the whole optimize)."""
+        await self._run(self._seal_now if self.compact_in_child else self._optimize_now)
 
     async def flush(self) -> None:
         await self._run(self._shard.flush)

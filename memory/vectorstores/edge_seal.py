@@ -1,5 +1,10 @@
 """Seal a Qdrant Edge shard in a child process: optimize it there, then reopen it mmapped.
 
+Opt-in (`vector_store.compact_in_child`); the trade-off, measured on 2 cores at 1,000 agents
+(benchmarks/RESULTS.md): the loop is never stalled by a compaction and the group holds less
+RAM all along (30 days: 426 instead of ~600 MB on day 29), but each compaction's child holds
+up to ~1.3 GB for a moment, so the machine's peak is higher.
+
 The binding holds the GIL for the whole of `EdgeShard.optimize` (measured: a thread of the
 same process got one turn in 1.2 s while 60,000 points were optimized), so an in-process
 optimize stalls every agent of the group for seconds a simulated day. And an appendable
@@ -26,31 +31,29 @@ SEAL_TIMEOUT_S = 3600.0
 
 
 def shard_config(spec: dict[str, Any], sealing: bool = False) -> Any:
-    """The shard's config from `spec` (`dense`: (name, size) or None, `sparse`: name or None):
-    vectors, payload and ids placed `Cold` (mmapped) once optimized; `sealing` (the child)
-    turns every appendable segment into an optimized one."""
-    cold = qe.Memory.Cold
+    """The shard's config from `spec` (`dense`: (name, size) or None, `sparse`: name or None,
+    `mmap`: vectors, payload and ids placed `Cold`, i.e. mmapped once optimized); `sealing`
+    (the child) turns every appendable segment into an optimized one."""
+    placed = {"memory": qe.Memory.Cold} if spec.get("mmap") else {}
     dense, sparse = spec.get("dense"), spec.get("sparse")
     vectors = (
-        {dense[0]: qe.EdgeVectorParams(size=dense[1], distance=qe.Distance.Cosine, memory=cold)}
+        {dense[0]: qe.EdgeVectorParams(size=dense[1], distance=qe.Distance.Cosine, **placed)}
         if dense
         else None
     )
     sparse_vectors = (
-        {sparse: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=cold)}
-        if sparse
-        else None
+        {sparse: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, **placed)} if sparse else None
     )
     # Vacuum every segment with deleted points: until then Qdrant's IDF still counts them.
     thresholds: dict[str, Any] = {"deleted_threshold": 0.0, "vacuum_min_vector_number": 1}
     if sealing:
         thresholds.update(indexing_threshold=1, default_segment_number=SEGMENTS)
+    placement = {"payload_memory": qe.Memory.Cold, "id_tracker_memory": qe.Memory.Cold}
     return qe.EdgeConfig(
         vectors=vectors,
         sparse_vectors=sparse_vectors,
         optimizers=qe.EdgeOptimizersConfig(**thresholds),
-        payload_memory=cold,
-        id_tracker_memory=cold,
+        **(placement if spec.get("mmap") else {}),
         # No write-ahead log: a shard is never reopened after a crash (a lost group is
         # rebuilt from its last checkpoint, taken after `flush`), and the WAL's mmapped
         # segments cost ~0.3 KB of RAM a point.

@@ -1,4 +1,5 @@
-"""Sealing a Qdrant Edge shard: optimized in a child process, reopened mmapped, same answers.
+"""Sealing a Qdrant Edge shard (opt-in `compact_in_child`): optimized in a child process,
+reopened mmapped, same answers; the default store compacts in process, after moves only.
 
 Real shards on disk and a real child process. The loop test counts how often a ticker
 coroutine runs while a 30,000-point shard is sealed: an in-process optimize holds the GIL for
@@ -14,6 +15,7 @@ import time
 
 import numpy as np
 
+from societas.memory import GroupMemory, GroupMemoryConfig
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.vectorstores import MemoryPoint, PointFilter, VectorQuery, edge_seal
 from societas.memory.vectorstores.edge import EdgeVectorStore
@@ -48,7 +50,7 @@ def _canon(hits) -> tuple[list[float], set[int]]:
 
 
 async def test_a_sealed_shard_answers_as_before_and_the_loop_keeps_running(tmp_path):
-    store = EdgeVectorStore(tmp_path / "s", dense_size=None, sparse=True)
+    store = EdgeVectorStore(tmp_path / "s", dense_size=None, sparse=True, compact_in_child=True)
     points = _points(30_000)
     await store.upsert(points)
     assert store.unsealed_points == 30_000
@@ -94,7 +96,7 @@ async def test_a_sealed_shard_answers_as_before_and_the_loop_keeps_running(tmp_p
 
 
 async def test_a_failed_child_falls_back_to_an_in_process_optimize(tmp_path, monkeypatch, caplog):
-    store = EdgeVectorStore(tmp_path / "s", dense_size=None, sparse=True)
+    store = EdgeVectorStore(tmp_path / "s", dense_size=None, sparse=True, compact_in_child=True)
     await store.upsert(_points(500))
     before = await store.query_batch(_queries())
     monkeypatch.setattr(edge_seal.sys, "executable", "/bin/false")  # the child dies at once
@@ -108,10 +110,15 @@ async def test_a_failed_child_falls_back_to_an_in_process_optimize(tmp_path, mon
     await store.close()
 
 
-async def test_the_tier_pass_seals_without_moves_and_searches_stay_the_same(group_factory):
-    tiers = {"hot_window_hours": 4.0, "migrate_every_ticks": 1}
-    sealed = group_factory("edge", sub="sealed", tiers={**tiers, "seal_after_points": 20})
-    plain = group_factory("edge", sub="plain", tiers={**tiers, "seal_after_points": None})
+async def test_the_tier_pass_seals_without_moves_and_searches_stay_the_same(
+    tmp_path, bm25_embedder
+):
+    tiers = {"hot_window_hours": 4.0, "migrate_every_ticks": 1, "seal_after_points": 20}
+    groups = []
+    for name, in_child in (("sealed", True), ("plain", False)):  # plain: the default store
+        cfg = GroupMemoryConfig(vector_store={"compact_in_child": in_child}, tiers=tiers)
+        groups.append(GroupMemory(cfg, root=tmp_path / name, embedder=bm25_embedder))
+    sealed, plain = groups
     seals = 0
     for group in (sealed, plain):
         await fill(group)
@@ -124,8 +131,8 @@ async def test_the_tier_pass_seals_without_moves_and_searches_stay_the_same(grou
             if group is sealed and unsealed + report["evicted_from_hot"] >= 20:
                 assert engine.unsealed_points == 0
                 seals += 1
-        if group is plain:
-            assert engine.unsealed_points == 100  # 4 agents × 25 memories, never compacted
+        if group is plain:  # in process, only a move is worth a compaction
+            assert engine.unsealed_points == 100  # 4 agents × 25 memories
     assert seals >= 1
     for agent in range(4):
         for query in QUERIES:
@@ -133,3 +140,5 @@ async def test_the_tier_pass_seals_without_moves_and_searches_stay_the_same(grou
             b = await plain.agent(agent).stream.search(query, top_k=5)
             assert [(h.id, h.tier) for h in a] == [(h.id, h.tier) for h in b], (agent, query)
             assert all(h.tier == "warm" for h in a)
+    for group in groups:
+        await group.close()
