@@ -111,9 +111,9 @@ async def run(agents: int, days: int, tiered: bool) -> dict:
         for name, values in latencies.items():
             out[f"search_p50_ms_{name}"] = round(percentile(values, 50), 3)
         await group.close()
-    # The shard is compacted by a short-lived child process (memory.vectorstores.edge_seal):
-    # its peak is RAM the machine needs beside this process's during a migration.
-    out["seal_child_peak_rss_mb"] = round(
+    # Child processes of this one (with `vector_store.compact_in_child`, the shard's
+    # compactions): their peak is RAM the machine needs beside this process's for a moment.
+    out["children_peak_rss_mb"] = round(
         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
     )
     return out
@@ -162,7 +162,7 @@ def main() -> None:
         "rss_last_over_day3": round(rss[-1] / rss[3], 3),  # simulated days count from 0
         "rss_peak_over_day3": round(max(rss[3:]) / rss[3], 3),
         "rss_peak_day": rss.index(max(rss)),
-        "seal_child_peak_rss_mb": tiered["seal_child_peak_rss_mb"],
+        "children_peak_rss_mb": tiered["children_peak_rss_mb"],
         "cached": CACHED,
     }
     if not args.no_baseline:
