@@ -234,14 +234,15 @@ class EdgeVectorStore:
         # The closed shard's RAM goes back to the OS before the child loads the same points:
         # otherwise the machine holds them twice while the child runs (measured: +163 MB PSS).
         release_free_memory()
+        failed = None
         try:
             seal_in_child(self.path, self._spec)
         except (OSError, RuntimeError) as err:
-            log.warning("optimizing in process instead: %s", err)
-            self._shard = qe.EdgeShard.load(str(self.path), self._config)
+            failed = err
+        self._shard = qe.EdgeShard.load(str(self.path), self._config)
+        if failed is not None:
+            log.warning("optimizing in process instead: %s", failed)
             self._shard.optimize()
-        else:
-            self._shard = qe.EdgeShard.load(str(self.path), self._config)
         self.unsealed_points = 0
 
     def _optimize_now(self) -> None:

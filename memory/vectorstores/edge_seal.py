@@ -2,7 +2,7 @@
 
 Opt-in (`vector_store.compact_in_child`); the trade-off, measured on 2 cores at 1,000 agents
 (benchmarks/RESULTS.md): the loop is never stalled by a compaction and the group holds less
-RAM all along (30 days: 426 instead of ~600 MB on day 29), but each compaction's child holds
+RAM all along (30 days: 426 instead of 522 MB on day 29), but each compaction's child holds
 up to ~1.3 GB for a moment, so the machine's peak is higher.
 
 The binding holds the GIL for the whole of `EdgeShard.optimize` (measured: a thread of the
