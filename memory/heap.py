@@ -9,14 +9,15 @@ memories). Trimming at tick end costs about a millisecond. Elsewhere it does not
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 from collections.abc import Callable
 
 _trim: Callable[[int], int] | None = None
 if sys.platform.startswith("linux"):
     try:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        # The symbols already loaded (glibc's among them). `ctypes.util.find_library` forks
+        # `ldconfig -p`: a copy of the whole process at import, in every group actor.
+        _libc = ctypes.CDLL(None)
         _trim = _libc.malloc_trim
     except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
         _trim = None

@@ -24,3 +24,16 @@ def test_freed_small_objects_are_returned():
     assert release_free_memory() is True
     assert _rss_kb() < before  # the trim really released pages
     assert keep
+
+
+def test_importing_the_memory_package_starts_no_process():
+    """Looking up libc must not fork `ldconfig` (a copy of every group actor at import)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, societas.memory.heap, societas.memory;"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0", out.stdout
