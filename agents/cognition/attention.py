@@ -12,12 +12,15 @@ language model)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, model_validator
 
 from societas.agents.cognition.prompts import render
+from societas.agents.llm.answer_checks import Said, is_filler, screen
 from societas.agents.llm.batching import batch_json
 from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.tasks import Screened, screened
 from societas.memory.profile_cognitive import default_attention
 
 SEPARATOR = " | "
@@ -54,15 +57,25 @@ async def attend(
 class FactTriple(BaseModel):
     """One fact: short phrases."""
 
-    subject: str = Field(min_length=1, max_length=200)
-    relation: str = Field(min_length=1, max_length=200)
-    object: str = Field(min_length=1, max_length=200)
+    subject: Said = Field(min_length=1, max_length=200)
+    relation: Said = Field(min_length=1, max_length=200)
+    object: Said = Field(min_length=1, max_length=200)
 
 
-class Facts(BaseModel):
-    """What a set of observations implies, as triples."""
+class Facts(Screened):
+    """What a set of observations implies, as triples (those with a filler part dropped)."""
 
     facts: list[FactTriple] = Field(max_length=20)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _screen(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        return screened(data, "facts", lambda v: screen(v, _filler_triple), handler)
+
+
+def _filler_triple(raw: Any) -> bool:
+    """A raw triple with a filler subject, relation or object ("...", "<who or what>")."""
+    return isinstance(raw, dict) and any(is_filler(raw.get(k)) for k in FactTriple.model_fields)
 
 
 FACT_LIMIT = 5

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from societas.agents.cognition.persona import Persona, fmt_needs, lines, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.cognition.relationships import Relation
+from societas.agents.llm.answer_checks import Said
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import DialogueTurn
 from societas.memory import AgentMemory
@@ -29,7 +30,7 @@ class ConversationSummary(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    summary: str = Field(min_length=1)
+    summary: Said = Field(min_length=1)
     tone: float = Field(0.0, ge=-1.0, le=1.0)
 
 

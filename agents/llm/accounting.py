@@ -40,6 +40,7 @@ class TaskUsage:
     reasks: int = 0
     fallbacks: int = 0
     failed: int = 0
+    dropped_items: int = 0  # entries of valid answers dropped as filler (plans, questions...)
 
 
 # Latency samples kept per (model, endpoint) until a reader drains them (the engine does each

@@ -222,6 +222,8 @@ class LLMGateway:
                 usage.valid_first_try += 1
             else:
                 usage.valid_after_reask += 1
+            # Entries of a list answer the schema dropped as filler (plan items, questions...).
+            usage.dropped_items += int(getattr(value, "dropped", 0) or 0)
             self._outcome(False, req.task, endpoint, answer)
             for observer in self.observers:
                 observer(req.task, value)

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from societas.agents.llm.answer_checks import Answer, Said, is_filler, screen
 from societas.agents.llm.plan_checks import is_placeholder, screen_items, screen_steps, tile_hour
 
 
@@ -32,23 +33,62 @@ class ImportanceScore(_Out):
     score: int = Field(ge=1, le=10)
 
 
-class ReflectionQuestions(_Out):
-    """Salient high-level questions raised by recent memories."""
+class Screened(_Out):
+    """A list answer whose bad entries are dropped and counted in `dropped` (the gateway
+    adds it to the task's `dropped_items`)."""
 
-    questions: list[str] = Field(min_length=1, max_length=10)
+    _dropped: int = PrivateAttr(default=0)
+
+    @property
+    def dropped(self) -> int:
+        """Entries of the model's answer dropped as filler or out of range."""
+        return self._dropped
+
+
+def screened(
+    data: Any, key: str, screen_list: Callable[[Any], tuple[Any, int]], handler: Any
+) -> Any:
+    """`handler(data)` with the list under `key` screened first; the count dropped is kept."""
+    dropped = 0
+    if isinstance(data, dict) and key in data:
+        kept, dropped = screen_list(data.get(key))
+        data = {**data, key: kept}
+    out = handler(data)
+    out._dropped = dropped
+    return out
+
+
+class ReflectionQuestions(Screened):
+    """Salient high-level questions raised by recent memories (filler ones dropped)."""
+
+    questions: list[Said] = Field(min_length=1, max_length=10)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _screen(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        return screened(data, "questions", screen, handler)
 
 
 class Insight(_Out):
     """One inferred statement and the 1-based indices of the statements it rests on."""
 
-    text: str = Field(min_length=1)
+    text: Said = Field(min_length=1)
     evidence: list[int] = Field(default_factory=list)
 
 
-class ReflectionInsights(_Out):
-    """Insights answering one reflection question."""
+class ReflectionInsights(Screened):
+    """Insights answering one reflection question (filler ones dropped)."""
 
     insights: list[Insight] = Field(min_length=1, max_length=10)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _screen(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        return screened(data, "insights", lambda v: screen(v, _filler_insight), handler)
+
+
+def _filler_insight(raw: Any) -> bool:
+    return isinstance(raw, dict) and is_filler(raw.get("text"))
 
 
 class PlanItem(_Out):
@@ -59,35 +99,16 @@ class PlanItem(_Out):
     location: str = Field(min_length=1)
 
 
-def _screened(
-    data: Any, key: str, screen: Callable[[Any], tuple[list[Any], int]], handler: Any
-) -> Any:
-    """`handler(data)` with the list under `key` screened first; the count dropped is kept."""
-    dropped = 0
-    if isinstance(data, dict) and key in data:
-        kept, dropped = screen(data.get(key))
-        data = {**data, key: kept}
-    out = handler(data)
-    out._dropped = dropped
-    return out
-
-
-class DailyPlan(_Out):
+class DailyPlan(Screened):
     """The day in broad strokes, ordered by start hour, one item an hour; placeholder items
     ("...", "going to ...") are dropped and counted in `dropped` (too many: invalid)."""
 
     items: list[PlanItem] = Field(min_length=1, max_length=24)
-    _dropped: int = PrivateAttr(default=0)
 
     @model_validator(mode="wrap")
     @classmethod
     def _screen(cls, data: Any, handler: ModelWrapValidatorHandler[DailyPlan]) -> DailyPlan:
-        return _screened(data, "items", screen_items, handler)
-
-    @property
-    def dropped(self) -> int:
-        """Items of the model's answer dropped as placeholders or out of range."""
-        return self._dropped
+        return screened(data, "items", screen_items, handler)
 
     @field_validator("items")
     @classmethod
@@ -103,26 +124,20 @@ class PlanStep(_Out):
     action: str = Field(min_length=1)
 
 
-class HourlyPlan(_Out):
+class HourlyPlan(Screened):
     """An hour of the daily plan decomposed into steps that tile the hour (sorted, no
     overlaps, 5-15 minutes where possible); placeholder steps are dropped and counted in
     `dropped` (too many: invalid)."""
 
     steps: list[PlanStep] = Field(min_length=1, max_length=12)
-    _dropped: int = PrivateAttr(default=0)
 
     @model_validator(mode="wrap")
     @classmethod
     def _screen(cls, data: Any, handler: ModelWrapValidatorHandler[HourlyPlan]) -> HourlyPlan:
-        out = _screened(data, "steps", screen_steps, handler)
+        out = screened(data, "steps", screen_steps, handler)
         tiled = tile_hour([(s.minute, s.duration_min, s.action) for s in out.steps])
         out.steps = [PlanStep(minute=m, duration_min=d, action=a) for m, d, a in tiled]
         return out
-
-    @property
-    def dropped(self) -> int:
-        """Steps of the model's answer dropped as placeholders or out of range."""
-        return self._dropped
 
 
 class Reaction(_Out):
@@ -151,15 +166,15 @@ class Reaction(_Out):
 class DialogueTurn(_Out):
     """One utterance in a conversation and whether the speaker ends it."""
 
-    utterance: str = Field(min_length=1)
+    utterance: Said = Field(min_length=1)
     end: bool = False
 
 
 class ThoughtUpdate(_Out):
     """The agent's current inner thought and emotion (AgentSociety-style)."""
 
-    thought: str = Field(min_length=1)
-    emotion: str = Field(min_length=1)
+    thought: Said = Field(min_length=1)
+    emotion: Said = Field(min_length=1)
     intensity: float = Field(ge=0, le=1)
 
 
@@ -169,18 +184,24 @@ class AttitudeUpdate(_Out):
     attitude: float = Field(ge=0, le=10)
     reason: str = ""
 
+    @field_validator("reason")
+    @classmethod
+    def _no_filler(cls, v: str) -> str:
+        """A filler reason counts as none given (the attitude still stands)."""
+        return "" if v and is_filler(v) else v
+
 
 class Summary(_Out):
     """A consolidation summary standing for several memories."""
 
-    summary: str = Field(min_length=1)
+    summary: Said = Field(min_length=1)
 
 
 class SurveyAnswer(_Out):
     """An agent's answer to one survey or interview question: the words and, for likert,
     choice and number questions, the value (likert point, option index, number)."""
 
-    answer: str = Field(min_length=1)
+    answer: Answer = Field(min_length=1)
     value: float | None = None
 
 

@@ -154,4 +154,4 @@ def test_grammar_friendly_schema_bounds_what_llama_cpp_ignores() -> None:
     assert thought["thought"]["maxLength"] == 120 and thought["thought"]["minLength"] == 1
     assert schema_of(ImportanceScore)["properties"]["score"]["maximum"] == 10  # untouched
     for value in thought["intensity"]["enum"]:
-        ThoughtUpdate(thought="x", emotion="calm", intensity=value)
+        ThoughtUpdate(thought="I feel calm", emotion="calm", intensity=value)
