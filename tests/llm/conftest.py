@@ -65,3 +65,20 @@ def server():
     with LocalModelServer(n_ctx=4096, threads=2) as srv:
         yield srv
     assert srv.proc is None
+
+
+@pytest.fixture
+def model_gateway(server) -> Callable[..., LLMGateway]:
+    """A gateway to the real local model (no fallback-rate stop: a tiny model's answers)."""
+
+    def make(max_tokens: int = 256) -> LLMGateway:
+        return LLMGateway(
+            {
+                "endpoints": [server.endpoint()],
+                "timeout_s": 120,
+                "max_tokens": max_tokens,
+                "fallback_stop": {"enabled": False},
+            }
+        )
+
+    return make

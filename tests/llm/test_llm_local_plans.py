@@ -11,7 +11,6 @@ import pytest
 from societas.agents.cognition.persona import fmt_needs, persona_of
 from societas.agents.cognition.planning import default_plan
 from societas.agents.cognition.prompts import messages
-from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.plan_checks import is_placeholder
 from societas.agents.llm.tasks import DailyPlan, HourlyPlan
 
@@ -24,15 +23,8 @@ PEOPLE = [
 ]
 
 
-async def test_the_model_plans_without_placeholders_and_its_hours_tile(server) -> None:
-    gw = LLMGateway(
-        {
-            "endpoints": [server.endpoint()],
-            "timeout_s": 120,
-            "max_tokens": 256,
-            "fallback_stop": {"enabled": False},
-        }
-    )
+async def test_the_model_plans_without_placeholders_and_its_hours_tile(model_gateway) -> None:
+    gw = model_gateway(max_tokens=256)
     async with gw:
         for aid, profile in enumerate(PEOPLE):
             p = persona_of(aid, profile, {})

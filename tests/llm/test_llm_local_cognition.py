@@ -1,0 +1,119 @@
+"""The other cognition prompts on a real language model (SmolLM2-135M on llama-cpp-python's
+server, loopback): dialogue, thought, conversation summary, reflection, consolidation,
+attitude and fact prompts, rendered as cognition renders them and answered by the model,
+give answers with no filler copied from the format line ("...", "<what Ada says now>"),
+and most of them are the model's own answers, not fallbacks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from societas.agents.cognition.attention import Facts
+from societas.agents.cognition.conversation import ConversationSummary
+from societas.agents.cognition.prompts import messages
+from societas.agents.llm.answer_checks import is_filler
+from societas.agents.llm.tasks import (
+    AttitudeUpdate,
+    DialogueTurn,
+    ReflectionInsights,
+    ReflectionQuestions,
+    Summary,
+    ThoughtUpdate,
+)
+
+pytestmark = pytest.mark.llm
+
+SYSTEM = {"name": "Ada Adams", "profile": "age: 58, occupation: baker, home: home-1"}
+MEMORIES = (
+    "- Ada saw the river flood the bakery\n"
+    "- Ada talked with Ben about the storm\n"
+    "- Ada bought apples at the market"
+)
+NUMBERED = "1. Ada saw the river flood the bakery\n2. Ada talked with Ben about the storm"
+PROMPTS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
+    "dialogue_turn": (
+        DialogueTurn,
+        {
+            "speaker": "Ada",
+            "listener": "Ben",
+            "topic_line": " about the storm",
+            "relationship": "friends",
+            "mood": "worried",
+            "needs": "safety 0.4",
+            "memories": MEMORIES,
+            "history": "Ben: The river is rising.",
+        },
+    ),
+    "thought_update": (
+        ThoughtUpdate,
+        {"name": "Ada", "thought": "a quiet day", "needs": "safety 0.4", "memories": MEMORIES},
+    ),
+    "conversation_summary": (
+        ConversationSummary,
+        {
+            "name": "Ada",
+            "other": "Ben",
+            "place": "the market",
+            "topic_line": " about the storm",
+            "relationship": "friends",
+            "history": "Ben: The river is rising.\nAda: I saw water in the bakery.",
+        },
+    ),
+    "reflection_questions": (ReflectionQuestions, {"name": "Ada", "n": 2, "statements": MEMORIES}),
+    "reflection_insights": (
+        ReflectionInsights,
+        {"name": "Ada", "n": 2, "question": "What worries Ada?", "statements": NUMBERED},
+    ),
+    "consolidation": (Summary, {"name": "Ada", "count": 3, "texts": MEMORIES}),
+    "attitude_update": (
+        AttitudeUpdate,
+        {
+            "name": "Ada",
+            "topic": "the flood barrier",
+            "attitude": 5.0,
+            "personality": "careful, kind",
+            "memories": MEMORIES,
+        },
+    ),
+    "facts": (Facts, {"name": "Ada", "limit": 5, "observations": MEMORIES}),
+}
+
+
+def _texts(answer: BaseModel) -> list[str]:
+    """Every free-text value of an answer (nested lists and objects included)."""
+    out: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(answer.model_dump())
+    return out
+
+
+async def test_the_cognition_prompts_get_answers_without_filler(model_gateway) -> None:
+    gw = model_gateway(max_tokens=200)
+    async with gw:
+        for task, (schema, fields) in PROMPTS.items():
+            for seed in range(2):
+                out = await gw.json(
+                    messages(task, SYSTEM, **fields), schema, task=task, seed=seed, fallback=None
+                )
+                if out is None:  # a fallback: counted below
+                    continue
+                texts = [t for t in _texts(out) if t]  # an attitude's reason may be ""
+                assert not any(is_filler(t) for t in texts), (task, out)
+    tasks = gw.accounting.snapshot()["tasks"]
+    assert set(tasks) == set(PROMPTS)
+    own = sum(t["valid_first_try"] + t["repaired"] + t["valid_after_reask"] for t in tasks.values())
+    # not vacuous: the model's own answers, screened, were used for most calls
+    assert own >= 0.75 * 2 * len(PROMPTS), tasks
