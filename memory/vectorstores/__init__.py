@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from societas.memory.vectorstores.base import (
+    EDGE_STREAM_INDEXES,
     KV_INDEXES,
     STREAM_INDEXES,
     MemoryPoint,
@@ -31,17 +32,18 @@ def build_vector_store(
     """
     if role not in ("stream", "kv"):
         raise ValueError(f"role must be 'stream' or 'kv', got {role!r}")
-    indexes = STREAM_INDEXES if role == "stream" else KV_INDEXES
     if config.backend == "edge":
         from societas.memory.vectorstores.edge import EdgeVectorStore
 
         if shard_dir is None:
             raise ValueError("the 'edge' backend needs a folder (vector_store.path or a run dir)")
+        indexes = EDGE_STREAM_INDEXES if role == "stream" else KV_INDEXES
         return EdgeVectorStore(
             Path(shard_dir) / role, dense_size, sparse, indexes, config.compact_in_child
         )
     from societas.memory.vectorstores.qdrant import QdrantVectorStore
 
+    indexes = STREAM_INDEXES if role == "stream" else KV_INDEXES
     suffix = "" if role == "stream" else "_kv"
     return QdrantVectorStore(config, group_id, dense_size, sparse, indexes, suffix)
 

@@ -25,6 +25,12 @@ STREAM_INDEXES = {
     "tags": "keyword",
     "expires_at": "float",
 }
+# A group's own Qdrant Edge shard indexes only what narrows a pass over the whole shard: the
+# agent (every search and scroll names one) and time (tier moves scroll the oldest first,
+# which needs a range index). Its searches are answered from RAM (memory.ram_ranking) or
+# filtered within one agent's points, where the other conditions are checked point by point;
+# an index costs ~0.25-0.3 KB of RAM and ~5 µs of write per point (RESULTS.md).
+EDGE_STREAM_INDEXES = {"agent_id": "integer_tenant", "time": "float"}
 KV_INDEXES = {"agent_id": "integer_tenant", "key": "keyword"}
 SECONDS_PER_DAY = 86_400
 

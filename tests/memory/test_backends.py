@@ -94,3 +94,15 @@ async def test_edge_shard_reopened_from_disk_answers_the_same(group_factory, bm2
     ]
     assert any(hits for hits in after)
     await reopened.close()
+
+
+async def test_a_groups_edge_shard_indexes_only_agent_and_time(group_factory):
+    """Each payload index costs RAM and write time per point; a group's shard is searched
+    per agent, so type, tags and expiry are checked point by point (their filters are
+    tested on both backends in test_records_meta) and only agent and time are indexed."""
+    group = group_factory("edge", tiers={"hot_cap_per_agent": 1})
+    await fill(group, agents=2, per_agent=4)
+    await group.end_tick()  # memories beyond the hot cap reach the engine
+    engine = group.store.inner
+    assert await engine.count() > 0
+    assert set(engine._shard.info().payload_schema) == {"agent_id", "time"}
