@@ -91,7 +91,8 @@ class RunRecord(BaseModel):
         default_factory=dict,
         description="Per LLM task, over every invocation of the run (resumes included): "
         "requests, prompt/completion tokens, cache hits, json calls "
-        "and their outcomes (valid_first_try, repaired, valid_after_reask, fallbacks, failed).",
+        "and their outcomes (valid_first_try, repaired, valid_after_reask, fallbacks, failed), "
+        "entries of valid answers dropped as filler (dropped_items).",
     )
     # experiments (cluster.experiment, cluster.branch)
     experiment: str | None = Field(None, description="Experiment name when run as an arm.")
