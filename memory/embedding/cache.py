@@ -1,28 +1,58 @@
-"""An LRU cache in front of any embedder: a text already embedded is not embedded again."""
+"""An LRU cache in front of any embedder: a text already embedded is not embedded again.
+
+A sparse-only entry (BM25, the default) is kept as one `bytes` of its term ids and weights
+(~110 B) rather than the vectors' four objects (~300 B): the cache was the largest item of a
+group's day of RAM (18 MB of 130 at 2,000 agents, benchmarks/RESULTS.md).
+"""
 
 from __future__ import annotations
 
+from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from societas.memory.embedding.base import Embedder, TextVectors
+from societas.memory.embedding.base import Embedder, SparseVector, TextVectors
+
+_Packed = bytes | TextVectors
+
+
+def pack(vectors: TextVectors) -> _Packed:
+    """Sparse-only vectors as one bytes object (ids then weights); others as they are."""
+    sparse = vectors.sparse
+    if vectors.dense is not None or sparse is None:
+        return vectors
+    if sparse.indices.typecode != "I" or sparse.values.typecode != "f":
+        return vectors
+    return sparse.indices.tobytes() + sparse.values.tobytes()
+
+
+def unpack(packed: _Packed) -> TextVectors:
+    """The vectors `pack` was given (equal arrays, new objects)."""
+    if isinstance(packed, TextVectors):
+        return packed
+    half = len(packed) // 2
+    indices, values = array("I"), array("f")
+    indices.frombytes(packed[:half])
+    values.frombytes(packed[half:])
+    return TextVectors(sparse=SparseVector(indices, values))
 
 
 class _Lru:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.items: OrderedDict[str, TextVectors] = OrderedDict()
+        self.items: OrderedDict[str, _Packed] = OrderedDict()
 
     def get(self, key: str) -> TextVectors | None:
         value = self.items.get(key)
-        if value is not None:
-            self.items.move_to_end(key)
-        return value
+        if value is None:
+            return None
+        self.items.move_to_end(key)
+        return unpack(value)
 
     def put(self, key: str, value: TextVectors) -> None:
         if self.capacity == 0:
             return
-        self.items[key] = value
+        self.items[key] = pack(value)
         self.items.move_to_end(key)
         while len(self.items) > self.capacity:
             self.items.popitem(last=False)

@@ -54,6 +54,23 @@ async def test_cache_embeds_each_text_once():
     assert inner.calls[-1] == ["a"]
 
 
+async def test_cached_bm25_vectors_come_back_equal_and_are_kept_compact(bm25_embedder):
+    """A sparse-only entry is kept as one bytes object; a hit gives the same ids and weights
+    as embedding the text afresh (an empty vector included)."""
+    texts = ["The storms are flooding the river", "the and of", "Bakery opens at 7"]
+    fresh = await bm25_embedder.embed_documents(texts)
+    cached = CachedEmbedder(bm25_embedder, capacity=10)
+    await cached.embed_documents(texts)
+    assert all(isinstance(v, bytes) for v in cached._documents.items.values())
+    again = await cached.embed_documents(texts)
+    assert cached.hits == 3
+    for a, b in zip(fresh, again, strict=True):
+        assert a.dense is None and b.dense is None
+        assert list(a.sparse.indices) == list(b.sparse.indices)
+        assert list(a.sparse.values) == list(b.sparse.values)
+    assert again[1].sparse.is_empty()
+
+
 async def test_minilm_dense_is_semantic_and_offline(group_factory):
     embedder = build_embedder(EmbeddingConfig(kind="minilm"))
     a, b, c = await embedder.embed_documents(
