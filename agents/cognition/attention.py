@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, model_validator
 
 from societas.agents.cognition.prompts import render
-from societas.agents.llm.answer_checks import Said, is_filler, screen
+from societas.agents.llm.answer_checks import Answer, is_slot, screen
 from societas.agents.llm.batching import batch_json
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import Screened, screened
@@ -57,9 +57,9 @@ async def attend(
 class FactTriple(BaseModel):
     """One fact: short phrases."""
 
-    subject: Said = Field(min_length=1, max_length=200)
-    relation: Said = Field(min_length=1, max_length=200)
-    object: Said = Field(min_length=1, max_length=200)
+    subject: Answer = Field(min_length=1, max_length=200)  # "I", "7 am": short is fine
+    relation: Answer = Field(min_length=1, max_length=200)
+    object: Answer = Field(min_length=1, max_length=200)
 
 
 class Facts(Screened):
@@ -75,7 +75,7 @@ class Facts(Screened):
 
 def _filler_triple(raw: Any) -> bool:
     """A raw triple with a filler subject, relation or object ("...", "<who or what>")."""
-    return isinstance(raw, dict) and any(is_filler(raw.get(k)) for k in FactTriple.model_fields)
+    return isinstance(raw, dict) and any(is_slot(raw.get(k)) for k in FactTriple.model_fields)
 
 
 FACT_LIMIT = 5

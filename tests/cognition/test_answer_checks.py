@@ -122,11 +122,18 @@ def test_the_rules_policy_never_answers_with_filler() -> None:
             ConversationSummary,
             {"name": "Ada", "other": "Ben", "heard": ["The river is rising."], "turns": 2},
         ),
+        "reflection_insights": (
+            ReflectionInsights,
+            {"statements": ["Ada baked bread", "Ada saw the flood"], "question": "Why?", "n": 2},
+        ),
+        "facts": (Facts, {"texts": ["I noticed Bob at the bakery", "It hit at 7"], "limit": 5}),
     }
     for task, (schema, ctx) in cases.items():
         for seed in range(20):
             raw = answer(task, {**ctx, "seed": rng.random()}, seed)
-            schema.model_validate(raw)  # raises on filler
+            assert isinstance(raw, dict)
+            out = schema.model_validate(raw)  # raises on filler
+            assert getattr(out, "dropped", 0) == 0, (task, raw)  # nothing screened out
 
 
 async def test_a_filler_utterance_is_reasked_then_the_model_answer_used() -> None:
