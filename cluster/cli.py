@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 # Before anything imports Ray: a Ray started here (no --address, not inside a Ray job) binds
@@ -128,6 +129,11 @@ def main() -> None:
     from societas.cluster.cli_common import DEBUG, EXIT_INTERRUPTED
 
     DEBUG["on"] = DEBUG["on"] or "--debug" in sys.argv
+    # A blocked SIGINT/SIGTERM inherited from the parent (a signal mask survives exec; seen
+    # when the test process had run Ray) would make Ctrl-C and `societas stop` do nothing:
+    # the CLI sat in its Ray probe 45 s after a SIGINT. An ignored one (nohup, background
+    # jobs) stays the caller's choice.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         app(prog_name="societas")
     except KeyboardInterrupt:

@@ -152,6 +152,33 @@ def test_unreachable_ray_address_and_ctrl_c_while_attaching(tmp_path):
     assert code == 130 and "interrupted" in out and "Traceback" not in out
 
 
+def test_ctrl_c_works_when_the_parent_blocked_sigint(tmp_path):
+    """A signal mask survives exec: a CLI started by a process that had SIGINT blocked (a test
+    process that ran Ray did) ignored Ctrl-C and sat in its Ray probe; it unblocks it."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(silent.accept()[0]), daemon=True).start()
+    address = f"127.0.0.1:{silent.getsockname()[1]}"
+    log = tmp_path / "blocked.log"
+    args = ("--address", address, "--attach-timeout", "120", "--out", str(tmp_path / "c"))
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        proc = start("run", str(town(tmp_path)), *args, log=log)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    try:
+        wait_for(lambda: held, 30, "the CLI to connect")
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=45)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        silent.close()
+    assert code == 130 and "interrupted" in log.read_text()
+
+
 def test_reused_out_is_refused_and_left_unchanged(tmp_path):
     cfg = town(tmp_path, ticks=5)
     out = tmp_path / "run"
