@@ -129,11 +129,11 @@ def main() -> None:
     from societas.cluster.cli_common import DEBUG, EXIT_INTERRUPTED
 
     DEBUG["on"] = DEBUG["on"] or "--debug" in sys.argv
-    # A blocked SIGINT/SIGTERM inherited from the parent (a signal mask survives exec; seen
-    # when the test process had run Ray) would make Ctrl-C and `societas stop` do nothing:
-    # the CLI sat in its Ray probe 45 s after a SIGINT. An ignored one (nohup, background
-    # jobs) stays the caller's choice.
+    # A SIGINT blocked or ignored by the parent survives exec (seen when the test process had
+    # run Ray, whose native code sets them): Ctrl-C did nothing and the CLI sat in its Ray
+    # probe 45 s after a SIGINT. Ctrl-C means "stop with a checkpoint" here, always.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         app(prog_name="societas")
     except KeyboardInterrupt:

@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,9 +153,11 @@ def test_unreachable_ray_address_and_ctrl_c_while_attaching(tmp_path):
     assert code == 130 and "interrupted" in out and "Traceback" not in out
 
 
-def test_ctrl_c_works_when_the_parent_blocked_sigint(tmp_path):
-    """A signal mask survives exec: a CLI started by a process that had SIGINT blocked (a test
-    process that ran Ray did) ignored Ctrl-C and sat in its Ray probe; it unblocks it."""
+@pytest.mark.parametrize("how", ["blocked", "ignored"])
+def test_ctrl_c_works_when_the_parent_blocked_sigint(tmp_path, how):
+    """A signal mask and an ignored disposition survive exec: a CLI started by a process that
+    had SIGINT blocked or ignored (a test process that ran Ray did) ignored Ctrl-C and sat in
+    its Ray probe; it takes SIGINT back."""
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)
@@ -164,10 +167,15 @@ def test_ctrl_c_works_when_the_parent_blocked_sigint(tmp_path):
     log = tmp_path / "blocked.log"
     args = ("--address", address, "--attach-timeout", "120", "--out", str(tmp_path / "c"))
     before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.getsignal(signal.SIGINT)
+    if how == "ignored":
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         proc = start("run", str(town(tmp_path)), *args, log=log)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        signal.signal(signal.SIGINT, handler)
     try:
         wait_for(lambda: held, 30, "the CLI to connect")
         proc.send_signal(signal.SIGINT)
