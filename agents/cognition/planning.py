@@ -43,11 +43,10 @@ def default_plan(p: Persona) -> DailyPlan:
     )
 
 
-def _checked(llm: LLMGateway, p: Persona, plan: DailyPlan) -> list[dict[str, Any]]:
+def _checked(p: Persona, plan: DailyPlan) -> list[dict[str, Any]]:
     """The plan's items with a placeholder location (screened to FALLBACK_LOCATION) at the
-    agent's home; items the schema dropped as placeholders are counted (plan.dropped_items)."""
-    if plan.dropped:
-        llm.accounting.count("plan.dropped_items", plan.dropped)
+    agent's home (items the schema dropped are counted once, by the gateway, in the task's
+    `dropped_items`)."""
     home = p.profile.get("home") or FALLBACK_LOCATION
     return [
         {**i.model_dump(), "location": home} if i.location == FALLBACK_LOCATION else i.model_dump()
@@ -105,7 +104,7 @@ async def plan_day(
         seed=mem.agent_id * 100003 + day,
         fallback=lambda: default_plan(p),
     )
-    items = _checked(llm, p, plan)
+    items = _checked(p, plan)
     plan = DailyPlan(items=items)
     if store:
         await mem.status.update("plan", {"day": day, "items": items, "hourly": {}})
@@ -159,8 +158,6 @@ async def decompose_hour(
             ]
         ),
     )
-    if steps.dropped:
-        llm.accounting.count("plan.dropped_items", steps.dropped)
     if store:
         hourly = {str(hour): [s.model_dump() for s in steps.steps]}
         await mem.status.update("plan", {**p.plan, "hourly": hourly})
@@ -267,7 +264,7 @@ async def replan_rest_of_day(
         seed=mem.agent_id * 100003 + day * 24 + hour,
         fallback=lambda: DailyPlan(items=[start, *(PlanItem(**i) for i in later)]),
     )
-    rest = [i for i in _checked(llm, p, out) if i["start_hour"] >= hour] or [start.model_dump()]
+    rest = [i for i in _checked(p, out) if i["start_hour"] >= hour] or [start.model_dump()]
     if rest[0]["start_hour"] != hour:
         rest.insert(0, start.model_dump())
     items = [*kept, *rest]
