@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from societas.memory.id_map import IdMap
 from societas.memory.pending_points import hot_payloads, index_vectors
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
 
@@ -31,7 +32,7 @@ class DeferredStore:
     def __init__(self, inner: VectorStore, group: GroupMemory) -> None:
         self.inner = inner
         self.group = group
-        self.pending: dict[int, int] = {}  # memory id → agent id, not yet in the engine
+        self.pending = IdMap()  # memory id → agent id, not yet in the engine
         self.patches: dict[int, dict[str, Any]] = {}  # payload updates of pending memories
 
     def __getattr__(self, name: str) -> Any:
@@ -39,7 +40,9 @@ class DeferredStore:
 
     def defer(self, ids: Sequence[int], agent_ids: Sequence[int]) -> None:
         """Memories just added to hot and the index, to be written to the engine later."""
-        self.pending.update(zip(ids, agent_ids, strict=True))
+        pending = self.pending
+        for memory_id, agent_id in zip(ids, agent_ids, strict=True):
+            pending[memory_id] = agent_id
 
     def _points(self, ids: Sequence[int]) -> list[ScoredPoint]:
         """Pending memories `ids` as the points a write makes: payloads with their patches

@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections import deque
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
+from societas.memory.id_map import IdMap, RowQueue
 from societas.memory.records import MemoryHit, MemoryRecord, trusted
 
 
@@ -29,8 +31,8 @@ class HotStore:
         self.topics: list[str] = []
         self.locations: list[str | None] = []
         self.texts: list[str] = []
-        self.row_of: dict[int, int] = {}
-        self.rows_of_agent: dict[int, deque[int]] = {}
+        self.row_of = IdMap()  # memory id → row (an array over the ids in use, not a dict)
+        self.rows_of_agent: dict[int, RowQueue] = {}
         self.layers: list[str] = []
         self.layer_since = array("d")
         # Typed records (memory.records_meta): type per row; reads; expiry (inf: never).
@@ -85,10 +87,13 @@ class HotStore:
         self.access_counts.extend([0] * n)
         self.last_accessed.extend([math.nan] * n)
         self.expires.extend(math.inf if e is None else e for e in expires or [None] * n)
-        for offset, (memory_id, agent_id) in enumerate(zip(ids, agent_ids, strict=True)):
-            row = start + offset
-            self.row_of[memory_id] = row
-            self.rows_of_agent.setdefault(agent_id, deque()).append(row)
+        row_of, rows_of_agent = self.row_of, self.rows_of_agent
+        for row, (memory_id, agent_id) in enumerate(zip(ids, agent_ids, strict=True), start):
+            row_of[memory_id] = row
+            rows = rows_of_agent.get(agent_id)
+            if rows is None:
+                rows = rows_of_agent[agent_id] = RowQueue()
+            rows.append(row)
 
     def record(self, memory_id: int) -> MemoryRecord:
         """The memory `memory_id` as a record; KeyError if it is not hot."""
@@ -308,10 +313,11 @@ class HotStore:
         for name in ("topics", "locations", "texts", "layers", "types"):
             column = getattr(self, name)
             setattr(self, name, [column[r] for r in keep])
-        new_row = {old: new for new, old in enumerate(keep)}
-        self.row_of = {mid: new_row[row] for mid, row in self.row_of.items()}
+        new_row = np.full(total, -1, np.int64)
+        new_row[keep] = np.arange(len(keep))
+        self.row_of.remap_values(new_row)
         self.rows_of_agent = {
-            agent: deque(new_row[r] for r in rows)
+            agent: RowQueue(new_row[np.frombuffer(rows, np.int64)].tolist())
             for agent, rows in self.rows_of_agent.items()
             if rows
         }

@@ -1,0 +1,175 @@
+"""Maps keyed by a group's memory ids, held as one array instead of a dict of Python ints.
+
+A group allocates memory ids densely (group prefix | sequence number), and what its hot tier
+and write-behind keep per id (the row of a hot memory, the agent of a pending one) spans
+about one simulated day of ids. A dict paid ~130 bytes an entry for that (its slot and index,
+plus an int object for the key and one for the value); `IdMap` pays 8 bytes a slot of the
+span between the smallest and the largest id it holds, and drops leading slots as the oldest
+ids go. `RowQueue` is a hot agent's rows, oldest first, in an `array` (a `deque` took a
+624-byte block per agent plus an int object per row).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Iterator, MutableMapping
+
+import numpy as np
+
+_ABSENT = -1  # values are rows or agent ids: never negative
+
+
+class IdMap(MutableMapping[int, int]):
+    """memory id → non-negative int, in an array indexed by id − base (see module doc).
+    Ids far below the span's live ones (a straggler that outlives its day) are moved to a
+    small dict, so the array always spans about the ids in use."""
+
+    __slots__ = ("_base", "_deletes", "_live", "_outliers", "_values")
+
+    def __init__(self, items: Iterable[tuple[int, int]] = ()) -> None:
+        self._base = 0
+        self._values = array("q")
+        self._live = 0  # entries in the array
+        self._deletes = 0  # since the last trim of the front
+        self._outliers: dict[int, int] = {}  # ids below the array's span
+        for key, value in items:
+            self[key] = value
+
+    def __getitem__(self, key: int) -> int:
+        at = key - self._base
+        if 0 <= at < len(self._values):
+            value = self._values[at]
+            if value != _ABSENT:
+                return value
+        elif self._outliers and key in self._outliers:
+            return self._outliers[key]
+        raise KeyError(key)
+
+    def get(self, key: int, default: int | None = None) -> int | None:  # type: ignore[override]
+        at = key - self._base
+        if 0 <= at < len(self._values):
+            value = self._values[at]
+            return default if value == _ABSENT else value
+        return self._outliers.get(key, default) if self._outliers else default
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, int):
+            return False
+        at = key - self._base
+        if 0 <= at < len(self._values):
+            return self._values[at] != _ABSENT
+        return bool(self._outliers) and key in self._outliers
+
+    def __setitem__(self, key: int, value: int) -> None:
+        if value < 0:
+            raise ValueError(f"IdMap values must be >= 0, got {value} for id {key}")
+        values = self._values
+        if not values:
+            self._base = key
+        at = key - self._base
+        if at < 0:
+            if key in self._outliers or -at > 4 * len(values) + 65_536:
+                self._outliers[key] = value
+                return
+            grow = max(-at, len(values))  # doubling: a restore in agent order stays linear
+            values[:0] = array("q", [_ABSENT]) * grow
+            self._base -= grow
+            at += grow
+        elif at >= len(values):
+            values.extend(array("q", [_ABSENT]) * max(at + 1 - len(values), len(values) // 8))
+        if values[at] == _ABSENT:
+            self._live += 1
+        values[at] = value
+
+    def __delitem__(self, key: int) -> None:
+        at = key - self._base
+        values = self._values
+        if not (0 <= at < len(values)) or values[at] == _ABSENT:
+            del self._outliers[key]  # KeyError if absent there too
+            return
+        values[at] = _ABSENT
+        self._live -= 1
+        self._deletes += 1
+        if not self._live:
+            self._values, self._base, self._deletes = array("q"), 0, 0
+        elif self._deletes * 4 >= len(values):
+            self._trim_front()
+
+    def pop(self, key: int, *default: int | None) -> int | None:  # type: ignore[override]
+        value = self.get(key)
+        if value is None:
+            if default:
+                return default[0]
+            raise KeyError(key)
+        del self[key]
+        return value
+
+    def _trim_front(self) -> None:
+        """Drop the leading empty slots; the few live ids left in a mostly empty front half
+        go to the outliers (amortized: runs once a quarter of the span was deleted)."""
+        self._deletes = 0
+        present = self._present()
+        half = len(self._values) // 2
+        early = int(np.searchsorted(present, half))
+        if early and early * 32 < half:  # a sparse front half: its stragglers move out
+            for at in present[:early].tolist():
+                self._outliers[self._base + at] = self._values[at]
+            self._live -= early
+            present = present[early:]
+        if not len(present):  # every live id was a straggler
+            self._values, self._base = array("q"), 0
+            return
+        cut = int(present[0])
+        del present
+        del self._values[:cut]
+        self._base += cut
+
+    def __len__(self) -> int:
+        return self._live + len(self._outliers)
+
+    def _present(self) -> np.ndarray:
+        return np.flatnonzero(np.frombuffer(self._values, np.int64) != _ABSENT)
+
+    def __iter__(self) -> Iterator[int]:
+        """Ids in ascending order (a group allocates them in order, so: insertion order)."""
+        ids = (self._present() + self._base).tolist()
+        return iter(sorted(self._outliers) + ids if self._outliers else ids)
+
+    def values(self) -> list[int]:  # type: ignore[override]
+        """Values in ascending id order."""
+        return [v for _, v in self.items()]
+
+    def items(self) -> list[tuple[int, int]]:  # type: ignore[override]
+        """(id, value) pairs in ascending id order."""
+        at = self._present()
+        values = np.frombuffer(self._values, np.int64)[at].tolist()
+        pairs = list(zip((at + self._base).tolist(), values, strict=True))
+        return sorted(self._outliers.items()) + pairs if self._outliers else pairs
+
+    def remap_values(self, new_of_old: np.ndarray) -> None:
+        """Replace every value v by new_of_old[v] (hot rows renumbered by a compaction)."""
+        values = np.frombuffer(self._values, np.int64)
+        at = self._present()
+        values[at] = new_of_old[values[at]]
+        del values
+        for key, value in self._outliers.items():
+            self._outliers[key] = int(new_of_old[value])
+
+    def nbytes(self) -> int:
+        """Bytes of the array (the span, not the entries)."""
+        return self._values.itemsize * len(self._values)
+
+    def __repr__(self) -> str:
+        return f"IdMap({len(self)} ids, array span {len(self._values)})"
+
+
+class RowQueue(array):
+    """A hot agent's rows, oldest first: an `array` with the `deque` calls the store uses."""
+
+    __slots__ = ()
+
+    def __new__(cls, rows: Iterable[int] = ()) -> RowQueue:
+        return super().__new__(cls, "q", rows)
+
+    def popleft(self) -> int:
+        return self.pop(0)

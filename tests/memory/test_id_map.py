@@ -1,0 +1,92 @@
+"""IdMap and RowQueue behave like the dict and deque they replace, on random workloads."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import numpy as np
+import pytest
+
+from societas.memory.id_map import IdMap, RowQueue
+
+GROUP = 3 << 40  # ids carry their group in the high bits
+
+
+def _check(m: IdMap, d: dict[int, int]) -> None:
+    assert len(m) == len(d)
+    assert list(m) == sorted(d)
+    assert m.items() == sorted(d.items())
+    assert m.values() == [d[k] for k in sorted(d)]
+    for k, value in d.items():
+        assert k in m and m[k] == value and m.get(k) == value
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_idmap_matches_a_dict_under_random_use(seed: int) -> None:
+    """Ids mostly ascending (as a group allocates them), deleted oldest-first per 'agent' and
+    at random, some set out of order (a restore), and stragglers that outlive the rest."""
+    rng = random.Random(seed)
+    m, d = IdMap(), {}
+    next_seq = rng.randrange(1000)
+    for _ in range(40):
+        fresh = [GROUP | (next_seq + i) for i in range(rng.randrange(1, 400))]
+        next_seq += len(fresh) + rng.randrange(50)  # gaps: ids of other kinds
+        if rng.random() < 0.2:
+            rng.shuffle(fresh)
+        for k in fresh:
+            v = rng.randrange(10**6)
+            m[k], d[k] = v, v
+        for k in sorted(d)[: rng.randrange(len(d) + 1)]:
+            if rng.random() < 0.97:  # 3 % stay behind as stragglers
+                del m[k], d[k]
+        for k in rng.sample(sorted(d), min(len(d), rng.randrange(20))):
+            assert m.pop(k) == d.pop(k)
+        _check(m, d)
+    assert m.pop(GROUP | 10**9, None) is None
+    with pytest.raises(KeyError):
+        m[GROUP | 10**9]
+    with pytest.raises(KeyError):
+        del m[GROUP | 10**9]
+    assert (GROUP | 10**9) not in m and "x" not in m
+
+
+def test_idmap_spans_only_the_ids_in_use() -> None:
+    """A day's ids leaving in order keep the array near the live span, stragglers included."""
+    m = IdMap()
+    for day in range(30):
+        for seq in range(day * 10_000, (day + 1) * 10_000):
+            m[GROUP | seq] = seq & 0xFFFF
+        for seq in range((day - 1) * 10_000, day * 10_000) if day else ():
+            if day > 1 or seq % 1000:  # ten of day 0 stay for good
+                del m[GROUP | seq]
+    assert len(m) == 10_000 + 10
+    assert m.nbytes() <= 8 * 3 * 10_000
+    for seq in range(0, 10_000, 1000):
+        assert m[GROUP | seq] == seq & 0xFFFF
+
+
+def test_idmap_remap_values_and_negative_values() -> None:
+    m = IdMap((GROUP | i, 2 * i) for i in range(10))
+    m.remap_values(np.arange(20)[::-1].copy())
+    assert m[GROUP | 3] == 19 - 6
+    with pytest.raises(ValueError, match="values must be >= 0"):
+        m[GROUP] = -1
+
+
+def test_idmap_is_smaller_than_a_dict() -> None:
+    """What it is for: 8 bytes a slot instead of ~100+ a dict entry with its int objects."""
+    ids = [GROUP | i for i in range(50_000)]
+    m = IdMap(zip(ids, range(50_000), strict=True))
+    d = dict(zip(ids, range(1000, 51_000), strict=True))
+    dict_bytes = sys.getsizeof(d) + sum(sys.getsizeof(k) + sys.getsizeof(v) for k, v in d.items())
+    assert m.nbytes() * 5 < dict_bytes
+
+
+def test_rowqueue_is_a_deque_for_the_calls_used() -> None:
+    q = RowQueue([5, 6, 7])
+    q.append(8)
+    assert q.popleft() == 5 and list(q) == [6, 7, 8] and len(q) == 3
+    q.remove(7)
+    assert list(reversed(q)) == [8, 6] and q[-1] == 8
+    assert np.frombuffer(q, np.int64).tolist() == [6, 8]
