@@ -49,6 +49,12 @@ class ClusterConfig(BaseModel):
         30.0, gt=0, le=3600, description="How long attaching to a Ray address may take."
     )
     max_group_restarts: int = Field(3, ge=0, description="Recreations per group per run.")
+    agents_in_flight: int = Field(
+        256,
+        ge=1,
+        description="Agents of a group stepping at once in a tick (a sliding window): bounds a "
+        "tick's transient RAM in large groups (memory ids are taken in stepping order).",
+    )
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
 
     @model_validator(mode="after")

@@ -111,7 +111,15 @@ async def run_local_async(
             await asyncio.to_thread(drop_results_from, out, last)
     embedder = embedder or build_embedder(scenario.memory.embedding)
     engines = [
-        GroupEngine(scenario, g, part, out, embedder=embedder, concurrency=concurrency)
+        GroupEngine(
+            scenario,
+            g,
+            part,
+            out,
+            embedder=embedder,
+            concurrency=concurrency,
+            agents_in_flight=cfg.agents_in_flight,
+        )
         for g, part in enumerate(ids)
     ]
     result, summary = await run_groups(

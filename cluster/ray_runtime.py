@@ -74,16 +74,22 @@ __all__ = [
 class EngineFactory:
     """Builds the `GroupEngine` of group g inside its actor; picklable (config + id lists)."""
 
-    def __init__(self, scenario: Any, ids: list[list[int]], run_dir: Path) -> None:
+    def __init__(
+        self, scenario: Any, ids: list[list[int]], run_dir: Path, in_flight: int | None = None
+    ) -> None:
         self.scenario = scenario
         self.ids = ids
         self.run_dir = Path(run_dir)
+        self.in_flight = in_flight  # the run's cluster.agents_in_flight (None: the scenario's)
 
     def __call__(self, group_id: int) -> GroupHandle:
         """The engine of one group."""
         from societas.agents.runtime.engine import GroupEngine
 
-        return GroupEngine(self.scenario, group_id, self.ids[group_id], self.run_dir)
+        ids = self.ids[group_id]
+        return GroupEngine(
+            self.scenario, group_id, ids, self.run_dir, agents_in_flight=self.in_flight
+        )
 
 
 def run_on_ray(
@@ -136,7 +142,7 @@ def run_on_ray(
             last = ckpt.last_complete(run_dir)
             if last is not None:
                 drop_results_from(run_dir, last)
-        factory = EngineFactory(scenario, ids, run_dir)
+        factory = EngineFactory(scenario, ids, run_dir, cfg.agents_in_flight)
         handles = make_ray_groups(factory, len(ids), cfg)
         if own_metrics:
             metrics = RunMetrics(cfg.metrics)

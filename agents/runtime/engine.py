@@ -1,8 +1,8 @@
 """GroupEngine: one group of agents stepping tick by tick, in process (implements GroupHandle).
 
 It owns a `GroupMemory` (under `RUN_DIR/memory`), an `LLMGateway` (rules by default), its
-agents and a results writer. `step` runs every agent's blocks concurrently under
-`asyncio.gather`, so the memory's micro-batchers and the gateway coalesce their calls; hot
+agents and a results writer. `step` runs the agents' blocks concurrently, `agents_in_flight`
+at a time (agents.runtime.stepping), so the memory and gateway coalesce their calls; hot
 state goes back to the KV memory in one `update_many` per tick; `finish_tick`, after the
 tick's conversation rounds, reports the whole tick's stats. The Ray runtime wraps this
 class in an actor; `--local` calls it directly through the same coordinator.
@@ -37,6 +37,7 @@ from societas.agents.runtime.memory_checks import judge_contradictions
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult, TurnReply, TurnRequest
 from societas.agents.runtime.results import ResultsWriter
 from societas.agents.runtime.stats import Deltas, LoopLagMonitor, llm_calls_delta, task_deltas
+from societas.agents.runtime.stepping import checked_in_flight, step_agents
 from societas.agents.scenario import Intervention, ScenarioConfig, load_scenario
 from societas.memory import GroupMemory
 from societas.memory.embedding import Embedder
@@ -63,8 +64,11 @@ class GroupEngine:
         embedder: Embedder | None = None,
         llm: LLMGateway | None = None,
         concurrency: Concurrency = "gather",
+        agents_in_flight: int | None = None,
     ) -> None:
         self.scenario = load_scenario(scenario)
+        in_flight = agents_in_flight or self.scenario.cluster.get("agents_in_flight")
+        self.in_flight = checked_in_flight(in_flight)  # agents stepping at once
         self.group_id = group_id
         self.agent_ids = sorted(agent_ids)
         self.run_dir = Path(run_dir)
@@ -191,11 +195,7 @@ class GroupEngine:
             )
             for i, agent in self.agents.items()
         ]
-        if self.concurrency == "gather":
-            await asyncio.gather(*(c.agent.step(c) for c in contexts))
-        else:
-            for c in contexts:
-                await c.agent.step(c)
+        await step_agents(contexts, self.in_flight if self.concurrency == "gather" else 1)
         await self.flush_memories(tick * 64)
         await self._write_back()
         if sc.surveys:  # scheduled surveys of this tick, on the state just written
