@@ -6,10 +6,12 @@ and the `rules` policy produces outputs valid for the same schemas.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -91,12 +93,17 @@ def _filler_insight(raw: Any) -> bool:
     return isinstance(raw, dict) and is_filler(raw.get("text"))
 
 
+# Plan texts repeat across agents and days ("work", "have dinner", a home's name): interned,
+# every agent's plan shares one string instead of the copy each parsed answer made.
+Interned = Annotated[str, AfterValidator(sys.intern)]
+
+
 class PlanItem(_Out):
     """One broad stroke of a day: from `start_hour`, do `activity` at `location`."""
 
     start_hour: int = Field(ge=0, le=23)
-    activity: str = Field(min_length=1)
-    location: str = Field(min_length=1)
+    activity: Interned = Field(min_length=1)
+    location: Interned = Field(min_length=1)
 
 
 class DailyPlan(Screened):
@@ -121,7 +128,7 @@ class PlanStep(_Out):
 
     minute: int = Field(ge=0, le=59)
     duration_min: int = Field(ge=1, le=60)
-    action: str = Field(min_length=1)
+    action: Interned = Field(min_length=1)
 
 
 class HourlyPlan(Screened):

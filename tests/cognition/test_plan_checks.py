@@ -254,3 +254,15 @@ async def test_plan_day_counts_dropped_items_and_puts_unknown_places_at_home(gro
     # Counted once: in the task's dropped_items (run.json's llm_tasks), not also as an event.
     assert gw.accounting.snapshot()["tasks"]["daily_plan"]["dropped_items"] == 1
     assert "plan.dropped_items" not in gw.accounting.events
+
+
+def test_plan_texts_are_shared_across_parsed_answers() -> None:
+    """Each parsed answer made its own copy of 'work' or a home's name; plans of thousands of
+    agents now share one string each."""
+    a = DailyPlan.model_validate(json.loads(json.dumps({"items": [item(9, "work", "office")]})))
+    b = DailyPlan.model_validate(json.loads(json.dumps({"items": [item(10, "work", "office")]})))
+    assert a.items[0].activity is b.items[0].activity
+    assert a.items[0].location is b.items[0].location
+    steps = [{"minute": 0, "duration_min": 30, "action": "check email"}] * 2
+    x, y = (HourlyPlan.model_validate(json.loads(json.dumps({"steps": steps}))) for _ in "ab")
+    assert x.steps[0].action is y.steps[0].action
