@@ -31,6 +31,7 @@ from societas.memory.embedding import Embedder, build_embedder
 from societas.memory.group_kv import GroupKV, KVUpdate, UpdateMode
 from societas.memory.group_search import GroupSearch
 from societas.memory.group_state import GroupState
+from societas.memory.heap import map_large_blocks
 from societas.memory.hot_store import HotStore
 from societas.memory.kv_index import KVDeferredStore, KVIndex
 from societas.memory.policies import default_summary
@@ -70,6 +71,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         store: VectorStore | None = None,
         kv_store: VectorStore | None = None,
     ) -> None:
+        map_large_blocks()  # a group's process: freed arrays go back to the OS (memory.heap)
         self.config = config or GroupMemoryConfig()
         self.memory_config = memory_config
         self.clock = clock or SimClock()
