@@ -75,6 +75,7 @@ class IdMap(MutableMapping[int, int]):
             values[:0] = array("q", [_ABSENT]) * grow
             self._base -= grow
             at += grow
+            self._absorb_outliers()
         elif at >= len(values):
             values.extend(array("q", [_ABSENT]) * max(at + 1 - len(values), len(values) // 8))
         if values[at] == _ABSENT:
@@ -103,6 +104,14 @@ class IdMap(MutableMapping[int, int]):
             raise KeyError(key)
         del self[key]
         return value
+
+    def _absorb_outliers(self) -> None:
+        """Outliers the array's span now covers move into it (outliers stay below the base,
+        so a lookup inside the span never has to look at them)."""
+        base, values = self._base, self._values
+        for key in [k for k in self._outliers if k >= base]:
+            values[key - base] = self._outliers.pop(key)
+            self._live += 1
 
     def _trim_front(self) -> None:
         """Drop the leading empty slots; the few live ids left in a mostly empty front half

@@ -90,3 +90,21 @@ def test_rowqueue_is_a_deque_for_the_calls_used() -> None:
     q.remove(7)
     assert list(reversed(q)) == [8, 6] and q[-1] == 8
     assert np.frombuffer(q, np.int64).tolist() == [6, 8]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_growing_below_the_base_takes_in_the_outliers_it_now_covers(seed: int) -> None:
+    """Stragglers moved out of the array must be found again once the array grows down over
+    them (a restore setting lower ids after the front was trimmed)."""
+    rng = random.Random(seed)
+    m, d = IdMap(), {}
+    n = rng.randrange(2000, 6000)
+    for seq in range(n):
+        m[GROUP | seq] = d[GROUP | seq] = seq
+    stay = set(rng.sample(range(n // 2), 3))
+    for seq in range(n - 500):
+        if seq not in stay:
+            del m[GROUP | seq], d[GROUP | seq]
+    for seq in rng.sample(range(n - 500), 300):
+        m[GROUP | seq] = d[GROUP | seq] = seq + 1
+    _check(m, d)
