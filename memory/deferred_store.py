@@ -40,9 +40,7 @@ class DeferredStore:
 
     def defer(self, ids: Sequence[int], agent_ids: Sequence[int]) -> None:
         """Memories just added to hot and the index, to be written to the engine later."""
-        pending = self.pending
-        for memory_id, agent_id in zip(ids, agent_ids, strict=True):
-            pending[memory_id] = agent_id
+        self.pending.update(zip(ids, agent_ids, strict=True))
 
     def _points(self, ids: Sequence[int]) -> list[ScoredPoint]:
         """Pending memories `ids` as the points a write makes: payloads with their patches

@@ -67,8 +67,7 @@ class GroupEngine:
         agents_in_flight: int | None = None,
     ) -> None:
         self.scenario = load_scenario(scenario)
-        in_flight = agents_in_flight or self.scenario.cluster.get("agents_in_flight")
-        self.in_flight = checked_in_flight(in_flight)  # agents stepping at once
+        self.in_flight = checked_in_flight(agents_in_flight, self.scenario.cluster)
         self.group_id = group_id
         self.agent_ids = sorted(agent_ids)
         self.run_dir = Path(run_dir)

@@ -16,14 +16,17 @@ with 30), and reruns with the same value replay byte for byte.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 AGENTS_IN_FLIGHT = 256  # per group; `cluster.agents_in_flight` in a scenario
 
 
-def checked_in_flight(value: Any) -> int:
-    """A checked `agents_in_flight` (None: the default); a clear error for anything else."""
+def checked_in_flight(value: Any, cluster: Mapping[str, Any] | None = None) -> int:
+    """A checked `agents_in_flight`: `value`, else the scenario's `cluster:` section's, else
+    the default; a clear error naming the field and the value for anything else."""
+    if value is None:
+        value = (cluster or {}).get("agents_in_flight")
     if value is None:
         return AGENTS_IN_FLIGHT
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -42,9 +42,13 @@ def test_at_most_in_flight_agents_step_at_once_all_once_in_order(agents, in_flig
 def test_in_flight_value_checked_with_a_clear_error() -> None:
     assert checked_in_flight(None) == AGENTS_IN_FLIGHT == ClusterConfig().agents_in_flight
     assert checked_in_flight(3) == 3
+    assert checked_in_flight(None, {"agents_in_flight": 5}) == 5
+    assert checked_in_flight(7, {"agents_in_flight": 5}) == 7
     for bad in (0, -2, 2.5, "8", True):
         with pytest.raises(ValueError, match=r"cluster.agents_in_flight must be an integer >= 1"):
             checked_in_flight(bad)
+        with pytest.raises(ValueError, match=r"cluster.agents_in_flight must be an integer >= 1"):
+            checked_in_flight(None, {"agents_in_flight": bad})
     with pytest.raises(ValueError, match="agents_in_flight"):
         ClusterConfig(agents_in_flight=0)
 
