@@ -5,6 +5,8 @@ offline policy, NOT a language model) and an OpenAI-protocol emulator for loopba
 
 from __future__ import annotations
 
+from typing import Any
+
 from societas.agents.llm.batching import batch_json
 from societas.agents.llm.config import (
     CacheConfig,
@@ -14,7 +16,6 @@ from societas.agents.llm.config import (
     RetryConfig,
     load_config,
 )
-from societas.agents.llm.emulator import EmulatorConfig, start_emulator
 from societas.agents.llm.errors import (
     LLMConfigError,
     LLMError,
@@ -50,3 +51,12 @@ __all__ = [
     "register_rule",
     "start_emulator",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The emulator on first use: it brings aiohttp's server (~18 MB) that a group never needs."""
+    if name in ("EmulatorConfig", "start_emulator"):
+        from societas.agents.llm import emulator
+
+        return getattr(emulator, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

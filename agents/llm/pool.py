@@ -8,13 +8,14 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from societas.agents.llm.config import EndpointConfig
 from societas.agents.llm.errors import env_secret
 from societas.agents.llm.ratelimit import RateLimiter
+
+if TYPE_CHECKING:  # imported with the first client: a rules-policy process never needs it (~38 MB)
+    import openai
 
 _NO_KEY = "sk-no-key-needed"  # placeholder for local servers without auth; not a secret
 
@@ -52,6 +53,8 @@ class Endpoint:
     def client(self) -> openai.AsyncOpenAI:
         """The AsyncOpenAI client over aiohttp, made on first use inside the running loop."""
         if self._client is None:
+            import openai
+
             key = env_secret(self.cfg.api_key_env) if self.cfg.api_key_env else _NO_KEY
             self._client = openai.AsyncOpenAI(
                 api_key=key,

@@ -9,11 +9,10 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
-
-import openai
+from typing import Any, TypeVar
 
 from societas.agents.llm.config import RetryConfig
 from societas.agents.llm.errors import BadResponseError, LLMRequestError, LLMRetryExhaustedError
@@ -21,13 +20,27 @@ from societas.agents.llm.errors import BadResponseError, LLMRequestError, LLMRet
 T = TypeVar("T")
 
 
+def _openai_errors() -> Any:
+    """The openai module if a client was ever made (only then can its errors be raised):
+    a process on the rules policy never imports it (~38 MB)."""
+    return sys.modules.get("openai")
+
+
 def classify(exc: BaseException) -> str | None:
     """A short kind for a retryable error ('429', '5xx', 'timeout', 'connection'), else None."""
     if isinstance(exc, BadResponseError):
         return "bad_response"
-    if isinstance(exc, openai.APITimeoutError | asyncio.TimeoutError):
+    openai = _openai_errors()
+    timeouts = (
+        (asyncio.TimeoutError,)
+        if openai is None
+        else (openai.APITimeoutError, asyncio.TimeoutError)
+    )
+    if isinstance(exc, timeouts):
         # The SDK's aiohttp transport reports a refused connection as ConnectTimeout.
         return "connection" if "Cannot connect" in str(exc.__cause__) else "timeout"
+    if openai is None:
+        return None
     if isinstance(exc, openai.APIConnectionError):
         return "connection"
     if isinstance(exc, openai.RateLimitError):
@@ -98,7 +111,8 @@ async def call_with_retries(
         except Exception as exc:  # classified below; unknown errors propagate
             kind = classify(exc)
             if kind is None:
-                if isinstance(exc, openai.APIStatusError):
+                openai = _openai_errors()
+                if openai is not None and isinstance(exc, openai.APIStatusError):
                     raise LLMRequestError(f"{where}{describe(exc)}", exc.status_code) from None
                 raise
             last, last_kind = describe(exc), kind
