@@ -13,10 +13,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from societas.memory.clock import SECONDS_PER_DAY
@@ -25,9 +26,6 @@ from societas.memory.fsutil import write_bytes_atomic, write_parquet_atomic
 from societas.memory.records_meta import META_FIELDS, conform, meta_row
 from societas.memory.scoring import RetrievalConfig, cosine, normalized_relevance
 from societas.memory.vectorstores.base import PointFilter, ScoredPoint
-
-if TYPE_CHECKING:  # imported when the cold tier is first scanned: it imports pandas (~48 MB)
-    import pyarrow.dataset as pds
 
 ROW_SCHEMA = pa.schema(
     [
@@ -202,8 +200,6 @@ class ColdStore:
     def _dataset(self, vectors: bool = False) -> pds.Dataset | None:
         """The rows (or vectors) dataset over all parts, rebuilt only after a write."""
         if self._datasets is None:
-            import pyarrow.dataset as pds
-
             files = [str(f) for f in self.row_files()]
             if not files:
                 return None
