@@ -127,18 +127,17 @@ class Coordinator:
         return inboxes
 
     def encounter_messages(self, positions: dict[int, str], tick: int) -> list[Message]:
-        """One 'encounter' message to each side of every encounter of this tick."""
-        return [
-            Message(
-                tick=tick,
-                sender=sender,
-                recipient=recipient,
-                kind="encounter",
-                payload={"place": e.place},
-            )
-            for e in encounters(positions, tick, self.seed, self.max_pairs_per_place)
-            for sender, recipient in ((e.b, e.a), (e.a, e.b))
-        ]
+        """One 'encounter' message to each side of every encounter of this tick (compact:
+        one payload per place, shared, and no validation of the values made here)."""
+        places: dict[str, dict[str, Any]] = {}
+        out = []
+        for e in encounters(positions, tick, self.seed, self.max_pairs_per_place):
+            payload = places.get(e.place)
+            if payload is None:
+                payload = places[e.place] = {"place": e.place}
+            for sender, recipient in ((e.b, e.a), (e.a, e.b)):
+                out.append(Message.trusted(tick, sender, recipient, "encounter", payload))
+        return out
 
     async def step(self, tick: int) -> tuple[list[StepResult], int, int]:
         """One tick on every group; returns results, encounters and messages routed."""

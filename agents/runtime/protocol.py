@@ -31,6 +31,28 @@ class Message(BaseModel):
         """Deterministic routing order."""
         return (self.recipient, self.sender, self.tick, self.kind)
 
+    @classmethod
+    def trusted(
+        cls, tick: int, sender: int, recipient: int, kind: str, payload: dict[str, Any]
+    ) -> Message:
+        """A message from values the engine made itself, unvalidated and sharing one set of
+        field names: ~350 bytes instead of ~1,360 (a driver makes one encounter message per
+        agent and tick). `payload` may be shared between messages: never mutate it."""
+        return cls.model_construct(
+            _ALL_FIELDS, tick=tick, sender=sender, recipient=recipient, kind=kind, payload=payload
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its five values and rebuilt by `trusted` (Ray ships a group's inbox):
+        ~50 bytes on the wire, and ~350 instead of ~1,360 in the receiving group."""
+        return (
+            Message.trusted,
+            (self.tick, self.sender, self.recipient, self.kind, self.payload),
+        )
+
+
+_ALL_FIELDS = set(Message.model_fields)
+
 
 # Histogram bounds (upper, seconds) shared by the groups that count and the metrics that
 # expose: LLM calls from the rules policy (tens of µs) to a slow remote model (a minute),
