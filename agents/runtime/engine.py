@@ -33,6 +33,7 @@ from societas.agents.llm import LLMGateway
 from societas.agents.population import Population, population_for
 from societas.agents.rng import AgentRandom
 from societas.agents.runtime.conversations import ConversationHost
+from societas.agents.runtime.hot_state import write_back
 from societas.agents.runtime.memory_checks import judge_contradictions
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult, TurnReply, TurnRequest
 from societas.agents.runtime.results import ResultsWriter
@@ -249,14 +250,7 @@ class GroupEngine:
     async def _write_back(self) -> None:
         """Every agent's changed hot state in one batched, validated KV write."""
         assert self.memory is not None
-        check = self.memory.check_update
-        updates = []
-        for i, agent in self.agents.items():
-            if agent.dirty:
-                updates += [check(i, k, agent.state[k], "replace") for k in sorted(agent.dirty)]
-                agent.dirty.clear()
-        if updates:
-            await self.memory.update_many(updates)
+        await write_back(self.agents, self.memory)
 
     def _record(self, tick: int) -> None:
         """Per-agent rows of this tick: state, needs, attitudes."""
