@@ -16,6 +16,7 @@ import numpy as np
 
 from societas.memory.id_map import IdMap, RowQueue
 from societas.memory.records import MemoryHit, MemoryRecord, trusted
+from societas.memory.text_column import TextColumn
 
 
 class HotStore:
@@ -30,7 +31,7 @@ class HotStore:
         self.importances = array("d")
         self.topics: list[str] = []
         self.locations: list[str | None] = []
-        self.texts: list[str] = []
+        self.texts = TextColumn()  # one UTF-8 buffer, not a str per memory
         self.row_of = IdMap()  # memory id → row (an array over the ids in use, not a dict)
         self.rows_of_agent: dict[int, RowQueue] = {}
         self.layers: list[str] = []
@@ -287,7 +288,7 @@ class HotStore:
         self.evidence.pop(memory_id, None)
         self.tags.pop(memory_id, None)
         self.metadata.pop(memory_id, None)
-        self.texts[row] = ""  # release the string now; the slot goes at compaction
+        # its text's bytes stay in the buffer, unread, until compaction
         return memory_id
 
     def _maybe_compact(self) -> None:
@@ -310,9 +311,10 @@ class HotStore:
         ):
             column = getattr(self, name)
             setattr(self, name, array(column.typecode, (column[r] for r in keep)))
-        for name in ("topics", "locations", "texts", "layers", "types"):
+        for name in ("topics", "locations", "layers", "types"):
             column = getattr(self, name)
             setattr(self, name, [column[r] for r in keep])
+        self.texts = self.texts.take(keep)
         new_row = np.full(total, -1, np.int64)
         new_row[keep] = np.arange(len(keep))
         self.row_of.remap_values(new_row)
@@ -322,7 +324,11 @@ class HotStore:
             if rows
         }
 
+    def live_texts(self) -> list[str]:
+        """The texts of the memories hot now, in row order (dropped rows left out)."""
+        return [self.texts[row] for row in sorted(self.row_of.values())]
+
     def nbytes(self) -> int:
         """Approximate bytes held by the columns (texts counted by length)."""
         arrays = (self.ids, self.agent_ids, self.days, self.ts, self.times, self.importances)
-        return sum(a.itemsize * len(a) for a in arrays) + sum(len(s) for s in self.texts)
+        return sum(a.itemsize * len(a) for a in arrays) + self.texts.nbytes()

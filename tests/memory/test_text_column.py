@@ -1,0 +1,40 @@
+"""TextColumn reads back every text a list would, through appends, takes and any Unicode."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from societas.memory.text_column import TextColumn
+
+SAMPLES = ["", "plain", "早上好，世界", "emoji 🌊 flood", "lone \ud800 surrogate", "x" * 5000]
+
+
+def test_every_text_reads_back_as_written() -> None:
+    column = TextColumn(SAMPLES)
+    assert len(column) == len(SAMPLES)
+    assert [column[i] for i in range(len(SAMPLES))] == SAMPLES
+    assert list(column) == SAMPLES
+    assert column[-1] == SAMPLES[-1]
+    with pytest.raises(IndexError):
+        column[len(SAMPLES)]
+
+
+def test_matches_a_list_under_random_appends_and_takes() -> None:
+    rng = random.Random(7)
+    column, mirror = TextColumn(), []
+    for _ in range(200):
+        if mirror and rng.random() < 0.1:  # compaction: keep a random subset, in order
+            keep = sorted(rng.sample(range(len(mirror)), rng.randint(0, len(mirror))))
+            column, mirror = column.take(keep), [mirror[r] for r in keep]
+        else:
+            batch = [rng.choice(SAMPLES) + str(rng.random()) for _ in range(rng.randint(1, 5))]
+            column.extend(batch[:-1])
+            column.append(batch[-1])
+            mirror.extend(batch)
+        assert len(column) == len(mirror)
+    assert list(column) == mirror
+    assert column.nbytes() == sum(
+        len(t.encode("utf-8", "surrogatepass")) for t in mirror
+    ) + 8 * len(mirror)
