@@ -48,6 +48,7 @@ from societas.memory.records import (
     SearchRequest,
 )
 from societas.memory.records_meta import AccessLedger
+from societas.memory.slot_map import SlotMap
 from societas.memory.sparse_index import SparseIndex
 from societas.memory.stream_write import write_memories
 from societas.memory.vectorstores import VectorStore, build_vector_store
@@ -108,7 +109,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.contradiction_judge: ContradictionJudge = rule_judge
         self.policy_state = PolicyState(self)  # temporal episodes, habits (memory.policy_state)
         self._kv: dict[str, dict[int, Any]] = {key: {} for key in memory_config.attributes}
-        self._kv_point: dict[tuple[int, str], int] = {}
+        self._kv_point: SlotMap[int] = SlotMap()  # (agent, key) → its engine point id
         self._agents: set[int] = set()
         self._next_seq = 0
         self.counters = {

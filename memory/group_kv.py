@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from societas.memory.embedding import Embedder
     from societas.memory.embedding.base import TextVectors
     from societas.memory.kv_index import KVIndex
+    from societas.memory.slot_map import SlotMap
     from societas.memory.vectorstores import VectorStore
     from societas.memory.write_queue import WriteQueue
 
@@ -45,7 +46,7 @@ class GroupKV:
     counters: dict[str, int]
     _op_lock: asyncio.Lock
     _kv: dict[str, dict[int, Any]]
-    _kv_point: dict[tuple[int, str], int]
+    _kv_point: SlotMap[int]
     kv_index: KVIndex | None
     writes: WriteQueue
 
@@ -148,7 +149,7 @@ class GroupKV:
                 if (agent_id, key) not in self._kv_point:
                     self._kv_point[(agent_id, key)] = self._allocate_ids(1)[0]
                 self.kv_index.put((agent_id, key), text, vec.sparse or SparseVector.of((), ()))
-                self.kv_store.dirty.add((agent_id, key))  # type: ignore[attr-defined]
+                self.kv_store.dirty[(agent_id, key)] = True  # type: ignore[attr-defined]
             return
         points = []
         new_ids: dict[tuple[int, str], int] = {}

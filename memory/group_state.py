@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from societas.memory.slot_map import SlotMap
+
 if TYPE_CHECKING:
     from societas.memory.clock import SimClock
     from societas.memory.config import GroupMemoryConfig
@@ -28,7 +30,7 @@ class GroupState:
     ticks_since_migration: int
     ticks_since_policies: int
     _kv: dict[str, dict[int, Any]]
-    _kv_point: dict[tuple[int, str], int]
+    _kv_point: SlotMap[int]
     _agents: set[int]
     _next_seq: int
 
@@ -57,7 +59,9 @@ class GroupState:
         """Put back what `get_state` returned (older checkpoints: missing keys default)."""
         self._agents = set(state["agents"])
         self._next_seq = state["next_seq"]
-        self._kv_point = {(a, k): i for a, k, i in state["kv_points"]}
+        self._kv_point = SlotMap()
+        for a, k, i in state["kv_points"]:
+            self._kv_point[(a, k)] = i
         self.warm_counts = {a: n for a, n in state["warm_counts"]}
         self.max_importance = {a: v for a, v in state.get("max_importance", [])}
         self.hot.newest_evicted = {a: v for a, v in state.get("newest_evicted", [])}
