@@ -23,6 +23,7 @@ from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table, vectors_
 from societas.memory.deferred_store import DeferredStore
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import fsync_dir, write_bytes_atomic, write_parquet_atomic
+from societas.memory.kv_index import KVDeferredStore
 from societas.memory.records_meta import restored_payload
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint
 
@@ -102,7 +103,12 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     await group.store.optimize()  # deleted (cold) points leave IDF: the rebuilt store matches
     await group.flush()
     warm, pending_ids = await _warm_and_pending(group.store)
-    kv_points = await _all_points(group.kv_store)
+    kv_store = group.kv_store
+    kv_points = (
+        kv_store.index_points()
+        if isinstance(kv_store, KVDeferredStore)
+        else await _all_points(kv_store)
+    )
     kv_rows = group.kv_rows()
     state = {
         "format_version": FORMAT_VERSION,

@@ -150,8 +150,25 @@ async def test_kv_search_from_ram_equals_the_engines(group_factory):
     assert [ranked(h) for h in got_on] == [ranked(h) for h in got_off]
     assert all(got_on)
     assert on.kv_store.dirty  # nothing written to the KV engine yet
-    await on.close()
-    assert not on.kv_store.dirty
+    assert await on.kv_store.inner.count() == 0
+    saved = on.kv_store.index_points()  # what a checkpoint saves, with no engine write
+    assert await on.kv_store.inner.count() == 0 and on.kv_store.dirty
+    await on.kv_store.persist()  # the engine's own view: the same points
+    engine, _ = await on.kv_store.inner.scroll(None, 1000, with_vectors=True)
+
+    def flat(points):
+        return [
+            (p.id, p.payload, list(p.vectors.sparse.indices), list(p.vectors.sparse.values))
+            for p in points
+        ]
+
+    assert flat(saved) == flat(sorted(engine, key=lambda p: p.id))
+    assert len(saved) == len(engine) > 0 and not on.kv_store.dirty
+    await on.agent(2).status.update("thought", "a new thought")  # changed, then closed:
+    await on.kv_search_many([KVSearchRequest(agent_id=2, query="thought")])
+    assert on.kv_store.dirty
+    await on.close()  # not written at close (a checkpoint saves it from the index)
+    assert on.kv_store.dirty
 
 
 async def test_reads_while_hot_are_counted_once_after_the_memory_leaves_hot(group_factory):
