@@ -10,11 +10,10 @@ in one batch when the engine's own view is needed (a checkpoint's scroll, a quer
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.embedding.base import SparseVector, TextVectors, packed_views
 from societas.memory.slot_map import SlotMap
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
 
@@ -31,15 +30,14 @@ class KVIndex:
 
     def vector(self, slot: tuple[int, str]) -> SparseVector:
         """The sparse vector of one attribute of one agent (KeyError if none)."""
-        indices, values = _unpacked(self.packed[slot])
-        return SparseVector(array("I", indices), array("f", values))
+        return SparseVector.unpacked(self.packed[slot])
 
     def put(self, slot: tuple[int, str], text: str, vector: SparseVector) -> None:
         """Set (or replace) the vector of one attribute of one agent."""
         df = self.df
         old = self.packed.get(slot)
         if old is not None:
-            for term in _unpacked(old)[0]:
+            for term in packed_views(old)[0]:
                 left = df[term] - 1
                 if left:
                     df[term] = left
@@ -47,7 +45,7 @@ class KVIndex:
                     del df[term]
         for term in vector.indices:
             df[term] = df.get(term, 0) + 1
-        self.packed[slot] = vector.indices.tobytes() + vector.values.tobytes()
+        self.packed[slot] = vector.packed()
         self.texts[slot] = text
 
     def search(
@@ -67,7 +65,7 @@ class KVIndex:
             packed = self.packed.get((agent_id, key))
             if packed is None:
                 continue
-            indices, values = _unpacked(packed)
+            indices, values = packed_views(packed)
             score = sum(
                 weights[t] * v for t, v in zip(indices, values, strict=True) if t in weights
             )
@@ -167,9 +165,3 @@ class KVDeferredStore:
         and writing six points an agent at the end was a large run's peak (~300 MB in each
         50,000-agent group)."""
         await self.inner.close()
-
-
-def _unpacked(packed: bytes) -> tuple[memoryview, memoryview]:
-    """Term ids and weights of a packed vector, as views (no copy)."""
-    view, half = memoryview(packed), len(packed) // 2
-    return view[:half].cast("I"), view[half:].cast("f")

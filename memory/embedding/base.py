@@ -26,6 +26,28 @@ class SparseVector:
     def is_empty(self) -> bool:
         return not self.indices
 
+    def packed(self) -> bytes:
+        """Term ids, then weights, as one bytes (4 + 4 bytes a term): how the embedding cache
+        and the KV index keep many vectors without four objects each."""
+        indices = self.indices if self.indices.typecode == "I" else array("I", self.indices)
+        values = self.values if self.values.typecode == "f" else array("f", self.values)
+        return indices.tobytes() + values.tobytes()
+
+    @classmethod
+    def unpacked(cls, packed: bytes) -> SparseVector:
+        """The vector `packed` made (equal arrays, new objects)."""
+        half = len(packed) // 2
+        indices, values = array("I"), array("f")
+        indices.frombytes(packed[:half])
+        values.frombytes(packed[half:])
+        return cls(indices, values)
+
+
+def packed_views(packed: bytes) -> tuple[memoryview, memoryview]:
+    """Term ids and weights of a `SparseVector.packed` as views (no copy), for scoring."""
+    view, half = memoryview(packed), len(packed) // 2
+    return view[:half].cast("I"), view[half:].cast("f")
+
 
 @dataclass(frozen=True, slots=True)
 class TextVectors:

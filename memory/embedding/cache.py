@@ -7,7 +7,6 @@ group's day of RAM (18 MB of 130 at 2,000 agents, benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
-from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -22,19 +21,15 @@ def pack(vectors: TextVectors) -> _Packed:
     if vectors.dense is not None or sparse is None:
         return vectors
     if sparse.indices.typecode != "I" or sparse.values.typecode != "f":
-        return vectors
-    return sparse.indices.tobytes() + sparse.values.tobytes()
+        return vectors  # kept as given: packing would convert them
+    return sparse.packed()
 
 
 def unpack(packed: _Packed) -> TextVectors:
     """The vectors `pack` was given (equal arrays, new objects)."""
     if isinstance(packed, TextVectors):
         return packed
-    half = len(packed) // 2
-    indices, values = array("I"), array("f")
-    indices.frombytes(packed[:half])
-    values.frombytes(packed[half:])
-    return TextVectors(sparse=SparseVector(indices, values))
+    return TextVectors(sparse=SparseVector.unpacked(packed))
 
 
 class _Lru:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from array import array
 
 from societas.memory.embedding.base import SparseVector
 from societas.memory.kv_index import KVIndex
@@ -46,3 +47,12 @@ def test_kv_index_reads_back_vectors_and_scores_as_before() -> None:
     n, count = 2, 1  # IDF over the two KV points, one of which holds term 7
     idf = math.log(1.0 + (n - count + 0.5) / (count + 0.5))
     assert abs(hits[0][2] - idf * 0.75) < 1e-12
+
+
+def test_packed_sparse_vector_round_trips_and_converts_other_typecodes() -> None:
+    vector = SparseVector.of([3, 70000, 4_000_000_000], [0.5, 1.25, 2.0])
+    back = SparseVector.unpacked(vector.packed())
+    assert back == vector and back.indices.typecode == "I" and back.values.typecode == "f"
+    wide = SparseVector(array("L", [3, 9]), array("d", [0.1, 0.2]))  # stored as 4 + 4 bytes
+    got = SparseVector.unpacked(wide.packed())
+    assert list(got.indices) == [3, 9] and list(got.values) == list(array("f", [0.1, 0.2]))
