@@ -36,7 +36,7 @@ from societas.agents.runtime.conversations import ConversationHost
 from societas.agents.runtime.hot_state import write_back
 from societas.agents.runtime.memory_checks import judge_contradictions
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult, TurnReply, TurnRequest
-from societas.agents.runtime.results import ResultsWriter
+from societas.agents.runtime.results import ResultsWriter, write_window
 from societas.agents.runtime.stats import Deltas, LoopLagMonitor, llm_calls_delta, task_deltas
 from societas.agents.runtime.stepping import checked_in_flight, step_agents
 from societas.agents.scenario import Intervention, ScenarioConfig, load_scenario
@@ -218,7 +218,9 @@ class GroupEngine:
                 f"group {self.group_id}: finish_tick({tick}), open {self._open_tick}"
             )
         stats = self._stats(tick, *self._stepped, await self.memory.tier_counts())  # `llm` row
-        self.results.end_tick(tick)  # after the row: the window may flush
+        window = self.results.end_tick(tick)  # after the row: the window may be due
+        if window is not None:
+            await asyncio.to_thread(write_window, window)  # Parquet encoding off the loop
         self._open_tick = None
         return stats
 

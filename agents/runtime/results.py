@@ -1,8 +1,8 @@
 """Per-tick results as Parquet: fixed schemas, sorted rows, no wall-clock values.
 
 Each group buffers rows and writes one file per table every `flush_every` ticks under
-`RUN_DIR/results/<table>/group-<g>/ticks-<first>-<last>.parquet` (zstd). Rows are sorted and
-schemas fixed, so the same seed gives byte-identical files.
+`RUN_DIR/results/<table>/group-<g>/ticks-<first>-<last>.parquet` (zstd), one row group per
+tick. Rows are sorted and schemas fixed, so the same seed gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -155,13 +155,15 @@ class ResultsWriter:
         held = [row for _, chunk in self.chunks[table] for row in _tuples(chunk)]
         return held + self.rows[table]
 
-    def end_tick(self, tick: int) -> None:
-        """Compact the tick's rows; flush when `flush_every` ticks are buffered."""
+    def end_tick(self, tick: int) -> Window | None:
+        """Compact the tick's rows; when `flush_every` ticks are buffered, detach and return
+        the window for `write_window` (the caller writes it, e.g. off its event loop)."""
         if self.first_tick is None:
             self.first_tick = tick
         self._compact()
         if tick - self.first_tick + 1 >= self.flush_every:
-            self.flush(tick)
+            return self.take_window(tick)
+        return None
 
     def _compact(self) -> None:
         """This tick's tuples → one sorted Arrow chunk per (table, tick value)."""
@@ -176,23 +178,68 @@ class ResultsWriter:
                 self.chunks[table].append((tick, _table(table, group)))
             rows.clear()
 
-    def flush(self, last_tick: int | None = None) -> None:
-        """Write every non-empty buffered table and clear the buffers."""
+    def take_window(self, last_tick: int | None = None) -> Window | None:
+        """Every buffered row as files to write (None if nothing is buffered); the buffers
+        are empty afterwards and the window owns the only reference to its chunks."""
         if self.first_tick is None:
-            return
+            return None
         self._compact()
         last = self.first_tick if last_tick is None else last_tick
+        files = []
         for table, chunks in self.chunks.items():
             if not chunks:
                 continue
-            data = _merged(table, chunks)
             folder = self.root / table / f"group-{self.group_id:04d}"
-            folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"ticks-{self.first_tick:06d}-{last:06d}.parquet"
-            pq.write_table(data, path, compression=self.compression)
-            self.files_written += 1
+            files.append((path, table, list(chunks)))
             chunks.clear()
+        self.files_written += len(files)
         self.first_tick = None
+        return Window(files=files, compression=self.compression)
+
+    def flush(self, last_tick: int | None = None) -> None:
+        """Write every non-empty buffered table now and clear the buffers."""
+        window = self.take_window(last_tick)
+        if window is not None:
+            write_window(window)
+
+
+class Window:
+    """A detached window of results: per file, its table and (tick, chunk) pairs."""
+
+    __slots__ = ("compression", "files")
+
+    def __init__(
+        self, files: list[tuple[Path, str, list[tuple[int, pa.Table]]]], compression: str | None
+    ) -> None:
+        self.files = files
+        self.compression = compression
+
+
+def write_window(window: Window) -> None:
+    """Write a window's files, one row group per tick, releasing each tick's chunk once
+    written: the window's rows are never copied into one table (that copy and the encoder's
+    buffers made each flush the run's RAM peak), and Arrow's pool returns its free pages."""
+    while window.files:
+        path, table, chunks = window.files.pop(0)
+        by_tick: dict[int, list[pa.Table]] = {}
+        for tick, chunk in chunks:
+            by_tick.setdefault(tick, []).append(chunk)
+        chunks.clear()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with pq.ParquetWriter(path, SCHEMAS[table], compression=window.compression) as out:
+            for tick in sorted(by_tick):
+                out.write_table(_tick_part(table, by_tick.pop(tick)))
+    pa.default_memory_pool().release_unused()
+
+
+def _tick_part(table: str, same: list[pa.Table]) -> pa.Table:
+    """One tick's rows in `_sort_key` order (rows of a tick reported in two ticks' windows
+    are sorted together)."""
+    if len(same) == 1:
+        return same[0]
+    rows = [row for chunk in same for row in _tuples(chunk)]
+    return _table(table, sorted(rows, key=_sort_key))
 
 
 def _table(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
@@ -205,22 +252,6 @@ def _table(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
 
 def _tuples(chunk: pa.Table) -> list[tuple[Any, ...]]:
     return list(zip(*(column.to_pylist() for column in chunk.columns), strict=True))
-
-
-def _merged(table: str, chunks: list[tuple[int, pa.Table]]) -> pa.Table:
-    """The window's rows in `_sort_key` order, as one contiguous table."""
-    by_tick: dict[int, list[pa.Table]] = {}
-    for tick, chunk in chunks:
-        by_tick.setdefault(tick, []).append(chunk)
-    parts = []
-    for tick in sorted(by_tick):
-        same = by_tick[tick]
-        if len(same) == 1:
-            parts.append(same[0])
-        else:  # rows of one tick reported in two ticks' windows: sort them together
-            rows = [row for chunk in same for row in _tuples(chunk)]
-            parts.append(_table(table, sorted(rows, key=_sort_key)))
-    return pa.concat_tables(parts).combine_chunks()
 
 
 def _sort_key(row: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -2,11 +2,15 @@
 
 A sparse-only entry (BM25, the default) is kept as one `bytes` of its term ids and weights
 (~110 B) rather than the vectors' four objects (~300 B): the cache was the largest item of a
-group's day of RAM (18 MB of 130 at 2,000 agents, benchmarks/RESULTS.md).
+group's day of RAM (18 MB of 130 at 2,000 agents, benchmarks/RESULTS.md). Entries are keyed
+by a 128-bit BLAKE2b digest of the text, not the text (a memory's text is ~100-300 bytes and
+the cache was its only `str` copy once hot texts moved into one buffer); two texts sharing a
+digest is a 2^-128 event, not a case handled.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -32,21 +36,28 @@ def unpack(packed: _Packed) -> TextVectors:
     return TextVectors(sparse=SparseVector.unpacked(packed))
 
 
+def text_key(text: str) -> bytes:
+    """The cache key of a text: 16 bytes whatever its length (any str, lone surrogates too)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 class _Lru:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.items: OrderedDict[str, _Packed] = OrderedDict()
+        self.items: OrderedDict[bytes, _Packed] = OrderedDict()
 
-    def get(self, key: str) -> TextVectors | None:
+    def get(self, text: str) -> TextVectors | None:
+        key = text_key(text)
         value = self.items.get(key)
         if value is None:
             return None
         self.items.move_to_end(key)
         return unpack(value)
 
-    def put(self, key: str, value: TextVectors) -> None:
+    def put(self, text: str, value: TextVectors) -> None:
         if self.capacity == 0:
             return
+        key = text_key(text)
         self.items[key] = pack(value)
         self.items.move_to_end(key)
         while len(self.items) > self.capacity:

@@ -54,6 +54,20 @@ async def test_cache_embeds_each_text_once():
     assert inner.calls[-1] == ["a"]
 
 
+async def test_cache_keeps_digests_not_texts():
+    """Keys are 16-byte digests whatever the text's length; distinct texts (a lone surrogate
+    included) stay distinct entries and hit again."""
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner, capacity=10)
+    texts = ["x" * 5000, "x" * 4999 + "y", "caf\udce9", "caf\u00e9"]
+    await cached.embed_documents(texts)
+    assert all(isinstance(k, bytes) and len(k) == 16 for k in cached._documents.items)
+    assert len(cached._documents.items) == 4
+    out = await cached.embed_documents(list(reversed(texts)))
+    assert inner.calls == [texts] and cached.hits == 4
+    assert [v.dense[0] for v in out] == [float(len(t)) for t in reversed(texts)]
+
+
 async def test_cached_bm25_vectors_come_back_equal_and_are_kept_compact(bm25_embedder):
     """A sparse-only entry is kept as one bytes object; a hit gives the same ids and weights
     as embedding the text afresh (an empty vector included)."""
