@@ -109,6 +109,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.contradiction_judge: ContradictionJudge = rule_judge
         self.policy_state = PolicyState(self)  # temporal episodes, habits (memory.policy_state)
         self._kv: dict[str, dict[int, Any]] = {key: {} for key in memory_config.attributes}
+        self._kv_derived: dict[str, Callable[[int], Any]] = {}  # set_kv_default
         self._kv_point: SlotMap[int] = SlotMap()  # (agent, key) → its engine point id
         self._agents: set[int] = set()
         self._next_seq = 0

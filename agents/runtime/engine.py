@@ -112,11 +112,9 @@ class GroupEngine:
             root=self.run_dir / "memory",
             embedder=self._embedder,
         )
-        self.memory.summarizer = partial(summarize, self.llm, seed=sc.seed)  # LLM summaries
-        self.memory.contradiction_judge = partial(judge_contradictions, self.llm, seed=sc.seed)
+        self._wire_memory()
         profiles = {i: pop.profiles[i].kv() for i in self.agent_ids}
         for i in self.agent_ids:
-            profiles[i]["social_network"] = [[f, w] for f, w in pop.friends[i]]
             profiles[i]["consumption"] = round(
                 sc.economy.consumption_propensity * profiles[i]["income"], 2
             )
@@ -349,6 +347,15 @@ class GroupEngine:
             "memory": memory,
         }
 
+    def _wire_memory(self) -> None:
+        """What the run gives its group memory: LLM summaries and contradiction judge, and
+        friend lists read from the population, not copied per agent (memory.group_kv)."""
+        assert self.memory is not None and self.population is not None
+        seed, friends = self.scenario.seed, self.population.friends
+        self.memory.summarizer = partial(summarize, self.llm, seed=seed)
+        self.memory.contradiction_judge = partial(judge_contradictions, self.llm, seed=seed)
+        self.memory.set_kv_default("social_network", lambda i: [[f, w] for f, w in friends[i]])
+
     def _memory_checkpoint(self, directory: str) -> Path:
         return Path(directory) / f"group-{self.group_id:04d}-memory"
 
@@ -380,10 +387,7 @@ class GroupEngine:
         self.memory = await GroupMemory.restore(
             source, root, memory_config=custom.memory_config_of(self.scenario), embedder=embedder
         )
-        self.memory.summarizer = partial(summarize, self.llm, seed=self.scenario.seed)
-        self.memory.contradiction_judge = partial(
-            judge_contradictions, self.llm, seed=self.scenario.seed
-        )
+        self._wire_memory()
         memory_profiles.wire(self.memory, self.llm, self.scenario.seed)
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)

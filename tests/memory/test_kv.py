@@ -147,3 +147,25 @@ async def test_peek_reads_the_live_value_synchronously(group):
     with pytest.raises(KeyError, match="nosuchkey"):
         status.peek("nosuchkey")
     assert status.peek("nosuchkey", None) is None
+
+
+async def test_derived_default_is_read_until_a_value_is_written(group):
+    """A per-agent default (the population's friend lists in a run) is computed on read, a
+    fresh object each time; a written value takes over; it never enters the stored columns
+    (a checkpoint's KV rows) and an embedded attribute cannot have one."""
+    group.set_kv_default("social_network", lambda i: [[i + 100, 0.5]])
+    status = group.agent(2).status
+    network = await status.get("social_network")
+    assert network == [[102, 0.5]]
+    network.append([7, 1.0])
+    assert await status.get("social_network") == [[102, 0.5]]
+    assert group.kv_peek(1, "social_network") == [[101, 0.5]]
+    await status.update("social_network", [[3, 0.25]], mode="merge")
+    assert await status.get("social_network") == [[102, 0.5], [3, 0.25]]
+    assert group.kv_peek(1, "social_network") == [[101, 0.5]]
+    rows = group.kv_rows()
+    keys = zip(rows["agent_id"], rows["key"], strict=True)
+    stored = [a for a, k in keys if k == "social_network"]
+    assert stored == [2]
+    with pytest.raises(ValueError, match="'thought' is embedded"):
+        group.set_kv_default("thought", lambda i: "derived")
