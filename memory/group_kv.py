@@ -113,8 +113,8 @@ class GroupKV:
             check_value(key, "dict", value)
         elif attr.type != "list":
             raise ValueError(f"mode 'merge' needs a list or dict attribute; {key!r} is {attr.type}")
-        if isinstance(value, list | dict):
-            value = copy.deepcopy(value)  # the caller may keep mutating its object
+        if isinstance(value, list | dict):  # the caller may keep mutating its object
+            value = private_copy(value, self._kv[key].get(agent_id))
         return value
 
     def kv_update_now(self, agent_id: int, key: str, value: Any, mode: str = "replace") -> None:
@@ -230,3 +230,21 @@ class GroupKV:
         """Copies of the agent's KV values (all attributes, or `keys`)."""
         names = list(keys) if keys is not None else list(self.memory_config.attributes)
         return {key: self.kv_get(agent_id, key) for key in names}
+
+
+def private_copy(value: Any, owned: Any) -> Any:
+    """A deep copy of `value` that reuses the lists and dicts of `owned` (the attribute's
+    stored value, already private to the memory) that `value` still holds: an hourly plan
+    update copies its new steps, not the day's items again (each copy was a tick's worth of
+    long-lived blocks scattered among temporaries: allocator fragmentation)."""
+    memo: dict[int, Any] = {}
+    stack = [owned]
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, dict):
+            memo[id(obj)] = obj
+            stack.extend(obj.values())
+        elif isinstance(obj, list):
+            memo[id(obj)] = obj
+            stack.extend(obj)
+    return copy.deepcopy(value, memo)

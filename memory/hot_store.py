@@ -8,12 +8,12 @@ memory besides its text, against a Python object (and a Qdrant instance) per mem
 from __future__ import annotations
 
 import math
-import sys
 from array import array
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from societas.memory.code_column import CodeColumn
 from societas.memory.id_map import IdMap, RowQueue
 from societas.memory.records import MemoryHit, MemoryRecord, trusted
 from societas.memory.text_column import TextColumn
@@ -29,15 +29,15 @@ class HotStore:
         self.ts = array("d")
         self.times = array("d")
         self.importances = array("d")
-        self.topics: list[str] = []
-        self.locations: list[str | None] = []
+        self.topics = CodeColumn()  # 2-byte codes, not a str reference a row
+        self.locations = CodeColumn()
         self.texts = TextColumn()  # one UTF-8 buffer, not a str per memory
         self.row_of = IdMap()  # memory id → row (an array over the ids in use, not a dict)
         self.rows_of_agent: dict[int, RowQueue] = {}
-        self.layers: list[str] = []
+        self.layers = CodeColumn()
         self.layer_since = array("d")
         # Typed records (memory.records_meta): type per row; reads; expiry (inf: never).
-        self.types: list[str] = []
+        self.types = CodeColumn()
         self.access_counts = array("q")
         self.last_accessed = array("d")  # nan: never read
         self.expires = array("d")
@@ -79,12 +79,12 @@ class HotStore:
         times = [time] * n if isinstance(time, int | float) else list(time)
         self.times.extend(times)
         self.importances.extend(importances)
-        self.topics.extend(sys.intern(x) for x in topics)
-        self.locations.extend(sys.intern(x) if x is not None else None for x in locations)
+        self.topics.extend(topics)
+        self.locations.extend(locations)
         self.texts.extend(texts)
-        self.layers.extend(sys.intern(x) for x in layers or ["short"] * n)
+        self.layers.extend(layers or ["short"] * n)
         self.layer_since.extend(times)
-        self.types.extend(sys.intern(x) for x in types or ["episodic"] * n)
+        self.types.extend(types or ["episodic"] * n)
         self.access_counts.extend([0] * n)
         self.last_accessed.extend([math.nan] * n)
         self.expires.extend(math.inf if e is None else e for e in expires or [None] * n)
@@ -237,7 +237,7 @@ class HotStore:
         """A policy moved a hot memory to another layer (or boosted it on access)."""
         row = self.row_of.get(memory_id)
         if row is not None:
-            self.layers[row] = sys.intern(layer)
+            self.layers[row] = layer
             self.importances[row] = importance
             self.layer_since[row] = since
 
@@ -312,8 +312,7 @@ class HotStore:
             column = getattr(self, name)
             setattr(self, name, array(column.typecode, (column[r] for r in keep)))
         for name in ("topics", "locations", "layers", "types"):
-            column = getattr(self, name)
-            setattr(self, name, [column[r] for r in keep])
+            setattr(self, name, getattr(self, name).take(keep))
         self.texts = self.texts.take(keep)
         new_row = np.full(total, -1, np.int64)
         new_row[keep] = np.arange(len(keep))

@@ -312,11 +312,9 @@ class Ranker:
             return new if current is None else current & new
 
         if flt.topic is not None:
-            topics = hot.topics
-            mask = both(mask, np.fromiter((topics[r] == flt.topic for r in rows.tolist()), bool))
+            mask = both(mask, hot.topics.equals(rows, flt.topic))
         if flt.location is not None:
-            locs = hot.locations
-            mask = both(mask, np.fromiter((locs[r] == flt.location for r in rows.tolist()), bool))
+            mask = both(mask, hot.locations.equals(rows, flt.location))
         if flt.day_range is not None:
             start, end = flt.day_range[0] * 86_400.0, (flt.day_range[1] + 1) * 86_400.0
             mask = both(mask, (times >= start) & (times < end))

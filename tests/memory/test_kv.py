@@ -169,3 +169,22 @@ async def test_derived_default_is_read_until_a_value_is_written(group):
     assert stored == [2]
     with pytest.raises(ValueError, match="'thought' is embedded"):
         group.set_kv_default("thought", lambda i: "derived")
+
+
+async def test_update_reuses_what_the_memory_already_owns(group):
+    """A write copies the caller's new containers but reuses the stored value's own (an
+    hourly plan update does not copy the day's items again); the caller's objects stay
+    the caller's: mutating them later changes nothing stored."""
+    status = group.agent(1).status
+    await status.update("plan", {"items": [{"hour": 7, "activity": "walk"}], "hourly": {}})
+    stored = group.kv_peek(1, "plan")
+    steps = [{"minute": 0, "action": "stretch"}]
+    await status.update("plan", {**stored, "hourly": {"7": steps}})
+    again = group.kv_peek(1, "plan")
+    assert again["items"] is stored["items"]  # owned already: reused
+    assert again["hourly"]["7"] == steps and again["hourly"]["7"] is not steps
+    steps.append({"minute": 30, "action": "run"})
+    assert len(group.kv_peek(1, "plan")["hourly"]["7"]) == 1
+    fresh = {"items": [{"hour": 8, "activity": "cook"}]}
+    await status.update("plan", fresh)
+    assert group.kv_peek(1, "plan")["items"] is not fresh["items"]

@@ -1,0 +1,74 @@
+"""A column of few distinct strings (topics, places, layers, record types) as small codes.
+
+The hot tier kept four such columns as lists of `str` references: 8 bytes a row each, 32 a
+memory. Here each row holds a 2-byte code into the column's vocabulary (widened to 4 bytes
+past 65,535 distinct values: a large town has more places), so the same four columns take 8
+bytes a memory. Rows read back as the very strings written (`None` included).
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+
+_NARROW_MAX = 0xFFFF
+
+
+class CodeColumn:
+    """A list-like column of `str | None` values stored as codes into a shared vocabulary."""
+
+    __slots__ = ("_code_of", "codes", "values")
+
+    def __init__(self, values: Iterable[str | None] = ()) -> None:
+        self.values: list[str | None] = []  # code → value
+        self._code_of: dict[str | None, int] = {}
+        self.codes = array("H")
+        self.extend(values)
+
+    def _code(self, value: str | None) -> int:
+        code = self._code_of.get(value)
+        if code is None:
+            code = self._code_of[value] = len(self.values)
+            self.values.append(value if value is None else sys.intern(value))
+            if code > _NARROW_MAX and self.codes.typecode == "H":
+                self.codes = array("I", self.codes)
+        return code
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, row: int) -> str | None:
+        return self.values[self.codes[row]]
+
+    def __setitem__(self, row: int, value: str | None) -> None:
+        code = self._code(value)
+        self.codes[row] = code
+
+    def __iter__(self) -> Iterator[str | None]:
+        values = self.values
+        return (values[c] for c in self.codes)
+
+    def append(self, value: str | None) -> None:
+        code = self._code(value)
+        self.codes.append(code)
+
+    def extend(self, values: Iterable[str | None]) -> None:
+        for value in values:
+            self.append(value)
+
+    def equals(self, rows: np.ndarray, value: str | None) -> np.ndarray:
+        """Whether each of `rows` holds `value` (a vectorised filter: no row is decoded)."""
+        code = self._code_of.get(value)
+        if code is None or not len(self.codes):
+            return np.zeros(len(rows), bool)
+        dtype = np.uint16 if self.codes.typecode == "H" else np.uint32
+        return np.frombuffer(self.codes, dtype)[rows] == code
+
+    def take(self, rows: Sequence[int]) -> CodeColumn:
+        """A column of `rows` in that order, with a vocabulary of only the values they hold
+        (values no row holds any more are let go: free-text places cannot pile up)."""
+        values, codes = self.values, self.codes
+        return CodeColumn(values[codes[r]] for r in rows)
