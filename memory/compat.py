@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.config import MemoryAttribute, MemoryConfig
+from societas.memory.kv_columns import KVColumn
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
@@ -44,7 +45,7 @@ def add_attribute(group: GroupMemory, key: str, value: Any) -> MemoryAttribute:
     """Add `key` to the group's status schema, typed after `value` (no default)."""
     attr = MemoryAttribute(name=key, type=_type_of(value), description="added at run time")
     group.memory_config = MemoryConfig(attributes={**group.memory_config.attributes, key: attr})
-    group._kv.setdefault(key, {})
+    group._kv.setdefault(key, KVColumn(group._kv_slots))
     return attr
 
 

@@ -33,6 +33,7 @@ from societas.memory.group_search import GroupSearch
 from societas.memory.group_state import GroupState
 from societas.memory.heap import map_large_blocks
 from societas.memory.hot_store import HotStore
+from societas.memory.kv_columns import AgentSlots, KVColumn
 from societas.memory.kv_index import KVDeferredStore, KVIndex
 from societas.memory.policies import default_summary
 from societas.memory.policy_state import PolicyState
@@ -108,7 +109,10 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         # Judges contradictions (memory.contradictions): rules by default, an LLM in runs.
         self.contradiction_judge: ContradictionJudge = rule_judge
         self.policy_state = PolicyState(self)  # temporal episodes, habits (memory.policy_state)
-        self._kv: dict[str, dict[int, Any]] = {key: {} for key in memory_config.attributes}
+        self._kv_slots = AgentSlots()  # agent → slot, shared by the KV columns
+        self._kv: dict[str, KVColumn] = {
+            key: KVColumn(self._kv_slots) for key in memory_config.attributes
+        }
         self._kv_derived: dict[str, Callable[[int], Any]] = {}  # set_kv_default
         self._kv_point: SlotMap[int] = SlotMap()  # (agent, key) → its engine point id
         self._agents: set[int] = set()

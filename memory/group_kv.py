@@ -18,12 +18,14 @@ if TYPE_CHECKING:
     from societas.memory.config import MemoryConfig
     from societas.memory.embedding import Embedder
     from societas.memory.embedding.base import TextVectors
+    from societas.memory.kv_columns import KVColumn
     from societas.memory.kv_index import KVIndex
     from societas.memory.slot_map import SlotMap
     from societas.memory.vectorstores import VectorStore
     from societas.memory.write_queue import WriteQueue
 
 UpdateMode = Literal["replace", "merge"]
+_NOT_SET: Any = object()
 
 
 class KVUpdate(BaseModel):
@@ -45,7 +47,7 @@ class GroupKV:
     kv_store: VectorStore
     counters: dict[str, int]
     _op_lock: asyncio.Lock
-    _kv: dict[str, dict[int, Any]]
+    _kv: dict[str, KVColumn]
     _kv_derived: dict[str, Callable[[int], Any]]
     _kv_point: SlotMap[int]
     kv_index: KVIndex | None
@@ -70,9 +72,8 @@ class GroupKV:
             if default is ...:
                 raise KeyError(f"unknown memory attribute {key!r}")
             return default
-        column = self._kv[key]
-        if agent_id in column:
-            value = column[agent_id]
+        value = self._kv[key].get(agent_id, _NOT_SET)
+        if value is not _NOT_SET:
             if copy_value and isinstance(value, list | dict):
                 return copy.deepcopy(value)
             return value
@@ -89,7 +90,7 @@ class GroupKV:
             raise ValueError(f"{key!r} is embedded: its values must be stored, not derived")
         self._kv_derived[key] = value_of
 
-    def kv_column(self, key: str) -> dict[int, Any]:
+    def kv_column(self, key: str) -> KVColumn:
         """The live column of one attribute (agent id → value; absent = the default or the
         derived value, `set_kv_default`), read-only."""
         self.memory_config.attribute(key)

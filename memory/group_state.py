@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from societas.memory.clock import SimClock
     from societas.memory.config import GroupMemoryConfig
     from societas.memory.hot_store import HotStore
+    from societas.memory.kv_columns import KVColumn
 
 
 class GroupState:
@@ -29,7 +30,7 @@ class GroupState:
     max_importance: dict[int, float]
     ticks_since_migration: int
     ticks_since_policies: int
-    _kv: dict[str, dict[int, Any]]
+    _kv: dict[str, KVColumn]
     _kv_point: SlotMap[int]
     _agents: set[int]
     _next_seq: int
@@ -89,7 +90,7 @@ class GroupState:
                 raise KeyError(f"checkpoint has KV attribute {row['key']!r}, not in the config")
             column[row["agent_id"]] = json.loads(row["value"])
 
-    def kv_values(self) -> dict[str, dict[int, Any]]:
+    def kv_values(self) -> dict[str, KVColumn]:
         """The KV columns, read-only (attribute → agent id → value)."""
         return self._kv
 
