@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 class StatusMemory:
     """The agent's KV state: typed attributes from the memory config."""
 
+    __slots__ = ("_group", "agent_id")  # one per agent: no instance dict
+
     def __init__(self, group: GroupMemory, agent_id: int) -> None:
         self._group, self.agent_id = group, agent_id
 
@@ -68,6 +70,8 @@ class StatusMemory:
 
 class StreamMemory:
     """The agent's time-stamped memories, ranked by recency, importance and relevance."""
+
+    __slots__ = ("_group", "agent_id")  # one per agent: no instance dict
 
     def __init__(self, group: GroupMemory, agent_id: int) -> None:
         self._group, self.agent_id = group, agent_id
@@ -157,6 +161,8 @@ class StreamMemory:
 
 class AgentMemory:
     """`agent.memory`: `status` (KV) and `stream`, views onto the group's columnar store."""
+
+    __slots__ = ("_group", "agent_id", "clock", "status", "stream")  # no dict an agent
 
     def __init__(self, group: GroupMemory, agent_id: int) -> None:
         self.agent_id = agent_id
