@@ -7,7 +7,8 @@ One `GroupEngine` in process (no Ray: Ray's own processes are measured by engine
   setup        - the group memory (KV columns, KV vectors in a Qdrant Edge shard, embedder)
                  and the agents (Agent objects and their hot-state dicts, sized apart);
   day          - one simulated day of ticks: stream memories (hot RAM columns, warm shard),
-                 results buffers, LLM accounting, allocator slack.
+                 results buffers, LLM accounting, allocator slack; and the peak PSS during
+                 the day (sampled every 50 ms: a result window's write, a planning tick).
 Cached: the embedding cache is on (default, 100,000 texts) and counted in `setup`/`day`.
 
     python benchmarks/engine_bytes.py [--agents 5000] [--ticks 48] [--cache-size N] [--json P]
@@ -31,6 +32,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import psutil
 from _common import emit, machine
+from _pss import PssSampler
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -114,8 +116,9 @@ async def measure(
         probes["setup"] = _probe()
         agent_bytes = sum(deep_size(a.state) + sys.getsizeof(a) for a in engine.agents.values())
         started = time.perf_counter()
-        for tick in range(ticks):
-            await engine.step(tick, [])
+        with PssSampler(period_s=0.05) as sampler:  # the day's transient peaks (flushes...)
+            for tick in range(ticks):
+                await engine.step(tick, [])
         seconds = time.perf_counter() - started
         probes["day"] = _probe()
         assert engine.memory is not None
@@ -150,6 +153,8 @@ async def measure(
         "ticks": ticks,
         "imports_pss_mb": round(probes["imports"][1], 1),
         "total_pss_mb": round(probes["day"][1], 1),
+        "day_peak_pss_mb": round(sampler.peak_bytes / 2**20, 1),
+        "day_peak_over_end": round(sampler.peak_bytes / 2**20 / probes["day"][1], 3),
         "pss_kb_per_agent_net_of_imports": round(
             (probes["day"][1] - probes["imports"][1]) * 1024 / agents, 2
         ),
