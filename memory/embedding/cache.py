@@ -46,18 +46,17 @@ class _Lru:
         self.capacity = capacity
         self.items: OrderedDict[bytes, _Packed] = OrderedDict()
 
-    def get(self, text: str) -> TextVectors | None:
-        key = text_key(text)
+    def get(self, key: bytes) -> TextVectors | None:
+        """The vectors cached under `key` (a `text_key`), marked as used; None if absent."""
         value = self.items.get(key)
         if value is None:
             return None
         self.items.move_to_end(key)
         return unpack(value)
 
-    def put(self, text: str, value: TextVectors) -> None:
+    def put(self, key: bytes, value: TextVectors) -> None:
         if self.capacity == 0:
             return
-        key = text_key(text)
         self.items[key] = pack(value)
         self.items.move_to_end(key)
         while len(self.items) > self.capacity:
@@ -85,13 +84,14 @@ class CachedEmbedder:
 
     async def _embed(self, texts: Sequence[str], cache: _Lru, compute) -> list[TextVectors]:
         found: dict[str, TextVectors] = {}
-        missing: dict[str, None] = {}  # ordered set: each new text embedded once
+        missing: dict[str, bytes] = {}  # ordered: each new text embedded once, its key
         for text in texts:
             if text in found or text in missing:
                 continue
-            hit = cache.get(text)
+            key = text_key(text)  # hashed once, for the lookup and the store
+            hit = cache.get(key)
             if hit is None:
-                missing[text] = None
+                missing[text] = key
             else:
                 found[text] = hit
         self.hits += len(texts) - len(missing)
@@ -99,6 +99,6 @@ class CachedEmbedder:
         if missing:
             todo = list(missing)
             for text, vectors in zip(todo, await compute(todo), strict=True):
-                cache.put(text, vectors)
+                cache.put(missing[text], vectors)
                 found[text] = vectors
         return [found[text] for text in texts]
