@@ -33,7 +33,7 @@ from societas.memory.group_search import GroupSearch
 from societas.memory.group_state import GroupState
 from societas.memory.heap import map_large_blocks
 from societas.memory.hot_store import HotStore
-from societas.memory.kv_columns import AgentSlots, KVColumn
+from societas.memory.kv_columns import AgentSlots, IntColumn, KVColumn
 from societas.memory.kv_index import KVDeferredStore, KVIndex
 from societas.memory.policies import default_summary
 from societas.memory.policy_state import PolicyState
@@ -114,7 +114,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
             key: KVColumn(self._kv_slots) for key in memory_config.attributes
         }
         self._kv_derived: dict[str, Callable[[int], Any]] = {}  # set_kv_default
-        self._kv_point: SlotMap[int] = SlotMap()  # (agent, key) → its engine point id
+        self._kv_point: SlotMap[int] = SlotMap(self._kv_slots, IntColumn)  # → engine point id
         self._agents: set[int] = set()
         self._next_seq = 0
         self.counters = {
@@ -139,7 +139,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         }
         self.kv_index: KVIndex | None = None
         if ram:  # embedded KV attributes: searched from RAM, engine writes batched
-            self.kv_index = KVIndex()
+            self.kv_index = KVIndex(self._kv_slots)
             self.kv_store = KVDeferredStore(  # type: ignore[assignment]
                 self.kv_store, self.kv_index, lambda a, k: self._kv_point[(a, k)], self.counters
             )

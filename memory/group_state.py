@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from societas.memory.kv_columns import IntColumn
 from societas.memory.slot_map import SlotMap
 
 if TYPE_CHECKING:
     from societas.memory.clock import SimClock
     from societas.memory.config import GroupMemoryConfig
     from societas.memory.hot_store import HotStore
-    from societas.memory.kv_columns import KVColumn
+    from societas.memory.kv_columns import AgentSlots, KVColumn
 
 
 class GroupState:
@@ -31,6 +32,7 @@ class GroupState:
     ticks_since_migration: int
     ticks_since_policies: int
     _kv: dict[str, KVColumn]
+    _kv_slots: AgentSlots
     _kv_point: SlotMap[int]
     _agents: set[int]
     _next_seq: int
@@ -60,7 +62,7 @@ class GroupState:
         """Put back what `get_state` returned (older checkpoints: missing keys default)."""
         self._agents = set(state["agents"])
         self._next_seq = state["next_seq"]
-        self._kv_point = SlotMap()
+        self._kv_point = SlotMap(self._kv_slots, IntColumn)
         for a, k, i in state["kv_points"]:
             self._kv_point[(a, k)] = i
         self.warm_counts = {a: n for a, n in state["warm_counts"]}

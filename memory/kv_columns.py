@@ -8,10 +8,13 @@ the values themselves are the same objects as before.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, MutableMapping
+from itertools import repeat
 from typing import Any
 
 _ABSENT: Any = object()  # a slot with no value for this attribute (not None: None is a value)
+_NO_INT = -1  # an IntColumn slot with no value
 
 
 class AgentSlots:
@@ -81,3 +84,43 @@ class KVColumn(MutableMapping[int, Any]):
 
     def __repr__(self) -> str:
         return f"KVColumn({dict(self.items())!r})"
+
+
+class IntColumn(KVColumn):
+    """A column of non-negative integers (engine point ids) in one `array('q')`: 8 bytes an
+    agent instead of a list slot and a 28-byte int object each."""
+
+    __slots__ = ()
+
+    def __init__(self, slots: AgentSlots) -> None:
+        super().__init__(slots)
+        self.values = array("q")  # type: ignore[assignment]
+
+    def get(self, agent_id: int, default: Any = None) -> Any:
+        slot = self.slots.slot_of.get(agent_id)
+        if slot is None or slot >= len(self.values):
+            return default
+        value = self.values[slot]
+        return default if value < 0 else value
+
+    def __setitem__(self, agent_id: int, value: int) -> None:
+        if value < 0:
+            raise ValueError(f"IntColumn holds non-negative integers, got {value}")
+        slot = self.slots.slot(agent_id)
+        values = self.values
+        if slot >= len(values):
+            values.extend(repeat(_NO_INT, slot + 1 - len(values)))
+        if values[slot] < 0:
+            self._count += 1
+        values[slot] = value
+
+    def __delitem__(self, agent_id: int) -> None:
+        slot = self.slots.slot_of.get(agent_id)
+        if slot is None or slot >= len(self.values) or self.values[slot] < 0:
+            raise KeyError(agent_id)
+        self.values[slot] = _NO_INT
+        self._count -= 1
+
+    def __iter__(self) -> Iterator[int]:
+        values, n = self.values, len(self.values)
+        return (a for a, s in self.slots.slot_of.items() if s < n and values[s] >= 0)

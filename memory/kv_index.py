@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from societas.memory.embedding.base import SparseVector, TextVectors, packed_views
+from societas.memory.kv_columns import AgentSlots
 from societas.memory.slot_map import SlotMap
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
 
@@ -23,9 +24,10 @@ class KVIndex:
     as one `bytes` (term ids, then weights) and the maps are nested by key (`SlotMap`):
     ~370 bytes an embedded attribute instead of ~710 with a `SparseVector` and tuple keys."""
 
-    def __init__(self) -> None:
-        self.packed: SlotMap[bytes] = SlotMap()
-        self.texts: SlotMap[str] = SlotMap()
+    def __init__(self, slots: AgentSlots | None = None) -> None:
+        self.slots = AgentSlots() if slots is None else slots  # shared with the group's KV
+        self.packed: SlotMap[bytes] = SlotMap(self.slots)
+        self.texts: SlotMap[str] = SlotMap(self.slots)
         self.df: dict[int, int] = {}
 
     def vector(self, slot: tuple[int, str]) -> SparseVector:
@@ -89,7 +91,7 @@ class KVDeferredStore:
         self.index = index
         self.point_id = point_id
         self.counters = counters  # the group's: vector_upserts counts what reaches the engine
-        self.dirty: SlotMap[bool] = SlotMap()  # changed since the last write (a set)
+        self.dirty: SlotMap[bool] = SlotMap(index.slots)  # changed since the last write (a set)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -1,9 +1,10 @@
-"""A mapping keyed by (agent id, attribute) stored as one dict per attribute.
+"""A mapping keyed by (agent id, attribute), stored as one column per attribute.
 
 A group keeps a handful of values per agent and embedded attribute (its engine point id, its
-sparse vector, its text). Keyed by `(agent_id, key)` tuples each entry also kept a 64-byte
-tuple alive; nested by attribute, the only per-entry objects are the dict slot and the value.
-The tuple interface stays: callers still write `slots[(agent, key)]`.
+sparse vector, its text, whether it changed). A dict per attribute cost ~50 bytes an agent
+per attribute and map in hash table and entry; here each attribute is a `KVColumn` over
+agent slots shared with the group's KV columns (8 bytes an agent an attribute). The tuple
+interface stays: callers still write `slots[(agent, key)]`.
 """
 
 from __future__ import annotations
@@ -11,25 +12,31 @@ from __future__ import annotations
 from collections.abc import Iterator, MutableMapping
 from typing import TypeVar
 
+from societas.memory.kv_columns import AgentSlots, KVColumn
+
 V = TypeVar("V")
 Slot = tuple[int, str]
 
 
 class SlotMap(MutableMapping[Slot, V]):
-    """`{(agent_id, key): value}` as `{key: {agent_id: value}}`; iteration by key, then by
-    agent in insertion order."""
+    """`{(agent_id, key): value}` as `{key: KVColumn}`; iteration by key, then by agent slot."""
 
-    __slots__ = ("_by_key", "_count")
+    __slots__ = ("_by_key", "_column", "_count", "slots")
 
-    def __init__(self) -> None:
-        self._by_key: dict[str, dict[int, V]] = {}
+    def __init__(self, slots: AgentSlots | None = None, column: type[KVColumn] = KVColumn) -> None:
+        self.slots = AgentSlots() if slots is None else slots
+        self._column = column  # IntColumn for ids: 8 bytes a value
+        self._by_key: dict[str, KVColumn] = {}
         self._count = 0
 
     def __len__(self) -> int:
         return self._count
 
     def __getitem__(self, slot: Slot) -> V:
-        return self._by_key[slot[1]][slot[0]]
+        column = self._by_key.get(slot[1])
+        if column is None:
+            raise KeyError(slot)
+        return column[slot[0]]
 
     def get(self, slot: Slot, default: V | None = None) -> V | None:  # type: ignore[override]
         column = self._by_key.get(slot[1])
@@ -44,13 +51,16 @@ class SlotMap(MutableMapping[Slot, V]):
     def __setitem__(self, slot: Slot, value: V) -> None:
         column = self._by_key.get(slot[1])
         if column is None:
-            column = self._by_key[slot[1]] = {}
-        if slot[0] not in column:
-            self._count += 1
+            column = self._by_key[slot[1]] = self._column(self.slots)
+        before = len(column)
         column[slot[0]] = value
+        self._count += len(column) - before
 
     def __delitem__(self, slot: Slot) -> None:
-        del self._by_key[slot[1]][slot[0]]
+        column = self._by_key.get(slot[1])
+        if column is None:
+            raise KeyError(slot)
+        del column[slot[0]]
         self._count -= 1
 
     def clear(self) -> None:

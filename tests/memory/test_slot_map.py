@@ -6,14 +6,18 @@ import math
 import random
 from array import array
 
+import pytest
+
 from societas.memory.embedding.base import SparseVector
+from societas.memory.kv_columns import AgentSlots, IntColumn, KVColumn
 from societas.memory.kv_index import KVIndex
 from societas.memory.slot_map import SlotMap
 
 
-def test_slot_map_matches_a_dict_under_random_use() -> None:
+@pytest.mark.parametrize("column", [KVColumn, IntColumn])
+def test_slot_map_matches_a_dict_under_random_use(column: type[KVColumn]) -> None:
     rng = random.Random(3)
-    slots: SlotMap[int] = SlotMap()
+    slots: SlotMap[int] = SlotMap(AgentSlots(), column)
     mirror: dict[tuple[int, str], int] = {}
     keys = ["name", "thought", "emotion"]
     for step in range(2000):
@@ -56,3 +60,21 @@ def test_packed_sparse_vector_round_trips_and_converts_other_typecodes() -> None
     wide = SparseVector(array("L", [3, 9]), array("d", [0.1, 0.2]))  # stored as 4 + 4 bytes
     got = SparseVector.unpacked(wide.packed())
     assert list(got.indices) == [3, 9] and list(got.values) == list(array("f", [0.1, 0.2]))
+
+
+def test_maps_sharing_agent_slots_stay_independent() -> None:
+    shared = AgentSlots()
+    ids: SlotMap[int] = SlotMap(shared, IntColumn)
+    texts: SlotMap[str] = SlotMap(shared)
+    texts[(7, "name")] = "Ada"
+    ids[(9, "name")] = 0  # zero is a value, not an absent slot
+    ids[(7, "thought")] = 12
+    assert shared.slot_of == {7: 0, 9: 1}
+    assert ids.get((7, "name")) is None and ids[(9, "name")] == 0 and len(ids) == 2
+    assert (9, "name") not in texts and texts[(7, "name")] == "Ada" and len(texts) == 1
+    del ids[(9, "name")]
+    assert (9, "name") not in ids and sorted(ids) == [(7, "thought")]
+    with pytest.raises(KeyError):
+        del ids[(9, "name")]
+    with pytest.raises(ValueError, match="non-negative"):
+        ids[(1, "name")] = -3
