@@ -19,7 +19,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from societas.memory.associations import AssociationIndex
-from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table, vectors_table
+from societas.memory.checkpoint_pages import (
+    PAGE,
+    PointFiles,
+    hot_point_pages,
+    kv_point_pages,
+    kv_row_pages,
+    pending_ids_table,
+    pending_point_pages,
+    write_pages,
+)
+from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table
 from societas.memory.deferred_store import DeferredStore
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import fsync_dir, write_bytes_atomic, write_parquet_atomic
@@ -31,7 +41,6 @@ if TYPE_CHECKING:
     from societas.memory.config import GroupMemoryConfig, MemoryConfig
     from societas.memory.embedding import Embedder
     from societas.memory.group import GroupMemory
-    from societas.memory.hot_store import HotStore
 
 FORMAT_VERSION = 1
 KV_SCHEMA = pa.schema([("agent_id", pa.int64()), ("key", pa.string()), ("value", pa.string())])
@@ -47,7 +56,6 @@ KV_POINT_SCHEMA = pa.schema(
     ]
 )
 READS_SCHEMA = pa.schema([("id", pa.int64()), ("reads", pa.int64()), ("last", pa.float64())])
-PAGE = 10_000
 
 
 async def _all_points(store, scroll=None) -> list[ScoredPoint]:
@@ -60,20 +68,6 @@ async def _all_points(store, scroll=None) -> list[ScoredPoint]:
         points.extend(page)
         if offset is None:
             return points
-
-
-async def _warm_and_pending(store) -> tuple[list[ScoredPoint], list[int]]:
-    """The engine's points plus the memories still pending in RAM (not written for the
-    checkpoint: a restore puts them back as pending), and the pending ids."""
-    if not isinstance(store, DeferredStore):
-        return await _all_points(store), []
-    pending = store.pending_points()
-    return await _all_points(store, store.engine_scroll) + pending, [p.id for p in pending]
-
-
-def _hot_points(hot: HotStore) -> list[ScoredPoint]:
-    """Hot rows in per-agent order (oldest first), as payload-shaped points."""
-    return [ScoredPoint(id=row.pop("id"), score=0.0, payload=row) for row in hot.get_state()]
 
 
 def _kv_points_table(points: list[ScoredPoint]) -> pa.Table:
@@ -92,7 +86,8 @@ def _kv_points_table(points: list[ScoredPoint]) -> pa.Table:
 
 
 async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
-    """Write the group's memory under `directory` (must not exist yet); returns the manifest."""
+    """Write the group's memory under `directory` (must not exist yet); returns the manifest.
+    Memories and KV values are written a page at a time (memory.checkpoint_pages)."""
     from societas.memory import tiering
 
     directory = Path(directory)
@@ -102,14 +97,8 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     reads = group.access.get_state()  # read counts not yet in the store: kept, not written
     await group.store.optimize()  # deleted (cold) points leave IDF: the rebuilt store matches
     await group.flush()
-    warm, pending_ids = await _warm_and_pending(group.store)
-    kv_store = group.kv_store
-    kv_points = (
-        kv_store.index_points()
-        if isinstance(kv_store, KVDeferredStore)
-        else await _all_points(kv_store)
-    )
-    kv_rows = group.kv_rows()
+    store = group.store
+    deferred = store if isinstance(store, DeferredStore) else None
     state = {
         "format_version": FORMAT_VERSION,
         **group.get_state(),
@@ -119,18 +108,49 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     }
     tmp = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
+    await asyncio.to_thread(tmp.mkdir, parents=True)
+    warm = await asyncio.to_thread(
+        PointFiles, tmp / "warm.rows.parquet", tmp / "warm.vectors.parquet"
+    )
+    try:  # the engine's points, a page at a time (pending memories are not written first)
+        scroll = deferred.engine_scroll if deferred is not None else store.scroll
+        offset = None
+        while True:
+            page, offset = await scroll(offset, PAGE)
+            await asyncio.to_thread(warm.write, page)
+            if offset is None:
+                break
+    except BaseException:
+        await asyncio.to_thread(warm.close)
+        raise
+
+    kv_store = group.kv_store
+    kv_engine_points = (  # KV points the engine holds: scrolled whole (six an agent)
+        None if isinstance(kv_store, KVDeferredStore) else await _all_points(kv_store)
+    )
 
     def write() -> dict[str, Any]:
-        tmp.mkdir(parents=True)
-        write_parquet_atomic(tmp / "kv.parquet", pa.table(kv_rows, schema=KV_SCHEMA))
+        try:  # then the memories pending in RAM: a restore puts them back as pending
+            pending_count = 0
+            if deferred is not None:
+                pending_count, pending_pages = pending_point_pages(deferred)
+                for page in pending_pages:
+                    warm.write(page)
+        finally:
+            warm.close()
+        write_parquet_atomic(tmp / "pending.parquet", pending_ids_table(deferred))
+        write_pages(tmp / "kv.parquet", KV_SCHEMA, kv_row_pages(group, KV_SCHEMA))
         write_parquet_atomic(tmp / "reads.parquet", pa.table(reads, schema=READS_SCHEMA))
-        write_parquet_atomic(tmp / "hot.parquet", rows_table(_hot_points(group.hot)))
-        write_parquet_atomic(tmp / "warm.rows.parquet", rows_table(warm))
-        write_parquet_atomic(tmp / "warm.vectors.parquet", vectors_table(warm))
-        write_parquet_atomic(
-            tmp / "pending.parquet", pa.table({"id": pa.array(pending_ids, pa.int64())})
+        hot_rows = write_pages(
+            tmp / "hot.parquet", ROW_SCHEMA, (rows_table(p) for p in hot_point_pages(group.hot))
         )
-        write_parquet_atomic(tmp / "kv_points.parquet", _kv_points_table(kv_points))
+        if kv_engine_points is None:
+            kv_count, kv_pages = kv_point_pages(kv_store)  # type: ignore[arg-type]
+        else:
+            kv_count, kv_pages = len(kv_engine_points), iter([kv_engine_points])
+        write_pages(
+            tmp / "kv_points.parquet", KV_POINT_SCHEMA, (_kv_points_table(p) for p in kv_pages)
+        )
         write_parquet_atomic(tmp / "associations.parquet", group.associations.to_table())
         cold_files = []
         for part in group.cold.row_files():
@@ -144,10 +164,10 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         manifest = {
             "format_version": FORMAT_VERSION,
             "group_id": group.config.group_id,
-            "warm_points": len(warm),
-            "pending_points": len(pending_ids),
-            "hot_rows": len(group.hot),
-            "kv_points": len(kv_points),
+            "warm_points": warm.rows.rows,
+            "pending_points": pending_count,
+            "hot_rows": hot_rows,
+            "kv_points": kv_count,
             "cold_files": sorted(cold_files),
             "cold_rows": group.cold.count(),
         }

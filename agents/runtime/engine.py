@@ -33,6 +33,7 @@ from societas.agents.llm import LLMGateway
 from societas.agents.population import Population, population_for
 from societas.agents.rng import AgentRandom
 from societas.agents.runtime.conversations import ConversationHost
+from societas.agents.runtime.group_json import write_group_json
 from societas.agents.runtime.hot_state import write_back
 from societas.agents.runtime.memory_checks import judge_contradictions
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult, TurnReply, TurnRequest
@@ -42,7 +43,6 @@ from societas.agents.runtime.stepping import checked_in_flight, step_agents
 from societas.agents.scenario import Intervention, ScenarioConfig, load_scenario
 from societas.memory import GroupMemory
 from societas.memory.embedding import Embedder
-from societas.memory.fsutil import write_bytes_atomic
 
 Concurrency = Literal["gather", "sequential"]
 
@@ -330,15 +330,15 @@ class GroupEngine:
         self.results.flush()
         assert self.memory is not None
         await self.memory.flush()
-        state = {
+        head = {
             "group_id": self.group_id,
             "danger": self.danger,
-            "agents": {str(i): a.get_state() for i, a in self.agents.items()},
             "reflection": self.reflector.get_state(),
             "unreported": branching.unreported_totals(self),  # reported by the next tick
         }
         path = Path(directory) / f"group-{self.group_id:04d}.json"
-        await asyncio.to_thread(_write_atomic, path, state)
+        states = {i: a.get_state for i, a in self.agents.items()}  # encoded one at a time
+        await asyncio.to_thread(write_group_json, path, head, states)
         memory = await self.memory.checkpoint(self._memory_checkpoint(directory))
         return {
             "group_id": self.group_id,
@@ -392,8 +392,3 @@ class GroupEngine:
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)
         self._deltas.rebase("mem.", self.memory.counters)  # its counters start afresh
-
-
-def _write_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON, fsync, rename: a reader never sees a half-written file."""
-    write_bytes_atomic(path, json.dumps(data, sort_keys=True).encode())
