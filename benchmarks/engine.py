@@ -8,9 +8,11 @@ group actors), so Ray's shared memory counts once.
         --json benchmarks/results/engine.json
 
 Throughput counts tick time only (setup, population generation and Ray start are reported
-apart). Cached: nothing across runs (fresh run directory); within a run the memory's embedding
-cache (100,000 texts) is on as in every simulation, the LLM response cache is off (rules
-answer in process). Figures are measured, never asserted.
+apart). Checkpoints are taken as in a simulation (every 6 simulated hours and after the last
+tick; `--checkpoint-every 0` for none), between ticks: `between_ticks_s`. Cached: nothing
+across runs (fresh run directory); within a run the memory's embedding cache (100,000 texts)
+is on as in every simulation, the LLM response cache is off (rules answer in process).
+Figures are measured, never asserted.
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def _one(agents: int, ticks: int, groups: int, out: Path) -> dict[str, Any]:
+def _one(
+    agents: int, ticks: int, groups: int, out: Path, checkpoint_every: int | None = None
+) -> dict[str, Any]:
     """One run on Ray; returns throughput, tick times, peak RSS of the groups and the peak
-    summed PSS of all the run's processes."""
+    summed PSS of all the run's processes. `checkpoint_every`: None, the run's default (every
+    6 simulated hours and after the last tick); 0, none."""
     from _pss import PssSampler
 
     from societas.agents.scenario import load_scenario
@@ -58,7 +63,7 @@ def _one(agents: int, ticks: int, groups: int, out: Path) -> dict[str, Any]:
             out,
             groups,
             on_tick=on_tick,
-            cluster=ClusterConfig(metrics={"port": 0}, checkpoint_every=0),
+            cluster=ClusterConfig(metrics={"port": 0}, checkpoint_every=checkpoint_every),
         )
     wall = time.perf_counter() - started
     peak_pss_mb = pss.peak_bytes / 2**20
@@ -72,6 +77,7 @@ def _one(agents: int, ticks: int, groups: int, out: Path) -> dict[str, Any]:
         "tick_time_s": tick_time,
         "wall_s": wall,
         "setup_s": wall - summary.wall_s,
+        "between_ticks_s": summary.wall_s - tick_time,  # checkpoints, callbacks
         "llm_requests": summary.llm_requests,
         "peak_rss_mb_groups": sum(rss.values()) / 2**20,
         "peak_pss_all_processes_mb": peak_pss_mb,
@@ -80,6 +86,7 @@ def _one(agents: int, ticks: int, groups: int, out: Path) -> dict[str, Any]:
             k: round(v / 2**20, 1) for k, v in sorted(pss.peak_by_kind.items())
         },
         "pss_samples": pss.samples,
+        "checkpoints_at_ticks": list(summary.checkpoints),
     }
 
 
@@ -89,6 +96,7 @@ def run_benchmark(
     groups: int = 2,
     json_path: Path | None = None,
     only: bool = False,
+    checkpoint_every: int | None = None,
 ) -> dict[str, Any]:
     """G groups, then (unless `only`) 1 group, on one local Ray instance."""
     import ray
@@ -97,8 +105,12 @@ def run_benchmark(
 
     ensure_ray(None, num_cpus=max(os.cpu_count() or 1, groups))
     with tempfile.TemporaryDirectory(prefix="societas-bench-") as tmp:
-        multi = _one(agents, ticks, groups, Path(tmp) / f"g{groups}")
-        single = _one(agents, ticks, 1, Path(tmp) / "g1") if groups > 1 and not only else None
+        multi = _one(agents, ticks, groups, Path(tmp) / f"g{groups}", checkpoint_every)
+        single = (
+            _one(agents, ticks, 1, Path(tmp) / "g1", checkpoint_every)
+            if groups > 1 and not only
+            else None
+        )
     driver_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     ray.shutdown()
     result = {
@@ -119,6 +131,13 @@ def run_benchmark(
         "peak_pss_all_processes_mb": round(multi["peak_pss_all_processes_mb"], 1),
         "rss_per_agent_kb": round(multi["rss_per_agent_kb"], 2),
         "cached": "embedding cache on within the run (default); no LLM cache (rules in process)",
+        "checkpoints": (
+            "the run's default: every 6 simulated hours and after the last tick"
+            if checkpoint_every is None
+            else "none"
+            if checkpoint_every == 0
+            else f"every {checkpoint_every} ticks and after the last tick"
+        ),
         "runs": {"groups": multi, "one_group": single},
         "machine": {
             "cpus": os.cpu_count(),
@@ -143,10 +162,21 @@ def main() -> None:
     parser.add_argument(
         "--only", action="store_true", help="run only the --groups configuration (no 1-group pass)"
     )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=None,
+        help="ticks between checkpoints (default: the run's default, every 6 simulated hours "
+        "and after the last tick, as a simulation takes them; 0: none)",
+    )
     args = parser.parse_args()
+    if args.checkpoint_every is not None and args.checkpoint_every < 0:
+        parser.error(f"--checkpoint-every must be >= 0, got {args.checkpoint_every}")
     if args.agents < 1 or args.ticks < 1 or not 1 <= args.groups <= args.agents:
         parser.error("--agents and --ticks must be >= 1 and 1 <= --groups <= --agents")
-    result = run_benchmark(args.agents, args.ticks, args.groups, args.json, args.only)
+    result = run_benchmark(
+        args.agents, args.ticks, args.groups, args.json, args.only, args.checkpoint_every
+    )
     print(json.dumps(result, indent=2))
 
 
