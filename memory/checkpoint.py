@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -25,8 +26,10 @@ from societas.memory.checkpoint_pages import (
     hot_point_pages,
     kv_point_pages,
     kv_row_pages,
+    pages,
     pending_ids_table,
     pending_point_pages,
+    read_rows,
     write_pages,
 )
 from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table
@@ -230,39 +233,48 @@ async def restore(
     group.cold = type(group.cold)(
         Path(root) / "cold", config.group_id, config.tiers.cold_day_window
     )
-    rows = pq.read_table(directory / "warm.rows.parquet").to_pylist()
-    vectors = {
-        r["id"]: _vectors_of(r)
-        for r in pq.read_table(directory / "warm.vectors.parquet").to_pylist()
-    }
     pending_file = directory / "pending.parquet"  # older checkpoints: everything was written
     pending = (
-        set(pq.read_table(pending_file).column("id").to_pylist())
-        if pending_file.exists()
-        else set()
+        pq.read_table(pending_file).column("id").to_numpy()
+        if pending_file.exists() and isinstance(group.store, DeferredStore)
+        else np.empty(0, np.int64)  # no RAM index to hold them: they go to the engine
     )
-    if not isinstance(group.store, DeferredStore):
-        pending = set()  # no RAM index to hold them: they go to the engine
     layers = group.profiles.any_forgetting
-    points = [MemoryPoint(r["id"], vectors[r["id"]], _payload_of(r, layers)) for r in rows]
-    written = [p for p in points if p.id not in pending]
-    for start in range(0, len(written), PAGE):
-        await group.store.upsert(written[start : start + PAGE])
-    if pending:
-        group.store.restore_pending([p for p in points if p.id in pending])
-    kv_points = pq.read_table(directory / "kv_points.parquet").to_pylist()
-    await group.kv_store.upsert(
-        [
-            MemoryPoint(
-                r["id"],
-                _vectors_of(r),
-                {"agent_id": r["agent_id"], "key": r["key"], "text": r["text"]},
-            )
-            for r in kv_points
-        ]
+    expiring: dict[int, float] = {}
+    warm = zip(  # the two files hold the same points in the same order
+        read_rows(directory / "warm.rows.parquet"),
+        read_rows(directory / "warm.vectors.parquet"),
+        strict=True,
     )
-    group.hot.set_state(pq.read_table(directory / "hot.parquet").to_pylist())
-    group.set_kv_rows(pq.read_table(directory / "kv.parquet").to_pylist())
+    for page in pages(warm):
+        points = []
+        for row, vectors in page:
+            if row["id"] != vectors["id"]:
+                raise ValueError(f"checkpoint {str(directory)!r}: warm rows and vectors differ")
+            points.append(MemoryPoint(row["id"], _vectors_of(vectors), _payload_of(row, layers)))
+            if row.get("expires_at") is not None:
+                expiring[row["id"]] = row["expires_at"]
+        held = np.isin(np.fromiter((p.id for p in points), np.int64, len(points)), pending)
+        written = [p for p, h in zip(points, held.tolist(), strict=True) if not h]
+        if written:
+            await group.store.upsert(written)
+        if held.any():
+            group.store.restore_pending(
+                [p for p, h in zip(points, held.tolist(), strict=True) if h]
+            )
+    for page in pages(read_rows(directory / "kv_points.parquet")):
+        await group.kv_store.upsert(
+            [
+                MemoryPoint(
+                    r["id"],
+                    _vectors_of(r),
+                    {"agent_id": r["agent_id"], "key": r["key"], "text": r["text"]},
+                )
+                for r in page
+            ]
+        )
+    group.hot.set_state(read_rows(directory / "hot.parquet"))
+    group.set_kv_rows(read_rows(directory / "kv.parquet"))
     group.set_state(state)
     group.profiles.assign_from_kv(group.kv_values(), group.agent_set())  # follow agent types
     if group.cognition is not None and state.get("cognitive"):  # buffers, working memory
@@ -274,7 +286,7 @@ async def restore(
         group.associations = AssociationIndex.from_table(
             pq.read_table(directory / "associations.parquet")
         )
-    group.expiring = {r["id"]: r["expires_at"] for r in rows if r.get("expires_at") is not None}
+    group.expiring = expiring
     return group
 
 

@@ -66,6 +66,12 @@ def write_pages(path: Path, schema: pa.Schema, tables: Iterator[pa.Table]) -> in
     return out.rows
 
 
+def read_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a Parquet file as dicts, one batch of PAGE rows decoded at a time."""
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=PAGE):
+        yield from batch.to_pylist()
+
+
 def pages(items: Iterator[Any], size: int | None = None) -> Iterator[list[Any]]:
     """`items` in lists of `size` (default PAGE; the last one shorter)."""
     while chunk := list(islice(items, size or PAGE)):

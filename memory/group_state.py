@@ -8,6 +8,7 @@ the cognitive layers and FinMem's boosts have pairs of their own.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.kv_columns import IntColumn
@@ -84,7 +85,7 @@ class GroupState:
                 rows["value"].append(json.dumps(column[agent_id], sort_keys=True))
         return rows
 
-    def set_kv_rows(self, rows: list[dict[str, Any]]) -> None:
+    def set_kv_rows(self, rows: Iterable[dict[str, Any]]) -> None:
         """Put back KV values written by `kv_rows` (keys not in the config: a clear error)."""
         for row in rows:
             column = self._kv.get(row["key"])
