@@ -39,13 +39,13 @@ class GroupState:
     _next_seq: int
 
     def get_state(self) -> dict[str, Any]:
-        """The group's scalars as JSON-ready values (sorted: a checkpoint is deterministic)."""
+        """The group's scalars as JSON-ready values (sorted: a checkpoint is deterministic).
+        The KV points' ids are not among them: kv_points.parquet holds them (six an agent)."""
         return {
             "group_id": self.config.group_id,
             "clock": {"day": self.clock.day, "t": self.clock.t},
             "next_seq": self._next_seq,
             "agents": sorted(self._agents),
-            "kv_points": sorted([a, k, i] for (a, k), i in self._kv_point.items()),
             "warm_counts": sorted([a, n] for a, n in self.warm_counts.items()),
             # the ranker's bounds on warm-only memories: a resumed run ranks by the same path
             "max_importance": sorted([a, v] for a, v in self.max_importance.items()),
@@ -63,9 +63,10 @@ class GroupState:
         """Put back what `get_state` returned (older checkpoints: missing keys default)."""
         self._agents = set(state["agents"])
         self._next_seq = state["next_seq"]
-        self._kv_point = SlotMap(self._kv_slots, IntColumn)
-        for a, k, i in state["kv_points"]:
-            self._kv_point[(a, k)] = i
+        if "kv_points" in state:  # older checkpoints: the KV point ids were kept here
+            self._kv_point = SlotMap(self._kv_slots, IntColumn)
+            for a, k, i in state["kv_points"]:
+                self._kv_point[(a, k)] = i
         self.warm_counts = {a: n for a, n in state["warm_counts"]}
         self.max_importance = {a: v for a, v in state.get("max_importance", [])}
         self.hot.newest_evicted = {a: v for a, v in state.get("newest_evicted", [])}

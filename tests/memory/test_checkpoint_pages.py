@@ -70,3 +70,33 @@ async def test_paged_checkpoint_files_hold_the_whole_tables_rows(
     if page == 3:
         assert pq.ParquetFile(tmp_path / "ckpt" / "hot.parquet").num_row_groups > 1
     await group.close()
+
+
+async def test_kv_point_ids_come_back_from_the_kv_points_file(group_factory, backend, tmp_path):
+    import json
+
+    from societas.memory import GroupMemory
+
+    group = group_factory(backend)
+    await populated(group)
+    for a in range(3):
+        await group.agent(a).status.update("thought", f"agent {a} thinks of the ferry")
+    await group.checkpoint(tmp_path / "ckpt")
+    state = json.loads((tmp_path / "ckpt" / "state.json").read_text())
+    assert "kv_points" not in state  # six an agent: kept once, in kv_points.parquet
+    ids = dict(group._kv_point.items())
+    assert len(ids) >= 3
+    restored = await GroupMemory.restore(
+        tmp_path / "ckpt", tmp_path / "restored", embedder=group.embedder
+    )
+    assert dict(restored._kv_point.items()) == ids
+    await restored.close()
+    # An older checkpoint kept the ids in state.json: they are read from there.
+    state["kv_points"] = sorted([a, k, i + 1000] for (a, k), i in ids.items())
+    (tmp_path / "ckpt" / "state.json").write_text(json.dumps(state))
+    older = await GroupMemory.restore(
+        tmp_path / "ckpt", tmp_path / "older", embedder=group.embedder
+    )
+    assert dict(older._kv_point.items()) == {s: i + 1000 for s, i in ids.items()}
+    await older.close()
+    await group.close()
