@@ -99,7 +99,7 @@ def pending_point_pages(store: DeferredStore) -> tuple[int, Iterator[list[Scored
 
     def chunks() -> Iterator[list[ScoredPoint]]:
         for start in range(0, len(ids), PAGE):
-            yield store._points(ids[start : start + PAGE].tolist())
+            yield store.pending_points(ids[start : start + PAGE].tolist())
 
     return len(ids), chunks()
 
@@ -117,11 +117,11 @@ def kv_point_pages(kv_store: KVDeferredStore) -> tuple[int, Iterator[list[Scored
     """Every KV point as `KVDeferredStore.index_points` gives them (ids ascending), a page
     at a time: the order is found on three integer arrays, the points built per page."""
     index = kv_store.index
-    keys = list(index.packed._by_key)
+    columns = index.packed.columns()
+    keys = list(columns)
     point_ids, agents, key_of = [], [], []
     for k, key in enumerate(keys):
-        column = index.packed._by_key[key]
-        for agent_id in column:
+        for agent_id in columns[key]:
             point_ids.append(kv_store.point_id(agent_id, key))
             agents.append(agent_id)
             key_of.append(k)

@@ -68,9 +68,10 @@ class DeferredStore:
     async def persist_agents(self, agent_ids: set[int]) -> int:
         return await self.persist([i for i, a in self.pending.items() if a in agent_ids])
 
-    def pending_points(self) -> list[ScoredPoint]:
-        """Pending memories as the points a write would make (for a checkpoint), ids sorted."""
-        return self._points(sorted(self.pending))
+    def pending_points(self, ids: Sequence[int] | None = None) -> list[ScoredPoint]:
+        """Pending memories (all, ids sorted, or those of `ids`, in that order) as the points
+        a write would make (for a checkpoint)."""
+        return self._points(sorted(self.pending) if ids is None else ids)
 
     async def engine_scroll(
         self, offset: int | None, limit: int, with_vectors: bool = True

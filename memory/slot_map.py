@@ -63,6 +63,10 @@ class SlotMap(MutableMapping[Slot, V]):
         del column[slot[0]]
         self._count -= 1
 
+    def columns(self) -> dict[str, KVColumn]:
+        """The attribute → column map itself (read it, do not change it)."""
+        return self._by_key
+
     def clear(self) -> None:
         self._by_key.clear()
         self._count = 0
