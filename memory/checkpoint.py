@@ -36,6 +36,7 @@ from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table
 from societas.memory.deferred_store import DeferredStore
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import fsync_dir, write_bytes_atomic, write_parquet_atomic
+from societas.memory.heap import release_free_memory
 from societas.memory.kv_index import KVDeferredStore
 from societas.memory.records_meta import restored_payload
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint
@@ -177,6 +178,8 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         write_bytes_atomic(tmp / "manifest.json", json.dumps(manifest, indent=1).encode())
         os.replace(tmp, directory)
         fsync_dir(directory.parent)
+        pa.default_memory_pool().release_unused()  # the pages' Arrow buffers, back to the OS
+        release_free_memory()  # and the rows' freed heap pages
         return manifest
 
     return await asyncio.to_thread(write)
