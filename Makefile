@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/llm_saturation.py --json benchmarks/results/llm_saturation.json
 	$(PY) benchmarks/local_sim.py --json benchmarks/results/local_sim.json
 	$(PY) benchmarks/engine.py --json benchmarks/results/engine.json
+	$(PY) benchmarks/checkpoint_bytes.py --json benchmarks/results/checkpoint_bytes.json
 
 clean-venv:
 	rm -rf $(VENV)
