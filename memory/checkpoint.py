@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,10 +25,9 @@ from societas.memory.checkpoint_pages import (
     PAGE,
     PointFiles,
     hot_point_pages,
-    kv_point_pages,
     kv_row_pages,
     pages,
-    pending_ids_table,
+    pending_ids,
     pending_point_pages,
     read_rows,
     write_pages,
@@ -62,16 +62,19 @@ KV_POINT_SCHEMA = pa.schema(
 READS_SCHEMA = pa.schema([("id", pa.int64()), ("reads", pa.int64()), ("last", pa.float64())])
 
 
-async def _all_points(store, scroll=None) -> list[ScoredPoint]:
-    """Every point a store's `scroll` (or the given scroll function) pages through."""
-    scroll = scroll or store.scroll
-    points: list[ScoredPoint] = []
+async def _scroll_pages(scroll) -> AsyncIterator[list[ScoredPoint]]:
+    """Every page of points a store's `scroll` function pages through, PAGE at a time."""
     offset = None
     while True:
         page, offset = await scroll(offset, PAGE)
-        points.extend(page)
+        yield page
         if offset is None:
-            return points
+            return
+
+
+async def _all_points(store, scroll=None) -> list[ScoredPoint]:
+    """Every point a store's `scroll` (or the given scroll function) pages through."""
+    return [p async for page in _scroll_pages(scroll or store.scroll) for p in page]
 
 
 def _kv_points_table(points: list[ScoredPoint]) -> pa.Table:
@@ -118,12 +121,8 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     )
     try:  # the engine's points, a page at a time (pending memories are not written first)
         scroll = deferred.engine_scroll if deferred is not None else store.scroll
-        offset = None
-        while True:
-            page, offset = await scroll(offset, PAGE)
+        async for page in _scroll_pages(scroll):
             await asyncio.to_thread(warm.write, page)
-            if offset is None:
-                break
     except BaseException:
         await asyncio.to_thread(warm.close)
         raise
@@ -134,22 +133,21 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     )
 
     def write() -> dict[str, Any]:
+        held = pending_ids(deferred)
         try:  # then the memories pending in RAM: a restore puts them back as pending
-            pending_count = 0
             if deferred is not None:
-                pending_count, pending_pages = pending_point_pages(deferred)
-                for page in pending_pages:
+                for page in pending_point_pages(deferred, held):
                     warm.write(page)
         finally:
             warm.close()
-        write_parquet_atomic(tmp / "pending.parquet", pending_ids_table(deferred))
+        write_parquet_atomic(tmp / "pending.parquet", pa.table({"id": pa.array(held, pa.int64())}))
         write_pages(tmp / "kv.parquet", KV_SCHEMA, kv_row_pages(group, KV_SCHEMA))
         write_parquet_atomic(tmp / "reads.parquet", pa.table(reads, schema=READS_SCHEMA))
         hot_rows = write_pages(
             tmp / "hot.parquet", ROW_SCHEMA, (rows_table(p) for p in hot_point_pages(group.hot))
         )
         if kv_engine_points is None:
-            kv_count, kv_pages = kv_point_pages(kv_store)  # type: ignore[arg-type]
+            kv_count, kv_pages = kv_store.index_point_pages(PAGE)  # type: ignore[attr-defined]
         else:
             kv_count, kv_pages = len(kv_engine_points), iter([kv_engine_points])
         write_pages(
@@ -169,7 +167,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
             "format_version": FORMAT_VERSION,
             "group_id": group.config.group_id,
             "warm_points": warm.rows.rows,
-            "pending_points": pending_count,
+            "pending_points": len(held),
             "hot_rows": hot_rows,
             "kv_points": kv_count,
             "cold_files": sorted(cold_files),
@@ -257,14 +255,13 @@ async def restore(
             points.append(MemoryPoint(row["id"], _vectors_of(vectors), _payload_of(row, layers)))
             if row.get("expires_at") is not None:
                 expiring[row["id"]] = row["expires_at"]
-        held = np.isin(np.fromiter((p.id for p in points), np.int64, len(points)), pending)
-        written = [p for p, h in zip(points, held.tolist(), strict=True) if not h]
+        ids = np.fromiter((p.id for p in points), np.int64, len(points))
+        held = np.isin(ids, pending).tolist()
+        written = [p for p, h in zip(points, held, strict=True) if not h]
         if written:
             await group.store.upsert(written)
-        if held.any():
-            group.store.restore_pending(
-                [p for p, h in zip(points, held.tolist(), strict=True) if h]
-            )
+        if len(written) < len(points):  # only a DeferredStore has pending ids
+            group.store.restore_pending([p for p, h in zip(points, held, strict=True) if h])
     for page in pages(read_rows(directory / "kv_points.parquet")):
         for r in page:  # each (agent, key)'s engine point id (older checkpoints: state.json)
             group._kv_point[(r["agent_id"], r["key"])] = r["id"]

@@ -11,7 +11,6 @@ their order are those of the whole-table writer (tests compare the files' conten
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Sequence
 from itertools import islice
@@ -23,14 +22,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from societas.memory.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table, vectors_table
-from societas.memory.embedding.base import TextVectors
 from societas.memory.vectorstores.base import ScoredPoint
 
 if TYPE_CHECKING:
     from societas.memory.deferred_store import DeferredStore
     from societas.memory.group import GroupMemory
     from societas.memory.hot_store import HotStore
-    from societas.memory.kv_index import KVDeferredStore
 
 PAGE = 10_000
 
@@ -84,79 +81,33 @@ def hot_point_pages(hot: HotStore) -> Iterator[list[ScoredPoint]]:
 
     def rows() -> Iterator[ScoredPoint]:
         for agent_id in sorted(hot.rows_of_agent):
-            for row in list(hot.rows_of_agent[agent_id]):
+            for row in hot.rows_of_agent[agent_id]:
                 payload = hot.row(hot.ids[row])
                 yield ScoredPoint(id=payload.pop("id"), score=0.0, payload=payload)
 
     return pages(rows())
 
 
-def pending_point_pages(store: DeferredStore) -> tuple[int, Iterator[list[ScoredPoint]]]:
-    """How many memories are pending, and their points (as `pending_points`), a page at a
-    time, ids ascending."""
-    ids = np.fromiter(store.pending, np.int64, len(store.pending))
-    ids.sort()
-
-    def chunks() -> Iterator[list[ScoredPoint]]:
-        for start in range(0, len(ids), PAGE):
-            yield store.pending_points(ids[start : start + PAGE].tolist())
-
-    return len(ids), chunks()
-
-
-def pending_ids_table(store: DeferredStore | None) -> pa.Table:
-    """The ids of the memories pending in RAM, ascending (empty for a store without any)."""
+def pending_ids(store: DeferredStore | None) -> np.ndarray:
+    """The ids of the memories pending in RAM, ascending (none for a store without any)."""
     if store is None:
-        return pa.table({"id": pa.array([], pa.int64())})
+        return np.empty(0, np.int64)
     ids = np.fromiter(store.pending, np.int64, len(store.pending))
     ids.sort()
-    return pa.table({"id": pa.array(ids, pa.int64())})
+    return ids
 
 
-def kv_point_pages(kv_store: KVDeferredStore) -> tuple[int, Iterator[list[ScoredPoint]]]:
-    """Every KV point as `KVDeferredStore.index_points` gives them (ids ascending), a page
-    at a time: the order is found on three integer arrays, the points built per page."""
-    index = kv_store.index
-    columns = index.packed.columns()
-    keys = list(columns)
-    point_ids, agents, key_of = [], [], []
-    for k, key in enumerate(keys):
-        for agent_id in columns[key]:
-            point_ids.append(kv_store.point_id(agent_id, key))
-            agents.append(agent_id)
-            key_of.append(k)
-    ids = np.array(point_ids, np.int64)
-    agent_arr = np.array(agents, np.int64)
-    key_arr = np.array(key_of, np.int64)
-    del point_ids, agents, key_of
-    order = np.argsort(ids, kind="stable")
-
-    def chunks() -> Iterator[list[ScoredPoint]]:
-        for start in range(0, len(order), PAGE):
-            at = order[start : start + PAGE]
-            page = []
-            for point_id, agent_id, k in zip(
-                ids[at].tolist(), agent_arr[at].tolist(), key_arr[at].tolist(), strict=True
-            ):
-                slot = (agent_id, keys[k])
-                payload = {"agent_id": agent_id, "key": keys[k], "text": index.texts[slot]}
-                vectors = TextVectors(sparse=index.vector(slot))
-                page.append(ScoredPoint(point_id, 0.0, payload, vectors))
-            yield page
-
-    return len(ids), chunks()
+def pending_point_pages(store: DeferredStore, ids: np.ndarray) -> Iterator[list[ScoredPoint]]:
+    """The pending memories `ids` as points (as `pending_points` builds them), a page at a
+    time."""
+    for start in range(0, len(ids), PAGE):
+        yield store.pending_points(ids[start : start + PAGE].tolist())
 
 
 def kv_row_pages(group: GroupMemory, schema: pa.Schema) -> Iterator[pa.Table]:
-    """Every agent's KV values as `GroupState.kv_rows` orders them (attribute, then agent
-    ascending; values as sorted-key JSON), a table of up to PAGE rows at a time."""
-
-    def rows() -> Iterator[tuple[int, str, str]]:
-        for key, column in group.kv_values().items():
-            for agent_id in sorted(column):
-                yield agent_id, key, json.dumps(column[agent_id], sort_keys=True)
-
-    for chunk in pages(rows()):
+    """Every agent's KV values (`GroupState.kv_row_iter`), a table of up to PAGE rows at a
+    time."""
+    for chunk in pages(group.kv_row_iter()):
         agent_ids, keys, values = zip(*chunk, strict=True)
         yield pa.table(
             {"agent_id": list(agent_ids), "key": list(keys), "value": list(values)},

@@ -8,7 +8,7 @@ the cognitive layers and FinMem's boosts have pairs of their own.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.kv_columns import IntColumn
@@ -76,14 +76,20 @@ class GroupState:
         self.ticks_since_policies = int(cadence.get("ticks_since_policies", 0))
         self.clock.set(state["clock"]["day"], state["clock"]["t"])
 
+    def kv_row_iter(self) -> Iterator[tuple[int, str, str]]:
+        """Every agent's KV values as (agent_id, key, sorted-key JSON), attribute by
+        attribute, agents ascending (a checkpoint writes them a page at a time)."""
+        for key, column in self._kv.items():
+            for agent_id in sorted(column):
+                yield agent_id, key, json.dumps(column[agent_id], sort_keys=True)
+
     def kv_rows(self) -> dict[str, list[Any]]:
         """Every agent's KV values as columns (agent_id, key, JSON value)."""
         rows: dict[str, list[Any]] = {"agent_id": [], "key": [], "value": []}
-        for key, column in self._kv.items():
-            for agent_id in sorted(column):
-                rows["agent_id"].append(agent_id)
-                rows["key"].append(key)
-                rows["value"].append(json.dumps(column[agent_id], sort_keys=True))
+        for agent_id, key, value in self.kv_row_iter():
+            rows["agent_id"].append(agent_id)
+            rows["key"].append(key)
+            rows["value"].append(value)
         return rows
 
     def set_kv_rows(self, rows: Iterable[dict[str, Any]]) -> None:

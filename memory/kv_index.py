@@ -10,8 +10,11 @@ in one batch when the engine's own view is needed (a checkpoint's scroll, a quer
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+import numpy as np
 
 from societas.memory.embedding.base import SparseVector, TextVectors, packed_views
 from societas.memory.kv_columns import AgentSlots
@@ -128,22 +131,45 @@ class KVDeferredStore:
         if rest:
             await self.inner.upsert(rest)
 
+    def index_point(self, slot: tuple[int, str]) -> ScoredPoint:
+        """The KV point of one (agent, key) as the engine would hold it, from the index."""
+        agent_id, key = slot
+        return ScoredPoint(
+            self.point_id(agent_id, key),
+            0.0,
+            {"agent_id": agent_id, "key": key, "text": self.index.texts[slot]},
+            TextVectors(sparse=self.index.vector(slot)),
+        )
+
     def index_points(self) -> list[ScoredPoint]:
         """Every KV point as the engine would hold it, ids ascending, from the index: what a
         checkpoint saves, without writing them to the engine first (a write costs ~1.5 KB of
         the engine's RAM a point, six points an agent, for the rest of the run)."""
-        index = self.index
-        points = [
-            ScoredPoint(
-                self.point_id(*slot),
-                0.0,
-                {"agent_id": slot[0], "key": slot[1], "text": index.texts[slot]},
-                TextVectors(sparse=index.vector(slot)),
-            )
-            for slot in index.packed
-        ]
+        points = [self.index_point(slot) for slot in self.index.packed]
         points.sort(key=lambda p: p.id)
         return points
+
+    def index_point_pages(self, size: int) -> tuple[int, Iterator[list[ScoredPoint]]]:
+        """How many KV points, and `index_points` in lists of `size`: the order is found on
+        integer arrays, the points built a list at a time (a checkpoint's pages)."""
+        columns = self.index.packed.columns()
+        keys = list(columns)
+        ids, agents, key_of = array("q"), array("q"), array("q")
+        for k, key in enumerate(keys):
+            for agent_id in columns[key]:
+                ids.append(self.point_id(agent_id, key))
+                agents.append(agent_id)
+                key_of.append(k)
+        order = np.argsort(np.frombuffer(ids, np.int64), kind="stable")
+
+        def chunks() -> Iterator[list[ScoredPoint]]:
+            for start in range(0, len(order), size):
+                yield [
+                    self.index_point((agents[i], keys[key_of[i]]))
+                    for i in order[start : start + size].tolist()
+                ]
+
+        return len(ids), chunks()
 
     async def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPoint]]:
         await self.persist()

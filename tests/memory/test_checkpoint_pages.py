@@ -20,8 +20,9 @@ async def whole_tables(group) -> dict[str, pa.Table]:
     """What the checkpoint wrote before it paged: every list built whole, then one table."""
     store = group.store
     if isinstance(store, DeferredStore):
-        warm = await ck._all_points(store, store.engine_scroll) + store.pending_points()
-        pending = [p.id for p in store.pending_points()]
+        held = store.pending_points()  # built once, as the whole-table writer did
+        warm = await ck._all_points(store, store.engine_scroll) + held
+        pending = [p.id for p in held]
     else:
         warm, pending = await ck._all_points(store), []
     hot = [ScoredPoint(id=r.pop("id"), score=0.0, payload=r) for r in group.hot.get_state()]
