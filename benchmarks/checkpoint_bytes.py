@@ -45,8 +45,9 @@ async def whole_checkpoint(engine: Any, directory: Path) -> None:
     group, store = engine.memory, engine.memory.store
     await group.sync_writes(kv=True)
     await group.flush()
-    warm = await ck._all_points(store, store.engine_scroll) + store.pending_points()
-    pending = [p.id for p in store.pending_points()]
+    held = store.pending_points()  # built once, as the whole-table writer did
+    warm = await ck._all_points(store, store.engine_scroll) + held
+    pending = [p.id for p in held]
     hot = [ScoredPoint(id=r.pop("id"), score=0.0, payload=r) for r in group.hot.get_state()]
     kv_points = group.kv_store.index_points()
     agents = {str(i): a.get_state() for i, a in engine.agents.items()}
