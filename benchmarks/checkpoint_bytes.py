@@ -7,7 +7,8 @@ checkpointed twice from the same state, PSS sampled every 20 ms during each:
                      the agents' JSON as one string;
   paged            - `GroupEngine.checkpoint` (memory.checkpoint_pages, agents.runtime.group_json).
 The baseline runs first at each checkpoint, so the paged writer works on the heap the
-baseline left. Both write the same rows (tests/memory/test_checkpoint_pages.py).
+baseline left; `--no-baseline` measures the paged writer alone. Both write the same rows
+(tests/memory/test_checkpoint_pages.py).
 
     .venv/bin/python benchmarks/checkpoint_bytes.py --agents 10000 --ticks 48 --every 12 --json F
 
@@ -95,7 +96,7 @@ async def measured(fn: Any) -> dict[str, float]:
     }
 
 
-async def run(agents: int, ticks: int, every: int) -> dict[str, Any]:
+async def run(agents: int, ticks: int, every: int, baseline: bool = True) -> dict[str, Any]:
     from societas.agents.runtime.engine import GroupEngine
     from societas.agents.scenario import load_scenario
 
@@ -115,7 +116,11 @@ async def run(agents: int, ticks: int, every: int) -> dict[str, Any]:
             if (tick + 1) % every:
                 continue
             out = Path(tmp) / f"t{tick + 1}"
-            whole = await measured(lambda out=out: whole_checkpoint(engine, out / "whole"))
+            whole = (
+                await measured(lambda out=out: whole_checkpoint(engine, out / "whole"))
+                if baseline
+                else None
+            )
             paged = await measured(lambda out=out: engine.checkpoint(str(out / "paged")))
             memories = (await engine.memory.tier_counts())["warm"]
             checkpoints.append(
@@ -139,6 +144,11 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=48)
     parser.add_argument("--every", type=int, default=12, help="ticks between checkpoints")
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="only the paged writer (its PSS before is then a clean state, not the baseline's)",
+    )
     args = parser.parse_args()
     for name in ("agents", "ticks", "every"):
         if getattr(args, name) < 1:
@@ -146,7 +156,7 @@ def main() -> None:
     from societas.agents.scenario import ScenarioConfigError
 
     try:
-        result = asyncio.run(run(args.agents, args.ticks, args.every))
+        result = asyncio.run(run(args.agents, args.ticks, args.every, not args.no_baseline))
     except ScenarioConfigError as err:  # e.g. --ticks before the town's intervention
         parser.error(str(err))
     emit(result, args.json)
