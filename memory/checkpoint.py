@@ -242,13 +242,14 @@ async def restore(
     )
     layers = group.profiles.any_forgetting
     expiring: dict[int, float] = {}
+    group.hot.set_state(read_rows(directory / "hot.parquet"))
     warm = zip(  # the two files hold the same points in the same order
         read_rows(directory / "warm.rows.parquet"),
         read_rows(directory / "warm.vectors.parquet"),
         strict=True,
     )
     for page in pages(warm):
-        points = []
+        points, rows = [], [row for row, _ in page]
         for row, vectors in page:
             if row["id"] != vectors["id"]:
                 raise ValueError(f"checkpoint {str(directory)!r}: warm rows and vectors differ")
@@ -262,6 +263,10 @@ async def restore(
             await group.store.upsert(written)
         if len(written) < len(points):  # only a DeferredStore has pending ids
             group.store.restore_pending([p for p, h in zip(points, held, strict=True) if h])
+            # Pending memories that had left hot: their columns back in warm_rows.
+            group.warm_rows.set_state(
+                row for row, h in zip(rows, held, strict=True) if h and row["id"] not in group.hot
+            )
     for page in pages(read_rows(directory / "kv_points.parquet")):
         for r in page:  # each (agent, key)'s engine point id (older checkpoints: state.json)
             group._kv_point[(r["agent_id"], r["key"])] = r["id"]
@@ -275,7 +280,6 @@ async def restore(
                 for r in page
             ]
         )
-    group.hot.set_state(read_rows(directory / "hot.parquet"))
     group.set_kv_rows(read_rows(directory / "kv.parquet"))
     group.set_state(state)
     group.profiles.assign_from_kv(group.kv_values(), group.agent_set())  # follow agent types

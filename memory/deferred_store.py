@@ -1,4 +1,4 @@
-"""Write-behind for the vector engine: a new memory reaches Qdrant when it leaves hot.
+"""Write-behind for the vector engine: a new memory reaches Qdrant late, in bulk.
 
 A memory lives in the group's RAM columns (hot) and its terms in the `SparseIndex`, from
 which searches are answered; writing it to the engine at once (~85 µs a point, ~1.45 KB of
@@ -7,9 +7,12 @@ store and keeps the ids not yet written ("pending"): every call behaves as if th
 the engine — reads and counts include them, payload updates are kept and applied when they
 are written, deletes drop them — and the few calls that need the engine's own view (a
 formula query, a scroll) write them first, in one batch. Tier migration writes the memories
-leaving hot in bulk at tick end. A checkpoint saves pending memories with their vectors and
-a restore puts them back as pending, and `close` leaves them out of the engine: writing a
-day of hot memories at the end cost ~2.5 KB of the engine's RAM each, the run's peak.
+leaving hot in bulk at tick end, or (`tiers.warm_in_ram`, the embedded backend's default)
+moves their columns to `GroupMemory.warm_rows` (~0.3 KB a memory, against ~1.5 KB in an
+Edge shard's appendable segment) where they stay pending until the engine is needed or they
+move to cold. A checkpoint saves pending memories with their vectors and a restore puts them
+back as pending, and `close` leaves them out of the engine: writing a day of hot memories at
+the end cost ~2.5 KB of the engine's RAM each, the run's peak.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 
 
 class DeferredStore:
-    """The group's vector store with hot memories written late (see the module docstring)."""
+    """The group's vector store with new memories written late (see the module docstring)."""
 
     def __init__(self, inner: VectorStore, group: GroupMemory) -> None:
         self.inner = inner
@@ -58,7 +61,10 @@ class DeferredStore:
             return 0
         points = [MemoryPoint(p.id, p.vectors, p.payload) for p in self._points(todo)]
         await self.inner.upsert(points)
-        self.group.access.forget(todo)  # their reads are in the written hot rows
+        hot = self.group.hot
+        # Reads of hot memories are in the written rows; those of warm_rows are in the ledger.
+        self.group.access.forget(i for i in todo if i in hot)
+        self.group.warm_rows.evict(todo)  # written: their RAM columns go
         for memory_id in todo:
             del self.pending[memory_id]
             self.patches.pop(memory_id, None)
@@ -156,6 +162,7 @@ class DeferredStore:
         for _, memory_id in pairs:
             del self.pending[memory_id]
             self.patches.pop(memory_id, None)
+        self.group.warm_rows.evict(i for _, i in pairs)  # gone: their RAM columns with them
         index = self.group.sparse_index
         if rest:
             if index is not None:
@@ -175,14 +182,22 @@ class DeferredStore:
         self, agent_id: int | None, before_time: float | None, limit: int
     ) -> list[ScoredPoint]:
         """Pending memories that could be among the oldest asked for are written first."""
-        hot = self.group.hot
         if agent_id is not None:
             await self.persist_agents({agent_id})
         elif before_time is not None:
-            await self.persist([i for i in self.pending if hot.times[hot.row_of[i]] < before_time])
+            await self.persist([i for i in self.pending if self._time_of(i) < before_time])
         else:
             await self.persist()
         return await self.inner.scroll_oldest(agent_id, before_time, limit)
+
+    def _time_of(self, memory_id: int) -> float:
+        """The time of a pending memory, from the hot columns or warm_rows."""
+        hot = self.group.hot
+        row = hot.row_of.get(memory_id)
+        if row is not None:
+            return hot.times[row]
+        warm = self.group.warm_rows
+        return warm.times[warm.row_of[memory_id]]
 
     async def scroll(
         self, offset: int | None, limit: int, with_vectors: bool = True
@@ -194,9 +209,9 @@ class DeferredStore:
         await self.inner.optimize()
 
     async def flush(self) -> None:
-        """The engine's buffers to disk; pending memories stay in RAM (checkpoints save hot)."""
+        """The engine's buffers to disk; pending memories stay in RAM (checkpoints save them)."""
         await self.inner.flush()
 
     async def close(self) -> None:
-        """Close the engine; pending (hot) memories are not written (see the module doc)."""
+        """Close the engine; pending memories are not written (see the module doc)."""
         await self.inner.close()

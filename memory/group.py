@@ -99,6 +99,11 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         if self.deferred is not None:
             self.store = self.deferred  # type: ignore[assignment]
         self.hot = HotStore()
+        # Warm memories still in RAM columns, not yet in the engine (tiers.warm_in_ram).
+        self.warm_rows = HotStore()
+        keep = self.config.tiers.warm_in_ram
+        on_edge = self.config.vector_store.backend == "edge"
+        self.warm_in_ram = self.deferred is not None and (on_edge if keep is None else keep)
         self.cold = ColdStore(root / "cold", group_id, self.config.tiers.cold_day_window)
         self.journal = tiering.MigrationJournal(self.cold.dir)
         self.warm_counts: dict[int, int] = {}

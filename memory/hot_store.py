@@ -18,6 +18,21 @@ from societas.memory.id_map import IdMap, RowQueue
 from societas.memory.records import MemoryHit, MemoryRecord, trusted
 from societas.memory.text_column import TextColumn
 
+_ARRAYS = (
+    "ids",
+    "agent_ids",
+    "days",
+    "ts",
+    "times",
+    "importances",
+    "layer_since",
+    "access_counts",
+    "last_accessed",
+    "expires",
+)
+_CODES = ("topics", "locations", "layers", "types")
+_SPARSE = ("tags", "metadata", "cognition_links", "evidence")
+
 
 class HotStore:
     """Columns with per-agent row queues (oldest first); evicted rows are compacted away."""
@@ -254,6 +269,31 @@ class HotStore:
                 out.setdefault(agent_id, []).append(ids[row])
         return out
 
+    def adopt(self, src: HotStore, memory_ids: Sequence[int]) -> None:
+        """Append `src`'s rows of `memory_ids` (each agent's oldest first), every column and
+        sparse field as it is: memories that left hot but stay in RAM (`GroupMemory.warm_rows`)."""
+        rows = [src.row_of[i] for i in memory_ids]
+        start = len(self.ids)
+        for name in _ARRAYS:
+            column = getattr(src, name)
+            getattr(self, name).extend(column[r] for r in rows)
+        for name in _CODES:
+            column = getattr(src, name)
+            getattr(self, name).extend(column[r] for r in rows)
+        self.texts.extend_rows(src.texts, rows)
+        for name in _SPARSE:
+            found, into = getattr(src, name), getattr(self, name)
+            for memory_id in memory_ids:
+                if memory_id in found:
+                    into[memory_id] = found[memory_id]
+        row_of, rows_of_agent, agent_ids = self.row_of, self.rows_of_agent, self.agent_ids
+        for row in range(start, len(self.ids)):
+            row_of[self.ids[row]] = row
+            queue = rows_of_agent.get(agent_ids[row])
+            if queue is None:
+                queue = rows_of_agent[agent_ids[row]] = RowQueue()
+            queue.append(row)
+
     def evict_expired(self, before_time: float, cap: int) -> list[int]:
         """Drop each agent's memories older than `before_time` or beyond its newest `cap`."""
         return self.evict_leaving(self.leaving(before_time, cap))
@@ -297,21 +337,10 @@ class HotStore:
         if total < 1024 or live * 2 > total:
             return
         keep = sorted(self.row_of.values())
-        for name in (
-            "ids",
-            "agent_ids",
-            "days",
-            "ts",
-            "times",
-            "importances",
-            "layer_since",
-            "access_counts",
-            "last_accessed",
-            "expires",
-        ):
+        for name in _ARRAYS:
             column = getattr(self, name)
             setattr(self, name, array(column.typecode, (column[r] for r in keep)))
-        for name in ("topics", "locations", "layers", "types"):
+        for name in _CODES:
             setattr(self, name, getattr(self, name).take(keep))
         self.texts = self.texts.take(keep)
         new_row = np.full(total, -1, np.int64)

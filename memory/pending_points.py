@@ -22,16 +22,33 @@ from societas.memory.records_meta import DEFAULT_TYPE
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
+    from societas.memory.hot_store import HotStore
     from societas.memory.sparse_index import SparseIndex
 
 
 def hot_payloads(
     group: GroupMemory, ids: Sequence[int], patches: Mapping[int, dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The engine payload of each hot memory in `ids` with its pending patches applied: its
-    `HotStore.row` without the id (absent location, links, evidence and default typed-record
-    fields left out; layers only when forgetting is on) + patch."""
-    hot = group.hot
+    """The engine payload of each pending memory in `ids` (in the hot columns or, once it left
+    hot, in `warm_rows`) with its pending patches applied: its `HotStore.row` without the id
+    (absent location, links, evidence and default typed-record fields left out; layers only
+    when forgetting is on) + patch."""
+    layered = group.profiles.any_forgetting
+    hot, warm = group.hot, group.warm_rows
+    if not len(warm):
+        return _row_payloads(hot, ids, patches, layered)
+    in_hot = hot.row_of
+    hot_ids = [i for i in ids if i in in_hot]
+    warm_ids = [i for i in ids if i not in in_hot]
+    by_id = dict(zip(hot_ids, _row_payloads(hot, hot_ids, patches, layered), strict=True))
+    by_id.update(zip(warm_ids, _row_payloads(warm, warm_ids, patches, layered), strict=True))
+    return [by_id[i] for i in ids]
+
+
+def _row_payloads(
+    hot: HotStore, ids: Sequence[int], patches: Mapping[int, dict[str, Any]], layered: bool
+) -> list[dict[str, Any]]:
+    """`hot_payloads` of memories that all have a row in `hot`."""
     row_of, agent_ids, topics, ts, times = hot.row_of, hot.agent_ids, hot.topics, hot.ts, hot.times
     importances, texts, locations = hot.importances, hot.texts, hot.locations
     links, evidence, layers, layer_since = (
@@ -42,7 +59,6 @@ def hot_payloads(
     )
     types, tags, metadata, expires = hot.types, hot.tags, hot.metadata, hot.expires
     counts, last_read = hot.access_counts, hot.last_accessed
-    layered = group.profiles.any_forgetting
     isinf, isnan = math.isinf, math.isnan
     out = []
     for memory_id in ids:

@@ -129,14 +129,15 @@ class BoostLedger:
 
     async def flush(self, group: GroupMemory) -> int:
         """Write the pending changes: one `set_payload` per distinct payload; memories the
-        engine does not hold yet (write-behind: their hot columns carry the change) or no
+        engine does not hold yet and still hot (their hot columns carry the change) or no
         longer holds are skipped. Returns the number of store writes."""
         if not self.pending:
             return 0
         pending, agent_of = self.pending, self.agent_of
         self.pending, self.agent_of = {}, {}
         deferred = group.deferred.pending if group.deferred is not None else {}
-        ids = [i for i in sorted(pending) if i not in deferred]
+        hot = group.hot  # pending and hot: the hot columns carry the change (warm_rows do not)
+        ids = [i for i in sorted(pending) if i not in deferred or i not in hot]
         present = await group.store.retrieve(ids) if ids else {}
         now = group.clock.abs_seconds
         by_payload: dict[str, list[int]] = {}

@@ -50,14 +50,18 @@ class TextColumn:
             data += text.encode("utf-8", _ANY)
             ends.append(len(data))
 
+    def extend_rows(self, src: TextColumn, rows: Iterable[int]) -> None:
+        """Append `src`'s texts at `rows`, in that order (bytes copied, nothing decoded)."""
+        data, ends, out_data, out_ends = src._data, src._ends, self._data, self._ends
+        for row in rows:
+            out_data += data[ends[row - 1] if row else 0 : ends[row]]
+            out_ends.append(len(out_data))
+
     def take(self, rows: Iterable[int]) -> TextColumn:
         """A new column of the given rows, in that order (compaction: bytes copied as they
         are, nothing decoded)."""
         out = TextColumn()
-        data, ends, out_data, out_ends = self._data, self._ends, out._data, out._ends
-        for row in rows:
-            out_data += data[ends[row - 1] if row else 0 : ends[row]]
-            out_ends.append(len(out_data))
+        out.extend_rows(self, rows)
         return out
 
     def nbytes(self) -> int:

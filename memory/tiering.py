@@ -1,9 +1,10 @@
 """Tier migration: hot (group RAM) → warm (vector store) → cold (Parquet), at tick end.
 
 Hot is each agent's recent memories in RAM (window H hours, at most C per agent); with the
-RAM index on (sparse embeddings) a memory reaches the vector engine when it leaves hot, in one
-batch (memory.deferred_store), else from the moment it is added; either way leaving hot loses
-nothing. Warm →
+RAM index on (sparse embeddings) a memory reaches the vector engine late, in bulk
+(memory.deferred_store): on the embedded backend its columns move to `warm_rows` when it
+leaves hot (`warm_in_ram`) and it is written only when the engine is needed; else when it
+leaves hot; without the index, from the moment it is added. Leaving hot loses nothing. Warm →
 cold is a real move, made crash-safe by a journal: write the Parquet part, record the move,
 delete from warm, clear the record. A crash at any step leaves each memory counted once.
 """
@@ -55,6 +56,14 @@ class TierConfig(BaseModel):
         True,
         description="Sparse (BM25) embeddings: search hot and warm memories from a RAM index "
         "and write a memory to the vector engine only when it leaves hot (in bulk).",
+    )
+    warm_in_ram: bool | None = Field(
+        None,
+        description="With the RAM index: a memory leaving hot keeps its columns in RAM "
+        "(`GroupMemory.warm_rows`, ~0.3 KB) instead of being written to the vector engine "
+        "(~1.5 KB in an Edge shard's RAM, ~120 µs); it is written, in bulk, when a search needs "
+        "the engine (filters, dense, MMR), before it moves to cold, or never. None: on for "
+        "the embedded `edge` backend, off for a Qdrant server (its RAM is not the group's).",
     )
     optimize_after_migration: bool = Field(
         True,
@@ -192,8 +201,13 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
     now = group.clock.abs_seconds
     before = now - cfg.hot_window_hours * 3600.0
     leaving = group.hot.leaving(before, cfg.hot_cap_per_agent)
-    if group.deferred is not None:  # what leaves hot reaches the engine first, in one batch
-        await group.deferred.persist([i for ids in leaving.values() for i in ids])
+    if group.deferred is not None:
+        ids = [i for ids in leaving.values() for i in ids]
+        if group.warm_in_ram:  # the columns move to warm_rows, still pending (no engine write)
+            group.warm_rows.adopt(group.hot, ids)
+            group.access.forget(ids)  # their reads so far are in the columns moved
+        else:  # what leaves hot reaches the engine first, in one batch
+            await group.deferred.persist(ids)
     evicted = group.hot.evict_leaving(leaving)
     moved = 0
     group.ticks_since_migration += 1

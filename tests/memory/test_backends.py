@@ -100,7 +100,7 @@ async def test_a_groups_edge_shard_indexes_only_agent_and_time(group_factory):
     """Each payload index costs RAM and write time per point; a group's shard is searched
     per agent, so type, tags and expiry are checked point by point (their filters are
     tested on both backends in test_records_meta) and only agent and time are indexed."""
-    group = group_factory("edge", tiers={"hot_cap_per_agent": 1})
+    group = group_factory("edge", tiers={"hot_cap_per_agent": 1, "warm_in_ram": False})
     await fill(group, agents=2, per_agent=4)
     await group.end_tick()  # memories beyond the hot cap reach the engine
     engine = group.store.inner

@@ -80,7 +80,7 @@ async def test_batch_failure_reaches_every_caller():
 async def test_failed_late_write_keeps_the_memories(group_factory):
     """Write-behind: a memory reaches the engine when it leaves hot; if that write fails the
     memory stays hot and pending (nothing lost), and a later write succeeds."""
-    group = group_factory("edge", tiers={"hot_cap_per_agent": 1})
+    group = group_factory("edge", tiers={"hot_cap_per_agent": 1, "warm_in_ram": False})
     await group.add_agents({1: {}})
     s = group.agent(1).stream
     first = await s.add("event", "the first memory leaves hot at tick end")

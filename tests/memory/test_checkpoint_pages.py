@@ -42,24 +42,26 @@ async def whole_tables(group) -> dict[str, pa.Table]:
     }
 
 
+@pytest.mark.parametrize("warm_in_ram", [False, True])
 @pytest.mark.parametrize("page", [3, 10_000])
 async def test_paged_checkpoint_files_hold_the_whole_tables_rows(
-    group_factory, backend, tmp_path, monkeypatch, page
+    group_factory, backend, tmp_path, monkeypatch, page, warm_in_ram
 ):
     monkeypatch.setattr(pages, "PAGE", page)  # 3: every file spans many pages
     monkeypatch.setattr(ck, "PAGE", page)
-    group = group_factory(
-        backend, tiers={"hot_window_hours": 12, "warm_max_age_days": 2, "migrate_every_ticks": 1}
-    )
+    tiers = {"hot_window_hours": 12, "warm_max_age_days": 2, "migrate_every_ticks": 1}
+    group = group_factory(backend, tiers=tiers | {"warm_in_ram": warm_in_ram})
     await populated(group)
     for a in range(3):
         await group.agent(a).status.update("thought", f"agent {a} thinks of the storm")
     manifest = await group.checkpoint(tmp_path / "ckpt")
     expected = await whole_tables(group)
-    if backend == "edge":  # the paths this test is for: memories both written and pending
+    if backend == "edge" and not warm_in_ram:  # memories both written and pending
         assert (
             manifest["pending_points"] > 0 and manifest["warm_points"] > manifest["pending_points"]
         )
+    if backend == "edge" and warm_in_ram:  # pending memories both hot and left hot (warm_rows)
+        assert manifest["pending_points"] > manifest["hot_rows"] > 0 and len(group.warm_rows)
     for name, table in expected.items():
         written = pq.read_table(tmp_path / "ckpt" / f"{name}.parquet")
         assert written.schema == table.schema, name

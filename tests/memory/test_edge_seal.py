@@ -113,7 +113,12 @@ async def test_a_failed_child_falls_back_to_an_in_process_optimize(tmp_path, mon
 async def test_the_tier_pass_seals_without_moves_and_searches_stay_the_same(
     tmp_path, bm25_embedder
 ):
-    tiers = {"hot_window_hours": 4.0, "migrate_every_ticks": 1, "seal_after_points": 20}
+    tiers = {
+        "hot_window_hours": 4.0,
+        "migrate_every_ticks": 1,
+        "seal_after_points": 20,
+        "warm_in_ram": False,
+    }
     groups = []
     for name, in_child in (("sealed", True), ("plain", False)):  # plain: the default store
         cfg = GroupMemoryConfig(vector_store={"compact_in_child": in_child}, tiers=tiers)

@@ -68,7 +68,7 @@ async def test_ram_search_ranks_like_the_engine(group_factory, tmp_path):
 
 
 async def test_memories_reach_the_engine_when_they_leave_hot(group_factory):
-    group = group_factory("edge", tiers={"hot_cap_per_agent": 2})
+    group = group_factory("edge", tiers={"hot_cap_per_agent": 2, "warm_in_ram": False})
     await group.add_agents({1: {}})
     s = group.agent(1).stream
     ids = [await s.add("event", f"memory number {n} about the market") for n in range(3)]
@@ -172,7 +172,8 @@ async def test_kv_search_from_ram_equals_the_engines(group_factory):
 
 
 async def test_reads_while_hot_are_counted_once_after_the_memory_leaves_hot(group_factory):
-    group = group_factory("edge", tiers={"hot_cap_per_agent": 1, "migrate_every_ticks": 1})
+    tiers = {"hot_cap_per_agent": 1, "migrate_every_ticks": 1, "warm_in_ram": False}
+    group = group_factory("edge", tiers=tiers)
     await group.add_agents({1: {}})
     s = group.agent(1).stream
     read = await s.add("event", "the storm hit the harbour")

@@ -1,0 +1,173 @@
+"""Warm memories kept in RAM columns (`tiers.warm_in_ram`) answer exactly as written ones do.
+
+Every test runs the same calls on two groups on the embedded Qdrant Edge backend: one whose
+memories are written to the engine when they leave hot (`warm_in_ram=False`), one that keeps
+their columns in `GroupMemory.warm_rows` until the engine is needed. Searches, records, read
+counts, tier counts, checkpoints and moves to cold must not tell them apart.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from societas.memory import GroupMemory
+
+TIERS = {"hot_cap_per_agent": 2, "migrate_every_ticks": 1, "warm_max_age_days": None}
+TEXTS = [
+    "the storm flooded the harbour road",
+    "coffee with Maria at the bakery",
+    "the mayor promised a new bridge",
+    "fresh fish at the harbour market",
+    "the river rose after the storm",
+]
+
+
+def _pair(group_factory, **tiers):
+    """The same group twice: warm memories written to the engine, and kept in RAM."""
+    written = group_factory("edge", sub="written", tiers=TIERS | tiers | {"warm_in_ram": False})
+    kept = group_factory("edge", sub="kept", tiers=TIERS | tiers | {"warm_in_ram": True})
+    return written, kept
+
+
+async def _fill(group: GroupMemory) -> list[int]:
+    """Two agents, five memories each over five ticks, one link and one read while hot."""
+    await group.add_agents({1: {}, 2: {}})
+    ids = []
+    for tick, text in enumerate(TEXTS):
+        group.clock.set(0, tick * 1800.0)
+        for agent in (1, 2):
+            ids.append(
+                await group.agent(agent).stream.add("event", f"{text} ({agent})", 0.2 * tick)
+            )
+        if tick == 0:  # typed-record fields and a place: carried by the columns as well
+            ids.append(
+                await group.agent(1).stream.add(
+                    "chat",
+                    "Bob prefers green tea at the harbour",
+                    0.5,
+                    location="harbour",
+                    type="preference",
+                    tags=["tea", "bob"],
+                    metadata={"speaker": "Bob", "turns": 3},
+                    expires_at=10 * 86_400.0,
+                )
+            )
+        if tick == 1:
+            await group.agent(1).stream.add_cognition_to_memory([ids[0]], ids[2])
+            await group.agent(1).stream.search("storm harbour", top_k=2)  # a read while hot
+        await group.end_tick()
+    return ids
+
+
+def _dump(hits) -> list[dict]:
+    return [h.model_dump() for h in hits]
+
+
+async def test_left_hot_memories_stay_in_ram_and_answer_as_written_ones(group_factory):
+    written, kept = _pair(group_factory)
+    ids_w, ids_k = await _fill(written), await _fill(kept)
+    assert ids_w == ids_k
+    assert await kept.store.inner.count() == 0  # nothing reached the engine
+    assert await written.store.inner.count() == 7  # all but each agent's newest 2 (cap 2)
+    assert len(kept.warm_rows) == 7
+    assert all(i in kept.deferred.pending for i in kept.warm_rows.row_of)
+    assert await kept.tier_counts() == await written.tier_counts()
+    for query, agent in (("storm harbour", 1), ("bakery coffee", 1), ("bridge mayor", 2)):
+        got_w = await written.agent(agent).stream.search(query, top_k=3)
+        got_k = await kept.agent(agent).stream.search(query, top_k=3)
+        assert _dump(got_k) == _dump(got_w)
+        assert any(h.tier == "warm" for h in got_k)
+    assert _dump(await kept.get_by_ids(ids_k)) == _dump(await written.get_by_ids(ids_w))
+    rec = (await kept.get_by_ids([ids_k[0]]))[0]
+    assert rec.access_count >= 1 and rec.cognition_ids == (ids_k[2],)  # read while hot, linked
+
+
+async def test_a_search_that_needs_the_engine_writes_them_first(group_factory):
+    written, kept = _pair(group_factory)
+    await _fill(written)
+    ids = await _fill(kept)
+    # a time-of-day filter is not answered from the RAM index: the engine ranks, so it must
+    # hold every memory first (one bulk write), and the RAM columns of those left hot go
+    kwargs = {"top_k": 3, "time_range": (0.0, 86_400.0)}
+    got_w = await written.agent(1).stream.search("storm", **kwargs)
+    got_k = await kept.agent(1).stream.search("storm", **kwargs)
+    assert _dump(got_k) == _dump(got_w) != []
+    assert len(kept.warm_rows) == 0 and len(kept.deferred.pending) == 0
+    assert await kept.store.inner.count() == 11
+    assert _dump(await kept.get_by_ids(ids)) == _dump(await written.get_by_ids(ids))
+    reads = {r.id: r.access_count for r in await kept.get_by_ids(ids)}
+    await kept.access.flush(kept.store, kept.hot)  # ledger reads written into the engine
+    stored = await kept.store.inner.retrieve(list(reads))
+    assert {i: pl.get("access_count", 0) for i, pl in stored.items()} == reads
+
+
+async def test_a_failed_write_keeps_them_in_ram(group_factory):
+    _, kept = _pair(group_factory)
+    ids = await _fill(kept)
+    before = _dump(await kept.get_by_ids(ids))
+    engine = kept.store.inner
+    real = engine.upsert
+
+    async def broken(points):
+        raise ConnectionError("vector store unreachable")
+
+    engine.upsert = broken
+    with pytest.raises(ConnectionError):
+        await kept.deferred.persist()
+    assert len(kept.warm_rows) == 7 and await engine.count() == 0
+    engine.upsert = real
+    assert await kept.deferred.persist() == 11
+    assert _dump(await kept.get_by_ids(ids)) == before  # the same records, now from the engine
+
+
+async def test_they_survive_a_checkpoint(group_factory, tmp_path, bm25_embedder):
+    written, kept = _pair(group_factory)
+    ids = await _fill(written)
+    await _fill(kept)
+    restored = {}
+    for name, group in (("written", written), ("kept", kept)):
+        await group.checkpoint(tmp_path / f"ck-{name}")
+        restored[name] = await GroupMemory.restore(
+            tmp_path / f"ck-{name}", tmp_path / f"r-{name}", embedder=bm25_embedder
+        )
+    again = restored["kept"]
+    assert sorted(again.warm_rows.row_of) == sorted(kept.warm_rows.row_of) != []
+    assert sorted(again.deferred.pending) == sorted(kept.deferred.pending)
+    records = _dump(await written.get_by_ids(ids))
+    hits = _dump(await written.agent(2).stream.search("harbour market fish", top_k=4))
+    for group in (kept, again, restored["written"]):  # each one's first search: same reads
+        assert _dump(await group.get_by_ids(ids)) == records
+        assert _dump(await group.agent(2).stream.search("harbour market fish", top_k=4)) == hits
+    for group in restored.values():
+        await group.close()
+
+
+async def test_moving_to_cold_takes_them_once(group_factory):
+    written, kept = _pair(group_factory, warm_max_age_days=0.05)  # 72 simulated minutes
+    for group in (written, kept):
+        await _fill(group)
+        group.clock.set(0, 6 * 3600.0)
+        await group.end_tick()
+    counts = await kept.tier_counts()
+    assert counts == await written.tier_counts()
+    assert counts["cold"] > 0 and counts["warm"] + counts["cold"] == 11
+    assert len(kept.warm_rows) == 0  # moved: written to Parquet, not kept twice
+    hits_w = await written.agent(1).stream.search("storm", top_k=5, tiers=("hot", "warm", "cold"))
+    hits_k = await kept.agent(1).stream.search("storm", top_k=5, tiers=("hot", "warm", "cold"))
+    assert _dump(hits_k) == _dump(hits_w) and {h.tier for h in hits_k} >= {"cold"}
+
+
+async def test_deleted_ones_leave_ram(group_factory):
+    _, kept = _pair(group_factory)
+    ids = await _fill(kept)
+    gone = [i for i in ids if i in kept.warm_rows][:2]
+    await kept.store.delete(gone)
+    assert not any(i in kept.warm_rows or i in kept.deferred.pending for i in gone)
+    assert await kept.memory_count() == 9
+
+
+async def test_a_qdrant_server_gets_them_when_they_leave_hot(group_factory):
+    """The default follows the backend: a server holds warm points in its own RAM."""
+    group = group_factory("qdrant", tiers=TIERS)
+    assert not group.warm_in_ram
+    assert group_factory("edge", sub="edge", tiers=TIERS).warm_in_ram
