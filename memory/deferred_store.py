@@ -185,12 +185,12 @@ class DeferredStore:
         if agent_id is not None:
             await self.persist_agents({agent_id})
         elif before_time is not None:
-            await self.persist([i for i in self.pending if self._time_of(i) < before_time])
+            await self.persist([i for i in self.pending if self.time_of(i) < before_time])
         else:
             await self.persist()
         return await self.inner.scroll_oldest(agent_id, before_time, limit)
 
-    def _time_of(self, memory_id: int) -> float:
+    def time_of(self, memory_id: int) -> float:
         """The time of a pending memory, from the hot columns or warm_rows."""
         hot = self.group.hot
         row = hot.row_of.get(memory_id)

@@ -154,6 +154,7 @@ async def _move_to_cold(group: GroupMemory, now: float) -> int:
     moved = 0
     if cfg.warm_max_age_days is not None:
         cutoff = now - cfg.warm_max_age_days * 86_400.0
+        moved += await _move_pending_to_cold(group, cutoff)
         while batch := await group.store.scroll_oldest(None, cutoff, cfg.migrate_batch):
             moved += await migrate(group, batch)
     if cfg.warm_cap_per_agent is not None:
@@ -161,6 +162,21 @@ async def _move_to_cold(group: GroupMemory, now: float) -> int:
         for agent_id in sorted(a for a, n in group.warm_counts.items() if n > cap):
             surplus = group.warm_counts[agent_id] - cap
             moved += await migrate(group, await group.store.scroll_oldest(agent_id, None, surplus))
+    return moved
+
+
+async def _move_pending_to_cold(group: GroupMemory, cutoff: float) -> int:
+    """Memories past the warm age never written to the engine (pending in RAM: warm_rows, or
+    hot with a window longer than the warm age) go straight to cold, oldest first, without
+    the engine write and delete a move through the engine would cost."""
+    deferred = group.deferred
+    if deferred is None or not deferred.pending:
+        return 0
+    old = sorted((t, i) for i in deferred.pending if (t := deferred.time_of(i)) < cutoff)
+    batch, moved = group.config.tiers.migrate_batch, 0
+    for start in range(0, len(old), batch):
+        ids = [i for _, i in old[start : start + batch]]
+        moved += await migrate(group, deferred.pending_points(ids))
     return moved
 
 

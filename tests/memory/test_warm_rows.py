@@ -145,9 +145,11 @@ async def test_they_survive_a_checkpoint(group_factory, tmp_path, bm25_embedder)
 async def test_moving_to_cold_takes_them_once(group_factory):
     written, kept = _pair(group_factory, warm_max_age_days=0.05)  # 72 simulated minutes
     for group in (written, kept):
-        await _fill(group)
+        ids = await _fill(group)
         group.clock.set(0, 6 * 3600.0)
         await group.end_tick()
+    assert kept.counters["vector_upserts"] == 0  # straight from RAM to Parquet, no engine trip
+    assert _dump(await kept.get_by_ids(ids)) == _dump(await written.get_by_ids(ids))
     counts = await kept.tier_counts()
     assert counts == await written.tier_counts()
     assert counts["cold"] > 0 and counts["warm"] + counts["cold"] == 11
