@@ -56,8 +56,25 @@ class CodeColumn:
         self.codes.append(code)
 
     def extend(self, values: Iterable[str | None]) -> None:
+        code_of, codes = self._code_of, self.codes
         for value in values:
-            self.append(value)
+            code = code_of.get(value)
+            if code is None:  # a new value (which may widen the codes: read them again)
+                code = self._code(value)
+                codes = self.codes
+            codes.append(code)
+
+    def extend_rows(self, src: CodeColumn, rows: Iterable[int]) -> None:
+        """Append `src`'s values at `rows` (each distinct value coded once, not per row)."""
+        mine: dict[int, int] = {}  # src code → this column's code, for the values met
+        src_codes, src_values, codes = src.codes, src.values, self.codes
+        for row in rows:
+            theirs = src_codes[row]
+            code = mine.get(theirs)
+            if code is None:
+                code = mine[theirs] = self._code(src_values[theirs])
+                codes = self.codes  # widened past 65,535 values: read them again
+            codes.append(code)
 
     def equals(self, rows: np.ndarray, value: str | None) -> np.ndarray:
         """Whether each of `rows` holds `value` (a vectorised filter: no row is decoded)."""

@@ -278,8 +278,7 @@ class HotStore:
             column = getattr(src, name)
             getattr(self, name).extend(column[r] for r in rows)
         for name in _CODES:
-            column = getattr(src, name)
-            getattr(self, name).extend(column[r] for r in rows)
+            getattr(self, name).extend_rows(getattr(src, name), rows)
         self.texts.extend_rows(src.texts, rows)
         for name in _SPARSE:
             found, into = getattr(src, name), getattr(self, name)

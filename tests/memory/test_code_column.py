@@ -45,3 +45,18 @@ def test_codes_widen_past_65535_values_and_take_drops_unused_ones():
     kept = column.take([5, 69_999, 5])
     assert list(kept) == ["home-5", "home-69999", "home-5"]
     assert len(kept.values) == 2 and kept.codes.itemsize == 2
+
+
+def test_rows_of_another_column_keep_their_values_and_only_theirs():
+    src = CodeColumn(["park", None, "harbour", "school", "harbour"])
+    dst = CodeColumn(["market"])
+    dst.extend_rows(src, [4, 1, 2])
+    assert list(dst) == ["market", "harbour", None, "harbour"]
+    assert "school" not in dst.values and "park" not in dst.values
+
+
+def test_rows_of_another_column_widen_past_65535_values():
+    src = CodeColumn(f"place {i}" for i in range(70_000))
+    dst = CodeColumn()
+    dst.extend_rows(src, range(0, 70_000, 1))
+    assert dst.codes.typecode == "I" and dst[69_999] == "place 69999" and len(dst) == 70_000
