@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -32,6 +33,24 @@ async def test_same_seed_gives_byte_identical_parquet(run):
     assert fa and fa == fb
     c = await run(scenario("town", seed=1, **TOWN), "c")
     assert _files(c) != fa
+
+
+async def test_warm_memories_in_ram_or_in_the_engine_give_byte_identical_parquet(run):
+    """Three simulated days, hot 6 h, warm 1 day: memories leave hot, stay warm, move to cold
+    and are checkpointed; keeping warm ones in RAM (`tiers.warm_in_ram`) changes no result
+    and writes nothing to the engine."""
+    tiers = {"hot_window_hours": 6, "warm_max_age_days": 1}
+    days = {"agents": {"count": 30}, "ticks": 144}
+    kept = await run(scenario("town", memory={"tiers": tiers | {"warm_in_ram": True}}, **days))
+    written = await run(
+        scenario("town", memory={"tiers": tiers | {"warm_in_ram": False}}, **days), "written"
+    )
+    assert _files(kept) and _files(kept) == _files(written)
+    upserts = [
+        json.loads((out / "run.json").read_text())["totals"]["vector_upserts"]
+        for out in (kept, written)
+    ]
+    assert upserts[0] == 0 < upserts[1]
 
 
 async def test_group_count_keeps_positions_needs_and_knowledge(run):
