@@ -333,7 +333,14 @@ class HotStore:
     def _maybe_compact(self) -> None:
         """Rebuild the columns once more than half of the rows are dead."""
         total, live = len(self.ids), len(self.row_of)
-        if total < 1024 or live * 2 > total:
+        if total >= 1024 and live * 2 <= total:
+            self.compact()
+
+    def compact(self) -> None:
+        """Rebuild the columns without their dead rows (now: `warm_rows` after a daily move
+        to cold, whose dead rows would otherwise stay until they outnumber the live ones)."""
+        total = len(self.ids)
+        if len(self.row_of) == total:
             return
         keep = sorted(self.row_of.values())
         for name in _ARRAYS:

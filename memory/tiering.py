@@ -238,6 +238,8 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
         # 300 agents × 200 memories, net RAM per agent 503 → 361 KB).
         await group.boosts.flush(group)  # FinMem access boosts: one pass, not per hit
         moved = await _move_to_cold(group, now)
+        if moved:  # a day of warm_rows left for cold: drop their rows now, not at half dead
+            group.warm_rows.compact()
         if group.access_log is not None:
             await asyncio.to_thread(group.access_log.flush)
         if moved:

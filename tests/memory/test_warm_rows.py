@@ -154,6 +154,7 @@ async def test_moving_to_cold_takes_them_once(group_factory):
     assert counts == await written.tier_counts()
     assert counts["cold"] > 0 and counts["warm"] + counts["cold"] == 11
     assert len(kept.warm_rows) == 0  # moved: written to Parquet, not kept twice
+    assert len(kept.warm_rows.ids) == 0  # and their rows' columns compacted away at once
     hits_w = await written.agent(1).stream.search("storm", top_k=5, tiers=("hot", "warm", "cold"))
     hits_k = await kept.agent(1).stream.search("storm", top_k=5, tiers=("hot", "warm", "cold"))
     assert _dump(hits_k) == _dump(hits_w) and {h.tier for h in hits_k} >= {"cold"}
