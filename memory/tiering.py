@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from societas.memory.fsutil import write_bytes_atomic
@@ -251,6 +252,8 @@ async def end_tick(group: GroupMemory) -> dict[str, int]:
         # Persist and release the engine's write buffers: without this, RAM grows with every
         # point ever written, deleted or not (measured: ~60 MB a day at 100 agents).
         await group.flush()
+    if moved:  # the Parquet parts' Arrow buffers: Arrow's pool keeps freed ones otherwise
+        pa.default_memory_pool().release_unused()
     if evicted or moved:
         release_free_memory()  # what left RAM goes back to the OS, not to glibc's free lists
     report = {"evicted_from_hot": len(evicted), "moved_to_cold": moved}
