@@ -103,6 +103,11 @@ class HotStore:
         self.access_counts.extend([0] * n)
         self.last_accessed.extend([math.nan] * n)
         self.expires.extend(math.inf if e is None else e for e in expires or [None] * n)
+        self._index_rows(start, ids, agent_ids)
+
+    def _index_rows(self, start: int, ids: Sequence[int], agent_ids: Sequence[int]) -> None:
+        """Map the rows appended from `start` (these ids and agents) into `row_of` and each
+        agent's row queue."""
         row_of, rows_of_agent = self.row_of, self.rows_of_agent
         for row, (memory_id, agent_id) in enumerate(zip(ids, agent_ids, strict=True), start):
             row_of[memory_id] = row
@@ -285,13 +290,7 @@ class HotStore:
             for memory_id in memory_ids:
                 if memory_id in found:
                     into[memory_id] = found[memory_id]
-        row_of, rows_of_agent, agent_ids = self.row_of, self.rows_of_agent, self.agent_ids
-        for row in range(start, len(self.ids)):
-            row_of[self.ids[row]] = row
-            queue = rows_of_agent.get(agent_ids[row])
-            if queue is None:
-                queue = rows_of_agent[agent_ids[row]] = RowQueue()
-            queue.append(row)
+        self._index_rows(start, memory_ids, self.agent_ids[start:])
 
     def evict_expired(self, before_time: float, cap: int) -> list[int]:
         """Drop each agent's memories older than `before_time` or beyond its newest `cap`."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
 from societas.memory import GroupMemory, GroupMemoryConfig
@@ -38,3 +41,21 @@ async def group(group_factory, backend):
     )
     yield g
     await g.close()
+
+
+@contextmanager
+def writes_failing(*stores) -> Iterator[None]:
+    """Inside the block the stores' upserts raise ConnectionError (the stores stay intact:
+    only their writes fail); outside it they write again."""
+
+    async def broken_upsert(points):
+        raise ConnectionError("vector store unreachable")
+
+    real = [store.upsert for store in stores]
+    for store in stores:
+        store.upsert = broken_upsert
+    try:
+        yield
+    finally:
+        for store, upsert in zip(stores, real, strict=True):
+            store.upsert = upsert

@@ -8,6 +8,8 @@ import pytest
 
 from societas.memory.batching import MicroBatcher
 
+from .conftest import writes_failing
+
 
 async def test_concurrent_agents_share_one_batch(group_factory, bm25_embedder):
     group = group_factory("edge")
@@ -44,23 +46,17 @@ async def test_rejected_call_writes_nothing_and_a_failed_write_is_not_lost(group
         await memory.status.update("thought", 42)
     assert len(group.writes) == 0
 
-    async def broken_upsert(points):
-        raise ConnectionError("vector store unreachable")
-
-    # The real stores stay intact; only their writes fail.
-    real, real_kv = group.store.upsert, group.kv_store.upsert
-    group.store.upsert = group.kv_store.upsert = broken_upsert
-    memory_id = await memory.stream.add("event", "this must not be lost")  # id at once
-    await memory.status.update("thought", "nor must this")
-    assert await memory.status.get("thought") == "nor must this"  # the value: at once
-    for _ in range(3):  # the drain task's write fails: logged, kept queued
-        await asyncio.sleep(0)
-    assert len(group.hot) == 0 and group.writes.add_ids == [memory_id]
-    with pytest.raises(ConnectionError):  # the next read retries the write and raises
-        await memory.stream.search("lost")
-    with pytest.raises(ConnectionError):
-        await memory.status.search("nor must this")
-    group.store.upsert, group.kv_store.upsert = real, real_kv
+    with writes_failing(group.store, group.kv_store):
+        memory_id = await memory.stream.add("event", "this must not be lost")  # id at once
+        await memory.status.update("thought", "nor must this")
+        assert await memory.status.get("thought") == "nor must this"  # the value: at once
+        for _ in range(3):  # the drain task's write fails: logged, kept queued
+            await asyncio.sleep(0)
+        assert len(group.hot) == 0 and group.writes.add_ids == [memory_id]
+        with pytest.raises(ConnectionError):  # the next read retries the write and raises
+            await memory.stream.search("lost")
+        with pytest.raises(ConnectionError):
+            await memory.status.search("nor must this")
     assert [h.id for h in await memory.stream.search("lost")] == [memory_id]
     assert [h.value for h in await memory.status.search("nor must this", top_k=1)] == [
         "nor must this"
@@ -86,17 +82,10 @@ async def test_failed_late_write_keeps_the_memories(group_factory):
     first = await s.add("event", "the first memory leaves hot at tick end")
     await s.add("event", "the second one stays")
     engine = group.store.inner
-    real = engine.upsert
-
-    async def broken_upsert(points):
-        raise ConnectionError("vector store unreachable")
-
-    engine.upsert = broken_upsert
-    with pytest.raises(ConnectionError):
+    with writes_failing(engine), pytest.raises(ConnectionError):
         await group.end_tick()
     assert first in group.hot and first in group.deferred.pending
     assert await engine.retrieve([first]) == {}
-    engine.upsert = real
     await group.end_tick()
     assert first not in group.hot and first not in group.deferred.pending
     assert (await engine.retrieve([first]))[first]["text"].startswith("the first")

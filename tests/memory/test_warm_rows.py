@@ -12,6 +12,8 @@ import pytest
 
 from societas.memory import GroupMemory
 
+from .conftest import writes_failing
+
 TIERS = {"hot_cap_per_agent": 2, "migrate_every_ticks": 1, "warm_max_age_days": None}
 TEXTS = [
     "the storm flooded the harbour road",
@@ -106,16 +108,9 @@ async def test_a_failed_write_keeps_them_in_ram(group_factory):
     ids = await _fill(kept)
     before = _dump(await kept.get_by_ids(ids))
     engine = kept.store.inner
-    real = engine.upsert
-
-    async def broken(points):
-        raise ConnectionError("vector store unreachable")
-
-    engine.upsert = broken
-    with pytest.raises(ConnectionError):
+    with writes_failing(engine), pytest.raises(ConnectionError):
         await kept.deferred.persist()
     assert len(kept.warm_rows) == 7 and await engine.count() == 0
-    engine.upsert = real
     assert await kept.deferred.persist() == 11
     assert _dump(await kept.get_by_ids(ids)) == before  # the same records, now from the engine
 
