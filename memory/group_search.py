@@ -100,13 +100,15 @@ class GroupSearch:
                 [p.id for job in jobs.values() for p in job.hits if p.id not in self.hot], payloads
             )
             results: list[list[MemoryHit]] = [[] for _ in requests]
-            hot_hit = HotHits(self.hot)  # after the last await: the hot columns stay as they are
             in_hot = self.hot.row_of  # id → row of every hot memory (membership, no call)
+            hot_points = [p for job in jobs.values() for p in job.hits if p.id in in_hot]
+            # After the last await: the hot columns stay as they are.
+            hot_hits = iter(
+                HotHits(self.hot).many([p.id for p in hot_points], [p.score for p in hot_points])
+            )  # taken below in the same order
             for i, job in jobs.items():
                 results[i] = [
-                    hot_hit(p.id, p.score)
-                    if p.id in in_hot
-                    else _hit(records[p.id], p.score, "warm")
+                    next(hot_hits) if p.id in in_hot else _hit(records[p.id], p.score, "warm")
                     for p in job.hits
                     if p.id in in_hot or p.id in records
                 ]

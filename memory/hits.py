@@ -1,17 +1,23 @@
 """Search hits from the hot columns, built for a whole batch of searches.
 
-`HotStore.hit` builds one hit through pydantic's trusted construction; a search returns
-several hits and a tick runs a search per agent, so here each hit's state is written directly
-from `HotStore.fields` (no model machinery per hit; tests compare the two).
+`HotStore.hit` builds one hit through pydantic's trusted construction, reading its row a
+field at a time; a tick runs a search per agent and each returns several hits, so here the
+rows of every hit of the batch are read column by column (one numpy gather a column) and each
+hit's state is written directly (no model machinery per hit; tests compare the two).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from societas.memory.records import MemoryHit
 
 if TYPE_CHECKING:
+    from societas.memory.code_column import CodeColumn
     from societas.memory.hot_store import HotStore
 
 _new = MemoryHit.__new__
@@ -19,22 +25,87 @@ _set = object.__setattr__
 # Every field is given, so every hit has the same "fields set"; one set serves them all (the
 # model is frozen, and pydantic copies the set before changing it in `model_copy`).
 _ALL_SET = set(MemoryHit.model_fields)
+GATHER_AT = 24  # hits in a batch from which columns are gathered, not rows read one by one
+_NUMBERS = ("agent_ids", "days", "ts", "times", "importances", "layer_since", "access_counts")
 
 
 class HotHits:
     """Builds `MemoryHit`s of hot memories; valid while the hot columns are not changed."""
 
     def __init__(self, hot: HotStore) -> None:
-        self.fields = hot.fields
+        self.hot = hot
 
     def __call__(self, memory_id: int, score: float) -> MemoryHit:
         """The hot memory `memory_id` as a hit (as `HotStore.hit` makes it)."""
-        fields = self.fields(memory_id)
+        fields = self.hot.fields(memory_id)
         fields["score"] = score
         fields["tier"] = "hot"
-        hit = _new(MemoryHit)
-        _set(hit, "__dict__", fields)
-        _set(hit, "__pydantic_fields_set__", _ALL_SET)
-        _set(hit, "__pydantic_extra__", None)
-        _set(hit, "__pydantic_private__", None)
-        return hit
+        return _made(fields)
+
+    def many(self, memory_ids: Sequence[int], scores: Sequence[float]) -> list[MemoryHit]:
+        """The hot memories `memory_ids` as hits with these scores, in that order."""
+        if len(memory_ids) < GATHER_AT:  # a column gather costs more than a few row reads
+            return list(map(self, memory_ids, scores))
+        hot = self.hot
+        row_of = hot.row_of
+        rows = [row_of[i] for i in memory_ids]
+        at = np.array(rows, np.intp)
+        agent, day, t, time, importance, since, reads = (
+            _gather(getattr(hot, name), at) for name in _NUMBERS
+        )
+        last = [None if math.isnan(x) else x for x in _gather(hot.last_accessed, at)]
+        expires = [None if math.isinf(x) else x for x in _gather(hot.expires, at)]
+        topic, location, layer, kind = (
+            _decode(c, at) for c in (hot.topics, hot.locations, hot.layers, hot.types)
+        )
+        texts = hot.texts
+        links, evidence, tags, metadata = hot.cognition_links, hot.evidence, hot.tags, hot.metadata
+        return [
+            _made(
+                {
+                    "id": memory_id,
+                    "agent_id": agent[j],
+                    "text": texts[rows[j]],
+                    "topic": topic[j],
+                    "day": day[j],
+                    "t": t[j],
+                    "time": time[j],
+                    "location": location[j],
+                    "importance": importance[j],
+                    "cognition_ids": tuple(links.get(memory_id, ())),
+                    "evidence_ids": tuple(evidence.get(memory_id, ())),
+                    "layer": layer[j],
+                    "layer_since": since[j],
+                    "type": kind[j],
+                    "tags": tags.get(memory_id, ()),
+                    "metadata": metadata.get(memory_id, {}),
+                    "access_count": reads[j],
+                    "last_accessed": last[j],
+                    "expires_at": expires[j],
+                    "score": scores[j],
+                    "tier": "hot",
+                }
+            )
+            for j, memory_id in enumerate(memory_ids)
+        ]
+
+
+def _made(fields: dict) -> MemoryHit:
+    """A hit with exactly these (already valid) fields as its state."""
+    hit = _new(MemoryHit)
+    _set(hit, "__dict__", fields)
+    _set(hit, "__pydantic_fields_set__", _ALL_SET)
+    _set(hit, "__pydantic_extra__", None)
+    _set(hit, "__pydantic_private__", None)
+    return hit
+
+
+def _gather(column, at: np.ndarray) -> list:
+    """The values of a typed `array` column at rows `at`, as Python numbers."""
+    return np.frombuffer(column, column.typecode)[at].tolist()
+
+
+def _decode(column: CodeColumn, at: np.ndarray) -> list[str | None]:
+    """The values of a coded column at rows `at`."""
+    values = column.values
+    return [values[c] for c in _gather(column.codes, at)]

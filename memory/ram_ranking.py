@@ -60,16 +60,19 @@ class RamRanker:
         relevant_only_cfg = cfg.candidates == "relevant"
         hot_ids = g.hot.row_of
         expiring = g.expiring
+        agents = index.agents
+        query_weights = index.query_weights
+        f64 = np.float64
         for job in jobs:
             r = job.request
-            p = index.agents.get(r.agent_id)
+            p = agents.get(r.agent_id)
             if p is None or not len(p):
                 continue
-            ids = np.frombuffer(p.ids, np.int64)
-            times = np.frombuffer(p.times, np.float64)
+            n_all = len(p.ids)
+            times = np.frombuffer(p.times, f64)
             mask = None
             if "warm" not in r.tiers:  # hot only: the rows still in RAM columns
-                mask = np.fromiter((i in hot_ids for i in p.ids), bool, len(ids))
+                mask = np.fromiter((i in hot_ids for i in p.ids), bool, n_all)
             if r.topic is not None:
                 topic = index.topic_id_of(r.topic)
                 hit = np.frombuffer(p.topics, np.uint16) == topic
@@ -79,53 +82,76 @@ class RamRanker:
                 inside = (times >= start) & (times < end)
                 mask = inside if mask is None else mask & inside
             if expiring:
-                alive = np.fromiter(
-                    (expiring.get(i, math.inf) > now for i in p.ids), bool, len(ids)
-                )
+                alive = np.fromiter((expiring.get(i, math.inf) > now for i in p.ids), bool, n_all)
                 mask = alive if mask is None else mask & alive
-            raw = _relevance(index, p, index.query_weights(job.vectors.sparse), len(ids))
+            raw = _relevance(index, p, query_weights(job.vectors.sparse), n_all)
             if relevant_only_cfg and has_terms(job.vectors):
-                mask = raw > 0 if mask is None else mask & (raw > 0)
-            # raw >= 0 and k > 0, so raw / (raw + k) is already 0.0 where raw is (no where()).
-            relevance = raw / (raw + k_sat) if saturate else raw
-            score = alpha * np.exp(log_decay * np.abs(now - times))
-            score += beta * np.frombuffer(p.importances, np.float64)
-            score += gamma * relevance
-            if mask is not None:
-                keep = mask.nonzero()[0]
-                ids, score = ids[keep], score[keep]
-            n = len(ids)
+                relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)
+                mask = relevant if mask is None else mask & relevant
+            score = now - times
+            np.abs(score, out=score)
+            score *= log_decay
+            np.exp(score, out=score)
+            if alpha != 1.0:
+                score *= alpha
+            importance = np.frombuffer(p.importances, f64)
+            score += importance if beta == 1.0 else beta * importance
+            if raw is not None:
+                # raw >= 0 and k > 0, so raw / (raw + k) is already 0.0 where raw is.
+                relevance = raw / (raw + k_sat) if saturate else raw
+                score += relevance if gamma == 1.0 else gamma * relevance
+            rows = None if mask is None else mask.nonzero()[0]
+            n = n_all if rows is None else len(rows)
             job.candidates = job.scored = n
             if not n:
                 continue
-            k = min(job.limit, n)
-            if n > k:
-                # Everything tied with the k-th score stays in, then (score, newest id) decides.
-                kth = np.partition(score, n - k)[n - k]
-                near = (score >= kth).nonzero()[0]
-                ids, score = ids[near], score[near]
-            order = np.lexsort((-ids, -score))[:k]
-            job.hits = list(map(ScoredPoint, ids[order].tolist(), score[order].tolist()))
+            job.hits = _top(p, score if rows is None else score[rows], rows, min(job.limit, n))
+
+
+def _top(p: AgentPostings, score: np.ndarray, rows: np.ndarray | None, k: int) -> list[ScoredPoint]:
+    """The k best of `score` (over `rows` of the agent's rows, or all of them), best first;
+    ties newest first (ids ascend with the row)."""
+    n = len(score)
+    # Everything tied with the k-th score stays in; then (score, newest) decides.
+    near = (score >= np.partition(score, n - k)[n - k]).nonzero()[0] if n > k else np.arange(n)
+    order = sorted(zip(score[near].tolist(), near.tolist(), strict=True), key=_best_newest)[:k]
+    ids = p.ids
+    if rows is None:
+        return [ScoredPoint(ids[i], s) for s, i in order]
+    return [ScoredPoint(ids[int(rows[i])], s) for s, i in order]
+
+
+def _best_newest(item: tuple[float, int]) -> tuple[float, int]:
+    """Sort key of a (score, row): best score first, then the newest row."""
+    return -item[0], -item[1]
 
 
 def _relevance(
     index: SparseIndex, p: AgentPostings, weights: list[tuple[int, float]], n: int
-) -> np.ndarray:
-    """`SparseIndex.relevance`, in fewer numpy calls when the query has at most two
-    weighted terms (then the per-row sums are the same floats in any order: 0 + a + b)."""
-    if len(weights) > 2 or not weights or not p.terms:
-        return index.relevance(p, weights)
+) -> np.ndarray | None:
+    """Raw relevance (Σ idf · q · d) of each of the agent's memories, in row order, each
+    row's terms summed in their stored order (as `ram_batch` sums them: the same floats).
+    None when no query term is among the agent's."""
+    if not weights or not p.terms:
+        return None
     terms = np.frombuffer(p.terms, np.uint32)
     if len(weights) == 1:
         term, w = weights[0]
         at = (terms == term).nonzero()[0]
         w_at = np.float64(w)
-    else:
+    elif len(weights) == 2:
         (t0, w0), (t1, w1) = weights
         first = terms == t0
         at = (first | (terms == t1)).nonzero()[0]
         w_at = np.where(first[at], w0, w1)
+    else:
+        q_terms = np.array([t for t, _ in weights], np.uint32)
+        order = np.argsort(q_terms)
+        sorted_terms = q_terms[order]
+        pos = sorted_terms.searchsorted(terms).clip(max=len(order) - 1)
+        at = (sorted_terms[pos] == terms).nonzero()[0]
+        w_at = np.array([w for _, w in weights])[order[pos[at]]]
     if not at.size:
-        return np.zeros(n)
+        return None
     rows = np.frombuffer(p.ends, np.uint32).searchsorted(at, side="right")
     return np.bincount(rows, np.frombuffer(p.weights, np.float32)[at] * w_at, n)

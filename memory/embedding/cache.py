@@ -83,6 +83,15 @@ class CachedEmbedder:
         return await self._embed(texts, self._queries, self.inner.embed_queries)
 
     async def _embed(self, texts: Sequence[str], cache: _Lru, compute) -> list[TextVectors]:
+        if not cache.capacity:  # no cache: only a batch's duplicates are shared (no hashing)
+            todo = list(dict.fromkeys(texts))
+            self.hits += len(texts) - len(todo)
+            self.misses += len(todo)
+            vectors = await compute(todo)
+            if len(todo) == len(texts):
+                return list(vectors)
+            by_text = dict(zip(todo, vectors, strict=True))
+            return [by_text[text] for text in texts]
         found: dict[str, TextVectors] = {}
         missing: dict[str, bytes] = {}  # ordered: each new text embedded once, its key
         for text in texts:

@@ -69,7 +69,7 @@ async def test_batch_points_equal_the_per_memory_ones(group_factory, profile):
 
 
 async def test_hot_hits_equal_the_hot_store_ones(group_factory):
-    from societas.memory.hits import HotHits
+    from societas.memory.hits import GATHER_AT, HotHits
 
     group = group_factory("edge")
     await group.add_agents({1: {}})
@@ -86,3 +86,13 @@ async def test_hot_hits_equal_the_hot_store_ones(group_factory):
         mine, theirs = hits(memory_id, 0.5), group.hot.hit(memory_id, 0.5)
         assert mine == theirs and list(mine.__dict__) == list(theirs.__dict__)
         assert mine.model_fields_set == theirs.model_fields_set
+    # A batch large enough to be read column by column gives the same hits, in its order.
+    more = [await s.add("event", f"plain {n}", n / 40) for n in range(30)]
+    await group.sync_writes()
+    asked = [*reversed(more), *ids, ids[1]]
+    assert len(asked) >= GATHER_AT
+    scores = [n / 7 for n in range(len(asked))]
+    batch = hits.many(asked, scores)
+    singles = [group.hot.hit(i, sc) for i, sc in zip(asked, scores, strict=True)]
+    assert batch == singles
+    assert [list(h.__dict__) for h in batch] == [list(h.__dict__) for h in singles]

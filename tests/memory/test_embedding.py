@@ -54,6 +54,18 @@ async def test_cache_embeds_each_text_once():
     assert inner.calls[-1] == ["a"]
 
 
+async def test_cache_of_size_zero_shares_only_a_batchs_duplicates():
+    """cache_size=0 keeps nothing (no digest is computed); a text twice in one batch is still
+    embedded once, and the counts say so."""
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner, capacity=0)
+    out = await cached.embed_documents(["a", "bb", "a"])
+    assert [v.dense[0] for v in out] == [1.0, 2.0, 1.0] and inner.calls == [["a", "bb"]]
+    out = await cached.embed_queries(["bb", "ccc"])
+    assert [v.dense[0] for v in out] == [2.0, 3.0] and inner.calls[-1] == ["bb", "ccc"]
+    assert (cached.hits, cached.misses) == (1, 4) and not cached._documents.items
+
+
 async def test_cache_keeps_digests_not_texts():
     """Keys are 16-byte digests whatever the text's length; distinct texts (a lone surrogate
     included) stay distinct entries and hit again."""

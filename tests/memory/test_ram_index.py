@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from societas.memory import GroupMemory
 from societas.memory.records import KVSearchRequest, SearchRequest
 from societas.memory.vectorstores.base import PointFilter, VectorQuery
@@ -46,15 +48,17 @@ async def test_relevance_from_ram_equals_the_engines(group_factory, backend):
         assert abs(score - ram[memory_id]) < 1e-4 * max(1.0, score)
 
 
-async def test_ram_search_ranks_like_the_engine(group_factory, tmp_path):
-    """Same top-k with the RAM index on and off (off: every search rescored in the engine)."""
+@pytest.mark.parametrize("words", [2, 5])
+async def test_ram_search_ranks_like_the_engine(group_factory, tmp_path, words):
+    """Same top-k with the RAM index on and off (off: every search rescored in the engine),
+    for short queries and for queries of more terms (summed in another code path)."""
     on = group_factory("edge", sub="on", tiers={"hot_window_hours": 2.0})
     off = group_factory("edge", sub="off", tiers={"hot_window_hours": 2.0, "ram_index": False})
     for g in (on, off):
         await _fill(g, agents=4, ticks=12)
     rng = random.Random(3)
     asked = [
-        SearchRequest(agent_id=a, query=" ".join(rng.sample(WORDS, 2)), top_k=4, **extra)
+        SearchRequest(agent_id=a, query=" ".join(rng.sample(WORDS, words)), top_k=4, **extra)
         for a in range(4)
         for extra in ({}, {"topic": "event"}, {"day_range": (0, 0)}, {"tiers": ("hot",)})
     ]
