@@ -87,5 +87,13 @@ class CodeColumn:
     def take(self, rows: Sequence[int]) -> CodeColumn:
         """A column of `rows` in that order, with a vocabulary of only the values they hold
         (values no row holds any more are let go: free-text places cannot pile up)."""
-        values, codes = self.values, self.codes
-        return CodeColumn(values[codes[r]] for r in rows)
+        if not len(rows):
+            return CodeColumn()
+        dtype = np.uint16 if self.codes.typecode == "H" else np.uint32
+        used, codes = np.unique(np.frombuffer(self.codes, dtype)[rows], return_inverse=True)
+        out = CodeColumn()
+        for code in used.tolist():  # each value still held, coded once (in code order)
+            out._code(self.values[code])
+        narrow = out.codes.typecode == "H"
+        out.codes.frombytes(codes.astype(np.uint16 if narrow else np.uint32).tobytes())
+        return out

@@ -279,9 +279,9 @@ class HotStore:
         sparse field as it is: memories that left hot but stay in RAM (`GroupMemory.warm_rows`)."""
         rows = [src.row_of[i] for i in memory_ids]
         start = len(self.ids)
+        at = np.array(rows, np.intp)
         for name in _ARRAYS:
-            column = getattr(src, name)
-            getattr(self, name).extend(column[r] for r in rows)
+            getattr(self, name).frombytes(_taken(getattr(src, name), at))
         for name in _CODES:
             getattr(self, name).extend_rows(getattr(src, name), rows)
         self.texts.extend_rows(src.texts, rows)
@@ -342,9 +342,12 @@ class HotStore:
         if len(self.row_of) == total:
             return
         keep = sorted(self.row_of.values())
+        at = np.array(keep, np.intp)
         for name in _ARRAYS:
             column = getattr(self, name)
-            setattr(self, name, array(column.typecode, (column[r] for r in keep)))
+            kept = array(column.typecode)
+            kept.frombytes(_taken(column, at))
+            setattr(self, name, kept)
         for name in _CODES:
             setattr(self, name, getattr(self, name).take(keep))
         self.texts = self.texts.take(keep)
@@ -365,3 +368,8 @@ class HotStore:
         """Approximate bytes held by the columns (texts counted by length)."""
         arrays = (self.ids, self.agent_ids, self.days, self.ts, self.times, self.importances)
         return sum(a.itemsize * len(a) for a in arrays) + self.texts.nbytes()
+
+
+def _taken(column: array, rows: np.ndarray) -> bytes:
+    """The bytes of a typed column's values at `rows`, in that order (one numpy gather)."""
+    return np.frombuffer(column, column.typecode)[rows].tobytes()

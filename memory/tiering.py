@@ -212,8 +212,20 @@ def _seal_due(store: Any, cfg: TierConfig) -> bool:
 
 
 async def end_tick(group: GroupMemory) -> dict[str, int]:
-    """Tier migration for one tick: evict hot, move aged or surplus warm memories to cold."""
-    await recover(group)
+    """Tier migration for one tick: evict hot, move aged or surplus warm memories to cold.
+    A move or merge a crash or an error stopped half-way is finished first; the disk is
+    looked at for one only then (at the first tick of a process, or after a failed one)."""
+    if group.recovery_due:
+        await recover(group)
+        group.recovery_due = False
+    try:
+        return await _tick(group)
+    except BaseException:
+        group.recovery_due = True  # a move or merge may have stopped half-way
+        raise
+
+
+async def _tick(group: GroupMemory) -> dict[str, int]:
     cfg = group.config.tiers
     now = group.clock.abs_seconds
     before = now - cfg.hot_window_hours * 3600.0

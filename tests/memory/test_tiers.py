@@ -138,6 +138,42 @@ async def test_crash_between_cold_write_and_warm_delete(tiered, monkeypatch):
     assert not set((await group.store.retrieve(sorted(group.cold.all_ids()))).keys())
 
 
+async def test_the_next_tick_finishes_a_move_an_error_stopped(tiered, monkeypatch):
+    """The disk is looked at for a half-done move at a process's first tick and after a
+    failed one, not at every tick; the tick after a failure finishes the move."""
+    from societas.memory import tiering
+
+    group = tiered(warm_max_age_days=1, warm_cap_per_agent=None)
+    looks = []
+    real_look = tiering._pending_after_compaction
+    monkeypatch.setattr(
+        tiering, "_pending_after_compaction", lambda g: looks.append(1) or real_look(g)
+    )
+    await group.add_agents({1: {}, 2: {}})
+    for tick in range(4):
+        group.clock.set(0, tick * 6 * HOUR)
+        for agent in (1, 2):
+            await group.agent(agent).stream.add("event", f"tick {tick} at the harbour", 0.5)
+        await group.end_tick()
+    assert len(looks) == 1  # the first tick only
+    group.clock.set(3, 0.0)
+    real_delete = group.store.delete
+
+    async def crash(ids):
+        raise RuntimeError("process died mid-migration")
+
+    monkeypatch.setattr(group.store, "delete", crash)
+    with pytest.raises(RuntimeError, match="mid-migration"):
+        await group.end_tick()
+    assert group.journal.pending() is not None
+    monkeypatch.setattr(group.store, "delete", real_delete)
+    await group.end_tick()  # recovers the interrupted move, then ticks
+    assert len(looks) == 2 and group.journal.pending() is None
+    counts = await group.tier_counts()
+    assert counts["warm"] == 0 and counts["cold"] == 8
+    assert not set((await group.store.retrieve(sorted(group.cold.all_ids()))).keys())
+
+
 async def test_crash_while_writing_cold_loses_nothing(tiered, monkeypatch):
     group = tiered(warm_max_age_days=1, warm_cap_per_agent=None)
     await group.add_agents({1: {}, 2: {}})
