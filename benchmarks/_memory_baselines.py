@@ -100,7 +100,7 @@ def run_naive(agents: int, memories: int, rss_mb) -> dict:
     docs = 0
     add_s = search_s = kv_s = 0.0
     digests = []
-    t_all = time.perf_counter()
+    t_all, cpu_all = time.perf_counter(), time.process_time()
     for tick in range(memories // 2):
         day, t = clock_of(tick)
         now = day * 86400.0 + t
@@ -130,8 +130,8 @@ def run_naive(agents: int, memories: int, rss_mb) -> dict:
             t3 = time.perf_counter()
             add_s, search_s, kv_s = add_s + t1 - t0, search_s + t2 - t1, kv_s + t3 - t2
             digests.append(digest_hits(hits))
-    wall = time.perf_counter() - t_all
-    return _figures(agents, memories, wall, add_s, search_s, kv_s, base, digests)
+    wall, cpu = time.perf_counter() - t_all, time.process_time() - cpu_all
+    return _figures(agents, memories, wall, add_s, search_s, kv_s, base, digests) | {"cpu_s": cpu}
 
 
 def run_agentsociety(agents: int, memories: int, rss_mb) -> dict:

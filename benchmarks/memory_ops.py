@@ -18,7 +18,10 @@ What is cached: nothing. The embedding cache is off (cache_size=0) and a tick's 
 distinct, so `query_cache_hits` is 0; the LLM is not involved. Every side runs in its own
 child process; `net_kb_per_agent` is its peak RSS minus its RSS before any memory existed.
 
-    python benchmarks/memory_ops.py [--sizes 300x200,20x1000] [--json P]
+The naive, gathered and one-at-a-time sides run `--repeats` times (default 3), interleaved;
+the wall and CPU ratios are of their medians (`wall_s_each_run` lists every run).
+
+    python benchmarks/memory_ops.py [--sizes 300x200,20x1000] [--repeats 3] [--json P]
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import json
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -90,7 +94,7 @@ async def run_societas(agents: int, memories: int, mode: str) -> dict:
             await search(turn)
             await status(turn)
 
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         for tick in range(memories // 2):
             group.clock.set(*clock_of(tick))
             at[0] = tick * agents
@@ -108,7 +112,7 @@ async def run_societas(agents: int, memories: int, mode: str) -> dict:
                         await group.sync_writes()
                     timers[name] += time.perf_counter() - t0
             await group.end_tick()
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         stored = await group.memory_count()
         tiers = await group.tier_counts()
         hits = query_hits[0]
@@ -118,6 +122,7 @@ async def run_societas(agents: int, memories: int, mode: str) -> dict:
     out = {
         "agents": agents,
         "wall_s": wall,
+        "cpu_s": cpu,  # every thread of the process (embedding batches run on a worker)
         "peak_rss_mb": peak,
         "net_kb_per_agent": (peak - base) * 1024 / agents,
         "group_setup_mb": setup,
@@ -151,12 +156,23 @@ def agreement(a: list[str], b: list[str]) -> float:
     return sum(x == y for x, y in zip(a, b, strict=True)) / max(1, len(a))
 
 
-def compare(agents: int, memories: int) -> dict:
-    """Every side at one size, and the ratios the issue asks for."""
-    ours = {mode: child(mode, agents, memories) for mode in MODES}
-    naive = child("naive", agents, memories)
+def compare(agents: int, memories: int, repeats: int) -> dict:
+    """Every side at one size, and the ratios the issue asks for. The sides the wall ratios
+    compare run `repeats` times, interleaved (naive, gathered, one at a time), and each
+    ratio is of medians: on this shared machine one run's wall varies by up to ±15 %."""
+    walls: dict[str, list[float]] = {"naive": [], "gather": [], "sequential": []}
+    cpus: dict[str, list[float]] = {"naive": [], "gather": [], "sequential": []}
+    last: dict[str, dict] = {}
+    for _ in range(repeats):
+        for side, side_walls in walls.items():
+            last[side] = child(side, agents, memories)
+            side_walls.append(last[side]["wall_s"])
+            cpus[side].append(last[side]["cpu_s"])
+    g, naive, seq = last["gather"], last["naive"], last["sequential"]
+    p = child("phased", agents, memories)
     agsoc = child("agentsociety", agents, memories)
-    g, p = ours["gather"], ours["phased"]
+    wall = {side: statistics.median(values) for side, values in walls.items()}
+    cpu = {side: statistics.median(values) for side, values in cpus.items()}
     return {
         "agents": {
             "societas": g["agents"],
@@ -165,14 +181,19 @@ def compare(agents: int, memories: int) -> dict:
         },
         "memories_per_agent": memories,
         "query_cache_hits": g["query_cache_hits"],
+        "repeats": repeats,
         "wall_s": {
-            "societas_gather": round(g["wall_s"], 2),
-            "societas_sequential": round(ours["sequential"]["wall_s"], 2),
-            "naive": round(naive["wall_s"], 2),
+            "societas_gather": round(wall["gather"], 2),
+            "societas_sequential": round(wall["sequential"], 2),
+            "naive": round(wall["naive"], 2),
             "agentsociety": round(agsoc["wall_s"], 2),
         },
-        "wall_vs_naive": round(g["wall_s"] / naive["wall_s"], 3),
-        "wall_vs_naive_sequential": round(ours["sequential"]["wall_s"] / naive["wall_s"], 3),
+        "wall_s_each_run": {side: [round(x, 2) for x in v] for side, v in walls.items()},
+        "wall_vs_naive": round(wall["gather"] / wall["naive"], 3),
+        "wall_vs_naive_sequential": round(wall["sequential"] / wall["naive"], 3),
+        "cpu_s": {side: round(v, 2) for side, v in cpu.items()},
+        "cpu_vs_naive": round(cpu["gather"] / cpu["naive"], 3),
+        "cpu_vs_naive_sequential": round(cpu["sequential"] / cpu["naive"], 3),
         "net_kb_per_agent": round(g["net_kb_per_agent"], 1),
         "societas_group_setup_mb": round(g["group_setup_mb"], 1),
         "children_peak_rss_mb": round(g["children_peak_rss_mb"], 1),
@@ -190,9 +211,7 @@ def compare(agents: int, memories: int) -> dict:
         "adds_vs_agentsociety": round(p["adds_per_s"] / agsoc["adds_per_s"], 2),
         "searches_vs_agentsociety": round(p["searches_per_s"] / agsoc["searches_per_s"], 2),
         "same_top3_as_naive": round(agreement(g["digests"], naive["digests"]), 4),
-        "same_top3_gather_vs_sequential": round(
-            agreement(g["digests"], ours["sequential"]["digests"]), 4
-        ),
+        "same_top3_gather_vs_sequential": round(agreement(g["digests"], seq["digests"]), 4),
         "same_top3_as_agentsociety": round(agreement(g["digests"], agsoc["digests"]), 4),
         "societas_tiers": g["tiers"],
         "societas_stored": g["stored"],
@@ -203,6 +222,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="300x200,20x1000", help="AGENTSxMEMORIES,...")
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs of the naive, gathered and one-at-a-time sides"
+    )
     parser.add_argument("--part", choices=[*MODES, "naive", "agentsociety"], default=None)
     parser.add_argument("--agents", type=int, default=300)
     parser.add_argument("--memories", type=int, default=200)
@@ -218,6 +240,8 @@ def main() -> None:
             out = asyncio.run(run_societas(args.agents, args.memories, args.part))
         print(json.dumps(out))
         return
+    if args.repeats < 1:
+        parser.error(f"--repeats: {args.repeats} is not a count of runs (>= 1)")
     sizes = []
     for item in args.sizes.split(","):
         try:
@@ -235,7 +259,7 @@ def main() -> None:
         "net": "peak RSS minus RSS after imports and the embedding model (every side); "
         "societas's includes its group setup (two Edge shards, pools)",
         "embedder": "bm25 (Qdrant Edge tokenizer; fastembed for agentsociety)",
-        "runs": {f"{a}x{m}": compare(a, m) for a, m in sizes},
+        "runs": {f"{a}x{m}": compare(a, m, args.repeats) for a, m in sizes},
         "machine": machine(),
     }
     emit(result, args.json)
