@@ -51,6 +51,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/memory_ops.py --json benchmarks/results/memory_ops.json
+	$(PY) benchmarks/memory_breakdown.py --json benchmarks/results/memory_breakdown.json
 	$(PY) benchmarks/tiering.py --json benchmarks/results/tiering.json
 	$(PY) benchmarks/llm_saturation.py --json benchmarks/results/llm_saturation.json
 	$(PY) benchmarks/local_sim.py --json benchmarks/results/local_sim.json

@@ -1,0 +1,154 @@
+"""Where a memory_ops turn's time goes: µs per agent-turn by component, gathered or one at a time.
+
+Runs memory_ops' societas side (the same workload, nothing cached, tiering on) with timing
+wrappers around the parts of the path: embedding, the write, the ranking, the hit records,
+read counts, the rest of `search_many`, the tier pass and the workload's tick plan; what is
+left is the agent API, micro-batching, asyncio and the status calls. The wrappers add ~1-2 µs
+a call, so the parts add up to a little more than an unwrapped turn (memory_ops).
+
+    python benchmarks/memory_breakdown.py [--agents 300] [--memories 200] [--json P]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import functools
+import inspect
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import memory_ops
+from _common import emit, machine
+
+TIMED = (  # (module, owner name or None for a module function, attribute, label)
+    ("societas.memory.ram_ranking", "RamRanker", "rank", "rank"),
+    ("societas.memory.hits", "HotHits", "many", "hot_hits"),
+    ("societas.memory.group_search", "GroupSearch", "_records", "warm_records"),
+    ("societas.memory.records_meta", "AccessLedger", "record", "read_counts"),
+    ("societas.memory.embedding.cache", "CachedEmbedder", "embed_documents", "embed_documents"),
+    ("societas.memory.embedding.cache", "CachedEmbedder", "embed_queries", "embed_queries"),
+    ("societas.memory.group", "GroupMemory", "write_memories", "write"),
+    ("societas.memory.group_search", "GroupSearch", "search_many", "search"),
+    ("societas.memory.group", "GroupMemory", "end_tick", "tier_pass"),
+    ("memory_ops", None, "tick_plan", "tick_plan"),
+)
+
+
+class Timers:
+    """Seconds spent in each wrapped callable, and writes made inside a search (gathered,
+    the search batch waits for the tick's write)."""
+
+    def __init__(self) -> None:
+        self.seconds: collections.Counter[str] = collections.Counter()
+        self.searching = 0
+
+    def wrap(self, fn, label: str):
+        """`fn` timed under `label` (coroutine functions awaited inside the timing)."""
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def timed_async(*args, **kwargs):
+                started = time.perf_counter()
+                self.searching += label == "search"
+                try:
+                    return await fn(*args, **kwargs)
+                finally:
+                    spent = time.perf_counter() - started
+                    self.searching -= label == "search"
+                    self.seconds[label] += spent
+                    if label == "write" and self.searching:
+                        self.seconds["write_inside_search"] += spent
+
+            return timed_async
+
+        @functools.wraps(fn)
+        def timed(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[label] += time.perf_counter() - started
+
+        return timed
+
+    def install(self) -> None:
+        """Wrap every callable of TIMED in place (this process only)."""
+        import importlib
+
+        for module_name, owner_name, attr, label in TIMED:
+            module = importlib.import_module(module_name)
+            owner = module if owner_name is None else getattr(module, owner_name)
+            setattr(owner, attr, self.wrap(getattr(owner, attr), label))
+
+
+def breakdown(agents: int, memories: int, mode: str) -> dict[str, float]:
+    """µs per agent-turn of each component in one run of `mode` (gather or sequential)."""
+    timers = Timers()
+    timers.install()
+    out = asyncio.run(memory_ops.run_societas(agents, memories, mode))
+    turns = agents * (memories // 2)
+    s = {k: v * 1e6 / turns for k, v in timers.seconds.items()}
+    parts = {
+        "embed_documents": s["embed_documents"],
+        "write_besides_embedding": s["write"] - s["embed_documents"],
+        "embed_query": s["embed_queries"],
+        "rank": s["rank"],
+        "hit_records": s["hot_hits"] + s["warm_records"],
+        "read_counts": s["read_counts"],
+        "search_rest": s["search"]
+        - s.get("write_inside_search", 0.0)
+        - s["rank"]
+        - s["hot_hits"]
+        - s["warm_records"]
+        - s["embed_queries"]
+        - s["read_counts"],
+        "tier_pass": s["tier_pass"],
+        "tick_plan": s["tick_plan"],
+    }
+    whole = out["wall_s"] * 1e6 / turns
+    parts["agent_api_batching_asyncio_status"] = whole - sum(parts.values())
+    return {"turn": round(whole, 1)} | {k: round(v, 1) for k, v in parts.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--agents", type=int, default=300)
+    parser.add_argument("--memories", type=int, default=200)
+    parser.add_argument("--mode", choices=["gather", "sequential"], default=None)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    if args.agents < 1 or args.memories < 2:
+        parser.error(f"--agents {args.agents} --memories {args.memories}: need >= 1 and >= 2")
+    if args.mode is not None:  # one mode in this process (the wrappers stay installed)
+        print(json.dumps(breakdown(args.agents, args.memories, args.mode)))
+        return
+    modes = {}
+    for mode in ("gather", "sequential"):
+        cmd = [sys.executable, __file__, "--mode", mode, "--agents", str(args.agents)]
+        done = subprocess.run(
+            [*cmd, "--memories", str(args.memories)], check=True, capture_output=True, text=True
+        )
+        modes[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    emit(
+        {
+            "unit": "µs per agent-turn (2 adds, 1 search, 1 status update + get)",
+            "instrumented": "timing wrappers, ~1-2 µs a call: parts sum above an unwrapped turn",
+            "cached": "nothing (as memory_ops)",
+            "agents": args.agents,
+            "memories_per_agent": args.memories,
+            "modes": modes,
+            "machine": machine(),
+        },
+        args.json,
+    )
+
+
+if __name__ == "__main__":
+    main()
