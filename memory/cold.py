@@ -21,6 +21,7 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from societas.memory.clock import SECONDS_PER_DAY
+from societas.memory.cold_merge import merge_parts
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import write_bytes_atomic, write_parquet_atomic
 from societas.memory.records_meta import META_FIELDS, conform, meta_row
@@ -133,31 +134,25 @@ class ColdStore:
         parts = sorted(folder.glob("part-*.rows.parquet"))
         if len(parts) < 2:
             return None
-        vectors = pa.concat_tables(
-            [pq.read_table(str(f).replace(".rows.", ".vectors.")) for f in parts]
-        )
-        rows = pa.concat_tables([conform(pq.read_table(f), ROW_SCHEMA) for f in parts])
-        if drop_expired_before is not None:  # expired memories leave cold at compaction
-            expires = pc.fill_null(rows["expires_at"], math.inf)
-            alive = pc.greater(expires, drop_expired_before)
-            rows = rows.filter(alive)
-            vectors = vectors.filter(pc.is_in(vectors["id"], value_set=rows["id"]))
-        order = pc.sort_indices(rows, sort_keys=[("agent_id", "ascending"), ("id", "ascending")])
-        rows = rows.take(order)
-        by_id = pc.sort_indices(vectors, sort_keys=[("agent_id", "ascending"), ("id", "ascending")])
-        vectors = vectors.take(by_id)
+        opened = [_Part.open(f) for f in parts]
         part = self._next_part
         self._next_part += 1
         merged = folder / f"part-{part:06d}.rows.parquet"
-        write_parquet_atomic(folder / f"part-{part:06d}.vectors.parquet", vectors, ROW_GROUP)
-        write_parquet_atomic(merged, rows, ROW_GROUP)
+        merge_parts(
+            [(p.rows, p.vectors, p.agent_ranges) for p in opened],
+            merged,
+            folder / f"part-{part:06d}.vectors.parquet",
+            ROW_SCHEMA,
+            ROW_GROUP,
+            drop_expired_before,
+        )
+        del opened
         journal = folder / "_compaction.json"
         write_bytes_atomic(
             journal,
             json.dumps({"merged": merged.name, "replaced": [f.name for f in parts]}).encode(),
         )
         self._finish_compaction(folder)
-        del rows, vectors
         pa.default_memory_pool().release_unused()  # give the merge's buffers back to the OS
         return merged
 

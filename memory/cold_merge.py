@@ -1,0 +1,107 @@
+"""Merging a cold day window's Parquet parts into one, a slice of agents at a time.
+
+Every part is sorted by (agent, id), and each row group's agent range is in the file footer,
+so the merged part can be written agent slice by agent slice: each slice reads only the row
+groups that may hold its agents, sorts ~`MERGE_ROWS` rows and appends them to the output.
+Reading the whole window, concatenating and sorting it held the window three times over in
+RAM at once (a 7-day window of 1,000 agents: ~670,000 memories, several hundred MB at the
+end of a day's tier pass); a slice holds about `MERGE_ROWS` of them. The merged rows are the
+same, in the same order (slices are disjoint agent ranges, taken in ascending order).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from societas.memory.fsutil import fsync_dir
+
+MERGE_ROWS = 25_000  # rows sorted and written at a time (about: slices are agent ranges)
+_ORDER = [("agent_id", "ascending"), ("id", "ascending")]
+
+
+def merge_parts(
+    parts: Sequence[tuple[pq.ParquetFile, pq.ParquetFile, list[tuple[int, int]]]],
+    out_rows: Path,
+    out_vectors: Path,
+    row_schema: pa.Schema,
+    row_group: int,
+    drop_expired_before: float | None = None,
+) -> None:
+    """Write every row of `parts` (rows file, vectors file, each row group's agent range;
+    the two files of a part share row order) sorted by (agent, id) into the two outputs,
+    atomically, leaving out memories expired by `drop_expired_before`."""
+    from societas.memory.records_meta import conform
+
+    total = sum(rows.metadata.num_rows for rows, _, _ in parts)
+    ranges = [r for _, _, agent_ranges in parts for r in agent_ranges]
+    lowest, highest = min(lo for lo, _ in ranges), max(hi for _, hi in ranges)
+    slices = max(1, math.ceil(total / MERGE_ROWS))
+    step = max(1, math.ceil((highest - lowest + 1) / slices))
+    vector_schema = parts[0][1].schema_arrow
+    # Leaving the block closes the vectors file first: its rows file appears last (a part is
+    # done once its rows file exists).
+    with (
+        _atomic_writer(out_rows, row_schema) as rows_out,
+        _atomic_writer(out_vectors, vector_schema) as vectors_out,
+    ):
+        for first in range(lowest, highest + 1, step):
+            last = first + step - 1
+            rows_in, vectors_in = [], []
+            for rows_file, vectors_file, agent_ranges in parts:
+                groups = [
+                    i for i, (lo, hi) in enumerate(agent_ranges) if lo <= last and hi >= first
+                ]
+                if groups:
+                    rows_in.append(
+                        conform(rows_file.read_row_groups(groups, use_threads=False), row_schema)
+                    )
+                    vectors_in.append(vectors_file.read_row_groups(groups, use_threads=False))
+            if not rows_in:
+                continue
+            rows = _agents(pa.concat_tables(rows_in), first, last)
+            vectors = _agents(pa.concat_tables(vectors_in), first, last)
+            if drop_expired_before is not None:  # expired memories leave cold at compaction
+                expires = pc.fill_null(rows["expires_at"], math.inf)
+                rows = rows.filter(pc.greater(expires, drop_expired_before))
+                vectors = vectors.filter(pc.is_in(vectors["id"], value_set=rows["id"]))
+            if rows.num_rows:
+                rows_out.write_table(rows.take(pc.sort_indices(rows, sort_keys=_ORDER)), row_group)
+                vectors_out.write_table(
+                    vectors.take(pc.sort_indices(vectors, sort_keys=_ORDER)), row_group
+                )
+            del rows_in, vectors_in, rows, vectors
+            pa.default_memory_pool().release_unused()  # the slice's buffers, before the next
+
+
+def _agents(table: pa.Table, first: int, last: int) -> pa.Table:
+    """The rows of agents `first`..`last` (a row group read may hold others at its edges)."""
+    agent = table["agent_id"]
+    return table.filter(pc.and_(pc.greater_equal(agent, first), pc.less_equal(agent, last)))
+
+
+@contextmanager
+def _atomic_writer(path: Path, schema: pa.Schema) -> Iterator[pq.ParquetWriter]:
+    """A zstd Parquet writer whose file appears at `path` only once complete and synced (as
+    `fsutil.write_parquet_atomic`); on an error the partial file is removed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    writer = pq.ParquetWriter(tmp, schema, compression="zstd")
+    try:
+        yield writer
+    except BaseException:
+        writer.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    writer.close()
+    with open(tmp, "rb+") as handle:
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
