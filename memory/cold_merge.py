@@ -12,16 +12,15 @@ same, in the same order (slices are disjoint agent ranges, taken in ascending or
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from societas.memory.fsutil import fsync_dir
+from societas.memory.fsutil import parquet_writer_atomic
+from societas.memory.records_meta import conform
 
 MERGE_ROWS = 25_000  # rows sorted and written at a time (about: slices are agent ranges)
 _ORDER = [("agent_id", "ascending"), ("id", "ascending")]
@@ -38,8 +37,6 @@ def merge_parts(
     """Write every row of `parts` (rows file, vectors file, each row group's agent range;
     the two files of a part share row order) sorted by (agent, id) into the two outputs,
     atomically, leaving out memories expired by `drop_expired_before`."""
-    from societas.memory.records_meta import conform
-
     total = sum(rows.metadata.num_rows for rows, _, _ in parts)
     ranges = [r for _, _, agent_ranges in parts for r in agent_ranges]
     lowest, highest = min(lo for lo, _ in ranges), max(hi for _, hi in ranges)
@@ -49,8 +46,8 @@ def merge_parts(
     # Leaving the block closes the vectors file first: its rows file appears last (a part is
     # done once its rows file exists).
     with (
-        _atomic_writer(out_rows, row_schema) as rows_out,
-        _atomic_writer(out_vectors, vector_schema) as vectors_out,
+        parquet_writer_atomic(out_rows, row_schema) as rows_out,
+        parquet_writer_atomic(out_vectors, vector_schema) as vectors_out,
     ):
         for first in range(lowest, highest + 1, step):
             last = first + step - 1
@@ -85,23 +82,3 @@ def _agents(table: pa.Table, first: int, last: int) -> pa.Table:
     """The rows of agents `first`..`last` (a row group read may hold others at its edges)."""
     agent = table["agent_id"]
     return table.filter(pc.and_(pc.greater_equal(agent, first), pc.less_equal(agent, last)))
-
-
-@contextmanager
-def _atomic_writer(path: Path, schema: pa.Schema) -> Iterator[pq.ParquetWriter]:
-    """A zstd Parquet writer whose file appears at `path` only once complete and synced (as
-    `fsutil.write_parquet_atomic`); on an error the partial file is removed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    writer = pq.ParquetWriter(tmp, schema, compression="zstd")
-    try:
-        yield writer
-    except BaseException:
-        writer.close()
-        tmp.unlink(missing_ok=True)
-        raise
-    writer.close()
-    with open(tmp, "rb+") as handle:
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)

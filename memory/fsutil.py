@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,9 +34,24 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 def write_parquet_atomic(path: Path, table: pa.Table, row_group_size: int = 64_000) -> None:
     """Write a zstd Parquet file atomically."""
+    with parquet_writer_atomic(path, table.schema) as writer:
+        writer.write_table(table, row_group_size)
+
+
+@contextmanager
+def parquet_writer_atomic(path: Path, schema: pa.Schema) -> Iterator[pq.ParquetWriter]:
+    """A zstd Parquet writer whose file appears at `path` only once complete and synced
+    (tables can be appended a slice at a time); on an error the partial file is removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
+    writer = pq.ParquetWriter(tmp, schema, compression="zstd")
+    try:
+        yield writer
+    except BaseException:
+        writer.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    writer.close()
     with open(tmp, "rb+") as handle:
         os.fsync(handle.fileno())
     os.replace(tmp, path)

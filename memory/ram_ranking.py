@@ -20,7 +20,7 @@ from societas.memory.vectorstores import ScoredPoint
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
-    from societas.memory.sparse_index import AgentPostings, SparseIndex
+    from societas.memory.sparse_index import AgentPostings
 
 
 class RamRanker:
@@ -84,7 +84,7 @@ class RamRanker:
             if expiring:
                 alive = np.fromiter((expiring.get(i, math.inf) > now for i in p.ids), bool, n_all)
                 mask = alive if mask is None else mask & alive
-            raw = _relevance(index, p, query_weights(job.vectors.sparse), n_all)
+            raw = index.relevance(p, query_weights(job.vectors.sparse))
             if relevant_only_cfg and has_terms(job.vectors):
                 relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)
                 mask = relevant if mask is None else mask & relevant
@@ -124,34 +124,3 @@ def _top(p: AgentPostings, score: np.ndarray, rows: np.ndarray | None, k: int) -
 def _best_newest(item: tuple[float, int]) -> tuple[float, int]:
     """Sort key of a (score, row): best score first, then the newest row."""
     return -item[0], -item[1]
-
-
-def _relevance(
-    index: SparseIndex, p: AgentPostings, weights: list[tuple[int, float]], n: int
-) -> np.ndarray | None:
-    """Raw relevance (Σ idf · q · d) of each of the agent's memories, in row order, each
-    row's terms summed in their stored order (as `ram_batch` sums them: the same floats).
-    None when no query term is among the agent's."""
-    if not weights or not p.terms:
-        return None
-    terms = np.frombuffer(p.terms, np.uint32)
-    if len(weights) == 1:
-        term, w = weights[0]
-        at = (terms == term).nonzero()[0]
-        w_at = np.float64(w)
-    elif len(weights) == 2:
-        (t0, w0), (t1, w1) = weights
-        first = terms == t0
-        at = (first | (terms == t1)).nonzero()[0]
-        w_at = np.where(first[at], w0, w1)
-    else:
-        q_terms = np.array([t for t, _ in weights], np.uint32)
-        order = np.argsort(q_terms)
-        sorted_terms = q_terms[order]
-        pos = sorted_terms.searchsorted(terms).clip(max=len(order) - 1)
-        at = (sorted_terms[pos] == terms).nonzero()[0]
-        w_at = np.array([w for _, w in weights])[order[pos[at]]]
-    if not at.size:
-        return None
-    rows = np.frombuffer(p.ends, np.uint32).searchsorted(at, side="right")
-    return np.bincount(rows, np.frombuffer(p.weights, np.float32)[at] * w_at, n)

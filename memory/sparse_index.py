@@ -165,20 +165,33 @@ class SparseIndex:
                 out.append((term, value * math.log(1.0 + (n - count + 0.5) / (count + 0.5))))
         return out
 
-    def relevance(self, p: AgentPostings, weights: list[tuple[int, float]]) -> np.ndarray:
-        """Raw relevance (Σ idf · q · d) of each of the agent's memories, in row order."""
-        raw = np.zeros(len(p.ids))
+    def relevance(self, p: AgentPostings, weights: list[tuple[int, float]]) -> np.ndarray | None:
+        """Raw relevance (Σ idf · q · d) of each of the agent's memories, in row order, each
+        row's terms summed in their stored order (float64); None when no query term is among
+        the agent's (0 everywhere). Few numpy calls: it runs once a search."""
         if not weights or not p.terms:
-            return raw
+            return None
         terms = np.frombuffer(p.terms, np.uint32)
-        values = np.frombuffer(p.weights, np.float32)
-        ends = np.frombuffer(p.ends, np.uint32)
-        for term, w in weights:
-            at = np.flatnonzero(terms == term)
-            if at.size:
-                rows = np.searchsorted(ends, at, side="right")
-                raw[rows] += values[at] * np.float64(w)  # in float64, as the batch path
-        return raw
+        if len(weights) == 1:
+            term, w = weights[0]
+            at = (terms == term).nonzero()[0]
+            w_at = np.float64(w)
+        elif len(weights) == 2:
+            (t0, w0), (t1, w1) = weights
+            first = terms == t0
+            at = (first | (terms == t1)).nonzero()[0]
+            w_at = np.where(first[at], w0, w1)
+        else:
+            q_terms = np.array([t for t, _ in weights], np.uint32)
+            order = np.argsort(q_terms)
+            sorted_terms = q_terms[order]
+            pos = sorted_terms.searchsorted(terms).clip(max=len(order) - 1)
+            at = (sorted_terms[pos] == terms).nonzero()[0]
+            w_at = np.array([w for _, w in weights])[order[pos[at]]]
+        if not at.size:
+            return None
+        rows = np.frombuffer(p.ends, np.uint32).searchsorted(at, side="right")
+        return np.bincount(rows, np.frombuffer(p.weights, np.float32)[at] * w_at, len(p.ids))
 
 
 def _copy_row(src: AgentPostings, r: int, dst: AgentPostings) -> None:
