@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from societas.memory.fsutil import parquet_writer_atomic
 from societas.memory.records_meta import conform
 
-MERGE_ROWS = 25_000  # rows sorted and written at a time (about: slices are agent ranges)
+MERGE_ROWS = 10_000  # rows sorted and written at a time (about: slices are agent ranges)
 _ORDER = [("agent_id", "ascending"), ("id", "ascending")]
 
 

@@ -31,7 +31,7 @@ from societas.memory.embedding import Embedder, build_embedder
 from societas.memory.group_kv import GroupKV, KVUpdate, UpdateMode
 from societas.memory.group_search import GroupSearch
 from societas.memory.group_state import GroupState
-from societas.memory.heap import map_large_blocks
+from societas.memory.heap import arrow_on_system_allocator, map_large_blocks
 from societas.memory.hot_store import HotStore
 from societas.memory.kv_columns import AgentSlots, IntColumn, KVColumn
 from societas.memory.kv_index import KVDeferredStore, KVIndex
@@ -74,6 +74,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         kv_store: VectorStore | None = None,
     ) -> None:
         map_large_blocks()  # a group's process: freed arrays go back to the OS (memory.heap)
+        arrow_on_system_allocator()  # and so do freed Arrow buffers (Parquet reads, merges)
         self.config = config or GroupMemoryConfig()
         self.memory_config = memory_config
         self.clock = clock or SimClock()

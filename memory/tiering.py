@@ -43,7 +43,13 @@ class TierConfig(BaseModel):
         5000, ge=1, description="Beyond this many, an agent's oldest memories move to cold."
     )
     cold_day_window: int = Field(7, ge=1, description="Days per cold partition.")
-    migrate_batch: int = Field(20_000, ge=1, le=1_000_000)
+    migrate_batch: int = Field(
+        5_000,
+        ge=1,
+        le=1_000_000,
+        description="Memories moved to cold per Parquet part: each batch's points and their "
+        "Parquet encoding are in RAM at once (20,000 took ~30 MB at a day's tier pass).",
+    )
     cold_max_parts_per_window: int = Field(
         2, ge=1, description="More parts than this in a day window are merged into one."
     )

@@ -8,6 +8,16 @@ import pytest
 
 from societas.memory.heap import release_free_memory
 
+# glibc's heap counters, for the scripts the tests below run in a fresh interpreter.
+MALLINFO = """
+import ctypes, pathlib, tempfile
+class MI(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keep".split()]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MI
+"""
+
 
 def _rss_kb() -> int:
     with open("/proc/self/statm") as f:
@@ -47,13 +57,9 @@ def test_a_group_gives_large_blocks_their_own_mapping():
     import subprocess
     import sys
 
-    code = """
-import ctypes, pathlib, tempfile
-class MI(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in
-                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keep".split()]
-libc = ctypes.CDLL(None)
-libc.mallinfo2.restype = MI
+    code = (
+        MALLINFO
+        + """
 libc.malloc.restype = ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
 def mapped_by(size):
@@ -68,5 +74,36 @@ with tempfile.TemporaryDirectory() as tmp:
     GroupMemory(root=pathlib.Path(tmp))
     print(mapped_by(8 << 20), mapped_by(3 << 20), mapped_by(1 << 20))
 """
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["1", "0", "1", "1", "1"], out.stdout
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallinfo2 is glibc's")
+def test_a_group_takes_arrow_buffers_from_the_c_library_and_returns_them():
+    """Arrow's default pool (mimalloc) keeps a Parquet read's pages after they are freed;
+    once a GroupMemory exists, a large Arrow buffer is a mapping of its own, gone when freed."""
+    import subprocess
+    import sys
+
+    code = (
+        MALLINFO
+        + """
+import pyarrow as pa
+def mapped_while_held():
+    before = libc.mallinfo2().hblkhd
+    buffer = pa.allocate_buffer(32 << 20)
+    held = libc.mallinfo2().hblkhd - before
+    del buffer
+    return held >= 32 << 20, libc.mallinfo2().hblkhd - before < 1 << 20
+print(pa.default_memory_pool().backend_name, *mapped_while_held())
+from societas.memory import GroupMemory
+with tempfile.TemporaryDirectory() as tmp:
+    GroupMemory(root=pathlib.Path(tmp))
+    print(pa.default_memory_pool().backend_name, *mapped_while_held())
+"""
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, after = out.stdout.splitlines()
+    assert first.split()[1] == "False"  # before: not the C library's (mimalloc or jemalloc)
+    assert after.split() == ["system", "True", "True"], out.stdout
