@@ -82,7 +82,9 @@ with tempfile.TemporaryDirectory() as tmp:
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallinfo2 is glibc's")
 def test_a_group_takes_arrow_buffers_from_the_c_library_and_returns_them():
     """Arrow's default pool (mimalloc) keeps a Parquet read's pages after they are freed;
-    once a GroupMemory exists, a large Arrow buffer is a mapping of its own, gone when freed."""
+    once a GroupMemory exists, a large Arrow buffer is a mapping of its own, gone when freed
+    (here pyarrow loads before societas, so the group switches pyarrow's pool itself)."""
+    import os
     import subprocess
     import sys
 
@@ -103,7 +105,37 @@ with tempfile.TemporaryDirectory() as tmp:
     print(pa.default_memory_pool().backend_name, *mapped_while_held())
 """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     first, after = out.stdout.splitlines()
     assert first.split()[1] == "False"  # before: not the C library's (mimalloc or jemalloc)
     assert after.split() == ["system", "True", "True"], out.stdout
+
+
+@pytest.mark.parametrize("package", ["societas.memory", "societas.agents", "societas.cluster"])
+def test_importing_societas_first_gives_arrow_the_c_library_allocator(package):
+    """Arrow's C++ code allocates from a default pool chosen when pyarrow loads: importing any
+    societas package first makes it the C library's, unless the user chose one."""
+    import os
+    import subprocess
+    import sys
+
+    code = f"import {package}, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert run.stdout.strip() == "system", run.stderr
+    env["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc" if "jemalloc" in _pools() else "mimalloc"
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert run.stdout.strip() == env["ARROW_DEFAULT_MEMORY_POOL"], run.stderr
+
+
+def _pools() -> list[str]:
+    import pyarrow as pa
+
+    return pa.supported_memory_backends()
