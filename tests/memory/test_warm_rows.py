@@ -169,3 +169,29 @@ async def test_a_qdrant_server_gets_them_when_they_leave_hot(group_factory):
     group = group_factory("qdrant", tiers=TIERS)
     assert not group.warm_in_ram
     assert group_factory("edge", sub="edge", tiers=TIERS).warm_in_ram
+
+
+async def test_hot_columns_are_rebuilt_once_a_quarter_of_their_rows_left(group_factory):
+    """A day's hot tier turns over once a day: rows that left stay in the columns until more
+    than a quarter of them are dead, then the columns keep only live rows, which still read
+    back as they were written."""
+    from societas.memory import AddRequest
+
+    group = group_factory("edge", tiers={"hot_cap_per_agent": 10_000})
+    await group.add_agents({a: {} for a in range(8)})
+    ids = await group.add_many(
+        [
+            AddRequest(agent_id=a, topic="event", description=f"walk {n} by agent {a}")
+            for n in range(160)
+            for a in range(8)
+        ]
+    )
+    hot = group.hot
+    assert len(hot.ids) == 1280
+    hot.evict(ids[:320])  # exactly a quarter dead: kept as they are
+    assert len(hot.ids) == 1280 and len(hot.row_of) == 960
+    hot.evict(ids[320:321])  # one more: rebuilt
+    assert len(hot.ids) == len(hot.row_of) == 959
+    assert hot.record(ids[321]).text == f"walk {321 // 8} by agent {321 % 8}"
+    assert hot.record(ids[-1]).text == "walk 159 by agent 7"
+    await group.close()
