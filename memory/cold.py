@@ -255,7 +255,8 @@ class ColdStore:
         """Rows matching an agent filter and/or ids.
 
         With an agent, only the row groups whose agent range holds it are read (rows are
-        sorted by agent, `ROW_GROUP` to a group); by ids alone, a dataset scan pruned by statistics.
+        sorted by agent; `ROW_GROUP` to a group in merged parts, `FRESH_ROW_GROUP` in a move's);
+        by ids alone, a dataset scan pruned by statistics.
         """
         expr = self._filter_expr(flt, ids)
         if flt is None:

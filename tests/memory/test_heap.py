@@ -19,6 +19,20 @@ libc.mallinfo2.restype = MI
 """
 
 
+def _python(code: str, **env: str) -> str:
+    """What `code` prints in a fresh interpreter with `env` added to this one's environment
+    and no ARROW_DEFAULT_MEMORY_POOL inherited (importing societas here set it)."""
+    import os
+    import subprocess
+    import sys
+
+    clean = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=clean | env, check=True
+    )
+    return run.stdout
+
+
 def _rss_kb() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4
@@ -38,15 +52,12 @@ def test_freed_small_objects_are_returned():
 
 def test_importing_the_memory_package_starts_no_process():
     """Looking up libc must not fork `ldconfig` (a copy of every group actor at import)."""
-    import subprocess
-    import sys
-
     code = (
         "import resource, societas.memory.heap, societas.memory;"
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "0", out.stdout
+    out = _python(code)
+    assert out.strip() == "0", out
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt/mallinfo2 are glibc's")
@@ -54,9 +65,6 @@ def test_a_group_gives_large_blocks_their_own_mapping():
     """glibc raises its mmap threshold to the size of a freed mapped block, so after a 4 MB
     block a 3 MB one comes from the heap; once a GroupMemory exists the threshold stays at
     64 KB and both are mapped apart (and unmapped when freed)."""
-    import subprocess
-    import sys
-
     code = (
         MALLINFO
         + """
@@ -75,8 +83,8 @@ with tempfile.TemporaryDirectory() as tmp:
     print(mapped_by(8 << 20), mapped_by(3 << 20), mapped_by(1 << 20))
 """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["1", "0", "1", "1", "1"], out.stdout
+    out = _python(code)
+    assert out.split() == ["1", "0", "1", "1", "1"], out
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallinfo2 is glibc's")
@@ -84,10 +92,6 @@ def test_a_group_takes_arrow_buffers_from_the_c_library_and_returns_them():
     """Arrow's default pool (mimalloc) keeps a Parquet read's pages after they are freed;
     once a GroupMemory exists, a large Arrow buffer is a mapping of its own, gone when freed
     (here pyarrow loads before societas, so the group switches pyarrow's pool itself)."""
-    import os
-    import subprocess
-    import sys
-
     code = (
         MALLINFO
         + """
@@ -105,34 +109,20 @@ with tempfile.TemporaryDirectory() as tmp:
     print(pa.default_memory_pool().backend_name, *mapped_while_held())
 """
     )
-    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-    )
-    first, after = out.stdout.splitlines()
+    out = _python(code)
+    first, after = out.splitlines()
     assert first.split()[1] == "False"  # before: not the C library's (mimalloc or jemalloc)
-    assert after.split() == ["system", "True", "True"], out.stdout
+    assert after.split() == ["system", "True", "True"], out
 
 
 @pytest.mark.parametrize("package", ["societas.memory", "societas.agents", "societas.cluster"])
 def test_importing_societas_first_gives_arrow_the_c_library_allocator(package):
     """Arrow's C++ code allocates from a default pool chosen when pyarrow loads: importing any
     societas package first makes it the C library's, unless the user chose one."""
-    import os
-    import subprocess
-    import sys
-
     code = f"import {package}, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
-    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
-    run = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
-    )
-    assert run.stdout.strip() == "system", run.stderr
-    env["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc" if "jemalloc" in _pools() else "mimalloc"
-    run = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
-    )
-    assert run.stdout.strip() == env["ARROW_DEFAULT_MEMORY_POOL"], run.stderr
+    assert _python(code).strip() == "system"
+    chosen = "jemalloc" if "jemalloc" in _pools() else "mimalloc"
+    assert _python(code, ARROW_DEFAULT_MEMORY_POOL=chosen).strip() == chosen
 
 
 def _pools() -> list[str]:
