@@ -155,6 +155,16 @@ class IdMap(MutableMapping[int, int]):
         pairs = list(zip((at + self._base).tolist(), values, strict=True))
         return sorted(self._outliers.items()) + pairs if self._outliers else pairs
 
+    def value_array(self) -> np.ndarray:
+        """Every value (ascending id order), as one int64 array: no Python int or pair a value
+        (a compaction of 200,000 hot rows built ~24 MB of pairs to sort)."""
+        values = np.frombuffer(self._values, np.int64)[self._present()]
+        if not self._outliers:
+            return values
+        return np.concatenate(
+            (np.fromiter((v for _, v in sorted(self._outliers.items())), np.int64), values)
+        )
+
     def remap_values(self, new_of_old: np.ndarray) -> None:
         """Replace every value v by new_of_old[v] (hot rows renumbered by a compaction)."""
         values = np.frombuffer(self._values, np.int64)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Iterator
 
+import numpy as np
+
 _ANY = "surrogatepass"  # any str round-trips, lone surrogates from a model's JSON included
 
 
@@ -63,6 +65,34 @@ class TextColumn:
         out = TextColumn()
         out.extend_rows(self, rows)
         return out
+
+    def keep_rows(self, rows: np.ndarray) -> None:
+        """Keep only `rows` (ascending), in place: each run of adjacent kept texts moves forward
+        in one `memmove`, so no second buffer exists (a copy of 200,000 texts was ~15 MB on top
+        of the old one at a compaction). The buffer keeps its capacity unless it shrank below
+        half (bytearray's own rule), and the rows appended next reuse it."""
+        if not len(rows):
+            self._data, self._ends = bytearray(), array("q")
+            return
+        ends = np.frombuffer(self._ends, np.int64)
+        stops = ends[rows]
+        starts = np.where(rows > 0, ends[rows - 1], 0)
+        del ends
+        new_ends = np.cumsum(stops - starts)
+        first = np.flatnonzero(np.r_[True, starts[1:] != stops[:-1]])  # a run's first row
+        last = np.r_[first[1:], len(rows)] - 1
+        moves = zip(
+            starts[first].tolist(),
+            stops[last].tolist(),
+            (new_ends[first] - (stops[first] - starts[first])).tolist(),
+            strict=True,
+        )
+        with memoryview(self._data) as buffer:
+            for start, stop, to in moves:  # to <= start: forward moves never overwrite a source
+                if start != to:
+                    buffer[to : to + stop - start] = buffer[start:stop]  # memmove
+        del self._data[int(new_ends[-1]) :]
+        self._ends = array("q", new_ends.tobytes())
 
     def nbytes(self) -> int:
         """UTF-8 bytes of the live texts plus the offsets."""

@@ -18,6 +18,7 @@ def _check(m: IdMap, d: dict[int, int]) -> None:
     assert list(m) == sorted(d)
     assert m.items() == sorted(d.items())
     assert m.values() == [d[k] for k in sorted(d)]
+    assert m.value_array().dtype == np.int64 and m.value_array().tolist() == m.values()
     for k, value in d.items():
         assert k in m and m[k] == value and m.get(k) == value
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from societas.memory.text_column import TextColumn
@@ -35,6 +36,28 @@ def test_matches_a_list_under_random_appends_and_takes() -> None:
             mirror.extend(batch)
         assert len(column) == len(mirror)
     assert list(column) == mirror
+    assert column.nbytes() == sum(
+        len(t.encode("utf-8", "surrogatepass")) for t in mirror
+    ) + 8 * len(mirror)
+
+
+def test_keep_rows_matches_a_list_and_reuses_its_buffer() -> None:
+    """Compaction in place: the kept texts read back in order, appends after it too, and the
+    column keeps its one buffer (no second copy of the texts is made)."""
+    rng = random.Random(11)
+    column, mirror = TextColumn(), []
+    for _ in range(300):
+        if mirror and rng.random() < 0.15:
+            keep = sorted(rng.sample(range(len(mirror)), rng.randint(0, len(mirror))))
+            buffer = column._data
+            column.keep_rows(np.array(keep, np.int64))
+            mirror = [mirror[r] for r in keep]
+            assert column._data is buffer or not keep
+        else:
+            batch = [rng.choice(SAMPLES) + str(rng.random()) for _ in range(rng.randint(1, 5))]
+            column.extend(batch)
+            mirror.extend(batch)
+        assert list(column) == mirror
     assert column.nbytes() == sum(
         len(t.encode("utf-8", "surrogatepass")) for t in mirror
     ) + 8 * len(mirror)
