@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from societas.memory.id_map import IdMap
 from societas.memory.pending_points import hot_payloads, index_vectors
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
@@ -185,19 +187,26 @@ class DeferredStore:
         if agent_id is not None:
             await self.persist_agents({agent_id})
         elif before_time is not None:
-            await self.persist([i for i in self.pending if self.time_of(i) < before_time])
+            await self.persist(self.older_than(before_time).tolist())
         else:
             await self.persist()
         return await self.inner.scroll_oldest(agent_id, before_time, limit)
 
-    def time_of(self, memory_id: int) -> float:
-        """The time of a pending memory, from the hot columns or warm_rows."""
-        hot = self.group.hot
-        row = hot.row_of.get(memory_id)
-        if row is not None:
-            return hot.times[row]
-        warm = self.group.warm_rows
-        return warm.times[warm.row_of[memory_id]]
+    def older_than(self, cutoff: float) -> np.ndarray:
+        """Pending ids with a time before `cutoff`, oldest first (ties by id), read from the
+        hot and warm_rows columns in numpy: a daily move to cold of 96,000 memories held
+        ~10 MB of (time, id) tuples through the whole move when built one id at a time."""
+        ids, times = [], []
+        for store in (self.group.hot, self.group.warm_rows):
+            rows = store.row_of.value_array()
+            row_times = np.frombuffer(store.times, np.float64)[rows]
+            old = row_times < cutoff
+            ids.append(np.frombuffer(store.ids, np.int64)[rows[old]])
+            times.append(row_times[old])
+        all_ids, all_times = np.concatenate(ids), np.concatenate(times)
+        pending = self.pending.contains_array(all_ids)  # a hot memory may be written already
+        all_ids, all_times = all_ids[pending], all_times[pending]
+        return all_ids[np.lexsort((all_ids, all_times))]
 
     async def scroll(
         self, offset: int | None, limit: int, with_vectors: bool = True

@@ -165,6 +165,17 @@ class IdMap(MutableMapping[int, int]):
             (np.fromiter((v for _, v in sorted(self._outliers.items())), np.int64), values)
         )
 
+    def contains_array(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each of `keys` (int64) is in the map, as a bool array (one numpy pass)."""
+        values = np.frombuffer(self._values, np.int64)
+        at = keys - self._base
+        inside = (at >= 0) & (at < len(values))
+        found = np.zeros(len(keys), bool)
+        found[inside] = values[at[inside]] != _ABSENT
+        if self._outliers:
+            found |= np.isin(keys, np.fromiter(self._outliers, np.int64))
+        return found
+
     def remap_values(self, new_of_old: np.ndarray) -> None:
         """Replace every value v by new_of_old[v] (hot rows renumbered by a compaction)."""
         values = np.frombuffer(self._values, np.int64)

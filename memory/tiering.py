@@ -179,11 +179,10 @@ async def _move_pending_to_cold(group: GroupMemory, cutoff: float) -> int:
     deferred = group.deferred
     if deferred is None or not deferred.pending:
         return 0
-    old = sorted((t, i) for i in deferred.pending if (t := deferred.time_of(i)) < cutoff)
+    old = deferred.older_than(cutoff)  # ids, oldest first, as one int64 array
     batch, moved = group.config.tiers.migrate_batch, 0
     for start in range(0, len(old), batch):
-        ids = [i for _, i in old[start : start + batch]]
-        moved += await migrate(group, deferred.pending_points(ids))
+        moved += await migrate(group, deferred.pending_points(old[start : start + batch].tolist()))
     return moved
 
 

@@ -19,6 +19,8 @@ def _check(m: IdMap, d: dict[int, int]) -> None:
     assert m.items() == sorted(d.items())
     assert m.values() == [d[k] for k in sorted(d)]
     assert m.value_array().dtype == np.int64 and m.value_array().tolist() == m.values()
+    probe = np.array(sorted(set(d) | {k + 1 for k in d} | {-5, 0, 10**9}), np.int64)
+    assert m.contains_array(probe).tolist() == [int(k) in d for k in probe]
     for k, value in d.items():
         assert k in m and m[k] == value and m.get(k) == value
 

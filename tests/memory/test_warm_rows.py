@@ -223,3 +223,25 @@ def test_a_compaction_makes_no_second_copy_of_the_columns():
     assert len(hot.ids) == len(hot.row_of) == n - n // 3
     assert rise < text_bytes / 4
     assert [hot.record(i).text for i in ids[n // 3 :: 997]] == texts[n // 3 :: 997]
+
+
+async def test_pending_memories_older_than_a_time_come_oldest_first(group_factory):
+    """`older_than` reads the hot and warm_rows columns at once: the pending memories before
+    the cutoff, by time then id, and none already written to the engine."""
+    _, kept = _pair(group_factory)
+    ids = await _fill(kept)  # 11 memories over ticks 0-4, 7 of them in warm_rows
+    hot, warm = kept.hot, kept.warm_rows
+
+    def time_of(i: int) -> float:
+        store = hot if i in hot.row_of else warm
+        return store.times[store.row_of[i]]
+
+    assert len(warm) == 7 and len(hot) == 4
+    for cutoff in (0.0, 1800.0, 2 * 1800.0 + 1, 4 * 1800.0, 5 * 1800.0):
+        expected = sorted((time_of(i), i) for i in ids if time_of(i) < cutoff)
+        assert kept.deferred.older_than(cutoff).tolist() == [i for _, i in expected]
+    newest = ids[-1]  # written to the engine while hot: no longer pending
+    await kept.deferred.persist([newest])
+    assert newest in hot.row_of
+    assert newest not in kept.deferred.older_than(10 * 1800.0).tolist()
+    assert len(kept.deferred.older_than(10 * 1800.0)) == len(ids) - 1
