@@ -338,7 +338,7 @@ class HotStore:
             self.compact()
 
     def compact(self) -> None:
-        """Rebuild the columns without their dead rows (now: `warm_rows` after a daily move
+        """Drop the dead rows from the columns (now: `warm_rows` after a daily move
         to cold, whose dead rows would otherwise stay until they outnumber the live ones).
         In place and in numpy: the kept rows never become Python ints, and each column is
         shifted down over its dead rows, so a compaction needs no second copy of the store

@@ -18,8 +18,8 @@ _ANY = "surrogatepass"  # any str round-trips, lone surrogates from a model's JS
 
 
 class TextColumn:
-    """A list-like column of texts: append/extend, index, take rows (no in-place change: a
-    dropped row keeps its bytes, unread, until the owner compacts with `take`)."""
+    """A list-like column of texts: append/extend, index, keep rows (a dropped row keeps its
+    bytes, unread, until the owner compacts with `keep_rows`)."""
 
     __slots__ = ("_data", "_ends")
 
@@ -58,13 +58,6 @@ class TextColumn:
         for row in rows:
             out_data += data[ends[row - 1] if row else 0 : ends[row]]
             out_ends.append(len(out_data))
-
-    def take(self, rows: Iterable[int]) -> TextColumn:
-        """A new column of the given rows, in that order (compaction: bytes copied as they
-        are, nothing decoded)."""
-        out = TextColumn()
-        out.extend_rows(self, rows)
-        return out
 
     def keep_rows(self, rows: np.ndarray) -> None:
         """Keep only `rows` (ascending), in place: each run of adjacent kept texts moves forward
