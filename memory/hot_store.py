@@ -330,7 +330,7 @@ class HotStore:
         return memory_id
 
     def _maybe_compact(self) -> None:
-        """Rebuild the columns once more than a quarter of the rows are dead: the hot tier
+        """Compact the columns once more than a quarter of the rows are dead: the hot tier
         turns over once a simulated day, and at half it carried a whole day of dead rows into
         the day's RSS peak (tiering, 1,000 agents: the day's climb 43 → 31 MB)."""
         total, live = len(self.ids), len(self.row_of)
@@ -364,7 +364,7 @@ class HotStore:
 
     def live_texts(self) -> list[str]:
         """The texts of the memories hot now, in row order (dropped rows left out)."""
-        return [self.texts[row] for row in sorted(self.row_of.values())]
+        return [self.texts[row] for row in np.sort(self.row_of.value_array()).tolist()]
 
     def nbytes(self) -> int:
         """Approximate bytes held by the columns (texts counted by length)."""

@@ -146,7 +146,7 @@ class IdMap(MutableMapping[int, int]):
 
     def values(self) -> list[int]:  # type: ignore[override]
         """Values in ascending id order."""
-        return [v for _, v in self.items()]
+        return self.value_array().tolist()
 
     def items(self) -> list[tuple[int, int]]:  # type: ignore[override]
         """(id, value) pairs in ascending id order."""
