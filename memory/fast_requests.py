@@ -13,7 +13,9 @@ from typing import Any
 
 from societas.memory.records import AddRequest, SearchRequest, trusted
 
-_DEFAULT_TIERS = ("hot", "warm")
+DEFAULT_TIERS = ("hot", "warm")
+_ADD_FIELDS = set(AddRequest.model_fields)  # every field: shared by the requests made here
+_SEARCH_FIELDS = set(SearchRequest.model_fields)
 _NONE_ONLY = ("day_range", "time_range", "location", "types", "tags", "layers")
 
 
@@ -49,6 +51,7 @@ def add_request(
                 "metadata": None,
                 "expires_at": None,
             },
+            _ADD_FIELDS,
         )
     return AddRequest(
         agent_id=agent_id,
@@ -60,8 +63,8 @@ def add_request(
     )
 
 
-def search_request(agent_id: int, query: Any, topic: Any, top_k: Any, **rest: Any) -> SearchRequest:
-    """A SearchRequest equal to `SearchRequest(...)` of the same arguments."""
+def simple_search_request(agent_id: Any, query: Any, topic: Any, top_k: Any) -> SearchRequest:
+    """`search_request` of a call that left every other argument at its default."""
     if (
         type(query) is str
         and query.strip()
@@ -69,9 +72,6 @@ def search_request(agent_id: int, query: Any, topic: Any, top_k: Any, **rest: An
         and type(top_k) is int
         and 1 <= top_k <= 1000
         and type(agent_id) is int
-        and rest["tiers"] == _DEFAULT_TIERS
-        and rest["expand"] is False
-        and all(rest[k] is None for k in _NONE_ONLY)
     ):
         return trusted(
             SearchRequest,
@@ -83,11 +83,23 @@ def search_request(agent_id: int, query: Any, topic: Any, top_k: Any, **rest: An
                 "day_range": None,
                 "time_range": None,
                 "location": None,
-                "tiers": _DEFAULT_TIERS,
+                "tiers": DEFAULT_TIERS,
                 "expand": False,
                 "types": None,
                 "tags": None,
                 "layers": None,
             },
+            _SEARCH_FIELDS,
         )
+    return SearchRequest(agent_id=agent_id, query=query, topic=topic, top_k=top_k)
+
+
+def search_request(agent_id: Any, query: Any, topic: Any, top_k: Any, **rest: Any) -> SearchRequest:
+    """A SearchRequest equal to `SearchRequest(...)` of the same arguments."""
+    if (
+        rest["tiers"] == DEFAULT_TIERS
+        and rest["expand"] is False
+        and all(rest[k] is None for k in _NONE_ONLY)
+    ):
+        return simple_search_request(agent_id, query, topic, top_k)
     return SearchRequest(agent_id=agent_id, query=query, topic=topic, top_k=top_k, **rest)

@@ -96,21 +96,31 @@ class GroupSearch:
                 if mmr is not None:
                     job.hits = self._diversify(job.hits, job.limit, mmr)
             payloads = {k: v for job in jobs.values() for k, v in job.payloads.items()}
-            records = await self._records(
-                [p.id for job in jobs.values() for p in job.hits if p.id not in self.hot], payloads
-            )
-            results: list[list[MemoryHit]] = [[] for _ in requests]
-            in_hot = self.hot.row_of  # id → row of every hot memory (membership, no call)
-            hot_points = [p for job in jobs.values() for p in job.hits if p.id in in_hot]
+            found = [p for job in jobs.values() for p in job.hits]
+            row_get = self.hot.row_of.get  # one lookup a hit: its hot row, or None (warm)
+            rows = [row_get(p.id) for p in found]
+            warm_ids = [p.id for p, row in zip(found, rows, strict=True) if row is None]
+            records = await self._records(warm_ids, payloads) if warm_ids else {}
+            if warm_ids:  # that may have waited: hot rows looked up again, after it
+                rows = [row_get(p.id) for p in found]
             # After the last await: the hot columns stay as they are.
+            hot_at = [j for j, row in enumerate(rows) if row is not None]
             hot_hits = iter(
-                HotHits(self.hot).many([p.id for p in hot_points], [p.score for p in hot_points])
+                HotHits(self.hot).many(
+                    [found[j].id for j in hot_at],
+                    [found[j].score for j in hot_at],
+                    [rows[j] for j in hot_at],
+                )
             )  # taken below in the same order
+            results: list[list[MemoryHit]] = [[] for _ in requests]
+            start = 0
             for i, job in jobs.items():
+                job_rows = rows[start : start + len(job.hits)]
+                start += len(job.hits)
                 results[i] = [
-                    next(hot_hits) if p.id in in_hot else _hit(records[p.id], p.score, "warm")
-                    for p in job.hits
-                    if p.id in in_hot or p.id in records
+                    next(hot_hits) if row is not None else _hit(records[p.id], p.score, "warm")
+                    for p, row in zip(job.hits, job_rows, strict=True)
+                    if row is not None or p.id in records
                 ]
             for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
                 if "cold" in r.tiers:

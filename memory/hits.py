@@ -42,13 +42,20 @@ class HotHits:
         fields["tier"] = "hot"
         return _made(fields)
 
-    def many(self, memory_ids: Sequence[int], scores: Sequence[float]) -> list[MemoryHit]:
-        """The hot memories `memory_ids` as hits with these scores, in that order."""
+    def many(
+        self,
+        memory_ids: Sequence[int],
+        scores: Sequence[float],
+        rows: Sequence[int] | None = None,
+    ) -> list[MemoryHit]:
+        """The hot memories `memory_ids` as hits with these scores, in that order (`rows`:
+        their hot rows, when the caller has looked them up already)."""
         if len(memory_ids) < GATHER_AT:  # a column gather costs more than a few row reads
             return list(map(self, memory_ids, scores))
         hot = self.hot
-        row_of = hot.row_of
-        rows = [row_of[i] for i in memory_ids]
+        if rows is None:
+            row_of = hot.row_of
+            rows = [row_of[i] for i in memory_ids]
         at = np.array(rows, np.intp)
         agent, day, t, time, importance, since, reads = (
             _gather(getattr(hot, name), at) for name in _NUMBERS

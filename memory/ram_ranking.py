@@ -29,23 +29,28 @@ class RamRanker:
     def __init__(self, group: GroupMemory) -> None:
         self.group = group
 
-    def eligible(self, job: RankJob) -> bool:
-        """Whether this search is answered from RAM."""
+    def eligible(self, jobs: Sequence[RankJob]) -> list[bool]:
+        """Which of these searches are answered from RAM (the group's settings read once a
+        batch; per search only its own fields)."""
         g = self.group
-        if g.sparse_index is None or g.config.retrieval.mmr_lambda is not None:
-            return False
-        if g.normalization not in ("saturate", "identity"):
-            return False
-        if g.profiles.forgetting(job.request.agent_id).enabled or job.request.layers is not None:
-            return False
-        f = job.filter
-        return (
-            f.location is None
-            and f.types is None
-            and f.tags is None
-            and f.time_range is None
+        if (
+            g.sparse_index is None
+            or g.config.retrieval.mmr_lambda is not None
+            or g.normalization not in ("saturate", "identity")
+        ):
+            return [False] * len(jobs)
+        forgetting = g.profiles.forgetting if g.profiles.any_forgetting else None
+        return [
+            r.layers is None
+            and r.location is None
+            and r.types is None
+            and r.tags is None
+            and r.time_range is None
             and job.vectors.dense is None
-        )
+            and (forgetting is None or not forgetting(r.agent_id).enabled)
+            for job in jobs
+            for r in (job.request,)
+        ]
 
     def rank(self, jobs: Sequence[RankJob], now: float) -> None:
         """Fill each job's `hits` with its exact top `limit`, best first (ties: newest)."""
@@ -63,13 +68,27 @@ class RamRanker:
         agents = index.agents
         query_weights = index.query_weights
         f64 = np.float64
-        for job in jobs:
+        found = [(job, agents.get(job.request.agent_id)) for job in jobs]
+        found = [(job, p) for job, p in found if p is not None and len(p)]
+        if not found:
+            return
+        # α·recency + β·importance of every row of the batch's agents in one pass (a few
+        # numpy calls a batch rather than six a search); each search scores a slice of it.
+        all_times = np.frombuffer(b"".join([p.times for _, p in found]), f64)
+        base = now - all_times
+        np.abs(base, out=base)
+        base *= log_decay
+        np.exp(base, out=base)
+        if alpha != 1.0:
+            base *= alpha
+        importance = np.frombuffer(b"".join([p.importances for _, p in found]), f64)
+        base += importance if beta == 1.0 else beta * importance
+        end = 0
+        for job, p in found:
             r = job.request
-            p = agents.get(r.agent_id)
-            if p is None or not len(p):
-                continue
             n_all = len(p.ids)
-            times = np.frombuffer(p.times, f64)
+            start, end = end, end + n_all
+            score = base[start:end]  # this search's own slice: changed in place below
             mask = None
             if "warm" not in r.tiers:  # hot only: the rows still in RAM columns
                 mask = np.fromiter((i in hot_ids for i in p.ids), bool, n_all)
@@ -78,8 +97,9 @@ class RamRanker:
                 hit = np.frombuffer(p.topics, np.uint16) == topic
                 mask = hit if mask is None else mask & hit
             if r.day_range is not None:
-                start, end = r.day_range[0] * 86_400.0, (r.day_range[1] + 1) * 86_400.0
-                inside = (times >= start) & (times < end)
+                times = all_times[start:end]
+                first, last = r.day_range[0] * 86_400.0, (r.day_range[1] + 1) * 86_400.0
+                inside = (times >= first) & (times < last)
                 mask = inside if mask is None else mask & inside
             if expiring:
                 alive = np.fromiter((expiring.get(i, math.inf) > now for i in p.ids), bool, n_all)
@@ -88,14 +108,6 @@ class RamRanker:
             if relevant_only_cfg and has_terms(job.vectors):
                 relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)
                 mask = relevant if mask is None else mask & relevant
-            score = now - times
-            np.abs(score, out=score)
-            score *= log_decay
-            np.exp(score, out=score)
-            if alpha != 1.0:
-                score *= alpha
-            importance = np.frombuffer(p.importances, f64)
-            score += importance if beta == 1.0 else beta * importance
             if raw is not None:
                 # raw >= 0 and k > 0, so raw / (raw + k) is already 0.0 where raw is.
                 relevance = raw / (raw + k_sat) if saturate else raw
@@ -110,17 +122,17 @@ class RamRanker:
 
 def _top(p: AgentPostings, score: np.ndarray, rows: np.ndarray | None, k: int) -> list[ScoredPoint]:
     """The k best of `score` (over `rows` of the agent's rows, or all of them), best first;
-    ties newest first (ids ascend with the row)."""
-    n = len(score)
-    # Everything tied with the k-th score stays in; then (score, newest) decides.
-    near = (score >= np.partition(score, n - k)[n - k]).nonzero()[0] if n > k else np.arange(n)
-    order = sorted(zip(score[near].tolist(), near.tolist(), strict=True), key=_best_newest)[:k]
+    ties newest first (ids ascend with the row). `score` is used up (taken rows set to -inf).
+
+    k argmax calls over the reversed scores (argmax takes the first of equal maxima, so the
+    reversed view gives the newest): ~1 µs for a top 3, where a partition and a sort of the
+    tied candidates took ~5 µs a search."""
     ids = p.ids
-    if rows is None:
-        return [ScoredPoint(ids[i], s) for s, i in order]
-    return [ScoredPoint(ids[int(rows[i])], s) for s, i in order]
-
-
-def _best_newest(item: tuple[float, int]) -> tuple[float, int]:
-    """Sort key of a (score, row): best score first, then the newest row."""
-    return -item[0], -item[1]
+    reversed_score = score[::-1]
+    last = len(score) - 1
+    out = []
+    for _ in range(k):
+        i = last - int(reversed_score.argmax())
+        out.append(ScoredPoint(ids[i] if rows is None else ids[int(rows[i])], float(score[i])))
+        score[i] = -np.inf
+    return out

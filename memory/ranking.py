@@ -91,7 +91,7 @@ class Ranker:
         fallback: list[RankJob] = list(jobs)
         ram = self.group.ram_ranker
         if ram is not None:  # answered from RAM (memory.ram_ranking); the rest below
-            in_ram = [ram.eligible(j) for j in fallback]
+            in_ram = ram.eligible(fallback)
             ram.rank([j for j, ok in zip(fallback, in_ram, strict=True) if ok], now)
             fallback = [j for j, ok in zip(fallback, in_ram, strict=True) if not ok]
             if not fallback:

@@ -162,14 +162,18 @@ def record_from_payload(memory_id: int, payload: dict[str, Any]) -> MemoryRecord
     )
 
 
-def trusted(cls: type[_M], fields: dict[str, Any]) -> _M:
+def trusted(cls: type[_M], fields: dict[str, Any], fields_set: set[str] | None = None) -> _M:
     """A model from values already validated (typed columns, records): every field given.
 
     `model_construct` costs ~35 µs a record (it walks the fields for defaults); a search
-    returns records for every hit, so this sets the instance state directly (~1 µs)."""
+    returns records for every hit, so this sets the instance state directly (~1 µs).
+    `fields_set`: a set of every field name shared by callers that make many (pydantic
+    copies it before changing it, in `model_copy`)."""
     obj = cls.__new__(cls)
     object.__setattr__(obj, "__dict__", fields)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(fields))
+    object.__setattr__(
+        obj, "__pydantic_fields_set__", set(fields) if fields_set is None else fields_set
+    )
     object.__setattr__(obj, "__pydantic_extra__", None)
     object.__setattr__(obj, "__pydantic_private__", None)
     return obj

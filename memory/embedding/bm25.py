@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,7 +35,11 @@ def needs_segmentation(text: str) -> bool:
     return not text.isascii() and _UNSPACED.search(text) is not None
 
 
-OFFLOAD_AT = 64  # batches this large are embedded on a worker thread, off the event loop
+# Batches this large are embedded on a worker thread, off the event loop. The Rust BM25 holds
+# the GIL (two threads embed no faster than one), so a thread only helps the loop when a batch
+# would hold it for long: ~6 µs a text inline here (benchmarks/RESULTS.md), ~8-9 µs with the
+# hand-off, so batches under this (~6 ms) are embedded inline.
+OFFLOAD_AT = 1024
 
 
 class Bm25Embedder:
@@ -85,7 +90,7 @@ class Bm25Embedder:
     def _edge_embed(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
         english = self._edge.embed_query if query else self._edge.embed_document
         if self._multilingual is None:
-            return [TextVectors(sparse=_of(english(text))) for text in texts]
+            return [TextVectors(None, _of(english(text))) for text in texts]
         other = self._multilingual.embed_query if query else self._multilingual.embed_document
         search = _UNSPACED.search
         return [
@@ -107,7 +112,6 @@ class Bm25Embedder:
         return [TextVectors(sparse=SparseVector.of(e.indices, e.values)) for e in found]
 
     async def _embed(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
-        # ~30 µs a text: small batches cost less inline than a thread hand-off.
         if len(texts) < OFFLOAD_AT:
             return self._embed_now(texts, query)
         return await asyncio.to_thread(self._embed_now, texts, query)
@@ -120,4 +124,4 @@ class Bm25Embedder:
 
 
 def _of(vector) -> SparseVector:
-    return SparseVector.of(vector.indices, vector.values)
+    return SparseVector(array("I", vector.indices), array("f", vector.values))

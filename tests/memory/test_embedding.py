@@ -256,3 +256,25 @@ async def test_both_bm25_engines_give_identical_vectors():
 def test_bad_bm25_engine():
     with pytest.raises(ValidationError, match="bm25_engine"):
         EmbeddingConfig(bm25_engine="lucene")
+
+
+async def test_a_batch_past_the_inline_limit_embeds_on_a_thread_the_same(monkeypatch):
+    """Batches of OFFLOAD_AT texts or more leave the event loop (a worker thread) and give
+    the vectors the inline path gives (no cache in front: both are computed)."""
+    from societas.memory.embedding import bm25
+    from societas.memory.embedding.config import BUNDLED_BM25_DIR
+
+    embedder = Bm25Embedder(BUNDLED_BM25_DIR)
+    texts = [f"storm number {i} near the harbour and the market" for i in range(bm25.OFFLOAD_AT)]
+    threads = []
+    real_to_thread = bm25.asyncio.to_thread
+
+    async def counted(fn, *args):
+        threads.append(len(args[0]))
+        return await real_to_thread(fn, *args)
+
+    monkeypatch.setattr(bm25.asyncio, "to_thread", counted)
+    offloaded = await embedder.embed_documents(texts)
+    inline = await embedder.embed_documents(texts[:10])
+    assert threads == [bm25.OFFLOAD_AT]  # the big batch went to a thread, the small did not
+    assert offloaded[:10] == inline

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import random
+from array import array
 
+import numpy as np
 import pytest
 
 from societas.memory import GroupMemory
+from societas.memory.ram_ranking import _top
 from societas.memory.records import KVSearchRequest, SearchRequest
+from societas.memory.sparse_index import AgentPostings
 from societas.memory.vectorstores.base import PointFilter, VectorQuery
 from societas.memory.vectorstores.edge import EdgeVectorStore
 
@@ -210,3 +214,24 @@ async def test_an_unchanged_embedded_value_is_neither_embedded_nor_written_again
     assert group.counters["embedded_texts"] == embedded + 1
     assert group.counters["vector_upserts"] == written + 1
     await group.close()
+
+
+def test_top_k_takes_the_best_scores_and_the_newest_of_equal_ones():
+    """`_top` (k argmax calls) orders as a full sort by (score desc, row desc) does, with
+    many exact ties, over all rows or a subset of them."""
+    rng = np.random.default_rng(7)
+    for trial in range(2000):
+        n = int(rng.integers(1, 30))
+        postings = AgentPostings()
+        postings.ids = array("q", sorted(rng.choice(10**6, n, replace=False).tolist()))
+        score = rng.integers(0, 4, n) * 0.25 if trial % 2 else rng.random(n)
+        rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
+        rows = rows if trial % 3 == 0 else None
+        scored = score if rows is None else score[rows]
+        k = min(int(rng.integers(1, 6)), len(scored))
+        expected = sorted(range(len(scored)), key=lambda i: (-scored[i], -i))[:k]
+        got = _top(postings, scored.copy(), rows, k)
+        ids = postings.ids
+        assert [(p.id, p.score) for p in got] == [
+            (ids[i] if rows is None else ids[int(rows[i])], float(scored[i])) for i in expected
+        ]
