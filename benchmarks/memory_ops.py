@@ -122,7 +122,7 @@ async def run_societas(agents: int, memories: int, mode: str) -> dict:
     out = {
         "agents": agents,
         "wall_s": wall,
-        "cpu_s": cpu,  # every thread of the process (embedding batches run on a worker)
+        "cpu_s": cpu,  # every thread of the process (BM25 batches past 1,024 texts use a worker)
         "peak_rss_mb": peak,
         "net_kb_per_agent": (peak - base) * 1024 / agents,
         "group_setup_mb": setup,
