@@ -12,12 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.associations import Association
-from societas.memory.fast_requests import (
-    DEFAULT_TIERS,
-    add_request,
-    search_request,
-    simple_search_request,
-)
+from societas.memory.fast_requests import DEFAULT_TIERS, add_request, search_request
 from societas.memory.records import KVHit, KVSearchRequest, MemoryHit, MemoryRecord
 
 if TYPE_CHECKING:
@@ -111,32 +106,20 @@ class StreamMemory:
         """Best memories for `query`, optionally within a topic, days, times of day, place;
         `tiers=("hot", "warm", "cold")` also searches the cold Parquet tier; `expand=True`
         adds memories linked to the hits (associations, with decaying weight)."""
-        if (  # the usual call (query, topic, top_k): no keyword dict to build and check
-            tiers is DEFAULT_TIERS
-            and day_range is None
-            and time_range is None
-            and location is None
-            and not expand
-            and types is None
-            and tags is None
-            and layers is None
-        ):
-            request = simple_search_request(self.agent_id, query, topic, top_k)
-        else:
-            request = search_request(
-                self.agent_id,
-                query,
-                topic,
-                top_k,
-                day_range=day_range,
-                time_range=time_range,
-                location=location,
-                tiers=tuple(tiers),
-                expand=expand,
-                types=None if types is None else tuple(types),
-                tags=None if tags is None else tuple(tags),
-                layers=None if layers is None else tuple(layers),
-            )
+        request = search_request(
+            self.agent_id,
+            query,
+            topic,
+            top_k,
+            day_range,
+            time_range,
+            location,
+            tiers,
+            expand,
+            types,
+            tags,
+            layers,
+        )
         return await self._group.submit_search(request)
 
     async def search_today(

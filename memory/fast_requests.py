@@ -16,7 +16,6 @@ from societas.memory.records import AddRequest, SearchRequest, trusted
 DEFAULT_TIERS = ("hot", "warm")
 _ADD_FIELDS = set(AddRequest.model_fields)  # every field: shared by the requests made here
 _SEARCH_FIELDS = set(SearchRequest.model_fields)
-_NONE_ONLY = ("day_range", "time_range", "location", "types", "tags", "layers")
 
 
 def add_request(
@@ -63,8 +62,22 @@ def add_request(
     )
 
 
-def simple_search_request(agent_id: Any, query: Any, topic: Any, top_k: Any) -> SearchRequest:
-    """`search_request` of a call that left every other argument at its default."""
+def search_request(
+    agent_id: Any,
+    query: Any,
+    topic: Any,
+    top_k: Any,
+    day_range: Any = None,
+    time_range: Any = None,
+    location: Any = None,
+    tiers: Any = DEFAULT_TIERS,
+    expand: Any = False,
+    types: Any = None,
+    tags: Any = None,
+    layers: Any = None,
+) -> SearchRequest:
+    """A SearchRequest equal to `SearchRequest(...)` of the same arguments (sequences taken
+    as tuples). Named parameters, not a keyword dict: the plain call costs no dict to build."""
     if (
         type(query) is str
         and query.strip()
@@ -72,6 +85,14 @@ def simple_search_request(agent_id: Any, query: Any, topic: Any, top_k: Any) -> 
         and type(top_k) is int
         and 1 <= top_k <= 1000
         and type(agent_id) is int
+        and tiers == DEFAULT_TIERS
+        and expand is False
+        and day_range is None
+        and time_range is None
+        and location is None
+        and types is None
+        and tags is None
+        and layers is None
     ):
         return trusted(
             SearchRequest,
@@ -91,15 +112,17 @@ def simple_search_request(agent_id: Any, query: Any, topic: Any, top_k: Any) -> 
             },
             _SEARCH_FIELDS,
         )
-    return SearchRequest(agent_id=agent_id, query=query, topic=topic, top_k=top_k)
-
-
-def search_request(agent_id: Any, query: Any, topic: Any, top_k: Any, **rest: Any) -> SearchRequest:
-    """A SearchRequest equal to `SearchRequest(...)` of the same arguments."""
-    if (
-        rest["tiers"] == DEFAULT_TIERS
-        and rest["expand"] is False
-        and all(rest[k] is None for k in _NONE_ONLY)
-    ):
-        return simple_search_request(agent_id, query, topic, top_k)
-    return SearchRequest(agent_id=agent_id, query=query, topic=topic, top_k=top_k, **rest)
+    return SearchRequest(
+        agent_id=agent_id,
+        query=query,
+        topic=topic,
+        top_k=top_k,
+        day_range=day_range,
+        time_range=time_range,
+        location=location,
+        tiers=tuple(tiers),
+        expand=expand,
+        types=None if types is None else tuple(types),
+        tags=None if tags is None else tuple(tags),
+        layers=None if layers is None else tuple(layers),
+    )

@@ -245,10 +245,6 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
 
     # ------------------------------------------------------------------ batching entry points
 
-    async def submit_add(self, request: AddRequest) -> int:
-        """Queue one validated memory and return its id (as `queue_add`)."""
-        return self.queue_add(request)
-
     def queue_add(self, request: AddRequest) -> int:
         """Queue one validated memory and return its id at once, without suspending: it is
         written a loop turn later with the others queued, and before any read sees memories."""

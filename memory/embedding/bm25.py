@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -90,7 +89,7 @@ class Bm25Embedder:
     def _edge_embed(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
         english = self._edge.embed_query if query else self._edge.embed_document
         if self._multilingual is None:
-            return [TextVectors(None, _of(english(text))) for text in texts]
+            return [TextVectors(sparse=_of(english(text))) for text in texts]
         other = self._multilingual.embed_query if query else self._multilingual.embed_document
         search = _UNSPACED.search
         return [
@@ -124,4 +123,4 @@ class Bm25Embedder:
 
 
 def _of(vector) -> SparseVector:
-    return SparseVector(array("I", vector.indices), array("f", vector.values))
+    return SparseVector.of(vector.indices, vector.values)

@@ -7,7 +7,7 @@ import math
 import pydantic
 import pytest
 
-from societas.memory.fast_requests import add_request, search_request, simple_search_request
+from societas.memory.fast_requests import add_request, search_request
 from societas.memory.records import AddRequest, SearchRequest
 
 ADDS = [
@@ -97,8 +97,8 @@ def test_bad_search_arguments_fail_as_the_model_does(query, top_k, field):
 
 @pytest.mark.parametrize(("topic", "top_k"), [(None, 3), ("social", 1), (None, 1000)])
 def test_the_plain_search_call_equals_the_validated_model(topic, top_k):
-    """`stream.search(query, topic, top_k)` with nothing else takes simple_search_request."""
-    fast = simple_search_request(5, "storm market", topic, top_k)
+    """`stream.search(query, topic, top_k)` with nothing else: the request built directly."""
+    fast = search_request(5, "storm market", topic, top_k)
     slow = SearchRequest(agent_id=5, query="storm market", topic=topic, top_k=top_k)
     assert type(fast) is SearchRequest and fast == slow
     assert fast.model_dump() == slow.model_dump()
@@ -107,14 +107,14 @@ def test_the_plain_search_call_equals_the_validated_model(topic, top_k):
 @pytest.mark.parametrize(("query", "top_k", "field"), [("  ", 3, "query"), ("q", 0, "top_k")])
 def test_bad_plain_search_arguments_fail_as_the_model_does(query, top_k, field):
     with pytest.raises(pydantic.ValidationError, match=field):
-        simple_search_request(5, query, None, top_k)
+        search_request(5, query, None, top_k)
 
 
 def test_requests_sharing_a_fields_set_do_not_change_each_other():
     """The fast requests share one set of field names; copying one with changes leaves
     that set, and so every other request, as it was."""
-    first = simple_search_request(5, "storm", None, 3)
-    second = simple_search_request(6, "market", None, 3)
+    first = search_request(5, "storm", None, 3)
+    second = search_request(6, "market", None, 3)
     before = set(second.model_fields_set)
     changed = first.model_copy(update={"top_k": 7})
     assert changed.top_k == 7 and first.top_k == 3
