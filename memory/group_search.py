@@ -87,7 +87,7 @@ class GroupSearch:
             vectors = await self.embedder.embed_queries([r.query for r in requests])
             now = self.clock.abs_seconds
             jobs = {
-                i: RankJob(r, v, self._point_filter(r), r.top_k)
+                i: RankJob(r, v, None, r.top_k)  # filter: made if the engine ranks it
                 for i, (r, v) in enumerate(zip(requests, vectors, strict=True))
                 if "warm" in r.tiers or "hot" in r.tiers
             }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,9 +35,9 @@ class HotHits:
     def __init__(self, hot: HotStore) -> None:
         self.hot = hot
 
-    def __call__(self, memory_id: int, score: float) -> MemoryHit:
-        """The hot memory `memory_id` as a hit (as `HotStore.hit` makes it)."""
-        fields = self.hot.fields(memory_id)
+    def __call__(self, memory_id: int, score: float, row: int | None = None) -> MemoryHit:
+        """The hot memory `memory_id` (at `row`, when known) as a hit (as `HotStore.hit`)."""
+        fields = self.hot.fields(memory_id, row)
         fields["score"] = score
         fields["tier"] = "hot"
         return _made(fields)
@@ -51,7 +51,9 @@ class HotHits:
         """The hot memories `memory_ids` as hits with these scores, in that order (`rows`:
         their hot rows, when the caller has looked them up already)."""
         if len(memory_ids) < GATHER_AT:  # a column gather costs more than a few row reads
-            return list(map(self, memory_ids, scores))
+            if rows is None:
+                return list(map(self, memory_ids, scores))
+            return list(map(self, memory_ids, scores, rows))
         hot = self.hot
         if rows is None:
             row_of = hot.row_of
@@ -65,27 +67,33 @@ class HotHits:
         topic, location, layer, kind = (
             _decode(c, at) for c in (hot.topics, hot.locations, hot.layers, hot.types)
         )
-        texts = hot.texts
+        text = hot.texts.__getitem__
         links, evidence, tags, metadata = hot.cognition_links, hot.evidence, hot.tags, hot.metadata
+        # The sparse columns are empty in most runs: then no lookups a hit.
+        none: dict[int, Any] = {}
+        links_of = (lambda i, d: tuple(links.get(i, d))) if links else none.get
+        evidence_of = (lambda i, d: tuple(evidence.get(i, d))) if evidence else none.get
+        tags_of = tags.get if tags else none.get
+        metadata_of = metadata.get if metadata else none.get
         return [
             _made(
                 {
                     "id": memory_id,
                     "agent_id": agent[j],
-                    "text": texts[rows[j]],
+                    "text": text(row),
                     "topic": topic[j],
                     "day": day[j],
                     "t": t[j],
                     "time": time[j],
                     "location": location[j],
                     "importance": importance[j],
-                    "cognition_ids": tuple(links.get(memory_id, ())),
-                    "evidence_ids": tuple(evidence.get(memory_id, ())),
+                    "cognition_ids": links_of(memory_id, ()),
+                    "evidence_ids": evidence_of(memory_id, ()),
                     "layer": layer[j],
                     "layer_since": since[j],
                     "type": kind[j],
-                    "tags": tags.get(memory_id, ()),
-                    "metadata": metadata.get(memory_id, {}),
+                    "tags": tags_of(memory_id, ()),
+                    "metadata": metadata_of(memory_id, None) or {},
                     "access_count": reads[j],
                     "last_accessed": last[j],
                     "expires_at": expires[j],
@@ -93,7 +101,7 @@ class HotHits:
                     "tier": "hot",
                 }
             )
-            for j, memory_id in enumerate(memory_ids)
+            for j, (memory_id, row) in enumerate(zip(memory_ids, rows, strict=True))
         ]
 
 

@@ -128,29 +128,33 @@ class HotStore:
         fields["tier"] = "hot"
         return trusted(MemoryHit, fields)
 
-    def fields(self, memory_id: int) -> dict:
-        """The record fields of hot memory `memory_id`, from the columns (a dict literal:
-        search hits of a batch are built from it, memory.hits)."""
-        row = self.row_of[memory_id]
+    def fields(self, memory_id: int, row: int | None = None) -> dict:
+        """The record fields of hot memory `memory_id` (at `row`, when known), from the
+        columns: coded columns read inline (a search builds one of these a hit)."""
+        if row is None:
+            row = self.row_of[memory_id]
         last = self.last_accessed[row]
         expires = self.expires[row]
+        topics, locations, layers, types = self.topics, self.locations, self.layers, self.types
+        links, evidence = self.cognition_links, self.evidence
+        tags, metadata = self.tags, self.metadata
         return {
             "id": memory_id,
             "agent_id": self.agent_ids[row],
             "text": self.texts[row],
-            "topic": self.topics[row],
+            "topic": topics.values[topics.codes[row]],
             "day": self.days[row],
             "t": self.ts[row],
             "time": self.times[row],
-            "location": self.locations[row],
+            "location": locations.values[locations.codes[row]],
             "importance": self.importances[row],
-            "cognition_ids": tuple(self.cognition_links.get(memory_id, ())),
-            "evidence_ids": tuple(self.evidence.get(memory_id, ())),
-            "layer": self.layers[row],
+            "cognition_ids": tuple(links.get(memory_id, ())) if links else (),
+            "evidence_ids": tuple(evidence.get(memory_id, ())) if evidence else (),
+            "layer": layers.values[layers.codes[row]],
             "layer_since": self.layer_since[row],
-            "type": self.types[row],
-            "tags": self.tags.get(memory_id, ()),
-            "metadata": self.metadata.get(memory_id, {}),
+            "type": types.values[types.codes[row]],
+            "tags": tags.get(memory_id, ()) if tags else (),
+            "metadata": metadata.get(memory_id, {}) if metadata else {},
             "access_count": self.access_counts[row],
             "last_accessed": None if math.isnan(last) else last,
             "expires_at": None if math.isinf(expires) else expires,
@@ -218,12 +222,22 @@ class HotStore:
             if row["evidence"]:
                 self.evidence[memory_id] = list(row["evidence"])
 
-    def touch(self, memory_id: int, now: float) -> None:
-        """One read of a hot memory (its count and last access time, in RAM)."""
-        row = self.row_of.get(memory_id)
-        if row is not None:
-            self.access_counts[row] += 1
-            self.last_accessed[row] = now
+    def touch_many(self, memory_ids: Sequence[int], now: float) -> None:
+        """One read of each of these hot memories (their counts and last access times, in RAM;
+        an id given twice is read twice); ids no longer hot are passed over."""
+        get = self.row_of.get
+        if len(memory_ids) < 8:  # a few: item by item costs less than the numpy calls
+            counts, last = self.access_counts, self.last_accessed
+            for memory_id in memory_ids:
+                row = get(memory_id)
+                if row is not None:
+                    counts[row] += 1
+                    last[row] = now
+            return
+        rows = [row for row in map(get, memory_ids) if row is not None]
+        at = np.array(rows, np.intp)
+        np.add.at(np.frombuffer(self.access_counts, np.int64), at, 1)
+        np.frombuffer(self.last_accessed, np.float64)[at] = now
 
     def access_count(self, memory_id: int) -> int:
         return self.access_counts[self.row_of[memory_id]]

@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from societas.memory.sparse_index import AgentPostings
 
 
+# Searches in a batch from which the top k of all of them is taken at once (_take_tops):
+# below, k argmax calls a search (_top) cost less than a pass over the batch.
+SEGMENTED_AT = 8
+
+
 class RamRanker:
     """Ranks a group's searches from its `SparseIndex` (see the module docstring)."""
 
@@ -83,6 +88,8 @@ class RamRanker:
             base *= alpha
         importance = np.frombuffer(b"".join([p.importances for _, p in found]), f64)
         base += importance if beta == 1.0 else beta * importance
+        segmented = len(found) >= SEGMENTED_AT
+        picks: list[tuple[RankJob, AgentPostings, int]] = []  # segmented: (job, postings, k)
         end = 0
         for job, p in found:
             r = job.request
@@ -112,12 +119,47 @@ class RamRanker:
                 # raw >= 0 and k > 0, so raw / (raw + k) is already 0.0 where raw is.
                 relevance = raw / (raw + k_sat) if saturate else raw
                 score += relevance if gamma == 1.0 else gamma * relevance
-            rows = None if mask is None else mask.nonzero()[0]
-            n = n_all if rows is None else len(rows)
+            n = n_all if mask is None else int(np.count_nonzero(mask))
             job.candidates = job.scored = n
-            if not n:
-                continue
-            job.hits = _top(p, score if rows is None else score[rows], rows, min(job.limit, n))
+            if segmented:  # left out rows score -inf: never taken while a candidate is left
+                if mask is not None:
+                    score[~mask] = -np.inf
+                picks.append((job, p, min(job.limit, n)))
+            elif n:
+                rows = None if mask is None else mask.nonzero()[0]
+                chosen = score if rows is None else score[rows]
+                job.hits = _top(p, chosen, rows, min(job.limit, n))
+        if picks:
+            _take_tops(base, picks)
+
+
+def _take_tops(score: np.ndarray, picks: Sequence[tuple[RankJob, AgentPostings, int]]) -> None:
+    """Each job's top k at once: `score` holds the jobs' rows one after another, each job's
+    k best (ties newest first) taken by k segmented argmax passes over the whole batch
+    (a few numpy calls a pass, not k a search). `score` is used up."""
+    lengths = np.fromiter((len(p.ids) for _, p, _ in picks), np.intp, len(picks))
+    starts = np.zeros(len(picks), np.intp)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    k_max = max(k for _, _, k in picks)
+    rows = np.empty((len(picks), k_max), np.intp)
+    best = np.empty((len(picks), k_max))
+    last = np.empty(len(score), bool)
+    for i in range(k_max):
+        top = np.maximum.reduceat(score, starts)
+        at = np.flatnonzero(score == np.repeat(top, lengths))  # every segment has its max
+        segment = starts.searchsorted(at, side="right")
+        ends = last[: len(at)]  # the last (newest) position of each segment's max
+        np.not_equal(segment[1:], segment[:-1], out=ends[:-1])
+        ends[-1] = True
+        at = at[ends]
+        if len(at) != len(starts):
+            raise ValueError("a score is NaN: scores must be comparable")
+        rows[:, i] = at - starts
+        best[:, i] = top
+        score[at] = -np.inf
+    for (job, p, k), job_rows, job_best in zip(picks, rows.tolist(), best.tolist(), strict=True):
+        ids = p.ids
+        job.hits = [ScoredPoint(ids[r], s) for r, s in zip(job_rows[:k], job_best[:k], strict=True)]
 
 
 def _top(p: AgentPostings, score: np.ndarray, rows: np.ndarray | None, k: int) -> list[ScoredPoint]:

@@ -37,7 +37,7 @@ class RankJob:
 
     request: SearchRequest
     vectors: TextVectors
-    filter: PointFilter
+    filter: PointFilter | None  # None until a search needs the engine (RAM ranking does not)
     limit: int
     hits: list[ScoredPoint] = field(default_factory=list)  # result, best first
     payloads: dict[int, dict[str, Any]] = field(default_factory=dict)  # warm payloads read
@@ -96,6 +96,9 @@ class Ranker:
             fallback = [j for j, ok in zip(fallback, in_ram, strict=True) if not ok]
             if not fallback:
                 return
+        for job in fallback:  # the engine's conditions, for the searches that go there
+            if job.filter is None:
+                job.filter = self.group._point_filter(job.request)
         if self.fast_path():
             fallback = await self._rank_fast(fallback, now)
         await self._rank_in_engine(fallback, now)

@@ -144,10 +144,13 @@ class AccessLedger:
 
     def record(self, memory_ids: Iterable[int], now: float, hot: HotStore) -> None:
         """Count one read of each id now (hot columns at once, the store at `flush`)."""
-        for memory_id in memory_ids:
-            self.pending[memory_id] = self.pending.get(memory_id, 0) + 1
-            self.last[memory_id] = now
-            hot.touch(memory_id, now)
+        ids = list(memory_ids)
+        pending, last = self.pending, self.last
+        get = pending.get
+        for memory_id in ids:
+            pending[memory_id] = get(memory_id, 0) + 1
+            last[memory_id] = now
+        hot.touch_many(ids, now)
 
     def overlay(self, memory_id: int, stored: int) -> int:
         """The count of a warm memory: stored value plus reads not yet flushed."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from societas.memory.embedding.base import TextVectors
@@ -103,7 +103,6 @@ class ScoredPoint:
     score: float
     payload: dict[str, Any] | None = None
     vectors: TextVectors | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable

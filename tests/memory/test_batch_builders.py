@@ -44,8 +44,7 @@ async def test_batch_points_equal_the_per_memory_ones(group_factory, profile):
         )
     s1 = group.agent(1).stream
     await s1.add_cognition_to_memory([ids[0], ids[3]], ids[6])  # links and evidence
-    for memory_id in ids[::4]:  # reads counted (a search does this; FinMem's goes to the engine)
-        group.hot.touch(memory_id, 1234.5)
+    group.hot.touch_many(ids[::4], 1234.5)  # reads counted (a search does this; FinMem: engine)
     await group.store.set_payload([ids[4]], {"importance": 0.77})  # a pending patch
     deferred = group.deferred
     assert deferred is not None and set(ids) <= set(deferred.pending)
@@ -86,6 +85,8 @@ async def test_hot_hits_equal_the_hot_store_ones(group_factory):
         mine, theirs = hits(memory_id, 0.5), group.hot.hit(memory_id, 0.5)
         assert mine == theirs and list(mine.__dict__) == list(theirs.__dict__)
         assert mine.model_fields_set == theirs.model_fields_set
+    rows = [group.hot.row_of[i] for i in ids]  # a small batch with its rows known
+    assert hits.many(ids, [0.5] * 3, rows) == [group.hot.hit(i, 0.5) for i in ids]
     # A batch large enough to be read column by column gives the same hits, in its order.
     more = [await s.add("event", f"plain {n}", n / 40) for n in range(30)]
     await group.sync_writes()
@@ -96,3 +97,41 @@ async def test_hot_hits_equal_the_hot_store_ones(group_factory):
     singles = [group.hot.hit(i, sc) for i, sc in zip(asked, scores, strict=True)]
     assert batch == singles
     assert [list(h.__dict__) for h in batch] == [list(h.__dict__) for h in singles]
+
+
+async def test_hot_hits_of_plain_memories_equal_the_hot_store_ones(group_factory):
+    """No memory has tags, metadata or links (the sparse columns empty): the batch read
+    gives the same hits, with fresh, unshared metadata dicts."""
+    from societas.memory.hits import GATHER_AT, HotHits
+
+    group = group_factory("edge")
+    await group.add_agents({1: {}, 2: {}})
+    ids = [
+        await group.agent(1 + n % 2).stream.add("event", f"plain {n}", n / 40) for n in range(30)
+    ]
+    await group.sync_writes()
+    assert not (group.hot.tags or group.hot.metadata or group.hot.cognition_links)
+    asked = [*ids, ids[3]]
+    assert len(asked) >= GATHER_AT
+    batch = HotHits(group.hot).many(asked, [n / 7 for n in range(len(asked))])
+    singles = [group.hot.hit(i, n / 7) for n, i in enumerate(asked)]
+    assert batch == singles
+    assert [list(h.__dict__) for h in batch] == [list(h.__dict__) for h in singles]
+    assert len({id(h.metadata) for h in batch}) == len(batch)
+
+
+@pytest.mark.parametrize("reads", [3, 20])
+async def test_touch_many_counts_each_read(group_factory, reads):
+    """A batch of reads (item by item below 8, numpy from 8) counts an id read twice twice,
+    stamps the time and passes over ids that are not hot."""
+    group = group_factory("edge")
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    ids = [await s.add("event", f"note {n}") for n in range(12)]
+    await group.sync_writes()
+    asked = [ids[n % 12] for n in range(reads)] + [ids[1], 10**15]  # a repeat, an unknown id
+    group.hot.touch_many(asked, 777.0)
+    for memory_id in ids:
+        record = group.hot.record(memory_id)
+        assert record.access_count == asked.count(memory_id)
+        assert record.last_accessed == (777.0 if memory_id in asked else None)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 from array import array
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from societas.memory import GroupMemory
-from societas.memory.ram_ranking import _top
+from societas.memory import GroupMemory, ram_ranking
+from societas.memory.ram_ranking import SEGMENTED_AT, _take_tops, _top
 from societas.memory.records import KVSearchRequest, SearchRequest
 from societas.memory.sparse_index import AgentPostings
 from societas.memory.vectorstores.base import PointFilter, VectorQuery
@@ -52,10 +53,13 @@ async def test_relevance_from_ram_equals_the_engines(group_factory, backend):
         assert abs(score - ram[memory_id]) < 1e-4 * max(1.0, score)
 
 
-@pytest.mark.parametrize("words", [2, 5])
-async def test_ram_search_ranks_like_the_engine(group_factory, tmp_path, words):
+@pytest.mark.parametrize("words,batched", [(2, True), (5, True), (2, False)])
+async def test_ram_search_ranks_like_the_engine(
+    group_factory, tmp_path, monkeypatch, words, batched
+):
     """Same top-k with the RAM index on and off (off: every search rescored in the engine),
-    for short queries and for queries of more terms (summed in another code path)."""
+    for short queries and for queries of more terms (summed in another code path); in one
+    batch (the top k of all searches taken at once) and one search at a time."""
     on = group_factory("edge", sub="on", tiers={"hot_window_hours": 2.0})
     off = group_factory("edge", sub="off", tiers={"hot_window_hours": 2.0, "ram_index": False})
     for g in (on, off):
@@ -66,9 +70,16 @@ async def test_ram_search_ranks_like_the_engine(group_factory, tmp_path, words):
         for a in range(4)
         for extra in ({}, {"topic": "event"}, {"day_range": (0, 0)}, {"tiers": ("hot",)})
     ]
-    got_on = await on.search_many(asked)
+    segmented = []  # batches whose top k were taken at once
+    monkeypatch.setattr(ram_ranking, "_take_tops", lambda *a: segmented.append(_take_tops(*a)))
+    if batched:
+        assert len(asked) >= SEGMENTED_AT
+        got_on = await on.search_many(asked)
+    else:
+        got_on = [(await on.search_many([r]))[0] for r in asked]
     got_off = await off.search_many(asked)
     assert on.counters["vector_queries"] == 0  # answered from RAM, the engine never asked
+    assert len(segmented) == (1 if batched else 0)
     assert [[h.text for h in hits] for hits in got_on] == [
         [h.text for h in hits] for hits in got_off
     ]
@@ -235,3 +246,27 @@ def test_top_k_takes_the_best_scores_and_the_newest_of_equal_ones():
         assert [(p.id, p.score) for p in got] == [
             (ids[i] if rows is None else ids[int(rows[i])], float(scored[i])) for i in expected
         ]
+
+
+def test_top_k_of_a_whole_batch_equals_each_searchs_own():
+    """`_take_tops` (segmented passes over a batch) gives every search the top k that a full
+    sort by (score desc, row desc) of its own candidates gives; left-out rows score -inf."""
+    rng = np.random.default_rng(11)
+    for _trial in range(300):
+        jobs = int(rng.integers(1, 40))
+        picks, scores, expected = [], [], []
+        for _ in range(jobs):
+            n = int(rng.integers(1, 30))
+            postings = AgentPostings()
+            postings.ids = array("q", sorted(rng.choice(10**6, n, replace=False).tolist()))
+            score = rng.integers(0, 4, n) * 0.25 if rng.random() < 0.5 else rng.random(n)
+            keep = rng.random(n) < 0.7
+            score[~keep] = -np.inf
+            k = min(int(rng.integers(1, 6)), int(keep.sum()))
+            ranked = sorted(np.flatnonzero(keep).tolist(), key=lambda i: (-score[i], -i))[:k]
+            expected.append([(postings.ids[i], float(score[i])) for i in ranked])
+            job = SimpleNamespace(hits=[])
+            picks.append((job, postings, k))
+            scores.append(score)
+        _take_tops(np.concatenate(scores), picks)
+        assert [[(p.id, p.score) for p in job.hits] for job, _, _ in picks] == expected
