@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -53,7 +54,7 @@ class SparseIndex:
 
     def __init__(self) -> None:
         self.agents: dict[int, AgentPostings] = {}
-        self.df: dict[int, int] = {}
+        self.df: Counter[int] = Counter()  # term → memories holding it (none at 0: removed)
         self.docs = 0
         self._topic_ids: dict[str, int] = {}
         self.topic_names: list[str] = []
@@ -82,7 +83,8 @@ class SparseIndex:
         vectors: Sequence[SparseVector | None],
     ) -> None:
         """Index new memories (ids ascending per agent, as the group allocates them)."""
-        df, agents = self.df, self.agents
+        count_terms, agents = self.df.update, self.agents  # Counter.update: counted in C
+        topic_ids, topic_id = self._topic_ids, self.topic_id
         unsorted: set[int] = set()
         for memory_id, agent_id, time, imp, topic, vec in zip(
             ids, agent_ids, times, importances, topics, vectors, strict=True
@@ -95,12 +97,12 @@ class SparseIndex:
             p.ids.append(memory_id)
             p.times.append(time)
             p.importances.append(imp)
-            p.topics.append(self.topic_id(topic))
+            code = topic_ids.get(topic)
+            p.topics.append(topic_id(topic) if code is None else code)
             if vec is not None and vec.indices:
                 p.terms.extend(vec.indices)
                 p.weights.extend(vec.values)
-                for term in vec.indices:
-                    df[term] = df.get(term, 0) + 1
+                count_terms(vec.indices)
             p.ends.append(len(p.terms))
         self.docs += len(ids)
         for agent_id in unsorted:
