@@ -8,6 +8,7 @@ import platform
 import resource
 import statistics
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -59,3 +60,36 @@ def emit(result: dict[str, Any], json_path: str | None) -> None:
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(text + "\n")
+
+
+class CollectorClock:
+    """Seconds the cyclic garbage collector ran from `start()` on (timed by `gc.callbacks`),
+    and its longest single pass: a pause of the whole process, event loop included."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.longest = 0.0
+        self.passes = 0
+        self._began = 0.0
+
+    def start(self) -> None:
+        import gc
+
+        gc.callbacks.append(self._tick)
+
+    def _tick(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+            return
+        spent = time.perf_counter() - self._began
+        self.seconds += spent
+        self.longest = max(self.longest, spent)
+        self.passes += 1
+
+    def figures(self) -> dict[str, float]:
+        """`gc_s`, `gc_longest_ms`, `gc_passes` for a benchmark's JSON."""
+        return {
+            "gc_s": round(self.seconds, 3),
+            "gc_longest_ms": round(self.longest * 1e3, 1),
+            "gc_passes": self.passes,
+        }

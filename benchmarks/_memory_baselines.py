@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import CollectorClock
 from _memory_workload import SEED, TOP_K, Turn, clock_of, digest_hits, tick_plan
 
 from societas.memory.embedding.config import BUNDLED_BM25_DIR
@@ -100,6 +101,8 @@ def run_naive(agents: int, memories: int, rss_mb) -> dict:
     docs = 0
     add_s = search_s = kv_s = 0.0
     digests = []
+    collector = CollectorClock()
+    collector.start()
     t_all, cpu_all = time.perf_counter(), time.process_time()
     for tick in range(memories // 2):
         day, t = clock_of(tick)
@@ -131,7 +134,8 @@ def run_naive(agents: int, memories: int, rss_mb) -> dict:
             add_s, search_s, kv_s = add_s + t1 - t0, search_s + t2 - t1, kv_s + t3 - t2
             digests.append(digest_hits(hits))
     wall, cpu = time.perf_counter() - t_all, time.process_time() - cpu_all
-    return _figures(agents, memories, wall, add_s, search_s, kv_s, base, digests) | {"cpu_s": cpu}
+    figures = _figures(agents, memories, wall, add_s, search_s, kv_s, base, digests)
+    return figures | {"cpu_s": cpu} | collector.figures()
 
 
 def run_agentsociety(agents: int, memories: int, rss_mb) -> dict:

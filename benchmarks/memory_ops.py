@@ -42,7 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from _common import emit, machine, peak_rss_mb, rss_mb
+from _common import CollectorClock, emit, machine, peak_rss_mb, rss_mb
 from _memory_workload import SEED, TOP_K, clock_of, digest_hits, tick_plan
 
 MODES = ("gather", "sequential", "phased")
@@ -94,6 +94,8 @@ async def run_societas(agents: int, memories: int, mode: str) -> dict:
             await search(turn)
             await status(turn)
 
+        collector = CollectorClock()  # the collector's share of the wall time
+        collector.start()
         started, cpu_started = time.perf_counter(), time.process_time()
         for tick in range(memories // 2):
             group.clock.set(*clock_of(tick))
@@ -113,6 +115,7 @@ async def run_societas(agents: int, memories: int, mode: str) -> dict:
                     timers[name] += time.perf_counter() - t0
             await group.end_tick()
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+        gc_figures = collector.figures()
         stored = await group.memory_count()
         tiers = await group.tier_counts()
         hits = query_hits[0]
@@ -132,7 +135,7 @@ async def run_societas(agents: int, memories: int, mode: str) -> dict:
         "stored": stored,
         "tiers": tiers,
         "digests": digests,
-    }
+    } | gc_figures
     if mode == "phased":
         out |= {
             "adds_per_s": 2 * turns_n / timers["add"],
@@ -149,6 +152,11 @@ def child(part: str, agents: int, memories: int) -> dict:
         [*cmd, "--memories", str(memories)], check=True, capture_output=True, text=True
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _gc_figures(run: dict) -> dict:
+    """The garbage collector's figures of one side's run (gc_s, gc_longest_ms, gc_passes)."""
+    return {key: value for key, value in run.items() if key.startswith("gc_")}
 
 
 def agreement(a: list[str], b: list[str]) -> float:
@@ -194,6 +202,9 @@ def compare(agents: int, memories: int, repeats: int) -> dict:
         "cpu_s": {side: round(v, 2) for side, v in cpu.items()},
         "cpu_vs_naive": round(cpu["gather"] / cpu["naive"], 3),
         "cpu_vs_naive_sequential": round(cpu["sequential"] / cpu["naive"], 3),
+        # The cyclic collector's seconds and longest pause, last run of each side (societas
+        # tunes it for a group's process: memory.collector).
+        "gc": {side: _gc_figures(run) for side, run in last.items()},
         "net_kb_per_agent": round(g["net_kb_per_agent"], 1),
         "societas_group_setup_mb": round(g["group_setup_mb"], 1),
         "children_peak_rss_mb": round(g["children_peak_rss_mb"], 1),

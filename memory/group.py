@@ -24,6 +24,7 @@ from societas.memory.citizen import CITIZEN_MEMORY_CONFIG
 from societas.memory.clock import SimClock
 from societas.memory.cognitive_group import CognitiveMemory
 from societas.memory.cold import ColdStore
+from societas.memory.collector import tune_collector
 from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
 from societas.memory.contradictions import ContradictionJudge, rule_judge
 from societas.memory.deferred_store import DeferredStore
@@ -75,6 +76,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     ) -> None:
         map_large_blocks()  # a group's process: freed arrays go back to the OS (memory.heap)
         arrow_on_system_allocator()  # and so do freed Arrow buffers (Parquet reads, merges)
+        tune_collector()  # young collections rare, startup heap frozen (memory.collector)
         self.config = config or GroupMemoryConfig()
         self.memory_config = memory_config
         self.clock = clock or SimClock()
