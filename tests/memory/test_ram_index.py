@@ -66,9 +66,10 @@ async def test_ram_search_ranks_like_the_engine(
         await _fill(g, agents=4, ticks=12)
     rng = random.Random(3)
     asked = [
-        SearchRequest(agent_id=a, query=" ".join(rng.sample(WORDS, words)), top_k=4, **extra)
+        SearchRequest(agent_id=a, query=" ".join(rng.sample(WORDS, words)), top_k=k, **extra)
         for a in range(4)
         for extra in ({}, {"topic": "event"}, {"day_range": (0, 0)}, {"tiers": ("hot",)})
+        for k in (2, 4)  # searches of one batch asking for different k
     ]
     segmented = []  # batches whose top k were taken at once
     monkeypatch.setattr(ram_ranking, "_take_tops", lambda *a: segmented.append(_take_tops(*a)))
