@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -69,12 +69,7 @@ class HotHits:
         )
         text = hot.texts.__getitem__
         links, evidence, tags, metadata = hot.cognition_links, hot.evidence, hot.tags, hot.metadata
-        # The sparse columns are empty in most runs: then no lookups a hit.
-        none: dict[int, Any] = {}
-        links_of = (lambda i, d: tuple(links.get(i, d))) if links else none.get
-        evidence_of = (lambda i, d: tuple(evidence.get(i, d))) if evidence else none.get
-        tags_of = tags.get if tags else none.get
-        metadata_of = metadata.get if metadata else none.get
+        # The sparse columns are empty in most runs: then no lookups a hit (as HotStore.fields).
         return [
             _made(
                 {
@@ -87,13 +82,13 @@ class HotHits:
                     "time": time[j],
                     "location": location[j],
                     "importance": importance[j],
-                    "cognition_ids": links_of(memory_id, ()),
-                    "evidence_ids": evidence_of(memory_id, ()),
+                    "cognition_ids": tuple(links.get(memory_id, ())) if links else (),
+                    "evidence_ids": tuple(evidence.get(memory_id, ())) if evidence else (),
                     "layer": layer[j],
                     "layer_since": since[j],
                     "type": kind[j],
-                    "tags": tags_of(memory_id, ()),
-                    "metadata": metadata_of(memory_id, None) or {},
+                    "tags": tags.get(memory_id, ()) if tags else (),
+                    "metadata": metadata.get(memory_id, {}) if metadata else {},
                     "access_count": reads[j],
                     "last_accessed": last[j],
                     "expires_at": expires[j],

@@ -39,11 +39,7 @@ class RamRanker:
         """Which of these searches are answered from RAM (the group's settings read once a
         batch; per search only its own fields)."""
         g = self.group
-        if (
-            g.sparse_index is None
-            or g.config.retrieval.mmr_lambda is not None
-            or g.normalization not in ("saturate", "identity")
-        ):
+        if g.sparse_index is None or not g.ranker.fast_path():  # MMR, rank fusion: engine
             return [False] * len(jobs)
         forgetting = g.profiles.forgetting if g.profiles.any_forgetting else None
         return [

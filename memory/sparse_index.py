@@ -84,7 +84,7 @@ class SparseIndex:
     ) -> None:
         """Index new memories (ids ascending per agent, as the group allocates them)."""
         count_terms, agents = self.df.update, self.agents  # Counter.update: counted in C
-        topic_ids, topic_id = self._topic_ids, self.topic_id
+        topic_id = self.topic_id
         unsorted: set[int] = set()
         for memory_id, agent_id, time, imp, topic, vec in zip(
             ids, agent_ids, times, importances, topics, vectors, strict=True
@@ -97,8 +97,7 @@ class SparseIndex:
             p.ids.append(memory_id)
             p.times.append(time)
             p.importances.append(imp)
-            code = topic_ids.get(topic)
-            p.topics.append(topic_id(topic) if code is None else code)
+            p.topics.append(topic_id(topic))
             if vec is not None and vec.indices:
                 p.terms.extend(vec.indices)
                 p.weights.extend(vec.values)
