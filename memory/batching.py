@@ -14,20 +14,32 @@ class MicroBatcher(Generic[Req, Res]):
     """Agents awaiting `submit` in the same tick share one `run_batch` call.
 
     The first submit schedules a drain after `yields` event-loop turns; everything submitted
-    until then goes into that batch, in submission order (deterministic).
+    until then goes into that batch, in submission order (deterministic). When `alone` says
+    that nothing else could join (no other task ready to run), the call runs at once as a
+    batch of one: no drain task, no future, no loop turns waited for nobody.
     """
 
     def __init__(
-        self, run_batch: Callable[[Sequence[Req]], Awaitable[Sequence[Res]]], yields: int = 1
+        self,
+        run_batch: Callable[[Sequence[Req]], Awaitable[Sequence[Res]]],
+        yields: int = 1,
+        alone: Callable[[], bool] | None = None,
     ) -> None:
         self._run_batch = run_batch
         self._yields = yields
+        self._alone = alone
         self._pending: list[tuple[Req, asyncio.Future[Res]]] = []
         self._drain_task: asyncio.Task[None] | None = None
         self.batches = 0
         self.items = 0
+        self.inline = 0  # batches of one run at once (counted in batches and items too)
 
     async def submit(self, request: Req) -> Res:
+        if self._drain_task is None and self._alone is not None and self._alone():
+            self.batches += 1
+            self.items += 1
+            self.inline += 1
+            return (await self._run_batch((request,)))[0]
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Res] = loop.create_future()
         self._pending.append((request, future))

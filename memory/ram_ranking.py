@@ -5,6 +5,8 @@ terms, time, importance and topic, and the same term counts as the engine, so th
 α·recency + β·importance + γ·relevance is computed here for every memory of the agent and
 the top k taken exactly, with no call into the vector engine. Searches this cannot answer
 (filters on fields the index lacks, MMR, rank fusion, FinMem layers) go to `memory.ranking`.
+Each search's relevance, score and top k are one call into the compiled kernel
+(memory.rank_kernel) when the install built it; else numpy, with the same results.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from societas.memory import rank_kernel
 from societas.memory.ranking import RankJob, has_terms
 from societas.memory.vectorstores import ScoredPoint
 
@@ -85,7 +88,8 @@ class RamRanker:
             base *= alpha
         importance = np.frombuffer(b"".join([p.importances for _, p in found]), f64)
         base += importance if beta == 1.0 else beta * importance
-        segmented = len(found) >= SEGMENTED_AT
+        kernel = rank_kernel.KERNEL
+        segmented = kernel is None and len(found) >= SEGMENTED_AT
         picks: list[tuple[RankJob, AgentPostings, int]] = []  # segmented: (job, postings, k)
         end = 0
         for job, p in found:
@@ -108,8 +112,19 @@ class RamRanker:
             if expiring:
                 alive = np.fromiter((expiring.get(i, math.inf) > now for i in p.ids), bool, n_all)
                 mask = alive if mask is None else mask & alive
-            raw = index.relevance(p, query_weights(job.vectors.sparse))
-            if relevant_only_cfg and has_terms(job.vectors):
+            weights = query_weights(job.vectors.sparse)
+            relevant_only = relevant_only_cfg and has_terms(job.vectors)
+            if kernel is not None:  # relevance, score and top k in one call
+                rows, scores, n = kernel.rank(
+                    p.terms, p.weights, p.ends, weights, score, mask, k_sat, gamma, saturate,
+                    relevant_only, job.limit,
+                )  # fmt: skip
+                job.candidates = job.scored = n
+                ids = p.ids
+                job.hits = [ScoredPoint(ids[r], s) for r, s in zip(rows, scores, strict=True)]
+                continue
+            raw = index.relevance(p, weights)
+            if relevant_only:
                 relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)
                 mask = relevant if mask is None else mask & relevant
             if raw is not None:

@@ -5,8 +5,10 @@ once and marks an embedded attribute for re-embedding. Neither suspends. Queued 
 written in one batch (one embedding call, one append) by a drain task `yields` event-loop
 turns later — the same moment the micro-batcher used to write them — and before anything
 reads memories (a search, get_by_ids, end_tick, a checkpoint, counts): reads see every
-earlier write. KV embeddings are computed when something reads them (a KV search, a
-checkpoint, flush, close), one batch for every attribute changed since.
+earlier write. The drain task is started by a loop callback only if adds are still queued
+then (an agent that searches right after adding has written them itself: no task). KV
+embeddings are computed when something reads them (a KV search, a checkpoint, flush,
+close), one batch for every attribute changed since.
 
 A failed write keeps its memories queued and raises to the reader that asked for it (and to
 every later one until a write succeeds): an error, never a silent loss. Cancellation puts
@@ -54,6 +56,7 @@ class WriteQueue:
         self.kv: dict[tuple[int, str], None] = {}  # (agent, key), in first-changed order
         self.drains = 0  # batches written by the drain task (tests, stats)
         self._drain: asyncio.Task[None] | None = None
+        self.waking = False  # a wake-up callback is in the loop's ready queue
 
     def __len__(self) -> int:
         return len(self.adds) + len(self.kv)
@@ -64,8 +67,14 @@ class WriteQueue:
         self.adds.append(request)
         self.add_ids.append(memory_id)
         self.stamps.append(stamp)
-        if self._drain is None or self._drain.done():  # done: a loop that has ended
-            self._drain = asyncio.get_running_loop().create_task(self._drain_soon())
+        if self.waking or (self._drain is not None and not self._drain.done()):
+            return  # done: a loop that has ended
+        loop = asyncio.get_running_loop()
+        if self.yields:
+            self.waking = True
+            loop.call_soon(self._wake, loop, self.yields)
+        else:
+            self._drain = loop.create_task(self._drain_now())
 
     def touch_kv(self, slot: tuple[int, str]) -> None:
         """An embedded attribute changed: embed its value when something reads embeddings."""
@@ -94,9 +103,17 @@ class WriteQueue:
                 self.kv = {**dict.fromkeys(slots), **self.kv}
                 raise
 
-    async def _drain_soon(self) -> None:
-        for _ in range(self.yields):
-            await asyncio.sleep(0)
+    def _wake(self, loop: asyncio.AbstractEventLoop, turns: int) -> None:
+        """A loop turn after an add (of `turns` to wait): start the drain task, which writes
+        a turn later, if adds are still queued."""
+        if turns > 1 and self.adds:
+            loop.call_soon(self._wake, loop, turns - 1)
+            return
+        self.waking = False
+        if self.adds and (self._drain is None or self._drain.done()):
+            self._drain = loop.create_task(self._drain_now())
+
+    async def _drain_now(self) -> None:
         self._drain = None
         if not self.adds:
             return

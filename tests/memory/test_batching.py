@@ -36,6 +36,48 @@ async def test_concurrent_agents_share_one_batch(group_factory, bm25_embedder):
     assert not group.writes.kv
 
 
+async def test_a_lone_agent_runs_at_once_and_concurrent_ones_still_share(group_factory):
+    """One agent at a time (nothing else ready on the loop): each search runs at once as a
+    batch of one and writes the adds queued before it (no drain task, no loop turn); agents
+    gathered still share one batch. The answers are the same both ways."""
+    lone, together = group_factory("edge", sub="lone"), group_factory("edge", sub="together")
+    for group in (lone, together):
+        await group.add_agents({a: {} for a in range(20)})
+
+    async def step(group, agent_id):
+        memory = group.agent(agent_id)
+        await memory.stream.add("event", f"agent {agent_id} saw the parade by the river")
+        await memory.stream.add("event", f"agent {agent_id} bought bread")
+        return [h.text for h in await memory.stream.search("parade river", top_k=2)]
+
+    lone_answers = []
+    for a in range(20):  # driven by hand: a step that suspended would not stop at once
+        coroutine = step(lone, a)
+        with pytest.raises(StopIteration) as finished:
+            coroutine.send(None)
+        lone_answers.append(finished.value.value)
+    assert lone._search_batcher.inline == lone._search_batcher.batches == 20
+    assert lone.writes.drains == 0 and len(lone.hot) == 40  # each search wrote its adds
+    together_answers = await asyncio.gather(*(step(together, a) for a in range(20)))
+    assert together._search_batcher.batches == 1 and together._search_batcher.inline == 0
+    assert together.writes.drains == 1
+    assert [answer[0] for answer in lone_answers] == [
+        answer[0] for answer in together_answers
+    ]  # each agent's own parade first, however the searches were batched
+
+
+async def test_queued_adds_without_a_read_are_still_written_a_turn_later(group_factory):
+    """Nothing reads after the adds: the write-queue's wake-up starts the drain task."""
+    group = group_factory("edge")
+    await group.add_agents({1: {}})
+    await group.agent(1).stream.add("event", "a quiet morning")
+    assert len(group.writes) == 1 and group.writes.waking
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert len(group.writes) == 0 and group.writes.drains == 1 and len(group.hot) == 1
+    assert not group.writes.waking
+
+
 async def test_rejected_call_writes_nothing_and_a_failed_write_is_not_lost(group_factory):
     group = group_factory("edge", tiers={"ram_index": False})  # written through at add
     await group.add_agents({1: {}})

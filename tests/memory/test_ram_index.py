@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from societas.memory import GroupMemory, ram_ranking
+from societas.memory import GroupMemory, ram_ranking, rank_kernel
 from societas.memory.ram_ranking import SEGMENTED_AT, _take_tops, _top
 from societas.memory.records import KVSearchRequest, SearchRequest
 from societas.memory.sparse_index import AgentPostings
@@ -53,13 +53,15 @@ async def test_relevance_from_ram_equals_the_engines(group_factory, backend):
         assert abs(score - ram[memory_id]) < 1e-4 * max(1.0, score)
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
 @pytest.mark.parametrize("words,batched", [(2, True), (5, True), (2, False)])
 async def test_ram_search_ranks_like_the_engine(
-    group_factory, tmp_path, monkeypatch, words, batched
+    group_factory, tmp_path, monkeypatch, words, batched, compiled
 ):
     """Same top-k with the RAM index on and off (off: every search rescored in the engine),
     for short queries and for queries of more terms (summed in another code path); in one
-    batch (the top k of all searches taken at once) and one search at a time."""
+    batch (numpy: the top k of all searches taken at once) and one search at a time; ranked
+    by the compiled kernel (one call a search) and by numpy."""
     on = group_factory("edge", sub="on", tiers={"hot_window_hours": 2.0})
     off = group_factory("edge", sub="off", tiers={"hot_window_hours": 2.0, "ram_index": False})
     for g in (on, off):
@@ -73,6 +75,17 @@ async def test_ram_search_ranks_like_the_engine(
     ]
     segmented = []  # batches whose top k were taken at once
     monkeypatch.setattr(ram_ranking, "_take_tops", lambda *a: segmented.append(_take_tops(*a)))
+    kernel_calls = []
+    if compiled:
+        kernel = rank_kernel.KERNEL
+        assert kernel is not None, "the install did not build memory/_rank.c"
+        monkeypatch.setattr(
+            rank_kernel,
+            "KERNEL",
+            SimpleNamespace(rank=lambda *a: kernel_calls.append(1) or kernel.rank(*a)),
+        )
+    else:
+        monkeypatch.setattr(rank_kernel, "KERNEL", None)
     if batched:
         assert len(asked) >= SEGMENTED_AT
         got_on = await on.search_many(asked)
@@ -80,7 +93,8 @@ async def test_ram_search_ranks_like_the_engine(
         got_on = [(await on.search_many([r]))[0] for r in asked]
     got_off = await off.search_many(asked)
     assert on.counters["vector_queries"] == 0  # answered from RAM, the engine never asked
-    assert len(segmented) == (1 if batched else 0)
+    assert len(segmented) == (1 if batched and not compiled else 0)
+    assert len(kernel_calls) == (len(asked) if compiled else 0)
     assert [[h.text for h in hits] for hits in got_on] == [
         [h.text for h in hits] for hits in got_off
     ]

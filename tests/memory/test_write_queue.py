@@ -75,10 +75,11 @@ async def test_cancelled_write_keeps_the_adds_and_propagates(group_factory, bm25
     group.embedder.gate.set()
     await group.add_agents({1: {}})
     group.embedder.gate.clear()
+    group.embedder.started.clear()
     stream = group.agent(1).stream
     memory_id = await stream.add("event", "a parade in the square")
-    drain = group.writes._drain
     await group.embedder.started.wait()  # the drain task is writing: cancel it mid-write
+    drain = next(t for t in asyncio.all_tasks() if t.get_coro().__name__ == "_drain_now")
     drain.cancel()
     with pytest.raises(asyncio.CancelledError):
         await drain
