@@ -1,22 +1,29 @@
-/* One search's relevance, score and top k over an agent's RAM postings, in one call.
+/* One search's query weights, relevance, score and top k over an agent's RAM postings.
  *
- * The compiled form of memory.ram_ranking's numpy path (few dozen numpy calls a search,
- * each ~1 us of call overhead on ~1,600 stored terms): the same arithmetic in the same
- * order, so the results are bit-identical to that path (tests/memory/test_rank_kernel.py).
+ * The compiled form of memory.ram_ranking's numpy path (a few dozen numpy calls a search,
+ * each ~1 us of call overhead over ~1,600 stored terms) and of SparseIndex.query_weights:
+ * the same arithmetic in the same order, so the results are bit-identical to that path
+ * (tests/memory/test_rank_kernel.py).
  *
- *   rank(terms, weights, ends, query, score, mask, k_sat, gamma, saturate, relevant_only, k)
- *     terms   uint32 buffer: the agent's stored terms, row after row
- *     weights float32 buffer: their BM25 weights
- *     ends    uint32 buffer: row r's terms are terms[ends[r-1]:ends[r]]
- *     query   list of (term, q(t) * idf(t)) tuples
- *     score   writable float64 buffer, one per row: alpha*recency + beta*importance on
- *             entry, gamma*relevance added in place
- *     mask    1-byte buffer (rows allowed) or None (all rows)
- *   returns (rows, scores, candidates): the k best rows, best first, ties newest (highest
+ *   rank(ids, terms, weights, ends, q_terms, q_values, df, docs, score, mask,
+ *        k_sat, gamma, saturate, relevant_only, k)
+ *     ids      int64 buffer: the agent's memory ids, one per row
+ *     terms    uint32 buffer: the agent's stored terms, row after row
+ *     weights  float32 buffer: their BM25 weights
+ *     ends     uint32 buffer: row r's terms are terms[ends[r-1]:ends[r]]
+ *     q_terms, q_values  the query's sparse vector (uint32, float32 buffers)
+ *     df, docs the group's term counts (dict: term -> memories holding it) and memories
+ *     score    writable float64 buffer, one per row: alpha*recency + beta*importance on
+ *              entry, gamma*relevance added in place
+ *     mask     1-byte buffer (rows allowed) or None (all rows)
+ *     relevant_only  only rows sharing a term with the query compete (when it has terms)
+ *   returns (ids, scores, candidates): the k best memories, best first, ties newest (highest
  *   row) first; their scores; how many rows competed. ValueError on a NaN score.
  *
- * raw(row) = sum over the row's terms, in stored order, of (double)weight * query weight,
- * from 0.0 (as numpy's bincount sums); relevance = raw / (raw + k_sat) when saturating.
+ * q(t) * idf(t) = value * ln(1 + (docs - df(t) + 0.5) / (df(t) + 0.5)) for the query's terms
+ * any memory holds; raw(row) = sum over the row's terms, in stored order, of (double)weight
+ * * q(t) idf(t), from 0.0 (as numpy's bincount sums); relevance = raw / (raw + k_sat) when
+ * saturating.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -50,31 +57,45 @@ static inline int find_term(const QueryTerm *q, int nq, uint32_t term) {
     return (lo < nq && q[lo].term == term) ? lo : -1;
 }
 
-static int read_query(PyObject *query, QueryTerm *q, Py_ssize_t n) {
+/* The query's (term, q(t) * idf(t)) for terms that any memory holds, sorted by term, as
+ * SparseIndex.query_weights computes them; returns how many, or -1 with an error set. */
+static int read_query(const uint32_t *q_terms, const float *q_values, Py_ssize_t n,
+                      PyObject *df, long long docs, QueryTerm *q) {
+    int kept = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *pair = PyList_GET_ITEM(query, i);
-        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
-            PyErr_SetString(PyExc_TypeError, "query items must be (term, weight) tuples");
+        PyObject *key = PyLong_FromUnsignedLong(q_terms[i]);
+        if (!key)
             return -1;
+        PyObject *found = PyDict_GetItemWithError(df, key); /* borrowed */
+        Py_DECREF(key);
+        if (!found) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
         }
-        unsigned long term = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(pair, 0));
-        double weight = PyFloat_AsDouble(PyTuple_GET_ITEM(pair, 1));
-        if (PyErr_Occurred())
+        long long count = PyLong_AsLongLong(found);
+        if (count == -1 && PyErr_Occurred())
             return -1;
-        q[i].term = (uint32_t)term;
-        q[i].weight = weight;
+        if (!count)
+            continue;
+        q[kept].term = q_terms[i];
+        q[kept].weight =
+            (double)q_values[i] * log(1.0 + ((double)(docs - count) + 0.5) / ((double)count + 0.5));
+        kept++;
     }
-    qsort(q, (size_t)n, sizeof(QueryTerm), by_term);
-    return 0;
+    qsort(q, (size_t)kept, sizeof(QueryTerm), by_term);
+    return kept;
 }
 
 static PyObject *rank(PyObject *Py_UNUSED(self), PyObject *args) {
-    Py_buffer terms_b, weights_b, ends_b, score_b;
-    PyObject *query, *mask_obj, *out = NULL;
+    Py_buffer ids_b, terms_b, weights_b, ends_b, qt_b, qv_b, score_b;
+    PyObject *df, *mask_obj, *out = NULL;
+    long long docs;
     double k_sat, gamma;
     int saturate, relevant_only, k;
-    if (!PyArg_ParseTuple(args, "y*y*y*Ow*Oddppi", &terms_b, &weights_b, &ends_b, &query,
-                          &score_b, &mask_obj, &k_sat, &gamma, &saturate, &relevant_only, &k))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*O!Lw*Oddppi", &ids_b, &terms_b, &weights_b,
+                          &ends_b, &qt_b, &qv_b, &PyDict_Type, &df, &docs, &score_b, &mask_obj,
+                          &k_sat, &gamma, &saturate, &relevant_only, &k))
         return NULL;
     Py_buffer mask_b = {0};
     int have_mask = mask_obj != Py_None;
@@ -84,29 +105,32 @@ static PyObject *rank(PyObject *Py_UNUSED(self), PyObject *args) {
     QueryTerm q_stack[STACK_QUERY], *q = q_stack;
     Py_ssize_t best_row_stack[STACK_K], *best_row = best_row_stack;
     double best_stack[STACK_K], *best = best_stack;
-    if (!PyList_Check(query)) {
-        PyErr_SetString(PyExc_TypeError, "query must be a list of (term, weight) tuples");
+    Py_ssize_t n_query = qt_b.len / 4;
+    if (qv_b.len / 4 != n_query) {
+        PyErr_SetString(PyExc_ValueError, "query terms and values lengths disagree");
         goto done;
     }
-    int nq = (int)PyList_GET_SIZE(query);
     if (k < 0) {
         PyErr_SetString(PyExc_ValueError, "k must not be negative");
         goto done;
     }
-    if ((nq > STACK_QUERY && !(q = PyMem_Malloc(sizeof(QueryTerm) * nq))) ||
+    if ((n_query > STACK_QUERY && !(q = PyMem_Malloc(sizeof(QueryTerm) * n_query))) ||
         (k > STACK_K && (!(best_row = PyMem_Malloc(sizeof(Py_ssize_t) * k)) ||
                          !(best = PyMem_Malloc(sizeof(double) * k))))) {
         PyErr_NoMemory();
         goto done;
     }
-    if (read_query(query, q, nq) < 0)
+    int nq = read_query(qt_b.buf, qv_b.buf, n_query, df, docs, q);
+    if (nq < 0)
         goto done;
+    relevant_only = relevant_only && n_query > 0; /* a query without terms ranks all rows */
+    const int64_t *ids = ids_b.buf;
     const uint32_t *terms = terms_b.buf, *ends = ends_b.buf;
     const float *weights = weights_b.buf;
     double *score = score_b.buf;
     const unsigned char *mask = have_mask ? mask_b.buf : NULL;
     Py_ssize_t n_terms = terms_b.len / 4, rows = ends_b.len / 4;
-    if (weights_b.len / 4 != n_terms || score_b.len / 8 != rows ||
+    if (weights_b.len / 4 != n_terms || score_b.len / 8 != rows || ids_b.len / 8 != rows ||
         (have_mask && mask_b.len != rows)) {
         PyErr_SetString(PyExc_ValueError, "postings, score and mask lengths disagree");
         goto done;
@@ -171,8 +195,16 @@ static PyObject *rank(PyObject *Py_UNUSED(self), PyObject *args) {
         goto done;
     }
     for (int i = 0; i < found; i++) {
-        PyList_SET_ITEM(row_list, i, PyLong_FromSsize_t(best_row[i]));
-        PyList_SET_ITEM(score_list, i, PyFloat_FromDouble(best[i]));
+        PyObject *id = PyLong_FromLongLong(ids[best_row[i]]), *value = PyFloat_FromDouble(best[i]);
+        if (!id || !value) {
+            Py_XDECREF(id);
+            Py_XDECREF(value);
+            Py_DECREF(row_list);
+            Py_DECREF(score_list);
+            goto done;
+        }
+        PyList_SET_ITEM(row_list, i, id);
+        PyList_SET_ITEM(score_list, i, value);
     }
     out = Py_BuildValue("(NNn)", row_list, score_list, candidates);
 done:
@@ -185,9 +217,12 @@ done:
     if (have_mask)
         PyBuffer_Release(&mask_b);
 done_buffers:
+    PyBuffer_Release(&ids_b);
     PyBuffer_Release(&terms_b);
     PyBuffer_Release(&weights_b);
     PyBuffer_Release(&ends_b);
+    PyBuffer_Release(&qt_b);
+    PyBuffer_Release(&qv_b);
     PyBuffer_Release(&score_b);
     return out;
 }

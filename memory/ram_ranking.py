@@ -72,6 +72,7 @@ class RamRanker:
         expiring = g.expiring
         agents = index.agents
         query_weights = index.query_weights
+        df, docs = index.df, index.docs
         f64 = np.float64
         found = [(job, agents.get(job.request.agent_id)) for job in jobs]
         found = [(job, p) for job, p in found if p is not None and len(p)]
@@ -112,17 +113,17 @@ class RamRanker:
             if expiring:
                 alive = np.fromiter((expiring.get(i, math.inf) > now for i in p.ids), bool, n_all)
                 mask = alive if mask is None else mask & alive
-            weights = query_weights(job.vectors.sparse)
-            relevant_only = relevant_only_cfg and has_terms(job.vectors)
-            if kernel is not None:  # relevance, score and top k in one call
-                rows, scores, n = kernel.rank(
-                    p.terms, p.weights, p.ends, weights, score, mask, k_sat, gamma, saturate,
-                    relevant_only, job.limit,
+            if kernel is not None:  # query weights, relevance, score and top k in one call
+                query = job.vectors.sparse
+                ids, scores, n = kernel.rank(
+                    p.ids, p.terms, p.weights, p.ends, query.indices, query.values, df, docs,
+                    score, mask, k_sat, gamma, saturate, relevant_only_cfg, job.limit,
                 )  # fmt: skip
                 job.candidates = job.scored = n
-                ids = p.ids
-                job.hits = [ScoredPoint(ids[r], s) for r, s in zip(rows, scores, strict=True)]
+                job.hits = list(map(ScoredPoint, ids, scores))
                 continue
+            weights = query_weights(job.vectors.sparse)
+            relevant_only = relevant_only_cfg and has_terms(job.vectors)
             raw = index.relevance(p, weights)
             if relevant_only:
                 relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)

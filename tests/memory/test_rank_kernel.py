@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from societas.memory import rank_kernel
+from societas.memory.embedding.base import SparseVector
 from societas.memory.sparse_index import SparseIndex
 from societas.memory.vectorstores.base import ScoredPoint
 
@@ -41,6 +42,11 @@ def _postings(rng: np.random.Generator, rows: int, vocabulary: int):
     return index, index.agents[1]
 
 
+def _postings_args(index, p, query):
+    """The kernel's arguments before the score: the agent's postings, the query, the counts."""
+    return p.ids, p.terms, p.weights, p.ends, query.indices, query.values, index.df, index.docs
+
+
 class _Sparse:
     """The two fields of a sparse vector that `SparseIndex.add` reads."""
 
@@ -48,11 +54,11 @@ class _Sparse:
         self.indices, self.values = indices, values
 
 
-def _numpy_rank(index, p, weights, base, mask, gamma, saturate, relevant_only, k):
-    """memory.ram_ranking's numpy path for one search: relevance, score, mask, top k."""
+def _numpy_rank(index, p, query, base, mask, gamma, saturate, relevant_only, k):
+    """memory.ram_ranking's numpy path for one search: weights, relevance, score, top k."""
     score = base.copy()
-    raw = index.relevance(p, weights)
-    if relevant_only:
+    raw = index.relevance(p, index.query_weights(query))
+    if relevant_only and len(query.indices):
         relevant = raw > 0 if raw is not None else np.zeros(len(p), bool)
         mask = relevant if mask is None else mask & relevant
     if raw is not None:
@@ -60,7 +66,7 @@ def _numpy_rank(index, p, weights, base, mask, gamma, saturate, relevant_only, k
         score += relevance if gamma == 1.0 else gamma * relevance
     rows = np.arange(len(p)) if mask is None else mask.nonzero()[0]
     order = sorted(rows.tolist(), key=lambda r: (-score[r], -r))[:k]
-    return order, [float(score[r]) for r in order], len(rows)
+    return [p.ids[r] for r in order], [float(score[r]) for r in order], len(rows)
 
 
 def test_kernel_ranks_bit_for_bit_as_numpy():
@@ -72,17 +78,15 @@ def test_kernel_ranks_bit_for_bit_as_numpy():
         rows = int(rng.integers(1, 60))
         index, p = _postings(rng, rows, vocabulary=int(rng.integers(3, 40)))
         q_terms = rng.choice(100, int(rng.integers(0, 8)) if trial % 10 else 80, replace=False)
-        q_weights = rng.random(len(q_terms))
-        weights = [(int(t), float(w)) for t, w in zip(q_terms, q_weights, strict=True)]
+        query = SparseVector(array("I", q_terms.tolist()), array("f", rng.random(len(q_terms))))
         base = rng.integers(0, 3, rows) * 0.5 if trial % 2 else rng.random(rows)
         mask = rng.random(rows) < 0.6 if trial % 3 == 0 else None
         gamma = 1.0 if trial % 4 else 0.7
         saturate, relevant_only = bool(trial % 5), trial % 7 == 0
         k = int(rng.integers(1, 25))
-        expected = _numpy_rank(index, p, weights, base, mask, gamma, saturate, relevant_only, k)
-        score = base.copy()
+        expected = _numpy_rank(index, p, query, base, mask, gamma, saturate, relevant_only, k)
         got = kernel.rank(
-            p.terms, p.weights, p.ends, weights, score, mask, K_SAT, gamma, saturate,
+            *_postings_args(index, p, query), base.copy(), mask, K_SAT, gamma, saturate,
             relevant_only, k,
         )  # fmt: skip
         assert (got[0], got[1], got[2]) == expected, trial
@@ -91,14 +95,17 @@ def test_kernel_ranks_bit_for_bit_as_numpy():
 def test_kernel_rejects_what_it_cannot_rank():
     """A NaN score and arrays of different lengths raise, naming the problem."""
     kernel = _kernel()
-    _, p = _postings(np.random.default_rng(1), 4, vocabulary=5)
+    index, p = _postings(np.random.default_rng(1), 4, vocabulary=5)
+    args = _postings_args(index, p, SparseVector(array("I", [1, 2]), array("f", [1.0, 0.5])))
     score = np.array([0.1, np.nan, 0.2, 0.3])
     with pytest.raises(ValueError, match="NaN"):
-        kernel.rank(p.terms, p.weights, p.ends, [], score, None, K_SAT, 1.0, True, False, 3)
+        kernel.rank(*args, score, None, K_SAT, 1.0, True, False, 3)
     with pytest.raises(ValueError, match="lengths"):
-        kernel.rank(p.terms, p.weights, p.ends, [], np.zeros(3), None, K_SAT, 1.0, True, False, 3)
-    with pytest.raises(TypeError, match="tuples"):
-        kernel.rank(p.terms, p.weights, p.ends, [1], np.zeros(4), None, K_SAT, 1.0, True, False, 3)
+        kernel.rank(*args, np.zeros(3), None, K_SAT, 1.0, True, False, 3)
+    with pytest.raises(ValueError, match="lengths"):
+        kernel.rank(*args[:5], array("f", [1.0]), *args[6:], score, None, K_SAT, 1.0, 1, 0, 3)
+    with pytest.raises(TypeError, match="dict"):
+        kernel.rank(*args[:6], [(1, 2)], index.docs, score, None, K_SAT, 1.0, True, False, 3)
 
 
 def test_ranker_uses_the_kernel_only_when_asked(monkeypatch):
