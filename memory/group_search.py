@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from societas.memory.associations import Association, AssociationIndex, weighted_neighbours
 from societas.memory.cold import cold_relevance
-from societas.memory.hits import HotHits
+from societas.memory.hits import HotHits, pending_warm_hit
 from societas.memory.profile_finmem import layered_requests, merge_layers
 from societas.memory.ranking import RankJob
 from societas.memory.records import (
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from societas.memory.clock import SimClock
     from societas.memory.cold import ColdStore
     from societas.memory.config import GroupMemoryConfig
+    from societas.memory.deferred_store import DeferredStore
     from societas.memory.embedding import Embedder, TextVectors
     from societas.memory.hot_store import HotStore
     from societas.memory.profile_finmem import BoostLedger
@@ -56,6 +57,8 @@ class GroupSearch:
     associations: AssociationIndex
     access_log: AccessLog | None
     expiring: dict[int, float]
+    deferred: DeferredStore | None
+    warm_rows: HotStore
     _op_lock: asyncio.Lock
     writes: WriteQueue
 
@@ -99,7 +102,9 @@ class GroupSearch:
             found = [p for job in jobs.values() for p in job.hits]
             row_get = self.hot.row_of.get  # one lookup a hit: its hot row, or None (warm)
             rows = [row_get(p.id) for p in found]
-            warm_ids = [p.id for p, row in zip(found, rows, strict=True) if row is None]
+            warm_at = [j for j, row in enumerate(rows) if row is None]
+            pending_hits = self._pending_warm_hits(found, warm_at)  # from RAM columns, now
+            warm_ids = [found[j].id for j in warm_at if j not in pending_hits]
             records = await self._records(warm_ids, payloads) if warm_ids else {}
             if warm_ids:  # that may have waited: hot rows looked up again, after it
                 rows = [row_get(p.id) for p in found]
@@ -115,13 +120,15 @@ class GroupSearch:
             results: list[list[MemoryHit]] = [[] for _ in requests]
             start = 0
             for i, job in jobs.items():
-                job_rows = rows[start : start + len(job.hits)]
+                out = results[i]
+                for j in range(start, start + len(job.hits)):
+                    if rows[j] is not None:
+                        out.append(next(hot_hits))
+                    elif j in pending_hits:
+                        out.append(pending_hits[j])
+                    elif found[j].id in records:
+                        out.append(_hit(records[found[j].id], found[j].score, "warm"))
                 start += len(job.hits)
-                results[i] = [
-                    next(hot_hits) if row is not None else _hit(records[p.id], p.score, "warm")
-                    for p, row in zip(job.hits, job_rows, strict=True)
-                    if row is not None or p.id in records
-                ]
             for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
                 if "cold" in r.tiers:
                     cold_hits = await asyncio.to_thread(self._cold_search, r, v, now)
@@ -143,6 +150,25 @@ class GroupSearch:
             self.counters["retrieval_scored"] += sum(j.scored for j in jobs.values())
             self.counters["retrieval_exhaustive"] += sum(j.exhaustive for j in jobs.values())
             return results
+
+    def _pending_warm_hits(self, found: list[ScoredPoint], at: list[int]) -> dict[int, MemoryHit]:
+        """Hits of the memories `found[j]` (j in `at`) that wait in `warm_rows` for the engine,
+        read from those columns as the payload round trip of `_records` would make them."""
+        deferred = self.deferred
+        if deferred is None or not at:
+            return {}
+        warm, layered, access = self.warm_rows, self.profiles.any_forgetting, self.access
+        row_of, pending, patches = warm.row_of, deferred.pending, deferred.patches
+        out = {}
+        for j in at:
+            p = found[j]
+            row = row_of.get(p.id)
+            if row is None or p.id not in pending or p.id in patches:
+                continue
+            hit = pending_warm_hit(warm, p.id, row, p.score, layered, access)
+            if hit is not None:
+                out[j] = hit
+        return out
 
     async def _record_access(self, hits: Sequence[MemoryHit]) -> None:
         """Forgetting on: a retrieved memory gains importance and its decay clock restarts

@@ -19,6 +19,7 @@ from societas.memory.records import MemoryHit
 if TYPE_CHECKING:
     from societas.memory.code_column import CodeColumn
     from societas.memory.hot_store import HotStore
+    from societas.memory.records_meta import AccessLedger
 
 _new = MemoryHit.__new__
 _set = object.__setattr__
@@ -98,6 +99,32 @@ class HotHits:
             )
             for j, (memory_id, row) in enumerate(zip(memory_ids, rows, strict=True))
         ]
+
+
+def pending_warm_hit(
+    warm: HotStore, memory_id: int, row: int, score: float, layered: bool, access: AccessLedger
+) -> MemoryHit | None:
+    """A warm memory still in RAM (`GroupMemory.warm_rows`, not yet in the engine, no pending
+    patch) as the hit the payload round trip makes (`DeferredStore.retrieve`, then
+    `record_from_payload`, the read-count overlay and the hit: tests compare the two), read
+    from its columns; None where that round trip would change a value (metadata goes through
+    JSON), for the caller to take it."""
+    if warm.metadata and memory_id in warm.metadata:
+        return None
+    fields = warm.fields(memory_id, row)
+    time = fields["time"]
+    fields["day"] = int(time // 86_400)  # as record_from_payload derives it
+    if not fields["location"]:
+        fields["location"] = None
+    if not layered:  # payloads carry layers only when forgetting is on
+        fields["layer"], fields["layer_since"] = "short", time
+    fields["tags"] = tuple(fields["tags"])
+    if memory_id in access.pending:
+        fields["access_count"] = access.overlay(memory_id, fields["access_count"])
+        fields["last_accessed"] = access.last[memory_id]
+    fields["score"] = float(score)
+    fields["tier"] = "warm"
+    return _made(fields)
 
 
 def _made(fields: dict) -> MemoryHit:

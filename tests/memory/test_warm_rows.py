@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 
 from societas.memory import GroupMemory
+from societas.memory.group_search import _hit
+from societas.memory.hits import pending_warm_hit
 
 from .conftest import writes_failing
 
@@ -245,3 +247,63 @@ async def test_pending_memories_older_than_a_time_come_oldest_first(group_factor
     assert newest in hot.row_of
     assert newest not in kept.deferred.older_than(10 * 1800.0).tolist()
     assert len(kept.deferred.older_than(10 * 1800.0)) == len(ids) - 1
+
+
+@pytest.mark.parametrize("profile", [None, "finmem"])
+async def test_hits_read_from_the_columns_equal_the_payload_round_trip(
+    group_factory, monkeypatch, profile
+):
+    """A search's warm hits read straight from `warm_rows` (`pending_warm_hit`) are the hits
+    the payload round trip makes (retrieve, record, read-count overlay): every field, with
+    layers (FinMem's forgetting) and without, places, tags, links, expiry and reads not yet
+    in the columns; the memory with metadata, and those with a pending payload patch, are
+    left to the round trip (JSON changes metadata; a patch is applied to the payload)."""
+    extra = {} if profile is None else {"profile": profile}
+    kept = group_factory("edge", tiers=TIERS | {"warm_in_ram": True}, **extra)
+    ids = await _fill(kept)
+    for memory_id in kept.warm_rows.row_of:  # reads of warm memories: in the ledger only
+        kept.access.record([memory_id], 5_000.0, kept.hot)
+    layered = kept.profiles.any_forgetting
+    assert layered == (profile == "finmem")
+    compared = 0
+    for memory_id in ids:
+        row = kept.warm_rows.row_of.get(memory_id)
+        if row is None or memory_id in kept.deferred.patches:  # patched: the round trip's
+            continue
+        fast = pending_warm_hit(kept.warm_rows, memory_id, row, 0.25, layered, kept.access)
+        (record,) = (await kept._records([memory_id])).values()
+        slow = _hit(record, 0.25, "warm")
+        if memory_id in kept.warm_rows.metadata:
+            assert fast is None
+            continue
+        assert fast.__dict__ == slow.__dict__ and fast.model_fields_set == slow.model_fields_set
+        compared += 1
+    assert compared >= (2 if layered else 5)  # FinMem: a layer search wrote the rest
+    if not layered:  # (FinMem's layered searches need the engine: they write warm first)
+        warm = set(kept.warm_rows.row_of) - set(kept.warm_rows.metadata)
+        round_trips = []
+        records = kept._records
+        monkeypatch.setattr(
+            kept, "_records", lambda ids, *a: round_trips.extend(ids) or records(ids, *a)
+        )
+        found = {h.id for a in (1, 2) for h in await kept.agent(a).stream.search("harbour storm")}
+        assert found & warm and not warm & set(round_trips)  # searches take the column path
+
+
+async def test_a_memory_already_in_the_engine_leaves_hot_without_a_ram_copy(group_factory):
+    """A hot memory a search wrote to the engine (it needed the engine) and read again since
+    leaves hot without a copy in `warm_rows` (it is read from the engine), and neither of its
+    reads is lost: the later one stays in the ledger, overlaid on the engine's count."""
+    group = group_factory("edge", tiers=TIERS | {"hot_cap_per_agent": 1, "warm_in_ram": True})
+    await group.add_agents({1: {}})
+    stream = group.agent(1).stream
+    first = await stream.add("event", "the storm flooded the harbour road", 0.5)
+    await stream.search("storm harbour", top_k=1)  # read 1: in the hot columns
+    await group.deferred.persist()  # written with that read, still hot
+    await stream.search("storm harbour", top_k=1)  # read 2: after the write
+    await stream.add("event", "coffee at the bakery", 0.5)
+    await group.end_tick()  # the first leaves hot (cap 1)
+    assert first not in group.hot and first not in group.deferred.pending
+    assert first not in group.warm_rows.row_of  # no RAM copy of what the engine holds
+    (record,) = await group.get_by_ids([first])
+    assert record.access_count == 2
