@@ -45,7 +45,7 @@ class DeferredStore:
 
     def defer(self, ids: Sequence[int], agent_ids: Sequence[int]) -> None:
         """Memories just added to hot and the index, to be written to the engine later."""
-        self.pending.update(zip(ids, agent_ids, strict=True))
+        self.pending.set_many(ids, agent_ids)
 
     def _points(self, ids: Sequence[int]) -> list[ScoredPoint]:
         """Pending memories `ids` as the points a write makes: payloads with their patches

@@ -82,6 +82,12 @@ class IdMap(MutableMapping[int, int]):
             self._live += 1
         values[at] = value
 
+    def set_many(self, keys: Iterable[int], values: Iterable[int]) -> None:
+        """`self[k] = v` for each pair: a batch's ids without `MutableMapping.update`'s
+        generic checks (a tick makes one of these a write)."""
+        for key, value in zip(keys, values, strict=True):
+            self[key] = value
+
     def __delitem__(self, key: int) -> None:
         at = key - self._base
         values = self._values

@@ -111,3 +111,16 @@ def test_growing_below_the_base_takes_in_the_outliers_it_now_covers(seed: int) -
     for seq in rng.sample(range(n - 500), 300):
         m[GROUP | seq] = d[GROUP | seq] = seq + 1
     _check(m, d)
+
+
+def test_set_many_sets_each_pair_and_rejects_uneven_lengths():
+    """`set_many(keys, values)` is `self[k] = v` per pair (ids out of order, below the span,
+    overwritten); keys and values of different lengths raise instead of dropping some."""
+    many, one = IdMap(), IdMap()
+    pairs = [(500, 1), (502, 2), (10, 3), (501, 4), (500, 5)]
+    many.set_many([k for k, _ in pairs], [v for _, v in pairs])
+    for key, value in pairs:
+        one[key] = value
+    assert dict(many.items()) == dict(one.items()) == {500: 5, 502: 2, 10: 3, 501: 4}
+    with pytest.raises(ValueError):
+        many.set_many([1, 2], [3])
