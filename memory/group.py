@@ -250,8 +250,9 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     def _alone(self) -> bool:
         """Whether nothing but this group's own write wake-up is ready to run on the loop: a
         call now has no one to share a batch with (CPython's loop; other loops: batch)."""
-        ready = getattr(asyncio.get_running_loop(), "_ready", None)
-        return ready is not None and len(ready) <= self.writes.waking
+        loop = asyncio.get_running_loop()
+        ready = getattr(loop, "_ready", None)
+        return ready is not None and len(ready) <= self.writes.waking_on(loop)
 
     def queue_add(self, request: AddRequest) -> int:
         """Queue one validated memory and return its id at once, without suspending: it is

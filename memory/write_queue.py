@@ -56,10 +56,20 @@ class WriteQueue:
         self.kv: dict[tuple[int, str], None] = {}  # (agent, key), in first-changed order
         self.drains = 0  # batches written by the drain task (tests, stats)
         self._drain: asyncio.Task[None] | None = None
-        self.waking = False  # a wake-up callback is in the loop's ready queue
+        self._wake_loop: asyncio.AbstractEventLoop | None = None  # whose ready queue holds
+        # this queue's wake-up callback (a loop closed before running it holds it no more)
 
     def __len__(self) -> int:
         return len(self.adds) + len(self.kv)
+
+    def waking_on(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether this queue's wake-up callback waits in `loop`'s ready queue."""
+        return self._wake_loop is loop
+
+    def _draining_on(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether a drain task of `loop` is still to run (one of an ended loop is not)."""
+        drain = self._drain
+        return drain is not None and not drain.done() and drain.get_loop() is loop
 
     def add(self, request: AddRequest, memory_id: int, stamp: tuple[int, float]) -> None:
         """Queue one validated memory under its id, stamped with the clock of the call; the
@@ -67,11 +77,11 @@ class WriteQueue:
         self.adds.append(request)
         self.add_ids.append(memory_id)
         self.stamps.append(stamp)
-        if self.waking or (self._drain is not None and not self._drain.done()):
-            return  # done: a loop that has ended
         loop = asyncio.get_running_loop()
+        if self._wake_loop is loop or self._draining_on(loop):
+            return  # a wake-up or a drain to come writes this one too
         if self.yields:
-            self.waking = True
+            self._wake_loop = loop
             loop.call_soon(self._wake, loop, self.yields)
         else:
             self._drain = loop.create_task(self._drain_now())
@@ -109,8 +119,8 @@ class WriteQueue:
         if turns > 1 and self.adds:
             loop.call_soon(self._wake, loop, turns - 1)
             return
-        self.waking = False
-        if self.adds and (self._drain is None or self._drain.done()):
+        self._wake_loop = None
+        if self.adds and not self._draining_on(loop):
             self._drain = loop.create_task(self._drain_now())
 
     async def _drain_now(self) -> None:

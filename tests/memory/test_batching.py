@@ -71,11 +71,12 @@ async def test_queued_adds_without_a_read_are_still_written_a_turn_later(group_f
     group = group_factory("edge")
     await group.add_agents({1: {}})
     await group.agent(1).stream.add("event", "a quiet morning")
-    assert len(group.writes) == 1 and group.writes.waking
+    loop = asyncio.get_running_loop()
+    assert len(group.writes) == 1 and group.writes.waking_on(loop)
     for _ in range(3):
         await asyncio.sleep(0)
     assert len(group.writes) == 0 and group.writes.drains == 1 and len(group.hot) == 1
-    assert not group.writes.waking
+    assert not group.writes.waking_on(loop)
 
 
 async def test_rejected_call_writes_nothing_and_a_failed_write_is_not_lost(group_factory):

@@ -106,3 +106,31 @@ async def test_direct_add_many_comes_after_queued_adds(group_factory):
         [AddRequest(agent_id=1, topic="event", description="written directly")]
     )
     assert queued < direct and group.hot.memory_ids(1) == [queued, direct]
+
+
+def test_a_wake_up_left_in_an_ended_loop_does_not_stop_later_drains(group_factory):
+    """A loop closed before the write queue's wake-up ran (its add still queued) must not
+    leave the queue thinking a wake-up is coming: adds made on the next loop are written a
+    turn later, the earlier one with them, as when no loop had ended."""
+    group = group_factory("edge")
+    first = asyncio.new_event_loop()
+    first.run_until_complete(group.add_agents({1: {}}))
+
+    def add_then_stop() -> None:  # the add's wake-up is queued behind the stop: never runs
+        adding = group.agent(1).stream.add("event", "queued when the loop ended")
+        with pytest.raises(StopIteration):
+            adding.send(None)
+        first.stop()
+
+    first.call_soon(add_then_stop)
+    first.run_forever()
+    first.close()
+    assert len(group.writes) == 1 and group.writes.waking_on(first)
+
+    async def add_on_a_new_loop() -> tuple[int, int]:
+        await group.agent(1).stream.add("event", "queued on the new loop")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return len(group.writes), len(group.hot)
+
+    assert asyncio.run(add_on_a_new_loop()) == (0, 2)
