@@ -114,14 +114,13 @@ class Bm25Embedder:
         )
         return [TextVectors(sparse=SparseVector.of(e.indices, e.values)) for e in found]
 
-    # Small batches are embedded on the loop (a few µs a text), larger ones in a thread; no
-    # shared helper coroutine: one await less a call, and a tick makes one or two calls an agent.
-    async def embed_documents(self, texts: Sequence[str]) -> list[TextVectors]:
+    async def _embed(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
         if len(texts) < OFFLOAD_AT:
-            return self._embed_now(texts, False)
-        return await asyncio.to_thread(self._embed_now, texts, False)
+            return self._embed_now(texts, query)
+        return await asyncio.to_thread(self._embed_now, texts, query)
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[TextVectors]:
+        return await self._embed(texts, query=False)
 
     async def embed_queries(self, texts: Sequence[str]) -> list[TextVectors]:
-        if len(texts) < OFFLOAD_AT:
-            return self._embed_now(texts, True)
-        return await asyncio.to_thread(self._embed_now, texts, True)
+        return await self._embed(texts, query=True)
