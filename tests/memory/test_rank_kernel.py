@@ -109,9 +109,15 @@ def test_kernel_rejects_what_it_cannot_rank():
 
 
 def test_ranker_uses_the_kernel_only_when_asked(monkeypatch):
-    """`SOCIETAS_RANK_KERNEL=0` leaves numpy to rank; otherwise the built kernel is used."""
-    monkeypatch.setenv("SOCIETAS_RANK_KERNEL", "0")
-    assert rank_kernel.load_kernel() is None
-    monkeypatch.setenv("SOCIETAS_RANK_KERNEL", "1")
-    assert rank_kernel.load_kernel() is _kernel()
+    """`SOCIETAS_RANK_KERNEL=0` (or off, false, no) leaves numpy to rank; 1, on, unset: the
+    built kernel; anything else is named in a warning and the kernel stays on."""
+    for off in ("0", "off", "False"):
+        monkeypatch.setenv("SOCIETAS_RANK_KERNEL", off)
+        assert rank_kernel.load_kernel() is None
+    for on in ("1", "on", ""):
+        monkeypatch.setenv("SOCIETAS_RANK_KERNEL", on)
+        assert rank_kernel.load_kernel() is _kernel()
+    monkeypatch.setenv("SOCIETAS_RANK_KERNEL", "numpy")  # neither: named, and left on
+    with pytest.warns(UserWarning, match=r"SOCIETAS_RANK_KERNEL must be 0 .* got 'numpy'"):
+        assert rank_kernel.load_kernel() is _kernel()
     assert ScoredPoint(1, 0.5).score == 0.5  # what the ranker builds from the kernel's rows
