@@ -4,18 +4,34 @@
 tick; pydantic validation of their request costs ~4 µs each. When every argument is of the
 plain type the model would accept unchanged (a non-blank str, a float in [0, 1], an int in
 range, None), the same checks are made here and the request built directly; anything else
-goes through the model, with its errors.
+goes through the model, with its errors. A plain add is queued as a `PlainAdd` tuple with the
+AddRequest's fields (the writer reads the same attributes): ~0.3 µs against ~1 µs for the
+model's trusted construction.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from societas.memory.records import AddRequest, SearchRequest, trusted
 
 DEFAULT_TIERS = ("hot", "warm")
-_ADD_FIELDS = set(AddRequest.model_fields)  # every field: shared by the requests made here
 _SEARCH_FIELDS = set(SearchRequest.model_fields)
+
+
+class PlainAdd(NamedTuple):
+    """A checked `stream.add` with no typed-record fields: the AddRequest it equals, as a
+    tuple with the same field names, order and defaults (`AddRequest(**add._asdict())`)."""
+
+    agent_id: int
+    topic: str
+    description: str
+    importance: float | None
+    location: str | None
+    type: str = "episodic"
+    tags: tuple[str, ...] = ()
+    metadata: None = None
+    expires_at: None = None
 
 
 def add_request(
@@ -25,8 +41,9 @@ def add_request(
     importance: Any,
     location: Any,
     record: dict[str, Any],
-) -> AddRequest:
-    """An AddRequest equal to `AddRequest(...)` of the same arguments."""
+) -> AddRequest | PlainAdd:
+    """An AddRequest equal to `AddRequest(...)` of the same arguments (a `PlainAdd` for the
+    plain call)."""
     if (
         not record
         and type(topic) is str
@@ -37,21 +54,7 @@ def add_request(
         and (location is None or type(location) is str)
         and type(agent_id) is int
     ):
-        return trusted(
-            AddRequest,
-            {
-                "agent_id": agent_id,
-                "topic": topic,
-                "description": description,
-                "importance": importance,
-                "location": location,
-                "type": "episodic",
-                "tags": (),
-                "metadata": None,
-                "expires_at": None,
-            },
-            _ADD_FIELDS,
-        )
+        return PlainAdd(agent_id, topic, description, importance, location)
     return AddRequest(
         agent_id=agent_id,
         topic=topic,

@@ -29,6 +29,7 @@ from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
 from societas.memory.contradictions import ContradictionJudge, rule_judge
 from societas.memory.deferred_store import DeferredStore
 from societas.memory.embedding import Embedder, build_embedder
+from societas.memory.fast_requests import PlainAdd
 from societas.memory.group_kv import GroupKV, KVUpdate, UpdateMode
 from societas.memory.group_search import GroupSearch
 from societas.memory.group_state import GroupState
@@ -237,7 +238,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
 
     async def write_memories(
         self,
-        requests: Sequence[AddRequest],
+        requests: Sequence[AddRequest | PlainAdd],
         ids: Sequence[int],
         stamp: tuple[int, float] | None = None,
     ) -> None:
@@ -254,7 +255,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         ready = getattr(loop, "_ready", None)
         return ready is not None and len(ready) <= self.writes.waking_on(loop)
 
-    def queue_add(self, request: AddRequest) -> int:
+    def queue_add(self, request: AddRequest | PlainAdd) -> int:
         """Queue one validated memory and return its id at once, without suspending: it is
         written a loop turn later with the others queued, and before any read sees memories."""
         self.require_agent(request.agent_id)

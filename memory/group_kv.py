@@ -50,6 +50,7 @@ class GroupKV:
     _kv: dict[str, KVColumn]
     _kv_derived: dict[str, Callable[[int], Any]]
     _kv_point: SlotMap[int]
+    _agents: set[int]
     kv_index: KVIndex | None
     writes: WriteQueue
 
@@ -121,6 +122,16 @@ class GroupKV:
     def kv_update_now(self, agent_id: int, key: str, value: Any, mode: str = "replace") -> None:
         """Validate and apply one KV write at once (no suspension); an embedded attribute is
         re-embedded when something reads embeddings (memory.write_queue)."""
+        attr = self.memory_config.attributes.get(key)
+        if (  # the usual write, a str into a str attribute: `_checked`'s checks, inline
+            type(value) is str
+            and mode == "replace"
+            and attr is not None
+            and attr.type == "str"
+            and agent_id in self._agents
+        ):
+            self.kv_apply(agent_id, key, value, mode)
+            return
         self.kv_apply(agent_id, key, self._checked(agent_id, key, value, mode), mode)
 
     def kv_apply(self, agent_id: int, key: str, value: Any, mode: str) -> None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable, Sequence
+from itertools import islice
 
 import numpy as np
 
 from societas.memory.code_column import CodeColumn
+from societas.memory.column_ops import keep_in_place, taken_bytes
 from societas.memory.id_map import IdMap, RowQueue
 from societas.memory.records import MemoryHit, MemoryRecord, trusted
 from societas.memory.text_column import TextColumn
@@ -108,9 +110,9 @@ class HotStore:
     def _index_rows(self, start: int, ids: Sequence[int], agent_ids: Sequence[int]) -> None:
         """Map the rows appended from `start` (these ids and agents) into `row_of` and each
         agent's row queue."""
-        row_of, rows_of_agent = self.row_of, self.rows_of_agent
-        for row, (memory_id, agent_id) in enumerate(zip(ids, agent_ids, strict=True), start):
-            row_of[memory_id] = row
+        self.row_of.set_many(ids, range(start, start + len(ids)))
+        rows_of_agent = self.rows_of_agent
+        for row, agent_id in enumerate(agent_ids, start):
             rows = rows_of_agent.get(agent_id)
             if rows is None:
                 rows = rows_of_agent[agent_id] = RowQueue()
@@ -291,11 +293,11 @@ class HotStore:
     def adopt(self, src: HotStore, memory_ids: Sequence[int]) -> None:
         """Append `src`'s rows of `memory_ids` (each agent's oldest first), every column and
         sparse field as it is: memories that left hot but stay in RAM (`GroupMemory.warm_rows`)."""
-        rows = [src.row_of[i] for i in memory_ids]
+        rows = src.row_of.get_many(memory_ids)
         start = len(self.ids)
         at = np.array(rows, np.intp)
         for name in _ARRAYS:
-            getattr(self, name).frombytes(_taken(getattr(src, name), at))
+            getattr(self, name).frombytes(taken_bytes(getattr(src, name), at))
         for name in _CODES:
             getattr(self, name).extend_rows(getattr(src, name), rows)
         self.texts.extend_rows(src.texts, rows)
@@ -312,36 +314,44 @@ class HotStore:
 
     def evict_leaving(self, leaving: dict[int, list[int]]) -> list[int]:
         """Drop what `leaving` returned (each agent's oldest rows); returns their ids."""
-        evicted: list[int] = []
+        dropped: list[int] = []
         times, newest = self.times, self.newest_evicted
         for agent_id, gone in leaving.items():
             rows = self.rows_of_agent[agent_id]
-            for _ in gone:
-                row = rows.popleft()
-                if times[row] > newest.get(agent_id, -1.0):
-                    newest[agent_id] = times[row]
-                evicted.append(self._drop_row(row))
+            n = len(gone)
+            oldest = rows[:n]  # `leaving` took each agent's oldest rows, in order
+            del rows[:n]
+            latest = max(map(times.__getitem__, oldest))
+            if latest > newest.get(agent_id, -1.0):
+                newest[agent_id] = latest
+            dropped += oldest
+        evicted = self._drop_rows(dropped)
         self._maybe_compact()
         return evicted
 
     def evict(self, memory_ids: Iterable[int]) -> None:
         """Drop these memories from RAM (they live on in warm or cold)."""
-        for memory_id in memory_ids:
-            row = self.row_of.get(memory_id)
-            if row is not None:
-                self.rows_of_agent[self.agent_ids[row]].remove(row)
-                self._drop_row(row)
+        ids = iter(memory_ids)
+        while chunk := dict.fromkeys(islice(ids, 1024)):  # bounded: no copy of a big batch
+            rows = []
+            for memory_id in chunk:
+                row = self.row_of.get(memory_id)
+                if row is not None:
+                    self.rows_of_agent[self.agent_ids[row]].remove(row)
+                    rows.append(row)
+            self._drop_rows(rows)
         self._maybe_compact()
 
-    def _drop_row(self, row: int) -> int:
-        memory_id = self.ids[row]
-        del self.row_of[memory_id]
-        self.cognition_links.pop(memory_id, None)
-        self.evidence.pop(memory_id, None)
-        self.tags.pop(memory_id, None)
-        self.metadata.pop(memory_id, None)
-        # its text's bytes stay in the buffer, unread, until compaction
-        return memory_id
+    def _drop_rows(self, rows: list[int]) -> list[int]:
+        """Forget these rows' ids (their values stay in the columns, unread, until
+        compaction); returns the ids."""
+        ids = list(map(self.ids.__getitem__, rows))
+        self.row_of.delete_many(ids)
+        for sparse in (self.cognition_links, self.evidence, self.tags, self.metadata):
+            if sparse:  # empty in most runs: no lookup an id
+                for memory_id in ids:
+                    sparse.pop(memory_id, None)
+        return ids
 
     def _maybe_compact(self) -> None:
         """Compact the columns once more than a quarter of the rows are dead: the hot tier
@@ -362,7 +372,7 @@ class HotStore:
             return
         keep = np.sort(self.row_of.value_array())
         for name in _ARRAYS:
-            _keep_in_place(getattr(self, name), keep)
+            keep_in_place(getattr(self, name), keep)
         for name in _CODES:
             setattr(self, name, getattr(self, name).take(keep))
         self.texts.keep_rows(keep)
@@ -384,17 +394,3 @@ class HotStore:
         """Approximate bytes held by the columns (texts counted by length)."""
         arrays = (self.ids, self.agent_ids, self.days, self.ts, self.times, self.importances)
         return sum(a.itemsize * len(a) for a in arrays) + self.texts.nbytes()
-
-
-def _keep_in_place(column: array, rows: np.ndarray) -> None:
-    """Shift a typed column's values at `rows` (ascending) down to its front and cut the rest
-    (one numpy gather of the kept values; the array shrinks in place)."""
-    values = np.frombuffer(column, column.typecode)
-    values[: len(rows)] = values[rows]
-    del values  # the buffer is no longer exported: the array may resize
-    del column[len(rows) :]
-
-
-def _taken(column: array, rows: np.ndarray) -> bytes:
-    """The bytes of a typed column's values at `rows`, in that order (one numpy gather)."""
-    return np.frombuffer(column, column.typecode)[rows].tobytes()

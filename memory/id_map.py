@@ -12,11 +12,12 @@ ids go. `RowQueue` is a hot agent's rows, oldest first, in an `array` (a `deque`
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 
 import numpy as np
 
 _ABSENT = -1  # values are rows or agent ids: never negative
+BATCH_AT = 16  # keys in a batch call from which numpy passes beat one call a key
 
 
 class IdMap(MutableMapping[int, int]):
@@ -82,11 +83,74 @@ class IdMap(MutableMapping[int, int]):
             self._live += 1
         values[at] = value
 
-    def set_many(self, keys: Iterable[int], values: Iterable[int]) -> None:
-        """`self[k] = v` for each pair: a batch's ids without `MutableMapping.update`'s
-        generic checks (a tick makes one of these a write)."""
-        for key, value in zip(keys, values, strict=True):
-            self[key] = value
+    def set_many(self, keys: Sequence[int], values: Sequence[int]) -> None:
+        """`self[k] = v` for each pair: a batch's ids (a gathered tick writes hundreds) in
+        numpy passes when they ascend inside or above the array's span, else one by one."""
+        if len(keys) < BATCH_AT or not self._values or len(keys) != len(values):
+            for key, value in zip(keys, values, strict=True):
+                self[key] = value
+            return
+        at = np.array(keys, np.int64) - self._base
+        new = _int64s(values)
+        if at[0] < 0 or new.min() < 0 or not (at[1:] > at[:-1]).all():  # rare: one by one
+            for key, value in zip(keys, values, strict=True):
+                self[key] = value
+            return
+        end = int(at[-1]) + 1
+        if end > len(self._values):
+            grow = max(end - len(self._values), len(self._values) // 8)
+            self._values.extend(array("q", [_ABSENT]) * grow)
+        slots = np.frombuffer(self._values, np.int64)
+        self._live += int(np.count_nonzero(slots[at] == _ABSENT))
+        slots[at] = new
+
+    def get_many(self, keys: Sequence[int]) -> list[int]:
+        """`self[k]` for each key (KeyError for one that is absent), in numpy passes for a
+        batch inside the array's span."""
+        if len(keys) < BATCH_AT or not self._values:
+            return [self[key] for key in keys]
+        at = np.array(keys, np.int64) - self._base
+        if at.min() < 0 or at.max() >= len(self._values):
+            return [self[key] for key in keys]
+        found = np.frombuffer(self._values, np.int64)[at]
+        if (found == _ABSENT).any():
+            return [self[key] for key in keys]  # raises for the first absent one
+        return found.tolist()
+
+    def among(self, keys: Sequence[int]) -> list[int]:
+        """Those of `keys` in the map, in their order (one numpy pass for a batch)."""
+        if len(keys) < BATCH_AT:
+            return [key for key in keys if key in self]
+        found = self.contains_array(np.array(keys, np.int64))
+        return [key for key, there in zip(keys, found.tolist(), strict=True) if there]
+
+    def delete_many(self, keys: Sequence[int]) -> None:
+        """`del self[k]` for each key (KeyError for one that is absent), in numpy passes for
+        distinct keys inside the array's span."""
+        values = self._values
+        if len(keys) < BATCH_AT or not values:
+            for key in keys:
+                del self[key]
+            return
+        at = np.array(keys, np.int64) - self._base
+        if at.min() < 0 or at.max() >= len(values) or len(np.unique(at)) != len(at):
+            for key in keys:
+                del self[key]
+            return
+        slots = np.frombuffer(values, np.int64)
+        if (slots[at] == _ABSENT).any():
+            del slots
+            for key in keys:
+                del self[key]  # raises for the first absent one
+            return
+        slots[at] = _ABSENT
+        del slots  # the buffer is no longer exported: the array may be cut
+        self._live -= len(at)
+        self._deletes += len(at)
+        if not self._live:
+            self._values, self._base, self._deletes = array("q"), 0, 0
+        elif self._deletes * 4 >= len(values):
+            self._trim_front()
 
     def __delitem__(self, key: int) -> None:
         at = key - self._base
@@ -197,6 +261,13 @@ class IdMap(MutableMapping[int, int]):
 
     def __repr__(self) -> str:
         return f"IdMap({len(self)} ids, array span {len(self._values)})"
+
+
+def _int64s(values: Sequence[int]) -> np.ndarray:
+    """Values as an int64 array (a range without a Python int a value)."""
+    if isinstance(values, range):
+        return np.arange(values.start, values.stop, values.step, dtype=np.int64)
+    return np.array(values, np.int64)
 
 
 class RowQueue(array):

@@ -16,13 +16,14 @@ from societas.memory.records_meta import meta_payload
 from societas.memory.vectorstores import MemoryPoint
 
 if TYPE_CHECKING:
+    from societas.memory.fast_requests import PlainAdd
     from societas.memory.group import GroupMemory
     from societas.memory.records import AddRequest
 
 
 async def write_memories(
     group: GroupMemory,
-    requests: Sequence[AddRequest],
+    requests: Sequence[AddRequest | PlainAdd],
     ids: Sequence[int],
     stamp: tuple[int, float] | None = None,
 ) -> None:

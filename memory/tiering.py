@@ -240,8 +240,7 @@ async def _tick(group: GroupMemory) -> dict[str, int]:
         if group.warm_in_ram:  # the columns move to warm_rows, still pending (no engine write)
             # Only those not in the engine yet (a search that needed it wrote the others):
             # those are read from the engine, their reads since in the ledger, overlaid.
-            pending = group.deferred.pending
-            ids = [i for i in ids if i in pending]
+            ids = group.deferred.pending.among(ids)
             group.warm_rows.adopt(group.hot, ids)
             group.access.forget(ids)  # their reads so far are in the columns moved
         else:  # what leaves hot reaches the engine first, in one batch

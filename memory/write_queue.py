@@ -22,6 +22,7 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from societas.memory.fast_requests import PlainAdd
     from societas.memory.group import GroupMemory
     from societas.memory.records import AddRequest
 
@@ -50,7 +51,7 @@ class WriteQueue:
     def __init__(self, group: GroupMemory, yields: int) -> None:
         self.group = group
         self.yields = yields
-        self.adds: list[AddRequest] = []
+        self.adds: list[AddRequest | PlainAdd] = []
         self.add_ids: list[int] = []
         self.stamps: list[tuple[int, float]] = []  # the clock (day, t) when each was added
         self.kv: dict[tuple[int, str], None] = {}  # (agent, key), in first-changed order
@@ -71,7 +72,7 @@ class WriteQueue:
         drain = self._drain
         return drain is not None and not drain.done() and drain.get_loop() is loop
 
-    def add(self, request: AddRequest, memory_id: int, stamp: tuple[int, float]) -> None:
+    def add(self, request: AddRequest | PlainAdd, memory_id: int, stamp: tuple[int, float]) -> None:
         """Queue one validated memory under its id, stamped with the clock of the call; the
         drain writes it a loop turn later."""
         self.adds.append(request)

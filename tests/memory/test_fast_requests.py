@@ -7,7 +7,7 @@ import math
 import pydantic
 import pytest
 
-from societas.memory.fast_requests import add_request, search_request
+from societas.memory.fast_requests import PlainAdd, add_request, search_request
 from societas.memory.records import AddRequest, SearchRequest
 
 ADDS = [
@@ -31,10 +31,20 @@ def test_add_request_equals_the_validated_model(topic, text, importance, locatio
         location=location,
         **record,
     )
-    assert type(fast) is AddRequest and fast == slow
-    assert fast.model_dump() == slow.model_dump()
+    plain = not record and type(importance) is not int  # an int importance: the model's 1.0
+    assert type(fast) is (PlainAdd if plain else AddRequest)
+    if plain:  # every field of the model, same values, same order
+        assert fast._asdict() == slow.model_dump() == slow.__dict__
+        assert list(fast._fields) == list(AddRequest.model_fields)
+        return
+    assert fast == slow and fast.model_dump() == slow.model_dump()
     with pytest.raises(pydantic.ValidationError):
         fast.topic = "frozen"  # type: ignore[misc]
+
+
+def test_a_plain_add_is_immutable():
+    with pytest.raises(AttributeError):
+        add_request(3, "event", "text", None, None, {}).topic = "x"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(

@@ -124,3 +124,51 @@ def test_set_many_sets_each_pair_and_rejects_uneven_lengths():
     assert dict(many.items()) == dict(one.items()) == {500: 5, 502: 2, 10: 3, 501: 4}
     with pytest.raises(ValueError):
         many.set_many([1, 2], [3])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batch_calls_match_a_dict(seed: int) -> None:
+    """set_many / get_many / delete_many / among on batches past BATCH_AT (numpy passes) and
+    below it equal the dict calls they stand for: ascending ids above and inside the span,
+    overwrites, shuffled and below-the-span batches, stragglers, and the errors of absent ids
+    and negative values."""
+    rng = random.Random(seed)
+    m, d = IdMap(), {}
+    next_seq = rng.randrange(1000)
+    for _ in range(40):
+        fresh = [GROUP | (next_seq + i) for i in range(rng.randrange(1, 400))]
+        next_seq += len(fresh) + rng.randrange(50)
+        if d and rng.random() < 0.3:  # overwrite some live ids too, still ascending
+            fresh = sorted(set(fresh) | set(rng.sample(sorted(d), min(len(d), 30))))
+        if rng.random() < 0.15:
+            rng.shuffle(fresh)
+        values = range(rng.randrange(10**6), 10**7) if rng.random() < 0.5 else None
+        values = list(values[: len(fresh)]) if values else [rng.randrange(10**6) for _ in fresh]
+        m.set_many(fresh, values)
+        d.update(zip(fresh, values, strict=True))
+        keys = sorted(d)
+        asked = rng.sample(keys, min(len(keys), rng.randrange(1, 60)))
+        assert m.get_many(asked) == [d[k] for k in asked]
+        probe = [*asked, GROUP | (next_seq + 5), GROUP | 1]
+        rng.shuffle(probe)
+        assert m.among(probe) == [k for k in probe if k in d]
+        gone = keys[: rng.randrange(len(keys) + 1)]
+        gone = [k for k in gone if rng.random() < 0.97]  # stragglers stay
+        m.delete_many(gone)
+        for k in gone:
+            del d[k]
+        _check(m, d)
+    absent = GROUP | (next_seq + 7)
+    present = sorted(d)[:20]
+    with pytest.raises(KeyError):
+        m.get_many([*present, absent])
+    with pytest.raises(KeyError):
+        m.delete_many([absent, *present])
+    with pytest.raises(ValueError, match="must be >= 0"):
+        m.set_many([GROUP | (next_seq + i) for i in range(20)], [*range(19), -1])
+
+
+def test_delete_many_of_a_repeated_id_fails_as_deleting_twice() -> None:
+    m = IdMap((GROUP | i, i) for i in range(100))
+    with pytest.raises(KeyError):
+        m.delete_many([GROUP | i for i in range(20)] + [GROUP | 3])
