@@ -1,7 +1,7 @@
-"""The compiled ranking kernel (memory/_rank.c); everything else is in pyproject.toml.
+"""The compiled search kernels (memory/_rank.c, memory/_hits.c); the rest is in pyproject.toml.
 
-`optional=True`: without a C compiler the install still succeeds and memory.ram_ranking
-ranks with numpy instead (the same results, slower).
+`optional=True`: without a C compiler the install still succeeds; memory.ram_ranking then
+ranks with numpy and memory.hits builds hits in Python (the same results, slower).
 """
 
 from setuptools import Extension, setup
@@ -13,6 +13,12 @@ setup(
             sources=["memory/_rank.c"],
             extra_compile_args=["-O2"],
             optional=True,
-        )
+        ),
+        Extension(
+            "societas.memory._hits",
+            sources=["memory/_hits.c"],
+            extra_compile_args=["-O2"],
+            optional=True,
+        ),
     ]
 )

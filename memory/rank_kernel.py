@@ -1,13 +1,17 @@
-"""The compiled ranking kernel (memory/_rank.c) when the install built it, else None.
+"""The compiled search kernels when the install built them, else None.
 
-`memory.ram_ranking` ranks each search with one call into it (relevance, score and top k
-over the agent's postings) instead of a few dozen numpy calls; the results are the same bit
-for bit. Without a C compiler at install time the extension is skipped and numpy ranks.
-`SOCIETAS_RANK_KERNEL=0` turns the kernel off (benchmarks and tests compare both paths).
+`KERNEL` (memory/_rank.c): `memory.ram_ranking` ranks each search with one call into it
+(relevance, score and top k over the agent's postings) instead of a few dozen numpy calls;
+the results are the same bit for bit. `HITS` (memory/_hits.c): `memory.hits` builds a
+batch's hits of hot memories from the columns in one call, equal field for field to the
+Python path. Without a C compiler at install time the extensions are skipped and numpy and
+Python do the work. `SOCIETAS_RANK_KERNEL=0` turns both off (benchmarks and tests compare
+the paths).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import warnings
 from types import ModuleType
@@ -16,24 +20,25 @@ _OFF = ("0", "false", "no", "off")
 _ON = ("", "1", "true", "yes", "on")
 
 
-def load_kernel() -> ModuleType | None:
-    """The `_rank` extension, or None when it is missing or switched off. A value of
+def load_kernel(name: str = "_rank", warn: bool = True) -> ModuleType | None:
+    """The extension `name`, or None when it is missing or switched off. A value of
     `SOCIETAS_RANK_KERNEL` that is neither on nor off is named in a warning (read at import:
-    an exception here would reach the user as a traceback) and the kernel stays on."""
+    an exception here would reach the user as a traceback; `warn=False`: said once already)
+    and the kernels stay on."""
     setting = os.environ.get("SOCIETAS_RANK_KERNEL", "1").strip().lower()
     if setting in _OFF:
         return None
-    if setting not in _ON:
+    if setting not in _ON and warn:
         warnings.warn(
-            f"SOCIETAS_RANK_KERNEL must be 0 (numpy ranks) or 1 (the compiled kernel), got "
-            f"{os.environ['SOCIETAS_RANK_KERNEL']!r}: the kernel stays on",
+            f"SOCIETAS_RANK_KERNEL must be 0 (numpy and Python) or 1 (the compiled kernels), "
+            f"got {os.environ['SOCIETAS_RANK_KERNEL']!r}: the kernels stay on",
             stacklevel=2,
         )
     try:
-        from societas.memory import _rank
+        return importlib.import_module(f"societas.memory.{name}")
     except ImportError:
         return None
-    return _rank
 
 
 KERNEL = load_kernel()
+HITS = load_kernel("_hits", warn=False)

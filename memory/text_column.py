@@ -39,6 +39,10 @@ class TextColumn:
         start = ends[row - 1] if row else 0
         return self._data[start:end].decode("utf-8", _ANY)
 
+    def buffers(self) -> tuple[bytearray, array]:
+        """The UTF-8 bytes and end offsets, for compiled readers (memory/_hits.c): read only."""
+        return self._data, self._ends
+
     def __iter__(self) -> Iterator[str]:
         return (self[r] for r in range(len(self)))
 
