@@ -12,7 +12,7 @@ export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 
 .PHONY: run test lint bench clean-venv llm-server
 
-$(STAMP): pyproject.toml setup.py memory/_rank.c memory/_hits.c
+$(STAMP): pyproject.toml setup.py $(wildcard memory/*.c)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "societas needs Python 3.11+, found " + sys.version.split()[0])'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip

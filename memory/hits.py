@@ -30,7 +30,6 @@ _set = object.__setattr__
 _ALL_SET = set(MemoryHit.model_fields)
 GATHER_AT = 24  # hits in a batch from which columns are gathered, not rows read one by one
 _NUMBERS = ("agent_ids", "days", "ts", "times", "importances", "layer_since", "access_counts")
-_COLUMNS = (*_NUMBERS, "last_accessed", "expires")  # the kernel's typed columns, in order
 
 
 class HotHits:
@@ -137,12 +136,30 @@ def pending_warm_hit(
 
 
 def columns_of(hot: HotStore) -> tuple:
-    """The hot store's columns in the order the compiled kernel reads them (memory/_hits.c)."""
-    coded = (hot.topics, hot.locations, hot.layers, hot.types)
+    """The hot store's columns in the order the compiled kernel reads them (memory/_hits.c);
+    spelled out (no loop): a lone agent's search makes one of these."""
+    text_data, text_ends = hot.texts.buffers()
+    topics, locations, layers, types = hot.topics, hot.locations, hot.layers, hot.types
     return (
-        *(getattr(hot, name) for name in _COLUMNS),
-        *hot.texts.buffers(),
-        *(part for column in coded for part in (column.values, column.codes)),
+        hot.agent_ids,
+        hot.days,
+        hot.ts,
+        hot.times,
+        hot.importances,
+        hot.layer_since,
+        hot.access_counts,
+        hot.last_accessed,
+        hot.expires,
+        text_data,
+        text_ends,
+        topics.values,
+        topics.codes,
+        locations.values,
+        locations.codes,
+        layers.values,
+        layers.codes,
+        types.values,
+        types.codes,
         hot.cognition_links,
         hot.evidence,
         hot.tags,

@@ -4,7 +4,9 @@
 (relevance, score and top k over the agent's postings) instead of a few dozen numpy calls;
 the results are the same bit for bit. `HITS` (memory/_hits.c): `memory.hits` builds a
 batch's hits of hot memories from the columns in one call, equal field for field to the
-Python path. Without a C compiler at install time the extensions are skipped and numpy and
+Python path. `POSTINGS` (memory/_postings.c): `SparseIndex.add` appends a write's memories
+to the agents' postings and term counts in one call, the same arrays as its Python loop.
+Without a C compiler at install time the extensions are skipped and numpy and
 Python do the work. `SOCIETAS_RANK_KERNEL=0` turns both off (benchmarks and tests compare
 the paths).
 """
@@ -42,3 +44,4 @@ def load_kernel(name: str = "_rank", warn: bool = True) -> ModuleType | None:
 
 KERNEL = load_kernel()
 HITS = load_kernel("_hits", warn=False)
+POSTINGS = load_kernel("_postings", warn=False)

@@ -285,3 +285,54 @@ def test_top_k_of_a_whole_batch_equals_each_searchs_own():
             scores.append(score)
         _take_tops(np.concatenate(scores), picks)
         assert [[(p.id, p.score) for p in job.hits] for job, _, _ in picks] == expected
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_appends_equal_the_python_loop(seed, monkeypatch):
+    """`SparseIndex.add` through memory/_postings.c and through its Python loop build the
+    same postings, term counts, topics and row order: batches with new and known agents,
+    new topics, memories with no vector or no terms, and ids below an agent's last (a
+    restore: re-sorted)."""
+    from societas.memory.embedding.base import SparseVector
+    from societas.memory.sparse_index import SparseIndex
+
+    assert rank_kernel.POSTINGS is not None, "the install did not build memory/_postings.c"
+    rng = random.Random(seed)
+    batches = []
+    next_id = 1000
+    for _ in range(12):
+        n = rng.randrange(1, 40)
+        ids = [next_id + i for i in range(n)]
+        next_id += n
+        if rng.random() < 0.25:  # a restore: ids below some agents' last
+            ids = [i - rng.randrange(900) for i in ids]
+        vectors = []
+        for _ in ids:
+            terms = sorted(rng.sample(range(1, 5000), rng.randrange(0, 12)))
+            vector = SparseVector.of(terms, [rng.random() for _ in terms])
+            vectors.append(None if rng.random() < 0.1 else vector)
+        batches.append(
+            (
+                ids,
+                [rng.randrange(8) for _ in ids],
+                [rng.random() * 1e6 for _ in ids],
+                [rng.random() for _ in ids],
+                [rng.choice(("event", "social", "plan", f"t{rng.randrange(50)}")) for _ in ids],
+                vectors,
+            )
+        )
+    indexes = {}
+    for compiled in (True, False):
+        if not compiled:
+            monkeypatch.setattr(rank_kernel, "POSTINGS", None)
+        index = indexes[compiled] = SparseIndex()
+        for batch in batches:
+            index.add(*batch)
+    fast, slow = indexes[True], indexes[False]
+    assert fast.docs == slow.docs and fast.df == slow.df and fast.topic_names == slow.topic_names
+    assert fast.agents.keys() == slow.agents.keys()
+    for agent_id, p in slow.agents.items():
+        q = fast.agents[agent_id]
+        for name in AgentPostings.__slots__:
+            assert getattr(q, name) == getattr(p, name), (agent_id, name)
+        assert list(q.ids) == sorted(q.ids)
