@@ -41,17 +41,20 @@ static int column_call(PyObject *p, PyObject *column, PyObject *method, PyObject
     return rc;
 }
 
+/* A buffer of `obj` with items of `size` bytes (else ValueError naming `what`). */
+static int open_view(PyObject *obj, Py_buffer *view, Py_ssize_t size, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT) < 0) return -1;
+    if (view->itemsize == size) return 0;
+    PyBuffer_Release(view);
+    PyErr_Format(PyExc_ValueError, "add: %s must have %zd-byte items", what, size);
+    return -1;
+}
+
 /* Whether the last id of `ids` (an int64 array) is above `memory_id`; -1 on error. */
 static int out_of_order(PyObject *ids, long long memory_id) {
     Py_buffer view;
-    if (PyObject_GetBuffer(ids, &view, PyBUF_FORMAT) < 0) return -1;
-    int above = 0;
-    if (view.itemsize != 8) {
-        PyErr_SetString(PyExc_ValueError, "add: postings ids must be 8-byte ints");
-        above = -1;
-    } else if (view.len) {
-        above = ((int64_t *)view.buf)[view.len / 8 - 1] > memory_id;
-    }
+    if (open_view(ids, &view, 8, "postings ids") < 0) return -1;
+    int above = view.len && ((int64_t *)view.buf)[view.len / 8 - 1] > memory_id;
     PyBuffer_Release(&view);
     return above;
 }
@@ -59,12 +62,8 @@ static int out_of_order(PyObject *ids, long long memory_id) {
 /* df[t] += 1 for each term of `indices` (a uint32 array), as Counter.update. */
 static int count_terms(PyObject *df, PyObject *indices) {
     Py_buffer view;
-    if (PyObject_GetBuffer(indices, &view, PyBUF_FORMAT) < 0) return -1;
+    if (open_view(indices, &view, 4, "term ids") < 0) return -1;
     int rc = 0;
-    if (view.itemsize != 4) {
-        PyErr_SetString(PyExc_ValueError, "add: term ids must be 4-byte unsigned ints");
-        rc = -1;
-    }
     for (Py_ssize_t i = 0; rc == 0 && i < view.len / 4; i++) {
         PyObject *key = PyLong_FromUnsignedLong(((uint32_t *)view.buf)[i]), *count = NULL;
         if (key == NULL) {
