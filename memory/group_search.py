@@ -60,6 +60,7 @@ class GroupSearch:
     deferred: DeferredStore | None
     warm_rows: HotStore
     _op_lock: asyncio.Lock
+    _agents: set[int]
     writes: WriteQueue
 
     if TYPE_CHECKING:  # provided by GroupMemory
@@ -84,8 +85,10 @@ class GroupSearch:
             await self.writes.apply(kv=False)  # read-your-writes: queued adds first
             if not requests:
                 return []
+            agents = self._agents
             for r in requests:
-                self.require_agent(r.agent_id)
+                if r.agent_id not in agents:
+                    self.require_agent(r.agent_id)  # raises, naming it
             mmr = self.config.retrieval.mmr_lambda
             vectors = await self.embedder.embed_queries([r.query for r in requests])
             now = self.clock.abs_seconds
@@ -95,40 +98,10 @@ class GroupSearch:
                 if "warm" in r.tiers or "hot" in r.tiers
             }
             await self.ranker.rank(list(jobs.values()), now)
-            for job in jobs.values():
-                if mmr is not None:
+            if mmr is not None:
+                for job in jobs.values():
                     job.hits = self._diversify(job.hits, job.limit, mmr)
-            payloads = {k: v for job in jobs.values() for k, v in job.payloads.items()}
-            found = [p for job in jobs.values() for p in job.hits]
-            row_get = self.hot.row_of.get  # one lookup a hit: its hot row, or None (warm)
-            rows = [row_get(p.id) for p in found]
-            warm_at = [j for j, row in enumerate(rows) if row is None]
-            pending_hits = self._pending_warm_hits(found, warm_at)  # from RAM columns, now
-            warm_ids = [found[j].id for j in warm_at if j not in pending_hits]
-            records = await self._records(warm_ids, payloads) if warm_ids else {}
-            if warm_ids:  # that may have waited: hot rows looked up again, after it
-                rows = [row_get(p.id) for p in found]
-            # After the last await: the hot columns stay as they are.
-            hot_at = [j for j, row in enumerate(rows) if row is not None]
-            hot_hits = iter(
-                HotHits(self.hot).many(
-                    [found[j].id for j in hot_at],
-                    [found[j].score for j in hot_at],
-                    [rows[j] for j in hot_at],
-                )
-            )  # taken below in the same order
-            results: list[list[MemoryHit]] = [[] for _ in requests]
-            start = 0
-            for i, job in jobs.items():
-                out = results[i]
-                for j in range(start, start + len(job.hits)):
-                    if rows[j] is not None:
-                        out.append(next(hot_hits))
-                    elif j in pending_hits:
-                        out.append(pending_hits[j])
-                    elif found[j].id in records:
-                        out.append(_hit(records[found[j].id], found[j].score, "warm"))
-                start += len(job.hits)
+            results = await self._hits_of(requests, jobs)
             for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
                 if "cold" in r.tiers:
                     cold_hits = await asyncio.to_thread(self._cold_search, r, v, now)
@@ -143,13 +116,66 @@ class GroupSearch:
                     self.access_log.log(now, "read", [(h.agent_id, h.id) for h in hits], r.query)
             # Reads counted in RAM; written to the store in batches at tick end (no per-hit write).
             self.access.record(
-                (h.id for hits in results for h in hits if h.tier != "cold"), now, self.hot
+                [h.id for hits in results for h in hits if h.tier != "cold"], now, self.hot
             )
-            self.counters["searches"] += len(requests)
-            self.counters["retrieval_candidates"] += sum(j.candidates for j in jobs.values())
-            self.counters["retrieval_scored"] += sum(j.scored for j in jobs.values())
-            self.counters["retrieval_exhaustive"] += sum(j.exhaustive for j in jobs.values())
+            candidates = scored = exhaustive = 0
+            for job in jobs.values():
+                candidates += job.candidates
+                scored += job.scored
+                exhaustive += job.exhaustive
+            counters = self.counters
+            counters["searches"] += len(requests)
+            counters["retrieval_candidates"] += candidates
+            counters["retrieval_scored"] += scored
+            counters["retrieval_exhaustive"] += exhaustive
             return results
+
+    async def _hits_of(
+        self, requests: Sequence[SearchRequest], jobs: dict[int, RankJob]
+    ) -> list[list[MemoryHit]]:
+        """Each request's ranked points as hits: hot ones from the hot columns (one batch),
+        warm ones waiting in `warm_rows` from those columns, the rest read from the engine."""
+        found = [p for job in jobs.values() for p in job.hits]
+        row_get = self.hot.row_of.get  # one lookup a hit: its hot row, or None (warm)
+        rows = [row_get(p.id) for p in found]
+        results: list[list[MemoryHit]] = [[] for _ in requests]
+        if None not in rows:  # every hit hot (the usual case): one batch, cut per request
+            hits = HotHits(self.hot).many([p.id for p in found], [p.score for p in found], rows)
+            start = 0
+            for i, job in jobs.items():
+                end = start + len(job.hits)
+                results[i] = hits[start:end]
+                start = end
+            return results
+        warm_at = [j for j, row in enumerate(rows) if row is None]
+        pending_hits = self._pending_warm_hits(found, warm_at)  # from RAM columns, now
+        warm_ids = [found[j].id for j in warm_at if j not in pending_hits]
+        records = {}
+        if warm_ids:  # read from the engine: that may wait, so hot rows are looked up after
+            payloads = {k: v for job in jobs.values() for k, v in job.payloads.items()}
+            records = await self._records(warm_ids, payloads)
+            rows = [row_get(p.id) for p in found]
+        # After the last await: the hot columns stay as they are.
+        hot_at = [j for j, row in enumerate(rows) if row is not None]
+        hot_hits = iter(
+            HotHits(self.hot).many(
+                [found[j].id for j in hot_at],
+                [found[j].score for j in hot_at],
+                [rows[j] for j in hot_at],
+            )
+        )  # taken below in the same order
+        start = 0
+        for i, job in jobs.items():
+            out = results[i]
+            for j in range(start, start + len(job.hits)):
+                if rows[j] is not None:
+                    out.append(next(hot_hits))
+                elif j in pending_hits:
+                    out.append(pending_hits[j])
+                elif found[j].id in records:
+                    out.append(_hit(records[found[j].id], found[j].score, "warm"))
+            start += len(job.hits)
+        return results
 
     def _pending_warm_hits(self, found: list[ScoredPoint], at: list[int]) -> dict[int, MemoryHit]:
         """Hits of the memories `found[j]` (j in `at`) that wait in `warm_rows` for the engine,

@@ -78,18 +78,24 @@ class RamRanker:
         found = [(job, p) for job, p in found if p is not None and len(p)]
         if not found:
             return
-        # α·recency + β·importance of every row of the batch's agents in one pass (a few
-        # numpy calls a batch rather than six a search); each search scores a slice of it.
-        all_times = np.frombuffer(b"".join([p.times for _, p in found]), f64)
-        base = now - all_times
-        np.abs(base, out=base)
-        base *= log_decay
-        np.exp(base, out=base)
-        if alpha != 1.0:
-            base *= alpha
-        importance = np.frombuffer(b"".join([p.importances for _, p in found]), f64)
-        base += importance if beta == 1.0 else beta * importance
         kernel = rank_kernel.KERNEL
+        if kernel is not None and len(found) == 1:  # a lone search: two C passes, one exp
+            p = found[0][1]
+            base = np.empty(len(p.ids))
+            kernel.decay_args(p.times, now, log_decay, base)
+            np.exp(base, out=base)  # numpy's exp, as below: the same bits either way
+            kernel.weigh(base, p.importances, alpha, beta)
+        else:
+            # α·recency + β·importance of every row of the batch's agents in one pass (a few
+            # numpy calls a batch rather than six a search); each search scores a slice of it.
+            base = now - np.frombuffer(b"".join([p.times for _, p in found]), f64)
+            np.abs(base, out=base)
+            base *= log_decay
+            np.exp(base, out=base)
+            if alpha != 1.0:
+                base *= alpha
+            importance = np.frombuffer(b"".join([p.importances for _, p in found]), f64)
+            base += importance if beta == 1.0 else beta * importance
         segmented = kernel is None and len(found) >= SEGMENTED_AT
         picks: list[tuple[RankJob, AgentPostings, int]] = []  # segmented: (job, postings, k)
         end = 0
@@ -106,7 +112,7 @@ class RamRanker:
                 hit = np.frombuffer(p.topics, np.uint16) == topic
                 mask = hit if mask is None else mask & hit
             if r.day_range is not None:
-                times = all_times[start:end]
+                times = np.frombuffer(p.times, f64)
                 first, last = r.day_range[0] * 86_400.0, (r.day_range[1] + 1) * 86_400.0
                 inside = (times >= first) & (times < last)
                 mask = inside if mask is None else mask & inside

@@ -82,7 +82,11 @@ async def test_ram_search_ranks_like_the_engine(
         monkeypatch.setattr(
             rank_kernel,
             "KERNEL",
-            SimpleNamespace(rank=lambda *a: kernel_calls.append(1) or kernel.rank(*a)),
+            SimpleNamespace(
+                rank=lambda *a: kernel_calls.append(1) or kernel.rank(*a),
+                decay_args=kernel.decay_args,
+                weigh=kernel.weigh,
+            ),
         )
     else:
         monkeypatch.setattr(rank_kernel, "KERNEL", None)
@@ -336,3 +340,28 @@ def test_compiled_appends_equal_the_python_loop(seed, monkeypatch):
         for name in AgentPostings.__slots__:
             assert getattr(q, name) == getattr(p, name), (agent_id, name)
         assert list(q.ids) == sorted(q.ids)
+
+
+@pytest.mark.parametrize("weights", [{}, {"recency_weight": 0.7, "importance_weight": 1.3}])
+async def test_a_lone_search_scores_bit_for_bit_as_in_a_batch(group_factory, monkeypatch, weights):
+    """A batch of one takes recency and importance through the kernel's two passes around
+    numpy's exp; in a batch (and without the kernel) numpy computes them for all rows: the
+    hits and their scores are the same to the last bit, α and β at 1 or not."""
+    group = group_factory("edge", tiers={"hot_window_hours": 2.0}, retrieval=weights)
+    await _fill(group, agents=5, ticks=9)
+    rng = random.Random(11)
+    asked = [
+        SearchRequest(agent_id=a, query=" ".join(rng.sample(WORDS, 3)), top_k=4, **extra)
+        for a in range(5)
+        for extra in ({}, {"topic": "event"}, {"day_range": (0, 0)})
+    ]
+    lone = [(await group.search_many([r]))[0] for r in asked]
+    batched = await group.search_many(asked)
+    monkeypatch.setattr(rank_kernel, "KERNEL", None)
+    numpy_lone = [(await group.search_many([r]))[0] for r in asked]
+
+    def scored(results):
+        return [[(h.id, h.score.hex()) for h in hits] for hits in results]
+
+    assert scored(lone) == scored(batched) == scored(numpy_lone)
+    assert all(lone) and len({h.score for hits in lone for h in hits}) > 20

@@ -134,3 +134,33 @@ def test_a_wake_up_left_in_an_ended_loop_does_not_stop_later_drains(group_factor
         return len(group.writes), len(group.hot)
 
     assert asyncio.run(add_on_a_new_loop()) == (0, 2)
+
+
+async def test_the_operation_lock_excludes_records_its_owner_and_survives_cancellation():
+    """`async with` on the group's lock: taken at once when free (its owner recorded), waited
+    for in arrival order when held, and a waiter cancelled while waiting leaves the lock
+    usable by the next."""
+    from societas.memory.write_queue import OwnedLock
+
+    lock, order, inside = OwnedLock(), [], []
+
+    async def hold(name: str, pause: float) -> None:
+        async with lock:
+            inside.append(name)
+            assert lock.owner is asyncio.current_task() and len(inside) == 1
+            order.append(name)
+            await asyncio.sleep(pause)
+            inside.remove(name)
+
+    first = asyncio.create_task(hold("a", 0.02))
+    await asyncio.sleep(0)
+    assert lock.locked() and lock.owner is first
+    doomed = asyncio.create_task(hold("cancelled", 0))
+    later = [asyncio.create_task(hold(n, 0)) for n in "bc"]
+    await asyncio.sleep(0)
+    doomed.cancel()
+    await asyncio.gather(first, *later)
+    assert doomed.cancelled() and order == ["a", "b", "c"]
+    assert not lock.locked() and lock.owner is None
+    async with lock:  # free again: the fast path
+        assert lock.owner is asyncio.current_task()
