@@ -92,10 +92,11 @@ class Ranker:
         ram = self.group.ram_ranker
         if ram is not None:  # answered from RAM (memory.ram_ranking); the rest below
             in_ram = ram.eligible(fallback)
+            if all(in_ram):  # the usual case: nothing left for the engine
+                ram.rank(fallback, now)
+                return
             ram.rank([j for j, ok in zip(fallback, in_ram, strict=True) if ok], now)
             fallback = [j for j, ok in zip(fallback, in_ram, strict=True) if not ok]
-            if not fallback:
-                return
         for job in fallback:  # the engine's conditions, for the searches that go there
             if job.filter is None:
                 job.filter = self.group._point_filter(job.request)

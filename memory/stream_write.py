@@ -16,6 +16,7 @@ from societas.memory.records_meta import meta_payload
 from societas.memory.vectorstores import MemoryPoint
 
 if TYPE_CHECKING:
+    from societas.memory.embedding import TextVectors
     from societas.memory.fast_requests import PlainAdd
     from societas.memory.group import GroupMemory
     from societas.memory.records import AddRequest
@@ -31,11 +32,32 @@ async def write_memories(
     clock now). The caller holds the operation lock."""
     if not requests:
         return
-    for r in requests:
-        group.require_agent(r.agent_id)
-    default = group.config.default_importance
-    importances = [default if r.importance is None else r.importance for r in requests]
-    texts = [r.description for r in requests]
+    # The columns of the batch in one pass over the requests (a lone agent writes 2: one
+    # pass, not a comprehension a column).
+    agent_ids: list[int] = []
+    topics: list[str] = []
+    texts: list[str] = []
+    locations: list[str | None] = []
+    importances: list[float] = []
+    layers: list[str] = []
+    types: list[str] = []
+    expires: list[float | None] = []
+    typed: list[int] = []  # positions of requests with tags, metadata or an expiry
+    default, agents = group.config.default_importance, group._agents
+    for at, r in enumerate(requests):
+        agent_id, topic = r.agent_id, r.topic
+        if agent_id not in agents:
+            group.require_agent(agent_id)  # raises, naming it
+        agent_ids.append(agent_id)
+        topics.append(topic)
+        texts.append(r.description)
+        locations.append(r.location)
+        importances.append(default if r.importance is None else r.importance)
+        layers.append(initial_layer(topic))
+        types.append(r.type)
+        expires.append(r.expires_at)
+        if r.tags or r.metadata or r.expires_at is not None:
+            typed.append(at)
     vectors = await group.embedder.embed_documents(texts)
     if stamp is None:
         clock = group.clock
@@ -43,58 +65,24 @@ async def write_memories(
     else:
         day, t = stamp
         now = day * SECONDS_PER_DAY + t  # as SimClock.abs_seconds
-    # Payload fields cost ~6 µs each to hand to the engine, so absent ones are left out:
-    # the group is in the point id (id >> 40), links and location are set when they exist.
-    layered = group.profiles.any_forgetting
-    layers = [initial_layer(r.topic) for r in requests]
-    points = []
     # Each memory gets a distinct time (+ id's low bits × 0.1 µs, < 0.11 s): ties in
     # recency would otherwise be broken at random by the engine, and runs must replay.
     times = [now + (point_id & 0xFFFFF) * 1e-7 for point_id in ids]
-    agent_ids = [r.agent_id for r in requests]
-    topics = [r.topic for r in requests]
     if group.deferred is not None:  # into the RAM index; the engine gets it off hot
         assert group.sparse_index is not None
         sparse_vectors = [v.sparse for v in vectors]
         group.sparse_index.add(ids, agent_ids, times, importances, topics, sparse_vectors)
         group.deferred.defer(ids, agent_ids)
     else:  # written through: the engine has it at once
-        for point_id, r, vec, imp, layer, at in zip(
-            ids, requests, vectors, importances, layers, times, strict=True
-        ):
-            payload = {
-                "agent_id": r.agent_id,
-                "topic": r.topic,
-                "t": t,
-                "time": at,
-                "importance": imp,
-                "text": r.description,
-            }
-            if r.location is not None:
-                payload["location"] = r.location
-            if layered:
-                payload["layer"], payload["layer_since"] = layer, at
-            payload.update(meta_payload(r.type, r.tags, r.metadata, r.expires_at))
-            points.append(MemoryPoint(point_id, vec, payload))
-    if points:
+        points = _points(group, requests, ids, vectors, importances, layers, times, t)
         await group.store.upsert(points)
         group.counters["vector_upserts"] += len(points)
-    group.hot.append_many(
-        ids,
-        agent_ids,
-        topics,
-        texts,
-        [r.location for r in requests],
-        importances,
-        day,
-        t,
-        times,
-        layers,
-        [r.type for r in requests],
-        [r.expires_at for r in requests],
-    )
     hot = group.hot
-    for point_id, r in zip(ids, requests, strict=True):
+    hot.append_many(
+        ids, agent_ids, topics, texts, locations, importances, day, t, times, layers, types, expires
+    )
+    for at in typed:
+        r, point_id = requests[at], ids[at]
         if r.tags:
             hot.tags[point_id] = r.tags
         if r.metadata:
@@ -111,3 +99,38 @@ async def write_memories(
             group.access_log.log(now, "write", [(r.agent_id, point_id)], r.topic)
     group.counters["adds"] += len(requests)
     group.counters["embedded_texts"] += len(texts)
+
+
+def _points(
+    group: GroupMemory,
+    requests: Sequence[AddRequest | PlainAdd],
+    ids: Sequence[int],
+    vectors: Sequence[TextVectors],
+    importances: Sequence[float],
+    layers: Sequence[str],
+    times: Sequence[float],
+    t: float,
+) -> list[MemoryPoint]:
+    """The engine points of memories written through (no RAM index). Payload fields cost
+    ~6 µs each to hand to the engine, so absent ones are left out: the group is in the point
+    id (id >> 40), links and location are set when they exist."""
+    layered = group.profiles.any_forgetting
+    points = []
+    for point_id, r, vec, imp, layer, at in zip(
+        ids, requests, vectors, importances, layers, times, strict=True
+    ):
+        payload = {
+            "agent_id": r.agent_id,
+            "topic": r.topic,
+            "t": t,
+            "time": at,
+            "importance": imp,
+            "text": r.description,
+        }
+        if r.location is not None:
+            payload["location"] = r.location
+        if layered:
+            payload["layer"], payload["layer_since"] = layer, at
+        payload.update(meta_payload(r.type, r.tags, r.metadata, r.expires_at))
+        points.append(MemoryPoint(point_id, vec, payload))
+    return points

@@ -84,6 +84,9 @@ class CachedEmbedder:
 
     async def _embed(self, texts: Sequence[str], cache: _Lru, compute) -> list[TextVectors]:
         if not cache.capacity:  # no cache: only a batch's duplicates are shared (no hashing)
+            if len(texts) == 1:  # a lone agent's query: nothing to share
+                self.misses += 1
+                return list(await compute(texts))
             todo = list(dict.fromkeys(texts))
             self.hits += len(texts) - len(todo)
             self.misses += len(todo)

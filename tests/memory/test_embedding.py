@@ -64,6 +64,9 @@ async def test_cache_of_size_zero_shares_only_a_batchs_duplicates():
     out = await cached.embed_queries(["bb", "ccc"])
     assert [v.dense[0] for v in out] == [2.0, 3.0] and inner.calls[-1] == ["bb", "ccc"]
     assert (cached.hits, cached.misses) == (1, 4) and not cached._documents.items
+    out = await cached.embed_queries(["a"])  # a lone text: embedded, counted, not kept
+    assert [v.dense[0] for v in out] == [1.0] and inner.calls[-1] == ["a"]
+    assert (cached.hits, cached.misses) == (1, 5) and not cached._queries.items
 
 
 async def test_cache_keeps_digests_not_texts():
