@@ -34,6 +34,9 @@ class PlainAdd(NamedTuple):
     expires_at: None = None
 
 
+_new_tuple = tuple.__new__
+
+
 def add_request(
     agent_id: int,
     topic: Any,
@@ -54,7 +57,10 @@ def add_request(
         and (location is None or type(location) is str)
         and type(agent_id) is int
     ):
-        return PlainAdd(agent_id, topic, description, importance, location)
+        return _new_tuple(  # the defaults spelled out: no Python-level __new__ call
+            PlainAdd,
+            (agent_id, topic, description, importance, location, "episodic", (), None, None),
+        )
     return AddRequest(
         agent_id=agent_id,
         topic=topic,

@@ -219,11 +219,6 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self._next_seq += n
         return [base | seq for seq in range(start, start + n)]
 
-    def _next_id(self) -> int:
-        seq = self._next_seq
-        self._next_seq = seq + 1
-        return (self.config.group_id << _ID_BITS) | seq
-
     async def add_many(self, requests: Sequence[AddRequest]) -> list[int]:
         """Write many agents' memories: one embedding batch, one upsert; returns their ids."""
         async with self._op_lock:
@@ -258,8 +253,11 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     def queue_add(self, request: AddRequest | PlainAdd) -> int:
         """Queue one validated memory and return its id at once, without suspending: it is
         written a loop turn later with the others queued, and before any read sees memories."""
-        self.require_agent(request.agent_id)
-        memory_id = self._next_id()
+        if request.agent_id not in self._agents:
+            self.require_agent(request.agent_id)  # raises, naming it
+        seq = self._next_seq  # as _allocate_ids(1), inline: every agent adds every tick
+        self._next_seq = seq + 1
+        memory_id = (self.config.group_id << _ID_BITS) | seq
         clock = self.clock
         self.writes.add(request, memory_id, (clock.day, clock.t))
         return memory_id
