@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from societas.memory.associations import Association, AssociationIndex, weighted_neighbours
 from societas.memory.cold import cold_relevance
 from societas.memory.hits import HotHits, pending_warm_hit
+from societas.memory.id_map import BATCH_AT
 from societas.memory.profile_finmem import layered_requests, merge_layers
 from societas.memory.ranking import RankJob
 from societas.memory.records import (
@@ -136,8 +137,12 @@ class GroupSearch:
         """Each request's ranked points as hits: hot ones from the hot columns (one batch),
         warm ones waiting in `warm_rows` from those columns, the rest read from the engine."""
         found = [p for job in jobs.values() for p in job.hits]
-        row_get = self.hot.row_of.get  # one lookup a hit: its hot row, or None (warm)
-        rows = [row_get(p.id) for p in found]
+        row_of = self.hot.row_of  # each hit's hot row, or None (warm)
+        row_get = row_of.get
+        if len(found) < BATCH_AT:
+            rows = [row_get(p.id) for p in found]
+        else:  # a batch's hits looked up in numpy passes
+            rows = [None if r < 0 else r for r in row_of.get_array([p.id for p in found]).tolist()]
         results: list[list[MemoryHit]] = [[] for _ in requests]
         if None not in rows:  # every hit hot (the usual case): one batch, cut per request
             hits = HotHits(self.hot).many([p.id for p in found], [p.score for p in found], rows)

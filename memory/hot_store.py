@@ -236,8 +236,8 @@ class HotStore:
                     counts[row] += 1
                     last[row] = now
             return
-        rows = [row for row in map(get, memory_ids) if row is not None]
-        at = np.array(rows, np.intp)
+        at = self.row_of.get_array(memory_ids)
+        at = at[at >= 0]  # ids no longer hot passed over
         np.add.at(np.frombuffer(self.access_counts, np.int64), at, 1)
         np.frombuffer(self.last_accessed, np.float64)[at] = now
 

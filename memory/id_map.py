@@ -117,6 +117,21 @@ class IdMap(MutableMapping[int, int]):
             return [self[key] for key in keys]  # raises for the first absent one
         return found.tolist()
 
+    def get_array(self, keys: Sequence[int]) -> np.ndarray:
+        """`self.get(k, -1)` for each key, as an int64 array (numpy passes: a batch's hits)."""
+        wanted = np.array(keys, np.int64)
+        found = np.full(len(wanted), _ABSENT, np.int64)
+        inside = np.zeros(len(wanted), bool)
+        if self._values:
+            at = wanted - self._base
+            inside = (at >= 0) & (at < len(self._values))
+            found[inside] = np.frombuffer(self._values, np.int64)[at[inside]]
+        if self._outliers:
+            outliers = self._outliers
+            for j in np.flatnonzero(~inside).tolist():
+                found[j] = outliers.get(int(wanted[j]), _ABSENT)
+        return found
+
     def among(self, keys: Sequence[int]) -> list[int]:
         """Those of `keys` in the map, in their order (one numpy pass for a batch)."""
         if len(keys) < BATCH_AT:

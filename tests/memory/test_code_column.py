@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 
 from societas.memory.code_column import CodeColumn
 
@@ -60,3 +61,18 @@ def test_rows_of_another_column_widen_past_65535_values():
     dst = CodeColumn()
     dst.extend_rows(src, range(0, 70_000, 1))
     assert dst.codes.typecode == "I" and dst[69_999] == "place 69999" and len(dst) == 70_000
+
+
+@pytest.mark.parametrize("n_rows", [5, 31, 32, 400])
+def test_rows_of_another_column_by_row_and_in_numpy_agree(n_rows):
+    """Below and from the numpy cut-over: the values at the rows, in order and repeated,
+    None included, coded into a column that already holds some of them."""
+
+    rng = random.Random(n_rows)
+    values = [None, "park", "harbour", "school", *(f"home {i}" for i in range(40))]
+    src = CodeColumn(rng.choice(values) for _ in range(300))
+    dst = CodeColumn(["market", "harbour", None])
+    rows = [rng.randrange(300) for _ in range(n_rows)]
+    dst.extend_rows(src, rows)
+    assert list(dst) == ["market", "harbour", None, *(src[r] for r in rows)]
+    assert len(set(dst.values)) == len(dst.values)  # each value coded once

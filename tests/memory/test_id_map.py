@@ -152,6 +152,7 @@ def test_batch_calls_match_a_dict(seed: int) -> None:
         probe = [*asked, GROUP | (next_seq + 5), GROUP | 1]
         rng.shuffle(probe)
         assert m.among(probe) == [k for k in probe if k in d]
+        assert m.get_array(probe).tolist() == [d.get(k, -1) for k in probe]
         gone = keys[: rng.randrange(len(keys) + 1)]
         gone = [k for k in gone if rng.random() < 0.97]  # stragglers stay
         m.delete_many(gone)
