@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
-from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.embedding.base import SparseVector, TextVectors, sparse_text_vectors
 
 # Scripts written without spaces between words: CJK ideographs, kana, Hangul, Thai.
 _UNSPACED = re.compile(
@@ -89,17 +89,14 @@ class Bm25Embedder:
 
     def _edge_embed(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
         english = self._edge.embed_query if query else self._edge.embed_document
-        # Built in place (positional, no helper calls): this runs for every text a tick.
-        sparse, vectors = SparseVector, TextVectors
+        # Built in place (no dataclass __init__): this runs for every text a tick.
+        made = sparse_text_vectors
         if self._multilingual is None:
-            return [
-                vectors(None, sparse(array("I", v.indices), array("f", v.values)))
-                for v in map(english, texts)
-            ]
+            return [made(array("I", v.indices), array("f", v.values)) for v in map(english, texts)]
         other = self._multilingual.embed_query if query else self._multilingual.embed_document
         search = _UNSPACED.search
         return [
-            vectors(None, sparse(array("I", v.indices), array("f", v.values)))
+            made(array("I", v.indices), array("f", v.values))
             for v in [english(t) if t.isascii() or not search(t) else other(t) for t in texts]
         ]
 

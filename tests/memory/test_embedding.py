@@ -281,3 +281,19 @@ async def test_a_batch_past_the_inline_limit_embeds_on_a_thread_the_same(monkeyp
     inline = await embedder.embed_documents(texts[:10])
     assert threads == [bm25.OFFLOAD_AT]  # the big batch went to a thread, the small did not
     assert offloaded[:10] == inline
+
+
+def test_sparse_text_vectors_equal_the_dataclasses():
+    """The fast constructor BM25 uses gives what the frozen dataclasses give: equal values,
+    the same arrays, still frozen."""
+    import dataclasses
+    from array import array
+
+    from societas.memory.embedding.base import SparseVector, TextVectors, sparse_text_vectors
+
+    indices, values = array("I", [3, 9]), array("f", [0.5, 1.5])
+    fast = sparse_text_vectors(indices, values)
+    slow = TextVectors(sparse=SparseVector(indices, values))
+    assert fast == slow and fast.dense is None and fast.sparse.indices is indices
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.sparse.values = values  # type: ignore[misc]
