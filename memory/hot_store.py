@@ -104,7 +104,9 @@ class HotStore:
         self.types.extend(types or ["episodic"] * n)
         self.access_counts.extend([0] * n)
         self.last_accessed.extend([math.nan] * n)
-        self.expires.extend(math.inf if e is None else e for e in expires or [None] * n)
+        self.expires.extend(
+            [math.inf if e is None else e for e in expires] if expires else [math.inf] * n
+        )
         self._index_rows(start, ids, agent_ids)
 
     def _index_rows(self, start: int, ids: Sequence[int], agent_ids: Sequence[int]) -> None:

@@ -87,8 +87,16 @@ class IdMap(MutableMapping[int, int]):
         """`self[k] = v` for each pair: a batch's ids (a gathered tick writes hundreds) in
         numpy passes when they ascend inside or above the array's span, else one by one."""
         if len(keys) < BATCH_AT or not self._values or len(keys) != len(values):
+            slots, base = self._values, self._base
             for key, value in zip(keys, values, strict=True):
-                self[key] = value
+                at = key - base
+                if 0 <= at < len(slots) and value >= 0:  # inside the span: `self[key] = v`
+                    if slots[at] == _ABSENT:
+                        self._live += 1
+                    slots[at] = value
+                else:  # growing, below the span, a bad value: the full path
+                    self[key] = value
+                    slots, base = self._values, self._base
             return
         at = np.array(keys, np.int64) - self._base
         new = _int64s(values)
