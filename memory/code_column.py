@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 
 _NARROW_MAX = 0xFFFF
-_GATHER_AT = 32  # rows from which extend_rows maps codes in numpy
+_GATHER_AT = 128  # rows from which extend_rows maps codes in numpy (measured: ~6 numpy calls)
 
 
 def _dtype(codes: array) -> type[np.unsignedinteger]:
@@ -75,9 +75,9 @@ class CodeColumn:
         tick's hot leavers in numpy passes)."""
         if len(rows) >= _GATHER_AT and len(src.codes):
             theirs = np.frombuffer(src.codes, _dtype(src.codes))[np.array(rows, np.intp)]
-            present = np.unique(theirs)
-            to_mine = np.zeros(int(present[-1]) + 1, np.uint32)
-            for code in present.tolist():  # may widen this column's codes: read them after
+            counts = np.bincount(theirs)  # which codes occur (np.unique sorts: slower)
+            to_mine = np.zeros(len(counts), np.uint32)
+            for code in np.flatnonzero(counts).tolist():  # may widen this column's codes
                 to_mine[code] = self._code(src.values[code])
             self.codes.frombytes(to_mine[theirs].astype(_dtype(self.codes)).tobytes())
             return

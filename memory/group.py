@@ -112,6 +112,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.journal = tiering.MigrationJournal(self.cold.dir)
         self.warm_counts: dict[int, int] = {}
         self.ticks_since_migration = 0
+        self.evicted_since_trim = 0  # hot rows evicted since free pages went back (tiering)
         self.recovery_due = True  # end_tick looks for a half-done move or merge (tiering)
         self.ticks_since_policies = 0
         # Writes consolidation summaries; replace with an LLM-backed callable (sync or async).

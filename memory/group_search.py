@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from societas.memory.associations import Association, AssociationIndex, weighted_neighbours
 from societas.memory.cold import cold_relevance
-from societas.memory.hits import HotHits, pending_warm_hit
+from societas.memory.hits import HotHits, pending_warm_hits
 from societas.memory.id_map import BATCH_AT
 from societas.memory.profile_finmem import layered_requests, merge_layers
 from societas.memory.ranking import RankJob
@@ -190,16 +190,20 @@ class GroupSearch:
             return {}
         warm, layered, access = self.warm_rows, self.profiles.any_forgetting, self.access
         row_of, pending, patches = warm.row_of, deferred.pending, deferred.patches
-        out = {}
+        taken, ids, rows, scores = [], [], [], []
         for j in at:
             p = found[j]
             row = row_of.get(p.id)
             if row is None or p.id not in pending or p.id in patches:
                 continue
-            hit = pending_warm_hit(warm, p.id, row, p.score, layered, access)
-            if hit is not None:
-                out[j] = hit
-        return out
+            taken.append(j)
+            ids.append(p.id)
+            rows.append(row)
+            scores.append(p.score)
+        if not taken:
+            return {}
+        hits = pending_warm_hits(warm, ids, rows, scores, layered, access)
+        return {j: hit for j, hit in zip(taken, hits, strict=True) if hit is not None}
 
     async def _record_access(self, hits: Sequence[MemoryHit]) -> None:
         """Forgetting on: a retrieved memory gains importance and its decay clock restarts

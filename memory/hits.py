@@ -109,30 +109,46 @@ class HotHits:
         ]
 
 
-def pending_warm_hit(
-    warm: HotStore, memory_id: int, row: int, score: float, layered: bool, access: AccessLedger
-) -> MemoryHit | None:
-    """A warm memory still in RAM (`GroupMemory.warm_rows`, not yet in the engine, no pending
-    patch) as the hit the payload round trip makes (`DeferredStore.retrieve`, then
+def pending_warm_hits(
+    warm: HotStore,
+    memory_ids: list[int],
+    rows: list[int],
+    scores: list[float],
+    layered: bool,
+    access: AccessLedger,
+) -> list[MemoryHit | None]:
+    """Warm memories still in RAM (`GroupMemory.warm_rows`, not yet in the engine, no pending
+    patch) as the hits the payload round trip makes (`DeferredStore.retrieve`, then
     `record_from_payload`, the read-count overlay and the hit: tests compare the two), read
-    from its columns; None where that round trip would change a value (metadata goes through
-    JSON), for the caller to take it."""
-    if warm.metadata and memory_id in warm.metadata:
-        return None
-    fields = warm.fields(memory_id, row)
-    time = fields["time"]
-    fields["day"] = int(time // 86_400)  # as record_from_payload derives it
-    if not fields["location"]:
-        fields["location"] = None
-    if not layered:  # payloads carry layers only when forgetting is on
-        fields["layer"], fields["layer_since"] = "short", time
-    fields["tags"] = tuple(fields["tags"])
-    if memory_id in access.pending:
-        fields["access_count"] = access.overlay(memory_id, fields["access_count"])
-        fields["last_accessed"] = access.last[memory_id]
-    fields["score"] = float(score)
-    fields["tier"] = "warm"
-    return _made(fields)
+    from their columns (in one kernel call when built); None where that round trip would
+    change a value (metadata goes through JSON), for the caller to take it."""
+    metadata = warm.metadata
+    kernel = rank_kernel.HITS
+    if kernel is not None:
+        made = kernel.hits(columns_of(warm), memory_ids, rows, scores, "warm", MemoryHit, _ALL_SET)
+        states = [hit.__dict__ for hit in made]  # set right below, before anyone sees them
+    else:
+        made = [_made(warm.fields(i, row)) for i, row in zip(memory_ids, rows, strict=True)]
+        states = [hit.__dict__ for hit in made]
+    out: list[MemoryHit | None] = []
+    for memory_id, score, hit, fields in zip(memory_ids, scores, made, states, strict=True):
+        if metadata and memory_id in metadata:
+            out.append(None)
+            continue
+        time = fields["time"]
+        fields["day"] = int(time // 86_400)  # as record_from_payload derives it
+        if not fields["location"]:
+            fields["location"] = None
+        if not layered:  # payloads carry layers only when forgetting is on
+            fields["layer"], fields["layer_since"] = "short", time
+        fields["tags"] = tuple(fields["tags"])
+        if memory_id in access.pending:
+            fields["access_count"] = access.overlay(memory_id, fields["access_count"])
+            fields["last_accessed"] = access.last[memory_id]
+        fields["score"] = float(score)
+        fields["tier"] = "warm"
+        out.append(hit)
+    return out
 
 
 def columns_of(hot: HotStore) -> tuple:
@@ -169,6 +185,9 @@ def columns_of(hot: HotStore) -> tuple:
 
 def _made(fields: dict) -> MemoryHit:
     """A hit with exactly these (already valid) fields as its state."""
+    kernel = rank_kernel.HITS
+    if kernel is not None:
+        return kernel.made(MemoryHit, fields, _ALL_SET)
     hit = _new(MemoryHit)
     _set(hit, "__dict__", fields)
     _set(hit, "__pydantic_fields_set__", _ALL_SET)

@@ -305,9 +305,10 @@ class HotStore:
         self.texts.extend_rows(src.texts, rows)
         for name in _SPARSE:
             found, into = getattr(src, name), getattr(self, name)
-            for memory_id in memory_ids:
-                if memory_id in found:
-                    into[memory_id] = found[memory_id]
+            if found:  # empty in most runs: no lookup an id
+                for memory_id in memory_ids:
+                    if memory_id in found:
+                        into[memory_id] = found[memory_id]
         self._index_rows(start, memory_ids, self.agent_ids[start:])
 
     def evict_expired(self, before_time: float, cap: int) -> list[int]:

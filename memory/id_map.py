@@ -156,7 +156,8 @@ class IdMap(MutableMapping[int, int]):
                 del self[key]
             return
         at = np.array(keys, np.int64) - self._base
-        if at.min() < 0 or at.max() >= len(values) or len(np.unique(at)) != len(at):
+        distinct = (at[1:] > at[:-1]).all() or len(np.unique(at)) == len(at)  # ascending: yes
+        if at.min() < 0 or at.max() >= len(values) or not distinct:
             for key in keys:
                 del self[key]
             return

@@ -77,7 +77,9 @@ def hits_path(request, monkeypatch):
     if request.param == "kernel":
         kernel = rank_kernel.HITS
         assert kernel is not None, "the install did not build memory/_hits.c"
-        counted = SimpleNamespace(hits=lambda *a: calls.append(len(a[1])) or kernel.hits(*a))
+        counted = SimpleNamespace(
+            hits=lambda *a: calls.append(len(a[1])) or kernel.hits(*a), made=kernel.made
+        )
         monkeypatch.setattr(rank_kernel, "HITS", counted)
     else:
         monkeypatch.setattr(rank_kernel, "HITS", None)

@@ -63,7 +63,7 @@ def test_rows_of_another_column_widen_past_65535_values():
     assert dst.codes.typecode == "I" and dst[69_999] == "place 69999" and len(dst) == 70_000
 
 
-@pytest.mark.parametrize("n_rows", [5, 31, 32, 400])
+@pytest.mark.parametrize("n_rows", [5, 127, 128, 400])
 def test_rows_of_another_column_by_row_and_in_numpy_agree(n_rows):
     """Below and from the numpy cut-over: the values at the rows, in order and repeated,
     None included, coded into a column that already holds some of them."""

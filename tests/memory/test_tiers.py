@@ -247,3 +247,30 @@ async def test_crash_during_compaction_counts_each_memory_once(tiered, monkeypat
     assert counts["warm"] + counts["cold"] == added
     assert len(list(folder.glob("part-*.rows.parquet"))) == 1
     assert not (folder / "_compaction.json").exists()
+
+
+async def test_free_pages_go_back_after_enough_evictions_or_a_move(tiered, monkeypatch):
+    """A trim of the heap walks all of it, so it runs once `TRIM_AFTER_EVICTIONS` hot rows
+    have left since the last one, or after a move to cold; not at every tick that evicts."""
+    from societas.memory import tiering
+
+    trims: list[int] = []
+    monkeypatch.setattr(tiering, "release_free_memory", lambda: trims.append(1) or True)
+    monkeypatch.setattr(tiering, "TRIM_AFTER_EVICTIONS", 5)
+    group = tiered(
+        hot_window_hours=5, warm_max_age_days=None, warm_cap_per_agent=None,
+        migrate_every_ticks=1000,
+    )  # fmt: skip
+    await group.add_agents({1: {}, 2: {}})
+    await run_days(group, 3)  # 2 rows leave hot a tick from the second tick on
+    since, expected = 0, 0
+    for _ in range(11):  # 2 evicted a tick; a trim once 5 have left since the last one
+        since += 2
+        if since >= 5:
+            since, expected = 0, expected + 1
+    assert len(trims) == expected == 3 and group.evicted_since_trim == since == 4
+    moving = tiered(hot_window_hours=5, warm_max_age_days=0.3)  # a move each tick: a trim
+    await moving.add_agents({1: {}, 2: {}})
+    trims.clear()
+    await run_days(moving, 2)
+    assert len(trims) >= 4
