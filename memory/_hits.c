@@ -125,6 +125,10 @@ static PyObject *fields_of(Columns *c, PyObject *id, Py_ssize_t row, PyObject *s
     const int64_t *ends = c->text_ends.buf;
     int64_t start = row ? ends[row - 1] : 0, end = ends[row];
     double last = ((double *)c->numbers[7].buf)[row], expires = ((double *)c->numbers[8].buf)[row];
+    if (start < 0 || start > end || end > c->text_data.len) {
+        PyErr_Format(PyExc_ValueError, "hits: row %zd's text lies outside the text buffer", row);
+        return NULL;
+    }
     SET(0, Py_NewRef(id));
     SET(1, PyLong_FromLongLong(((int64_t *)c->numbers[0].buf)[row]));
     SET(2, PyUnicode_DecodeUTF8((const char *)c->text_data.buf + start, end - start, "surrogatepass"));

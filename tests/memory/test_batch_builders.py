@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from types import SimpleNamespace
 
 import pytest
@@ -189,4 +190,8 @@ async def test_kernel_hits_are_whole_models_and_bad_input_fails_clearly(group_fa
         kernel.hits(columns[:-1], ids, rows, [0.1] * 3, "hot", MemoryHit, _ALL_SET)
     bad = (*columns[:2], hot.topics.codes, *columns[3:])  # 2-byte codes where doubles go
     with pytest.raises(ValueError, match="items of 2 bytes"):
+        kernel.hits(bad, ids, rows, [0.1] * 3, "hot", MemoryHit, _ALL_SET)
+    past = array("q", [len(columns[9]) + 50] * 3)  # text ends beyond the buffer
+    bad = (*columns[:10], past, *columns[11:])
+    with pytest.raises(ValueError, match="outside the text buffer"):
         kernel.hits(bad, ids, rows, [0.1] * 3, "hot", MemoryHit, _ALL_SET)
