@@ -114,13 +114,10 @@ class IdMap(MutableMapping[int, int]):
 
     def get_many(self, keys: Sequence[int]) -> list[int]:
         """`self[k]` for each key (KeyError for one that is absent), in numpy passes for a
-        batch inside the array's span."""
-        if len(keys) < BATCH_AT or not self._values:
+        batch (`get_array`)."""
+        if len(keys) < BATCH_AT:
             return [self[key] for key in keys]
-        at = np.array(keys, np.int64) - self._base
-        if at.min() < 0 or at.max() >= len(self._values):
-            return [self[key] for key in keys]
-        found = np.frombuffer(self._values, np.int64)[at]
+        found = self.get_array(keys)
         if (found == _ABSENT).any():
             return [self[key] for key in keys]  # raises for the first absent one
         return found.tolist()
