@@ -7,7 +7,7 @@ batch's hits of hot memories from the columns in one call, equal field for field
 Python path. `POSTINGS` (memory/_postings.c): `SparseIndex.add` appends a write's memories
 to the agents' postings and term counts in one call, the same arrays as its Python loop.
 Without a C compiler at install time the extensions are skipped and numpy and
-Python do the work. `SOCIETAS_RANK_KERNEL=0` turns both off (benchmarks and tests compare
+Python do the work. `SOCIETAS_RANK_KERNEL=0` turns all three off (benchmarks and tests compare
 the paths).
 """
 
