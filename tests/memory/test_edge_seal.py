@@ -176,7 +176,7 @@ async def test_flush_syncs_a_shard_only_after_a_write(tmp_path):
         lambda: store.upsert(_points(10)),
         lambda: store.set_payload([1, 2], {"importance": 0.9}),
         lambda: store.delete([3]),
-        lambda: store.optimize(),
+        store.optimize,
     ]
     for n, write in enumerate(writes, start=2):
         await write()
