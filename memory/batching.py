@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
+from societas.memory.running_loop import running_loop
+
 Req = TypeVar("Req")
 Res = TypeVar("Res")
 
@@ -40,7 +42,7 @@ class MicroBatcher(Generic[Req, Res]):
             self.items += 1
             self.inline += 1
             return (await self._run_batch((request,)))[0]
-        loop = asyncio.get_running_loop()
+        loop = running_loop()
         future: asyncio.Future[Res] = loop.create_future()
         self._pending.append((request, future))
         if self._drain_task is None:

@@ -51,6 +51,7 @@ from societas.memory.records import (
     SearchRequest,
 )
 from societas.memory.records_meta import AccessLedger
+from societas.memory.running_loop import current_task, running_loop
 from societas.memory.slot_map import SlotMap
 from societas.memory.sparse_index import SparseIndex
 from societas.memory.stream_write import write_memories
@@ -247,7 +248,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     def _alone(self) -> bool:
         """Whether nothing but this group's own write wake-up is ready to run on the loop: a
         call now has no one to share a batch with (CPython's loop; other loops: batch)."""
-        loop = asyncio.get_running_loop()
+        loop = running_loop()
         ready = getattr(loop, "_ready", None)
         return ready is not None and len(ready) <= self.writes.waking_on(loop)
 
@@ -278,7 +279,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         if not writes.adds and not (kv and writes.kv):
             return
         lock = self._op_lock
-        if lock.owner is not None and lock.owner is asyncio.current_task():
+        if lock.owner is not None and lock.owner is current_task():
             await writes.apply(kv)
             return
         async with lock:

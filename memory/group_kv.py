@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from societas.memory.config import check_value
 from societas.memory.embedding.base import SparseVector
+from societas.memory.kv_columns import NO_VALUE
 from societas.memory.records import KVHit, KVSearchRequest
 from societas.memory.vectorstores import MemoryPoint, PointFilter, VectorQuery
 
@@ -62,6 +63,14 @@ class GroupKV:
 
     def kv_get(self, agent_id: int, key: str, default: Any = ...) -> Any:
         """Current value (a copy) of `key`; KeyError naming it unless `default` is given."""
+        column = self._kv.get(key)  # the usual read, a stored str (nothing to copy): inline
+        if column is not None and agent_id in self._agents:
+            slot = column.slots.slot_of.get(agent_id)
+            values = column.values
+            if slot is not None and slot < len(values):
+                value = values[slot]
+                if type(value) is str:
+                    return value
         self.require_agent(agent_id)
         return self.kv_peek(agent_id, key, default, copy_value=True)
 
@@ -130,6 +139,22 @@ class GroupKV:
             and attr.type == "str"
             and agent_id in self._agents
         ):
+            # A value replacing one already stored (with its engine point taken, if embedded):
+            # `kv_apply`'s steps inline, as the value changes every tick for every agent.
+            column = self._kv[key]
+            slot = column.slots.slot_of.get(agent_id)
+            values = column.values
+            if slot is not None and slot < len(values) and values[slot] is not NO_VALUE:
+                if not attr.whether_embedding:
+                    values[slot] = value
+                    self.counters["kv_updates"] += 1
+                    return
+                points = self._kv_point.columns().get(key)
+                if points is not None and slot < len(points.values) and points.values[slot] >= 0:
+                    values[slot] = value
+                    self.counters["kv_updates"] += 1
+                    self.writes.touch_kv((agent_id, key))
+                    return
             self.kv_apply(agent_id, key, value, mode)
             return
         self.kv_apply(agent_id, key, self._checked(agent_id, key, value, mode), mode)

@@ -15,6 +15,7 @@ from typing import Any
 
 _ABSENT: Any = object()  # a slot with no value for this attribute (not None: None is a value)
 _NO_INT = -1  # an IntColumn slot with no value
+NO_VALUE: Any = _ABSENT  # what `KVColumn.values` holds at a slot with no value (fast readers)
 
 
 class AgentSlots:

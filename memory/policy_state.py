@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from societas.memory.contradictions import contradiction_pass
 from societas.memory.habits import HabitTracker
+from societas.memory.importance_policy import importance_pass
 from societas.memory.temporal import TemporalLinker
 
 if TYPE_CHECKING:
@@ -32,9 +34,6 @@ class PolicyState:
 async def run_policies(group: GroupMemory, ticks: int) -> dict[str, int]:
     """Habits, contradiction check and importance recomputation when due (all off by
     default); `ticks` is the group's policy tick counter."""
-    from societas.memory.contradictions import contradiction_pass
-    from societas.memory.importance_policy import importance_pass
-
     policies = group.config.policies
     out: dict[str, int] = {}
     if policies.habits.enabled:

@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from societas.memory.fsutil import write_bytes_atomic
 from societas.memory.heap import release_free_memory
+from societas.memory.policy_runner import consolidation_pass, forgetting_pass
+from societas.memory.policy_state import run_policies  # habits, contradictions, importance
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
@@ -289,8 +291,6 @@ async def _tick(group: GroupMemory) -> dict[str, int]:
 
 async def _run_policies(group: GroupMemory) -> dict[str, int]:
     """Forgetting and consolidation on their own cadence (both off by default)."""
-    from societas.memory.policy_runner import consolidation_pass, forgetting_pass
-
     policies = group.config.policies
     group.ticks_since_policies += 1
     out: dict[str, int] = {}
@@ -302,7 +302,5 @@ async def _run_policies(group: GroupMemory) -> dict[str, int]:
         await group.access.flush(group.store, group.hot)  # the pass reads access counts
         await group.boosts.flush(group)
         out.update(await forgetting_pass(group))
-    from societas.memory.policy_state import run_policies  # habits, contradictions, importance
-
     out.update(await run_policies(group, group.ticks_since_policies))
     return out

@@ -21,6 +21,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from societas.memory.running_loop import current_task, running_loop
+
 if TYPE_CHECKING:
     from societas.memory.fast_requests import PlainAdd
     from societas.memory.group import GroupMemory
@@ -37,7 +39,7 @@ class OwnedLock(asyncio.Lock):
 
     async def acquire(self) -> bool:
         await super().acquire()
-        self.owner = asyncio.current_task()
+        self.owner = current_task()
         return True
 
     def release(self) -> None:
@@ -49,7 +51,7 @@ class OwnedLock(asyncio.Lock):
         calls of `acquire` (a lone agent's search takes it once a turn)."""
         if not self._locked and not self._waiters:
             self._locked = True
-            self.owner = asyncio.current_task()
+            self.owner = current_task()
             return
         await self.acquire()
 
@@ -90,7 +92,7 @@ class WriteQueue:
         self.adds.append(request)
         self.add_ids.append(memory_id)
         self.stamps.append(stamp)
-        loop = asyncio.get_running_loop()
+        loop = running_loop()
         if self._wake_loop is loop or self._draining_on(loop):
             return  # a wake-up or a drain to come writes this one too
         if self.yields:
