@@ -54,7 +54,7 @@ def test_two_threads_each_get_their_own_loop():
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+: asyncio's own functions")
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_a_forked_child_forgets_the_parents_loop():
-    async def fork_inside() -> int:
+    async def fork_inside() -> int:  # returns the child's pid
         assert running_loop() is asyncio.get_running_loop()
         pid = os.fork()
         if pid == 0:  # the child: its copy of the loop is not running here
@@ -64,6 +64,7 @@ def test_a_forked_child_forgets_the_parents_loop():
                 os._exit(3)  # should have raised
             except RuntimeError:
                 os._exit(0 if forgot else 4)
-        return os.waitpid(pid, 0)[1]
+        return pid
 
-    assert os.waitstatus_to_exitcode(asyncio.run(fork_inside())) == 0
+    pid = asyncio.run(fork_inside())
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
