@@ -120,7 +120,7 @@ class StreamMemory:
             tags,
             layers,
         )
-        return await self._group.submit_search(request)
+        return await self._group.join_search(request)
 
     async def search_today(
         self, query: str, topic: str | None = None, top_k: int = 3

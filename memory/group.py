@@ -29,7 +29,7 @@ from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
 from societas.memory.contradictions import ContradictionJudge, rule_judge
 from societas.memory.deferred_store import DeferredStore
 from societas.memory.embedding import Embedder, build_embedder
-from societas.memory.fast_requests import PlainAdd
+from societas.memory.fast_requests import PlainAdd, PlainSearch
 from societas.memory.group_kv import GroupKV, KVUpdate, UpdateMode
 from societas.memory.group_search import GroupSearch
 from societas.memory.group_state import GroupState
@@ -264,9 +264,15 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.writes.add(request, memory_id, (clock.day, clock.t))
         return memory_id
 
-    async def submit_search(self, request: SearchRequest) -> list[MemoryHit]:
-        self.require_agent(request.agent_id)
-        return await self._search_batcher.submit(request)
+    async def submit_search(self, request: SearchRequest | PlainSearch) -> list[MemoryHit]:
+        return await self.join_search(request)
+
+    def join_search(self, request: SearchRequest | PlainSearch) -> Awaitable[list[MemoryHit]]:
+        """`submit_search` without its coroutine (the agent view awaits this directly): what
+        the search batcher's `enqueue` returns. KeyError for an agent not of this group."""
+        if request.agent_id not in self._agents:
+            self.require_agent(request.agent_id)  # raises, naming it
+        return self._search_batcher.enqueue(request)
 
     async def submit_update(self, update: KVUpdate) -> None:
         """Apply one checked KV write at once (embedding deferred, see memory.write_queue)."""

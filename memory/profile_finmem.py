@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from societas.memory.fast_requests import search_model
 from societas.memory.policies import LAYERS
 
 if TYPE_CHECKING:
@@ -46,7 +47,8 @@ def layered_requests(
     for r, per_layer in zip(requests, split, strict=True):
         layers = (r.layers or LAYERS) if per_layer else (None,)
         if per_layer:
-            flat.extend(r.model_copy(update={"layers": (layer,)}) for layer in layers)
+            model = search_model(r)
+            flat.extend(model.model_copy(update={"layers": (layer,)}) for layer in layers)
         else:
             flat.append(r)
         spans.append(len(layers))

@@ -7,7 +7,13 @@ import math
 import pydantic
 import pytest
 
-from societas.memory.fast_requests import PlainAdd, add_request, search_request
+from societas.memory.fast_requests import (
+    PlainAdd,
+    PlainSearch,
+    add_request,
+    search_model,
+    search_request,
+)
 from societas.memory.records import AddRequest, SearchRequest
 
 ADDS = [
@@ -92,8 +98,26 @@ def test_search_request_equals_the_validated_model(changes):
     args = {"topic": None, "top_k": 3, **SEARCH_DEFAULTS, **changes}
     fast = search_request(5, "storm market", **args)
     slow = SearchRequest(agent_id=5, query="storm market", **args)
-    assert type(fast) is SearchRequest and fast == slow
-    assert fast.model_dump() == slow.model_dump()
+    plain = not changes or set(changes) <= {"topic", "top_k"}
+    _assert_equal(fast, slow, plain)
+
+
+def _assert_equal(fast, slow: SearchRequest, plain: bool) -> None:
+    """`fast` is the request `slow` is: a PlainSearch with its fields, values and order (and
+    the very model through `search_model`) for the plain call, else the model itself."""
+    assert type(fast) is (PlainSearch if plain else SearchRequest)
+    if plain:
+        assert fast._asdict() == slow.model_dump() == slow.__dict__
+        assert list(fast._fields) == list(SearchRequest.model_fields)
+        model = search_model(fast)
+        assert type(model) is SearchRequest and model == slow
+        assert model.model_dump() == slow.model_dump()
+        assert model.model_fields_set == slow.model_fields_set | set(SearchRequest.model_fields)
+        with pytest.raises(AttributeError):
+            fast.top_k = 7  # type: ignore[misc]
+        return
+    assert fast == slow and fast.model_dump() == slow.model_dump()
+    assert search_model(fast) is fast
 
 
 @pytest.mark.parametrize(
@@ -110,8 +134,7 @@ def test_the_plain_search_call_equals_the_validated_model(topic, top_k):
     """`stream.search(query, topic, top_k)` with nothing else: the request built directly."""
     fast = search_request(5, "storm market", topic, top_k)
     slow = SearchRequest(agent_id=5, query="storm market", topic=topic, top_k=top_k)
-    assert type(fast) is SearchRequest and fast == slow
-    assert fast.model_dump() == slow.model_dump()
+    _assert_equal(fast, slow, plain=True)
 
 
 @pytest.mark.parametrize(("query", "top_k", "field"), [("  ", 3, "query"), ("q", 0, "top_k")])
@@ -123,8 +146,8 @@ def test_bad_plain_search_arguments_fail_as_the_model_does(query, top_k, field):
 def test_requests_sharing_a_fields_set_do_not_change_each_other():
     """The fast requests share one set of field names; copying one with changes leaves
     that set, and so every other request, as it was."""
-    first = search_request(5, "storm", None, 3)
-    second = search_request(6, "market", None, 3)
+    first = search_model(search_request(5, "storm", None, 3))
+    second = search_model(search_request(6, "market", None, 3))
     before = set(second.model_fields_set)
     changed = first.model_copy(update={"top_k": 7})
     assert changed.top_k == 7 and first.top_k == 3
