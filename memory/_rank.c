@@ -25,8 +25,9 @@
  * * q(t) idf(t), from 0.0 (as numpy's bincount sums); relevance = raw / (raw + k_sat) when
  * saturating.
  *
- * decay_args and weigh: a lone search's alpha*recency + beta*importance around numpy's exp
- * (its bits are numpy's, not libm's), in two passes instead of seven numpy calls.
+ * decay_args and weigh: alpha*recency + beta*importance around numpy's exp (its bits are
+ * numpy's, not libm's), in two passes instead of seven numpy calls: a lone search's rows,
+ * or a batch's agents' rows written one after another into one (reused) buffer.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -230,49 +231,128 @@ done_buffers:
     return out;
 }
 
-/* Two buffers of doubles of one length, or ValueError naming `what`. */
-static int same_doubles(Py_buffer *a, Py_buffer *b, const char *what) {
-    if (a->len == b->len && a->len % 8 == 0) return 0;
+/* The buffers a recency pass reads: `arg` itself, or each item of `arg` when it is a list
+ * (a batch's agents, one after another). Returns the count filled (<= MAX_PARTS) or -1. */
+#define MAX_PARTS_STACK 64
+static Py_ssize_t open_parts(PyObject *arg, Py_buffer *parts, Py_ssize_t cap) {
+    PyObject *one[1] = {arg};
+    PyObject **items = one;
+    Py_ssize_t n = 1;
+    if (PyList_Check(arg)) {
+        items = PySequence_Fast_ITEMS(arg);
+        n = PyList_GET_SIZE(arg);
+    }
+    if (n > cap) {
+        PyErr_SetString(PyExc_RuntimeError, "open_parts: too many buffers for the space given");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyObject_GetBuffer(items[i], &parts[i], PyBUF_SIMPLE) < 0) {
+            for (Py_ssize_t j = 0; j < i; j++) PyBuffer_Release(&parts[j]);
+            return -1;
+        }
+    }
+    return n;
+}
+
+static void release_parts(Py_buffer *parts, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) PyBuffer_Release(&parts[i]);
+}
+
+/* The parts hold doubles and, together, exactly `len` bytes; else ValueError naming `what`. */
+static int parts_fill(Py_buffer *parts, Py_ssize_t n, Py_ssize_t len, const char *what) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (parts[i].len % 8) goto bad;
+        total += parts[i].len;
+    }
+    if (total == len && len % 8 == 0) return 0;
+bad:
     PyErr_Format(PyExc_ValueError, "%s: buffers of doubles of one length expected", what);
     return -1;
 }
 
-/* decay_args(times, now, log_decay, out): out[i] = |now - times[i]| * log_decay, the
- * argument of a lone search's recency exp (numpy's `abs(now - times) * c`, bit for bit). */
-static PyObject *decay_args(PyObject *Py_UNUSED(self), PyObject *args) {
-    Py_buffer times_b, out_b;
-    double now, log_decay;
-    if (!PyArg_ParseTuple(args, "y*ddw*", &times_b, &now, &log_decay, &out_b)) return NULL;
-    PyObject *result = NULL;
-    if (same_doubles(&times_b, &out_b, "decay_args") == 0) {
-        const double *times = times_b.buf;
-        double *out = out_b.buf;
-        for (Py_ssize_t i = 0; i < times_b.len / 8; i++) out[i] = fabs(now - times[i]) * log_decay;
-        result = Py_NewRef(Py_None);
+/* Parts and their buffer space: on the stack for a batch of up to MAX_PARTS_STACK agents. */
+typedef struct {
+    Py_buffer stack[MAX_PARTS_STACK];
+    Py_buffer *parts;
+    Py_ssize_t n;
+} Parts;
+
+static int parts_open(Parts *p, PyObject *arg) {
+    Py_ssize_t cap = PyList_Check(arg) ? PyList_GET_SIZE(arg) : 1;
+    p->parts = cap <= MAX_PARTS_STACK ? p->stack : PyMem_Calloc(cap, sizeof(Py_buffer));
+    if (p->parts == NULL) {
+        PyErr_NoMemory();
+        return -1;
     }
-    PyBuffer_Release(&times_b);
+    p->n = open_parts(arg, p->parts, cap);
+    if (p->n < 0) {
+        if (p->parts != p->stack) PyMem_Free(p->parts);
+        return -1;
+    }
+    return 0;
+}
+
+static void parts_close(Parts *p) {
+    release_parts(p->parts, p->n);
+    if (p->parts != p->stack) PyMem_Free(p->parts);
+}
+
+/* decay_args(times, now, log_decay, out): out[i] = |now - times[i]| * log_decay, the
+ * argument of the recency exp (numpy's `abs(now - times) * c`, bit for bit). `times` is one
+ * buffer (a lone search) or a list of them (a batch's agents, written one after another). */
+static PyObject *decay_args(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *times_arg;
+    Py_buffer out_b;
+    double now, log_decay;
+    if (!PyArg_ParseTuple(args, "Oddw*", &times_arg, &now, &log_decay, &out_b)) return NULL;
+    PyObject *result = NULL;
+    Parts p;
+    if (parts_open(&p, times_arg) == 0) {
+        if (parts_fill(p.parts, p.n, out_b.len, "decay_args") == 0) {
+            double *out = out_b.buf;
+            for (Py_ssize_t k = 0; k < p.n; k++) {
+                const double *times = p.parts[k].buf;
+                Py_ssize_t n = p.parts[k].len / 8;
+                for (Py_ssize_t i = 0; i < n; i++) out[i] = fabs(now - times[i]) * log_decay;
+                out += n;
+            }
+            result = Py_NewRef(Py_None);
+        }
+        parts_close(&p);
+    }
     PyBuffer_Release(&out_b);
     return result;
 }
 
 /* weigh(score, importances, alpha, beta): score = alpha * score + beta * importance in
- * numpy's order (`score *= alpha` unless alpha is 1, then `+= importance` or `+= beta * it`). */
+ * numpy's order (`score *= alpha` unless alpha is 1, then `+= importance` or `+= beta * it`);
+ * `importances` one buffer or a list of them, as decay_args' times. */
 static PyObject *weigh(PyObject *Py_UNUSED(self), PyObject *args) {
-    Py_buffer score_b, imp_b;
+    Py_buffer score_b;
+    PyObject *imp_arg;
     double alpha, beta;
-    if (!PyArg_ParseTuple(args, "w*y*dd", &score_b, &imp_b, &alpha, &beta)) return NULL;
+    if (!PyArg_ParseTuple(args, "w*Odd", &score_b, &imp_arg, &alpha, &beta)) return NULL;
     PyObject *result = NULL;
-    if (same_doubles(&score_b, &imp_b, "weigh") == 0) {
-        double *score = score_b.buf;
-        const double *imp = imp_b.buf;
-        for (Py_ssize_t i = 0; i < score_b.len / 8; i++) {
-            if (alpha != 1.0) score[i] *= alpha;
-            score[i] += beta == 1.0 ? imp[i] : beta * imp[i];
+    Parts p;
+    if (parts_open(&p, imp_arg) == 0) {
+        if (parts_fill(p.parts, p.n, score_b.len, "weigh") == 0) {
+            double *score = score_b.buf;
+            for (Py_ssize_t k = 0; k < p.n; k++) {
+                const double *imp = p.parts[k].buf;
+                Py_ssize_t n = p.parts[k].len / 8;
+                for (Py_ssize_t i = 0; i < n; i++) {
+                    if (alpha != 1.0) score[i] *= alpha;
+                    score[i] += beta == 1.0 ? imp[i] : beta * imp[i];
+                }
+                score += n;
+            }
+            result = Py_NewRef(Py_None);
         }
-        result = Py_NewRef(Py_None);
+        parts_close(&p);
     }
     PyBuffer_Release(&score_b);
-    PyBuffer_Release(&imp_b);
     return result;
 }
 

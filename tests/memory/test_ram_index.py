@@ -357,11 +357,14 @@ async def test_a_lone_search_scores_bit_for_bit_as_in_a_batch(group_factory, mon
     ]
     lone = [(await group.search_many([r]))[0] for r in asked]
     batched = await group.search_many(asked)
+    smaller = await group.search_many(asked[4:11])  # the batch buffer reused, in part
     monkeypatch.setattr(rank_kernel, "KERNEL", None)
     numpy_lone = [(await group.search_many([r]))[0] for r in asked]
+    numpy_batched = await group.search_many(asked)
 
     def scored(results):
         return [[(h.id, h.score.hex()) for h in hits] for hits in results]
 
-    assert scored(lone) == scored(batched) == scored(numpy_lone)
+    assert scored(lone) == scored(batched) == scored(numpy_lone) == scored(numpy_batched)
+    assert scored(smaller) == scored(batched[4:11])
     assert all(lone) and len({h.score for hits in lone for h in hits}) > 20

@@ -108,6 +108,35 @@ def test_kernel_rejects_what_it_cannot_rank():
         kernel.rank(*args[:6], [(1, 2)], index.docs, score, None, K_SAT, 1.0, True, False, 3)
 
 
+def test_recency_passes_take_one_buffer_or_a_batch_of_them():
+    """decay_args / weigh over a list of agents' buffers write them one after another, as
+    over each alone; the parts must fill the output exactly, and be buffers of doubles."""
+    kernel = _kernel()
+    rng = np.random.default_rng(5)
+    parts = [array("d", rng.random(n) * 1e5) for n in (3, 0, 70, 1)]  # 70: past a stack's 64
+    weights = [array("d", rng.random(len(p))) for p in parts]
+    together = np.empty(74)
+    kernel.decay_args(parts, 1e5, -2e-6, together)
+    kernel.weigh(together, weights, 0.7, 1.3)
+    alone = []
+    for p, w in zip(parts, weights, strict=True):
+        out = np.empty(len(p))
+        kernel.decay_args(p, 1e5, -2e-6, out)
+        kernel.weigh(out, w, 0.7, 1.3)
+        alone.append(out)
+    assert together.tobytes() == np.concatenate(alone).tobytes()
+    many = [array("d", [float(i)]) for i in range(100)]  # more agents than the stack holds
+    out = np.empty(100)
+    kernel.decay_args(many, 100.0, 1.0, out)
+    assert out.tolist() == [100.0 - i for i in range(100)]
+    with pytest.raises(ValueError, match="decay_args"):
+        kernel.decay_args(parts[:2], 1e5, -2e-6, together)  # 3 rows for 74
+    with pytest.raises(ValueError, match="weigh"):
+        kernel.weigh(np.empty(4), [array("f", [1.0] * 4)], 1.0, 1.0)  # floats, not doubles
+    with pytest.raises(TypeError):
+        kernel.decay_args([parts[0], "rows"], 1e5, -2e-6, together)
+
+
 def test_ranker_uses_the_kernel_only_when_asked(monkeypatch):
     """`SOCIETAS_RANK_KERNEL=0` (or off, false, no) leaves numpy to rank; 1, on, unset: the
     built kernel; anything else is named in a warning and the kernel stays on."""
