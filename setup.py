@@ -1,9 +1,9 @@
-"""The compiled memory kernels (memory/_rank.c, _hits.c, _postings.c); the rest is in
-pyproject.toml.
+"""The compiled memory kernels (memory/_rank.c, _hits.c, _postings.c, _columns.c); the rest
+is in pyproject.toml.
 
 `optional=True`: without a C compiler the install still succeeds; memory.ram_ranking then
-ranks with numpy, memory.hits builds hits and memory.sparse_index appends in Python (the
-same results, slower).
+ranks with numpy, memory.hits builds hits, memory.sparse_index and the hot tier's columns
+append in Python (the same results, slower).
 """
 
 from setuptools import Extension, setup
@@ -16,6 +16,6 @@ setup(
             extra_compile_args=["-O2", "-ffp-contract=off"],  # no fused a*b+c: numpy's bits
             optional=True,
         )
-        for name in ("_rank", "_hits", "_postings")
+        for name in ("_rank", "_hits", "_postings", "_columns")
     ]
 )

@@ -14,6 +14,7 @@ from itertools import islice
 
 import numpy as np
 
+from societas.memory import rank_kernel
 from societas.memory.code_column import CodeColumn
 from societas.memory.column_ops import keep_in_place, taken_bytes
 from societas.memory.id_map import IdMap, RowQueue
@@ -113,12 +114,12 @@ class HotStore:
         """Map the rows appended from `start` (these ids and agents) into `row_of` and each
         agent's row queue."""
         self.row_of.set_many(ids, range(start, start + len(ids)))
-        rows_of_agent = self.rows_of_agent
+        if rank_kernel.COLUMNS is not None:  # the loop below, compiled (memory/_columns.c)
+            rank_kernel.COLUMNS.queue_rows(self.rows_of_agent, RowQueue, start, agent_ids)
+            return
+        queues = self.rows_of_agent
         for row, agent_id in enumerate(agent_ids, start):
-            rows = rows_of_agent.get(agent_id)
-            if rows is None:
-                rows = rows_of_agent[agent_id] = RowQueue()
-            rows.append(row)
+            (queues.get(agent_id) or queues.setdefault(agent_id, RowQueue())).append(row)
 
     def record(self, memory_id: int) -> MemoryRecord:
         """The memory `memory_id` as a record; KeyError if it is not hot."""

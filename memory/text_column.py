@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from societas.memory import rank_kernel
+
 _ANY = "surrogatepass"  # any str round-trips, lone surrogates from a model's JSON included
 
 
@@ -51,6 +53,9 @@ class TextColumn:
         self._ends.append(len(self._data))
 
     def extend(self, texts: Iterable[str]) -> None:
+        if rank_kernel.COLUMNS is not None:  # the same loop, compiled (memory/_columns.c)
+            rank_kernel.COLUMNS.texts_extend(self, texts)
+            return
         data, ends = self._data, self._ends
         for text in texts:
             data += text.encode("utf-8", _ANY)
@@ -58,6 +63,9 @@ class TextColumn:
 
     def extend_rows(self, src: TextColumn, rows: Iterable[int]) -> None:
         """Append `src`'s texts at `rows`, in that order (bytes copied, nothing decoded)."""
+        if rank_kernel.COLUMNS is not None:
+            rank_kernel.COLUMNS.texts_extend_rows(self, src, rows)
+            return
         data, ends, out_data, out_ends = src._data, src._ends, self._data, self._ends
         for row in rows:
             out_data += data[ends[row - 1] if row else 0 : ends[row]]

@@ -1,0 +1,146 @@
+"""The compiled column appends (memory/_columns.c) leave each hot-tier column exactly as the
+Python loops do: few-valued columns (new values, None, codes widened past 65,535 values, a
+large vocabulary), texts (non-ASCII, lone surrogates, empty, a column copying its own rows)
+and the agents' row queues; bad rows and values fail, naming the problem."""
+
+from __future__ import annotations
+
+import random
+from array import array
+
+import pytest
+
+from societas.memory import rank_kernel
+from societas.memory.code_column import CodeColumn
+from societas.memory.hot_store import HotStore
+from societas.memory.id_map import RowQueue
+from societas.memory.text_column import TextColumn
+
+pytestmark = pytest.mark.skipif(
+    rank_kernel.COLUMNS is None, reason="kernel not built, or off (SOCIETAS_RANK_KERNEL=0)"
+)
+KERNEL = rank_kernel.COLUMNS
+
+
+def _both(monkeypatch, build):
+    """`build()` with the kernel, then with the Python loops."""
+    compiled = build()
+    monkeypatch.setattr(rank_kernel, "COLUMNS", None)
+    python = build()
+    monkeypatch.setattr(rank_kernel, "COLUMNS", KERNEL)
+    return compiled, python
+
+
+def _code_state(column: CodeColumn) -> tuple:
+    return column.codes.typecode, column.codes.tobytes(), column.values, column._code_of
+
+
+def _text_state(column: TextColumn) -> tuple:
+    return bytes(column._data), column._ends.tobytes()
+
+
+def _values(rng: random.Random, n: int, vocabulary: int) -> list[str | None]:
+    return [None if rng.random() < 0.1 else f"place {rng.randrange(vocabulary)}" for _ in range(n)]
+
+
+@pytest.mark.parametrize("vocabulary", [5, 3_000, 10**6])  # 10**6: ~100,000 values, 4-byte codes
+def test_codes_extend_as_the_loop(monkeypatch, vocabulary):
+    def build() -> CodeColumn:
+        rng = random.Random(vocabulary)
+        column = CodeColumn()
+        for n in (0, 1, 2, 300, 50_000, 50_000, 7):
+            column.extend(iter(_values(rng, n, vocabulary)))  # any iterable, as the loop
+        return column
+
+    compiled, python = _both(monkeypatch, build)
+    assert _code_state(compiled) == _code_state(python)
+    assert compiled.codes.typecode == ("I" if vocabulary > 10_000 else "H")
+    assert list(compiled)[-7:] == list(python)[-7:]
+
+
+@pytest.mark.parametrize(("vocabulary", "rows"), [(6, 40), (6, 600), (90_000, 50)])
+def test_codes_extend_rows_as_the_loop(monkeypatch, vocabulary, rows):
+    """Rows of another column mapped into this one's vocabulary: a small batch, a tick's
+    600, and a source with 4-byte codes and a vocabulary far larger than the batch (no table
+    sized by it). The same values row for row; the Python path numbers a batch of 128 rows
+    or more in code order (numpy), fewer and the kernel in the order met."""
+    rng = random.Random(rows)
+    src = CodeColumn(_values(rng, 2 * vocabulary, vocabulary))
+    picks = [[rng.randrange(len(src)) for _ in range(rows)] for _ in range(4)]
+
+    def build() -> CodeColumn:
+        column = CodeColumn(["seen before", None])
+        for batch in picks:
+            column.extend_rows(src, batch)
+        column.extend_rows(column, list(range(len(column)))[::3])  # its own rows
+        return column
+
+    compiled, python = _both(monkeypatch, build)
+    assert list(compiled) == list(python)
+    assert set(compiled.values) == set(python.values)
+    assert all(compiled._code_of[v] == c for c, v in enumerate(compiled.values))
+    if rows < 128:
+        assert _code_state(compiled) == _code_state(python)
+    assert [compiled[r] for r in range(2, 2 + rows)] == [src[r] for r in picks[0]]
+
+
+def test_texts_extend_and_extend_rows_as_the_loop(monkeypatch):
+    rng = random.Random(3)
+    samples = ["storm", "", "café au lait", "淡水の港", "emoji 🌊", "lone \udc80 surrogate"]
+    batches = [
+        [rng.choice(samples) + str(i) * rng.randrange(3) for i in range(n)] for n in (1, 2, 50)
+    ]
+
+    def build() -> TextColumn:
+        column = TextColumn()
+        for batch in batches:
+            column.extend(batch)
+        other = TextColumn(samples)
+        column.extend_rows(other, [5, 0, 3, 3, 1])
+        column.extend_rows(column, [0, len(column) - 1, 2])  # its own rows, buffer growing
+        return column
+
+    compiled, python = _both(monkeypatch, build)
+    assert _text_state(compiled) == _text_state(python)
+    texts = list(compiled)
+    copied = ["lone \udc80 surrogate", "storm", "淡水の港", "淡水の港", ""]
+    assert texts[-8:] == [*copied, texts[0], "", texts[2]]  # then rows 0, last, 2 again
+
+
+def test_queued_rows_as_the_loop(monkeypatch):
+    rng = random.Random(4)
+    batches = [[rng.randrange(30) for _ in range(n)] for n in (2, 600, 1, 40)]
+
+    def build() -> HotStore:
+        hot = HotStore()
+        start = 0
+        for agents in batches:
+            ids = list(range(1_000 + start, 1_000 + start + len(agents)))
+            hot._index_rows(start, ids, agents)
+            start += len(agents)
+        return hot
+
+    compiled, python = _both(monkeypatch, build)
+    assert compiled.rows_of_agent.keys() == python.rows_of_agent.keys()
+    for agent, rows in python.rows_of_agent.items():
+        assert type(compiled.rows_of_agent[agent]) is RowQueue
+        assert compiled.rows_of_agent[agent] == rows
+    assert compiled.row_of == python.row_of
+
+
+def test_bad_rows_and_values_fail_naming_the_problem():
+    src = CodeColumn(["a", "b"])
+    with pytest.raises(IndexError, match="row 2 out of range"):
+        KERNEL.codes_extend_rows(CodeColumn(), src, [0, 2])
+    broken = CodeColumn(["a"])
+    broken.codes = array("H", [0, 9])  # a code with no value
+    with pytest.raises(ValueError, match="code 9 of row 1 has no value"):
+        KERNEL.codes_extend_rows(CodeColumn(), broken, [0, 1])
+    with pytest.raises(TypeError, match="texts must be str, got int"):
+        KERNEL.texts_extend(TextColumn(), ["ok", 5])
+    texts = TextColumn(["one", "two"])
+    texts._ends = array("q", [3, 99])  # an end past the buffer
+    with pytest.raises(ValueError, match="row 1's text lies outside"):
+        KERNEL.texts_extend_rows(TextColumn(), texts, [1])
+    with pytest.raises(TypeError):
+        CodeColumn().extend([["unhashable"]])
