@@ -111,13 +111,12 @@ class Bm25Embedder:
         )
         return [TextVectors(sparse=SparseVector.of(e.indices, e.values)) for e in found]
 
-    async def _embed(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
-        if len(texts) < OFFLOAD_AT:
-            return self._embed_now(texts, query)
-        return await asyncio.to_thread(self._embed_now, texts, query)
-
     async def embed_documents(self, texts: Sequence[str]) -> list[TextVectors]:
-        return await self._embed(texts, query=False)
+        if len(texts) < OFFLOAD_AT:  # (each side inline: one coroutine a call, not two)
+            return self._embed_now(texts, False)
+        return await asyncio.to_thread(self._embed_now, texts, False)
 
     async def embed_queries(self, texts: Sequence[str]) -> list[TextVectors]:
-        return await self._embed(texts, query=True)
+        if len(texts) < OFFLOAD_AT:
+            return self._embed_now(texts, True)
+        return await asyncio.to_thread(self._embed_now, texts, True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from societas.memory.embedding.base import Embedder, SparseVector, TextVectors
 
@@ -77,24 +77,37 @@ class CachedEmbedder:
         self.misses = 0
 
     async def embed_documents(self, texts: Sequence[str]) -> list[TextVectors]:
+        if not self._documents.capacity:
+            return await self._uncached(texts, self.inner.embed_documents)
         return await self._embed(texts, self._documents, self.inner.embed_documents)
 
     async def embed_queries(self, texts: Sequence[str]) -> list[TextVectors]:
+        if not self._queries.capacity:
+            return await self._uncached(texts, self.inner.embed_queries)
         return await self._embed(texts, self._queries, self.inner.embed_queries)
 
+    def _uncached(
+        self, texts: Sequence[str], compute: Callable[[Sequence[str]], Awaitable[list[TextVectors]]]
+    ) -> Awaitable[list[TextVectors]]:
+        """No cache: only a batch's duplicates are shared (no hashing). With none to share (a
+        lone agent's texts) the inner embedder's own call is awaited: no coroutine between."""
+        if len(texts) == 1:
+            self.misses += 1
+            return compute(texts)
+        todo = list(dict.fromkeys(texts))
+        self.hits += len(texts) - len(todo)
+        self.misses += len(todo)
+        if len(todo) == len(texts):
+            return compute(todo)
+        return self._spread(texts, todo, compute)
+
+    @staticmethod
+    async def _spread(texts: Sequence[str], todo: list[str], compute) -> list[TextVectors]:
+        """`texts`' vectors from those of its distinct texts `todo`."""
+        by_text = dict(zip(todo, await compute(todo), strict=True))
+        return [by_text[text] for text in texts]
+
     async def _embed(self, texts: Sequence[str], cache: _Lru, compute) -> list[TextVectors]:
-        if not cache.capacity:  # no cache: only a batch's duplicates are shared (no hashing)
-            if len(texts) == 1:  # a lone agent's query: nothing to share
-                self.misses += 1
-                return list(await compute(texts))
-            todo = list(dict.fromkeys(texts))
-            self.hits += len(texts) - len(todo)
-            self.misses += len(todo)
-            vectors = await compute(todo)
-            if len(todo) == len(texts):
-                return list(vectors)
-            by_text = dict(zip(todo, vectors, strict=True))
-            return [by_text[text] for text in texts]
         found: dict[str, TextVectors] = {}
         missing: dict[str, bytes] = {}  # ordered: each new text embedded once, its key
         for text in texts:
