@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 # below, k argmax calls a search (_top) cost less than k passes over the batch (measured:
 # even at 16 searches of 200 memories, ahead from 32 whatever the memories per agent).
 SEGMENTED_AT = 32
+SCRATCH_ROWS = 1 << 19  # 4 MB: the largest batch buffer a group keeps between ticks
 
 
 class RamRanker:
@@ -44,9 +45,13 @@ class RamRanker:
         a batch of 300 agents × 200 memories scores 60,000 rows (480 KB), and a fresh array
         that size is a fresh mapping of the C library, faulted in page by page each tick
         (~360 page faults a tick, ~4 % of the turn in system time); grown by a quarter when
-        too small, so a group whose memories grow does not map it again every tick."""
+        too small, so a group whose memories grow does not map it again every tick. A batch
+        past SCRATCH_ROWS (a 50,000-agent group's) gets a fresh array, gone after the batch:
+        a group's RAM between ticks does not keep megabytes for it."""
+        if rows > SCRATCH_ROWS:
+            return np.empty(rows)
         if len(self._scratch) < rows:
-            self._scratch = np.empty(rows + rows // 4)
+            self._scratch = np.empty(min(rows + rows // 4, SCRATCH_ROWS))
         return self._scratch[:rows]
 
     def eligible(self, jobs: Sequence[RankJob]) -> list[bool]:

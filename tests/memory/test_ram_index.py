@@ -358,6 +358,11 @@ async def test_a_lone_search_scores_bit_for_bit_as_in_a_batch(group_factory, mon
     lone = [(await group.search_many([r]))[0] for r in asked]
     batched = await group.search_many(asked)
     smaller = await group.search_many(asked[4:11])  # the batch buffer reused, in part
+    kept = group.ram_ranker._scratch
+    assert len(kept) >= sum(len(p) for p in group.sparse_index.agents.values())
+    monkeypatch.setattr(ram_ranking, "SCRATCH_ROWS", 16)  # past it: a fresh array a batch
+    capped = await group.search_many(asked)
+    assert group.ram_ranker._scratch is kept  # not grown past the cap
     monkeypatch.setattr(rank_kernel, "KERNEL", None)
     numpy_lone = [(await group.search_many([r]))[0] for r in asked]
     numpy_batched = await group.search_many(asked)
@@ -367,4 +372,5 @@ async def test_a_lone_search_scores_bit_for_bit_as_in_a_batch(group_factory, mon
 
     assert scored(lone) == scored(batched) == scored(numpy_lone) == scored(numpy_batched)
     assert scored(smaller) == scored(batched[4:11])
+    assert scored(capped) == scored(batched)
     assert all(lone) and len({h.score for hits in lone for h in hits}) > 20
