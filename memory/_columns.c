@@ -8,7 +8,6 @@
  *   codes_extend_rows(column, src, rows)  CodeColumn.extend_rows: src's values at rows
  *   texts_extend(column, texts)           TextColumn.extend: UTF-8 (lone surrogates kept,
  *                                         as "surrogatepass") appended, one end offset each
- *   texts_extend_rows(column, src, rows)  TextColumn.extend_rows: src's bytes at rows
  *   queue_rows(queues, make, start, agents)  row start + i appended to agents[i]'s queue
  *                                         (`make()` for an agent without one)
  *
@@ -274,76 +273,6 @@ done:
     return result;
 }
 
-static PyObject *texts_extend_rows(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *column, *src, *rows_arg;
-    if (!PyArg_ParseTuple(args, "OOO", &column, &src, &rows_arg)) return NULL;
-    PyObject *seq = PySequence_Fast(rows_arg, "texts_extend_rows: rows must be iterable");
-    if (seq == NULL) return NULL;
-    PyObject *data, *ends, *src_data, *src_ends, *result = NULL;
-    if (text_parts(column, &data, &ends) < 0) {
-        Py_DECREF(seq);
-        return NULL;
-    }
-    if (text_parts(src, &src_data, &src_ends) < 0) {
-        Py_DECREF(data);
-        Py_DECREF(ends);
-        Py_DECREF(seq);
-        return NULL;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), *rows = NULL;
-    int64_t *offsets = PyMem_Malloc((n ? n : 1) * 8);
-    Py_buffer e = {0};
-    int have_e = 0;
-    if (offsets == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (PyObject_GetBuffer(src_ends, &e, PyBUF_FORMAT) < 0) goto done;
-    have_e = 1;
-    if (e.itemsize != 8) {
-        PyErr_SetString(PyExc_TypeError, "TextColumn ends must be an array of 8-byte offsets");
-        goto done;
-    }
-    const int64_t *src_end = e.buf;
-    Py_ssize_t count = e.len / 8, src_size = PyByteArray_GET_SIZE(src_data);
-    rows = rows_of(seq, n, count);
-    if (rows == NULL) goto done;
-    Py_ssize_t start = PyByteArray_GET_SIZE(data), total = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t r = rows[i];
-        int64_t from = r ? src_end[r - 1] : 0, to = src_end[r];
-        if (from < 0 || to < from || to > src_size) {
-            PyErr_Format(PyExc_ValueError, "row %zd's text lies outside the text buffer", r);
-            goto done;
-        }
-        total += to - from;
-        offsets[i] = start + total;
-    }
-    /* The source may be this column itself: resize first, then copy from its new buffer. */
-    if (PyByteArray_Resize(data, start + total) < 0) goto done;
-    const char *from_buf = PyByteArray_AS_STRING(src_data);
-    char *out = PyByteArray_AS_STRING(data) + start;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t r = rows[i];
-        int64_t from = r ? src_end[r - 1] : 0, to = src_end[r];
-        memcpy(out, from_buf + from, to - from);
-        out += to - from;
-    }
-    PyBuffer_Release(&e);
-    have_e = 0;
-    if (array_append_raw(ends, offsets, n, 8) == 0) result = Py_NewRef(Py_None);
-done:
-    if (have_e) PyBuffer_Release(&e);
-    PyMem_Free(rows);
-    PyMem_Free(offsets);
-    Py_DECREF(data);
-    Py_DECREF(ends);
-    Py_DECREF(src_data);
-    Py_DECREF(src_ends);
-    Py_DECREF(seq);
-    return result;
-}
-
 static PyObject *queue_rows(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *queues, *make, *agents;
     Py_ssize_t start;
@@ -383,7 +312,6 @@ static PyMethodDef methods[] = {
     {"codes_extend", codes_extend, METH_VARARGS, "CodeColumn.extend in one call."},
     {"codes_extend_rows", codes_extend_rows, METH_VARARGS, "CodeColumn.extend_rows in one call."},
     {"texts_extend", texts_extend, METH_VARARGS, "TextColumn.extend in one call."},
-    {"texts_extend_rows", texts_extend_rows, METH_VARARGS, "TextColumn.extend_rows in one call."},
     {"queue_rows", queue_rows, METH_VARARGS, "New rows appended to their agents' row queues."},
     {NULL, NULL, 0, NULL},
 };

@@ -62,10 +62,9 @@ class TextColumn:
             ends.append(len(data))
 
     def extend_rows(self, src: TextColumn, rows: Iterable[int]) -> None:
-        """Append `src`'s texts at `rows`, in that order (bytes copied, nothing decoded)."""
-        if rank_kernel.COLUMNS is not None:
-            rank_kernel.COLUMNS.texts_extend_rows(self, src, rows)
-            return
+        """Append `src`'s texts at `rows`, in that order (bytes copied, nothing decoded). A
+        Python loop: the compiled one (whole batches into the buffer at once) kept ~7 MB more
+        of RSS from the first move to cold on in the 30-day tiering run at 1,000 agents."""
         data, ends, out_data, out_ends = src._data, src._ends, self._data, self._ends
         for row in rows:
             out_data += data[ends[row - 1] if row else 0 : ends[row]]
