@@ -177,7 +177,7 @@ static PyObject *made(PyTypeObject *cls, PyObject *fields, PyObject *fields_set)
     return obj;
 }
 
-static PyObject *hits(PyObject *self, PyObject *args) {
+static PyObject *hits(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *columns, *ids, *rows, *scores, *tier, *cls, *fields_set;
     if (!PyArg_ParseTuple(args, "OO!O!O!UO!O!", &columns, &PyList_Type, &ids, &PyList_Type,
                           &rows, &PyList_Type, &scores, &tier, &PyType_Type, &cls, &PySet_Type,
@@ -239,7 +239,8 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hits",
-                                    "Search hits built from the hot columns.", -1, methods};
+                                    "Search hits built from the hot columns.", -1, methods,
+                                    NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__hits(void) {
     for (int k = 0; k < N_KEYS; k++)
