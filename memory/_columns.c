@@ -128,13 +128,16 @@ static PyObject *codes_extend_rows(PyObject *Py_UNUSED(self), PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOO", &column, &src, &rows_arg)) return NULL;
     PyObject *seq = PySequence_Fast(rows_arg, "codes_extend_rows: rows must be iterable");
     if (seq == NULL) return NULL;
-    PyObject *src_codes = PyObject_GetAttr(src, s_codes), *src_values = NULL, *result = NULL;
+    PyObject *src_codes = PyObject_GetAttr(src, s_codes), *src_values = NULL, *result = NULL,
+             *code_of = NULL; /* one dict the column's `_code` adds to: read once */
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), *rows = NULL;
     uint32_t *codes = NULL, *mine = NULL;
     Py_buffer b = {0};
     if (src_codes == NULL || PyObject_GetBuffer(src_codes, &b, PyBUF_FORMAT) < 0) goto done;
     src_values = PyObject_GetAttr(src, s_values);
-    if (src_values == NULL || !PyList_Check(src_values)) {
+    code_of = src_values ? PyObject_GetAttr(column, s_code_of) : NULL;
+    if (code_of == NULL) goto release;
+    if (!PyList_Check(src_values)) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "CodeColumn values must be a list");
         goto release;
     }
@@ -167,8 +170,6 @@ static PyObject *codes_extend_rows(PyObject *Py_UNUSED(self), PyObject *args) {
             continue;
         }
         PyObject *value = PyList_GET_ITEM(src_values, theirs);
-        PyObject *code_of = PyObject_GetAttr(column, s_code_of);
-        if (code_of == NULL) goto release;
         PyObject *known = PyDict_GetItemWithError(code_of, value);
         if (known != NULL) {
             codes[i] = (uint32_t)PyLong_AsUnsignedLong(known);
@@ -177,7 +178,6 @@ static PyObject *codes_extend_rows(PyObject *Py_UNUSED(self), PyObject *args) {
             new_code(column, value, &codes[i]);
             Py_DECREF(value);
         }
-        Py_DECREF(code_of);
         if (PyErr_Occurred()) goto release;
         if (table) mine[theirs] = codes[i];
     }
@@ -192,6 +192,7 @@ done:
     PyMem_Free(mine);
     Py_XDECREF(src_codes);
     Py_XDECREF(src_values);
+    Py_XDECREF(code_of);
     Py_DECREF(seq);
     return result;
 }

@@ -145,15 +145,15 @@ class GroupKV:
             slot = column.slots.slot_of.get(agent_id)
             values = column.values
             if slot is not None and slot < len(values) and values[slot] is not NO_VALUE:
-                if not attr.whether_embedding:
+                embedded = attr.whether_embedding
+                points = self._kv_point.columns().get(key) if embedded else None
+                if not embedded or (
+                    points is not None and slot < len(points.values) and points.values[slot] >= 0
+                ):
                     values[slot] = value
                     self.counters["kv_updates"] += 1
-                    return
-                points = self._kv_point.columns().get(key)
-                if points is not None and slot < len(points.values) and points.values[slot] >= 0:
-                    values[slot] = value
-                    self.counters["kv_updates"] += 1
-                    self.writes.touch_kv((agent_id, key))
+                    if embedded:
+                        self.writes.touch_kv((agent_id, key))
                     return
             self.kv_apply(agent_id, key, value, mode)
             return
