@@ -378,7 +378,7 @@ class HotStore:
         for name in _ARRAYS:
             keep_in_place(getattr(self, name), keep)
         for name in _CODES:
-            setattr(self, name, getattr(self, name).take(keep))
+            getattr(self, name).keep_rows(keep)
         self.texts.keep_rows(keep)
         new_row = np.full(total, -1, np.int64)
         new_row[keep] = np.arange(len(keep))

@@ -11,13 +11,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from societas.memory.clock import SECONDS_PER_DAY
+from societas.memory.fast_requests import PlainAdd
 from societas.memory.policies import initial_layer
 from societas.memory.records_meta import meta_payload
 from societas.memory.vectorstores import MemoryPoint
 
+_PLAIN = {PlainAdd}
+# Batches from this size on are transposed in C when plain (a lone agent's 2 memories cost
+# less in the one Python pass: callgrind, +6 k instructions a lone turn the other way).
+PLAIN_COLUMNS_AT = 16
+
 if TYPE_CHECKING:
     from societas.memory.embedding import TextVectors
-    from societas.memory.fast_requests import PlainAdd
     from societas.memory.group import GroupMemory
     from societas.memory.records import AddRequest
 
@@ -32,32 +37,9 @@ async def write_memories(
     clock now). The caller holds the operation lock."""
     if not requests:
         return
-    # The columns of the batch in one pass over the requests (a lone agent writes 2: one
-    # pass, not a comprehension a column).
-    agent_ids: list[int] = []
-    topics: list[str] = []
-    texts: list[str] = []
-    locations: list[str | None] = []
-    importances: list[float] = []
-    layers: list[str] = []
-    types: list[str] = []
-    expires: list[float | None] = []
-    typed: list[int] = []  # positions of requests with tags, metadata or an expiry
-    default, agents = group.config.default_importance, group._agents
-    for at, r in enumerate(requests):
-        agent_id, topic = r.agent_id, r.topic
-        if agent_id not in agents:
-            group.require_agent(agent_id)  # raises, naming it
-        agent_ids.append(agent_id)
-        topics.append(topic)
-        texts.append(r.description)
-        locations.append(r.location)
-        importances.append(default if r.importance is None else r.importance)
-        layers.append(initial_layer(topic))
-        types.append(r.type)
-        expires.append(r.expires_at)
-        if r.tags or r.metadata or r.expires_at is not None:
-            typed.append(at)
+    (agent_ids, topics, texts, locations, importances, layers, types, expires, typed) = (
+        _plain_columns(group, requests) or _columns(group, requests)
+    )
     vectors = await group.embedder.embed_documents(texts)
     if stamp is None:
         clock = group.clock
@@ -99,6 +81,80 @@ async def write_memories(
             group.access_log.log(now, "write", [(r.agent_id, point_id)], r.topic)
     group.counters["adds"] += len(requests)
     group.counters["embedded_texts"] += len(texts)
+
+
+Columns = tuple[
+    Sequence[int],
+    Sequence[str],
+    Sequence[str],
+    Sequence[str | None],
+    Sequence[float],
+    Sequence[str],
+    Sequence[str],
+    Sequence[float | None] | None,
+    Sequence[int],
+]  # agent ids, topics, texts, locations, importances, layers, types, expiries, typed rows
+
+
+def _plain_columns(group: GroupMemory, requests: Sequence[AddRequest | PlainAdd]) -> Columns | None:
+    """The columns of a batch of `PLAIN_COLUMNS_AT` or more `PlainAdd`s (per-agent
+    `stream.add`): the tuples transposed in C, not a Python pass a request; None for any
+    other batch."""
+    if len(requests) < PLAIN_COLUMNS_AT or set(map(type, requests)) != _PLAIN:
+        return None
+    agent_ids, topics, texts, importances, locations, types, tags, metadata, expires = zip(
+        *requests, strict=True
+    )
+    n = len(agent_ids)
+    if not group._agents.issuperset(agent_ids):
+        for agent_id in agent_ids:
+            group.require_agent(agent_id)  # raises, naming the first unknown one
+    if None in importances:
+        default = group.config.default_importance
+        importances = tuple(default if i is None else i for i in importances)
+    unexpiring = expires.count(None) == n
+    if any(tags) or metadata.count(None) != n or not unexpiring:
+        typed = [at for at, r in enumerate(requests) if _typed(r)]
+    else:
+        typed = []
+    layers = list(map(initial_layer, topics))
+    expiries = None if unexpiring else expires  # None: every row never expires
+    return agent_ids, topics, texts, locations, importances, layers, types, expiries, typed
+
+
+def _columns(group: GroupMemory, requests: Sequence[AddRequest | PlainAdd]) -> Columns:
+    """The batch's columns in one pass over the requests (a lone agent writes 2: one pass,
+    not a comprehension a column)."""
+    agent_ids: list[int] = []
+    topics: list[str] = []
+    texts: list[str] = []
+    locations: list[str | None] = []
+    importances: list[float] = []
+    layers: list[str] = []
+    types: list[str] = []
+    expires: list[float | None] = []
+    typed: list[int] = []  # positions of requests with tags, metadata or an expiry
+    default, agents = group.config.default_importance, group._agents
+    for at, r in enumerate(requests):
+        agent_id, topic = r.agent_id, r.topic
+        if agent_id not in agents:
+            group.require_agent(agent_id)  # raises, naming it
+        agent_ids.append(agent_id)
+        topics.append(topic)
+        texts.append(r.description)
+        locations.append(r.location)
+        importances.append(default if r.importance is None else r.importance)
+        layers.append(initial_layer(topic))
+        types.append(r.type)
+        expires.append(r.expires_at)
+        if _typed(r):
+            typed.append(at)
+    return agent_ids, topics, texts, locations, importances, layers, types, expires, typed
+
+
+def _typed(r: AddRequest | PlainAdd) -> bool:
+    """Whether a request carries tags, metadata or an expiry (kept beside the columns)."""
+    return bool(r.tags or r.metadata or r.expires_at is not None)
 
 
 def _points(

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from societas.memory import rank_kernel
+from societas.memory.column_ops import KEEP_CHUNK
 
 _ANY = "surrogatepass"  # any str round-trips, lone surrogates from a model's JSON included
 
@@ -71,32 +72,42 @@ class TextColumn:
             out_ends.append(len(out_data))
 
     def keep_rows(self, rows: np.ndarray) -> None:
-        """Keep only `rows` (ascending), in place: each run of adjacent kept texts moves forward
-        in one `memmove`, so no second buffer exists (a copy of 200,000 texts was ~15 MB on top
-        of the old one at a compaction). The buffer keeps its capacity unless it shrank below
-        half (bytearray's own rule), and the rows appended next reuse it."""
-        if not len(rows):
+        """Keep only `rows` (ascending, distinct), in place: each run of adjacent kept texts
+        moves forward in one `memmove` and the offsets are rewritten over themselves, so no
+        second buffer exists (a copy of 200,000 texts was ~15 MB on top of the old one at a
+        compaction). Rows go in chunks (memory.column_ops.KEEP_CHUNK): offsets arrays the size
+        of the column were fresh pages at every compaction. A chunk writes offsets below every
+        row a later chunk reads, except the one just before its first row, which it leaves as
+        it was when every row before is kept. The buffer keeps its capacity unless it shrank
+        below half (bytearray's own rule), and the rows appended next reuse it."""
+        n = len(rows)
+        if not n:
             self._data, self._ends = bytearray(), array("q")
             return
         ends = np.frombuffer(self._ends, np.int64)
-        stops = ends[rows]
-        starts = np.where(rows > 0, ends[rows - 1], 0)
-        del ends
-        new_ends = np.cumsum(stops - starts)
-        first = np.flatnonzero(np.r_[True, starts[1:] != stops[:-1]])  # a run's first row
-        last = np.r_[first[1:], len(rows)] - 1
-        moves = zip(
-            starts[first].tolist(),
-            stops[last].tolist(),
-            (new_ends[first] - (stops[first] - starts[first])).tolist(),
-            strict=True,
-        )
+        kept = 0  # bytes kept so far: where the next chunk's first text goes
         with memoryview(self._data) as buffer:
-            for start, stop, to in moves:  # to <= start: forward moves never overwrite a source
-                if start != to:
-                    buffer[to : to + stop - start] = buffer[start:stop]  # memmove
-        del self._data[int(new_ends[-1]) :]
-        self._ends = array("q", new_ends.tobytes())
+            for at in range(0, n, KEEP_CHUNK):
+                chunk = rows[at : at + KEEP_CHUNK]
+                stops = ends[chunk]
+                starts = np.where(chunk > 0, ends[chunk - 1], 0)
+                new_ends = kept + np.cumsum(stops - starts)
+                first = np.flatnonzero(np.r_[True, starts[1:] != stops[:-1]])  # runs' first rows
+                last = np.r_[first[1:], len(chunk)] - 1
+                moves = zip(
+                    starts[first].tolist(),
+                    stops[last].tolist(),
+                    (new_ends[first] - (stops[first] - starts[first])).tolist(),
+                    strict=True,
+                )
+                for start, stop, to in moves:  # to <= start: never over a text still to move
+                    if start != to:
+                        buffer[to : to + stop - start] = buffer[start:stop]  # memmove
+                ends[at : at + len(chunk)] = new_ends
+                kept = int(new_ends[-1])
+        del ends  # the offsets are no longer exported: they may resize
+        del self._data[kept:]
+        del self._ends[n:]
 
     def nbytes(self) -> int:
         """UTF-8 bytes of the live texts plus the offsets."""

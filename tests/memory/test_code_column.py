@@ -24,7 +24,8 @@ def test_rows_read_back_as_written_under_appends_sets_and_takes():
             plain.append(value)
         if step % 400 == 399:
             keep = sorted(rng.sample(range(len(plain)), len(plain) // 2))
-            column, plain = column.take(keep), [plain[r] for r in keep]
+            column.keep_rows(np.array(keep, np.intp))
+            plain = [plain[r] for r in keep]
     assert list(column) == plain and len(column) == len(plain)
     assert [column[r] for r in range(len(plain))] == plain
     assert column.codes.itemsize == 2
@@ -38,14 +39,35 @@ def test_equals_filters_rows_without_decoding():
     assert column.equals(rows, "zzz").tolist() == [False] * 4
 
 
-def test_codes_widen_past_65535_values_and_take_drops_unused_ones():
+def test_codes_widen_past_65535_values_and_keep_rows_drops_unused_ones():
     column = CodeColumn(f"home-{i}" for i in range(70_000))
     assert column.codes.itemsize == 4
     assert column[69_999] == "home-69999" and column[3] == "home-3"
     assert column.equals(np.array([69_999, 0]), "home-69999").tolist() == [True, False]
-    kept = column.take([5, 69_999, 5])
-    assert list(kept) == ["home-5", "home-69999", "home-5"]
-    assert len(kept.values) == 2 and kept.codes.itemsize == 2
+    column.keep_rows(np.array([5, 69_999]))
+    assert list(column) == ["home-5", "home-69999"]
+    assert column.values == ["home-5", "home-69999"] and column.codes.itemsize == 2
+    column.append("home-7")  # coded anew after the cut
+    column.append("home-5")
+    assert list(column) == ["home-5", "home-69999", "home-7", "home-5"]
+    assert column.codes.tolist() == [0, 1, 2, 0]
+
+
+@pytest.mark.parametrize("kept", [0.0, 0.01, 0.5, 1.0])
+def test_keep_rows_in_chunks_equals_the_rows_kept(kept):
+    """Across several chunks, every value still held or some let go (None among them)."""
+    from societas.memory.column_ops import KEEP_CHUNK
+
+    rng = random.Random(int(kept * 100))
+    pool = [None, "park", "harbour", *(f"home-{i}" for i in range(300))]
+    plain = [rng.choice(pool) for _ in range(3 * KEEP_CHUNK + 11)]
+    column = CodeColumn(plain)
+    rows = [r for r in range(len(plain)) if rng.random() < kept]
+    column.keep_rows(np.array(rows, np.intp))
+    expected = [plain[r] for r in rows]
+    assert list(column) == expected
+    assert sorted(column.values, key=str) == sorted(set(expected), key=str)
+    assert all(column._code_of[v] == c for c, v in enumerate(column.values))
 
 
 def test_rows_of_another_column_keep_their_values_and_only_theirs():

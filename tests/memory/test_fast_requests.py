@@ -152,3 +152,43 @@ def test_requests_sharing_a_fields_set_do_not_change_each_other():
     changed = first.model_copy(update={"top_k": 7})
     assert changed.top_k == 7 and first.top_k == 3
     assert second.model_fields_set == before
+
+
+def test_a_plain_batch_transposed_in_c_equals_the_python_pass(tmp_path):
+    """A writer batch of PlainAdds (some with no importance, a reflection, a location, a
+    tag) gives the same columns through the C transpose as through the pass a request."""
+    import random
+
+    from societas.memory import GroupMemory, GroupMemoryConfig
+    from societas.memory.stream_write import PLAIN_COLUMNS_AT, _columns, _plain_columns
+
+    group = GroupMemory(GroupMemoryConfig(), root=tmp_path)
+    group._agents.update(range(50))
+    rng = random.Random(7)
+    batch = [
+        add_request(
+            rng.randrange(50),
+            rng.choice(["event", "social", "reflection"]),
+            f"memory {i}",
+            rng.choice([None, 0.0, 0.5, 1.0]),
+            rng.choice([None, "park"]),
+            {},
+        )
+        for i in range(3 * PLAIN_COLUMNS_AT)
+    ]
+    assert {type(r) for r in batch} == {PlainAdd}
+    fast, slow = _plain_columns(group, batch), _columns(group, batch)
+    assert fast is not None
+    *fast_columns, fast_expiries, fast_typed = fast
+    *slow_columns, slow_expiries, slow_typed = slow
+    assert [list(c) for c in fast_columns] == [list(c) for c in slow_columns]
+    assert fast_expiries is None and slow_expiries == [None] * len(batch)  # both: never
+    assert fast_typed == slow_typed == []
+    tagged = [*batch[:5], batch[5]._replace(tags=("x",)), *batch[6:]]  # a tag: kept aside
+    assert _plain_columns(group, tagged)[-1] == _columns(group, tagged)[-1] == [5]
+    mixed = [*batch[:-1], AddRequest(**batch[-1]._asdict())]  # a model: the Python pass
+    assert _plain_columns(group, mixed) is None
+    assert _plain_columns(group, batch[: PLAIN_COLUMNS_AT - 1]) is None  # small: Python
+    group._agents.discard(batch[3].agent_id)
+    with pytest.raises(KeyError, match=f"unknown agent {batch[3].agent_id}"):
+        _plain_columns(group, batch)

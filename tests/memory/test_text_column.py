@@ -44,3 +44,29 @@ def test_matches_a_list_under_random_appends_and_compactions() -> None:
     assert column.nbytes() == sum(
         len(t.encode("utf-8", "surrogatepass")) for t in mirror
     ) + 8 * len(mirror)
+
+
+@pytest.mark.parametrize("pattern", ["random", "prefix", "suffix", "every-other", "all"])
+def test_a_compaction_across_chunks_keeps_the_texts_and_its_buffers(pattern) -> None:
+    """Thousands of rows, several chunks of offsets rewritten over themselves: kept prefixes
+    (rows whose offsets a chunk reads after the last chunk wrote them), long runs, gaps."""
+    from societas.memory.column_ops import KEEP_CHUNK
+
+    rng = random.Random(pattern)
+    mirror = [rng.choice(SAMPLES[:-1]) + str(i) for i in range(3 * KEEP_CHUNK + 123)]
+    n = len(mirror)
+    keep = {
+        "random": sorted(rng.sample(range(n), n // 3)),
+        "prefix": list(range(KEEP_CHUNK + 7)) + list(range(KEEP_CHUNK + 9, n, 2)),
+        "suffix": list(range(n - KEEP_CHUNK - 3, n)),
+        "every-other": list(range(0, n, 2)),
+        "all": list(range(n)),
+    }[pattern]
+    column = TextColumn(mirror)
+    data, ends = column._data, column._ends
+    column.keep_rows(np.array(keep, np.int64))
+    expected = [mirror[r] for r in keep]
+    assert list(column) == expected and len(column) == len(expected)
+    assert column._data is data and column._ends is ends  # cut in place: no second copy
+    column.append("after")
+    assert column[-1] == "after" and list(column)[:-1] == expected
