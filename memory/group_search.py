@@ -11,6 +11,7 @@ from societas.memory.associations import Association, AssociationIndex, weighted
 from societas.memory.cold import cold_relevance
 from societas.memory.hits import HotHits, pending_warm_hits
 from societas.memory.id_map import BATCH_AT
+from societas.memory.lone_search import search_alone, takes_alone
 from societas.memory.profile_finmem import layered_requests, merge_layers
 from societas.memory.ranking import RankJob
 from societas.memory.records import (
@@ -90,6 +91,8 @@ class GroupSearch:
             for r in requests:
                 if r.agent_id not in agents:
                     self.require_agent(r.agent_id)  # raises, naming it
+            if len(requests) == 1 and takes_alone(self, requests[0]):  # type: ignore[arg-type]
+                return [await search_alone(self, requests[0])]  # type: ignore[arg-type]
             mmr = self.config.retrieval.mmr_lambda
             vectors = await self.embedder.embed_queries([r.query for r in requests])
             now = self.clock.abs_seconds

@@ -22,7 +22,10 @@ from societas.memory.ranking import RankJob, has_terms
 from societas.memory.vectorstores import ScoredPoint
 
 if TYPE_CHECKING:
+    from societas.memory.embedding import SparseVector
+    from societas.memory.fast_requests import PlainSearch
     from societas.memory.group import GroupMemory
+    from societas.memory.records import SearchRequest
     from societas.memory.sparse_index import AgentPostings
 
 
@@ -74,6 +77,27 @@ class RamRanker:
             for r in (job.request,)
         ]
 
+    def rank_one(
+        self, r: SearchRequest | PlainSearch, query: SparseVector, now: float
+    ) -> tuple[list[int], list[float], int]:
+        """A plain search's top k as `rank` makes it for a batch of one with the kernel built
+        (memory.lone_search: no topic, days, expiry or tier mask): ids and scores, best
+        first, and the memories scored."""
+        g = self.group
+        index = g.sparse_index
+        p = index.agents.get(r.agent_id) if index is not None else None
+        kernel = rank_kernel.KERNEL
+        if p is None or not len(p) or kernel is None:
+            return [], [], 0
+        cfg = g.config.retrieval
+        log_decay = math.log(cfg.decay_per_hour) / 3600.0
+        base = _lone_base(kernel, p, now, log_decay, cfg.recency_weight, cfg.importance_weight)
+        return kernel.rank(
+            p.ids, p.terms, p.weights, p.ends, query.indices, query.values, index.df,
+            index.docs, base, None, cfg.saturation_k, cfg.relevance_weight,
+            g.normalization == "saturate", cfg.candidates == "relevant", r.top_k,
+        )  # fmt: skip
+
     def rank(self, jobs: Sequence[RankJob], now: float) -> None:
         """Fill each job's `hits` with its exact top `limit`, best first (ties: newest)."""
         g = self.group
@@ -97,11 +121,7 @@ class RamRanker:
             return
         kernel = rank_kernel.KERNEL
         if kernel is not None and len(found) == 1:  # a lone search: two C passes, one exp
-            p = found[0][1]
-            base = np.empty(len(p.ids))
-            kernel.decay_args(p.times, now, log_decay, base)
-            np.exp(base, out=base)  # numpy's exp, as below: the same bits either way
-            kernel.weigh(base, p.importances, alpha, beta)
+            base = _lone_base(kernel, found[0][1], now, log_decay, alpha, beta)
         elif kernel is not None:  # the batch's agents one after another, in two C passes
             base = self._base(sum(len(p.ids) for _, p in found))
             kernel.decay_args([p.times for _, p in found], now, log_decay, base)
@@ -219,3 +239,15 @@ def _top(p: AgentPostings, score: np.ndarray, rows: np.ndarray | None, k: int) -
         out.append(ScoredPoint(ids[i] if rows is None else ids[int(rows[i])], float(score[i])))
         score[i] = -np.inf
     return out
+
+
+def _lone_base(
+    kernel, p: AgentPostings, now: float, log_decay: float, alpha: float, beta: float
+) -> np.ndarray:
+    """α·recency + β·importance of one agent's memories: two C passes and numpy's exp (the
+    batch's passes give the same bits)."""
+    base = np.empty(len(p.ids))
+    kernel.decay_args(p.times, now, log_decay, base)
+    np.exp(base, out=base)
+    kernel.weigh(base, p.importances, alpha, beta)
+    return base
