@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from societas.memory.associations import Association, AssociationIndex, weighted_neighbours
 from societas.memory.cold import cold_relevance
-from societas.memory.hits import HotHits, pending_warm_hits
+from societas.memory.hits import HotHits, waiting_warm_hits
 from societas.memory.id_map import BATCH_AT
-from societas.memory.lone_search import search_alone, takes_alone
+from societas.memory.plain_search import search_plain, takes_plain
 from societas.memory.profile_finmem import layered_requests, merge_layers
 from societas.memory.ranking import RankJob
 from societas.memory.records import (
@@ -91,8 +91,8 @@ class GroupSearch:
             for r in requests:
                 if r.agent_id not in agents:
                     self.require_agent(r.agent_id)  # raises, naming it
-            if len(requests) == 1 and takes_alone(self, requests[0]):  # type: ignore[arg-type]
-                return [await search_alone(self, requests[0])]  # type: ignore[arg-type]
+            if takes_plain(self, requests):  # type: ignore[arg-type]
+                return await search_plain(self, requests)  # type: ignore[arg-type]
             mmr = self.config.retrieval.mmr_lambda
             vectors = await self.embedder.embed_queries([r.query for r in requests])
             now = self.clock.abs_seconds
@@ -137,76 +137,60 @@ class GroupSearch:
     async def _hits_of(
         self, requests: Sequence[SearchRequest], jobs: dict[int, RankJob]
     ) -> list[list[MemoryHit]]:
-        """Each request's ranked points as hits: hot ones from the hot columns (one batch),
-        warm ones waiting in `warm_rows` from those columns, the rest read from the engine."""
+        """Each request's ranked points as hits (`_hits_from`, with the jobs' payloads)."""
         found = [p for job in jobs.values() for p in job.hits]
+        ids, scores = [p.id for p in found], [p.score for p in found]
+        counts = [len(jobs[i].hits) if i in jobs else 0 for i in range(len(requests))]
+        payloads = {k: v for job in jobs.values() for k, v in job.payloads.items()}
+        return await self._hits_from(ids, scores, counts, payloads)
+
+    async def _hits_from(
+        self, ids: list[int], scores: list[float], counts: list[int], payloads: dict[int, dict]
+    ) -> list[list[MemoryHit]]:
+        """Ranked memories as hits, `counts[i]` of them for request i: hot ones from the hot
+        columns (one batch), warm ones waiting in `warm_rows` from those columns, the rest
+        read from the engine (`payloads`: those already read, by id)."""
         row_of = self.hot.row_of  # each hit's hot row, or None (warm)
         row_get = row_of.get
-        if len(found) < BATCH_AT:
-            rows = [row_get(p.id) for p in found]
+        if len(ids) < BATCH_AT:
+            rows = [row_get(memory_id) for memory_id in ids]
         else:  # a batch's hits looked up in numpy passes
-            rows = [None if r < 0 else r for r in row_of.get_array([p.id for p in found]).tolist()]
-        results: list[list[MemoryHit]] = [[] for _ in requests]
+            rows = [None if r < 0 else r for r in row_of.get_array(ids).tolist()]
+        results: list[list[MemoryHit]] = []
         if None not in rows:  # every hit hot (the usual case): one batch, cut per request
-            hits = HotHits(self.hot).many([p.id for p in found], [p.score for p in found], rows)
+            hits = HotHits(self.hot).many(ids, scores, rows)
             start = 0
-            for i, job in jobs.items():
-                end = start + len(job.hits)
-                results[i] = hits[start:end]
-                start = end
+            for count in counts:
+                results.append(hits[start : start + count])
+                start += count
             return results
         warm_at = [j for j, row in enumerate(rows) if row is None]
-        pending_hits = self._pending_warm_hits(found, warm_at)  # from RAM columns, now
-        warm_ids = [found[j].id for j in warm_at if j not in pending_hits]
+        pending_hits = waiting_warm_hits(self, ids, scores, warm_at)  # from RAM columns, now
+        warm_ids = [ids[j] for j in warm_at if j not in pending_hits]
         records = {}
         if warm_ids:  # read from the engine: that may wait, so hot rows are looked up after
-            payloads = {k: v for job in jobs.values() for k, v in job.payloads.items()}
             records = await self._records(warm_ids, payloads)
-            rows = [row_get(p.id) for p in found]
+            rows = [row_get(memory_id) for memory_id in ids]
         # After the last await: the hot columns stay as they are.
         hot_at = [j for j, row in enumerate(rows) if row is not None]
         hot_hits = iter(
             HotHits(self.hot).many(
-                [found[j].id for j in hot_at],
-                [found[j].score for j in hot_at],
-                [rows[j] for j in hot_at],
+                [ids[j] for j in hot_at], [scores[j] for j in hot_at], [rows[j] for j in hot_at]
             )
         )  # taken below in the same order
         start = 0
-        for i, job in jobs.items():
-            out = results[i]
-            for j in range(start, start + len(job.hits)):
+        for count in counts:
+            out: list[MemoryHit] = []
+            for j in range(start, start + count):
                 if rows[j] is not None:
                     out.append(next(hot_hits))
                 elif j in pending_hits:
                     out.append(pending_hits[j])
-                elif found[j].id in records:
-                    out.append(_hit(records[found[j].id], found[j].score, "warm"))
-            start += len(job.hits)
+                elif ids[j] in records:
+                    out.append(_hit(records[ids[j]], scores[j], "warm"))
+            results.append(out)
+            start += count
         return results
-
-    def _pending_warm_hits(self, found: list[ScoredPoint], at: list[int]) -> dict[int, MemoryHit]:
-        """Hits of the memories `found[j]` (j in `at`) that wait in `warm_rows` for the engine,
-        read from those columns as the payload round trip of `_records` would make them."""
-        deferred = self.deferred
-        if deferred is None or not at:
-            return {}
-        warm, layered, access = self.warm_rows, self.profiles.any_forgetting, self.access
-        row_of, pending, patches = warm.row_of, deferred.pending, deferred.patches
-        taken, ids, rows, scores = [], [], [], []
-        for j in at:
-            p = found[j]
-            row = row_of.get(p.id)
-            if row is None or p.id not in pending or p.id in patches:
-                continue
-            taken.append(j)
-            ids.append(p.id)
-            rows.append(row)
-            scores.append(p.score)
-        if not taken:
-            return {}
-        hits = pending_warm_hits(warm, ids, rows, scores, layered, access)
-        return {j: hit for j, hit in zip(taken, hits, strict=True) if hit is not None}
 
     async def _record_access(self, hits: Sequence[MemoryHit]) -> None:
         """Forgetting on: a retrieved memory gains importance and its decay clock restarts

@@ -20,6 +20,7 @@ from societas.memory.records import MemoryHit, trusted
 
 if TYPE_CHECKING:
     from societas.memory.code_column import CodeColumn
+    from societas.memory.group import GroupMemory
     from societas.memory.hot_store import HotStore
     from societas.memory.records_meta import AccessLedger
 
@@ -146,6 +147,33 @@ def pending_warm_hits(
         fields["tier"] = "warm"
         out.append(hit)
     return out
+
+
+def waiting_warm_hits(
+    group: GroupMemory, ids: list[int], scores: list[float], at: list[int]
+) -> dict[int, MemoryHit]:
+    """Hits of the memories `ids[j]` (j in `at`) that wait in the group's `warm_rows` for the
+    engine (not yet written, no patch pending), by j, as `pending_warm_hits` makes them."""
+    deferred = group.deferred
+    if deferred is None or not at:
+        return {}
+    warm = group.warm_rows
+    row_of, pending, patches = warm.row_of, deferred.pending, deferred.patches
+    taken, taken_ids, rows, taken_scores = [], [], [], []
+    for j in at:
+        memory_id = ids[j]
+        row = row_of.get(memory_id)
+        if row is None or memory_id not in pending or memory_id in patches:
+            continue
+        taken.append(j)
+        taken_ids.append(memory_id)
+        rows.append(row)
+        taken_scores.append(scores[j])
+    if not taken:
+        return {}
+    layered = group.profiles.any_forgetting
+    hits = pending_warm_hits(warm, taken_ids, rows, taken_scores, layered, group.access)
+    return {j: hit for j, hit in zip(taken, hits, strict=True) if hit is not None}
 
 
 def columns_of(hot: HotStore) -> tuple:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from societas.memory.fast_requests import PlainSearch
     from societas.memory.group import GroupMemory
     from societas.memory.records import SearchRequest
-    from societas.memory.sparse_index import AgentPostings
+    from societas.memory.sparse_index import AgentPostings, SparseIndex
 
 
 # Searches in a batch from which the top k of all of them is taken at once (_take_tops):
@@ -80,23 +80,65 @@ class RamRanker:
     def rank_one(
         self, r: SearchRequest | PlainSearch, query: SparseVector, now: float
     ) -> tuple[list[int], list[float], int]:
-        """A plain search's top k as `rank` makes it for a batch of one with the kernel built
-        (memory.lone_search: no topic, days, expiry or tier mask): ids and scores, best
-        first, and the memories scored."""
+        """`rank_plain` of one search (a lone agent's turn: no batch lists)."""
         g = self.group
         index = g.sparse_index
-        p = index.agents.get(r.agent_id) if index is not None else None
         kernel = rank_kernel.KERNEL
-        if p is None or not len(p) or kernel is None:
+        assert index is not None and kernel is not None
+        p = index.agents.get(r.agent_id)
+        if not p:
             return [], [], 0
         cfg = g.config.retrieval
         log_decay = math.log(cfg.decay_per_hour) / 3600.0
         base = _lone_base(kernel, p, now, log_decay, cfg.recency_weight, cfg.importance_weight)
         return kernel.rank(
             p.ids, p.terms, p.weights, p.ends, query.indices, query.values, index.df,
-            index.docs, base, None, cfg.saturation_k, cfg.relevance_weight,
-            g.normalization == "saturate", cfg.candidates == "relevant", r.top_k,
+            index.docs, base, None if r.topic is None else _topic_mask(index, p, r.topic),
+            cfg.saturation_k, cfg.relevance_weight, g.normalization == "saturate",
+            cfg.candidates == "relevant", r.top_k,
         )  # fmt: skip
+
+    def rank_plain(
+        self,
+        requests: Sequence[SearchRequest | PlainSearch],
+        queries: Sequence[SparseVector],
+        now: float,
+    ) -> list[tuple[list[int], list[float], int]]:
+        """Plain searches' top k (memory.plain_search: a topic at most, no day, expiry or
+        tier mask) as `rank` makes them with the kernel built: per request its ids and
+        scores, best first, and the memories it scored."""
+        g = self.group
+        index = g.sparse_index
+        kernel = rank_kernel.KERNEL
+        assert index is not None and kernel is not None
+        cfg = g.config.retrieval
+        log_decay = math.log(cfg.decay_per_hour) / 3600.0
+        alpha, beta = cfg.recency_weight, cfg.importance_weight
+        agents = index.agents
+        out: list[tuple[list[int], list[float], int]] = [([], [], 0)] * len(requests)
+        found = [(i, p) for i, r in enumerate(requests) if (p := agents.get(r.agent_id))]
+        if len(found) == 1:
+            base = _lone_base(kernel, found[0][1], now, log_decay, alpha, beta)
+        elif found:
+            base = self._base(sum(len(p.ids) for _, p in found))
+            kernel.decay_args([p.times for _, p in found], now, log_decay, base)
+            np.exp(base, out=base)
+            kernel.weigh(base, [p.importances for _, p in found], alpha, beta)
+        settings = (
+            index.df, index.docs, cfg.saturation_k, cfg.relevance_weight,
+            g.normalization == "saturate", cfg.candidates == "relevant",
+        )  # fmt: skip
+        rank, end = kernel.rank, 0
+        for i, p in found:
+            r, query = requests[i], queries[i]
+            start = end
+            end += len(p.ids)
+            mask = None if r.topic is None else _topic_mask(index, p, r.topic)
+            out[i] = rank(
+                p.ids, p.terms, p.weights, p.ends, query.indices, query.values,
+                settings[0], settings[1], base[start:end], mask, *settings[2:], r.top_k,
+            )  # fmt: skip
+        return out
 
     def rank(self, jobs: Sequence[RankJob], now: float) -> None:
         """Fill each job's `hits` with its exact top `limit`, best first (ties: newest)."""
@@ -150,8 +192,7 @@ class RamRanker:
             if "warm" not in r.tiers:  # hot only: the rows still in RAM columns
                 mask = np.fromiter((i in hot_ids for i in p.ids), bool, n_all)
             if r.topic is not None:
-                topic = index.topic_id_of(r.topic)
-                hit = np.frombuffer(p.topics, np.uint16) == topic
+                hit = _topic_mask(index, p, r.topic)
                 mask = hit if mask is None else mask & hit
             if r.day_range is not None:
                 times = np.frombuffer(p.times, f64)
@@ -251,3 +292,8 @@ def _lone_base(
     np.exp(base, out=base)
     kernel.weigh(base, p.importances, alpha, beta)
     return base
+
+
+def _topic_mask(index: SparseIndex, p: AgentPostings, topic: str) -> np.ndarray:
+    """Which of an agent's memories have `topic`."""
+    return np.frombuffer(p.topics, np.uint16) == index.topic_id_of(topic)
