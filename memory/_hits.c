@@ -16,6 +16,9 @@
  *     tier      str given to every hit; cls the model class; fields_set the shared set
  *
  *   made(cls, fields, fields_set) -> one model with `fields` as its state (records.trusted)
+ *
+ *   count_reads(pending, last, ids, now) -> None: for each id in the list `ids`, in order,
+ *               pending[id] = pending.get(id, 0) + 1 and last[id] = now (AccessLedger.record)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -233,9 +236,39 @@ static PyObject *made_py(PyObject *Py_UNUSED(self), PyObject *args) {
     return made((PyTypeObject *)cls, fields, fields_set);
 }
 
+/* AccessLedger.record's loop: each id's read counted and its time set, in order. */
+static PyObject *count_reads(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *pending, *last, *ids, *now;
+    if (!PyArg_ParseTuple(args, "O!O!O!O", &PyDict_Type, &pending, &PyDict_Type, &last,
+                          &PyList_Type, &ids, &now))
+        return NULL;
+    PyObject *one = PyLong_FromLong(1);
+    if (one == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ids); i++) {
+        PyObject *id = PyList_GET_ITEM(ids, i);
+        Py_INCREF(id);  /* a dict's hash may call back into Python: the list may change */
+        PyObject *count = PyDict_GetItemWithError(pending, id);
+        PyObject *next = NULL;
+        if (count != NULL) next = PyNumber_Add(count, one);
+        else if (!PyErr_Occurred()) next = Py_NewRef(one);
+        int failed = next == NULL || PyDict_SetItem(pending, id, next) < 0 ||
+                     PyDict_SetItem(last, id, now) < 0;
+        Py_XDECREF(next);
+        Py_DECREF(id);
+        if (failed) {
+            Py_DECREF(one);
+            return NULL;
+        }
+    }
+    Py_DECREF(one);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"hits", hits, METH_VARARGS, "MemoryHits of hot rows, from the columns (see the module doc)."},
     {"made", made_py, METH_VARARGS, "A model with these valid fields as its state."},
+    {"count_reads", count_reads, METH_VARARGS, "AccessLedger.record's counting loop."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hits",

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import pyarrow as pa
 
+from societas.memory import rank_kernel
+
 if TYPE_CHECKING:
     from societas.memory.hot_store import HotStore
     from societas.memory.vectorstores.base import VectorStore
@@ -145,11 +147,15 @@ class AccessLedger:
     def record(self, memory_ids: Iterable[int], now: float, hot: HotStore) -> None:
         """Count one read of each id now (hot columns at once, the store at `flush`)."""
         ids = list(memory_ids)
-        pending, last = self.pending, self.last
-        get = pending.get
-        for memory_id in ids:
-            pending[memory_id] = get(memory_id, 0) + 1
-            last[memory_id] = now
+        kernel = rank_kernel.HITS
+        if kernel is not None:  # the loop below, compiled (memory/_hits.c)
+            kernel.count_reads(self.pending, self.last, ids, now)
+        else:
+            pending, last = self.pending, self.last
+            get = pending.get
+            for memory_id in ids:
+                pending[memory_id] = get(memory_id, 0) + 1
+                last[memory_id] = now
         hot.touch_many(ids, now)
 
     def overlay(self, memory_id: int, stored: int) -> int:

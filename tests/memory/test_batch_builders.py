@@ -79,7 +79,9 @@ def hits_path(request, monkeypatch):
         kernel = rank_kernel.HITS
         assert kernel is not None, "the install did not build memory/_hits.c"
         counted = SimpleNamespace(
-            hits=lambda *a: calls.append(len(a[1])) or kernel.hits(*a), made=kernel.made
+            hits=lambda *a: calls.append(len(a[1])) or kernel.hits(*a),
+            made=kernel.made,
+            count_reads=kernel.count_reads,
         )
         monkeypatch.setattr(rank_kernel, "HITS", counted)
     else:
