@@ -29,9 +29,11 @@ from _common import emit, machine
 
 TIMED = (  # (module, owner name or None for a module function, attribute, label)
     ("societas.memory.ram_ranking", "RamRanker", "rank", "rank"),
+    ("societas.memory.ram_ranking", "RamRanker", "rank_plain", "rank"),  # plain searches
+    ("societas.memory.ram_ranking", "RamRanker", "rank_one", "rank"),  # a lone plain one
     ("societas.memory.hits", "HotHits", "many", "hot_hits"),
     ("societas.memory.group_search", "GroupSearch", "_records", "warm_records"),
-    ("societas.memory.group_search", "GroupSearch", "_pending_warm_hits", "warm_hits"),
+    ("societas.memory.group_search", None, "waiting_warm_hits", "warm_hits"),
     ("societas.memory.records_meta", "AccessLedger", "record", "read_counts"),
     ("societas.memory.embedding.cache", "CachedEmbedder", "embed_documents", "embed_documents"),
     ("societas.memory.embedding.cache", "CachedEmbedder", "embed_queries", "embed_queries"),
