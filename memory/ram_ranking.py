@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -57,6 +57,26 @@ class RamRanker:
         if len(self._scratch) < rows:
             self._scratch = np.empty(min(rows + rows // 4, SCRATCH_ROWS))
         return self._scratch[:rows]
+
+    def _kernel_base(
+        self,
+        kernel: Any,
+        postings: list[AgentPostings],
+        now: float,
+        log_decay: float,
+        alpha: float,
+        beta: float,
+    ) -> np.ndarray:
+        """α·recency + β·importance of these agents' memories, one after another, in the
+        kernel's two C passes and numpy's exp (a lone agent's in a fresh array, a batch's in
+        the buffer the ranker keeps: `_base`)."""
+        if len(postings) == 1:
+            return _lone_base(kernel, postings[0], now, log_decay, alpha, beta)
+        base = self._base(sum(len(p.ids) for p in postings))
+        kernel.decay_args([p.times for p in postings], now, log_decay, base)
+        np.exp(base, out=base)
+        kernel.weigh(base, [p.importances for p in postings], alpha, beta)
+        return base
 
     def eligible(self, jobs: Sequence[RankJob]) -> list[bool]:
         """Which of these searches are answered from RAM (the group's settings read once a
@@ -117,13 +137,8 @@ class RamRanker:
         agents = index.agents
         out: list[tuple[list[int], list[float], int]] = [([], [], 0)] * len(requests)
         found = [(i, p) for i, r in enumerate(requests) if (p := agents.get(r.agent_id))]
-        if len(found) == 1:
-            base = _lone_base(kernel, found[0][1], now, log_decay, alpha, beta)
-        elif found:
-            base = self._base(sum(len(p.ids) for _, p in found))
-            kernel.decay_args([p.times for _, p in found], now, log_decay, base)
-            np.exp(base, out=base)
-            kernel.weigh(base, [p.importances for _, p in found], alpha, beta)
+        if found:
+            base = self._kernel_base(kernel, [p for _, p in found], now, log_decay, alpha, beta)
         settings = (
             index.df, index.docs, cfg.saturation_k, cfg.relevance_weight,
             g.normalization == "saturate", cfg.candidates == "relevant",
@@ -162,13 +177,8 @@ class RamRanker:
         if not found:
             return
         kernel = rank_kernel.KERNEL
-        if kernel is not None and len(found) == 1:  # a lone search: two C passes, one exp
-            base = _lone_base(kernel, found[0][1], now, log_decay, alpha, beta)
-        elif kernel is not None:  # the batch's agents one after another, in two C passes
-            base = self._base(sum(len(p.ids) for _, p in found))
-            kernel.decay_args([p.times for _, p in found], now, log_decay, base)
-            np.exp(base, out=base)
-            kernel.weigh(base, [p.importances for _, p in found], alpha, beta)
+        if kernel is not None:
+            base = self._kernel_base(kernel, [p for _, p in found], now, log_decay, alpha, beta)
         else:
             # α·recency + β·importance of every row of the batch's agents in one pass (a few
             # numpy calls a batch rather than six a search); each search scores a slice of it.
