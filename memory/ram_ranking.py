@@ -111,12 +111,8 @@ class RamRanker:
         cfg = g.config.retrieval
         log_decay = math.log(cfg.decay_per_hour) / 3600.0
         base = _lone_base(kernel, p, now, log_decay, cfg.recency_weight, cfg.importance_weight)
-        return kernel.rank(
-            p.ids, p.terms, p.weights, p.ends, query.indices, query.values, index.df,
-            index.docs, base, None if r.topic is None else _topic_mask(index, p, r.topic),
-            cfg.saturation_k, cfg.relevance_weight, g.normalization == "saturate",
-            cfg.candidates == "relevant", r.top_k,
-        )  # fmt: skip
+        mask = _topic_mask(index, p, r.topic)
+        return _kernel_top(kernel, p, query, base, mask, self._kernel_settings(), r.top_k)
 
     def rank_plain(
         self,
@@ -139,21 +135,24 @@ class RamRanker:
         found = [(i, p) for i, r in enumerate(requests) if (p := agents.get(r.agent_id))]
         if found:
             base = self._kernel_base(kernel, [p for _, p in found], now, log_decay, alpha, beta)
-        settings = (
+        settings, end = self._kernel_settings(), 0
+        for i, p in found:
+            r, start = requests[i], end
+            end += len(p.ids)
+            mask = _topic_mask(index, p, r.topic)
+            out[i] = _kernel_top(kernel, p, queries[i], base[start:end], mask, settings, r.top_k)
+        return out
+
+    def _kernel_settings(self) -> tuple:
+        """The kernel's arguments every search of the group shares: the index's term counts
+        and the retrieval settings (read once a batch)."""
+        g = self.group
+        index, cfg = g.sparse_index, g.config.retrieval
+        assert index is not None
+        return (
             index.df, index.docs, cfg.saturation_k, cfg.relevance_weight,
             g.normalization == "saturate", cfg.candidates == "relevant",
         )  # fmt: skip
-        rank, end = kernel.rank, 0
-        for i, p in found:
-            r, query = requests[i], queries[i]
-            start = end
-            end += len(p.ids)
-            mask = None if r.topic is None else _topic_mask(index, p, r.topic)
-            out[i] = rank(
-                p.ids, p.terms, p.weights, p.ends, query.indices, query.values,
-                settings[0], settings[1], base[start:end], mask, *settings[2:], r.top_k,
-            )  # fmt: skip
-        return out
 
     def rank(self, jobs: Sequence[RankJob], now: float) -> None:
         """Fill each job's `hits` with its exact top `limit`, best first (ties: newest)."""
@@ -170,7 +169,7 @@ class RamRanker:
         expiring = g.expiring
         agents = index.agents
         query_weights = index.query_weights
-        df, docs = index.df, index.docs
+        settings = self._kernel_settings()  # the kernel's shared arguments
         f64 = np.float64
         found = [(job, agents.get(job.request.agent_id)) for job in jobs]
         found = [(job, p) for job, p in found if p is not None and len(p)]
@@ -203,7 +202,7 @@ class RamRanker:
                 mask = np.fromiter((i in hot_ids for i in p.ids), bool, n_all)
             if r.topic is not None:
                 hit = _topic_mask(index, p, r.topic)
-                mask = hit if mask is None else mask & hit
+                mask = hit if mask is None else mask & hit  # type: ignore[operator]
             if r.day_range is not None:
                 times = np.frombuffer(p.times, f64)
                 first, last = r.day_range[0] * 86_400.0, (r.day_range[1] + 1) * 86_400.0
@@ -214,10 +213,7 @@ class RamRanker:
                 mask = alive if mask is None else mask & alive
             if kernel is not None:  # query weights, relevance, score and top k in one call
                 query = job.vectors.sparse
-                ids, scores, n = kernel.rank(
-                    p.ids, p.terms, p.weights, p.ends, query.indices, query.values, df, docs,
-                    score, mask, k_sat, gamma, saturate, relevant_only_cfg, job.limit,
-                )  # fmt: skip
+                ids, scores, n = _kernel_top(kernel, p, query, score, mask, settings, job.limit)
                 job.candidates = job.scored = n
                 job.hits = list(map(ScoredPoint, ids, scores))
                 continue
@@ -304,6 +300,27 @@ def _lone_base(
     return base
 
 
-def _topic_mask(index: SparseIndex, p: AgentPostings, topic: str) -> np.ndarray:
-    """Which of an agent's memories have `topic`."""
+def _kernel_top(
+    kernel: Any,
+    p: AgentPostings,
+    query: SparseVector,
+    score: np.ndarray,
+    mask: np.ndarray | None,
+    settings: tuple,
+    limit: int,
+) -> tuple[list[int], list[float], int]:
+    """One search's query weights, relevance, score and top `limit` in one kernel call
+    (`score`: its agent's α·recency + β·importance, changed in place; `mask`: the rows that
+    may be taken, None for all): ids and scores, best first, and the rows scored."""
+    df, docs, k_sat, gamma, saturate, relevant_only = settings
+    return kernel.rank(
+        p.ids, p.terms, p.weights, p.ends, query.indices, query.values, df, docs, score, mask,
+        k_sat, gamma, saturate, relevant_only, limit,
+    )  # fmt: skip
+
+
+def _topic_mask(index: SparseIndex, p: AgentPostings, topic: str | None) -> np.ndarray | None:
+    """Which of an agent's memories have `topic` (None: no topic asked, every one)."""
+    if topic is None:
+        return None
     return np.frombuffer(p.topics, np.uint16) == index.topic_id_of(topic)
