@@ -22,6 +22,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -34,6 +35,45 @@ static const char *const KEYS[] = {
 enum { N_KEYS = 21 };
 static PyObject *key_names[N_KEYS];
 static PyObject *s_dict, *s_fields_set, *s_extra, *s_private, *empty_tuple;
+static PyObject *template; /* every key in KEYS order, each None: copied for each hit */
+/* The start of CPython's key-table header (3.11 to 3.13 without free threading), the part
+ * read to find a unicode table's entries: each entry is (key, value), after the indices. */
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size, dk_log2_index_bytes, dk_kind;
+    uint32_t dk_version;
+    Py_ssize_t dk_usable, dk_nentries;
+    char dk_indices[];
+} KeysHead;
+static int direct_entries; /* whether a copy of `template` lays out as KeysHead says */
+
+/* The address of the first entry's value slot in `d` (a copy of `template`): entry k's value
+ * is at [2k + 1] from the keys' start, i.e. [2k] from here. */
+static PyObject **entry_values(PyObject *d) {
+    KeysHead *keys = (KeysHead *)((PyDictObject *)d)->ma_keys;
+    PyObject **entries = (PyObject **)(keys->dk_indices + ((size_t)1 << keys->dk_log2_index_bytes));
+    return entries + 1;
+}
+
+/* Checks once that a copy of `template` has the layout `entry_values` assumes: a combined
+ * table of 32 slots with one-byte indices, unicode keys (kind 1), the 21 entries in order,
+ * each key one of ours and each value None. Otherwise values go in through PyDict_SetItem. */
+static int layout_checked(void) {
+    PyObject *d = PyDict_Copy(template);
+    if (d == NULL) return -1;
+    PyDictObject *mp = (PyDictObject *)d;
+    KeysHead *keys = (KeysHead *)mp->ma_keys;
+    int ok = mp->ma_values == NULL && mp->ma_used == N_KEYS && keys->dk_log2_size == 5 &&
+             keys->dk_log2_index_bytes == 5 && keys->dk_kind == 1 && keys->dk_nentries == N_KEYS;
+    if (ok) {
+        PyObject **values = entry_values(d);
+        for (int k = 0; k < N_KEYS && ok; k++)
+            ok = values[2 * k - 1] == key_names[k] && values[2 * k] == Py_None;
+    }
+    Py_DECREF(d);
+    return ok;
+}
+
 /* Typed-array columns in `columns` order and the item size each must have. */
 static const Py_ssize_t NUMBER_SIZES[N_NUMBERS] = {8, sizeof(long), 8, 8, 8, 8, 8, 8, 8};
 
@@ -153,10 +193,25 @@ static PyObject *fields_of(Columns *c, PyObject *id, Py_ssize_t row, PyObject *s
     SET(18, isinf(expires) ? Py_NewRef(Py_None) : PyFloat_FromDouble(expires));
     SET(19, Py_NewRef(score));
     SET(20, Py_NewRef(tier));
-    /* Sized once: no growing 8 -> 16 -> 32 slots (CPython's own API, in 3.11 to 3.13; a
-     * build without it skips this optional extension, and the Python path builds hits). */
-    d = _PyDict_NewPresized(N_KEYS);
+    /* A copy of the template (its 21 keys in order, each None): CPython copies a dict like
+     * it as one block, its keys already hashed and placed. Where the layout check at import
+     * passed, each value is put straight into its entry (k: the template's k-th), else
+     * replaced through PyDict_SetItem. */
+    d = PyDict_Copy(template);
     if (d == NULL) goto done;
+    if (direct_entries) {
+        PyObject **slot = entry_values(d);
+        int track = 0;
+        for (int k = 0; k < N_KEYS; k++) {
+            PyObject *v = vals[k];
+            vals[k] = NULL; /* its reference goes into the dict */
+            Py_DECREF(slot[2 * k]); /* the template's None */
+            slot[2 * k] = v;
+            track |= PyObject_IS_GC(v) && (!PyTuple_CheckExact(v) || PyObject_GC_IsTracked(v));
+        }
+        if (track && !PyObject_GC_IsTracked(d)) PyObject_GC_Track(d);
+        goto done;
+    }
     for (int k = 0; k < N_KEYS; k++)
         if (PyDict_SetItem(d, key_names[k], vals[k]) < 0) {
             Py_CLEAR(d);
@@ -167,13 +222,38 @@ done:
     return d;
 }
 
+/* The byte offset of `cls`'s object slot `name` (a member descriptor of T_OBJECT_EX, as
+ * pydantic's BaseModel declares its three), or -1 when it is not one. */
+static Py_ssize_t slot_offset(PyTypeObject *cls, PyObject *name) {
+    PyObject *descr = _PyType_Lookup(cls, name); /* borrowed */
+    if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)) return -1;
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    return member->type == T_OBJECT_EX && !(member->flags & READONLY) ? member->offset : -1;
+}
+
+/* The model's three pydantic slots, by offset for the last class seen (looked up again for
+ * another class; -1: set through setattr). */
+static PyTypeObject *slots_of;
+static Py_ssize_t slot_at[3];
+
+static int set_slot(PyObject *obj, int i, PyObject *name, PyObject *value) {
+    if (slot_at[i] < 0) return PyObject_GenericSetAttr(obj, name, value);
+    PyObject **at = (PyObject **)((char *)obj + slot_at[i]);
+    Py_XSETREF(*at, Py_NewRef(value));
+    return 0;
+}
+
 static PyObject *made(PyTypeObject *cls, PyObject *fields, PyObject *fields_set) {
+    if (cls != slots_of) {
+        slot_at[0] = slot_offset(cls, s_fields_set);
+        slot_at[1] = slot_offset(cls, s_extra);
+        slot_at[2] = slot_offset(cls, s_private);
+        Py_XSETREF(slots_of, (PyTypeObject *)Py_NewRef(cls)); /* held: its address stays its */
+    }
     PyObject *obj = cls->tp_new(cls, empty_tuple, NULL);
     if (obj == NULL) return NULL;
-    if (PyObject_GenericSetAttr(obj, s_dict, fields) < 0 ||
-        PyObject_GenericSetAttr(obj, s_fields_set, fields_set) < 0 ||
-        PyObject_GenericSetAttr(obj, s_extra, Py_None) < 0 ||
-        PyObject_GenericSetAttr(obj, s_private, Py_None) < 0) {
+    if (PyObject_GenericSetAttr(obj, s_dict, fields) < 0 || set_slot(obj, 0, s_fields_set, fields_set) < 0 ||
+        set_slot(obj, 1, s_extra, Py_None) < 0 || set_slot(obj, 2, s_private, Py_None) < 0) {
         Py_DECREF(obj);
         return NULL;
     }
@@ -282,7 +362,10 @@ PyMODINIT_FUNC PyInit__hits(void) {
         !(s_fields_set = PyUnicode_InternFromString("__pydantic_fields_set__")) ||
         !(s_extra = PyUnicode_InternFromString("__pydantic_extra__")) ||
         !(s_private = PyUnicode_InternFromString("__pydantic_private__")) ||
-        !(empty_tuple = PyTuple_New(0)))
+        !(empty_tuple = PyTuple_New(0)) || !(template = PyDict_New()))
         return NULL;
+    for (int k = 0; k < N_KEYS; k++)
+        if (PyDict_SetItem(template, key_names[k], Py_None) < 0) return NULL;
+    if ((direct_entries = layout_checked()) < 0) return NULL;
     return PyModule_Create(&module);
 }

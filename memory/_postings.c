@@ -3,8 +3,12 @@
  * The compiled form of the loop in memory.sparse_index.SparseIndex.add: per memory, the
  * agent's postings (made with `cls()` on first use), its id, time, importance and topic id
  * appended, its BM25 terms and weights extended and its row end recorded, and the group's
- * term counts raised by one for each stored term (as Counter.update). The same arrays end
- * up with the same values (tests/memory/test_ram_index.py compares the two paths).
+ * term counts raised by one for each stored term (as Counter.update; a batch's terms are
+ * sorted and each distinct term's count raised once, in the end, also when a row failed).
+ * The same arrays end up with the same values (tests/memory/test_ram_index.py compares the
+ * two paths). Where the layout check at import passes, rows go straight into the arrays'
+ * storage, grown by `array`'s own rule; else (and for an array exporting its buffer, or a
+ * vector that is not an array of the column's type) through the arrays' methods.
  *
  *   add(agents, cls, ids, agent_ids, times, importances, topics, topic_of, new_topic,
  *       vectors, df) -> list
@@ -18,10 +22,12 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 static PyObject *s_ids, *s_times, *s_importances, *s_topics, *s_ends, *s_terms, *s_weights,
-    *s_indices, *s_values, *s_append, *s_extend, *one;
+    *s_indices, *s_values, *s_append, *s_extend;
 
 /* obj.<method>(arg), the result dropped. */
 static int call(PyObject *obj, PyObject *method, PyObject *arg) {
@@ -30,15 +36,6 @@ static int call(PyObject *obj, PyObject *method, PyObject *arg) {
     if (out == NULL) return -1;
     Py_DECREF(out);
     return 0;
-}
-
-/* p.<column>.<method>(arg) */
-static int column_call(PyObject *p, PyObject *column, PyObject *method, PyObject *arg) {
-    PyObject *array = PyObject_GetAttr(p, column);
-    if (array == NULL) return -1;
-    int rc = call(array, method, arg);
-    Py_DECREF(array);
-    return rc;
 }
 
 /* A buffer of `obj` with items of `size` bytes (else ValueError naming `what`). */
@@ -59,57 +56,212 @@ static int out_of_order(PyObject *ids, long long memory_id) {
     return above;
 }
 
-/* df[t] += 1 for each term of `indices` (a uint32 array), as Counter.update. */
-static int count_terms(PyObject *df, PyObject *indices) {
+/* A batch's stored terms, counted into df at the end (one update a distinct term). */
+typedef struct {
+    uint32_t *items;
+    Py_ssize_t n, cap;
+} Terms;
+
+static int terms_take(Terms *t, PyObject *indices) {
     Py_buffer view;
     if (open_view(indices, &view, 4, "term ids") < 0) return -1;
-    int rc = 0;
-    for (Py_ssize_t i = 0; rc == 0 && i < view.len / 4; i++) {
-        PyObject *key = PyLong_FromUnsignedLong(((uint32_t *)view.buf)[i]), *count = NULL;
-        if (key == NULL) {
-            rc = -1;
-            break;
+    Py_ssize_t k = view.len / 4;
+    if (t->n + k > t->cap) {
+        Py_ssize_t cap = 2 * (t->n + k) + 64;
+        uint32_t *items = PyMem_Realloc(t->items, cap * sizeof(uint32_t));
+        if (items == NULL) {
+            PyBuffer_Release(&view);
+            PyErr_NoMemory();
+            return -1;
         }
+        t->items = items;
+        t->cap = cap;
+    }
+    memcpy(t->items + t->n, view.buf, k * sizeof(uint32_t));
+    t->n += k;
+    PyBuffer_Release(&view);
+    return 0;
+}
+
+static int by_term(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* df[t] += (times t occurs) for each distinct term taken, as Counter.update of them all. */
+static int terms_count(Terms *t, PyObject *df) {
+    qsort(t->items, t->n, sizeof(uint32_t), by_term);
+    for (Py_ssize_t i = 0, j; i < t->n; i = j) {
+        for (j = i + 1; j < t->n && t->items[j] == t->items[i]; j++) {
+        }
+        PyObject *key = PyLong_FromUnsignedLong(t->items[i]), *count = NULL;
+        if (key == NULL) return -1;
         PyObject *old = PyDict_GetItemWithError(df, key); /* borrowed */
-        if (old == NULL && PyErr_Occurred()) rc = -1;
-        else if (old == NULL) count = PyLong_FromLong(1);
-        else count = PyNumber_Add(old, one);
-        if (rc == 0 && (count == NULL || PyDict_SetItem(df, key, count) < 0)) rc = -1;
+        if (old != NULL) {
+            PyObject *run = PyLong_FromSsize_t(j - i);
+            count = run == NULL ? NULL : PyNumber_Add(old, run);
+            Py_XDECREF(run);
+        } else if (!PyErr_Occurred())
+            count = PyLong_FromSsize_t(j - i);
+        int rc = count == NULL || PyDict_SetItem(df, key, count) < 0 ? -1 : 0;
         Py_XDECREF(count);
         Py_DECREF(key);
+        if (rc < 0) return -1;
     }
-    PyBuffer_Release(&view);
+    return 0;
+}
+
+/* The start of CPython's `array` object (Modules/arraymodule.c, 3.8 to 3.13) and of its
+ * type descriptor, as far as appends need them. */
+typedef struct {
+    char typecode;
+    int itemsize;
+} DescrHead;
+typedef struct {
+    PyObject_VAR_HEAD char *ob_item;
+    Py_ssize_t allocated;
+    const DescrHead *ob_descr;
+    PyObject *weakreflist;
+    Py_ssize_t ob_exports;
+} ArrayHead;
+static PyTypeObject *array_type;
+static int direct_arrays; /* whether arrays lay out as ArrayHead says (checked at import) */
+
+/* `obj` as an array of `typecode` whose storage can take items directly, else NULL. */
+static ArrayHead *direct(PyObject *obj, char typecode) {
+    if (!direct_arrays || !Py_IS_TYPE(obj, array_type)) return NULL;
+    ArrayHead *a = (ArrayHead *)obj;
+    return a->ob_descr->typecode == typecode && a->ob_exports == 0 ? a : NULL;
+}
+
+/* Room for `more` items at the end of `a`, grown as `array` grows itself; where they go. */
+static char *grown(ArrayHead *a, Py_ssize_t more) {
+    Py_ssize_t size = Py_SIZE(a), need = size + more, itemsize = a->ob_descr->itemsize;
+    if (need > a->allocated) {
+        Py_ssize_t alloc = (need >> 4) + (size < 8 ? 3 : 7) + need;
+        char *items = (size_t)alloc <= PY_SSIZE_T_MAX / (size_t)itemsize
+                          ? PyMem_Realloc(a->ob_item, alloc * itemsize)
+                          : NULL;
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        a->ob_item = items;
+        a->allocated = alloc;
+    }
+    Py_SET_SIZE(a, need);
+    return a->ob_item + size * itemsize;
+}
+
+/* p.<column>.append(value) for a column of `typecode` (q, d or H). */
+static int append(PyObject *p, PyObject *column, char typecode, PyObject *value) {
+    PyObject *obj = PyObject_GetAttr(p, column);
+    if (obj == NULL) return -1;
+    ArrayHead *a = direct(obj, typecode);
+    int rc = 0;
+    if (a == NULL)
+        rc = call(obj, s_append, value);
+    else if (typecode == 'q') {
+        long long v = PyLong_AsLongLong(value);
+        char *at = v == -1 && PyErr_Occurred() ? NULL : grown(a, 1);
+        if (at == NULL) rc = -1;
+        else memcpy(at, &v, sizeof v);
+    } else if (typecode == 'd') {
+        double v = PyFloat_AsDouble(value);
+        char *at = v == -1.0 && PyErr_Occurred() ? NULL : grown(a, 1);
+        if (at == NULL) rc = -1;
+        else memcpy(at, &v, sizeof v);
+    } else { /* H: range-checked as array checks it */
+        long v = PyLong_AsLong(value);
+        if (v == -1 && PyErr_Occurred()) rc = -1;
+        else if (v < 0 || v > USHRT_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "unsigned short is out of range");
+            rc = -1;
+        } else {
+            unsigned short h = (unsigned short)v;
+            char *at = grown(a, 1);
+            if (at == NULL) rc = -1;
+            else memcpy(at, &h, sizeof h);
+        }
+    }
+    Py_DECREF(obj);
     return rc;
 }
 
-/* One memory's row appended to postings `p`. */
+/* array.extend(src), directly when both are arrays of `typecode`. */
+static int extend(PyObject *array, char typecode, PyObject *src) {
+    ArrayHead *a = direct(array, typecode), *b = direct(src, typecode);
+    if (a == NULL || b == NULL || a == b) return call(array, s_extend, src);
+    char *at = grown(a, Py_SIZE(b));
+    if (at == NULL) return -1;
+    memcpy(at, b->ob_item, Py_SIZE(b) * (size_t)b->ob_descr->itemsize);
+    return 0;
+}
+
+/* Whether a fresh array('q', [5, 6, 7]) lays out as ArrayHead says: its size, type code, item
+ * size and storage (the buffer's address), and its export count while a buffer is held. */
+static int layout_checked(void) {
+    PyObject *module = PyImport_ImportModule("array"), *made = NULL;
+    if (module == NULL) return -1;
+    PyObject *cls = PyObject_GetAttrString(module, "array");
+    Py_DECREF(module);
+    if (cls == NULL) return -1;
+    array_type = (PyTypeObject *)cls; /* held for the module's life */
+    made = PyObject_CallFunction(cls, "s(iii)", "q", 5, 6, 7);
+    if (made == NULL) return -1;
+    ArrayHead *a = (ArrayHead *)made;
+    Py_buffer view;
+    int ok = 0;
+    if (Py_IS_TYPE(made, array_type) && Py_SIZE(a) == 3 && a->allocated >= 3 &&
+        a->ob_descr->typecode == 'q' && a->ob_descr->itemsize == 8 && a->ob_exports == 0 &&
+        PyObject_GetBuffer(made, &view, PyBUF_SIMPLE) == 0) {
+        ok = view.buf == a->ob_item && a->ob_exports == 1 && ((int64_t *)a->ob_item)[2] == 7;
+        PyBuffer_Release(&view);
+        ok = ok && a->ob_exports == 0;
+    }
+    Py_DECREF(made);
+    return ok;
+}
+
+/* One memory's row appended to postings `p`; its terms go to `counted` for df. */
 static int add_row(PyObject *p, PyObject *id, PyObject *time, PyObject *importance,
-                   PyObject *topic_id, PyObject *vector, PyObject *df) {
-    if (column_call(p, s_ids, s_append, id) < 0 || column_call(p, s_times, s_append, time) < 0 ||
-        column_call(p, s_importances, s_append, importance) < 0 ||
-        column_call(p, s_topics, s_append, topic_id) < 0)
+                   PyObject *topic_id, PyObject *vector, Terms *counted) {
+    if (append(p, s_ids, 'q', id) < 0 || append(p, s_times, 'd', time) < 0 ||
+        append(p, s_importances, 'd', importance) < 0 || append(p, s_topics, 'H', topic_id) < 0)
         return -1;
     PyObject *terms = PyObject_GetAttr(p, s_terms);
     if (terms == NULL) return -1;
     int rc = 0;
     if (vector != Py_None) {
-        PyObject *indices = PyObject_GetAttr(vector, s_indices), *values = NULL;
+        PyObject *indices = PyObject_GetAttr(vector, s_indices), *values = NULL, *weights = NULL;
         Py_ssize_t n = indices == NULL ? -1 : PyObject_Length(indices);
         if (n < 0) rc = -1;
         else if (n > 0) {
             values = PyObject_GetAttr(vector, s_values);
-            if (values == NULL || call(terms, s_extend, indices) < 0 ||
-                column_call(p, s_weights, s_extend, values) < 0 || count_terms(df, indices) < 0)
+            weights = values == NULL ? NULL : PyObject_GetAttr(p, s_weights);
+            if (weights == NULL || extend(terms, 'I', indices) < 0 ||
+                extend(weights, 'f', values) < 0 || terms_take(counted, indices) < 0)
                 rc = -1;
         }
         Py_XDECREF(indices);
         Py_XDECREF(values);
+        Py_XDECREF(weights);
     }
     if (rc == 0) {
         Py_ssize_t n_terms = PyObject_Length(terms);
-        PyObject *end = n_terms < 0 ? NULL : PyLong_FromSsize_t(n_terms);
-        if (end == NULL || column_call(p, s_ends, s_append, end) < 0) rc = -1;
-        Py_XDECREF(end);
+        PyObject *ends = n_terms < 0 ? NULL : PyObject_GetAttr(p, s_ends);
+        ArrayHead *a = ends == NULL ? NULL : direct(ends, 'I');
+        char *at = a == NULL || n_terms > UINT_MAX ? NULL : grown(a, 1);
+        if (at != NULL) {
+            unsigned int end = (unsigned int)n_terms;
+            memcpy(at, &end, sizeof end);
+        } else if (ends == NULL || PyErr_Occurred()) rc = -1;
+        else { /* not a direct array: its append */
+            PyObject *end = PyLong_FromSsize_t(n_terms);
+            rc = end == NULL ? -1 : call(ends, s_append, end);
+            Py_XDECREF(end);
+        }
+        Py_XDECREF(ends);
     }
     Py_DECREF(terms);
     return rc;
@@ -132,6 +284,7 @@ static PyObject *add(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     PyObject *unsorted = PyList_New(0);
     if (unsorted == NULL) return NULL;
+    Terms counted = {NULL, 0, 0};
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *agent = PyList_GET_ITEM(agent_ids, i), *id = PyList_GET_ITEM(ids, i);
         long long memory_id = PyLong_AsLongLong(id);
@@ -158,12 +311,21 @@ static PyObject *add(PyObject *Py_UNUSED(self), PyObject *args) {
         else if (PyErr_Occurred() || (topic_id = PyObject_CallOneArg(new_topic, topic)) == NULL)
             goto fail;
         int rc = add_row(p, id, PyList_GET_ITEM(times, i), PyList_GET_ITEM(importances, i),
-                         topic_id, PyList_GET_ITEM(vectors, i), df);
+                         topic_id, PyList_GET_ITEM(vectors, i), &counted);
         Py_DECREF(topic_id);
         if (rc < 0) goto fail;
     }
+    if (terms_count(&counted, df) < 0) goto fail_counted;
+    PyMem_Free(counted.items);
     return unsorted;
-fail:
+fail: { /* the rows appended before the error keep their terms counted, as row by row */
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    terms_count(&counted, df);
+    PyErr_Restore(type, value, traceback);
+}
+fail_counted:
+    PyMem_Free(counted.items);
     Py_DECREF(unsorted);
     return NULL;
 }
@@ -184,6 +346,6 @@ PyMODINIT_FUNC PyInit__postings(void) {
                            "weights", "indices", "values",    "append", "extend"};
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) return NULL;
-    if ((one = PyLong_FromLong(1)) == NULL) return NULL;
+    if ((direct_arrays = layout_checked()) < 0) return NULL;
     return PyModule_Create(&module);
 }

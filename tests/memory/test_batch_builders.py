@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from array import array
 from types import SimpleNamespace
 
@@ -197,3 +198,13 @@ async def test_kernel_hits_are_whole_models_and_bad_input_fails_clearly(group_fa
     bad = (*columns[:10], past, *columns[11:])
     with pytest.raises(ValueError, match="outside the text buffer"):
         kernel.hits(bad, ids, rows, [0.1] * 3, "hot", MemoryHit, _ALL_SET)
+    # A hit's state holding a container is tracked by the cycle collector, as a dict built
+    # key by key would be (the kernel fills a copied template: it must track it itself).
+    nested = await group.agent(1).stream.add("event", "nested", metadata={"a": [1]})
+    await group.sync_writes()
+    made = kernel.hits(columns_of(hot), [nested, ids[0]], [hot.row_of[nested], rows[0]],
+                       [0.4, 0.1], "hot", MemoryHit, _ALL_SET)  # fmt: skip
+    for hit in made:
+        assert gc.is_tracked(hit.__dict__) == gc.is_tracked({**hit.__dict__})
+    assert gc.is_tracked(made[0].__dict__) and made[0].metadata == {"a": [1]}
+    assert made[0] == hot.hit(nested, 0.4)

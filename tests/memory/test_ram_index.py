@@ -342,6 +342,43 @@ def test_compiled_appends_equal_the_python_loop(seed, monkeypatch):
         assert list(q.ids) == sorted(q.ids)
 
 
+def test_compiled_appends_fail_as_the_python_loop(monkeypatch):
+    """An agent's postings exporting their buffer (a live memoryview) refuse the append in
+    both paths with BufferError, and the rows before it keep their terms counted; the arrays
+    grow as `array` grows itself (same allocation rule: the same sizes after many appends)."""
+    from societas.memory.embedding.base import SparseVector
+    from societas.memory.sparse_index import SparseIndex
+
+    def vec(*terms):
+        return SparseVector.of(terms, [0.5] * len(terms))
+
+    states = {}
+    for compiled in (True, False):
+        if not compiled:
+            monkeypatch.setattr(rank_kernel, "POSTINGS", None)
+        index = SparseIndex()
+        index.add([1], [2], [0.0], [0.1], ["event"], [vec(4, 8)])
+        view = memoryview(index.agents[2].ids)  # agent 2's ids exported: no resize
+        with pytest.raises(BufferError):
+            index.add([5, 6, 7], [1, 2, 3], [1.0] * 3, [0.2] * 3, ["event"] * 3,
+                      [vec(4, 9), vec(4, 8), vec(1)])  # fmt: skip
+        view.release()
+        after_failure = dict(index.df)
+        for n in range(300):  # long runs of appends: the arrays' sizes as array's own rule
+            index.add([100 + n], [1], [float(n)], [0.5], ["plan"], [vec(n, n + 1, 7)])
+        columns = {
+            a: [getattr(p, f) for f in AgentPostings.__slots__] for a, p in index.agents.items()
+        }
+        states[compiled] = (
+            after_failure,
+            dict(index.df),
+            {a: [c.tolist() for c in cs] for a, cs in columns.items()},
+            {a: [c.__sizeof__() for c in cs] for a, cs in columns.items()},  # allocated sizes
+        )
+    assert states[True] == states[False]
+    assert states[True][0] == {4: 2, 8: 1, 9: 1}  # agent 1's row counted, not 2's or 3's
+
+
 @pytest.mark.parametrize("weights", [{}, {"recency_weight": 0.7, "importance_weight": 1.3}])
 async def test_a_lone_search_scores_bit_for_bit_as_in_a_batch(group_factory, monkeypatch, weights):
     """A batch of one takes recency and importance through the kernel's two passes around
