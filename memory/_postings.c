@@ -19,6 +19,10 @@
  *     topic_of   dict topic -> id; new_topic(topic) gives the id of a topic not in it
  *     df         dict term -> memories holding it
  *   returns the agent ids whose new rows came below their last id (to be re-sorted).
+ *
+ *   extend_numbers(array, values)  array.extend(values), a list or tuple of numbers put
+ *                into the storage in C (typecodes q l d f I H; others: the method)
+ *   typed_array(typecode, values)  array(typecode, values) the same way
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -134,7 +138,8 @@ static ArrayHead *direct(PyObject *obj, char typecode) {
     return a->ob_descr->typecode == typecode && a->ob_exports == 0 ? a : NULL;
 }
 
-/* Room for `more` items at the end of `a`, grown as `array` grows itself; where they go. */
+/* Room for `more` (> 0) items at the end of `a`, grown as `array` grows itself; where they
+ * go (an empty array's storage may be NULL: nothing is asked of it for no items). */
 static char *grown(ArrayHead *a, Py_ssize_t more) {
     Py_ssize_t size = Py_SIZE(a), need = size + more, itemsize = a->ob_descr->itemsize;
     if (need > a->allocated) {
@@ -192,6 +197,7 @@ static int append(PyObject *p, PyObject *column, char typecode, PyObject *value)
 static int extend(PyObject *array, char typecode, PyObject *src) {
     ArrayHead *a = direct(array, typecode), *b = direct(src, typecode);
     if (a == NULL || b == NULL || a == b) return call(array, s_extend, src);
+    if (Py_SIZE(b) == 0) return 0;
     char *at = grown(a, Py_SIZE(b));
     if (at == NULL) return -1;
     memcpy(at, b->ob_item, Py_SIZE(b) * (size_t)b->ob_descr->itemsize);
@@ -330,8 +336,127 @@ fail_counted:
     return NULL;
 }
 
+
+/* One item of `typecode` from `v` into `at`, checked as `array` checks it; -1 on error. */
+static int put_item(char typecode, PyObject *v, char *at) {
+    if (typecode == 'd' || typecode == 'f') {
+        double x = PyFloat_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) return -1;
+        if (typecode == 'd') memcpy(at, &x, sizeof x);
+        else {
+            float f = (float)x;
+            memcpy(at, &f, sizeof f);
+        }
+        return 0;
+    }
+    PyObject *index = PyNumber_Index(v);
+    if (index == NULL) return -1;
+    int rc = 0;
+    if (typecode == 'q' || typecode == 'l') {
+        long long x = PyLong_AsLongLong(index);
+        if (x == -1 && PyErr_Occurred()) rc = -1;
+        else if (typecode == 'q') memcpy(at, &x, sizeof x);
+        else if (x < LONG_MIN || x > LONG_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "signed long is out of range");
+            rc = -1;
+        } else {
+            long l = (long)x;
+            memcpy(at, &l, sizeof l);
+        }
+    } else { /* I or H: unsigned, range-checked */
+        unsigned long long x = PyLong_AsUnsignedLongLong(index);
+        unsigned long long most = typecode == 'I' ? UINT_MAX : USHRT_MAX;
+        if (x == (unsigned long long)-1 && PyErr_Occurred()) rc = -1;
+        else if (x > most) {
+            PyErr_SetString(PyExc_OverflowError, "unsigned item is out of range");
+            rc = -1;
+        } else if (typecode == 'I') {
+            unsigned int u = (unsigned int)x;
+            memcpy(at, &u, sizeof u);
+        } else {
+            unsigned short u = (unsigned short)x;
+            memcpy(at, &u, sizeof u);
+        }
+    }
+    Py_DECREF(index);
+    return rc;
+}
+
+/* `values`' numbers stored at `at` as `a`'s items; the size set back to `size` plus those
+ * stored before a bad one (as array.extend leaves it). */
+static int put_items(ArrayHead *a, Py_ssize_t size, char *at, PyObject *values) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(values);
+    PyObject **items = PySequence_Fast_ITEMS(values);
+    char typecode = a->ob_descr->typecode;
+    int itemsize = a->ob_descr->itemsize;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (put_item(typecode, items[i], at + i * itemsize) < 0) {
+            Py_SET_SIZE(a, size + i);
+            return -1;
+        }
+    return 0;
+}
+
+/* `array` as a direct array of a type code stored here, if `values` is a list or tuple. */
+static ArrayHead *numbers_target(PyObject *array, PyObject *values) {
+    if (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)) return NULL;
+    static const char codes[] = "qldfIH";
+    ArrayHead *a = NULL;
+    for (const char *c = codes; a == NULL && *c; c++) a = direct(array, *c);
+    return a;
+}
+
+/* extend_numbers(array, values): array.extend(values) for a list or tuple of numbers, each
+ * checked and stored in C (the array's own extend parses each item through a format
+ * string); on a bad item the items before it stay appended, as with array.extend. */
+static PyObject *extend_numbers(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "extend_numbers(array, values) takes 2 arguments");
+        return NULL;
+    }
+    ArrayHead *a = numbers_target(args[0], args[1]);
+    if (a == NULL) return call(args[0], s_extend, args[1]) < 0 ? NULL : Py_NewRef(Py_None);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(args[1]), size = Py_SIZE(a);
+    if (n == 0) Py_RETURN_NONE;
+    char *at = grown(a, n);
+    if (at == NULL || put_items(a, size, at, args[1]) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* One-item arrays, one a type code stored here: a new array is a repeat of one (a single
+ * allocation of the exact size, as array(typecode, list) makes it). */
+static PyObject *seeds[6];
+static const char SEED_CODES[] = "qldfIH";
+
+/* typed_array(typecode, values): array(typecode, values) for a list or tuple of numbers. */
+static PyObject *typed_array(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyUnicode_Check(args[0]) || PyUnicode_GET_LENGTH(args[0]) != 1) {
+        PyErr_SetString(PyExc_TypeError, "typed_array(typecode, values): a one-letter typecode");
+        return NULL;
+    }
+    Py_UCS4 code = PyUnicode_READ_CHAR(args[0], 0);
+    const char *found = code < 128 ? strchr(SEED_CODES, (int)code) : NULL;
+    PyObject *values = args[1];
+    if (!direct_arrays || found == NULL || code == 0 ||
+        (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)))
+        return PyObject_CallFunctionObjArgs((PyObject *)array_type, args[0], values, NULL);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(values);
+    PyObject *made = PySequence_Repeat(seeds[found - SEED_CODES], n);
+    if (made == NULL) return NULL;
+    ArrayHead *a = (ArrayHead *)made;
+    if (n && put_items(a, 0, a->ob_item, values) < 0) {
+        Py_DECREF(made);
+        return NULL;
+    }
+    return made;
+}
+
 static PyMethodDef methods[] = {
     {"add", add, METH_VARARGS, "Append a batch of memories to the postings (see the module)."},
+    {"extend_numbers", (PyCFunction)(void (*)(void))extend_numbers, METH_FASTCALL,
+     "array.extend of a list of numbers, in C."},
+    {"typed_array", (PyCFunction)(void (*)(void))typed_array, METH_FASTCALL,
+     "array(typecode, list of numbers), in C."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_postings",
@@ -347,5 +472,8 @@ PyMODINIT_FUNC PyInit__postings(void) {
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) return NULL;
     if ((direct_arrays = layout_checked()) < 0) return NULL;
+    for (int i = 0; i < 6; i++)
+        if ((seeds[i] = PyObject_CallFunction((PyObject *)array_type, "C(i)", SEED_CODES[i], 0)) == NULL)
+            return NULL;
     return PyModule_Create(&module);
 }

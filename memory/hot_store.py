@@ -90,24 +90,18 @@ class HotStore:
         """Append one batch written at the same simulated instant."""
         start = len(self.ids)
         n = len(ids)
-        self.ids.extend(ids)
-        self.agent_ids.extend(agent_ids)
-        self.days.extend([day] * n)
-        self.ts.extend([t] * n)
         times = [time] * n if isinstance(time, int | float) else list(time)
-        self.times.extend(times)
-        self.importances.extend(importances)
+        expiry = [math.inf if e is None else e for e in expires] if expires else [math.inf] * n
+        numbers = (ids, agent_ids, [day] * n, [t] * n, times, importances, times, [0] * n)
+        kernel = rank_kernel.POSTINGS  # each number stored in C (array parses each one)
+        extend = array.extend if kernel is None else kernel.extend_numbers
+        for name, values in zip(_ARRAYS, (*numbers, [math.nan] * n, expiry), strict=True):
+            extend(getattr(self, name), values)
         self.topics.extend(topics)
         self.locations.extend(locations)
         self.texts.extend(texts)
         self.layers.extend(layers or ["short"] * n)
-        self.layer_since.extend(times)
         self.types.extend(types or ["episodic"] * n)
-        self.access_counts.extend([0] * n)
-        self.last_accessed.extend([math.nan] * n)
-        self.expires.extend(
-            [math.inf if e is None else e for e in expires] if expires else [math.inf] * n
-        )
         self._index_rows(start, ids, agent_ids)
 
     def _index_rows(self, start: int, ids: Sequence[int], agent_ids: Sequence[int]) -> None:

@@ -22,6 +22,7 @@ from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
+from societas.memory import rank_kernel
 from societas.memory.embedding.base import SparseVector, TextVectors, sparse_text_vectors
 
 # Scripts written without spaces between words: CJK ideographs, kana, Hangul, Thai.
@@ -89,14 +90,18 @@ class Bm25Embedder:
 
     def _edge_embed(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
         english = self._edge.embed_query if query else self._edge.embed_document
-        # Built in place (no dataclass __init__): this runs for every text a tick.
+        # Built in place (no dataclass __init__): this runs for every text a tick. The Rust
+        # model answers lists; the kernel stores them in arrays in C (array's own constructor
+        # parses each number through a format string).
         made = sparse_text_vectors
+        kernel = rank_kernel.POSTINGS
+        typed = array if kernel is None else kernel.typed_array
         if self._multilingual is None:
-            return [made(array("I", v.indices), array("f", v.values)) for v in map(english, texts)]
+            return [made(typed("I", v.indices), typed("f", v.values)) for v in map(english, texts)]
         other = self._multilingual.embed_query if query else self._multilingual.embed_document
         search = _UNSPACED.search
         return [
-            made(array("I", v.indices), array("f", v.values))
+            made(typed("I", v.indices), typed("f", v.values))
             for v in [english(t) if t.isascii() or not search(t) else other(t) for t in texts]
         ]
 
