@@ -19,7 +19,9 @@ distinct, so `query_cache_hits` is 0; the LLM is not involved. Every side runs i
 child process; `net_kb_per_agent` is its peak RSS minus its RSS before any memory existed.
 
 The naive, gathered and one-at-a-time sides run `--repeats` times (default 3), interleaved;
-the wall and CPU ratios are of their medians (`wall_s_each_run` lists every run).
+the wall and CPU ratios are of their medians (`wall_s_each_run` lists every run); the
+`_paired` ratios are the medians of each repeat's own ratio (a repeat's runs are seconds
+apart, so they share the host's speed of the moment).
 
     python benchmarks/memory_ops.py [--sizes 300x200,20x1000] [--repeats 3] [--json P]
 """
@@ -164,6 +166,11 @@ def agreement(a: list[str], b: list[str]) -> float:
     return sum(x == y for x, y in zip(a, b, strict=True)) / max(1, len(a))
 
 
+def _paired(side: list[float], naive: list[float]) -> float:
+    """The median of each run's wall over the lists' wall of the same repeat."""
+    return round(statistics.median(x / n for x, n in zip(side, naive, strict=True)), 3)
+
+
 def compare(agents: int, memories: int, repeats: int) -> dict:
     """Every side at one size, and the ratios the issue asks for. The sides the wall ratios
     compare run `repeats` times, interleaved (naive, gathered, one at a time), and each
@@ -199,6 +206,10 @@ def compare(agents: int, memories: int, repeats: int) -> dict:
         "wall_s_each_run": {side: [round(x, 2) for x in v] for side, v in walls.items()},
         "wall_vs_naive": round(wall["gather"] / wall["naive"], 3),
         "wall_vs_naive_sequential": round(wall["sequential"] / wall["naive"], 3),
+        # Each run against the lists' run just before it (the host's speed drifts over
+        # seconds: a pair shares its phase), then the median of those ratios.
+        "wall_vs_naive_paired": _paired(walls["gather"], walls["naive"]),
+        "wall_vs_naive_sequential_paired": _paired(walls["sequential"], walls["naive"]),
         "cpu_s": {side: round(v, 2) for side, v in cpu.items()},
         "cpu_vs_naive": round(cpu["gather"] / cpu["naive"], 3),
         "cpu_vs_naive_sequential": round(cpu["sequential"] / cpu["naive"], 3),

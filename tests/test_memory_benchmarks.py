@@ -28,6 +28,7 @@ def test_memory_ops_compares_the_same_agents_with_nothing_cached(tmp_path):
     assert figures["agents"] == {"societas": 6, "naive": 6, "agentsociety": 6}
     assert figures["query_cache_hits"] == 0
     assert figures["wall_vs_naive"] > 0 and figures["wall_vs_naive_sequential"] > 0
+    assert figures["wall_vs_naive_paired"] > 0 and figures["wall_vs_naive_sequential_paired"] > 0
     assert figures["societas_stored"] == 6 * 6
     assert figures["same_top3_as_naive"] > 0.8  # the same answers, ties aside
     assert "machine" in run and "cached" in run
