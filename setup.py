@@ -13,6 +13,7 @@ setup(
         Extension(
             f"societas.memory.{name}",
             sources=[f"memory/{name}.c"],
+            depends=["memory/_arrays.h"],  # typed-array appends (_postings, _columns)
             extra_compile_args=["-O2", "-ffp-contract=off"],  # no fused a*b+c: numpy's bits
             optional=True,
         )

@@ -19,11 +19,21 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_arrays.h"
+
 static PyObject *s_code, *s_code_of, *s_codes, *s_values, *s_data, *s_ends, *s_frombytes,
     *s_append, *s_itemsize;
 
-/* `array.frombytes(bytes of n items of `size` bytes at buf)`. */
+/* `array.frombytes(bytes of n items of `size` bytes at buf)`: straight into its storage
+ * where the array allows it (memory/_arrays.h), else through the method. */
 static int array_append_raw(PyObject *array, const void *buf, Py_ssize_t n, Py_ssize_t size) {
+    ArrayHead *a = direct_arrays && Py_IS_TYPE(array, array_type) ? (ArrayHead *)array : NULL;
+    if (a != NULL && a->ob_descr->itemsize == size && a->ob_exports == 0) {
+        char *at = n ? grown(a, n) : NULL;
+        if (n && at == NULL) return -1;
+        if (n) memcpy(at, buf, n * size);
+        return 0;
+    }
     PyObject *bytes = PyBytes_FromStringAndSize(buf, n * size);
     if (bytes == NULL) return -1;
     PyObject *r = PyObject_CallMethodOneArg(array, s_frombytes, bytes);
@@ -331,5 +341,6 @@ PyMODINIT_FUNC PyInit__columns(void) {
         *names[i] = PyUnicode_InternFromString(texts[i]);
         if (*names[i] == NULL) return NULL;
     }
+    if ((direct_arrays = arrays_checked()) < 0) return NULL;
     return PyModule_Create(&module);
 }

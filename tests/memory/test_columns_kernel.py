@@ -142,3 +142,25 @@ def test_bad_rows_and_values_fail_naming_the_problem():
         KERNEL.texts_extend(TextColumn(), ["ok", 5])
     with pytest.raises(TypeError):
         CodeColumn().extend([["unhashable"]])
+
+
+def test_appends_grow_as_frombytes_and_respect_exported_buffers():
+    """Codes and text ends go straight into the arrays' storage, grown by array's own rule:
+    the same allocated sizes as `frombytes` of each call's items leaves; an array exporting
+    its buffer refuses the append with BufferError, as `frombytes` does, unchanged."""
+    codes, texts = CodeColumn(), TextColumn()
+    codes_like, ends_like = array("H"), array("q", texts._ends)
+    for n in range(1, 200):
+        KERNEL.codes_extend(codes, [f"v{n % 7}"] * (n % 5))
+        codes_like.frombytes(bytes(2 * (n % 5)))
+        KERNEL.texts_extend(texts, [f"text {n}"] * (n % 3))
+        ends_like.frombytes(bytes(8 * (n % 3)))
+        assert codes.codes.__sizeof__() == codes_like.__sizeof__()
+        assert texts._ends.__sizeof__() == ends_like.__sizeof__()
+    column = CodeColumn()
+    column.extend(["a", "b"])
+    view = memoryview(column.codes)
+    with pytest.raises(BufferError):
+        KERNEL.codes_extend(column, ["a"])
+    view.release()
+    assert list(column) == ["a", "b"]

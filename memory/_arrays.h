@@ -1,0 +1,78 @@
+/* Typed arrays (`array.array`) appended to in C, straight into their storage: the start of
+ * CPython's array object and of its type descriptor (Modules/arraymodule.c, 3.8 to 3.13), as
+ * far as appends need them. Included by the kernels that append (_postings.c, _columns.c);
+ * each checks the layout once at import (`arrays_checked`) and otherwise calls the arrays'
+ * own methods. Storage grows by `array`'s own rule, so the arrays hold what they would. */
+#ifndef SOCIETAS_ARRAYS_H
+#define SOCIETAS_ARRAYS_H
+
+#include <Python.h>
+#include <stdint.h>
+
+typedef struct {
+    char typecode;
+    int itemsize;
+} DescrHead;
+typedef struct {
+    PyObject_VAR_HEAD char *ob_item;
+    Py_ssize_t allocated;
+    const DescrHead *ob_descr;
+    PyObject *weakreflist;
+    Py_ssize_t ob_exports;
+} ArrayHead;
+static PyTypeObject *array_type;
+static int direct_arrays; /* whether arrays lay out as ArrayHead says (checked at import) */
+
+/* `obj` as an array of `typecode` whose storage can take items directly, else NULL. */
+static ArrayHead *direct(PyObject *obj, char typecode) {
+    if (!direct_arrays || !Py_IS_TYPE(obj, array_type)) return NULL;
+    ArrayHead *a = (ArrayHead *)obj;
+    return a->ob_descr->typecode == typecode && a->ob_exports == 0 ? a : NULL;
+}
+
+/* Room for `more` (> 0) items at the end of `a`, grown as `array` grows itself; where they
+ * go (an empty array's storage may be NULL: nothing is asked of it for no items). */
+static char *grown(ArrayHead *a, Py_ssize_t more) {
+    Py_ssize_t size = Py_SIZE(a), need = size + more, itemsize = a->ob_descr->itemsize;
+    if (need > a->allocated) {
+        Py_ssize_t alloc = (need >> 4) + (size < 8 ? 3 : 7) + need;
+        char *items = (size_t)alloc <= PY_SSIZE_T_MAX / (size_t)itemsize
+                          ? PyMem_Realloc(a->ob_item, alloc * itemsize)
+                          : NULL;
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        a->ob_item = items;
+        a->allocated = alloc;
+    }
+    Py_SET_SIZE(a, need);
+    return a->ob_item + size * itemsize;
+}
+
+/* Whether a fresh array('q', [5, 6, 7]) lays out as ArrayHead says: its size, type code, item
+ * size and storage (the buffer's address), and its export count while a buffer is held. */
+static int arrays_checked(void) {
+    PyObject *module = PyImport_ImportModule("array"), *made = NULL;
+    if (module == NULL) return -1;
+    PyObject *cls = PyObject_GetAttrString(module, "array");
+    Py_DECREF(module);
+    if (cls == NULL) return -1;
+    array_type = (PyTypeObject *)cls; /* held for the module's life */
+    made = PyObject_CallFunction(cls, "s(iii)", "q", 5, 6, 7);
+    if (made == NULL) return -1;
+    ArrayHead *a = (ArrayHead *)made;
+    Py_buffer view;
+    int ok = 0;
+    if (Py_IS_TYPE(made, array_type) && Py_SIZE(a) == 3 && a->allocated >= 3 &&
+        a->ob_descr->typecode == 'q' && a->ob_descr->itemsize == 8 && a->ob_exports == 0 &&
+        PyObject_GetBuffer(made, &view, PyBUF_SIMPLE) == 0) {
+        ok = view.buf == a->ob_item && a->ob_exports == 1 && ((int64_t *)a->ob_item)[2] == 7;
+        PyBuffer_Release(&view);
+        ok = ok && a->ob_exports == 0;
+    }
+    Py_DECREF(made);
+    return ok;
+}
+
+#endif
