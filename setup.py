@@ -1,5 +1,5 @@
-"""The compiled memory kernels (memory/_rank.c, _hits.c, _postings.c, _columns.c); the rest
-is in pyproject.toml.
+"""The compiled memory kernels (memory/_rank.c, _hits.c, _postings.c, _columns.c, _rows.c);
+the rest is in pyproject.toml.
 
 `optional=True`: without a C compiler the install still succeeds; memory.ram_ranking then
 ranks with numpy, memory.hits builds hits, memory.sparse_index and the hot tier's columns
@@ -17,6 +17,6 @@ setup(
             extra_compile_args=["-O2", "-ffp-contract=off"],  # no fused a*b+c: numpy's bits
             optional=True,
         )
-        for name in ("_rank", "_hits", "_postings", "_columns")
+        for name in ("_rank", "_hits", "_postings", "_columns", "_rows")
     ]
 )

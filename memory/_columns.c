@@ -1,5 +1,5 @@
-/* A write's rows appended to the hot tier's few-valued columns, text column and row queues
- * in one call each, instead of a Python loop a row (memory.code_column, text_column,
+/* A write's rows appended to the hot tier's few-valued columns and text column in one
+ * call each, instead of a Python loop a row (memory.code_column, text_column,
  * hot_store). Each function leaves its column exactly as the Python path does
  * (tests/memory/test_columns_kernel.py):
  *
@@ -8,8 +8,6 @@
  *   codes_extend_rows(column, src, rows)  CodeColumn.extend_rows: src's values at rows
  *   texts_extend(column, texts)           TextColumn.extend: UTF-8 (lone surrogates kept,
  *                                         as "surrogatepass") appended, one end offset each
- *   queue_rows(queues, make, start, agents)  row start + i appended to agents[i]'s queue
- *                                         (`make()` for an agent without one)
  *
  * Codes are appended once a batch is coded: `_code` may widen the column's codes (2 → 4
  * bytes past 65,535 values) and the batch goes to the array the column holds then.
@@ -284,46 +282,10 @@ done:
     return result;
 }
 
-static PyObject *queue_rows(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *queues, *make, *agents;
-    Py_ssize_t start;
-    if (!PyArg_ParseTuple(args, "O!OnO", &PyDict_Type, &queues, &make, &start, &agents))
-        return NULL;
-    PyObject *seq = PySequence_Fast(agents, "queue_rows: agents must be iterable");
-    if (seq == NULL) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *queue = PyDict_GetItemWithError(queues, items[i]);
-        if (queue == NULL) {
-            if (PyErr_Occurred()) goto fail;
-            queue = PyObject_CallNoArgs(make);
-            if (queue == NULL) goto fail;
-            int rc = PyDict_SetItem(queues, items[i], queue);
-            Py_DECREF(queue); /* the dict holds it */
-            if (rc < 0) goto fail;
-        }
-        PyObject *row = PyLong_FromSsize_t(start + i);
-        if (row == NULL) goto fail;
-        Py_INCREF(queue);
-        PyObject *r = PyObject_CallMethodOneArg(queue, s_append, row);
-        Py_DECREF(queue);
-        Py_DECREF(row);
-        if (r == NULL) goto fail;
-        Py_DECREF(r);
-    }
-    Py_DECREF(seq);
-    Py_RETURN_NONE;
-fail:
-    Py_DECREF(seq);
-    return NULL;
-}
-
 static PyMethodDef methods[] = {
     {"codes_extend", codes_extend, METH_VARARGS, "CodeColumn.extend in one call."},
     {"codes_extend_rows", codes_extend_rows, METH_VARARGS, "CodeColumn.extend_rows in one call."},
     {"texts_extend", texts_extend, METH_VARARGS, "TextColumn.extend in one call."},
-    {"queue_rows", queue_rows, METH_VARARGS, "New rows appended to their agents' row queues."},
     {NULL, NULL, 0, NULL},
 };
 

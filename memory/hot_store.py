@@ -108,8 +108,8 @@ class HotStore:
         """Map the rows appended from `start` (these ids and agents) into `row_of` and each
         agent's row queue."""
         self.row_of.set_many(ids, range(start, start + len(ids)))
-        if rank_kernel.COLUMNS is not None:  # the loop below, compiled (memory/_columns.c)
-            rank_kernel.COLUMNS.queue_rows(self.rows_of_agent, RowQueue, start, agent_ids)
+        if rank_kernel.ROWS is not None:  # the loop below, compiled (memory/_rows.c)
+            rank_kernel.ROWS.queue_rows(self.rows_of_agent, RowQueue, start, agent_ids)
             return
         queues = self.rows_of_agent
         for row, agent_id in enumerate(agent_ids, start):
@@ -277,6 +277,9 @@ class HotStore:
     def leaving(self, before_time: float, cap: int) -> dict[int, list[int]]:
         """Per agent, the ids (oldest first) older than `before_time` or beyond its newest
         `cap`: what `evict` drops at tick end. Nothing is dropped here."""
+        kernel = rank_kernel.ROWS  # the loop below, compiled (memory/_rows.c)
+        if kernel is not None:
+            return kernel.leaving(self.rows_of_agent, self.times, self.ids, before_time, cap)
         out: dict[int, list[int]] = {}
         times, ids = self.times, self.ids
         for agent_id, rows in self.rows_of_agent.items():

@@ -6,11 +6,11 @@ the results are the same bit for bit. `HITS` (memory/_hits.c): `memory.hits` bui
 batch's hits of hot memories from the columns in one call, equal field for field to the
 Python path. `POSTINGS` (memory/_postings.c): `SparseIndex.add` appends a write's memories
 to the agents' postings and term counts in one call, the same arrays as its Python loop.
-`COLUMNS` (memory/_columns.c): the hot tier's few-valued and text columns and its agents'
-row queues take a write's (or a tick's leavers') rows in one call each, as their loops do.
-Without a C compiler at install time the extensions are skipped and numpy and
-Python do the work. `SOCIETAS_RANK_KERNEL=0` turns all four off (benchmarks and tests compare
-the paths).
+`COLUMNS` (memory/_columns.c): the hot tier's few-valued and text columns take a write's
+(or a tick's leavers') rows in one call each, as their loops do. `ROWS` (memory/_rows.c):
+its agents' row queues get new rows, and give the rows leaving hot, in one call each.
+Without a C compiler at install time the extensions are skipped and numpy and Python do the
+work. `SOCIETAS_RANK_KERNEL=0` turns all five off (benchmarks and tests compare the paths).
 """
 
 from __future__ import annotations
@@ -48,3 +48,4 @@ KERNEL = load_kernel()
 HITS = load_kernel("_hits", warn=False)
 POSTINGS = load_kernel("_postings", warn=False)
 COLUMNS = load_kernel("_columns", warn=False)
+ROWS = load_kernel("_rows", warn=False)

@@ -22,12 +22,14 @@ pytestmark = pytest.mark.skipif(
 KERNEL = rank_kernel.COLUMNS
 
 
-def _both(monkeypatch, build):
+def _both(monkeypatch, build, kernel: str = "COLUMNS"):
     """`build()` with the kernel, then with the Python loops."""
+    built = getattr(rank_kernel, kernel)
+    assert built is not None, f"the install did not build {kernel}"
     compiled = build()
-    monkeypatch.setattr(rank_kernel, "COLUMNS", None)
+    monkeypatch.setattr(rank_kernel, kernel, None)
     python = build()
-    monkeypatch.setattr(rank_kernel, "COLUMNS", KERNEL)
+    monkeypatch.setattr(rank_kernel, kernel, built)
     return compiled, python
 
 
@@ -122,12 +124,36 @@ def test_queued_rows_as_the_loop(monkeypatch):
             start += len(agents)
         return hot
 
-    compiled, python = _both(monkeypatch, build)
+    compiled, python = _both(monkeypatch, build, "ROWS")
     assert compiled.rows_of_agent.keys() == python.rows_of_agent.keys()
     for agent, rows in python.rows_of_agent.items():
         assert type(compiled.rows_of_agent[agent]) is RowQueue
         assert compiled.rows_of_agent[agent] == rows
     assert compiled.row_of == python.row_of
+
+
+@pytest.mark.parametrize("cap", [0, 3, 10**6])
+def test_rows_leaving_as_the_loop(monkeypatch, cap):
+    """Each agent's oldest rows older than the cut or past its cap, in the queues' order: some
+    agents with none leaving, one with no rows, a NaN time (leaves, as in the loop)."""
+    rng = random.Random(cap)
+    hot = HotStore()
+    start = 0
+    for agents in ([rng.randrange(12) for _ in range(n)] for n in (40, 7, 120)):
+        ids = list(range(5_000 + start, 5_000 + start + len(agents)))
+        hot._index_rows(start, ids, agents)
+        hot.ids.extend(ids)
+        hot.times.extend(rng.random() * 100 for _ in agents)
+        start += len(agents)
+    hot.times[5] = float("nan")
+    hot.rows_of_agent[99] = RowQueue()
+    for cut in (-1.0, 30.0, 70.0, 1e9):
+        compiled, python = _both(monkeypatch, lambda cut=cut: hot.leaving(cut, cap), "ROWS")
+        assert compiled == python and list(compiled) == list(python)
+    with pytest.raises(IndexError, match="row 9999 outside"):
+        rank_kernel.ROWS.leaving({1: RowQueue([9999])}, hot.times, hot.ids, 1.0, 0)
+    with pytest.raises(ValueError, match="8-byte columns"):
+        rank_kernel.ROWS.leaving({}, hot.times, array("i", [1]), 1.0, 0)
 
 
 def test_bad_rows_and_values_fail_naming_the_problem():
