@@ -5,9 +5,12 @@
  *                                         (`make()` for an agent without one)
  *   leaving(queues, times, ids, before, cap)  HotStore.leaving: per agent the ids of its
  *                                         oldest rows older than `before` or past `cap`
+ *   evict_front(queues, leaving, times, newest)  HotStore.evict_leaving: those rows taken
+ *                                         off the queues, each agent's latest time kept
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -115,9 +118,75 @@ done:
     return out;
 }
 
+/* evict_front(queues, leaving, times, newest) -> list: HotStore.evict_leaving's loop. For
+ * each agent of `leaving` (agent -> the ids `leaving` gave), its queue's first len(ids) rows
+ * are taken off and returned (all agents' in order), and newest[agent] is raised to the
+ * latest time among them if above its value (-1.0 if none). */
+static PyObject *evict_front(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *queues, *leaving_ids, *times_obj, *newest, *agent, *gone, *out = NULL;
+    Py_ssize_t pos = 0;
+    Py_buffer t = {0}, q;
+    if (!PyArg_ParseTuple(args, "O!O!OO!", &PyDict_Type, &queues, &PyDict_Type, &leaving_ids,
+                          &times_obj, &PyDict_Type, &newest) ||
+        PyObject_GetBuffer(times_obj, &t, PyBUF_FORMAT) < 0)
+        return NULL;
+    if (t.itemsize != 8 || (out = PyList_New(0)) == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "evict_front: 8-byte times");
+        goto fail;
+    }
+    while (PyDict_Next(leaving_ids, &pos, &agent, &gone)) {
+        PyObject *queue = PyDict_GetItemWithError(queues, agent); /* borrowed */
+        Py_ssize_t n = queue == NULL ? -1 : PyObject_Length(gone);
+        if (n < 0 || PyObject_GetBuffer(queue, &q, PyBUF_FORMAT) < 0) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, agent);
+            goto fail;
+        }
+        const int64_t *rows = q.buf;
+        Py_ssize_t len = q.itemsize == 8 ? q.len / 8 : -1;
+        double latest = -INFINITY;
+        int rc = len < n ? -1 : 0;
+        for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
+            if (rows[i] < 0 || rows[i] >= t.len / 8) {
+                rc = -1;
+                break;
+            }
+            double time = ((const double *)t.buf)[rows[i]];
+            if (time > latest || i == 0) latest = time; /* max(): the first, then greater */
+            PyObject *row = PyLong_FromLongLong(rows[i]);
+            rc = row == NULL || PyList_Append(out, row) < 0 ? -1 : 0;
+            Py_XDECREF(row);
+        }
+        PyBuffer_Release(&q);
+        if (rc < 0) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "evict_front: agent's queue lacks %zd rows", n);
+            goto fail;
+        }
+        if (n == 0) continue;
+        Py_INCREF(agent); /* the dicts may change below: keep the key alive */
+        PyObject *known = PyDict_GetItemWithError(newest, agent), *value;
+        double before = known == NULL ? -1.0 : PyFloat_AsDouble(known);
+        if (!PyErr_Occurred() && latest > before) {
+            value = PyFloat_FromDouble(latest);
+            rc = value == NULL ? -1 : PyDict_SetItem(newest, agent, value);
+            Py_XDECREF(value);
+        }
+        if (!PyErr_Occurred() && rc == 0) rc = PySequence_DelSlice(queue, 0, n);
+        Py_DECREF(agent);
+        if (rc < 0 || PyErr_Occurred()) goto fail;
+    }
+    PyBuffer_Release(&t);
+    return out;
+fail:
+    Py_XDECREF(out);
+    PyBuffer_Release(&t);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"queue_rows", queue_rows, METH_VARARGS, "New rows appended to their agents' row queues."},
     {"leaving", leaving, METH_VARARGS, "HotStore.leaving's loop: each agent's ids leaving hot."},
+    {"evict_front", evict_front, METH_VARARGS, "HotStore.evict_leaving's loop: rows taken off."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -317,7 +317,10 @@ class HotStore:
         """Drop what `leaving` returned (each agent's oldest rows); returns their ids."""
         dropped: list[int] = []
         times, newest = self.times, self.newest_evicted
-        for agent_id, gone in leaving.items():
+        kernel = rank_kernel.ROWS  # the loop below, compiled (memory/_rows.c)
+        if kernel is not None:
+            dropped = kernel.evict_front(self.rows_of_agent, leaving, times, newest)
+        for agent_id, gone in leaving.items() if kernel is None else ():
             rows = self.rows_of_agent[agent_id]
             n = len(gone)
             oldest = rows[:n]  # `leaving` took each agent's oldest rows, in order

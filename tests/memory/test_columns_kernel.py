@@ -150,6 +150,20 @@ def test_rows_leaving_as_the_loop(monkeypatch, cap):
     for cut in (-1.0, 30.0, 70.0, 1e9):
         compiled, python = _both(monkeypatch, lambda cut=cut: hot.leaving(cut, cap), "ROWS")
         assert compiled == python and list(compiled) == list(python)
+
+        # Evicting them: the same rows taken off, queues left and each agent's latest time.
+        def evicted(cut=cut):
+            copy = HotStore()
+            copy.ids, copy.times = array("q", hot.ids), array("d", hot.times)
+            copy._index_rows(0, list(hot.ids), list(hot.agent_ids))
+            copy.rows_of_agent = {a: RowQueue(r) for a, r in hot.rows_of_agent.items()}
+            copy.newest_evicted = {0: 50.0, 1: float("nan")}
+            leaving = copy.leaving(cut, cap)
+            gone = copy.evict_leaving(leaving)
+            return gone, copy.rows_of_agent, copy.newest_evicted
+
+        compiled, python = _both(monkeypatch, evicted, "ROWS")
+        assert repr(compiled) == repr(python)
     with pytest.raises(IndexError, match="row 9999 outside"):
         rank_kernel.ROWS.leaving({1: RowQueue([9999])}, hot.times, hot.ids, 1.0, 0)
     with pytest.raises(ValueError, match="8-byte columns"):
