@@ -23,11 +23,18 @@ typedef struct {
 static PyTypeObject *array_type;
 static int direct_arrays; /* whether arrays lay out as ArrayHead says (checked at import) */
 
-/* `obj` as an array of `typecode` whose storage can take items directly, else NULL. */
-static ArrayHead *direct(PyObject *obj, char typecode) {
-    if (!direct_arrays || !Py_IS_TYPE(obj, array_type)) return NULL;
+/* `obj` as an array (or a subclass: the same start) whose storage can take items directly,
+ * none of its buffer exported, else NULL. */
+static ArrayHead *direct_any(PyObject *obj) {
+    if (!direct_arrays || !PyObject_TypeCheck(obj, array_type)) return NULL;
     ArrayHead *a = (ArrayHead *)obj;
-    return a->ob_descr->typecode == typecode && a->ob_exports == 0 ? a : NULL;
+    return a->ob_exports == 0 ? a : NULL;
+}
+
+/* `direct_any(obj)` if its type code is `typecode`, else NULL. */
+static ArrayHead *direct(PyObject *obj, char typecode) {
+    ArrayHead *a = direct_any(obj);
+    return a != NULL && a->ob_descr->typecode == typecode ? a : NULL;
 }
 
 /* Room for `more` (> 0) items at the end of `a`, grown as `array` grows itself; where they

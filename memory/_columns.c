@@ -25,11 +25,12 @@ static PyObject *s_code, *s_code_of, *s_codes, *s_values, *s_data, *s_ends, *s_f
 /* `array.frombytes(bytes of n items of `size` bytes at buf)`: straight into its storage
  * where the array allows it (memory/_arrays.h), else through the method. */
 static int array_append_raw(PyObject *array, const void *buf, Py_ssize_t n, Py_ssize_t size) {
-    ArrayHead *a = direct_arrays && Py_IS_TYPE(array, array_type) ? (ArrayHead *)array : NULL;
-    if (a != NULL && a->ob_descr->itemsize == size && a->ob_exports == 0) {
-        char *at = n ? grown(a, n) : NULL;
-        if (n && at == NULL) return -1;
-        if (n) memcpy(at, buf, n * size);
+    ArrayHead *a = direct_any(array);
+    if (a != NULL && a->ob_descr->itemsize == size) {
+        if (n == 0) return 0;
+        char *at = grown(a, n);
+        if (at == NULL) return -1;
+        memcpy(at, buf, n * size);
         return 0;
     }
     PyObject *bytes = PyBytes_FromStringAndSize(buf, n * size);

@@ -252,8 +252,9 @@ static PyObject *made(PyTypeObject *cls, PyObject *fields, PyObject *fields_set)
     }
     PyObject *obj = cls->tp_new(cls, empty_tuple, NULL);
     if (obj == NULL) return NULL;
-    if (PyObject_GenericSetAttr(obj, s_dict, fields) < 0 || set_slot(obj, 0, s_fields_set, fields_set) < 0 ||
-        set_slot(obj, 1, s_extra, Py_None) < 0 || set_slot(obj, 2, s_private, Py_None) < 0) {
+    if (PyObject_GenericSetAttr(obj, s_dict, fields) < 0 ||
+        set_slot(obj, 0, s_fields_set, fields_set) < 0 || set_slot(obj, 1, s_extra, Py_None) < 0 ||
+        set_slot(obj, 2, s_private, Py_None) < 0) {
         Py_DECREF(obj);
         return NULL;
     }

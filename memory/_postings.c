@@ -117,35 +117,68 @@ static int terms_count(Terms *t, PyObject *df) {
     return 0;
 }
 
-/* p.<column>.append(value) for a column of `typecode` (q, d or H). */
+/* The type codes whose items put_item stores (the others go through the arrays' methods). */
+static const char NUMBER_CODES[] = "qldfIH";
+
+/* One item of `typecode` from `v` into `at`, checked as `array` checks it; -1 on error. */
+static int put_item(char typecode, PyObject *v, char *at) {
+    if (typecode == 'd' || typecode == 'f') {
+        double x = PyFloat_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) return -1;
+        if (typecode == 'd') memcpy(at, &x, sizeof x);
+        else {
+            float f = (float)x;
+            memcpy(at, &f, sizeof f);
+        }
+        return 0;
+    }
+    PyObject *index = PyNumber_Index(v);
+    if (index == NULL) return -1;
+    int rc = 0;
+    if (typecode == 'q' || typecode == 'l') {
+        long long x = PyLong_AsLongLong(index);
+        if (x == -1 && PyErr_Occurred()) rc = -1;
+        else if (typecode == 'q') memcpy(at, &x, sizeof x);
+        else if (x < LONG_MIN || x > LONG_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "signed long is out of range");
+            rc = -1;
+        } else {
+            long l = (long)x;
+            memcpy(at, &l, sizeof l);
+        }
+    } else { /* I or H: unsigned, range-checked */
+        unsigned long long x = PyLong_AsUnsignedLongLong(index);
+        unsigned long long most = typecode == 'I' ? UINT_MAX : USHRT_MAX;
+        if (x == (unsigned long long)-1 && PyErr_Occurred()) rc = -1;
+        else if (x > most) {
+            PyErr_SetString(PyExc_OverflowError, "unsigned item is out of range");
+            rc = -1;
+        } else if (typecode == 'I') {
+            unsigned int u = (unsigned int)x;
+            memcpy(at, &u, sizeof u);
+        } else {
+            unsigned short u = (unsigned short)x;
+            memcpy(at, &u, sizeof u);
+        }
+    }
+    Py_DECREF(index);
+    return rc;
+}
+
+/* p.<column>.append(value) for a column of `typecode` (q, d or H), checked as `array`
+ * checks it (the column left as it was on a bad value). */
 static int append(PyObject *p, PyObject *column, char typecode, PyObject *value) {
     PyObject *obj = PyObject_GetAttr(p, column);
     if (obj == NULL) return -1;
     ArrayHead *a = direct(obj, typecode);
     int rc = 0;
-    if (a == NULL)
-        rc = call(obj, s_append, value);
-    else if (typecode == 'q') {
-        long long v = PyLong_AsLongLong(value);
-        char *at = v == -1 && PyErr_Occurred() ? NULL : grown(a, 1);
-        if (at == NULL) rc = -1;
-        else memcpy(at, &v, sizeof v);
-    } else if (typecode == 'd') {
-        double v = PyFloat_AsDouble(value);
-        char *at = v == -1.0 && PyErr_Occurred() ? NULL : grown(a, 1);
-        if (at == NULL) rc = -1;
-        else memcpy(at, &v, sizeof v);
-    } else { /* H: range-checked as array checks it */
-        long v = PyLong_AsLong(value);
-        if (v == -1 && PyErr_Occurred()) rc = -1;
-        else if (v < 0 || v > USHRT_MAX) {
-            PyErr_SetString(PyExc_OverflowError, "unsigned short is out of range");
+    if (a == NULL) rc = call(obj, s_append, value);
+    else {
+        Py_ssize_t size = Py_SIZE(a);
+        char *at = grown(a, 1);
+        if (at == NULL || put_item(typecode, value, at) < 0) {
+            Py_SET_SIZE(a, size);
             rc = -1;
-        } else {
-            unsigned short h = (unsigned short)v;
-            char *at = grown(a, 1);
-            if (at == NULL) rc = -1;
-            else memcpy(at, &h, sizeof h);
         }
     }
     Py_DECREF(obj);
@@ -272,51 +305,6 @@ fail_counted:
 }
 
 
-/* One item of `typecode` from `v` into `at`, checked as `array` checks it; -1 on error. */
-static int put_item(char typecode, PyObject *v, char *at) {
-    if (typecode == 'd' || typecode == 'f') {
-        double x = PyFloat_AsDouble(v);
-        if (x == -1.0 && PyErr_Occurred()) return -1;
-        if (typecode == 'd') memcpy(at, &x, sizeof x);
-        else {
-            float f = (float)x;
-            memcpy(at, &f, sizeof f);
-        }
-        return 0;
-    }
-    PyObject *index = PyNumber_Index(v);
-    if (index == NULL) return -1;
-    int rc = 0;
-    if (typecode == 'q' || typecode == 'l') {
-        long long x = PyLong_AsLongLong(index);
-        if (x == -1 && PyErr_Occurred()) rc = -1;
-        else if (typecode == 'q') memcpy(at, &x, sizeof x);
-        else if (x < LONG_MIN || x > LONG_MAX) {
-            PyErr_SetString(PyExc_OverflowError, "signed long is out of range");
-            rc = -1;
-        } else {
-            long l = (long)x;
-            memcpy(at, &l, sizeof l);
-        }
-    } else { /* I or H: unsigned, range-checked */
-        unsigned long long x = PyLong_AsUnsignedLongLong(index);
-        unsigned long long most = typecode == 'I' ? UINT_MAX : USHRT_MAX;
-        if (x == (unsigned long long)-1 && PyErr_Occurred()) rc = -1;
-        else if (x > most) {
-            PyErr_SetString(PyExc_OverflowError, "unsigned item is out of range");
-            rc = -1;
-        } else if (typecode == 'I') {
-            unsigned int u = (unsigned int)x;
-            memcpy(at, &u, sizeof u);
-        } else {
-            unsigned short u = (unsigned short)x;
-            memcpy(at, &u, sizeof u);
-        }
-    }
-    Py_DECREF(index);
-    return rc;
-}
-
 /* `values`' numbers stored at `at` as `a`'s items; the size set back to `size` plus those
  * stored before a bad one (as array.extend leaves it). */
 static int put_items(ArrayHead *a, Py_ssize_t size, char *at, PyObject *values) {
@@ -335,10 +323,8 @@ static int put_items(ArrayHead *a, Py_ssize_t size, char *at, PyObject *values) 
 /* `array` as a direct array of a type code stored here, if `values` is a list or tuple. */
 static ArrayHead *numbers_target(PyObject *array, PyObject *values) {
     if (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)) return NULL;
-    static const char codes[] = "qldfIH";
-    ArrayHead *a = NULL;
-    for (const char *c = codes; a == NULL && *c; c++) a = direct(array, *c);
-    return a;
+    ArrayHead *a = direct_any(array);
+    return a != NULL && strchr(NUMBER_CODES, a->ob_descr->typecode) ? a : NULL;
 }
 
 /* extend_numbers(array, values): array.extend(values) for a list or tuple of numbers, each
@@ -358,10 +344,9 @@ static PyObject *extend_numbers(PyObject *Py_UNUSED(self), PyObject *const *args
     Py_RETURN_NONE;
 }
 
-/* One-item arrays, one a type code stored here: a new array is a repeat of one (a single
+/* One-item arrays, one a type code of NUMBER_CODES: a new array is a repeat of one (a single
  * allocation of the exact size, as array(typecode, list) makes it). */
-static PyObject *seeds[6];
-static const char SEED_CODES[] = "qldfIH";
+static PyObject *seeds[sizeof NUMBER_CODES - 1];
 
 /* typed_array(typecode, values): array(typecode, values) for a list or tuple of numbers. */
 static PyObject *typed_array(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs) {
@@ -370,13 +355,13 @@ static PyObject *typed_array(PyObject *Py_UNUSED(self), PyObject *const *args, P
         return NULL;
     }
     Py_UCS4 code = PyUnicode_READ_CHAR(args[0], 0);
-    const char *found = code < 128 ? strchr(SEED_CODES, (int)code) : NULL;
+    const char *found = code < 128 ? strchr(NUMBER_CODES, (int)code) : NULL;
     PyObject *values = args[1];
     if (!direct_arrays || found == NULL || code == 0 ||
         (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)))
         return PyObject_CallFunctionObjArgs((PyObject *)array_type, args[0], values, NULL);
     Py_ssize_t n = PySequence_Fast_GET_SIZE(values);
-    PyObject *made = PySequence_Repeat(seeds[found - SEED_CODES], n);
+    PyObject *made = PySequence_Repeat(seeds[found - NUMBER_CODES], n);
     if (made == NULL) return NULL;
     ArrayHead *a = (ArrayHead *)made;
     if (n && put_items(a, 0, a->ob_item, values) < 0) {
@@ -407,8 +392,8 @@ PyMODINIT_FUNC PyInit__postings(void) {
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) return NULL;
     if ((direct_arrays = arrays_checked()) < 0) return NULL;
-    for (int i = 0; i < 6; i++)
-        if ((seeds[i] = PyObject_CallFunction((PyObject *)array_type, "C(i)", SEED_CODES[i], 0)) == NULL)
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        if (!(seeds[i] = PyObject_CallFunction((PyObject *)array_type, "C(i)", NUMBER_CODES[i], 0)))
             return NULL;
     return PyModule_Create(&module);
 }

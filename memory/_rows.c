@@ -37,9 +37,8 @@ static PyObject *queue_rows(PyObject *Py_UNUSED(self), PyObject *args) {
             Py_DECREF(queue); /* the dict holds it */
             if (rc < 0) goto fail;
         }
-        ArrayHead *a = direct_arrays && PyObject_TypeCheck(queue, array_type) ? (ArrayHead *)queue
-                                                                              : NULL;
-        if (a != NULL && a->ob_descr->typecode == 'q' && a->ob_exports == 0) { /* its storage */
+        ArrayHead *a = direct(queue, 'q'); /* a RowQueue: its storage */
+        if (a != NULL) {
             char *at = grown(a, 1);
             if (at == NULL) goto fail;
             int64_t row = (int64_t)(start + i);
@@ -147,6 +146,8 @@ static PyObject *evict_front(PyObject *Py_UNUSED(self), PyObject *args) {
         int rc = len < n ? -1 : 0;
         for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
             if (rows[i] < 0 || rows[i] >= t.len / 8) {
+                PyErr_Format(PyExc_IndexError, "evict_front: row %lld outside the %zd rows",
+                             (long long)rows[i], t.len / 8);
                 rc = -1;
                 break;
             }

@@ -88,8 +88,7 @@ class HotStore:
         expires: Sequence[float | None] | None = None,
     ) -> None:
         """Append one batch written at the same simulated instant."""
-        start = len(self.ids)
-        n = len(ids)
+        start, n = len(self.ids), len(ids)
         times = [time] * n if isinstance(time, int | float) else list(time)
         expiry = [math.inf if e is None else e for e in expires] if expires else [math.inf] * n
         numbers = (ids, agent_ids, [day] * n, [t] * n, times, importances, times, [0] * n)
@@ -315,20 +314,21 @@ class HotStore:
 
     def evict_leaving(self, leaving: dict[int, list[int]]) -> list[int]:
         """Drop what `leaving` returned (each agent's oldest rows); returns their ids."""
-        dropped: list[int] = []
         times, newest = self.times, self.newest_evicted
         kernel = rank_kernel.ROWS  # the loop below, compiled (memory/_rows.c)
         if kernel is not None:
-            dropped = kernel.evict_front(self.rows_of_agent, leaving, times, newest)
-        for agent_id, gone in leaving.items() if kernel is None else ():
-            rows = self.rows_of_agent[agent_id]
-            n = len(gone)
-            oldest = rows[:n]  # `leaving` took each agent's oldest rows, in order
-            del rows[:n]
-            latest = max(map(times.__getitem__, oldest))
-            if latest > newest.get(agent_id, -1.0):
-                newest[agent_id] = latest
-            dropped += oldest
+            dropped: list[int] = kernel.evict_front(self.rows_of_agent, leaving, times, newest)
+        else:
+            dropped = []
+            for agent_id, gone in leaving.items():
+                rows = self.rows_of_agent[agent_id]
+                n = len(gone)
+                oldest = rows[:n]  # `leaving` took each agent's oldest rows, in order
+                del rows[:n]
+                latest = max(map(times.__getitem__, oldest))
+                if latest > newest.get(agent_id, -1.0):
+                    newest[agent_id] = latest
+                dropped += oldest
         evicted = self._drop_rows(dropped)
         self._maybe_compact()
         return evicted

@@ -166,6 +166,8 @@ def test_rows_leaving_as_the_loop(monkeypatch, cap):
         assert repr(compiled) == repr(python)
     with pytest.raises(IndexError, match="row 9999 outside"):
         rank_kernel.ROWS.leaving({1: RowQueue([9999])}, hot.times, hot.ids, 1.0, 0)
+    with pytest.raises(IndexError, match="evict_front: row 9999 outside"):
+        rank_kernel.ROWS.evict_front({1: RowQueue([9999])}, {1: [5]}, hot.times, {})
     with pytest.raises(ValueError, match="8-byte columns"):
         rank_kernel.ROWS.leaving({}, hot.times, array("i", [1]), 1.0, 0)
 
