@@ -6,10 +6,12 @@ same seeded texts and queries on every side, the same agent count on every side.
 
 societas: one GroupMemory (BM25, Qdrant Edge shard on disk, tiering on: `end_tick` after every
 tick, counted in the wall time) driven through each agent's `AgentMemory`:
-  gather     - a tick's agents gathered, as GroupEngine runs them (the headline);
+  gather     - a tick's agents stepped concurrently by GroupEngine's own `step_window`
+               (its default window of 256 agents in flight, a task per window slot; the
+               headline);
   sequential - one agent at a time (nothing to batch);
-  phased     - a tick's adds gathered, then its searches, then its status calls (this gives
-               adds/s and searches/s separately; same per-agent API).
+  phased     - a tick's adds stepped so, then its searches, then its status calls (this
+               gives adds/s and searches/s separately; same per-agent API).
 naive (baseline): per-agent Python lists + a numpy sparse dot over the same BM25 vectors.
 agentsociety (baseline): AgentSociety's design, two in-memory Qdrant clients per agent, one
 text embedded per call (_memory_baselines).
@@ -52,6 +54,7 @@ MODES = ("gather", "sequential", "phased")
 
 async def run_societas(agents: int, memories: int, mode: str) -> dict:
     """The workload through each agent's memory API, in one of MODES."""
+    from societas.agents.runtime.stepping import AGENTS_IN_FLIGHT, step_window
     from societas.memory import GroupMemory, GroupMemoryConfig
     from societas.memory.embedding import EmbeddingConfig, build_embedder
 
@@ -104,14 +107,14 @@ async def run_societas(agents: int, memories: int, mode: str) -> dict:
             at[0] = tick * agents
             turns = tick_plan(rng, agents)
             if mode == "gather":
-                await asyncio.gather(*(whole(t) for t in turns))
+                await step_window(turns, whole, AGENTS_IN_FLIGHT)
             elif mode == "sequential":
                 for t in turns:
                     await whole(t)
             else:
                 for name, phase in (("add", add), ("search", search), ("kv", status)):
                     t0 = time.perf_counter()
-                    await asyncio.gather(*(phase(t) for t in turns))
+                    await step_window(turns, phase, AGENTS_IN_FLIGHT)
                     if name == "add":  # adds return at once, queued: their write is an add's
                         await group.sync_writes()
                     timers[name] += time.perf_counter() - t0

@@ -14,7 +14,6 @@ the agents' own RNGs, so it does not depend on how agents are split into groups.
 
 from __future__ import annotations
 
-import asyncio
 import random
 from typing import TYPE_CHECKING
 
@@ -36,6 +35,7 @@ from societas.agents.cognition.relationships import (
     stance_agreement,
 )
 from societas.agents.runtime.protocol import DialogueLine, TurnReply, TurnRequest
+from societas.agents.runtime.stepping import run_all
 
 if TYPE_CHECKING:
     from societas.agents.runtime.engine import GroupEngine
@@ -89,7 +89,7 @@ class ConversationHost:
     async def round(self, requests: list[TurnRequest]) -> list[TurnReply]:
         """Answer one sub-round's requests concurrently, then store their memories."""
         ordered = sorted(requests, key=TurnRequest.sort_key)
-        replies = await asyncio.gather(*(self._one(r) for r in ordered))
+        replies = await run_all([self._one(r) for r in ordered])
         self.rounds += 1
         tick = ordered[0].tick if ordered else 0
         await self.engine.flush_memories(tick * 64 + self.rounds)

@@ -11,13 +11,29 @@ agent. With `in_flight` at least the group's size it is the gather of before. Me
 are taken in stepping order; with the rules policy a run's Parquet results came out byte for
 byte the same with 8, 256 or all agents in flight (600 agents, 48 ticks; a test compares 3
 with 30), and reruns with the same value replay byte for byte.
+
+`run_all` runs the workers (and any coroutines) as tasks without `asyncio.gather`'s
+per-child bookkeeping: gather adds a Python done-callback to each child and runs it through
+the loop's ready queue (a handle made and run a child), then fills its own result list; here
+the caller awaits the tasks in order, suspending only on one not yet done. In the memory
+benchmark's gathered tick (300 agents) that is ~4 % fewer instructions a turn (callgrind:
+423 k -> 404 k at 300 x 60). A failure cancels the tasks still running, waits for them, and
+raises the first failure in task order (gather raises the first in time and leaves the
+others running): nothing of a failed tick keeps writing behind the caller's back.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from typing import Any
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from societas.memory.running_loop import running_loop
+
+T = TypeVar("T")
+Item = TypeVar("Item")
+log = logging.getLogger(__name__)
 
 AGENTS_IN_FLIGHT = 256  # per group; `cluster.agents_in_flight` in a scenario
 
@@ -36,10 +52,51 @@ def checked_in_flight(value: Any, cluster: Mapping[str, Any] | None = None) -> i
 
 async def step_agents(contexts: Sequence[Any], in_flight: int) -> None:
     """Step every context's agent once, at most `in_flight` at a time, in order."""
-    queue = iter(contexts)
+    await step_window(contexts, _step_agent, in_flight)
+
+
+def _step_agent(ctx: Any) -> Awaitable[None]:
+    """One agent's step in its context."""
+    return ctx.agent.step(ctx)
+
+
+async def step_window(
+    items: Sequence[Item], step: Callable[[Item], Awaitable[None]], in_flight: int
+) -> None:
+    """Await `step(item)` for every item, at most `in_flight` at a time, started in order."""
+    queue = iter(items)
 
     async def worker() -> None:
-        for ctx in queue:
-            await ctx.agent.step(ctx)
+        for item in queue:
+            await step(item)
 
-    await asyncio.gather(*(worker() for _ in range(min(in_flight, len(contexts)))))
+    await run_all([worker() for _ in range(min(in_flight, len(items)))])
+
+
+async def run_all(coros: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run the coroutines concurrently, a task each, and return their results in order.
+
+    If one fails (or the caller is cancelled) the tasks still running are cancelled and
+    awaited, then the first failure in task order is raised; other failures are logged."""
+    loop, task = running_loop(), asyncio.Task
+    tasks = [task(coro, loop=loop) for coro in coros]
+    try:
+        return [await each for each in tasks]
+    except BaseException as failure:
+        await _cancel_and_wait(tasks, failure)
+        raise
+
+
+async def _cancel_and_wait(tasks: list[asyncio.Task[Any]], raised: BaseException) -> None:
+    """Cancel the tasks not done, wait until all are, and log failures besides `raised`."""
+    running = [each for each in tasks if not each.done()]
+    for each in running:
+        each.cancel()
+    if running:
+        await asyncio.wait(running)
+    for each in tasks:
+        if each.cancelled():
+            continue
+        error = each.exception()  # retrieved: asyncio does not report it again
+        if error is not None and error is not raised:
+            log.error("a concurrent step failed too: %r", error, exc_info=error)

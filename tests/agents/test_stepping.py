@@ -7,7 +7,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from societas.agents.runtime.stepping import AGENTS_IN_FLIGHT, checked_in_flight, step_agents
+from societas.agents.runtime.stepping import (
+    AGENTS_IN_FLIGHT,
+    checked_in_flight,
+    run_all,
+    step_agents,
+    step_window,
+)
 from societas.cluster.cluster_config import ClusterConfig
 
 
@@ -62,3 +68,83 @@ def test_engine_takes_the_window_from_the_runtime_or_the_scenario(tmp_path) -> N
     assert GroupEngine(sc, 0, list(range(10)), tmp_path, agents_in_flight=9).in_flight == 9
     plain = scenario("town", agents={"count": 10})
     assert GroupEngine(plain, 0, list(range(10)), tmp_path).in_flight == AGENTS_IN_FLIGHT
+
+
+async def _after(turns: int, value: object, fail: bool = False) -> object:
+    """`value` after `turns` loop turns (or a ValueError naming it)."""
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    if fail:
+        raise ValueError(f"step {value} failed")
+    return value
+
+
+def test_run_all_returns_results_in_order_whatever_order_they_finish() -> None:
+    turns = [5, 0, 3, 1, 4]
+    got = asyncio.run(run_all([_after(n, f"r{i}") for i, n in enumerate(turns)]))
+    assert got == ["r0", "r1", "r2", "r3", "r4"]
+    assert asyncio.run(run_all([])) == []
+
+
+def test_a_failure_cancels_the_rest_waits_for_them_and_raises_the_first_in_order(caplog) -> None:
+    finished: list[int] = []
+    cancelled: list[int] = []
+
+    async def step(i: int, turns: int, fail: bool = False) -> int:
+        try:
+            await _after(turns, i, fail)
+        except asyncio.CancelledError:
+            cancelled.append(i)
+            raise
+        finished.append(i)
+        return i
+
+    async def main() -> None:
+        # 3 fails first in time, 1 first in order; 4 and 5 are still running then
+        coros = [step(0, 2), step(1, 6, True), step(2, 1), step(3, 0, True), step(4, 50)]
+        coros.append(step(5, 80))
+        with pytest.raises(ValueError, match="step 1 failed"):
+            await run_all(coros)
+        assert not [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+
+    with caplog.at_level("ERROR"):
+        asyncio.run(main())
+    assert sorted(finished) == [0, 2] and sorted(cancelled) == [4, 5]
+    assert "step 3 failed" in caplog.text and "step 1 failed" not in caplog.text
+
+
+def test_cancelling_the_caller_cancels_every_task() -> None:
+    cancelled: list[int] = []
+
+    async def step(i: int) -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.append(i)
+            raise
+
+    async def main() -> None:
+        outer = asyncio.ensure_future(run_all([step(i) for i in range(4)]))
+        await asyncio.sleep(0.01)
+        outer.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await outer
+        assert not [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+
+    asyncio.run(main())
+    assert sorted(cancelled) == [0, 1, 2, 3]
+
+
+def test_a_failed_step_stops_the_window_no_later_item_starts() -> None:
+    started: list[int] = []
+
+    async def step(i: int) -> None:
+        started.append(i)
+        await _after(i % 2 + 1, i, fail=i == 3)
+
+    async def main() -> None:
+        with pytest.raises(ValueError, match="step 3 failed"):
+            await step_window(list(range(20)), step, 2)
+
+    asyncio.run(main())
+    assert started == sorted(started) and 3 in started and len(started) < 8
