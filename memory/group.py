@@ -35,6 +35,7 @@ from societas.memory.group_search import GroupSearch
 from societas.memory.group_state import GroupState
 from societas.memory.heap import arrow_on_system_allocator, map_large_blocks
 from societas.memory.hot_store import HotStore
+from societas.memory.id_map import IdMap
 from societas.memory.kv_columns import AgentSlots, IntColumn, KVColumn
 from societas.memory.kv_index import KVDeferredStore, KVIndex
 from societas.memory.policies import default_summary
@@ -178,6 +179,11 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     @property
     def agent_ids(self) -> list[int]:
         return sorted(self._agents)
+
+    @property
+    def unsent(self) -> IdMap | None:
+        """Memories not in the vector engine yet (deferred writes), else None."""
+        return None if self.deferred is None else self.deferred.pending
 
     def require_agent(self, agent_id: int) -> None:
         """KeyError naming `agent_id` if this group does not own it."""

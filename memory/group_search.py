@@ -120,7 +120,10 @@ class GroupSearch:
                     self.access_log.log(now, "read", [(h.agent_id, h.id) for h in hits], r.query)
             # Reads counted in RAM; written to the store in batches at tick end (no per-hit write).
             self.access.record(
-                [h.id for hits in results for h in hits if h.tier != "cold"], now, self.hot
+                [h.id for hits in results for h in hits if h.tier != "cold"],
+                now,
+                self.hot,
+                self.unsent,
             )
             candidates = scored = exhaustive = 0
             for job in jobs.values():

@@ -102,7 +102,7 @@ def _association(group: GroupMemory, memory_id: int, links: Iterable[int]) -> fl
 async def importance_pass(group: GroupMemory) -> dict[str, int]:
     """Recompute the importance of every hot and warm memory (see module doc)."""
     policy = group.config.policies.importance
-    await group.access.flush(group.store, group.hot)  # read counts into the store
+    await group.access.flush(group.store, group.hot, unsent=group.unsent)  # counts into the store
     await group.boosts.flush(group)
     now, hot = group.clock.abs_seconds, group.hot
     items: list[tuple[int, dict[str, Any]]] = []  # id, fields

@@ -76,7 +76,7 @@ async def search_plain(
         counts.append(len(found))
         candidates += n
     results = await group._hits_from(ids, scores, counts, {})  # hot, warm in RAM, engine
-    group.access.record([h.id for hits in results for h in hits], now, group.hot)
+    group.access.record([h.id for hits in results for h in hits], now, group.hot, group.unsent)
     counters = group.counters
     counters["searches"] += len(requests)
     counters["retrieval_candidates"] += candidates

@@ -299,7 +299,7 @@ async def _run_policies(group: GroupMemory) -> dict[str, int]:
     ):
         out["consolidated_groups"] = await consolidation_pass(group)
     if group.profiles.due_forgetting(group.ticks_since_policies):  # per-agent profiles
-        await group.access.flush(group.store, group.hot)  # the pass reads access counts
+        await group.access.flush(group.store, group.hot, unsent=group.unsent)  # the pass reads them
         await group.boosts.flush(group)
         out.update(await forgetting_pass(group))
     out.update(await run_policies(group, group.ticks_since_policies))

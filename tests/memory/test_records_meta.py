@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pyarrow.parquet as pq
 import pytest
 from pydantic import ValidationError
@@ -167,8 +169,13 @@ async def test_access_counts_batched_and_survive_a_checkpoint(group_factory, bac
     assert "access_count" not in stored.get(new, {})  # hot: not written (or not yet at all)
     (rec_old,) = await s.get_by_ids(old)
     assert rec_old.access_count == 3
-    await group.access.flush(group.store, group.hot)  # what a forgetting/importance pass does
-    assert [c[0] for c in calls] == [[old, new], [old, new]]  # one write per distinct value
+    # what a forgetting/importance pass does
+    await group.access.flush(group.store, group.hot, unsent=group.unsent)
+    # one write per distinct value; a hot memory not yet in the engine (deferred writes) has
+    # its reads in its columns only, written with it
+    written = [old] if group.deferred is not None else [old, new]
+    assert [c[0] for c in calls] == [written, written]
+    assert (await group.store.retrieve([new]))[new]["access_count"] == 3
     assert (await engine.retrieve([old]))[old]["access_count"] == 3
     group.store.set_payload = real  # type: ignore[method-assign]
     await s.search("market bread", top_k=1)  # one more read of `old`, not yet flushed
@@ -179,6 +186,56 @@ async def test_access_counts_batched_and_survive_a_checkpoint(group_factory, bac
     assert new in restored.hot and restored.hot.record(new).access_count == 3
     await group.close()
     await restored.close()
+
+
+async def test_reads_after_a_count_flush_reach_the_engine_with_the_memory(group_factory):
+    """A hot memory not yet in the engine, read before and after a count flush (what a
+    forgetting or importance pass does), reaches the engine with every read: no count
+    written at the flush stands in for its columns' later one."""
+    group = group_factory("edge", tiers=_tiers(hot_cap_per_agent=1, warm_in_ram=False))
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    memory_id = await s.add("event", "the ferry leaves at dawn")
+    for _ in range(3):
+        await s.search("ferry dawn", top_k=1)
+    await group.access.flush(group.store, group.hot, unsent=group.unsent)  # as a pass does
+    assert memory_id not in group.access.pending
+    for _ in range(2):
+        await s.search("ferry dawn", top_k=1)
+    assert group.hot.access_count(memory_id) == 5
+    await s.add("event", "a gull on the pier")  # hot cap 1: the ferry leaves hot, written
+    await group.end_tick()
+    assert memory_id not in group.hot and memory_id not in group.deferred.pending
+    engine = group.store.inner
+    assert (await engine.retrieve([memory_id]))[memory_id]["access_count"] == 5
+    (record,) = await s.get_by_ids(memory_id)
+    assert record.access_count == 5
+    await group.close()
+
+
+async def test_a_batch_of_reads_leaves_hot_unsent_memories_out_of_the_ledger(group_factory):
+    """A gathered tick's searches (a batch of hits): reads of hot memories not yet in the
+    engine count in their columns only; reads of a memory the engine holds, in the ledger."""
+    group = group_factory("edge", tiers=_tiers(hot_cap_per_agent=2, warm_in_ram=False))
+    agents = list(range(1, 11))
+    await group.add_agents({a: {} for a in agents})
+    for a in agents:
+        await group.agent(a).stream.add("event", f"agent {a} saw the old lighthouse")
+        await group.agent(a).stream.add("event", f"agent {a} bought lamp oil")
+        await group.agent(a).stream.add("event", f"agent {a} mended a lamp")
+    await group.end_tick()  # each agent's oldest left hot: in the engine now
+    hits = await asyncio.gather(
+        *(group.agent(a).stream.search("lighthouse lamp oil", top_k=3) for a in agents)
+    )
+    read = [h.id for found in hits for h in found]
+    assert len(read) == 30  # one batch: the searches were gathered
+    in_engine = [i for i in read if i not in group.hot]
+    assert len(in_engine) == 10 and all(i not in group.unsent for i in in_engine)
+    assert sorted(group.access.pending) == sorted(in_engine)  # the hot ones: columns only
+    for i in read:
+        if i in group.hot:
+            assert group.hot.access_count(i) == 1
+    await group.close()
 
 
 async def test_cold_parts_without_the_new_columns_load_with_defaults(group_factory):
