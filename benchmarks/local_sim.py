@@ -1,7 +1,7 @@
 """Engine throughput of a whole scenario in one process: `town`, provider `rules` (a
 deterministic offline policy, not a language model), memory on the `edge` backend.
 
-societas: one GroupEngine steps all A agents concurrently under asyncio.gather, so their
+societas: one GroupEngine steps its A agents concurrently (up to 256 in flight), so their
 memory searches/adds and LLM calls coalesce into one batch per event-loop turn, and hot state
 goes back to KV memory in one batched write per tick.
 Baseline, same run, same workload and seed: the agents step one after another
