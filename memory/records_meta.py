@@ -223,7 +223,8 @@ class AccessLedger:
         if not self.pending:
             return 0
         if unsent is not None:
-            self.forget([i for i in self.pending if i in hot and i in unsent])
+            ids = np.fromiter(self.pending, np.int64, len(self.pending))
+            self.forget(ids[_hot_and_unsent(ids, hot, unsent)].tolist())
         ids = sorted(i for i in self.pending if with_hot or i not in hot)
         warm_only = [i for i in ids if i not in hot]
         stored = await store.retrieve(warm_only) if warm_only else {}
@@ -250,5 +251,9 @@ class AccessLedger:
 def _held_by_store(ids: list[int], hot: HotStore, unsent: IdMap) -> list[int]:
     """Those of `ids` that are not hot memories still unsent, in order (numpy passes)."""
     wanted = np.array(ids, np.int64)
-    kept = ~(unsent.contains_array(wanted) & hot.row_of.contains_array(wanted))
-    return wanted[kept].tolist()
+    return wanted[~_hot_and_unsent(wanted, hot, unsent)].tolist()
+
+
+def _hot_and_unsent(ids: np.ndarray, hot: HotStore, unsent: IdMap) -> np.ndarray:
+    """Whether each id (int64) is a hot memory not yet in the vector engine."""
+    return unsent.contains_array(ids) & hot.row_of.contains_array(ids)
