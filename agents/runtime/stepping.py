@@ -17,7 +17,7 @@ per-child bookkeeping: gather adds a Python done-callback to each child and runs
 the loop's ready queue (a handle made and run a child), then fills its own result list; here
 the caller awaits the tasks in order, suspending only on one not yet done. In the memory
 benchmark's gathered tick (300 agents) that is ~4 % fewer instructions a turn (callgrind:
-423 k -> 404 k at 300 x 60). A failure cancels the tasks still running, waits for them, and
+423 k -> 401 k at 300 x 60). A failure cancels the tasks still running, waits for them, and
 raises the first failure in task order (gather raises the first in time and leaves the
 others running): nothing of a failed tick keeps writing behind the caller's back.
 """
