@@ -223,8 +223,8 @@ class AccessLedger:
         if not self.pending:
             return 0
         if unsent is not None:
-            ids = np.fromiter(self.pending, np.int64, len(self.pending))
-            self.forget(ids[_hot_and_unsent(ids, hot, unsent)].tolist())
+            counted = np.fromiter(self.pending, np.int64, len(self.pending))
+            self.forget(counted[_hot_and_unsent(counted, hot, unsent)].tolist())
         ids = sorted(i for i in self.pending if with_hot or i not in hot)
         warm_only = [i for i in ids if i not in hot]
         stored = await store.retrieve(warm_only) if warm_only else {}

@@ -93,7 +93,7 @@ class ConversationHost:
         self.rounds += 1
         tick = ordered[0].tick if ordered else 0
         await self.engine.flush_memories(tick * 64 + self.rounds)
-        return list(replies)
+        return replies
 
     def _context(self, agent: Agent, tick: int) -> AgentContext:
         eng = self.engine
