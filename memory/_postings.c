@@ -7,8 +7,8 @@
  * sorted and each distinct term's count raised once, in the end, also when a row failed).
  * The same arrays end up with the same values (tests/memory/test_ram_index.py compares the
  * two paths). Where the layout check at import passes, rows go straight into the arrays'
- * storage, grown by `array`'s own rule; else (and for an array exporting its buffer, or a
- * vector that is not an array of the column's type) through the arrays' methods.
+ * storage, grown by a quarter again (`_arrays.h`); else (and for an array exporting its
+ * buffer, or a vector that is not an array of the column's type) through the arrays' methods.
  *
  *   add(agents, cls, ids, agent_ids, times, importances, topics, topic_of, new_topic,
  *       vectors, df) -> list

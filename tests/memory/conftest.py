@@ -59,3 +59,22 @@ def writes_failing(*stores) -> Iterator[None]:
     finally:
         for store, upsert in zip(stores, real, strict=True):
             store.upsert = upsert
+
+
+def quarter_rule(appends: list[int]) -> list[int]:
+    """Items allocated after each of these appends (item counts) to an empty array under
+    memory/_arrays.h's rule (a quarter again, plus 3 items while under 8, else 7)."""
+    size = allocated = 0
+    out = []
+    for more in appends:
+        need = size + more
+        if more and need > allocated:
+            allocated = need + (need >> 2) + (3 if size < 8 else 7)
+        size = need
+        out.append(allocated)
+    return out
+
+
+def allocated_items(values) -> int:
+    """Items an `array` has room for (from its `__sizeof__`)."""
+    return (values.__sizeof__() - type(values)(values.typecode).__sizeof__()) // values.itemsize

@@ -16,6 +16,8 @@ from societas.memory.hot_store import HotStore
 from societas.memory.id_map import RowQueue
 from societas.memory.text_column import TextColumn
 
+from .conftest import allocated_items, quarter_rule
+
 pytestmark = pytest.mark.skipif(
     rank_kernel.COLUMNS is None, reason="kernel not built, or off (SOCIETAS_RANK_KERNEL=0)"
 )
@@ -186,19 +188,21 @@ def test_bad_rows_and_values_fail_naming_the_problem():
         CodeColumn().extend([["unhashable"]])
 
 
-def test_appends_grow_as_frombytes_and_respect_exported_buffers():
-    """Codes and text ends go straight into the arrays' storage, grown by array's own rule:
-    the same allocated sizes as `frombytes` of each call's items leaves; an array exporting
-    its buffer refuses the append with BufferError, as `frombytes` does, unchanged."""
+def test_appends_grow_by_a_quarter_and_respect_exported_buffers():
+    """Codes and text ends go straight into the arrays' storage, grown by a quarter again
+    (memory/_arrays.h; `frombytes` grows by a sixteenth): the allocations that rule gives
+    after each call; an array exporting its buffer refuses the append with BufferError, as
+    `frombytes` does, unchanged."""
     codes, texts = CodeColumn(), TextColumn()
-    codes_like, ends_like = array("H"), array("q", texts._ends)
+    batches = [n % 5 for n in range(1, 200)], [n % 3 for n in range(1, 200)]
+    code_sizes, end_sizes = [], []
     for n in range(1, 200):
         KERNEL.codes_extend(codes, [f"v{n % 7}"] * (n % 5))
-        codes_like.frombytes(bytes(2 * (n % 5)))
         KERNEL.texts_extend(texts, [f"text {n}"] * (n % 3))
-        ends_like.frombytes(bytes(8 * (n % 3)))
-        assert codes.codes.__sizeof__() == codes_like.__sizeof__()
-        assert texts._ends.__sizeof__() == ends_like.__sizeof__()
+        code_sizes.append(allocated_items(codes.codes))
+        end_sizes.append(allocated_items(texts._ends))
+    assert code_sizes == quarter_rule(batches[0])
+    assert end_sizes == quarter_rule(batches[1])
     column = CodeColumn()
     column.extend(["a", "b"])
     view = memoryview(column.codes)

@@ -16,6 +16,8 @@ from societas.memory.sparse_index import AgentPostings
 from societas.memory.vectorstores.base import PointFilter, VectorQuery
 from societas.memory.vectorstores.edge import EdgeVectorStore
 
+from .conftest import allocated_items, quarter_rule
+
 WORDS = (
     "storm river market apples school bridge shelter radio coffee bus train fire doctor "
     "garden festival rumour bakery harbour church library hospital teacher nurse mayor"
@@ -344,8 +346,8 @@ def test_compiled_appends_equal_the_python_loop(seed, monkeypatch):
 
 def test_compiled_appends_fail_as_the_python_loop(monkeypatch):
     """An agent's postings exporting their buffer (a live memoryview) refuse the append in
-    both paths with BufferError, and the rows before it keep their terms counted; the arrays
-    grow as `array` grows itself (same allocation rule: the same sizes after many appends)."""
+    both paths with BufferError, and the rows before it keep their terms counted; both paths
+    hold the same values after many appends."""
     from societas.memory.embedding.base import SparseVector
     from societas.memory.sparse_index import SparseIndex
 
@@ -364,7 +366,7 @@ def test_compiled_appends_fail_as_the_python_loop(monkeypatch):
                       [vec(4, 9), vec(4, 8), vec(1)])  # fmt: skip
         view.release()
         after_failure = dict(index.df)
-        for n in range(300):  # long runs of appends: the arrays' sizes as array's own rule
+        for n in range(300):  # long runs of appends
             index.add([100 + n], [1], [float(n)], [0.5], ["plan"], [vec(n, n + 1, 7)])
         columns = {
             a: [getattr(p, f) for f in AgentPostings.__slots__] for a, p in index.agents.items()
@@ -373,10 +375,29 @@ def test_compiled_appends_fail_as_the_python_loop(monkeypatch):
             after_failure,
             dict(index.df),
             {a: [c.tolist() for c in cs] for a, cs in columns.items()},
-            {a: [c.__sizeof__() for c in cs] for a, cs in columns.items()},  # allocated sizes
         )
     assert states[True] == states[False]
     assert states[True][0] == {4: 2, 8: 1, 9: 1}  # agent 1's row counted, not 2's or 3's
+
+
+def test_compiled_postings_grow_by_a_quarter():
+    """Rows go straight into the arrays' storage, grown by a quarter again (memory/_arrays.h),
+    not by `array`'s own sixteenth: 300 rows of 3 terms take the terms array through 16
+    allocations, not 34, and leave at most a quarter of its items (plus 7) as headroom."""
+    from societas.memory.embedding.base import SparseVector
+    from societas.memory.sparse_index import SparseIndex
+
+    index = SparseIndex()
+    ids, terms = [], []
+    for n in range(300):
+        vector = SparseVector.of([n, n + 1, 7], [0.5] * 3)
+        index.add([100 + n], [1], [float(n)], [0.5], ["plan"], [vector])
+        p = index.agents[1]
+        ids.append(allocated_items(p.ids))
+        terms.append(allocated_items(p.terms))
+    assert ids == quarter_rule([1] * 300)
+    assert terms == quarter_rule([3] * 300)
+    assert len(set(terms)) == 16 and terms[-1] - 900 <= 900 // 4 + 7
 
 
 @pytest.mark.parametrize("weights", [{}, {"recency_weight": 0.7, "importance_weight": 1.3}])
