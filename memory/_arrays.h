@@ -1,13 +1,16 @@
 /* Typed arrays (`array.array`) appended to in C, straight into their storage: the start of
  * CPython's array object and of its type descriptor (Modules/arraymodule.c, 3.8 to 3.13), as
- * far as appends need them. Included by the kernels that append (_postings.c, _columns.c);
+ * far as appends need them, and numbers stored as their items with `array`'s checks.
+ * Included by the kernels that append (_postings.c, _columns.c, _rows.c);
  * each checks the layout once at import (`arrays_checked`) and otherwise calls the arrays'
  * own methods. Storage grows by a quarter again (`grown`), not by `array`'s own sixteenth. */
 #ifndef SOCIETAS_ARRAYS_H
 #define SOCIETAS_ARRAYS_H
 
 #include <Python.h>
+#include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct {
     char typecode;
@@ -84,6 +87,76 @@ static int arrays_checked(void) {
     }
     Py_DECREF(made);
     return ok;
+}
+
+/* The type codes whose items put_item stores (the others go through the arrays' methods). */
+static const char NUMBER_CODES[] = "qldfIH";
+
+/* One item of `typecode` from `v` into `at`, checked as `array` checks it; -1 on error. */
+static inline int put_item(char typecode, PyObject *v, char *at) {
+    if (typecode == 'd' || typecode == 'f') {
+        double x = PyFloat_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) return -1;
+        if (typecode == 'd') memcpy(at, &x, sizeof x);
+        else {
+            float f = (float)x;
+            memcpy(at, &f, sizeof f);
+        }
+        return 0;
+    }
+    PyObject *index = PyNumber_Index(v);
+    if (index == NULL) return -1;
+    int rc = 0;
+    if (typecode == 'q' || typecode == 'l') {
+        long long x = PyLong_AsLongLong(index);
+        if (x == -1 && PyErr_Occurred()) rc = -1;
+        else if (typecode == 'q') memcpy(at, &x, sizeof x);
+        else if (x < LONG_MIN || x > LONG_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "signed long is out of range");
+            rc = -1;
+        } else {
+            long l = (long)x;
+            memcpy(at, &l, sizeof l);
+        }
+    } else { /* I or H: unsigned, range-checked */
+        unsigned long long x = PyLong_AsUnsignedLongLong(index);
+        unsigned long long most = typecode == 'I' ? UINT_MAX : USHRT_MAX;
+        if (x == (unsigned long long)-1 && PyErr_Occurred()) rc = -1;
+        else if (x > most) {
+            PyErr_SetString(PyExc_OverflowError, "unsigned item is out of range");
+            rc = -1;
+        } else if (typecode == 'I') {
+            unsigned int u = (unsigned int)x;
+            memcpy(at, &u, sizeof u);
+        } else {
+            unsigned short u = (unsigned short)x;
+            memcpy(at, &u, sizeof u);
+        }
+    }
+    Py_DECREF(index);
+    return rc;
+}
+
+/* `values`' numbers stored at `at` as `a`'s items; the size set back to `size` plus those
+ * stored before a bad one (as array.extend leaves it). */
+static inline int put_items(ArrayHead *a, Py_ssize_t size, char *at, PyObject *values) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(values);
+    PyObject **items = PySequence_Fast_ITEMS(values);
+    char typecode = a->ob_descr->typecode;
+    int itemsize = a->ob_descr->itemsize;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (put_item(typecode, items[i], at + i * itemsize) < 0) {
+            Py_SET_SIZE(a, size + i);
+            return -1;
+        }
+    return 0;
+}
+
+/* `array` as a direct array of a type code stored here, if `values` is a list or tuple. */
+static inline ArrayHead *numbers_target(PyObject *array, PyObject *values) {
+    if (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)) return NULL;
+    ArrayHead *a = direct_any(array);
+    return a != NULL && strchr(NUMBER_CODES, a->ob_descr->typecode) ? a : NULL;
 }
 
 #endif

@@ -23,6 +23,8 @@
  *   extend_numbers(array, values)  array.extend(values), a list or tuple of numbers put
  *                into the storage in C (typecodes q l d f I H; others: the method)
  *   typed_array(typecode, values)  array(typecode, values) the same way
+ *   extend_each(obj, names, n, columns)  extend_numbers of each obj.<name>, a number standing
+ *                for n of itself (the hot tier's numeric columns in one call)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -115,54 +117,6 @@ static int terms_count(Terms *t, PyObject *df) {
         if (rc < 0) return -1;
     }
     return 0;
-}
-
-/* The type codes whose items put_item stores (the others go through the arrays' methods). */
-static const char NUMBER_CODES[] = "qldfIH";
-
-/* One item of `typecode` from `v` into `at`, checked as `array` checks it; -1 on error. */
-static int put_item(char typecode, PyObject *v, char *at) {
-    if (typecode == 'd' || typecode == 'f') {
-        double x = PyFloat_AsDouble(v);
-        if (x == -1.0 && PyErr_Occurred()) return -1;
-        if (typecode == 'd') memcpy(at, &x, sizeof x);
-        else {
-            float f = (float)x;
-            memcpy(at, &f, sizeof f);
-        }
-        return 0;
-    }
-    PyObject *index = PyNumber_Index(v);
-    if (index == NULL) return -1;
-    int rc = 0;
-    if (typecode == 'q' || typecode == 'l') {
-        long long x = PyLong_AsLongLong(index);
-        if (x == -1 && PyErr_Occurred()) rc = -1;
-        else if (typecode == 'q') memcpy(at, &x, sizeof x);
-        else if (x < LONG_MIN || x > LONG_MAX) {
-            PyErr_SetString(PyExc_OverflowError, "signed long is out of range");
-            rc = -1;
-        } else {
-            long l = (long)x;
-            memcpy(at, &l, sizeof l);
-        }
-    } else { /* I or H: unsigned, range-checked */
-        unsigned long long x = PyLong_AsUnsignedLongLong(index);
-        unsigned long long most = typecode == 'I' ? UINT_MAX : USHRT_MAX;
-        if (x == (unsigned long long)-1 && PyErr_Occurred()) rc = -1;
-        else if (x > most) {
-            PyErr_SetString(PyExc_OverflowError, "unsigned item is out of range");
-            rc = -1;
-        } else if (typecode == 'I') {
-            unsigned int u = (unsigned int)x;
-            memcpy(at, &u, sizeof u);
-        } else {
-            unsigned short u = (unsigned short)x;
-            memcpy(at, &u, sizeof u);
-        }
-    }
-    Py_DECREF(index);
-    return rc;
 }
 
 /* p.<column>.append(value) for a column of `typecode` (q, d or H), checked as `array`
@@ -305,28 +259,6 @@ fail_counted:
 }
 
 
-/* `values`' numbers stored at `at` as `a`'s items; the size set back to `size` plus those
- * stored before a bad one (as array.extend leaves it). */
-static int put_items(ArrayHead *a, Py_ssize_t size, char *at, PyObject *values) {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(values);
-    PyObject **items = PySequence_Fast_ITEMS(values);
-    char typecode = a->ob_descr->typecode;
-    int itemsize = a->ob_descr->itemsize;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (put_item(typecode, items[i], at + i * itemsize) < 0) {
-            Py_SET_SIZE(a, size + i);
-            return -1;
-        }
-    return 0;
-}
-
-/* `array` as a direct array of a type code stored here, if `values` is a list or tuple. */
-static ArrayHead *numbers_target(PyObject *array, PyObject *values) {
-    if (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)) return NULL;
-    ArrayHead *a = direct_any(array);
-    return a != NULL && strchr(NUMBER_CODES, a->ob_descr->typecode) ? a : NULL;
-}
-
 /* extend_numbers(array, values): array.extend(values) for a list or tuple of numbers, each
  * checked and stored in C (the array's own extend parses each item through a format
  * string); on a bad item the items before it stay appended, as with array.extend. */
@@ -341,6 +273,50 @@ static PyObject *extend_numbers(PyObject *Py_UNUSED(self), PyObject *const *args
     if (n == 0) Py_RETURN_NONE;
     char *at = grown(a, n);
     if (at == NULL || put_items(a, size, at, args[1]) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* extend_each(obj, names, n, columns): for each name, obj.<name>.extend(column), a column a
+ * sequence of n numbers or one number (int, float, or not a sequence) standing for n of
+ * itself (HotStore.append_many: its ten numeric columns in one call). Stored as extend_numbers stores them; a column that is
+ * not a direct array takes its `extend`; on an error the columns before stay extended. */
+static PyObject *extend_each(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t n = nargs == 4 ? PyNumber_AsSsize_t(args[2], PyExc_OverflowError) : -1;
+    if (n < 0 || !PyTuple_CheckExact(args[1]) || !PyTuple_CheckExact(args[3]) ||
+        PyTuple_GET_SIZE(args[1]) != PyTuple_GET_SIZE(args[3])) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError,
+                            "extend_each(obj, names, n, columns): a tuple of names, n >= 0 and "
+                            "a tuple of as many columns");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[1]); i++) {
+        PyObject *array = PyObject_GetAttr(args[0], PyTuple_GET_ITEM(args[1], i));
+        if (array == NULL) return NULL;
+        PyObject *column = PyTuple_GET_ITEM(args[3], i), *values = NULL;
+        int rc = 0;
+        if (PyList_CheckExact(column) || PyTuple_CheckExact(column)) values = Py_NewRef(column);
+        else if (!PyLong_Check(column) && !PyFloat_Check(column) && PySequence_Check(column))
+            rc = (values = PySequence_Fast(column, "extend_each: a column")) == NULL ? -1 : 0;
+        else if ((values = PyList_New(n)) == NULL) rc = -1;
+        else /* one number standing for n */
+            for (Py_ssize_t j = 0; j < n; j++) PyList_SET_ITEM(values, j, Py_NewRef(column));
+        if (rc == 0 && PySequence_Fast_GET_SIZE(values) != n) {
+            PyErr_Format(PyExc_ValueError, "extend_each: column %zd has %zd values, not %zd", i,
+                         PySequence_Fast_GET_SIZE(values), n);
+            rc = -1;
+        }
+        ArrayHead *a = rc == 0 && n > 0 ? numbers_target(array, values) : NULL;
+        if (a != NULL) {
+            Py_ssize_t size = Py_SIZE(a);
+            char *at = grown(a, n);
+            rc = at == NULL || put_items(a, size, at, values) < 0 ? -1 : 0;
+        } else if (rc == 0 && n > 0)
+            rc = call(array, s_extend, values);
+        Py_XDECREF(values);
+        Py_DECREF(array);
+        if (rc < 0) return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -375,6 +351,8 @@ static PyMethodDef methods[] = {
     {"add", add, METH_VARARGS, "Append a batch of memories to the postings (see the module)."},
     {"extend_numbers", (PyCFunction)(void (*)(void))extend_numbers, METH_FASTCALL,
      "array.extend of a list of numbers, in C."},
+    {"extend_each", (PyCFunction)(void (*)(void))extend_each, METH_FASTCALL,
+     "obj.<name>.extend(column) for each name, a number standing for n of itself."},
     {"typed_array", (PyCFunction)(void (*)(void))typed_array, METH_FASTCALL,
      "array(typecode, list of numbers), in C."},
     {NULL, NULL, 0, NULL}};

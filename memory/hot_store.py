@@ -89,13 +89,13 @@ class HotStore:
     ) -> None:
         """Append one batch written at the same simulated instant."""
         start, n = len(self.ids), len(ids)
-        times = [time] * n if isinstance(time, int | float) else list(time)
-        expiry = [math.inf if e is None else e for e in expires] if expires else [math.inf] * n
-        numbers = (ids, agent_ids, [day] * n, [t] * n, times, importances, times, [0] * n)
-        kernel = rank_kernel.POSTINGS  # each number stored in C (array parses each one)
-        extend = array.extend if kernel is None else kernel.extend_numbers
-        for name, values in zip(_ARRAYS, (*numbers, [math.nan] * n, expiry), strict=True):
-            extend(getattr(self, name), values)
+        expiry = [math.inf if e is None else e for e in expires] if expires else math.inf
+        numbers = (ids, agent_ids, day, t, time, importances, time, 0, math.nan, expiry)
+        if rank_kernel.POSTINGS is not None:  # in C, one call; a number stands for n of itself
+            rank_kernel.POSTINGS.extend_each(self, _ARRAYS, n, numbers)
+        else:
+            for name, v in zip(_ARRAYS, numbers, strict=True):
+                getattr(self, name).extend([v] * n if isinstance(v, int | float) else v)
         self.topics.extend(topics)
         self.locations.extend(locations)
         self.texts.extend(texts)

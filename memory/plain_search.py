@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from societas.memory import rank_kernel
 from societas.memory.fast_requests import DEFAULT_TIERS, PlainSearch
+from societas.memory.hits import HotHits
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
@@ -63,7 +64,12 @@ async def search_plain(
     ram = group.ram_ranker
     assert ram is not None
     if len(requests) == 1:  # a lone agent's turn
-        ranked = [ram.rank_one(requests[0], vectors[0].sparse, now)]
+        found, scores, n = ram.rank_one(requests[0], vectors[0].sparse, now)
+        row_get = group.hot.row_of.get
+        rows = [row_get(memory_id) for memory_id in found]
+        if None not in rows:  # every hit hot (the usual case): read once, from the columns
+            return [_lone_hot(group, found, scores, rows, n, now)]
+        ranked = [(found, scores, n)]
     else:
         ranked = ram.rank_plain(requests, [v.sparse for v in vectors], now)
     ids: list[int] = []
@@ -82,3 +88,18 @@ async def search_plain(
     counters["retrieval_candidates"] += candidates
     counters["retrieval_scored"] += candidates
     return results
+
+
+def _lone_hot(
+    group: GroupMemory, ids: list[int], scores: list[float], rows: list[int], n: int, now: float
+) -> list[MemoryHit]:
+    """A lone search's hits, all hot at `rows`, with its reads and counters (as the batch
+    path makes them, without its lists and a second lookup of the rows)."""
+    hot = group.hot
+    hits = HotHits(hot).many(ids, scores, rows)
+    group.access.record(ids, now, hot, group.unsent, rows)
+    counters = group.counters
+    counters["searches"] += 1
+    counters["retrieval_candidates"] += n
+    counters["retrieval_scored"] += n
+    return hits

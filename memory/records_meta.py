@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
@@ -148,7 +148,12 @@ class AccessLedger:
         return len(self.pending)
 
     def record(
-        self, memory_ids: Iterable[int], now: float, hot: HotStore, unsent: IdMap | None = None
+        self,
+        memory_ids: Iterable[int],
+        now: float,
+        hot: HotStore,
+        unsent: IdMap | None = None,
+        rows: Sequence[int] | None = None,
     ) -> None:
         """Count one read of each id now: hot memories in their columns at once, and in the
         ledger those the store holds or will hold without their columns. A batch (a gathered
@@ -156,9 +161,16 @@ class AccessLedger:
         their columns, counts included. In a gathered 300-agent tick the ledger held ~12,000
         such reads (two dicts, counts the columns had exactly; ~5-9 % of a turn's wall, little
         of it instructions: RESULTS.md). A few ids (a lone search) are counted without the
-        checks, which cost more than the count; `flush` passes those over."""
+        checks, which cost more than the count; `flush` passes those over. `rows`: the hot
+        rows of all the ids, when the caller has them (a lone search's hits)."""
         ids = list(memory_ids)
-        hot.touch_many(ids, now)
+        if rows is None:
+            hot.touch_many(ids, now)
+        else:  # as touch_many, without looking the rows up again
+            counts, last = hot.access_counts, hot.last_accessed
+            for row in rows:
+                counts[row] += 1
+                last[row] = now
         if unsent is not None and len(ids) >= BATCH_AT:
             ids = _held_by_store(ids, hot, unsent)
             if not ids:

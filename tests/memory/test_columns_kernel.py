@@ -5,6 +5,7 @@ Python) and the agents' row queues; bad rows and values fail, naming the problem
 
 from __future__ import annotations
 
+import math
 import random
 from array import array
 
@@ -132,6 +133,33 @@ def test_queued_rows_as_the_loop(monkeypatch):
         assert type(compiled.rows_of_agent[agent]) is RowQueue
         assert compiled.rows_of_agent[agent] == rows
     assert compiled.row_of == python.row_of
+
+
+def test_hot_appends_as_the_loop(monkeypatch):
+    """A batch's numeric columns stored in one call (`extend_each`: the clock's day, t and a
+    shared time standing for each row) leave the hot tier as the Python loop does: one time
+    or one a row, expiries or none."""
+
+    def build() -> HotStore:
+        hot = HotStore()
+        for at, n in enumerate((2, 1, 40)):
+            ids = list(range(100 * at, 100 * at + n))
+            agents, imps = [i % 7 for i in ids], [i / 100 for i in ids]
+            times = 3.5 if at % 2 else [float(i) for i in ids]
+            expires = [None if i % 3 else i + 0.5 for i in ids] if at else None
+            hot.append_many(
+                ids, agents, ["t"] * n, ["x"] * n, [None] * n, imps, at, 60.0 * at, times,
+                expires=expires,
+            )  # fmt: skip
+        return hot
+
+    compiled, python = _both(monkeypatch, build, "POSTINGS")
+    for name in ("ids", "agent_ids", "days", "ts", "times", "importances", "layer_since"):
+        assert getattr(compiled, name) == getattr(python, name), name
+    for name in ("access_counts", "last_accessed", "expires"):
+        assert getattr(compiled, name).tobytes() == getattr(python, name).tobytes(), name
+    assert compiled.expires[4] == 201.5 and compiled.expires[3] == math.inf  # given, or never
+    assert compiled.times[2] == 3.5 and compiled.times[4] == 201.0 and len(compiled.ids) == 43
 
 
 @pytest.mark.parametrize("cap", [0, 3, 10**6])

@@ -73,3 +73,44 @@ def test_other_arrays_and_iterables_take_the_methods():
         kernel().extend_numbers(numbers, [4.0])
     view.release()
     assert numbers.tolist() == [1.0, 0.0, 0.5, 1.0]
+
+
+class Columns:
+    """An object with typed-array columns, as the hot tier holds them."""
+
+    def __init__(self) -> None:
+        self.ids, self.times, self.small = array("q", [9]), array("d"), array("H")
+
+
+NAMES = ("ids", "times", "small")
+
+
+def test_each_column_is_extended_a_number_standing_for_n_of_itself():
+    """Lists, tuples and other sequences are stored as `extend_numbers` stores them; an int
+    or a float (numpy's too) stands for n of itself; n = 0 changes nothing."""
+    mine = Columns()
+    kernel().extend_each(mine, NAMES, 3, ([1, 2, 3], 0.5, range(3)))
+    kernel().extend_each(mine, NAMES, 2, ((4, np.int64(5)), np.float64(1.5), 7))
+    kernel().extend_each(mine, NAMES, 0, ([], 2.0, 7))
+    assert mine.ids.tolist() == [9, 1, 2, 3, 4, 5]
+    assert mine.times.tolist() == [0.5, 0.5, 0.5, 1.5, 1.5]
+    assert mine.small.tolist() == [0, 1, 2, 7, 7]
+
+
+def test_each_column_fails_naming_it_and_keeps_those_before():
+    """A column of another length fails before it is stored, naming it; a bad number fails
+    as `array` fails, the columns before it extended (as the Python loop leaves them)."""
+    mine = Columns()
+    with pytest.raises(ValueError, match="column 1 has 3 values, not 2"):
+        kernel().extend_each(mine, NAMES, 2, ([1, 2], [0.5] * 3, 1))
+    assert mine.ids.tolist() == [9, 1, 2] and not mine.times and not mine.small
+    with pytest.raises(OverflowError):
+        kernel().extend_each(mine, NAMES, 1, ([3], 1.0, 70_000))
+    assert mine.ids.tolist() == [9, 1, 2, 3] and mine.times.tolist() == [1.0]
+    with pytest.raises(TypeError, match="a tuple of names"):
+        kernel().extend_each(mine, list(NAMES), 1, ([3], 1.0, 1))
+    view = memoryview(mine.times)  # exporting its buffer: the array's extend, and its error
+    with pytest.raises(BufferError):
+        kernel().extend_each(mine, NAMES, 1, ([4], 2.0, 1))
+    view.release()
+    assert mine.ids.tolist() == [9, 1, 2, 3, 4] and mine.times.tolist() == [1.0]
