@@ -152,6 +152,17 @@ static inline int put_items(ArrayHead *a, Py_ssize_t size, char *at, PyObject *v
     return 0;
 }
 
+/* A new array of `seed`'s type (a one-item array) holding `values`, a list or tuple of
+ * numbers: a repeat of the seed (one allocation of the exact size, as array(typecode, list)
+ * makes it) with each item stored in C. */
+static inline PyObject *filled(PyObject *seed, PyObject *values) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(values);
+    PyObject *made = PySequence_Repeat(seed, n);
+    ArrayHead *a = (ArrayHead *)made;
+    if (made != NULL && n && put_items(a, 0, a->ob_item, values) < 0) Py_CLEAR(made);
+    return made;
+}
+
 /* `array` as a direct array of a type code stored here, if `values` is a list or tuple. */
 static inline ArrayHead *numbers_target(PyObject *array, PyObject *values) {
     if (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)) return NULL;

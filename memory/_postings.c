@@ -320,8 +320,7 @@ static PyObject *extend_each(PyObject *Py_UNUSED(self), PyObject *const *args, P
     Py_RETURN_NONE;
 }
 
-/* One-item arrays, one a type code of NUMBER_CODES: a new array is a repeat of one (a single
- * allocation of the exact size, as array(typecode, list) makes it). */
+/* One-item arrays, one a type code of NUMBER_CODES: a new array is a repeat of one (`filled`). */
 static PyObject *seeds[sizeof NUMBER_CODES - 1];
 
 /* typed_array(typecode, values): array(typecode, values) for a list or tuple of numbers. */
@@ -336,15 +335,7 @@ static PyObject *typed_array(PyObject *Py_UNUSED(self), PyObject *const *args, P
     if (!direct_arrays || found == NULL || code == 0 ||
         (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)))
         return PyObject_CallFunctionObjArgs((PyObject *)array_type, args[0], values, NULL);
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(values);
-    PyObject *made = PySequence_Repeat(seeds[found - NUMBER_CODES], n);
-    if (made == NULL) return NULL;
-    ArrayHead *a = (ArrayHead *)made;
-    if (n && put_items(a, 0, a->ob_item, values) < 0) {
-        Py_DECREF(made);
-        return NULL;
-    }
-    return made;
+    return filled(seeds[found - NUMBER_CODES], values);
 }
 
 static PyMethodDef methods[] = {

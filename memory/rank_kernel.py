@@ -9,8 +9,9 @@ to the agents' postings and term counts in one call, the same arrays as its Pyth
 `COLUMNS` (memory/_columns.c): the hot tier's few-valued and text columns take a write's
 (or a tick's leavers') rows in one call each, as their loops do. `ROWS` (memory/_rows.c):
 its agents' row queues get new rows, and give the rows leaving hot, in one call each.
+`VECTORS` (memory/_vectors.c): BM25's answers become the embedder's vectors in one call.
 Without a C compiler at install time the extensions are skipped and numpy and Python do the
-work. `SOCIETAS_RANK_KERNEL=0` turns all five off (benchmarks and tests compare the paths).
+work. `SOCIETAS_RANK_KERNEL=0` turns all six off (benchmarks and tests compare the paths).
 """
 
 from __future__ import annotations
@@ -49,3 +50,4 @@ HITS = load_kernel("_hits", warn=False)
 POSTINGS = load_kernel("_postings", warn=False)
 COLUMNS = load_kernel("_columns", warn=False)
 ROWS = load_kernel("_rows", warn=False)
+VECTORS = load_kernel("_vectors", warn=False)

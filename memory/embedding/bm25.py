@@ -90,20 +90,20 @@ class Bm25Embedder:
 
     def _edge_embed(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
         english = self._edge.embed_query if query else self._edge.embed_document
-        # Built in place (no dataclass __init__): this runs for every text a tick. The Rust
-        # model answers lists; the kernel stores them in arrays in C (array's own constructor
-        # parses each number through a format string).
-        made = sparse_text_vectors
-        kernel = rank_kernel.POSTINGS
-        typed = array if kernel is None else kernel.typed_array
         if self._multilingual is None:
-            return [made(typed("I", v.indices), typed("f", v.values)) for v in map(english, texts)]
-        other = self._multilingual.embed_query if query else self._multilingual.embed_document
-        search = _UNSPACED.search
-        return [
-            made(typed("I", v.indices), typed("f", v.values))
-            for v in [english(t) if t.isascii() or not search(t) else other(t) for t in texts]
-        ]
+            answers = list(map(english, texts))
+        else:  # unspaced scripts (CJK, kana, Hangul, Thai): the multilingual tokenizer
+            other = self._multilingual.embed_query if query else self._multilingual.embed_document
+            search = _UNSPACED.search
+            answers = [english(t) if t.isascii() or not search(t) else other(t) for t in texts]
+        # This runs for every text a tick. The Rust model answers lists: the kernels store them
+        # in arrays in C (array's own constructor parses each number through a format string),
+        # the vectors built in place (no dataclass __init__), all in one call when built.
+        if rank_kernel.VECTORS is not None:
+            return rank_kernel.VECTORS.text_vectors(answers, SparseVector, TextVectors)
+        made, kernel = sparse_text_vectors, rank_kernel.POSTINGS
+        typed = array if kernel is None else kernel.typed_array
+        return [made(typed("I", v.indices), typed("f", v.values)) for v in answers]
 
     def _embed_now(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
         if self.engine == "qdrant-edge":

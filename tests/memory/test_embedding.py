@@ -297,3 +297,57 @@ def test_sparse_text_vectors_equal_the_dataclasses():
     assert fast == slow and fast.dense is None and fast.sparse.indices is indices
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.sparse.values = values  # type: ignore[misc]
+
+
+async def test_compiled_vectors_equal_the_python_path(bm25_embedder, monkeypatch):
+    """BM25's answers made into vectors in one C call (memory/_vectors.c) equal the Python
+    comprehension's: the same types, typecodes and bits, frozen; empty texts included."""
+    import dataclasses
+
+    from societas.memory import rank_kernel
+
+    kernel = rank_kernel.VECTORS
+    assert kernel is not None, "the install did not build memory/_vectors.c"
+    texts = [
+        "The storm hit the harbour at dawn",
+        "",
+        "coffee, coffee and more coffee",
+        "港口的风暴",
+    ]
+    inner = bm25_embedder.inner if isinstance(bm25_embedder, CachedEmbedder) else bm25_embedder
+    assert inner._multilingual is not None  # the default: both tokenizers answer
+    for query in (False, True):
+        compiled = inner._edge_embed(texts, query)
+        monkeypatch.setattr(rank_kernel, "VECTORS", None)
+        python = inner._edge_embed(texts, query)
+        monkeypatch.setattr(rank_kernel, "VECTORS", kernel)
+        assert compiled == python and len(compiled[0].sparse.indices) > 0
+        assert len(compiled[3].sparse.indices) > 0  # the multilingual tokenizer's answer
+        for c, p in zip(compiled, python, strict=True):
+            assert type(c) is type(p) and type(c.sparse) is type(p.sparse) and c.dense is None
+            for name in ("indices", "values"):
+                mine, theirs = getattr(c.sparse, name), getattr(p.sparse, name)
+                assert mine.typecode == theirs.typecode and mine.tobytes() == theirs.tobytes()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        compiled[0].sparse = None  # type: ignore[misc]
+
+
+def test_compiled_vectors_check_what_they_are_given():
+    """Answers of other sequences go through `array` itself; a number out of range fails as
+    in `array`; classes without the slots are refused, naming them."""
+    from types import SimpleNamespace
+
+    from societas.memory import rank_kernel
+    from societas.memory.embedding.base import SparseVector
+
+    kernel = rank_kernel.VECTORS
+    assert kernel is not None, "the install did not build memory/_vectors.c"
+    answer = SimpleNamespace(indices=(5, 6), values=iter([0.5, 0.25]))
+    (made,) = kernel.text_vectors([answer], SparseVector, TextVectors)
+    assert made.sparse.indices.tolist() == [5, 6] and made.sparse.values.tolist() == [0.5, 0.25]
+    with pytest.raises(OverflowError):
+        kernel.text_vectors(
+            [SimpleNamespace(indices=[2**32], values=[1.0])], SparseVector, TextVectors
+        )
+    with pytest.raises(TypeError, match="SimpleNamespace has no object slot 'indices'"):
+        kernel.text_vectors([answer], SimpleNamespace, TextVectors)
