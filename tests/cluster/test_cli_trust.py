@@ -5,80 +5,18 @@ times out, and a malformed-config corpus gives clear errors and no traceback."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
-import yaml
+from cli_processes import ROOT, closed_port, societas, start, town, tree_digest, wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
-SOCIETAS = [sys.executable, "-m", "societas.cluster.cli"]
 BAD_CONFIGS = sorted((ROOT / "tests" / "data" / "bad_configs").iterdir())
-
-
-def societas(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
-    """Run the CLI to its end; output as text."""
-    return subprocess.run(
-        [*SOCIETAS, *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-        **kw,
-    )
-
-
-def start(*args: str, log: Path) -> subprocess.Popen:
-    """Start the CLI in the background (its own process group), output to `log`."""
-    fh = log.open("w")
-    return subprocess.Popen(
-        [*SOCIETAS, *args], stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True
-    )
-
-
-def wait_for(predicate, timeout: float, what: str, log: Path | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            tail = log.read_text()[-3000:] if log is not None else ""
-            raise AssertionError(f"timed out waiting for {what}\n{tail}")
-        time.sleep(0.2)
-
-
-def closed_port() -> int:
-    """A loopback port nobody listens on."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def town(tmp_path: Path, name: str = "town.yaml", **over) -> Path:
-    """configs/town.yaml, small, with overrides merged in."""
-    data = yaml.safe_load((ROOT / "configs" / "town.yaml").read_text())
-    data.update({"ticks": 8, "agents": {**data["agents"], "count": 20}})
-    for key, value in over.items():
-        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(data))
-    return path
-
-
-def tree_digest(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 def test_unreachable_llm_and_qdrant_fail_preflight_fast(tmp_path):
@@ -272,143 +210,3 @@ def test_malformed_config_corpus_gives_clear_errors(tmp_path):
     assert named == {p.name for p in BAD_CONFIGS}
     for block in blocks[:-1]:  # each names a field path and says what is wrong
         assert "invalid field" in block and ":" in block.splitlines()[1], block
-
-
-def run_processes(run_dir: Path) -> list[int]:
-    """Live processes carrying the run's id (the CLI, Ray's GCS, raylet, workers)."""
-    import psutil
-
-    run_id = json.loads((run_dir / "processes.json").read_text())["run_id"]
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get("SOCIETAS_RUN_ID") == run_id:
-                found.append(proc.pid)
-        except (psutil.Error, OSError):
-            continue
-    return found
-
-
-def test_ray_run_sigterm_sigkill_cleanup_and_resume(tmp_path):
-    """On Ray: SIGTERM checkpoints and stops the Ray it started;
-    SIGKILL of a resumed run plus `societas cleanup` leaves nothing; a last resume ends like
-    an uninterrupted run."""
-    from societas.agents.runtime.results import read_table
-
-    ticks = 16
-    cfg = town(tmp_path, ticks=ticks, cluster={"checkpoint_every": 100})
-    run_dir = tmp_path / "ray"
-    log = tmp_path / "ray.log"
-    proc = start("run", str(cfg), "--out", str(run_dir), "--groups", "2", log=log)
-    try:
-        wait_for(lambda: "progress tick=2/" in log.read_text(), 300, "tick 2 on Ray", log)
-        assert len(run_processes(run_dir)) >= 3  # the CLI, Ray's GCS and raylet at least
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=120) == 130, log.read_text()
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    run = json.loads((run_dir / "run.json").read_text())
-    assert run["status"] == "interrupted" and run["mode"] == "ray"
-    assert run["last_checkpoint"] >= 2
-    wait_for(lambda: not run_processes(run_dir), 30, "Ray to stop after SIGTERM")
-
-    log2 = tmp_path / "resume.log"
-    proc = start("resume", str(run_dir), log=log2)
-    try:
-        wait_for(lambda: "progress tick=" in log2.read_text(), 300, "the resumed run", log2)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    res = societas("cleanup", str(run_dir))
-    assert res.returncode == 0, res.stderr
-    assert run_processes(run_dir) == []
-    assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
-
-    res = societas("resume", str(run_dir), "--local", timeout=300)
-    assert res.returncode == 0, res.stderr
-    full = tmp_path / "full"
-    res = societas("run", str(cfg), "--local", "--groups", "2", "--out", str(full), timeout=300)
-    assert res.returncode == 0, res.stderr
-    for table in ("agent_state", "needs"):
-        assert read_table(full, table).to_pylist() == read_table(run_dir, table).to_pylist()
-
-
-def test_out_to_object_store_url_and_resume_from_it(tmp_path):
-    """`--out s3://...` against moto's S3 server on loopback (a real S3 protocol server; no
-    cloud here): preflight checks the bucket, checkpoints and results land under the URL,
-    a reused URL is refused, and `resume URL` continues from what the URL holds."""
-    import pyarrow.parquet as pq
-    from moto.server import ThreadedMotoServer
-    from pyarrow import fs as pafs
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        env = {
-            **os.environ,
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "SOCIETAS_STAGING_DIR": str(tmp_path / "staging"),
-        }
-        s3 = pafs.S3FileSystem(
-            access_key="testing",
-            secret_key="testing",
-            endpoint_override=f"{host}:{port}",
-            scheme="http",
-            region="us-east-1",
-            allow_bucket_creation=True,
-        )
-        s3.create_dir("runs")
-        query = f"?endpoint_override={host}:{port}&scheme=http&region=us-east-1"
-        ticks = 48  # room to interrupt: 20 agents step a tick in ~20 ms
-        cfg = town(tmp_path, ticks=ticks, cluster={"checkpoint_every": 100})
-
-        missing = f"s3://no-such-bucket/run{query}"
-        res = societas("run", str(cfg), "--local", "--out", missing, env=env, timeout=60)
-        assert res.returncode == 2 and "--out" in res.stderr and "Traceback" not in res.stderr
-
-        url = f"s3://runs/town{query}"
-        log = tmp_path / "s3.log"
-        fh = log.open("w")
-        proc = subprocess.Popen(
-            [*SOCIETAS, "run", str(cfg), "--local", "--out", url],
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            cwd=ROOT,
-            env=env,
-            start_new_session=True,
-        )
-        try:
-            wait_for(lambda: "progress tick=2/" in log.read_text(), 120, "tick 2")
-            proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=120) == 130, log.read_text()
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-        run = json.loads(s3.open_input_file("runs/town/run.json").read())
-        assert run["status"] == "interrupted" and run["last_checkpoint"] >= 2
-        res = societas("resume", url, env=env, timeout=300)
-        assert res.returncode == 0, res.stderr
-        run = json.loads(s3.open_input_file("runs/town/run.json").read())
-        assert run["status"] == "completed" and run["last_checkpoint"] == ticks
-        names = {i.path for i in s3.get_file_info(pafs.FileSelector("runs/town", recursive=True))}
-        assert f"runs/town/checkpoints/tick={ticks}/manifest.json" in names
-        assert "runs/town/config.json" in names
-        rows = sum(
-            pq.read_metadata(s3.open_input_file(n)).num_rows
-            for n in names
-            if n.endswith(".parquet") and "/results/agent_state/" in n
-        )
-        assert rows == 20 * ticks
-
-        res = societas("run", str(cfg), "--local", "--out", url, env=env, timeout=60)
-        assert res.returncode == 2 and "holds another run" in res.stderr
-        res = societas("check", str(cfg), "--out", url, "--overwrite", env=env, timeout=60)
-        assert res.returncode == 0, res.stderr
-    finally:
-        server.stop()
