@@ -25,7 +25,8 @@ $(STAMP): pyproject.toml setup.py $(wildcard memory/*.c)
 # any x86-64 with AVX2, not for the build host's own instructions (GGML_NATIVE=OFF): a native
 # build on an Intel host with AMX crashed the server at its first request (a general
 # protection fault in libggml-cpu), and a cached wheel may meet another host. Its own folder
-# keeps a native wheel cached by an earlier version of this Makefile from being reused.
+# keeps a native wheel cached by an earlier version of this Makefile from being reused, and
+# it is installed over whatever build a .venv already holds.
 WHEELS ?= $(HOME)/.cache/societas/wheels
 LLAMA_WHEELS := $(WHEELS)/x86-64-avx2
 LLAMA_CPP_VERSION := 0.3.36

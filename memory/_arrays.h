@@ -163,6 +163,14 @@ static inline PyObject *filled(PyObject *seed, PyObject *values) {
     return made;
 }
 
+/* array(typecode, values): `filled` from `seed` (a one-item array of that type code) for a
+ * list or tuple, else the array type's own constructor. */
+static inline PyObject *array_of(PyObject *seed, char typecode, PyObject *values) {
+    if (!direct_arrays || (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)))
+        return PyObject_CallFunction((PyObject *)array_type, "CO", typecode, values);
+    return filled(seed, values);
+}
+
 /* `array` as a direct array of a type code stored here, if `values` is a list or tuple. */
 static inline ArrayHead *numbers_target(PyObject *array, PyObject *values) {
     if (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)) return NULL;

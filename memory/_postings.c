@@ -259,6 +259,17 @@ fail_counted:
 }
 
 
+/* array.extend(values), a list or tuple of numbers stored straight into a direct array's
+ * storage (the items before a bad one kept, as array.extend keeps them), else the method. */
+static int extended(PyObject *array, PyObject *values) {
+    ArrayHead *a = numbers_target(array, values);
+    if (a == NULL) return call(array, s_extend, values);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(values), size = Py_SIZE(a);
+    if (n == 0) return 0;
+    char *at = grown(a, n);
+    return at == NULL || put_items(a, size, at, values) < 0 ? -1 : 0;
+}
+
 /* extend_numbers(array, values): array.extend(values) for a list or tuple of numbers, each
  * checked and stored in C (the array's own extend parses each item through a format
  * string); on a bad item the items before it stay appended, as with array.extend. */
@@ -267,19 +278,13 @@ static PyObject *extend_numbers(PyObject *Py_UNUSED(self), PyObject *const *args
         PyErr_SetString(PyExc_TypeError, "extend_numbers(array, values) takes 2 arguments");
         return NULL;
     }
-    ArrayHead *a = numbers_target(args[0], args[1]);
-    if (a == NULL) return call(args[0], s_extend, args[1]) < 0 ? NULL : Py_NewRef(Py_None);
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(args[1]), size = Py_SIZE(a);
-    if (n == 0) Py_RETURN_NONE;
-    char *at = grown(a, n);
-    if (at == NULL || put_items(a, size, at, args[1]) < 0) return NULL;
-    Py_RETURN_NONE;
+    return extended(args[0], args[1]) < 0 ? NULL : Py_NewRef(Py_None);
 }
 
 /* extend_each(obj, names, n, columns): for each name, obj.<name>.extend(column), a column a
  * sequence of n numbers or one number (int, float, or not a sequence) standing for n of
- * itself (HotStore.append_many: its ten numeric columns in one call). Stored as extend_numbers stores them; a column that is
- * not a direct array takes its `extend`; on an error the columns before stay extended. */
+ * itself (HotStore.append_many: its ten numeric columns in one call), each stored as
+ * extend_numbers stores it; on an error the columns before stay extended. */
 static PyObject *extend_each(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs) {
     Py_ssize_t n = nargs == 4 ? PyNumber_AsSsize_t(args[2], PyExc_OverflowError) : -1;
     if (n < 0 || !PyTuple_CheckExact(args[1]) || !PyTuple_CheckExact(args[3]) ||
@@ -306,13 +311,7 @@ static PyObject *extend_each(PyObject *Py_UNUSED(self), PyObject *const *args, P
                          PySequence_Fast_GET_SIZE(values), n);
             rc = -1;
         }
-        ArrayHead *a = rc == 0 && n > 0 ? numbers_target(array, values) : NULL;
-        if (a != NULL) {
-            Py_ssize_t size = Py_SIZE(a);
-            char *at = grown(a, n);
-            rc = at == NULL || put_items(a, size, at, values) < 0 ? -1 : 0;
-        } else if (rc == 0 && n > 0)
-            rc = call(array, s_extend, values);
+        if (rc == 0 && n > 0) rc = extended(array, values);
         Py_XDECREF(values);
         Py_DECREF(array);
         if (rc < 0) return NULL;
@@ -331,11 +330,9 @@ static PyObject *typed_array(PyObject *Py_UNUSED(self), PyObject *const *args, P
     }
     Py_UCS4 code = PyUnicode_READ_CHAR(args[0], 0);
     const char *found = code < 128 ? strchr(NUMBER_CODES, (int)code) : NULL;
-    PyObject *values = args[1];
-    if (!direct_arrays || found == NULL || code == 0 ||
-        (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)))
-        return PyObject_CallFunctionObjArgs((PyObject *)array_type, args[0], values, NULL);
-    return filled(seeds[found - NUMBER_CODES], values);
+    if (found == NULL || code == 0)
+        return PyObject_CallFunctionObjArgs((PyObject *)array_type, args[0], args[1], NULL);
+    return array_of(seeds[found - NUMBER_CODES], (char)code, args[1]);
 }
 
 static PyMethodDef methods[] = {

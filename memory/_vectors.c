@@ -51,14 +51,6 @@ static PyObject *made(PyTypeObject *cls, Py_ssize_t at_a, PyObject *a, Py_ssize_
     return obj;
 }
 
-/* array(typecode, values): `seed` repeated and filled in C for a list or tuple (as
- * `typed_array`), else the array type's own constructor. */
-static PyObject *typed(PyObject *seed, char typecode, PyObject *values) {
-    if (!direct_arrays || (!PyList_CheckExact(values) && !PyTuple_CheckExact(values)))
-        return PyObject_CallFunction((PyObject *)array_type, "CO", typecode, values);
-    return filled(seed, values);
-}
-
 static PyObject *text_vectors(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *answers, *out = NULL;
     PyTypeObject *sparse_cls, *vectors_cls;
@@ -76,8 +68,8 @@ static PyObject *text_vectors(PyObject *Py_UNUSED(self), PyObject *args) {
         PyObject *answer = PyList_GET_ITEM(answers, i), *terms = NULL, *weights = NULL;
         PyObject *indices = PyObject_GetAttr(answer, s_indices);
         PyObject *values = indices == NULL ? NULL : PyObject_GetAttr(answer, s_values);
-        if (values != NULL && (terms = typed(seed_terms, 'I', indices)) != NULL)
-            weights = typed(seed_weights, 'f', values);
+        if (values != NULL && (terms = array_of(seed_terms, 'I', indices)) != NULL)
+            weights = array_of(seed_weights, 'f', values);
         Py_XDECREF(indices);
         Py_XDECREF(values);
         if (weights == NULL) {

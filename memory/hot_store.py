@@ -220,14 +220,14 @@ class HotStore:
             if row["evidence"]:
                 self.evidence[memory_id] = list(row["evidence"])
 
-    def touch_many(self, memory_ids: Sequence[int], now: float) -> None:
+    def touch_many(
+        self, memory_ids: Sequence[int], now: float, rows: Sequence[int] | None = None
+    ) -> None:
         """One read of each of these hot memories (their counts and last access times, in RAM;
-        an id given twice is read twice); ids no longer hot are passed over."""
-        get = self.row_of.get
-        if len(memory_ids) < 8:  # a few: item by item costs less than the numpy calls
+        an id given twice is read twice); ids not hot are passed over. `rows`: theirs, if known."""
+        if rows is not None or len(memory_ids) < 8:  # a few: one by one, not numpy calls
             counts, last = self.access_counts, self.last_accessed
-            for memory_id in memory_ids:
-                row = get(memory_id)
+            for row in map(self.row_of.get, memory_ids) if rows is None else rows:
                 if row is not None:
                     counts[row] += 1
                     last[row] = now

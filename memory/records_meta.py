@@ -164,13 +164,7 @@ class AccessLedger:
         checks, which cost more than the count; `flush` passes those over. `rows`: the hot
         rows of all the ids, when the caller has them (a lone search's hits)."""
         ids = list(memory_ids)
-        if rows is None:
-            hot.touch_many(ids, now)
-        else:  # as touch_many, without looking the rows up again
-            counts, last = hot.access_counts, hot.last_accessed
-            for row in rows:
-                counts[row] += 1
-                last[row] = now
+        hot.touch_many(ids, now, rows)
         if unsent is not None and len(ids) >= BATCH_AT:
             ids = _held_by_store(ids, hot, unsent)
             if not ids:
