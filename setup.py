@@ -1,22 +1,42 @@
-"""The compiled memory kernels (memory/_rank.c, _hits.c, _postings.c, _columns.c, _rows.c,
-_vectors.c); the rest is in pyproject.toml.
+"""Package discovery for the four source folders that install as one `societas` namespace.
 
-`optional=True`: without a C compiler the install still succeeds; memory.ram_ranking then
-ranks with numpy, memory.hits builds hits, memory.sparse_index and the hot tier's columns
-append in Python, BM25's answers become vectors in Python (the same results, slower).
+`societas/` is the package root (the public API); cluster/, agents/ and memory/ install as
+societas.cluster, societas.agents and societas.memory. Every folder with an `__init__.py`
+under them is a package, so a new subpackage needs no list to be kept in step. The compiled
+memory kernels are optional: without a C compiler numpy and Python do their work.
 """
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
+
+ROOTS = {
+    "societas": "societas",
+    "societas.cluster": "cluster",
+    "societas.agents": "agents",
+    "societas.memory": "memory",
+}
+
+
+def _packages() -> list[str]:
+    """Every package under the four roots, dotted."""
+    found = list(ROOTS)
+    for dotted, folder in ROOTS.items():
+        if dotted == "societas":
+            continue
+        found += [f"{dotted}.{name}" for name in find_packages(folder)]
+    return found
+
 
 setup(
+    package_dir=ROOTS,
+    packages=_packages(),
     ext_modules=[
         Extension(
             f"societas.memory.{name}",
             sources=[f"memory/{name}.c"],
-            depends=["memory/_arrays.h"],  # typed-array appends and numbers (all but _rank, _hits)
-            extra_compile_args=["-O2", "-ffp-contract=off"],  # no fused a*b+c: numpy's bits
+            depends=["memory/_arrays.h"],
+            extra_compile_args=["-O2", "-ffp-contract=off"],
             optional=True,
         )
         for name in ("_rank", "_hits", "_postings", "_columns", "_rows", "_vectors")
-    ]
+    ],
 )
