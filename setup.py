@@ -1,12 +1,13 @@
 """Package discovery for the four source folders that install as one `societas` namespace.
 
 `societas/` is the package root (the public API); cluster/, agents/ and memory/ install as
-societas.cluster, societas.agents and societas.memory. Every folder with an `__init__.py`
-under them is a package, so a new subpackage needs no list to be kept in step. The compiled
+societas.cluster, societas.agents and societas.memory. Every folder under them is a package
+(data folders too, so they ship without a warning): a new subpackage needs no list kept in
+step. The compiled
 memory kernels are optional: without a C compiler numpy and Python do their work.
 """
 
-from setuptools import Extension, find_packages, setup
+from setuptools import Extension, find_namespace_packages, setup
 
 ROOTS = {
     "societas": "societas",
@@ -20,9 +21,10 @@ def _packages() -> list[str]:
     """Every package under the four roots, dotted."""
     found = list(ROOTS)
     for dotted, folder in ROOTS.items():
-        if dotted == "societas":
-            continue
-        found += [f"{dotted}.{name}" for name in find_packages(folder)]
+        found += [
+            f"{dotted}.{name}"
+            for name in find_namespace_packages(folder, exclude=["*__pycache__*"])
+        ]
     return found
 
 
