@@ -10,13 +10,13 @@ export RAY_USAGE_STATS_ENABLED := 0
 # Local Ray binds its services to loopback only.
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 
-.PHONY: run test lint bench clean-venv llm-server
+.PHONY: run test lint typecheck bench clean-venv llm-server
 
 $(STAMP): pyproject.toml setup.py $(wildcard memory/*.c)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "societas needs Python 3.11+, found " + sys.version.split()[0])'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	PYTHONWARNINGS=ignore $(PY) -m pip install --quiet -e ".[dev]"  # no build-backend notices
 	@touch $(STAMP)
 
 # The local model server (a real model for the `llm` tests and `societas llm-local`):
@@ -58,6 +58,16 @@ test: $(STAMP) $(LLM_STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+# mypy over the installed layout: a link tree maps societas.cluster/agents/memory onto their
+# folders, as setup.py does, since mypy cannot follow an editable install's import hook.
+TYPECHECK := $(VENV)/typecheck
+typecheck: $(STAMP)
+	@rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/societas
+	@for f in societas/*; do ln -s $(CURDIR)/$$f $(TYPECHECK)/societas/; done
+	@for d in cluster agents memory; do ln -s $(CURDIR)/$$d $(TYPECHECK)/societas/$$d; done
+	cd $(TYPECHECK) && MYPYPATH=$(CURDIR)/$(TYPECHECK) $(CURDIR)/$(VENV)/bin/mypy \
+	  --config-file $(CURDIR)/pyproject.toml -p societas
 
 bench: $(STAMP)
 	$(PY) benchmarks/memory_ops.py --json benchmarks/results/memory_ops.json
