@@ -5,18 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from societas.agents.llm.plan_checks import PLACE_WORDS
+
 if TYPE_CHECKING:
     from societas.agents.agent import AgentContext
     from societas.agents.environment import TownMap
     from societas.agents.population import Profile
 
-_WORDS = (
-    (("shelter", "safety", "evacuat"), "shelter"),
-    (("home", "house", "flat", "bed"), "home"),
-    (("work", "office", "job"), "work"),
-    (("shop", "store", "market", "buy", "errand"), "shop"),
-    (("cafe", "park", "friend", "bar", "restaurant", "town"), "leisure"),
-)
+_WORDS = PLACE_WORDS
 
 
 def resolve_place(location: str | None, profile: Profile, town: TownMap, current: str) -> str:

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from societas.agents.cognition.persona import Persona, fmt_needs, lines, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.cognition.relationships import Relation
 from societas.agents.llm.answer_checks import Said
 from societas.agents.llm.gateway import LLMGateway
-from societas.agents.llm.tasks import DialogueTurn
+from societas.agents.llm.tasks import DialogueTurn, Reply
 from societas.memory import AgentMemory
 
 if TYPE_CHECKING:
@@ -25,10 +25,8 @@ if TYPE_CHECKING:
 DEFAULT_MAX_TURNS = 8
 
 
-class ConversationSummary(BaseModel):
+class ConversationSummary(Reply):
     """What one participant remembers of a conversation, and its tone (-1 hostile .. 1 warm)."""
-
-    model_config = ConfigDict(extra="ignore")
 
     summary: Said = Field(min_length=1)
     tone: float = Field(0.0, ge=-1.0, le=1.0)

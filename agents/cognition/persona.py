@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from societas.agents.llm.plan_checks import PLACE_WORDS
 from societas.memory import AgentMemory, MemoryHit, MemoryRecord
 
 NEEDS = ("hunger", "energy", "safety", "social")
@@ -48,6 +49,18 @@ class Persona(BaseModel):
             "emotion": self.emotion.lower(),
             "emotion_intensity": self.emotion_intensity,
         }
+
+    def places(self) -> str:
+        """The places a plan may name, for prompts: 'home: X, work: Y, or a shop, ...'."""
+        home, work = self.profile.get("home") or "home", self.profile.get("work")
+        own = f"home: {home}" + (f", work: {work}" if work else "")
+        return f"{own}, or a shop, a cafe, a park, the shelter"
+
+    def known_places(self) -> list[str]:
+        """What a plan's location may contain for the meaning check: the agent's place
+        names and the words that name its own places."""
+        names = [str(self.profile.get(k) or "") for k in ("home", "work")]
+        return [n for n in names if n] + [w for group, _ in PLACE_WORDS for w in group]
 
     def plan_text(self) -> str:
         """Today's plan in one line ('(no plan yet)' when there is none)."""

@@ -41,6 +41,30 @@ class TaskUsage:
     fallbacks: int = 0
     failed: int = 0
     dropped_items: int = 0  # entries of valid answers dropped as filler (plans, questions...)
+    sources: Counter[str] = field(default_factory=Counter)  # answer_source -> answers
+    meaning: Counter[str] = field(default_factory=Counter)  # failed meaning check kind -> n
+
+    def flat(self) -> dict[str, int]:
+        """The counters as one flat mapping: `source.<answer_source>` and `meaning.<kind>`
+        keys beside the plain ones, so per-task deltas and sums over groups stay simple."""
+        out = {k: v for k, v in vars(self).items() if isinstance(v, int)}
+        out.update({f"{SOURCE_PREFIX}{k}": n for k, n in sorted(self.sources.items())})
+        out.update({f"{MEANING_PREFIX}{k}": n for k, n in sorted(self.meaning.items())})
+        return out
+
+
+SOURCE_PREFIX, MEANING_PREFIX = "source.", "meaning."
+
+
+def split_counts(tasks: dict[str, dict[str, int]], prefix: str) -> dict[str, dict[str, int]]:
+    """From flat per-task counters, the ones under `prefix` (answer sources, meaning check
+    failures) per task, prefix removed; tasks without any left out."""
+    out: dict[str, dict[str, int]] = {}
+    for task, counters in sorted(tasks.items()):
+        got = {k.removeprefix(prefix): v for k, v in counters.items() if k.startswith(prefix)}
+        if got:
+            out[task] = got
+    return out
 
 
 # Latency samples kept per (model, endpoint) until a reader drains them (the engine does each
@@ -126,7 +150,7 @@ class Accounting:
         """Plain-dict view for logs, metrics and result files."""
         return {
             "models": {k: vars(v).copy() for k, v in self.models.items()},
-            "tasks": {k: vars(v).copy() for k, v in sorted(self.tasks.items())},
+            "tasks": {k: v.flat() for k, v in sorted(self.tasks.items())},
             "events": dict(self.events),
             "total_cost_usd": sum(m.cost_usd for m in self.models.values()),
         }

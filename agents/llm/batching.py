@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, create_model
 
 from societas.agents.llm.errors import LLMInputError
 from societas.agents.llm.gateway import MISSING, LLMGateway
+from societas.agents.llm.structured import bare, schema_of
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -32,7 +33,7 @@ def batch_messages(
 ) -> list[dict[str, str]]:
     """One prompt listing the items, numbered, and the exact reply shape."""
     listing = "\n".join(f"{i}. {' '.join(str(t).split())}" for i, t in enumerate(items, 1))
-    shape = json.dumps(item_schema.model_json_schema(), separators=(",", ":"))
+    shape = json.dumps(bare(schema_of(item_schema)), separators=(",", ":"))
     user = (
         f"{instruction.strip()}\n\nItems:\n{listing}\n\n"
         f'Reply with ONLY a JSON object {{"results": [...]}} holding exactly {len(items)} '

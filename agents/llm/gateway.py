@@ -20,7 +20,7 @@ import json_repair
 from pydantic import BaseModel, ValidationError
 
 from societas.agents.llm import rules
-from societas.agents.llm.accounting import Accounting
+from societas.agents.llm.accounting import Accounting, TaskUsage
 from societas.agents.llm.cache import ResponseCache, cache_key
 from societas.agents.llm.config import LLMConfig, load_config
 from societas.agents.llm.errors import (
@@ -30,6 +30,8 @@ from societas.agents.llm.errors import (
     ReplayMissError,
 )
 from societas.agents.llm.guard import FallbackGuard
+from societas.agents.llm.meaning import INVALID_FORM, Prompt
+from societas.agents.llm.meaning import check as meaning_check
 from societas.agents.llm.messages import (
     ChatMessage,
     ChatRequest,
@@ -39,6 +41,7 @@ from societas.agents.llm.messages import (
     parse_messages,
 )
 from societas.agents.llm.pool import EndpointPool
+from societas.agents.llm.provenance import mark
 from societas.agents.llm.retry import call_with_retries
 from societas.agents.llm.structured import schema_of
 from societas.agents.llm.transport import send_chat
@@ -69,14 +72,24 @@ def parse_json_text(text: str) -> tuple[Any, bool]:
         return None, True
 
 
-def _reask_text(err: ValidationError, schema: type[BaseModel]) -> str:
-    problems = "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors()[:8]
+def _invalid_text(err: ValidationError) -> str:
+    """The re-ask after a schema error: where it failed, no schema text a model could echo."""
+    where = ", ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'the reply'} {e['type'].replace('_', ' ')}"
+        for e in err.errors()[:3]
     )
-    return (
-        f"Your previous reply was not valid: {problems}. Reply again with ONLY one JSON object "
-        f"matching this JSON schema: {json.dumps(schema.model_json_schema())}"
-    )
+    return INVALID_FORM.format(where=where)
+
+
+def answer_source(result: ChatResult, ask: int, repaired: bool) -> str:
+    """Where an accepted answer came from (see provenance)."""
+    if result.endpoint == "rules":
+        return "rules"
+    if result.endpoint == "cache":
+        return "replayed"
+    if ask > 0:
+        return "re_asked"
+    return "repaired" if repaired else "first_try"
 
 
 class LLMGateway:
@@ -192,6 +205,7 @@ class LLMGateway:
         req = self.request(messages, json_mode=True, schema=schema, **kwargs)
         usage = self.accounting.task(req.task)
         usage.json_calls += 1
+        prompt: Prompt | None = None
         last, answer, endpoint = "no reply", "", None
         for ask in range(self.config.json_reasks + 1):
             result = await self.chat(req)
@@ -202,44 +216,74 @@ class LLMGateway:
             except ValidationError as err:
                 self.accounting.count("json.invalid")
                 last = str(err.errors()[0]["msg"]) if err.errors() else str(err)
-                if ask < self.config.json_reasks:
-                    self.accounting.count("json.reask")
-                    usage.reasks += 1
-                    req = req.model_copy(
-                        update={
-                            "messages": (
-                                *req.messages,
-                                ChatMessage(role="assistant", content=result.text or "(empty)"),
-                                ChatMessage(role="user", content=_reask_text(err, schema)),
-                            )
-                        }
-                    )
-                continue
-            if repaired:
-                self.accounting.count("json.repaired")
-                usage.repaired += 1
-            elif ask == 0:
-                usage.valid_first_try += 1
+                correction = _invalid_text(err)
             else:
-                usage.valid_after_reask += 1
-            # Entries of a list answer the schema dropped as filler (plan items, questions...).
-            usage.dropped_items += int(getattr(value, "dropped", 0) or 0)
-            self._outcome(False, req.task, endpoint, answer)
-            for observer in self.observers:
-                observer(req.task, value)
-            return value
+                if result.endpoint == "rules":  # not a model: nothing copied, nothing to check
+                    failure = None
+                else:
+                    prompt = prompt or Prompt.of(req.messages, req.json_schema, req.context)
+                    failure = meaning_check(req.task, value, prompt, req.context)
+                if failure is None:
+                    return self._accept(req, value, result, ask, repaired, usage)
+                self.accounting.count(f"meaning.{failure.kind}")
+                usage.meaning[failure.kind] += 1
+                last = f"meaning check {failure.kind}: {failure.detail[:120]!r}"
+                correction = failure.correction
+            if ask < self.config.json_reasks:
+                self.accounting.count("json.reask")
+                usage.reasks += 1
+                req = req.model_copy(
+                    update={
+                        "messages": (
+                            *req.messages,
+                            ChatMessage(role="assistant", content=result.text or "(empty)"),
+                            ChatMessage(role="user", content=correction),
+                        )
+                    }
+                )
         self._outcome(True, req.task, endpoint, answer)
         if fallback is not MISSING:
             self.accounting.count("json.fallback")
             usage.fallbacks += 1
+            usage.sources["fallback"] += 1
             log.info("json fallback for task=%s schema=%s: %s", req.task, schema.__name__, last)
-            return cast(M, fallback() if callable(fallback) else fallback)
+            out = fallback() if callable(fallback) else fallback
+            if isinstance(out, BaseModel) and out is fallback:
+                out = out.model_copy()  # the caller's value stays unmarked
+            return cast(M, mark(out, "fallback"))
         self.accounting.count("json.failed")
         usage.failed += 1
         raise LLMSchemaError(
             f"task {req.task!r}: reply never matched {schema.__name__} after "
             f"{self.config.json_reasks + 1} asks; last problem: {last}"
         )
+
+    def _accept(
+        self,
+        req: ChatRequest,
+        value: M,
+        result: ChatResult,
+        ask: int,
+        repaired: bool,
+        usage: TaskUsage,
+    ) -> M:
+        """Count an accepted answer, mark its source, tell the observers; returns it."""
+        if repaired:
+            self.accounting.count("json.repaired")
+            usage.repaired += 1
+        elif ask == 0:
+            usage.valid_first_try += 1
+        else:
+            usage.valid_after_reask += 1
+        source = answer_source(result, ask, repaired)
+        usage.sources[source] += 1
+        mark(value, source)
+        # Entries of a list answer the schema dropped as filler (plan items, questions...).
+        usage.dropped_items += int(getattr(value, "dropped", 0) or 0)
+        self._outcome(False, req.task, result.endpoint, result.text)
+        for observer in self.observers:
+            observer(req.task, value)
+        return value
 
     def _outcome(self, fell_back: bool, task: str | None, endpoint: str | None, text: str) -> None:
         """Feed the fallback-rate guard; the first stop it raises is kept in `self.stop`."""

@@ -1,7 +1,7 @@
 """Checks and normalisation of plans from a language model: placeholder text copied from a
 prompt's example ("...", "going to ...", "<activity>") is dropped item by item, an answer
-with too few good items is rejected (the gateway then re-asks or falls back), and an hour's
-steps are made to tile the hour (sorted, no overlaps, 5-15 minutes where possible).
+with too few good items is rejected (the gateway then re-asks or falls back), and the words a
+plan may use for the agent's own places are named (`PLACE_WORDS`).
 
 Pure functions on raw JSON values, used by the plan schemas in `tasks.py` (which cognition
 imports, so this module lives beside them and imports nothing of the project)."""
@@ -15,13 +15,21 @@ __all__ = [
     "FALLBACK_LOCATION",
     "MAX_STEP",
     "MIN_STEP",
+    "PLACE_WORDS",
     "is_placeholder",
     "not_an_action",
     "screen_items",
     "screen_steps",
-    "tile_hour",
 ]
 
+# Words in a plan's location that name one of the agent's own places (mobility resolves them).
+PLACE_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("shelter", "safety", "evacuat"), "shelter"),
+    (("home", "house", "flat", "bed"), "home"),
+    (("work", "office", "job"), "work"),
+    (("shop", "store", "market", "buy", "errand"), "shop"),
+    (("cafe", "park", "friend", "bar", "restaurant", "town"), "leisure"),
+)
 FALLBACK_LOCATION = "home"  # a word `resolve_place` maps to the agent's own home
 MIN_STEP, MAX_STEP = 5, 15  # minutes an hour's step should last (the prompt asks for this)
 _TEMPLATE_WORDS = frozenset(
@@ -153,23 +161,3 @@ def screen_steps(raw: Any) -> tuple[Any, int]:
     if raw:
         _enough(len(out), dropped, "steps")
     return out, dropped
-
-
-def tile_hour(steps: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """(minute, duration, action) steps made to tile [0, 60): sorted by minute (stable),
-    the first from minute 0, each starting no earlier than the previous one ends, lasting
-    MIN_STEP..MAX_STEP minutes, a gap before the next step filled by extending the
-    previous one, a step with under MIN_STEP minutes left merged into the previous, and
-    the last running to minute 60."""
-    out: list[list[Any]] = []  # [start, end, action]
-    for minute, duration, action in sorted(steps, key=lambda s: s[0]):
-        start = 0 if not out else max(minute, out[-1][1])
-        if out and start > out[-1][1]:
-            out[-1][1] = start  # a gap: the previous action goes on until this one
-        if out and 60 - start < MIN_STEP:
-            break  # too little of the hour left for this step
-        end = min(start + min(max(duration, MIN_STEP), MAX_STEP), 60)
-        out.append([start, end, action])
-    if out:
-        out[-1][1] = 60
-    return [(start, end - start, action) for start, end, action in out]

@@ -86,21 +86,35 @@ def response_format(dialect: StructuredOutput, name: str, schema: dict[str, Any]
     return {"type": "json_object"}
 
 
+def bare(node: Any) -> Any:
+    """A schema without its descriptions and titles: the shape alone, no prose to echo."""
+    if isinstance(node, list):
+        return [bare(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        k: bare(v)
+        for k, v in node.items()
+        if not (k in ("description", "title") and isinstance(v, str))
+    }
+
+
 def schema_instruction(schema: dict[str, Any]) -> str:
-    """The text appended to the last user message when the schema travels in the prompt."""
-    shape = json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+    """The text appended to the task's prompt when the schema travels in the prompt (its
+    shape only: a description in the prompt comes back as an answer)."""
+    shape = json.dumps(bare(schema), separators=(",", ":"), ensure_ascii=False)
     return f"\n\nReply with ONLY one JSON object matching this JSON schema: {shape}"
 
 
 def wire_messages(
     messages: list[dict[str, str]], dialect: StructuredOutput, schema: dict[str, Any] | None
 ) -> list[dict[str, str]]:
-    """Messages as sent: the schema appended to the last user turn unless the server
-    enforces it (json_schema, json_object_schema)."""
+    """Messages as sent: the schema appended to the first user turn (the task, not a
+    re-ask's correction) unless the server enforces it (json_schema, json_object_schema)."""
     if schema is None or dialect in ("json_schema", "json_object_schema"):
         return messages
     out = list(messages)
-    for i in range(len(out) - 1, -1, -1):
+    for i in range(len(out)):
         if out[i]["role"] == "user":
             out[i] = {**out[i], "content": out[i]["content"] + schema_instruction(schema)}
             break

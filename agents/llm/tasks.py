@@ -22,11 +22,34 @@ from pydantic import (
 )
 
 from societas.agents.llm.answer_checks import Answer, Said, is_filler, screen
-from societas.agents.llm.plan_checks import is_placeholder, screen_items, screen_steps, tile_hour
+from societas.agents.llm.plan_checks import is_placeholder, screen_items, screen_steps
+from societas.agents.llm.provenance import source_of
 
 
-class _Out(BaseModel):
+class Reply(BaseModel):
+    """A call site's answer; the gateway notes where it came from (`answer_source`)."""
+
     model_config = ConfigDict(extra="ignore")
+    _answer_source: str | None = PrivateAttr(default=None)
+
+    @property
+    def answer_source(self) -> str:
+        """first_try, repaired, re_asked, fallback, rules or replayed (see provenance)."""
+        return source_of(self)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal answers are equal whatever their source (fields and extras compared)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, BaseModel)
+        return self.__dict__ == other.__dict__ and (
+            self.__pydantic_extra__ == other.__pydantic_extra__
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_Out = Reply
 
 
 class ImportanceScore(_Out):
@@ -132,19 +155,21 @@ class PlanStep(_Out):
 
 
 class HourlyPlan(Screened):
-    """An hour of the daily plan decomposed into steps that tile the hour (sorted, no
-    overlaps, 5-15 minutes where possible); placeholder steps are dropped and counted in
-    `dropped` (too many: invalid)."""
+    """An hour of the daily plan decomposed into steps in minute order; placeholder steps are
+    dropped and counted in `dropped` (too many: invalid). Whether the steps tile the hour is
+    a meaning check (an answer that does not is re-asked, never re-tiled)."""
 
     steps: list[PlanStep] = Field(min_length=1, max_length=12)
 
     @model_validator(mode="wrap")
     @classmethod
     def _screen(cls, data: Any, handler: ModelWrapValidatorHandler[HourlyPlan]) -> HourlyPlan:
-        out = screened(data, "steps", screen_steps, handler)
-        tiled = tile_hour([(s.minute, s.duration_min, s.action) for s in out.steps])
-        out.steps = [PlanStep(minute=m, duration_min=d, action=a) for m, d, a in tiled]
-        return out
+        return screened(data, "steps", screen_steps, handler)
+
+    @field_validator("steps")
+    @classmethod
+    def _sorted(cls, v: list[PlanStep]) -> list[PlanStep]:
+        return sorted(v, key=lambda s: s.minute)
 
 
 class Reaction(_Out):

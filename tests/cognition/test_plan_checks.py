@@ -1,5 +1,5 @@
 """Plans from a model: placeholder text is dropped (too much of it: the answer is invalid and
-the gateway re-asks, then falls back, counted), an hour's steps tile the hour, and the rules
+the gateway re-asks, then falls back, counted), an hour's steps are never re-tiled, and the rules
 policy's plans pass through unchanged."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pydantic import ValidationError
 
 from societas.agents.cognition import plan_day
 from societas.agents.llm.gateway import LLMGateway
-from societas.agents.llm.plan_checks import is_placeholder, not_an_action, tile_hour
+from societas.agents.llm.meaning import tiles_hour
+from societas.agents.llm.plan_checks import is_placeholder, not_an_action
 from societas.agents.llm.rules import answer
 from societas.agents.llm.tasks import DailyPlan, HourlyPlan, Reaction
 
@@ -114,22 +115,18 @@ def assert_tiles(steps: list[tuple[int, int, str]]) -> None:
         assert m + d == nxt and d >= 5
 
 
-def test_overlapping_steps_are_sorted_and_made_to_tile_the_hour() -> None:
+def test_steps_are_sorted_never_re_tiled_and_the_tiling_is_a_meaning_check() -> None:
     raw = [
         {"minute": 30, "duration_min": 10, "action": "read"},
-        {"minute": 0, "duration_min": 15, "action": "wake"},
-        {"minute": 2, "duration_min": 30, "action": "wash"},  # overlaps, too long
-        {"minute": 58, "duration_min": 20, "action": "late"},  # 2 minutes left: merged
+        {"minute": 0, "duration_min": 8, "action": "wake"},
+        {"minute": 8, "duration_min": 23, "action": "wash"},
     ]
     steps = steps_of(HourlyPlan.model_validate({"steps": raw}))
-    assert steps == [(0, 15, "wake"), (15, 15, "wash"), (30, 30, "read")]
-    assert_tiles(steps)
-
-
-def test_gaps_extend_the_previous_step_and_short_steps_last_five_minutes() -> None:
-    steps = tile_hour([(0, 1, "a"), (20, 10, "b"), (45, 3, "c")])
-    assert steps == [(0, 20, "a"), (20, 25, "b"), (45, 15, "c")]
-    assert tile_hour([(10, 10, "only")]) == [(0, 60, "only")]
+    assert steps == [(0, 8, "wake"), (8, 23, "wash"), (30, 10, "read")]  # as the model said
+    assert not tiles_hour([(m, d) for m, d, _ in steps])
+    assert tiles_hour([(0, 15), (30, 30), (15, 15)])
+    assert not tiles_hour([(0, 15), (15, 15), (30, 15)])  # ends at minute 45
+    assert not tiles_hour([(5, 55)])
 
 
 def test_placeholder_steps_are_dropped_and_too_many_make_the_hour_invalid() -> None:
@@ -142,7 +139,7 @@ def test_placeholder_steps_are_dropped_and_too_many_make_the_hour_invalid() -> N
             ]
         }
     )
-    assert steps_of(ok) == [(0, 30, "get dressed"), (30, 30, "walk to work")]
+    assert steps_of(ok) == [(0, 15, "get dressed"), (30, 30, "walk to work")]  # not re-tiled
     assert ok.dropped == 1
     with pytest.raises(ValidationError, match="placeholders"):
         HourlyPlan.model_validate(
@@ -185,7 +182,7 @@ async def canned(replies: list[str]) -> AsyncIterator[str]:
 
     async def chat(request: web.Request) -> web.Response:
         last = (await request.json())["messages"][-1]["content"]
-        if not last.startswith(("Plan ", "Your previous reply")):  # importance of a memory
+        if not last.startswith(("Plan ", "That ")):  # importance of a memory
             text = json.dumps({"score": 5, "results": [{"score": 5}] * 8})
         else:
             text = replies[min(len(served), len(replies) - 1)]
@@ -234,7 +231,7 @@ async def test_a_placeholder_plan_is_reasked_then_falls_back_counted() -> None:
         fallback = DailyPlan(items=[item(8, "rest")])
         async with gw:
             out = await gw.json([{"role": "user", "content": "plan"}], DailyPlan, fallback=fallback)
-    assert out is fallback
+    assert out.items == fallback.items and out.answer_source == "fallback"
     assert gw.accounting.events["json.invalid"] == 2 and gw.accounting.events["json.fallback"] == 1
 
 

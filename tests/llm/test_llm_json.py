@@ -84,8 +84,11 @@ async def test_no_fallback_raises_a_counted_schema_error(emulator, make_gateway)
     assert gw.accounting.events["json.failed"] == 1
 
 
-async def test_reask_quotes_the_validation_error(emulator, make_gateway, tmp_path) -> None:
-    """Without task hints the emulator echoes; the recorded re-ask must carry the error."""
+async def test_reask_names_the_error_and_carries_no_schema_text(
+    emulator, make_gateway, tmp_path
+) -> None:
+    """Without task hints the emulator echoes; the recorded re-ask names where the reply
+    failed and holds none of the schema's descriptions (a model echoes them as answers)."""
     cache = {"mode": "read-write", "dir": str(tmp_path)}
     async with (
         emulator() as (_, url),
@@ -101,8 +104,8 @@ async def test_reask_quotes_the_validation_error(emulator, make_gateway, tmp_pat
     requests = [json.loads(line)["request"] for line in read_segments(tmp_path)]
     reask = max(requests, key=lambda r: len(r["messages"]))["messages"]
     assert [m["role"] for m in reask] == ["user", "assistant", "user"]
-    assert "not valid: items: Field required" in reask[2]["content"]
-    assert '"start_hour"' in reask[2]["content"]  # the schema is quoted too
+    assert "(items missing)" in reask[2]["content"]
+    assert "broad strokes" not in reask[2]["content"] and "{" not in reask[2]["content"]
 
 
 def read_segments(directory) -> list[str]:

@@ -28,7 +28,6 @@ async def test_the_model_plans_without_placeholders_and_its_hours_tile(model_gat
     async with gw:
         for aid, profile in enumerate(PEOPLE):
             p = persona_of(aid, profile, {})
-            home, work = profile["home"], profile.get("work")
             day = await gw.json(
                 messages(
                     "daily_plan",
@@ -38,13 +37,11 @@ async def test_the_model_plans_without_placeholders_and_its_hours_tile(model_gat
                     needs=fmt_needs(p.needs),
                     mood=p.mood(),
                     memories="(none)",
-                    home=home,
-                    work=work or "none",
-                    busy="work" if work else "look for a job",
-                    busy_place=work or home,
+                    places=p.places(),
                 ),
                 DailyPlan,
                 task="daily_plan",
+                context={"places": p.known_places(), "needs": p.needs},
                 seed=aid,
                 fallback=lambda p=p: default_plan(p),
             )

@@ -29,8 +29,7 @@ def _folder(tmp_path: Path, name: str, marker: str) -> Path:
 
 
 def _plan(**extra: str) -> str:
-    fields = {"name": "Ana", "home": "home-1", "work": "work-2", "day": "3", "needs": "-"}
-    fields |= {"busy": "work", "busy_place": "work-2"}
+    fields = {"name": "Ana", "places": "home: home-1, work: work-2", "day": "3", "needs": "-"}
     return prompts.render("daily_plan", **fields, mood="calm", memories="(none)", **extra)
 
 
@@ -59,10 +58,7 @@ def test_prompts_render_static_part_first() -> None:
     other = prompts.render(
         "daily_plan",
         name="Ana",
-        home="home-1",
-        work="work-2",
-        busy="work",
-        busy_place="work-2",
+        places="home: home-1, work: work-2",
         day="9",
         needs="hunger 0.1",
         mood="sad",
@@ -70,6 +66,7 @@ def test_prompts_render_static_part_first() -> None:
     )
     common = next(i for i, (x, y) in enumerate(zip(one, other, strict=False)) if x != y)
     assert "Reply with ONLY a JSON object" in one[:common]  # the instructions are static
+    assert "home-1" not in one.split("Reply with ONLY")[1].split("Today is")[0]  # neutral example
     assert "Today is day" in one[:common] and "lost my keys" not in one[:common]
 
 

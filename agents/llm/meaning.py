@@ -1,0 +1,325 @@
+"""Meaning checks: an answer that parses and fits its schema may still not answer the task.
+
+Checked for every task: a copy of the prompt's example, an echo of the schema's descriptions,
+a copy of the prompt's format text. Checked per task: importance ratings that count
+(1, 2, 3... or 10, 1, 2, 3...) instead of rating, a dialogue line said before, a day plan
+that contradicts the agent's state (asleep at noon while rested) or names places the agent
+does not know, an hour whose steps do not tile it. A failed check makes the gateway re-ask
+with a short correction (`CORRECTIONS`, text with nothing in it to copy) and then fall back;
+both are counted per task and kind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence, Set
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import pairwise
+from typing import Any
+
+from pydantic import BaseModel
+
+__all__ = [
+    "CORRECTIONS",
+    "INVALID_FORM",
+    "KINDS",
+    "Failure",
+    "Prompt",
+    "check",
+    "is_counting",
+    "tiles_hour",
+]
+
+KINDS = (
+    "copied_example",
+    "echoed_schema",
+    "copied_prompt",
+    "counting",
+    "repeated_line",
+    "contradiction",
+    "not_tiled",
+    "unknown_place",
+)
+# What the model is told after a failed check: short, and no words a reply could reuse.
+CORRECTIONS: dict[str, str] = {
+    "copied_example": "That reply copied the example. Reply again with this person's own answer.",
+    "echoed_schema": "That reply repeated the instructions. Reply again with this person's own "
+    "answer.",
+    "copied_prompt": "That reply repeated the instructions. Reply again with this person's own "
+    "answer.",
+    "counting": "Those numbers count up instead of rating each item. Rate each item on its own.",
+    "repeated_line": "That was already said. Reply again with something new.",
+    "contradiction": "That plan does not fit this person's needs and the time of day. Reply again.",
+    "not_tiled": "Those steps do not fill the hour: the first starts at minute 0, each next one "
+    "when the previous one ends, the last ends at minute 60. Reply again.",
+    "unknown_place": "That plan names places this person does not know. Use only the places "
+    "named in the task. Reply again.",
+}
+INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
+
+MIN_COPY_WORDS = 4  # a shorter text can match instructions by chance ("go to work")
+COPY_SHARE = 0.6  # share of a text's word trigrams found in the source that makes it a copy
+DAYTIME = range(10, 17)  # hours when sleep needs a reason
+RESTED = 0.6  # energy satisfaction at which daytime sleep contradicts the agent's state
+_WORD = re.compile(r"[^\W_]+")
+_SLEEP = re.compile(r"\b(sleep|asleep|nap|go to bed|bedtime)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed meaning check: its kind and what failed (for logs, never sent to the model)."""
+
+    kind: str
+    detail: str
+
+    @property
+    def correction(self) -> str:
+        """The message that re-asks the model."""
+        return CORRECTIONS[self.kind]
+
+
+def words(text: str) -> tuple[str, ...]:
+    """Lower-case words of `text` (punctuation and underscores dropped)."""
+    return tuple(_WORD.findall(text.lower()))
+
+
+def _grams(ws: Sequence[str]) -> set[tuple[str, ...]]:
+    """Word trigrams of `ws` (the words themselves when fewer than three)."""
+    if len(ws) < 3:
+        return {tuple(ws)} if ws else set()
+    return {tuple(ws[i : i + 3]) for i in range(len(ws) - 2)}
+
+
+def _copied(ws: Sequence[str], source: Set[tuple[str, ...]]) -> bool:
+    """Whether a text of `ws` words is mostly trigrams of `source`."""
+    if len(ws) < MIN_COPY_WORDS or not source:
+        return False
+    mine = _grams(ws)
+    return len(mine & source) >= COPY_SHARE * len(mine)
+
+
+def _json_objects(text: str) -> Iterator[Any]:
+    """JSON objects written inside `text` (a prompt's examples)."""
+    decoder = json.JSONDecoder()
+    i = text.find('{"')
+    while i != -1:
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except ValueError:
+            i = text.find('{"', i + 1)
+            continue
+        yield obj
+        i = text.find('{"', end)
+
+
+def _without_json(text: str) -> str:
+    """`text` with the JSON objects written in it cut out."""
+    decoder = json.JSONDecoder()
+    out, i, start = [], text.find('{"'), 0
+    while i != -1:
+        try:
+            end = decoder.raw_decode(text, i)[1]
+        except ValueError:
+            i = text.find('{"', i + 1)
+            continue
+        out.append(text[start:i])
+        start = end
+        i = text.find('{"', end)
+    out.append(text[start:])
+    return " ".join(out)
+
+
+def leaves(value: Any) -> Iterator[str]:
+    """Every string inside a JSON-like value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from leaves(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from leaves(v)
+
+
+@lru_cache(maxsize=256)
+def _schema_grams(blob: str) -> frozenset[tuple[str, ...]]:
+    """Trigrams of a schema's descriptions and titles (cached per schema text)."""
+    out: set[tuple[str, ...]] = set()
+    for text in _described(json.loads(blob)):
+        out |= _grams(words(text))
+    return frozenset(out)
+
+
+def _described(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, v in node.items():
+            if key in ("description", "title") and isinstance(v, str):
+                yield v
+            else:
+                yield from _described(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _described(v)
+
+
+def _instruction(messages: Sequence[Any]) -> tuple[str, str]:
+    """(the instruction text, the first user message): the system message, the first user
+    message's first paragraph and every paragraph naming the reply's form, later user
+    messages (corrections); data paragraphs (memories, transcripts) are left out."""
+    parts: list[str] = []
+    first_user = ""
+    for m in messages:
+        role, content = _role_content(m)
+        if role == "system":
+            parts.append(content)
+        elif role == "user" and not first_user:
+            first_user = content
+            paragraphs = content.split("\n\n")
+            parts.append(paragraphs[0])
+            parts += [p for p in paragraphs[1:] if "JSON" in p]
+        elif role == "user":
+            parts.append(content)
+    return "\n".join(parts), first_user
+
+
+def _role_content(m: Any) -> tuple[str, str]:
+    if isinstance(m, dict):
+        return str(m.get("role")), str(m.get("content"))
+    return str(m.role), str(m.content)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What an answer must not copy: the prompt's examples, its instructions, the schema."""
+
+    examples: frozenset[tuple[str, ...]]  # example strings of two words or more
+    example_grams: frozenset[tuple[str, ...]]
+    instruction_grams: frozenset[tuple[str, ...]]
+    schema_grams: frozenset[tuple[str, ...]]
+
+    @classmethod
+    def of(
+        cls,
+        messages: Sequence[Any],
+        schema: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> Prompt:
+        """The prompt of one json() call: its messages, the schema's JSON, and the call's
+        context (an example value that is the agent's own, e.g. the activity a re-plan
+        starts with, is not an example to avoid)."""
+        instruction, first_user = _instruction(messages)
+        instruction = _without_json(instruction)  # its examples are judged as examples
+        own = {words(text) for text in leaves(context or {})}
+        examples = {
+            ws
+            for obj in _json_objects(first_user)
+            for text in leaves(obj)
+            if len(ws := words(text)) >= 2 and ws not in own
+        }
+        example_grams: set[tuple[str, ...]] = set()
+        for ws in examples:
+            example_grams |= _grams(ws)
+        blob = json.dumps(schema, sort_keys=True) if schema else "{}"
+        return cls(
+            examples=frozenset(examples),
+            example_grams=frozenset(example_grams),
+            instruction_grams=frozenset(_grams(words(instruction))),
+            schema_grams=_schema_grams(blob),
+        )
+
+    def copy_in(self, texts: Iterable[str]) -> Failure | None:
+        """The first text that copies the example, the schema or the instructions."""
+        for text in texts:
+            ws = words(text)
+            if ws in self.examples or _copied(ws, self.example_grams):
+                return Failure("copied_example", text)
+            if _copied(ws, self.schema_grams):
+                return Failure("echoed_schema", text)
+            if _copied(ws, self.instruction_grams):
+                return Failure("copied_prompt", text)
+        return None
+
+
+def is_counting(scores: Sequence[int]) -> bool:
+    """Whether four or more ratings count instead of rate: 1, 2, 3, 4 (every step +1, or
+    all but one step for five or more ratings, e.g. 10, 1, 2, 3, 4, 5)."""
+    n = len(scores)
+    if n < 4:
+        return False
+    up = sum(1 for a, b in pairwise(scores) if b == a + 1)
+    return up == n - 1 or (n >= 5 and up >= n - 2)
+
+
+def tiles_hour(steps: Sequence[tuple[int, int]]) -> bool:
+    """Whether (minute, duration) steps, in minute order, fill the hour end to end."""
+    end = 0
+    for minute, duration in sorted(steps):
+        if minute != end or duration < 1:
+            return False
+        end = minute + duration
+    return end == 60
+
+
+def _importance(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    results = getattr(value, "results", None)
+    if results is None:
+        return None
+    scores = [int(getattr(r, "score", 0)) for r in results]
+    if is_counting(scores):
+        return Failure("counting", ", ".join(map(str, scores)))
+    return None
+
+
+def _plan(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    items = getattr(value, "items", None) or []
+    energy = (ctx.get("needs") or {}).get("energy")
+    for item in items:
+        asleep = _SLEEP.search(item.activity) and item.start_hour in DAYTIME
+        if asleep and isinstance(energy, int | float) and energy >= RESTED:
+            return Failure("contradiction", f"{item.start_hour}:00 {item.activity}")
+    known = [words(p) for p in ctx.get("places") or [] if p]
+    if known:
+        for item in items:
+            where = " ".join(words(item.location))
+            if not any(" ".join(k) in where for k in known if k):
+                return Failure("unknown_place", item.location)
+    return None
+
+
+def _hour(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    steps = getattr(value, "steps", None) or []
+    pairs = [(s.minute, s.duration_min) for s in steps]
+    if not tiles_hour(pairs):
+        return Failure("not_tiled", "; ".join(f"{m}+{d}" for m, d in sorted(pairs)))
+    return None
+
+
+def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    said = words(str(getattr(value, "utterance", "")))
+    for entry in ctx.get("history") or []:
+        before = words(str(entry[-1] if isinstance(entry, list | tuple) else entry))
+        if said and (said == before or (_copied(said, _grams(before)) and len(before) >= 4)):
+            return Failure("repeated_line", " ".join(said))
+    return None
+
+
+_BY_TASK = {
+    "importance": _importance,
+    "daily_plan": _plan,
+    "replan": _plan,
+    "hourly_plan": _hour,
+    "dialogue_turn": _turn,
+}
+
+
+def check(
+    task: str | None, value: BaseModel, prompt: Prompt, context: dict[str, Any]
+) -> Failure | None:
+    """The first meaning check `value` fails for `task`, or None when it may be used."""
+    found = prompt.copy_in(leaves(value.model_dump(mode="json")))
+    if found is not None:
+        return found
+    per_task = _BY_TASK.get(task or "")
+    return per_task(value, context) if per_task is not None else None

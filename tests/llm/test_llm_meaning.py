@@ -1,0 +1,194 @@
+"""Meaning checks: answers that parse but copy the prompt's example, echo the schema, count
+instead of rate, repeat a line, contradict the task or name unknown places are never
+accepted as the model's answer; a scripted parrot server proves it end to end."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from societas.agents.cognition import decompose_hour, plan_day, rate_importance, speak
+from societas.agents.cognition.persona import persona
+from societas.agents.cognition.relationships import Relation
+from societas.agents.cognition.thought import update_thought
+from societas.agents.llm.errors import LLMFallbackRateExceeded
+from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.meaning import CORRECTIONS, Prompt, check, is_counting
+from societas.agents.llm.structured import schema_of
+from societas.agents.llm.tasks import DailyPlan, DialogueTurn, HourlyPlan, ThoughtUpdate
+from societas.memory import GroupMemory, GroupMemoryConfig
+
+from .parrot import endpoint, parrot
+
+EXAMPLE = (
+    'Say it. Reply with ONLY a JSON object like this example: {"utterance": "example words '
+    'said here", "end": false}'
+)
+
+
+def prompt_of(text: str, schema: type | None = None, **context: object) -> Prompt:
+    msgs = [{"role": "system", "content": "You are Ann, a person living in a simulated town."}]
+    msgs.append({"role": "user", "content": text})
+    return Prompt.of(msgs, schema_of(schema) if schema else None, dict(context))
+
+
+def turn(text: str) -> DialogueTurn:
+    return DialogueTurn(utterance=text)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("example words said here", "copied_example"),
+        ("Example words, said here!", "copied_example"),
+        ("One utterance in a conversation and whether the speaker ends it.", "echoed_schema"),
+        ("I am a person living in a simulated town", "copied_prompt"),
+        ("Reply with only a JSON object like this example", "copied_prompt"),
+    ],
+)
+def test_copies_of_the_prompt_are_caught(text: str, kind: str) -> None:
+    failure = check("dialogue_turn", turn(text), prompt_of(EXAMPLE, DialogueTurn), {})
+    assert failure is not None and failure.kind == kind
+
+
+@pytest.mark.parametrize(
+    "text", ["The bakery burned down this morning.", "Hi Bob, how was the market?", "Yes."]
+)
+def test_own_answers_pass(text: str) -> None:
+    assert check("dialogue_turn", turn(text), prompt_of(EXAMPLE, DialogueTurn), {}) is None
+
+
+def test_an_example_value_that_is_the_agents_own_is_no_copy() -> None:
+    text = 'Re-plan. Like: {"items": [{"start_hour": 9, "activity": "help at the shelter"}]}'
+    plan = DailyPlan(items=[{"start_hour": 9, "activity": "help at the shelter", "location": "x"}])
+    assert check("replan", plan, prompt_of(text, new_activity="help at the shelter"), {}) is None
+    failure = check("replan", plan, prompt_of(text), {})
+    assert failure is not None and failure.kind == "copied_example"
+
+
+@pytest.mark.parametrize(
+    ("scores", "counting"),
+    [
+        ([1, 2, 3, 4, 5], True),
+        ([10, 1, 2, 3, 4, 5], True),
+        ([3, 4, 5, 6], True),
+        ([2, 7, 3, 3, 8], False),
+        ([1, 2, 3], False),  # too few to tell
+        ([4, 5, 6, 2, 8, 1], False),
+    ],
+)
+def test_counting_sequences_are_not_ratings(scores: list[int], counting: bool) -> None:
+    assert is_counting(scores) is counting
+
+
+def test_a_repeated_line_is_caught() -> None:
+    history = [["Bob", "The market opens at nine today."], ["Ann", "Good to know."]]
+    failure = check(
+        "dialogue_turn",
+        turn("The market opens at nine today!"),
+        prompt_of("x"),
+        {"history": history},
+    )
+    assert failure is not None and failure.kind == "repeated_line"
+    fresh = turn("I will go there after work.")
+    assert check("dialogue_turn", fresh, prompt_of("x"), {"history": history}) is None
+
+
+def test_daytime_sleep_when_rested_and_unknown_places_are_contradictions() -> None:
+    def plan(*items: tuple[int, str, str]) -> DailyPlan:
+        return DailyPlan(
+            items=[{"start_hour": h, "activity": a, "location": loc} for h, a, loc in items]
+        )
+
+    ctx = {"needs": {"energy": 0.9}, "places": ["flat 1", "school", "home", "cafe"]}
+    noon = plan((7, "have breakfast", "flat 1"), (12, "sleep", "flat 1"))
+    assert check("daily_plan", noon, prompt_of("x"), ctx).kind == "contradiction"  # type: ignore[union-attr]
+    tired = {**ctx, "needs": {"energy": 0.1}}
+    assert check("daily_plan", noon, prompt_of("x"), tired) is None
+    away = plan((7, "have breakfast", "flat 1"), (9, "teach", "the moon base"))
+    assert check("daily_plan", away, prompt_of("x"), ctx).kind == "unknown_place"  # type: ignore[union-attr]
+    fine = plan((7, "have breakfast", "flat 1"), (9, "teach", "school"), (17, "coffee", "the cafe"))
+    assert check("daily_plan", fine, prompt_of("x"), ctx) is None
+
+
+def test_steps_that_do_not_tile_the_hour_are_caught_not_re_tiled() -> None:
+    raw = [
+        {"minute": 0, "duration_min": 8, "action": "wake"},
+        {"minute": 8, "duration_min": 23, "action": "wash"},
+    ]
+    failure = check("hourly_plan", HourlyPlan(steps=raw), prompt_of("x"), {})
+    assert failure is not None and failure.kind == "not_tiled"
+
+
+def test_corrections_hold_nothing_to_copy() -> None:
+    for text in CORRECTIONS.values():
+        assert "{" not in text and '"' not in text and len(text) < 160
+
+
+@pytest.fixture
+async def group(tmp_path, bm25_embedder) -> AsyncIterator[GroupMemory]:
+    g = GroupMemory(GroupMemoryConfig(), root=tmp_path / "mem", embedder=bm25_embedder)
+    await g.add_agents({1: {"name": "Ann Lee", "home": "flat 1", "work": "school"}})
+    g.clock.set(1, 8 * 3600.0)
+    yield g
+    await g.close()
+
+
+@pytest.mark.parametrize("mode", ["example", "schema"])
+async def test_a_parrot_never_lands_as_a_model_answer(group, mode: str) -> None:
+    """Every cognition call on a server that copies the example or echoes the schema ends
+    in a counted fallback, marked as such; nothing it said is accepted."""
+    async with parrot(mode) as (url, served):  # type: ignore[arg-type]
+        gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
+        async with gw:
+            ann = group.agent(1)
+            plan = await plan_day(ann, gw, day=1)
+            p = await persona(ann)
+            hour = await decompose_hour(ann, gw, 9, p=p)
+            line = await speak(gw, ann, p, "Bob Ray", Relation(), "the fire", [], 0, 4)
+            thought = await update_thought(ann, gw)
+            scores = await rate_importance(gw, [f"memory {i}" for i in range(6)], "Ann Lee")
+    assert served, "the parrot was asked"
+    for value in (plan, hour, line, thought):
+        assert value.answer_source == "fallback", value
+    assert scores == [0.3] * 6  # the fallback rating, not 10, 1, 2, 3...
+    said = {json.dumps(v) for v in served}
+    assert line.utterance not in said and thought.thought not in said
+    tasks = gw.accounting.snapshot()["tasks"]
+    for task in ("daily_plan", "hourly_plan", "dialogue_turn", "thought_update"):
+        counts = tasks[task]
+        assert counts.get("source.first_try", 0) == 0 and counts["source.fallback"] >= 1, task
+        assert counts["valid_first_try"] == 0, task
+        assert counts["reasks"] >= 1, task  # a meaning check or the schema's filler check
+    assert tasks["importance"]["meaning.counting"] >= 1
+    kinds = {k for c in tasks.values() for k in c if k.startswith("meaning.")}
+    wanted = "meaning.copied_example" if mode == "example" else "meaning.echoed_schema"
+    assert wanted in kinds
+
+
+async def test_the_run_stops_loudly_past_the_fallback_limit(group) -> None:
+    async with parrot("example") as (url, _):
+        stop = {"max_rate": 0.2, "min_calls": 3, "window": 10}
+        gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": stop})
+        async with gw:
+            ann = group.agent(1)
+            p = await persona(ann)
+            for i in range(4):
+                await speak(gw, ann, p, "Bob Ray", Relation(), "", [], i, 8)
+    assert isinstance(gw.stop, LLMFallbackRateExceeded)
+    text = str(gw.stop)
+    assert "task 'dialogue_turn' on endpoint parrot" in text and '"utterance"' in text
+
+
+async def test_a_rules_answer_is_marked_rules_and_counted() -> None:
+    gw = LLMGateway({"provider": "rules"})
+    thought = await gw.json(
+        [{"role": "user", "content": "think"}],
+        ThoughtUpdate,
+        task="thought_update",
+        context={"name": "Ann", "thought": "", "needs": {}, "recent": []},
+    )
+    assert thought.answer_source == "rules"
+    assert gw.accounting.snapshot()["tasks"]["thought_update"]["source.rules"] == 1
