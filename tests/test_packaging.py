@@ -51,3 +51,45 @@ def test_bundled_model_files_ship_with_the_package():
     models = Path(societas.memory.__file__).parent / "models"
     assert (models / "bm25" / "english.txt").stat().st_size > 500
     assert (models / "minilm" / "tokenizer.json").stat().st_size > 400_000
+
+
+def test_front_door_exports_the_public_api():
+    """`import societas` gives the public API by name, each from its home module."""
+    import societas
+    from societas.agents.agent import Agent, AgentContext, Block
+    from societas.agents.llm import LLMGateway
+    from societas.agents.scenario import ScenarioConfig, load_scenario
+    from societas.cluster.society import Society
+    from societas.memory import GroupMemory
+
+    expected = {
+        "Society": Society,
+        "load_scenario": load_scenario,
+        "ScenarioConfig": ScenarioConfig,
+        "Agent": Agent,
+        "Block": Block,
+        "AgentContext": AgentContext,
+        "GroupMemory": GroupMemory,
+        "LLMGateway": LLMGateway,
+    }
+    for name, obj in expected.items():
+        assert name in societas.__all__
+        assert getattr(societas, name) is obj
+    assert isinstance(societas.__version__, str) and "__version__" in societas.__all__
+    assert set(societas.__all__) <= set(dir(societas))
+
+
+def test_front_door_import_is_light_and_rejects_unknown_names():
+    """`import societas` alone loads neither Ray nor the runtime; unknown names fail clearly."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, societas\n"
+        "heavy = [m for m in ('ray', 'pyarrow', 'societas.cluster', 'societas.memory')"
+        " if m in sys.modules]\n"
+        "assert heavy == [], heavy\n"
+        "try:\n    societas.no_such_name\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "no_such_name" in out.stdout
