@@ -70,7 +70,8 @@ class PlanBlock:
         if (s.get("plan") or {}).get("day") != time.day:
             day = await plan_day(agent.memory, ctx.llm, time.day, writer, me(ctx), store=False)
             items = [i.model_dump() for i in day.items]
-            agent.set("plan", {"day": time.day, "items": items, "hourly": {}})
+            source = day.answer_source
+            agent.set("plan", {"day": time.day, "items": items, "hourly": {}, "source": source})
             self._record(ctx, "day", items)
         observed = False
         for ev in ctx.events:
@@ -85,18 +86,20 @@ class PlanBlock:
         hour = int(time.hour)
         if self.scenario.cognition.decompose_hours and self._awake_hour(ctx, hour):
             steps = reusable_hour(s["plan"], hour)
-            if steps is not None:
+            if steps is not None:  # the earlier hour's actions, from the same answer
+                source = s["plan"].get("hourly_source", "fallback")
                 await reuse_hour(agent.memory, ctx.llm, hour, steps, writer, me(ctx))
             else:
                 out = await decompose_hour(
                     agent.memory, ctx.llm, hour, writer, me(ctx), store=False
                 )
                 steps = [step.model_dump() for step in out.steps] if out else []
+                source = out.answer_source if out else "fallback"
             fresh = {k: v for k, v in s["plan"].items() if k != "observed"}
-            agent.set("plan", {**fresh, "hourly": {str(hour): steps}})
+            agent.set("plan", {**fresh, "hourly": {str(hour): steps}, "hourly_source": source})
             where = (activity_at(s["plan"], hour) or {}).get("location", "")
             for step in steps:
-                row = (hour, step["minute"], step["duration_min"], step["action"], where)
+                row = (hour, step["minute"], step["duration_min"], step["action"], where, source)
                 ctx.results.add("plans", (time.tick, agent.id, "action", *row))
         activity, location = self._choose(ctx)
         place = resolve_place(location, agent.profile, ctx.env.town, s["position"])
@@ -123,10 +126,12 @@ class PlanBlock:
         return categorize(item["activity"], "") != "sleep"
 
     def _record(self, ctx: AgentContext, level: str, items: list[dict], since: int = 0) -> None:
-        """Plan items (from hour `since`) as rows of the `plans` table."""
+        """Plan items (from hour `since`) as rows of the `plans` table, with the source of
+        the answer the plan in force came from."""
+        source = (ctx.state.get("plan") or {}).get("source", "fallback")
         for i in items:
             if i["start_hour"] >= since:
-                row = (i["start_hour"], 0, 0, i["activity"], i["location"])
+                row = (i["start_hour"], 0, 0, i["activity"], i["location"], source)
                 ctx.results.add("plans", (ctx.time.tick, ctx.agent.id, level, *row))
 
     def _choose(self, ctx: AgentContext) -> tuple[str, str | None]:

@@ -16,6 +16,7 @@ from societas.agents.cognition.persona import Persona, describe, fmt_needs, line
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.plan_checks import FALLBACK_LOCATION
+from societas.agents.llm.provenance import mark
 from societas.agents.llm.tasks import DailyPlan, HourlyPlan, PlanItem
 from societas.memory import AgentMemory
 
@@ -110,9 +111,10 @@ async def plan_day(
         fallback=lambda: default_plan(p),
     )
     items = _checked(p, plan)
-    plan = DailyPlan(items=items)
+    plan = mark(DailyPlan(items=items), plan.answer_source)
     if store:
-        await mem.status.update("plan", {"day": day, "items": items, "hourly": {}})
+        stored = {"day": day, "items": items, "hourly": {}, "source": plan.answer_source}
+        await mem.status.update("plan", stored)
     await (writer or ImmediateWriter(llm)).add(
         mem, "plan", f"{p.name}'s plan for day {day}: {describe(items)}"
     )
@@ -165,7 +167,9 @@ async def decompose_hour(
     )
     if store:
         hourly = {str(hour): [s.model_dump() for s in steps.steps]}
-        await mem.status.update("plan", {**p.plan, "hourly": hourly})
+        await mem.status.update(
+            "plan", {**p.plan, "hourly": hourly, "hourly_source": steps.answer_source}
+        )
     await _remember_hour(mem, llm, p, hour, steps, item["location"], writer)
     return steps
 
@@ -275,10 +279,9 @@ async def replan_rest_of_day(
         rest.insert(0, start.model_dump())
     items = [*kept, *rest]
     hourly = {h: s for h, s in p.plan.get("hourly", {}).items() if int(h) < hour}
-    await mem.status.update(
-        "plan", {"day": p.plan.get("day", day), "items": items, "hourly": hourly}
-    )
+    stored = {"day": p.plan.get("day", day), "items": items, "hourly": hourly}
+    await mem.status.update("plan", {**stored, "source": out.answer_source})
     await (writer or ImmediateWriter(llm)).add(
         mem, "plan", f"{p.name} changed plans because {event}: {describe(items)}"
     )
-    return DailyPlan(items=[PlanItem(**i) for i in items])
+    return mark(DailyPlan(items=[PlanItem(**i) for i in items]), out.answer_source)

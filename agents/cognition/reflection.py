@@ -14,6 +14,7 @@ from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
 from societas.agents.cognition.persona import Persona, held, lines, persona, recent
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.provenance import combine, mark
 from societas.agents.llm.tasks import Insight, ReflectionInsights, ReflectionQuestions
 from societas.memory import AgentMemory
 
@@ -22,8 +23,8 @@ from societas.memory import AgentMemory
 # polarization's agents, reading ~70 posts a day, reflect up to 4 times).
 DEFAULT_THRESHOLD = 8.0
 
-# Called once per stored insight: (agent id, memory id, text, evidence ids).
-OnInsight = Callable[[int, int, str, list[int]], None]
+# Called once per stored insight: (agent id, memory id, text, evidence ids, answer source).
+OnInsight = Callable[[int, int, str, list[int], str], None]
 
 
 class ReflectionConfig(BaseModel):
@@ -97,17 +98,19 @@ class Reflector:
             *(self._insights(mem, p, q) for q in questions.questions[: cfg.n_questions])
         )
         insights = [pair for group in found for pair in group]
+        asked = questions.answer_source
         if not insights:
             return []
         writer = writer or ImmediateWriter(self.llm)
         ids = []
         for insight, evidence in insights:
+            source = combine([asked, insight.answer_source])
             rid = await writer.add(
                 mem,
                 "reflection",
                 insight.text,
                 evidence=evidence,
-                on_stored=self._stored(mem.agent_id, insight.text, evidence),
+                on_stored=self._stored(mem.agent_id, insight.text, evidence, source),
             )
             if rid is not None:
                 ids.append(rid)
@@ -115,11 +118,11 @@ class Reflector:
         return ids
 
     def _stored(
-        self, agent_id: int, text: str, evidence: list[int]
+        self, agent_id: int, text: str, evidence: list[int], source: str
     ) -> Callable[[int, float], None]:
         def done(memory_id: int, _importance: float) -> None:
             if self.on_insight is not None:
-                self.on_insight(agent_id, memory_id, text, evidence)
+                self.on_insight(agent_id, memory_id, text, evidence, source)
 
         return done
 
@@ -150,5 +153,5 @@ class Reflector:
         result = []
         for ins in out.insights[: self.config.n_insights]:
             evidence = sorted({hits[i - 1].id for i in ins.evidence if 1 <= i <= len(hits)})
-            result.append((ins, evidence))
+            result.append((mark(ins, out.answer_source), evidence))
         return result

@@ -40,6 +40,7 @@ class Answer:
     question_id: str
     text: str
     value: float | None
+    answer_source: str = "fallback"  # see agents.llm.provenance
 
 
 def _instructions(q: Question) -> str:
@@ -173,7 +174,7 @@ async def ask(
             fallback=lambda: SurveyAnswer(answer="(no answer)", value=None),
         )
         text, value = _checked(q, reply)
-        return Answer(agent_id, q.id, text, value)
+        return Answer(agent_id, q.id, text, value, reply.answer_source)
 
     return list(
         await asyncio.gather(*(one(a, q, m) for (a, q), m in zip(asks, found, strict=True)))
@@ -194,10 +195,8 @@ async def run_surveys(engine: GroupEngine, tick: int, now: SimTime) -> int:
         minutes = int(now.t // 60)
         clock = f"{minutes // 60:02d}:{minutes % 60:02d}"
         for (_, q), ans in zip(asks, answers, strict=True):
-            engine.results.add(
-                "surveys",
-                (tick, now.day, clock, survey.id, ans.agent_id, q.id, ans.text, ans.value),
-            )
+            row = (tick, now.day, clock, survey.id, ans.agent_id, q.id, ans.text, ans.value)
+            engine.results.add("surveys", (*row, ans.answer_source))
             if survey.remember:
                 agent = engine.agents[ans.agent_id]
                 await agent.memory.stream.add(

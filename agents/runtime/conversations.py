@@ -171,7 +171,7 @@ class ConversationHost:
             retrieved=self.retrieved[key],
         )
         row = (r.tick, agent.id, r.listener, r.place, "encounter", out.utterance, ",".join(facts))
-        ctx.results.add("dialogues", (*row, r.conversation_id, r.turn))
+        ctx.results.add("dialogues", (*row, r.conversation_id, r.turn, out.answer_source))
         line = DialogueLine(
             speaker=agent.id,
             name=p.name,

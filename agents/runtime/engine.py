@@ -236,9 +236,11 @@ class GroupEngine:
         assert self.memory is not None
         await self.pending.flush(self.memory, salt)
 
-    def _insight(self, agent_id: int, memory_id: int, text: str, evidence: list[int]) -> None:
+    def _insight(
+        self, agent_id: int, memory_id: int, text: str, evidence: list[int], source: str
+    ) -> None:
         tick = self.now.tick if self.now is not None else 0
-        row = (tick, agent_id, memory_id, text, ",".join(map(str, evidence)))
+        row = (tick, agent_id, memory_id, text, ",".join(map(str, evidence)), source)
         self.results.add("reflections", row)
 
     def _set(self, agent_id: int, key: str, value: Any) -> None:

@@ -58,6 +58,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("facts", _S),
             ("conversation_id", _S),  # "" for a one-line message to a friend
             ("turn", _I),
+            ("answer_source", _S),  # first_try, repaired, re_asked, fallback, rules, replayed
         ]
     ),
     # Relationship of agent_id towards other_id after each conversation.
@@ -84,6 +85,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("duration_min", _I),
             ("activity", _S),
             ("location", _S),
+            ("answer_source", _S),
         ]
     ),
     # One row per reflection insight: its memory id and the memory ids it rests on.
@@ -94,6 +96,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("memory_id", _I),
             ("text", _S),
             ("evidence_ids", _S),  # comma-separated memory ids
+            ("answer_source", _S),
         ]
     ),
     "attitudes": pa.schema([("tick", _I), ("agent_id", _I), ("topic", _S), ("value", _F)]),
@@ -110,6 +113,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("question_id", _S),
             ("answer_text", _S),
             ("value", _F),
+            ("answer_source", _S),
         ]
     ),
     "llm": pa.schema(

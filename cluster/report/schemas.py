@@ -25,6 +25,12 @@ PATHS = {
 }
 _TICK = "Simulated time step (0-based; the run's `tick_minutes` apart, from `start_hour`)."
 _AGENT = "Agent id (0..agents-1), the same in every table and in `report --agent ID`."
+_SOURCE = (
+    "Where the text or decision came from: first_try (the model's first answer, passing the "
+    "meaning checks), repaired (its JSON mended), re_asked (accepted after a correction), "
+    "fallback (a default written in code: not the model's), rules (the rules policy, not a "
+    "language model), replayed (from the LLM cache)."
+)
 
 # table -> (what one row is, {column: meaning}); a column the writer adds without a line
 # here is listed as undocumented, and tests/report/test_schemas.py fails on it.
@@ -83,6 +89,7 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "conversation_id": "Conversation this turn belongs to (empty for a one-line "
             "message to a friend).",
             "turn": "Turn number within the conversation (0-based).",
+            "answer_source": _SOURCE,
         },
     ),
     "attitudes": (
@@ -168,6 +175,7 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "duration_min": "Duration in minutes (0 for day-level items).",
             "activity": "What the agent plans to do.",
             "location": "Where (place id).",
+            "answer_source": _SOURCE,
         },
     ),
     "reflections": (
@@ -178,6 +186,7 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "memory_id": "Id of the insight in the agent's memory stream.",
             "text": "The insight.",
             "evidence_ids": "Memory ids of its evidence, comma-separated.",
+            "answer_source": _SOURCE,
         },
     ),
     "surveys": (
@@ -192,6 +201,7 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "answer_text": "The answer in words.",
             "value": "The answer as a number (Likert point, option index, number; null for "
             "open questions).",
+            "answer_source": _SOURCE,
         },
     ),
 }

@@ -69,13 +69,14 @@ async def test_reflection_fires_at_the_threshold_not_before_with_evidence(group)
     await pending.add(mem, "event", texts[3])
     await pending.flush(group)
     assert reflector.due(1)  # 2.0 reached exactly
-    insights: list[tuple[int, int, str, list[int]]] = []
+    insights: list[tuple[int, int, str, list[int], str]] = []
     reflector.on_insight = lambda *row: insights.append(row)
     assert await reflector.reflect(mem, writer=pending) == []  # deferred to the flush
     await pending.flush(group)
     assert insights and reflector.reflections == 1
-    assert sum(len(e) for *_, e in insights) / len(insights) >= 2
-    for agent_id, memory_id, text, evidence in insights:
+    assert sum(len(e) for *_, e, _ in insights) / len(insights) >= 2
+    assert {source for *_, source in insights} == {"rules"}
+    for agent_id, memory_id, text, evidence, _ in insights:
         (stored,) = await mem.stream.get_by_ids([memory_id])
         assert stored.topic == "reflection" and stored.text == text and agent_id == 1
         assert evidence
@@ -84,7 +85,7 @@ async def test_reflection_fires_at_the_threshold_not_before_with_evidence(group)
         for source in sources:
             assert memory_id in {c.id for c in await mem.stream.get_related_cognition(source.id)}
     # a reflection may rest on reflections: the next one retrieves the insights too
-    for _agent, memory_id, text, _evidence in insights[:1]:
+    for _agent, memory_id, text, _evidence, _source in insights[:1]:
         hits = await mem.stream.search(text, top_k=10)
         assert memory_id in {h.id for h in hits}
 
