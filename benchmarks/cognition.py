@@ -46,8 +46,8 @@ async def run_town(
     """One town run; returns the figures counted from its results and memories."""
     from societas.agents.runtime.engine import GroupEngine
     from societas.agents.scenario import load_scenario
-    from societas.cluster.coordinator import Coordinator
-    from societas.cluster.local import partition
+    from societas.cluster.loop.coordinator import Coordinator
+    from societas.cluster.loop.local import partition
     from societas.memory.embedding import build_embedder
 
     base = load_scenario(ROOT / "configs" / f"{name}.yaml")
@@ -146,7 +146,7 @@ def _busiest(events: set[tuple[int, int]], agents: int, days: int) -> float:
 
 
 def _partition(agents: int, groups: int) -> list[list[int]]:
-    from societas.cluster.local import partition
+    from societas.cluster.loop.local import partition
 
     return partition(agents, groups)
 

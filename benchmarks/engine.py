@@ -45,7 +45,7 @@ def _one(
     from _pss import PssSampler
 
     from societas.agents.scenario import load_scenario
-    from societas.cluster.ray_runtime import ClusterConfig, run_on_ray
+    from societas.cluster.ray.runtime import ClusterConfig, run_on_ray
 
     scenario = load_scenario(ROOT / "configs" / "town.yaml").with_overrides(
         agents=agents, ticks=ticks, groups=groups
@@ -101,7 +101,7 @@ def run_benchmark(
     """G groups, then (unless `only`) 1 group, on one local Ray instance."""
     import ray
 
-    from societas.cluster.ray_runtime import ensure_ray
+    from societas.cluster.ray.runtime import ensure_ray
 
     ensure_ray(None, num_cpus=max(os.cpu_count() or 1, groups))
     with tempfile.TemporaryDirectory(prefix="societas-bench-") as tmp:

@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, machine
 
 from societas.agents.llm.accounting import JSON_OUTCOMES
-from societas.cluster.estimate import estimate
-from societas.cluster.llm_run import run_in_process
+from societas.cluster.experiments.estimate import estimate
+from societas.cluster.loop.in_process import run_in_process
 from societas.memory.embedding import EmbeddingConfig, build_embedder
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -127,7 +127,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         "machine": machine(),
     }
     if args.provider == "local":
-        from societas.agents.llm.local_server import LocalModelServer
+        from societas.testing.local_server import LocalModelServer
 
         with LocalModelServer(threads=args.threads) as server:
             llm = {

@@ -34,7 +34,7 @@ TARGET = 1000.0  # agent-steps/s
 def side(mode: str, agents: int, ticks: int) -> dict:
     """Run the town in this process and return its figures."""
     from societas.agents.scenario import load_scenario
-    from societas.cluster.local import run_local_async
+    from societas.cluster.loop.local import run_local_async
 
     cfg = load_scenario(ROOT / "configs" / "town.yaml").with_overrides(agents=agents, ticks=ticks)
     data = cfg.model_dump(mode="python")

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from societas.cluster.run_folder import PROCESSES_FILE, RUN_ENV, read_record
+from societas.cluster.observe.run_folder import PROCESSES_FILE, RUN_ENV, read_record
 
 GRACE_S = 5.0
 
@@ -69,7 +69,7 @@ def cleanup_run(run_dir: Path, grace_s: float = GRACE_S) -> list[str]:
     import psutil
 
     from societas.cluster.checkpoint import write_json_atomic
-    from societas.cluster.run_folder import RUN_FILE, now
+    from societas.cluster.observe.run_folder import RUN_FILE, now
 
     procs = run_processes(run_dir)
     lines = []

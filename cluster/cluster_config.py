@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from societas.cluster.metrics import MetricsConfig
+from societas.cluster.observe.metrics import MetricsConfig
 
 
 class ClusterConfig(BaseModel):

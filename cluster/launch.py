@@ -19,10 +19,10 @@ from pydantic import BaseModel, Field
 from societas.cluster.cleanup import cleanup_run, driver_alive
 from societas.cluster.cluster_config import ClusterConfig, cluster_config_of
 from societas.cluster.interrupts import StopFlag
+from societas.cluster.loop.run import RunInterrupted
+from societas.cluster.observe.run_folder import RUN_ENV, RunFolder, clear_run, holds_run, sim_time
 from societas.cluster.preflight import RAY_PROBE_TIMEOUT_S, PreflightError, Problem, preflight
 from societas.cluster.remote_out import RemoteSync, is_url, staging_dir
-from societas.cluster.run_folder import RUN_ENV, RunFolder, clear_run, holds_run, sim_time
-from societas.cluster.run_loop import RunInterrupted
 
 
 class LaunchOptions(BaseModel):
@@ -212,10 +212,10 @@ def _execute(
 ) -> Any:
     """Hand the run to the local or the Ray runtime."""
     if opts.local:
-        from societas.cluster.local import run_local
+        from societas.cluster.loop.local import run_local
 
         return run_local(scenario, run_dir, groups, **common)
-    from societas.cluster.ray_runtime import run_on_ray
+    from societas.cluster.ray.runtime import run_on_ray
 
     return run_on_ray(
         scenario,
@@ -230,7 +230,7 @@ def _execute(
 def stored_run(run_dir: Path) -> tuple[Any, ClusterConfig | dict[str, Any] | None, int | None]:
     """(scenario, cluster, groups) stored in a run's last complete checkpoint."""
     from societas.agents.scenario import load_scenario
-    from societas.cluster.ray_runtime import resume_config
+    from societas.cluster.ray.runtime import resume_config
 
     conf = resume_config(run_dir)
     return load_scenario(conf["scenario"]), conf.get("cluster"), conf.get("groups")

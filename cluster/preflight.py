@@ -277,7 +277,7 @@ def check_embedder(embedding: Any, timeout_s: float = EMBEDDER_TIMEOUT_S) -> lis
 
 def check_out(run_dir: Path | str, overwrite: bool, resume: bool) -> list[Problem]:
     """The output folder: a path or an object-store URL (checked by the run folder rules)."""
-    from societas.cluster.run_folder import OutDirError, check_out_dir
+    from societas.cluster.observe.run_folder import OutDirError, check_out_dir
 
     if "://" in str(run_dir):
         from societas.cluster.remote_out import RemoteOutError, check_remote_out
@@ -296,7 +296,7 @@ def check_out(run_dir: Path | str, overwrite: bool, resume: bool) -> list[Proble
 
 def check_ray(address: str | None, timeout_s: float = RAY_PROBE_TIMEOUT_S) -> list[Problem]:
     """The Ray head answers at `address` (a local Ray needs no check)."""
-    from societas.cluster.ray_attach import RayAttachError, probe_address
+    from societas.cluster.ray.attach import RayAttachError, probe_address
 
     if not address:
         return []

@@ -29,9 +29,9 @@ from societas.agents.experiments.checks import arm_scenario
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.runtime.results import read_table
 from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_scenario
-from societas.cluster.coordinator import Coordinator
-from societas.cluster.experiment import preflight_code
-from societas.cluster.local import partition
+from societas.cluster.experiments.arms import preflight_code
+from societas.cluster.loop.coordinator import Coordinator
+from societas.cluster.loop.local import partition
 from societas.memory.embedding import build_embedder
 
 T = TypeVar("T")

@@ -45,6 +45,60 @@ def test_memory_and_agents_do_not_import_ray():
     assert offenders == []
 
 
+def _imports(source: Path) -> list[str]:
+    """Every module name `source` imports (top level or inside functions)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names
+
+
+def test_only_cluster_ray_imports_ray():
+    """Ray lives in one room: cluster/ray/; the rest of cluster/ and the root stay Ray-free."""
+    offenders = [
+        f"{source}: {name}"
+        for top in ("cluster", "societas")
+        for source in (ROOT / top).rglob("*.py")
+        if (ROOT / "cluster" / "ray") not in source.parents
+        for name in _imports(source)
+        if name.split(".")[0] == "ray"
+    ]
+    assert offenders == []
+
+
+def test_console_script_and_module_entry_points():
+    """`societas.cluster.cli:main` (the console script) and `python -m societas.cluster.cli`."""
+    import subprocess
+    import sys
+
+    from societas.cluster.cli import main
+    from societas.cluster.cli.commands import main as real_main
+
+    assert main is real_main
+    out = subprocess.run(
+        [sys.executable, "-m", "societas.cluster.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.startswith("societas ")
+
+
+def test_documented_module_paths_still_import():
+    """Paths the docs name keep working as aliases of their new homes."""
+    from societas.cluster.ray.runtime import run_on_ray
+    from societas.cluster.ray_runtime import ClusterConfig
+    from societas.cluster.ray_runtime import run_on_ray as alias
+    from societas.cluster.society import Society
+
+    assert alias is run_on_ray
+    assert ClusterConfig.__module__ == "societas.cluster.cluster_config"
+    assert Society.__module__ == "societas.cluster.society"
+
+
 def test_bundled_model_files_ship_with_the_package():
     import societas.memory
 

@@ -3,7 +3,7 @@ run's LLM config (every run keeps its response cache by default, for branches an
 
 Blocks are imported only from a scenario the user submits (the engine builds them from the
 scenario it was given); interview, inspect and branch never import a path read from a run
-folder (see `societas.cluster.experiment`).
+folder (see `societas.cluster.experiments.arms`).
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """The emulator on first use: it brings aiohttp's server (~18 MB) that a group never needs."""
     if name in ("EmulatorConfig", "start_emulator"):
-        from societas.agents.llm import emulator
+        from societas.testing import emulator
 
         return getattr(emulator, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

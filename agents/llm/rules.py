@@ -14,6 +14,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from societas.agents.llm.errors import UnknownTaskError
@@ -135,6 +136,76 @@ def _mood(ctx: dict[str, Any]) -> float:
     return _VALENCE.get(str(ctx.get("emotion", "")).lower(), 0.0) * intensity
 
 
+# ---- what memories are about: who, what, where --------------------------------------------
+
+_NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")  # Ann Lee, Bob Ray (ids dropped)
+_PLACE_ID = re.compile(r"\b[a-z]+-\d+\b")  # home-3, cafe-1
+# Notes about the agent's own routine say nothing about the world: no theme comes from them.
+_ROUTINE = re.compile(r"'s plan for|\bplan for day\b|\bis going to\b|\bthinks:|changed plans")
+# Words of questions, reports and routine that are no theme ("why", "talked", "minutes").
+_NO_THEME = frozenset(
+    "what why how who whom whose when where which does did should would could might must "
+    "matter think thinking happening keeps coming really also still just like know knew "
+    "talked talk said told heard hear noticed notice went going come came get got make made "
+    "want wanted feel felt thing things something someone people person today yesterday "
+    "tomorrow day days time min minutes hour hours morning evening night plan plans "
+    "ready start finish continue focus prepare wrap keep interesting thanks sense good "
+    "great fine okay sure hello sorry glad nice lovely makes spend spent coming comes "
+    "mind life lately routine often much many things".split()
+)
+_GREETING = frozenset("Hi Hello Hey Dear Did Good Interesting Thanks Sorry Yes No Oh Well".split())
+# Reports of talk ("I told Bob: ...", "Bob told me: ...") are no news to pass on.
+_CHATTER = re.compile(r"\b(I told|told me|talked with|said:)")
+
+
+def _names(text: str) -> list[str]:
+    """People's names in `text`, a greeting before a name dropped ('Hi Eva Adams')."""
+    out = []
+    for n in _NAME.findall(text):
+        first, _, rest = n.partition(" ")
+        name = rest if first in _GREETING else n
+        if " " in name:
+            out.append(name)
+    return out
+
+
+@dataclass(frozen=True)
+class Gist:
+    """What a set of memories is about: people, things (content words) and places, most
+    mentioned first."""
+
+    people: list[str]
+    things: list[str]
+    places: list[str]
+
+
+def gist(texts: list[str], me: str = "", k: int = 3, plain: str = "") -> Gist:
+    """The people (other than `me` and `plain`), things and places the memories mention,
+    routine notes (plans, thoughts) left out."""
+    content = [t for t in texts if not _ROUTINE.search(t)]
+    mine = {w.lower() for w in _NAME.findall(me)} | set(me.lower().split())
+    mine |= {plain.lower()} if plain else set()
+    people: Counter[str] = Counter()
+    places: Counter[str] = Counter()
+    words: Counter[str] = Counter()
+    for t in content:
+        names = [n for n in _names(t) if n.lower() not in mine]
+        people.update(names)
+        found = _PLACE_ID.findall(t)
+        places.update(found)
+        rest = _PLACE_ID.sub(" ", _NAME.sub(" ", t)).lower()
+        words.update(
+            w
+            for w in _WORD.findall(rest)
+            if len(w) > 3 and w not in _STOP and w not in _NO_THEME and w not in mine
+        )
+    return Gist(
+        people=[n for n, _ in people.most_common(k)],
+        things=sorted(words, key=lambda w: (-words[w], -len(w)))[:k],  # ties: longer first
+        places=[p for p, _ in places.most_common(k)],
+    )
+
+
 # ---- rules -----------------------------------------------------------------------------
 
 
@@ -155,31 +226,55 @@ def _importance(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 @register_rule("reflection_questions")
 def _questions(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     n = max(1, min(10, int(ctx.get("n", 3))))
-    words = _keywords(_texts(ctx.get("statements")), n) or ["my day"]
-    forms = ("What do I think about {}?", "Why does {} matter to me?", "What is happening with {}?")
-    return {"questions": [forms[i % len(forms)].format(w) for i, w in enumerate(words)]}
+    g = gist(_texts(ctx.get("statements")), str(ctx.get("name", "")))
+    asked = [f"How are things between me and {p}?" for p in g.people]
+    asked += [f"What do I make of the {w}?" for w in g.things]
+    asked += [f"What goes on at {place}?" for place in g.places]
+    return {"questions": _interleave(asked, g)[:n] or ["What stood out to me lately?"]}
+
+
+def _interleave(asked: list[str], g: Gist) -> list[str]:
+    """Questions about people, things and places in turn (the first of each kind first)."""
+    groups = [asked[: len(g.people)], asked[len(g.people) : len(g.people) + len(g.things)]]
+    groups.append(asked[len(g.people) + len(g.things) :])
+    out: list[str] = []
+    for i in range(max((len(x) for x in groups), default=0)):
+        out += [x[i] for x in groups if i < len(x)]
+    return out
 
 
 @register_rule("reflection_insights")
 def _insights(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     statements = _texts(ctx.get("statements"))
-    question = str(ctx.get("question", ""))
-    words = _keywords([question], 3)
-    idx = [i + 1 for i, s in enumerate(statements) if any(w in s.lower() for w in words)]
-    idx = idx or list(range(1, min(3, len(statements)) + 1))
+    me = str(ctx.get("name", ""))
     if not statements:
-        return {"insights": [{"text": f"I have no evidence yet about: {question}", "evidence": []}]}
-    topic = words[0] if words else "this"
-    first = _short(statements[idx[0] - 1], 80)
-    insights = [
-        {
-            "text": f"{topic.capitalize()} keeps coming up in my life, e.g. {first}",
-            "evidence": idx[:5],
-        }
-    ]
-    if len(idx) > 1:
-        insights.append({"text": f"I should pay more attention to {topic}.", "evidence": idx[:2]})
-    return {"insights": insights}
+        return {"insights": [{"text": "I do not know enough about this yet.", "evidence": []}]}
+    g = gist(statements, me)
+    insights = []
+    if g.people:
+        who = g.people[0]
+        idx = [i + 1 for i, t in enumerate(statements) if who in t]
+        where = _place_with(statements, who)
+        text = f"I spend a lot of time with {who}" + (f" at {where}." if where else ".")
+        insights.append({"text": text, "evidence": idx[:5]})
+    if g.things:
+        what = g.things[0]
+        idx = [i + 1 for i, t in enumerate(statements) if what in t.lower()]
+        insights.append({"text": f"The {what} keeps coming up for me.", "evidence": idx[:5]})
+    if g.places and not insights:
+        where = g.places[0]
+        idx = [i + 1 for i, t in enumerate(statements) if where in t]
+        insights.append({"text": f"Much of my life happens at {where}.", "evidence": idx[:5]})
+    return {"insights": insights or [{"text": "My days follow a routine.", "evidence": [1]}]}
+
+
+def _place_with(texts: list[str], person: str) -> str | None:
+    """The place most often named with `person`."""
+    found: Counter[str] = Counter()
+    for t in texts:
+        if person in t:
+            found.update(_PLACE_ID.findall(t))
+    return found.most_common(1)[0][0] if found else None
 
 
 @register_rule("daily_plan")
@@ -279,7 +374,8 @@ def _dialogue_turn(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     ]
     said = " ".join(history).lower()
     turn, max_turns = int(ctx.get("turn", len(history))), int(ctx.get("max_turns", 4))
-    fresh = [m for m in memories if _short(m, 100).lower() not in said]
+    news = [_news(m) for m in memories if not (_ROUTINE.search(m) or _CHATTER.search(m))]
+    fresh = [m for m in news if m and _short(m, 100).lower() not in said]
     if not history:
         opener = f"Hi {listener}!"
         news = f"Did you hear? {_short(fresh[0], 100)}" if fresh else "How are you?"
@@ -287,10 +383,20 @@ def _dialogue_turn(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     elif fresh:
         line = f"Interesting. I know that {_short(fresh[0], 100)}"
     else:
-        line = rng.choice(("I see.", "That makes sense.", "Good to know, thanks."))
+        line = _small_talk(memories, listener, said, rng)
     sour = _mood(ctx) <= -0.5 and turn >= 1  # a dark mood cuts the talk short
-    end = turn + 1 >= max_turns or (not fresh and bool(history)) or sour
+    end = turn + 1 >= max_turns or (not fresh and turn >= 2) or sour
     return {"utterance": line, "end": end}
+
+
+def _small_talk(memories: list[str], listener: str, said: str, rng: random.Random) -> str:
+    """A line about someone or something the speaker's memories name, not said before."""
+    g = gist(memories, plain=listener)
+    lines = [f"How is {p} doing?" for p in g.people]
+    lines += [f"I have been thinking about the {w}." for w in g.things]
+    lines += [f"I was at {place} earlier." for place in g.places]
+    lines = [x for x in lines if x.lower() not in said]
+    return lines[0] if lines else rng.choice(("I see.", "That makes sense.", "Good to know."))
 
 
 @register_rule("thought_update")
@@ -307,13 +413,27 @@ def _thought(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         emotion, intensity = "surprise", 0.5
     else:
         emotion, intensity = "joy", rng.choice((0.2, 0.3, 0.4))
-    about = _short(recent[0], 80) if recent else "my routine"
-    need = f"; I need more {lowest}" if lowest is not None and _need(ctx, lowest) < 0.3 else ""
-    return {
-        "thought": f"I feel {emotion} thinking about {about}{need}.",
-        "emotion": emotion,
-        "intensity": round(intensity, 3),
-    }
+    g = gist(recent, str(ctx.get("name", "")))
+    danger_word = next((w for w in g.things if _hits(w, _DANGER)), None)
+    if danger_word is not None:
+        about = f"I am worried about the {danger_word}"
+    elif g.people:
+        about = f"I keep thinking about {g.people[0]}"
+    elif g.things:
+        about = f"The {g.things[0]} is on my mind"
+    else:
+        about = "Nothing special, just my routine"
+    short = lowest is not None and _need(ctx, lowest) < 0.3
+    need = f"; I need {_NEED_WORDS.get(str(lowest), str(lowest))}" if short else ""
+    return {"thought": f"{about}{need}.", "emotion": emotion, "intensity": round(intensity, 3)}
+
+
+_NEED_WORDS = {"energy": "rest", "hunger": "food", "social": "company", "safety": "safety"}
+
+
+def _news(text: str) -> str:
+    """A memory as something to tell: 'I noticed: ' and similar report openings dropped."""
+    return re.sub(r"^(I noticed|I heard|I was told)[:,]?\s*", "", text.strip()).strip()
 
 
 def stance(text: str) -> float:

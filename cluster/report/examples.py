@@ -141,7 +141,7 @@ RUN_FIELDS = {
 
 def run_record_table() -> str:
     """`run.json`'s documented fields, from its pydantic model (cluster.run_folder)."""
-    from societas.cluster.run_folder import RunRecord
+    from societas.cluster.observe.run_folder import RunRecord
 
     lines = [
         "### `run.json`\n",

@@ -9,8 +9,8 @@ from societas.agents.population import population_for
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.runtime.protocol import GroupHandle, Message
 from societas.agents.scenario import Selector, load_scenario
-from societas.cluster.coordinator import Coordinator
-from societas.cluster.local import partition
+from societas.cluster.loop.coordinator import Coordinator
+from societas.cluster.loop.local import partition
 
 from .conftest import SMALL
 

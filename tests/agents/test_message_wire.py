@@ -6,7 +6,7 @@ import pickle
 import tracemalloc
 
 from societas.agents.runtime.protocol import Message
-from societas.cluster.coordinator import Coordinator
+from societas.cluster.loop.coordinator import Coordinator
 
 
 def test_pickled_message_is_the_same_message() -> None:

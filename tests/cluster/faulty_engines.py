@@ -23,7 +23,7 @@ from societas.agents.runtime.protocol import (
     TurnReply,
     TurnRequest,
 )
-from societas.cluster.ray_runtime import EngineFactory
+from societas.cluster.ray.runtime import EngineFactory
 
 
 class DiesMidMigration(GroupEngine):

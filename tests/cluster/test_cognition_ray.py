@@ -14,8 +14,8 @@ from societas.agents.population import population_for
 from societas.agents.runtime.results import read_table
 from societas.agents.scenario import load_scenario
 from societas.cluster import checkpoint as ckpt
-from societas.cluster.local import partition, run_local
-from societas.cluster.ray_runtime import run_on_ray
+from societas.cluster.loop.local import partition, run_local
+from societas.cluster.ray.runtime import run_on_ray
 from societas.memory import GroupMemory
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ import gc
 
 from synthetic_groups import SyntheticConfig, SyntheticFactory
 
-from societas.cluster.ray_runtime import ClusterConfig, InProcessGroup, RunSpec, run_groups
+from societas.cluster.ray.runtime import ClusterConfig, InProcessGroup, RunSpec, run_groups
 from societas.memory.collector import YOUNG_THRESHOLD
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from societas.cluster import jobs
 from societas.cluster.cli import app
+from societas.cluster.ray import jobs
 
 TINY = """\
 name: tiny

@@ -13,8 +13,8 @@ import yaml
 from societas.agents.experiments.memory_profiles import read_agent_profiles
 from societas.agents.runtime.results import read_table
 from societas.cluster import checkpoint as ckpt
-from societas.cluster.local import run_local
-from societas.cluster.ray_runtime import run_on_ray
+from societas.cluster.loop.local import run_local
+from societas.cluster.ray.runtime import run_on_ray
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS, GROUPS, TICKS = 16, 2, 6

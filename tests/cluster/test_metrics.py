@@ -14,7 +14,13 @@ from societas.agents.runtime.protocol import (
     GroupStats,
     LLMCalls,
 )
-from societas.cluster.metrics import METRICS, PREFIX, MetricsConfig, RunMetrics, exposed_names
+from societas.cluster.observe.metrics import (
+    METRICS,
+    PREFIX,
+    MetricsConfig,
+    RunMetrics,
+    exposed_names,
+)
 
 
 def _scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -208,9 +214,9 @@ async def test_llm_calls_over_http_carry_model_endpoint_latency_and_failed_attem
     attempt, put one latency sample per attempt, and add up to the accounting's totals."""
     import asyncio
 
-    from societas.agents.llm.emulator import EmulatorConfig, serve
     from societas.agents.llm.gateway import LLMGateway
     from societas.agents.runtime.stats import Deltas, llm_calls_delta
+    from societas.testing.emulator import EmulatorConfig, serve
 
     async with serve(EmulatorConfig(base_latency_s=0.02, rate_500=0.3, seed=3)) as (_emu, url):
         gateway = LLMGateway(

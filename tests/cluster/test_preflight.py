@@ -9,9 +9,9 @@ import socket
 import pytest
 
 from societas.agents.llm.config import LLMConfig
-from societas.agents.llm.emulator import EmulatorConfig, serve
 from societas.cluster.preflight import check_llm
-from societas.cluster.ray_attach import RayAttachError, probe_address
+from societas.cluster.ray.attach import RayAttachError, probe_address
+from societas.testing.emulator import EmulatorConfig, serve
 
 
 def _llm(url: str, model: str = "emulated", key_env: str | None = None) -> LLMConfig:

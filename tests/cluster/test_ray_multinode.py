@@ -21,8 +21,8 @@ from ray.cluster_utils import Cluster
 
 from societas.agents.runtime.results import TABLES, read_table
 from societas.agents.scenario import load_scenario
-from societas.cluster.local import partition
-from societas.cluster.ray_runtime import (
+from societas.cluster.loop.local import partition
+from societas.cluster.ray.runtime import (
     ClusterConfig,
     EngineFactory,
     InProcessGroup,

@@ -13,8 +13,8 @@ import ray
 from synthetic_groups import SyntheticConfig, SyntheticFactory, results_digest
 
 from societas.cluster import checkpoint as ckpt
-from societas.cluster.metrics import MetricsConfig, RunMetrics
-from societas.cluster.ray_runtime import (
+from societas.cluster.observe.metrics import MetricsConfig, RunMetrics
+from societas.cluster.ray.runtime import (
     ClusterConfig,
     InProcessGroup,
     RunSpec,
@@ -134,7 +134,7 @@ def test_town_on_ray_crash_then_societas_resume_matches_uninterrupted(tmp_path):
     from societas.agents.runtime.results import read_table
     from societas.agents.scenario import load_scenario
     from societas.cluster.cli import app
-    from societas.cluster.ray_runtime import run_on_ray
+    from societas.cluster.ray.runtime import run_on_ray
 
     root = Path(__file__).resolve().parents[2]
     scenario = load_scenario(root / "configs" / "town.yaml").with_overrides(

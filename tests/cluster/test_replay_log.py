@@ -8,7 +8,7 @@ import random
 import tracemalloc
 
 from societas.agents.runtime.protocol import Message, TurnRequest
-from societas.cluster.replay_log import ReplayLog
+from societas.cluster.observe.replay_log import ReplayLog
 
 
 def _inbox(tick: int, n: int, seed: int = 0) -> list[Message]:

@@ -20,12 +20,12 @@ import pytest
 import ray
 import yaml
 
-from societas.agents.llm.emulator import EmulatorConfig, serve
 from societas.agents.runtime.results import TABLES, read_table
 from societas.agents.scenario import load_scenario
-from societas.cluster.local import partition, run_local
-from societas.cluster.metrics import MetricsConfig, RunMetrics
-from societas.cluster.ray_runtime import (
+from societas.cluster.loop.local import partition, run_local
+from societas.cluster.loop.run import RunInterrupted
+from societas.cluster.observe.metrics import MetricsConfig, RunMetrics
+from societas.cluster.ray.runtime import (
     ClusterConfig,
     EngineFactory,
     InProcessGroup,
@@ -34,7 +34,7 @@ from societas.cluster.ray_runtime import (
     run_groups,
     run_on_ray,
 )
-from societas.cluster.run_loop import RunInterrupted
+from societas.testing.emulator import EmulatorConfig, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS, GROUPS, TICKS = 16, 2, 3
@@ -210,7 +210,7 @@ def test_checkpoints_drop_the_replay_log(tmp_path):
     """Checkpoints on: the log holds the ticks since the last checkpoint only, in RAM."""
     from synthetic_groups import SyntheticConfig, SyntheticFactory
 
-    from societas.cluster.groups import ResilientGroup
+    from societas.cluster.loop.groups import ResilientGroup
 
     factory = SyntheticFactory(SyntheticConfig(agents=60, groups=2, seed=3))
     handles = [ResilientGroup(InProcessGroup(factory(g))) for g in range(2)]

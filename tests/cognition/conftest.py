@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from societas.agents.llm.emulator import EmulatorConfig, serve
 from societas.agents.llm.gateway import LLMGateway
 from societas.memory import GroupMemory, GroupMemoryConfig
+from societas.testing.emulator import EmulatorConfig, serve
 
 PROFILES = {
     1: {"name": "Ann Lee", "occupation": "teacher", "home": "flat 1", "work": "school"},

@@ -158,7 +158,7 @@ async def test_consolidation_writes_a_linked_summary(group, llm) -> None:
 
 async def test_a_day_survives_a_faulty_server(group, bm25_embedder) -> None:
     """Over HTTP with 429s, 500s, broken and garbage JSON: everything completes, counted."""
-    from societas.agents.llm.emulator import EmulatorConfig, serve
+    from societas.testing.emulator import EmulatorConfig, serve
 
     cfg = EmulatorConfig(
         base_latency_s=0.001,

@@ -1,7 +1,7 @@
 """deploy/: every file parses; manifests validate against the Kubernetes schemas (offline,
 kubernetes-validate) or, for CRDs, structurally with their pod templates validated as Pods;
 the launcher YAMLs validate against Ray's own cluster-launcher schema; the dashboard and
-scrape configs use only metrics that cluster/metrics.py exports; run configs validate."""
+scrape configs use only metrics that cluster/observe/metrics.py exports; run configs validate."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 import yaml
 
-from societas.cluster.metrics import METRICS, PREFIX, exposed_names
-from societas.cluster.ray_runtime import ClusterConfig
+from societas.cluster.observe.metrics import METRICS, PREFIX, exposed_names
+from societas.cluster.ray.runtime import ClusterConfig
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 K8S_VERSION = "1.33"
@@ -124,7 +124,7 @@ def test_rayjob_entrypoint_is_a_real_societas_command():
 
 def test_run_configs_validate():
     from societas.agents.scenario import load_scenario
-    from societas.cluster.ray_runtime import load_cluster_config
+    from societas.cluster.ray.runtime import load_cluster_config
 
     cm = _docs(DEPLOY / "kuberay" / "configmap.yaml")[0]
     scenario = load_scenario(yaml.safe_load(cm["data"]["run.yaml"]))

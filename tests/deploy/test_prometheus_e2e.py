@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from societas.agents.llm.gateway import RULES_MODEL
-from societas.cluster.metrics import MetricsConfig, RunMetrics
+from societas.cluster.observe.metrics import MetricsConfig, RunMetrics
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 AGENTS, TICKS = 120, 6
@@ -72,7 +72,7 @@ def town_run(tmp_path):
     import ray
 
     from societas.agents.scenario import load_scenario
-    from societas.cluster.ray_runtime import run_on_ray
+    from societas.cluster.ray.runtime import run_on_ray
 
     root = Path(__file__).resolve().parents[2]
     scenario = load_scenario(root / "configs" / "town.yaml").with_overrides(

@@ -9,12 +9,12 @@ import json
 import pyarrow.compute as pc
 import pytest
 
-from societas.agents.llm.emulator import EmulatorConfig, serve
 from societas.agents.runtime.results import SCHEMAS, read_table
 from societas.agents.scenario import load_scenario
-from societas.cluster.branch import BranchError, run_branch, run_branch_async
-from societas.cluster.experiment import run_checkpointed
-from societas.cluster.interview import inspect_agent
+from societas.cluster.experiments.arms import run_checkpointed
+from societas.cluster.experiments.branch import BranchError, run_branch, run_branch_async
+from societas.cluster.experiments.interview import inspect_agent
+from societas.testing.emulator import EmulatorConfig, serve
 from tests.experiments.conftest import CODE, scenario
 
 AT, AT_TICK = "0:12", 10  # start 07:00, 30-minute ticks

@@ -170,7 +170,7 @@ def test_arm_scenarios_keep_seed_and_population():
 
 
 def test_block_that_is_not_a_block_is_refused_before_the_run(tmp_path):
-    from societas.cluster.experiment import preflight_code, run_arms
+    from societas.cluster.experiments.arms import preflight_code, run_arms
     from tests.experiments.conftest import CODE
 
     cfg = load_scenario(scenario(blocks=["probe_blocks:NotABlock"], code_dirs=[str(CODE)]))

@@ -11,7 +11,7 @@ import ray
 
 from societas.agents.runtime.results import read_table
 from societas.agents.scenario import load_scenario
-from societas.cluster.experiment import run_checkpointed
+from societas.cluster.experiments.arms import run_checkpointed
 from societas.cluster.report.memories import agent_status
 
 TICKS = 4
@@ -43,7 +43,7 @@ def test_custom_block_and_attribute_in_process(tmp_path, probe_scenario):
 
 
 def test_custom_block_on_real_ray_actors(tmp_path, probe_scenario):
-    from societas.cluster.ray_runtime import run_on_ray
+    from societas.cluster.ray.runtime import run_on_ray
 
     cfg = load_scenario({**probe_scenario, "ticks": TICKS})
     ray.init(

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from societas.agents.scenario import load_scenario
 from societas.cluster.cli import app
-from societas.cluster.experiment import run_checkpointed
-from societas.cluster.interview import NoCheckpointError, interview
+from societas.cluster.experiments.arms import run_checkpointed
+from societas.cluster.experiments.interview import NoCheckpointError, interview
 from tests.experiments.conftest import scenario
 
 SETS = [{"tick": 0, "kind": "set", "values": {"mood": 0.9}, "select": {"ids": [3]}}]
@@ -86,8 +86,8 @@ def test_bad_agent_and_missing_checkpoint_are_clear(tmp_path, local_run):
 
 def test_interview_and_branch_a_ray_run(tmp_path):
     from societas.agents.runtime.results import read_table
-    from societas.cluster.branch import run_branch
-    from societas.cluster.ray_runtime import run_on_ray
+    from societas.cluster.experiments.branch import run_branch
+    from societas.cluster.ray.runtime import run_on_ray
 
     cfg = load_scenario(scenario(ticks=4, interventions=SETS))
     ray.init(

@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 from societas.agents.runtime.results import read_table
 from societas.agents.scenario import load_scenario
-from societas.cluster.experiment import run_checkpointed
+from societas.cluster.experiments.arms import run_checkpointed
 from societas.cluster.report.memories import agent_memories
 from tests.experiments.conftest import scenario
 

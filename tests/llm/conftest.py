@@ -9,9 +9,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from societas.agents.llm.emulator import Emulator, EmulatorConfig, serve
 from societas.agents.llm.gateway import LLMGateway
-from societas.agents.llm.local_server import INSTALL_HINT, LocalModelServer, server_available
+from societas.testing.emulator import Emulator, EmulatorConfig, serve
+from societas.testing.local_server import INSTALL_HINT, LocalModelServer, server_available
 
 EmuFactory = Callable[..., AbstractAsyncContextManager[tuple[Emulator, str]]]
 

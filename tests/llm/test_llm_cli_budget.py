@@ -53,7 +53,7 @@ def test_budget_stop_then_resume_matches_uninterrupted(tmp_path) -> None:
 
 
 def test_a_server_answering_garbage_stops_the_cli_run_loudly(tmp_path) -> None:
-    from societas.agents.llm.local_server import free_port
+    from societas.testing.local_server import free_port
 
     port = free_port()
     cmd = [sys.executable, "-m", "societas.cluster.cli", "llm-emulator", "--port", str(port)]

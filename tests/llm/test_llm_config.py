@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from societas.agents.llm.config import LLMConfig, load_config
-from societas.agents.llm.emulator import EmulatorConfig
 from societas.agents.llm.errors import LLMConfigError, LLMInputError, UnknownTaskError
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import DailyPlan
+from societas.testing.emulator import EmulatorConfig
 
 
 def user(text: str) -> list[dict[str, str]]:

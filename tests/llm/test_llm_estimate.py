@@ -47,7 +47,7 @@ def test_estimate_scales_a_sample_to_the_run(tmp_path, emulator) -> None:
 
 
 async def test_estimate_prices_the_model_calibration(tmp_path, emulator, bm25_embedder) -> None:
-    from societas.cluster.estimate import estimate
+    from societas.cluster.experiments.estimate import estimate
 
     async with emulator() as (_emu, url):
         cfg = yaml.safe_load(_config(tmp_path).read_text())

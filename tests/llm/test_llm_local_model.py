@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from societas.agents.llm.accounting import JSON_OUTCOMES
-from societas.agents.llm.local_server import LocalModelServer
-from societas.cluster.llm_run import run_in_process
+from societas.cluster.loop.in_process import run_in_process
+from societas.testing.local_server import LocalModelServer
 
 pytestmark = pytest.mark.llm
 
@@ -81,7 +81,7 @@ def test_llm_local_command_serves_and_its_server_dies_with_it(tmp_path) -> None:
 
 
 def _free_port() -> int:
-    from societas.agents.llm.local_server import free_port
+    from societas.testing.local_server import free_port
 
     return free_port()
 

@@ -14,7 +14,7 @@ import yaml
 from societas.agents.cognition import prompts
 from societas.agents.llm.errors import LLMInputError
 from societas.agents.scenario import ScenarioConfigError, load_scenario
-from societas.cluster.llm_run import run_in_process
+from societas.cluster.loop.in_process import run_in_process
 
 PACKAGED = Path(prompts.__file__).parent / "prompts"
 TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from societas.agents.runtime.protocol import GroupStats
-from societas.cluster.metrics import MetricsConfig, RunMetrics
+from societas.cluster.observe.metrics import MetricsConfig, RunMetrics
 
 TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"
 
@@ -31,7 +31,7 @@ async def test_run_json_and_progress_carry_llm_tasks_and_fallbacks(
 ) -> None:
     import yaml
 
-    from societas.cluster.local import run_local_async
+    from societas.cluster.loop.local import run_local_async
 
     data: dict[str, Any] = yaml.safe_load(TOWN.read_text())
     data.update(ticks=2, interventions=[])

@@ -11,7 +11,7 @@ import pytest
 
 from societas.agents.llm.errors import LLMBudgetExhausted, LLMFallbackRateExceeded
 from societas.cluster import checkpoint as ckpt
-from societas.cluster.llm_run import run_in_process
+from societas.cluster.loop.in_process import run_in_process
 from tests.cluster.synthetic_groups import results_digest
 
 TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"

@@ -11,8 +11,8 @@ from typing import Any
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.runtime.results import read_table
 from societas.agents.scenario import load_scenario
-from societas.cluster.coordinator import Coordinator
-from societas.cluster.local import partition
+from societas.cluster.loop.coordinator import Coordinator
+from societas.cluster.loop.local import partition
 from tests.scenario_configs import scenario
 
 TALKATIVE = {"chat_prob": 0.6, "friend_chat_prob": 0.9, "message_prob": 0.02}

@@ -16,7 +16,7 @@ __all__ = ["ARTIFACTS", "CONFIGS", "scenario"]
 
 
 def _run(cfg: dict[str, Any], out: Path, embedder: Any, groups: int = 2) -> Path:
-    from societas.cluster.local import run_local
+    from societas.cluster.loop.local import run_local
 
     run_local(cfg, out, groups, embedder=embedder)
     return out

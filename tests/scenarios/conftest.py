@@ -15,7 +15,7 @@ __all__ = ["CONFIGS", "scenario"]
 @pytest.fixture
 def run(tmp_path, bm25_embedder):
     """`await run(cfg, "name", groups=1)` -> run directory."""
-    from societas.cluster.local import run_local_async
+    from societas.cluster.loop.local import run_local_async
 
     async def go(cfg: dict[str, Any], label: str = "run", **kw: Any) -> Path:
         out = tmp_path / label

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from societas.agents.cognition.persona import plain_name
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.runtime.results import TABLES, read_table
 from societas.agents.scenario import load_scenario
-from societas.cluster.coordinator import Coordinator
-from societas.cluster.local import partition, run_local_async
-from societas.cluster.run_loop import RunInterrupted
+from societas.cluster.loop.coordinator import Coordinator
+from societas.cluster.loop.local import partition, run_local_async
+from societas.cluster.loop.run import RunInterrupted
 
 from .conftest import scenario
 
@@ -75,7 +76,7 @@ async def test_a_day_of_cognition_across_two_groups(tmp_path, bm25_embedder) -> 
         for me, other in ((a, b), (b, a)):
             engine = engines[owner[me]]
             assert str(other) in engine.agents[me].state["relationships"]
-            name = engine.population.profiles[other].name
+            name = plain_name(engine.population.profiles[other].name)  # as prompts say it
             hits = await engine.memory.agent(me).stream.search(name, topic="dialogue", top_k=20)
             assert any(name in h.text for h in hits)
         # hourly plans: 5-15 minute actions filling each decomposed hour

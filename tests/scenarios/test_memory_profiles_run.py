@@ -15,13 +15,13 @@ import pytest
 
 from societas.agents.experiments.memory_profiles import read_agent_profiles
 from societas.agents.llm import LLMGateway
-from societas.agents.llm.emulator import EmulatorConfig, serve
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.runtime.results import TABLES, read_table
 from societas.agents.scenario import ScenarioConfigError, load_scenario
-from societas.cluster.coordinator import Coordinator
-from societas.cluster.local import run_local_async
-from societas.cluster.run_loop import RunInterrupted
+from societas.cluster.loop.coordinator import Coordinator
+from societas.cluster.loop.local import run_local_async
+from societas.cluster.loop.run import RunInterrupted
+from societas.testing.emulator import EmulatorConfig, serve
 
 from .conftest import scenario
 

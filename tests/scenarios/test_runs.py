@@ -8,11 +8,11 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from societas.agents.llm.emulator import EmulatorConfig, serve
 from societas.agents.runtime.results import TABLES, read_table
 from societas.agents.scenario import ScenarioConfigError, load_scenario
 from societas.cluster.cli import app
-from societas.cluster.run_loop import RunInterrupted
+from societas.cluster.loop.run import RunInterrupted
+from societas.testing.emulator import EmulatorConfig, serve
 
 from .conftest import CONFIGS, scenario
 
@@ -155,7 +155,7 @@ def test_cli_run_local_and_report(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert (out / "report.html").exists() and (out / "summary.json").exists()
     assert 'id="findings"' in (out / "report.html").read_text()
-    monkeypatch.setitem(sys.modules, "societas.cluster.ray_runtime", None)
+    monkeypatch.setitem(sys.modules, "societas.cluster.ray.runtime", None)
     res = runner.invoke(app, ["run", str(CONFIGS / "town.yaml"), "--agents", "20"])
     assert res.exit_code == 2 and "Ray runtime is not available" in res.output
     bad = tmp_path / "bad.yaml"

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from societas.agents.llm.config import LLMConfig
 from societas.agents.scenario import ScenarioConfig, load_scenario
-from societas.cluster.llm_run import run_in_process
+from societas.cluster.loop.in_process import run_in_process
 from societas.memory.embedding import Embedder
 
 

@@ -20,8 +20,8 @@ from pydantic import BaseModel, Field
 
 from societas.agents.environment import encounters
 from societas.agents.runtime.protocol import GroupHandle, GroupStats, Message, StepResult
-from societas.cluster.conversations import ConversationTotals, run_conversations
-from societas.cluster.groups import finish_tick
+from societas.cluster.loop.conversations import ConversationTotals, run_conversations
+from societas.cluster.loop.groups import finish_tick
 
 
 class Progress(BaseModel):

@@ -25,7 +25,7 @@ def run_arms_command(scenario: Any, opts: Any, execute: Any) -> None:
     """Run every arm of `scenario` into OUT/<arm> with the options of `societas run` (one
     progress bar and summary per arm); all arms' code is checked before the first starts."""
     from societas.agents.scenario import ScenarioConfigError
-    from societas.cluster.experiment import arm_runs, mark_arm
+    from societas.cluster.experiments.arms import arm_runs, mark_arm
 
     try:
         scenarios = arm_runs(scenario)
@@ -46,8 +46,8 @@ def interview(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Ask one agent a question; it answers from its memories at the last checkpoint."""
-    from societas.cluster.branch import BranchError
-    from societas.cluster.interview import interview as do_interview
+    from societas.cluster.experiments.branch import BranchError
+    from societas.cluster.experiments.interview import interview as do_interview
 
     try:
         out = do_interview(run_dir, agent, question)
@@ -66,8 +66,8 @@ def inspect(
     as_json: bool = typer.Option(False, "--json", help="Print the whole view as JSON."),
 ) -> None:
     """Print an agent's profile, status, memories by tier, relationships and answers."""
-    from societas.cluster.branch import BranchError
-    from societas.cluster.interview import format_view, inspect_agent
+    from societas.cluster.experiments.branch import BranchError
+    from societas.cluster.experiments.interview import format_view, inspect_agent
     from societas.cluster.report.data import ReportInputError
 
     try:
@@ -85,7 +85,7 @@ def branch(
 ) -> None:
     """Branch a run: replay its past from the LLM cache up to --at, then go on with --patch."""
     from societas.agents.scenario import ScenarioConfigError
-    from societas.cluster.branch import BranchError, run_branch
+    from societas.cluster.experiments.branch import BranchError, run_branch
 
     try:
         info = run_branch(run_dir, at, patch, out)

@@ -26,7 +26,7 @@ from societas.agents.runtime.protocol import (
     TurnRequest,
 )
 from societas.cluster import checkpoint as ckpt
-from societas.cluster.replay_log import ReplayLog
+from societas.cluster.observe.replay_log import ReplayLog
 
 log = logging.getLogger(__name__)
 

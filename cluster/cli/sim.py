@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from societas.agents.scenario import ScenarioConfig, load_scenario
-from societas.cluster.cli_common import progress_bar, progress_line, user_errors
+from societas.cluster.cli.common import progress_bar, progress_line, user_errors
 
 ConfigArg = Annotated[
     Path, typer.Argument(help="Scenario YAML.", show_default=False, metavar="CONFIG")
@@ -70,7 +70,7 @@ def _load(config: Path, **over: Any) -> ScenarioConfig:
 def _ray_available() -> None:
     """Exit 2 with a clear message when the Ray runtime cannot be imported."""
     try:
-        importlib.import_module("societas.cluster.ray_runtime")
+        importlib.import_module("societas.cluster.ray.runtime")
     except ImportError:
         typer.echo(
             "error: the Ray runtime is not available; use --local to run in one process.",
@@ -144,8 +144,8 @@ def run(
     Preflight first (config, LLM endpoints, Qdrant, embedder, --out, --address); checkpoints
     every 6 simulated hours and at the end; Ctrl-C or SIGTERM checkpoints and stops.
     """
-    if seeds is not None:  # replicates whose spread the report draws as bands (cli_report)
-        from societas.cluster.cli_report import run_replicates
+    if seeds is not None:  # replicates whose spread the report draws as bands (cli.report)
+        from societas.cluster.cli.report import run_replicates
 
         kw = {"local": local, "agents": agents, "ticks": ticks, "groups": groups}
         run_replicates(run, config, seeds, Path(out) if out else None, address=address, **kw)
@@ -175,8 +175,8 @@ def run(
             check_services=not skip_service_checks,
             budget_tokens=budget_tokens,
         )
-    if scenario.arms:  # one run folder per arm under OUT (societas.cluster.cli_experiment)
-        from societas.cluster.cli_experiment import run_arms_command
+    if scenario.arms:  # one run folder per arm under OUT (societas.cluster.cli.experiment)
+        from societas.cluster.cli.experiment import run_arms_command
 
         run_arms_command(scenario, opts, execute)
         return
@@ -259,6 +259,6 @@ def _check_one(
 
 
 def register(app: typer.Typer) -> None:
-    """Add `run` to the `societas` app (`report` lives in cli_report)."""
+    """Add `run` to the `societas` app (`report` lives in `cli.report`)."""
     app.command("run")(run)
     app.command("check")(check)

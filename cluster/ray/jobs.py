@@ -99,13 +99,14 @@ class SubmitSpec(BaseModel):
 
 
 def stage_package(dest: Path) -> Path:
-    """Copy the project's packages into `dest/societas` (what `py_modules` uploads)."""
+    """Copy the package root and its three rooms into `dest/societas` (what `py_modules`
+    uploads)."""
     import societas.cluster
 
     root = Path(societas.cluster.__file__).resolve().parent.parent
     pkg = dest / "societas"
-    pkg.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(root / "societas", pkg, ignore=ignore)
     for name, folder in PACKAGES.items():
         shutil.copytree(root / folder, pkg / name, ignore=ignore)
     return pkg

@@ -16,9 +16,9 @@ from societas.agents.experiments.custom import BlockImportError, import_blocks
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_scenario
 from societas.cluster.cluster_config import cluster_config_of
-from societas.cluster.groups import InProcessGroup
-from societas.cluster.local import partition, write_run_manifest
-from societas.cluster.run_loop import RunSpec, run_groups
+from societas.cluster.loop.groups import InProcessGroup
+from societas.cluster.loop.local import partition, write_run_manifest
+from societas.cluster.loop.run import RunSpec, run_groups
 from societas.memory.embedding import Embedder, build_embedder
 
 EngineHook = Callable[[list[GroupEngine]], Any]
@@ -125,7 +125,7 @@ def arm_runs(cfg: ScenarioConfig | str | Path) -> dict[str, ScenarioConfig]:
 def mark_arm(run_dir: Path, experiment: str, arm: str) -> None:
     """Add the experiment and arm names to an arm's run.json."""
     from societas.cluster.checkpoint import write_json_atomic
-    from societas.cluster.run_folder import RUN_FILE, read_record
+    from societas.cluster.observe.run_folder import RUN_FILE, read_record
 
     record = read_record(run_dir)
     if record is not None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from societas.agents.runtime.protocol import GroupHandle, GroupStats, Message, StepResult
 from societas.cluster.cluster_config import ClusterConfig
-from societas.cluster.groups import GroupLost, InProcessGroup, ResilientGroup
+from societas.cluster.loop.groups import GroupLost, InProcessGroup, ResilientGroup
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +126,8 @@ def ensure_ray(
     **kwargs: Any,
 ) -> bool:
     """Start local Ray (default) or attach to `address` within `timeout_s`; idempotent; no
-    dashboard locally. True if this call started Ray (societas.cluster.ray_attach)."""
-    from societas.cluster.ray_attach import attach
+    dashboard locally. True if this call started Ray (societas.cluster.ray.attach)."""
+    from societas.cluster.ray.attach import attach
 
     return attach(address, timeout_s, num_cpus=num_cpus, stop=stop, **kwargs)
 

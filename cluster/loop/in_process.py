@@ -20,10 +20,10 @@ from societas.agents.llm import LLMGateway
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.scenario import ScenarioConfig, load_scenario
 from societas.cluster.cluster_config import ClusterConfig
-from societas.cluster.coordinator import RunSummary
-from societas.cluster.groups import InProcessGroup
-from societas.cluster.local import partition
-from societas.cluster.run_loop import RunResult, RunSpec, run_groups
+from societas.cluster.loop.coordinator import RunSummary
+from societas.cluster.loop.groups import InProcessGroup
+from societas.cluster.loop.local import partition
+from societas.cluster.loop.run import RunResult, RunSpec, run_groups
 from societas.memory.embedding import Embedder
 from societas.memory.group import _ID_BITS
 

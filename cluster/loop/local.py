@@ -12,7 +12,7 @@ from typing import Any
 from societas.agents.runtime.engine import Concurrency, GroupEngine
 from societas.agents.scenario import ScenarioConfig, load_scenario
 from societas.cluster.checkpoint import last_complete
-from societas.cluster.coordinator import Progress, RunSummary, TickReport
+from societas.cluster.loop.coordinator import Progress, RunSummary, TickReport
 from societas.memory.embedding import Embedder, build_embedder
 
 
@@ -34,7 +34,13 @@ def write_run_manifest(
     """The end of a run: `config.json` (the resolved scenario, unless the start wrote it) and
     `run.json` (the record of the start merged with totals, wall times, status completed)."""
     from societas.cluster.checkpoint import write_json_atomic
-    from societas.cluster.run_folder import CONFIG_FILE, RUN_FILE, now, read_record, versions
+    from societas.cluster.observe.run_folder import (
+        CONFIG_FILE,
+        RUN_FILE,
+        now,
+        read_record,
+        versions,
+    )
 
     out.mkdir(parents=True, exist_ok=True)
     if not (out / CONFIG_FILE).exists():
@@ -56,7 +62,7 @@ def write_run_manifest(
 
 def run_spec_of(scenario: ScenarioConfig, run_dir: Path, groups: int, cluster: Any) -> Any:
     """The run loop's view of a scenario (what checkpoints record, to resume from)."""
-    from societas.cluster.run_loop import RunSpec
+    from societas.cluster.loop.run import RunSpec
 
     return RunSpec(
         run_dir=run_dir,
@@ -95,8 +101,8 @@ async def run_local_async(
     """Build in-process engines and run them through the same loop as Ray (checkpoints by
     default, resume from the last complete one, stop on request); returns the summary."""
     from societas.cluster.cluster_config import cluster_config_of
-    from societas.cluster.groups import InProcessGroup
-    from societas.cluster.run_loop import run_groups
+    from societas.cluster.loop.groups import InProcessGroup
+    from societas.cluster.loop.run import run_groups
 
     scenario = load_scenario(config).with_overrides(
         agents=agents, ticks=ticks, seed=seed, groups=groups

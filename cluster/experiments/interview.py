@@ -22,8 +22,8 @@ from societas.agents.experiments.survey import ask
 from societas.agents.llm import LLMGateway
 from societas.agents.runtime.engine import GroupEngine
 from societas.cluster import checkpoint as ckpt
-from societas.cluster.branch import run_scenario_of
-from societas.cluster.local import partition
+from societas.cluster.experiments.branch import run_scenario_of
+from societas.cluster.loop.local import partition
 
 
 class NoCheckpointError(FileNotFoundError):

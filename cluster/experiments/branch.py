@@ -29,7 +29,7 @@ from societas.agents.runtime.engine import GroupEngine
 from societas.agents.runtime.results import SCHEMAS, read_table
 from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_scenario
 from societas.cluster import checkpoint as ckpt
-from societas.cluster.experiment import llm_calls, preflight_code, run_checkpointed
+from societas.cluster.experiments.arms import llm_calls, preflight_code, run_checkpointed
 from societas.memory.embedding import build_embedder
 
 

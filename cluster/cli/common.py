@@ -24,11 +24,11 @@ def debug_on() -> bool:
 def user_error_types() -> tuple[type[BaseException], ...]:
     """Exceptions that are a user's mistake or an unreachable service, not a bug."""
     from societas.agents.scenario import ScenarioConfigError
-    from societas.cluster.jobs import JobsError
+    from societas.cluster.observe.run_folder import OutDirError
     from societas.cluster.preflight import PreflightError
-    from societas.cluster.ray_attach import RayAttachError
+    from societas.cluster.ray.attach import RayAttachError
+    from societas.cluster.ray.jobs import JobsError
     from societas.cluster.remote_out import RemoteOutError
-    from societas.cluster.run_folder import OutDirError
 
     found: list[type[BaseException]] = [
         ScenarioConfigError,
@@ -101,7 +101,7 @@ def progress_bar() -> Any:
 
 def progress_line(p: Any, scenario: Any) -> str:
     """One line of progress (what `societas status JOB` reads back from a job's log)."""
-    from societas.cluster.run_folder import sim_time
+    from societas.cluster.observe.run_folder import sim_time
 
     return (
         f"progress tick={p.tick + 1}/{scenario.ticks} sim='{sim_time(p.tick + 1, scenario)}' "

@@ -1,6 +1,6 @@
 """`societas submit|status|logs|stop|resume|bench`: cluster operations (Ray Jobs API, resume).
 
-`societas run` itself lives in cli_sim (it hands over to `ray_runtime.run_on_ray` without
+`societas run` itself lives in `cli.sim` (it hands over to `ray.runtime.run_on_ray` without
 `--local`); these commands add what an operator needs around it.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import typer
 
 from societas.cluster.checkpoint import last_complete
-from societas.cluster.cli_common import user_errors
-from societas.cluster.run_folder import OutDirError
+from societas.cluster.cli.common import user_errors
+from societas.cluster.observe.run_folder import OutDirError
 
 ADDRESS_HELP = "Ray dashboard URL (default: $RAY_JOBS_ADDRESS or http://127.0.0.1:8265)."
 
@@ -46,9 +46,9 @@ def submit(
 ) -> None:
     """Validate and preflight locally, then submit through the Ray Jobs API; prints the job
     id and where its results go."""
-    from societas.cluster import jobs
-    from societas.cluster.cli_sim import _load
+    from societas.cluster.cli.sim import _load
     from societas.cluster.launch import LaunchOptions, check, resolve
+    from societas.cluster.ray import jobs
     from societas.cluster.remote_out import is_url
 
     scenario = _load(config, agents=agents, ticks=ticks, groups=groups)
@@ -111,7 +111,7 @@ def _submit_target(out: str | None) -> str:
 def _follow(job_id: str, address: str | None) -> None:
     import asyncio
 
-    from societas.cluster import jobs
+    from societas.cluster.ray import jobs
 
     async def go() -> None:
         async for chunk in jobs.follow(job_id, address):
@@ -125,7 +125,7 @@ def status(
     address: str | None = typer.Option(None, help=ADDRESS_HELP),
 ) -> None:
     """Status and progress (simulated time, agent-steps/s, LLM calls, fallbacks) as JSON."""
-    from societas.cluster import jobs
+    from societas.cluster.ray import jobs
 
     with user_errors():
         if Path(target).is_dir():
@@ -139,7 +139,7 @@ def status(
 def run_status(run_dir: Path) -> dict[str, object]:
     """What run.json says about a run folder, and whether its driver still runs."""
     from societas.cluster.cleanup import driver_alive
-    from societas.cluster.run_folder import read_record
+    from societas.cluster.observe.run_folder import read_record
 
     rec = read_record(run_dir)
     if rec is None:
@@ -157,7 +157,7 @@ def logs(
     follow: bool = typer.Option(False, "--follow", "-f", help="Stream until the job ends."),
 ) -> None:
     """Print a job's logs."""
-    from societas.cluster import jobs
+    from societas.cluster.ray import jobs
 
     try:
         if follow:
@@ -174,7 +174,7 @@ def stop(
     wait: float = typer.Option(120.0, min=0, help="Seconds to wait for a run folder's run."),
 ) -> None:
     """Stop a run after its current tick with a final checkpoint (`societas resume` goes on)."""
-    from societas.cluster import jobs
+    from societas.cluster.ray import jobs
 
     with user_errors():
         if Path(target).is_dir():
@@ -215,10 +215,10 @@ def resume(
     skip_service_checks: bool = typer.Option(False, "--skip-service-checks"),
 ) -> None:
     """Continue a run from its last complete checkpoint; ends identical to an uninterrupted run."""
-    from societas.cluster.cli_sim import execute
+    from societas.cluster.cli.sim import execute
     from societas.cluster.launch import LaunchOptions, stored_run
+    from societas.cluster.observe.run_folder import read_record
     from societas.cluster.remote_out import RemoteSync, is_url, staging_dir
-    from societas.cluster.run_folder import read_record
 
     with user_errors():
         folder = Path(run_dir)
@@ -258,7 +258,7 @@ def cleanup(
 ) -> None:
     """End every process a run left behind (after kill -9) and mark it interrupted."""
     from societas.cluster.cleanup import cleanup_run, driver_alive
-    from societas.cluster.run_folder import PROCESSES_FILE
+    from societas.cluster.observe.run_folder import PROCESSES_FILE
 
     with user_errors():
         if not (run_dir / PROCESSES_FILE).is_file():

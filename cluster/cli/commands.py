@@ -38,7 +38,7 @@ def _options(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks of errors."),
 ) -> None:
     """Run LLM-driven agent societies: memory, cognition and social life at scale."""
-    from societas.cluster.cli_common import DEBUG
+    from societas.cluster.cli.common import DEBUG
 
     DEBUG["on"] = DEBUG["on"] or debug
 
@@ -49,7 +49,7 @@ def demo(
     backend: str = typer.Option("edge", help="Vector backend: edge (embedded) or qdrant."),
 ) -> None:
     """Show agents remembering, searching and the retrieval scores (embedded defaults)."""
-    from societas.cluster.demo import run_demo
+    from societas.cluster.cli.demo import run_demo
 
     run_demo(agents=agents, backend=backend)
 
@@ -76,8 +76,8 @@ def llm_emulator(
     import asyncio
     import contextlib
 
-    from societas.agents.llm.emulator import EmulatorConfig, run_forever
     from societas.agents.llm.errors import LLMConfigError
+    from societas.testing.emulator import EmulatorConfig, run_forever
 
     try:
         cfg = EmulatorConfig.checked(
@@ -106,11 +106,11 @@ def llm_emulator(
 
 # Sub-command modules, each with `register(app)`; one line per module, kept in this list.
 COMMAND_MODULES: list[str] = [
-    "societas.cluster.cli_sim",
-    "societas.cluster.cli_ray",
-    "societas.cluster.cli_report",
-    "societas.cluster.cli_llm",
-    "societas.cluster.cli_experiment",
+    "societas.cluster.cli.sim",
+    "societas.cluster.cli.ops",
+    "societas.cluster.cli.report",
+    "societas.cluster.cli.llm",
+    "societas.cluster.cli.experiment",
 ]
 
 
@@ -126,7 +126,7 @@ _register_command_modules()
 
 def main() -> None:
     """Console-script entry point: no traceback for errors unless --debug."""
-    from societas.cluster.cli_common import DEBUG, EXIT_INTERRUPTED
+    from societas.cluster.cli.common import DEBUG, EXIT_INTERRUPTED
 
     DEBUG["on"] = DEBUG["on"] or "--debug" in sys.argv
     # A SIGINT blocked or ignored by the parent survives exec (seen when the test process had

@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field
 from societas.agents.runtime.protocol import GroupHandle
 from societas.cluster import checkpoint as ckpt
 from societas.cluster.cluster_config import ClusterConfig, checkpoint_ticks
-from societas.cluster.groups import ResilientGroup, inbox_digest
-from societas.cluster.llm_stop import LLMStopWatch
-from societas.cluster.metrics import RunMetrics
+from societas.cluster.loop.groups import ResilientGroup, inbox_digest
+from societas.cluster.loop.llm_stop import LLMStopWatch
+from societas.cluster.observe.metrics import RunMetrics
 
 TOTAL_KEYS = (
     "agent_steps",
@@ -95,11 +95,11 @@ async def run_groups(
     on_checkpoint: Callable[[int, dict[str, float]], Any] | None = None,
 ) -> tuple[RunResult, Any]:
     """Set up (or restore the last complete checkpoint of) the groups, run the coordinator
-    loop of `societas.cluster.coordinator` to the end, checkpointing every K ticks (default
+    loop of `societas.cluster.loop.coordinator` to the end, checkpointing every K ticks (default
     every 6 simulated hours) and after the last tick; when `stop()` turns true, checkpoint
     after the current tick and raise `RunInterrupted`. `on_checkpoint(tick, totals)` follows
     every complete checkpoint (run.json updates)."""
-    from societas.cluster.coordinator import Coordinator
+    from societas.cluster.loop.coordinator import Coordinator
     from societas.memory.collector import tune_collector
 
     # The driver's loop holds every group's tick reports in flight too: at CPython's young
@@ -127,7 +127,7 @@ async def run_groups(
             if asyncio.iscoroutine(out):
                 await out
         await checkpoint_policy(report.tick)
-        await watch(report)  # an LLM stop: checkpoint, then raise (societas.cluster.llm_stop)
+        await watch(report)  # an LLM stop: checkpoint, then raise (societas.cluster.loop.llm_stop)
 
     every = checkpoint_ticks(cluster, spec.tick_minutes)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 if TYPE_CHECKING:
-    from societas.cluster.estimate import Estimate
+    from societas.cluster.experiments.estimate import Estimate
 
 
 def _interrupt(*_: object) -> NoReturn:
@@ -29,7 +29,7 @@ def llm_local(
     """Serve a small real language model (llama-cpp-python's OpenAI-compatible server) on
     loopback until Ctrl-C; the server process is stopped on every exit path."""
     from societas.agents.llm.errors import LLMError
-    from societas.agents.llm.local_server import LocalModelServer
+    from societas.testing.local_server import LocalModelServer
 
     try:
         server = LocalModelServer(port=port, model=model, n_ctx=n_ctx, threads=threads)
@@ -70,7 +70,7 @@ def estimate_cmd(
 
     from societas.agents.llm.errors import LLMError
     from societas.agents.scenario import ScenarioConfigError, load_scenario
-    from societas.cluster.estimate import estimate
+    from societas.cluster.experiments.estimate import estimate
 
     try:
         sc = load_scenario(config)

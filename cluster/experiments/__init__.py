@@ -1,0 +1,1 @@
+"""Experiments over runs: arms, branches from a checkpoint, interviews, cost estimates."""

@@ -1,0 +1,1 @@
+"""What a run shows while and after it runs: Prometheus metrics, the run folder, replay logs."""

@@ -1,0 +1,1 @@
+"""Stand-ins for inference servers in tests and benchmarks: the emulator and a local model."""
