@@ -37,6 +37,7 @@ def write_run_manifest(
     from societas.cluster.observe.run_folder import (
         CONFIG_FILE,
         RUN_FILE,
+        RUN_SCHEMA_VERSION,
         now,
         read_record,
         versions,
@@ -51,6 +52,7 @@ def write_run_manifest(
         "scenario": scenario.name,
         **summary.model_dump(mode="json"),
         **(extra or {}),
+        "schema_version": RUN_SCHEMA_VERSION,
         "status": "completed",
         "ticks": scenario.ticks,
         "ticks_done": scenario.ticks,

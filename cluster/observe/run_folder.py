@@ -31,6 +31,7 @@ PROCESSES_FILE = "processes.json"
 RUN_ENV = "SOCIETAS_RUN_ID"  # inherited by every process the run starts (Ray included)
 RUN_MARKERS = (RUN_FILE, CONFIG_FILE, "checkpoints", "results", PROCESSES_FILE)
 Status = Literal["running", "completed", "interrupted", "failed"]
+RUN_SCHEMA_VERSION = 2  # run.json as written now; a record without the field is version 1
 PACKAGES = ("societas", "ray", "pyarrow", "pydantic", "qdrant-edge-py", "fastembed", "openai")
 
 
@@ -68,6 +69,11 @@ class RunRecord(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    schema_version: int = Field(
+        1,
+        description="Layout of this record: 2 since the field exists; a run.json without it "
+        "was written before and reads as 1 (same fields otherwise).",
+    )
     status: Status
     scenario: str
     mode: str = Field(description="local or ray")
@@ -94,7 +100,7 @@ class RunRecord(BaseModel):
         "and their outcomes (valid_first_try, repaired, valid_after_reask, fallbacks, failed), "
         "entries of valid answers dropped as filler (dropped_items).",
     )
-    # experiments (cluster.experiment, cluster.branch)
+    # experiments (cluster.experiments.arms, cluster.experiments.branch)
     experiment: str | None = Field(None, description="Experiment name when run as an arm.")
     arm: str | None = Field(None, description="Arm name (the run folder is OUT/<arm>).")
     branch: dict[str, Any] | None = Field(
@@ -107,12 +113,22 @@ class RunRecord(BaseModel):
 
 
 def read_record(run_dir: Path) -> dict[str, Any] | None:
-    """`run.json` as a dict, or None when missing or unreadable."""
+    """`run.json` as a dict (`schema_version` 1 when it predates the field), or None when
+    missing or unreadable."""
     try:
         data = json.loads((Path(run_dir) / RUN_FILE).read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    data.setdefault("schema_version", 1)
+    return data
+
+
+def load_record(run_dir: Path) -> RunRecord | None:
+    """`run.json` as a `RunRecord` (any schema version), or None when missing or unreadable."""
+    data = read_record(run_dir)
+    return None if data is None else RunRecord.model_validate(data)
 
 
 def holds_run(run_dir: Path) -> bool:
@@ -197,6 +213,7 @@ class RunFolder:
         stamp = now()
         run_id = os.environ.get(RUN_ENV) or uuid.uuid4().hex[:16]
         record = RunRecord(
+            schema_version=RUN_SCHEMA_VERSION,
             status="running",
             scenario=scenario.name,
             mode=mode,
