@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from societas.agents.cognition.conversation import describe_relation
-from societas.agents.cognition.persona import NEEDS, fmt_needs, recall
+from societas.agents.cognition.persona import NEEDS, fmt_needs, plain_name, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.cognition.relationships import belief, mood, relation, talk_probability
 from societas.agents.llm.tasks import DialogueTurn
@@ -121,16 +121,17 @@ class SocialBlock:
         hits = await recall(agent.memory, f"news for {other.name}", top_k=2)
         memories = [self.fact_text.get(f, f) for f in facts] + [h.text for h in hits]
         me = agent.profile
+        my_name, other_name = plain_name(me.name), plain_name(other.name)
         system = {
-            "name": me.name,
+            "name": my_name,
             "profile": f"age: {me.age}, occupation: {me.occupation}, personality: {me.personality}",
         }
         out = await ctx.llm.json(
             messages(
                 "dialogue_turn",
                 system,
-                speaker=me.name,
-                listener=other.name,
+                speaker=my_name,
+                listener=other_name,
                 topic_line=" (a message)",
                 relationship=describe_relation(
                     relation(s.get("relationships") or {}, listener, self._tie(ctx, listener))
@@ -143,8 +144,8 @@ class SocialBlock:
             DialogueTurn,
             task="dialogue_turn",
             context={
-                "speaker": me.name,
-                "listener": other.name,
+                "speaker": my_name,
+                "listener": other_name,
                 "topic": None,
                 "memories": memories,
                 "history": [],

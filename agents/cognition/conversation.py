@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from societas.agents.cognition.persona import Persona, fmt_needs, lines, recall
+from societas.agents.cognition.persona import Persona, fmt_needs, lines, plain_name, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.cognition.relationships import Relation
 from societas.agents.llm.answer_checks import Said
@@ -68,6 +68,7 @@ async def speak(
     if retrieved is None:
         retrieved = await about(mem, other, topic)
     memories = [*known, *retrieved]
+    other = plain_name(other)
     return await llm.json(
         messages(
             "dialogue_turn",
@@ -111,7 +112,8 @@ async def summarize_conversation(
     seed: int = 0,
 ) -> ConversationSummary:
     """One participant's summary of the conversation and its tone for them."""
-    said = [t for s, t in history if s == other]
+    other = plain_name(other)
+    said = [t for s, t in history if plain_name(s) == other]
     return await llm.json(
         messages(
             "conversation_summary",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,6 +12,15 @@ from societas.agents.llm.plan_checks import PLACE_WORDS
 from societas.memory import AgentMemory, MemoryHit, MemoryRecord
 
 NEEDS = ("hunger", "energy", "safety", "social")
+_ID_SUFFIX = re.compile(r"\s+\d+$")
+
+
+def plain_name(name: str) -> str:
+    """A person's name as prompts show it: without the id a population adds to make names
+    unique ('Hugo Adams 7' -> 'Hugo Adams'; a model would read the number as part of it)."""
+    return _ID_SUFFIX.sub("", name.strip()) or name
+
+
 _PROFILE_KEYS = ("name", "age", "occupation", "personality", "home", "work")
 
 
@@ -72,7 +82,8 @@ async def persona(mem: AgentMemory) -> Persona:
     """Read profile, needs, emotion and plan (missing attributes: neutral defaults)."""
     profile = {k: await mem.status.get(k, default="") for k in _PROFILE_KEYS}
     needs = {n: float(await mem.status.get(f"{n}_satisfaction", default=0.5)) for n in NEEDS}
-    name = str(profile.get("name") or f"agent {mem.agent_id}")
+    name = plain_name(str(profile.get("name") or f"agent {mem.agent_id}"))
+    profile["name"] = name
     emotion = str(await mem.status.get("emotion_types", default="") or "calm")
     levels = await mem.status.get("emotion", default={}) or {}
     intensity = float(levels.get(emotion.lower(), 5)) / 10.0 if levels else 0.0
@@ -92,13 +103,14 @@ def persona_of(agent_id: int, profile: Mapping[str, Any], state: Mapping[str, An
     """The same snapshot from an agent's profile and hot state (no memory reads): the
     engine's per-tick path. `state` holds the needs, `plan`, `emotion` and `emotion_types`."""
     shown = {k: profile.get(k, "") for k in _PROFILE_KEYS}
+    shown["name"] = plain_name(str(shown.get("name") or f"agent {agent_id}"))
     emotion = str(state.get("emotion_types") or "calm")
     levels = state.get("emotion") or {}
     intensity = float(levels.get(emotion.lower(), 5)) / 10.0 if levels else 0.0
     plan = state.get("plan") or {}
     return Persona(
         agent_id=agent_id,
-        name=str(shown.get("name") or f"agent {agent_id}"),
+        name=shown["name"],
         profile=shown,
         needs={n: float(state.get(f"{n}_satisfaction", 0.5)) for n in NEEDS},
         emotion=emotion,

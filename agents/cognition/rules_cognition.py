@@ -46,9 +46,10 @@ def _replan(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 
 @register_rule("conversation_summary")
 def _conversation_summary(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """What the other said, in short; the tone follows agreement, the standing sentiment and
-    the participant's mood (not the wording, so it does not depend on retrieval)."""
-    name, other = str(ctx.get("name", "I")), str(ctx.get("other", "someone"))
+    """What the other said, in short, in the first person; the tone follows agreement, the
+    standing sentiment and the participant's mood (not the wording, so it does not depend
+    on retrieval)."""
+    other = str(ctx.get("other", "someone"))
     heard = [_short(t, 90) for t in ctx.get("heard") or []][:3]
     topic = str(ctx.get("topic") or "")
     about = f" about {topic}" if topic else ""
@@ -58,7 +59,7 @@ def _conversation_summary(ctx: dict[str, Any], rng: random.Random) -> dict[str, 
     tone = 0.3 + 0.4 * float(ctx.get("agreement", 0.0)) + 0.2 * float(ctx.get("sentiment", 0.0))
     tone += 0.3 * _mood(ctx)
     return {
-        "summary": f"{name} talked with {other}{where}{about}.{said}",
+        "summary": f"I talked with {other}{where}{about}.{said}",
         "tone": round(max(-1.0, min(1.0, tone)), 3),
     }
 

@@ -82,11 +82,11 @@ def _invalid_text(err: ValidationError) -> str:
 
 
 def answer_source(result: ChatResult, ask: int, repaired: bool) -> str:
-    """Where an accepted answer came from (see provenance)."""
+    """Where an accepted answer came from (see provenance). A cache hit keeps the source its
+    asks give: the same answers pass the same checks, so a resumed run or a branch replaying
+    its parent's past writes the parent's rows (the cache hits are counted apart)."""
     if result.endpoint == "rules":
         return "rules"
-    if result.endpoint == "cache":
-        return "replayed"
     if ask > 0:
         return "re_asked"
     return "repaired" if repaired else "first_try"

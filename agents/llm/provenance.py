@@ -3,7 +3,10 @@ policy or the response cache. Every results row holding model text or a model de
 carries one of these, so a researcher can filter model failures out of an analysis.
 
 The gateway marks each value `json()` returns (`mark`); call sites read it (`source_of`) and
-copy it onto the rows they write. Imports nothing of the project (tasks.py imports it).
+copy it onto the rows they write. An answer from the response cache keeps the source of its
+first recording, so a branch or a resumed run writes the rows of the run it continues;
+the gateway never emits `replayed` (kept in the vocabulary for replayed text whose recorded
+source is unknown). Imports nothing of the project (tasks.py imports it).
 """
 
 from __future__ import annotations

@@ -115,8 +115,10 @@ def inspect_agent(run_dir: str | Path, agent_id: int, memory_limit: int = 30) ->
 
 def recent_prompts(run_dir: Path, name: str, limit: int = 5) -> list[dict[str, str]]:
     """The agent's last prompts and answers from the run's LLM response cache (model runs)."""
+    from societas.agents.cognition.persona import plain_name
+
     found: list[dict[str, str]] = []
-    marker = f"You are {name}"
+    marker = f"You are {plain_name(name)},"  # prompts name people without their ids
     for segment in sorted((run_dir / "llm-cache").glob("segment-*.jsonl")):
         with segment.open(encoding="utf-8") as fh:
             for line in fh:

@@ -29,7 +29,8 @@ _SOURCE = (
     "Where the text or decision came from: first_try (the model's first answer, passing the "
     "meaning checks), repaired (its JSON mended), re_asked (accepted after a correction), "
     "fallback (a default written in code: not the model's), rules (the rules policy, not a "
-    "language model), replayed (from the LLM cache)."
+    "language model); an answer replayed from the LLM cache keeps the source it was recorded "
+    "with (replayed: reserved for replayed text whose source is unknown)."
 )
 
 # table -> (what one row is, {column: meaning}); a column the writer adds without a line
