@@ -66,6 +66,17 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("group", "task"),
         "Structured LLM calls answered by the call site's fallback (unusable model output).",
     ),
+    "llm_answers_total": (
+        "counter",
+        ("group", "task", "source"),
+        "Structured LLM answers by answer_source (first_try, repaired, re_asked, fallback, "
+        "rules, replayed).",
+    ),
+    "llm_meaning_check_failures_total": (
+        "counter",
+        ("group", "task", "kind"),
+        "Model answers that parsed but failed a meaning check (copied example, counting...).",
+    ),
     "llm_latency_seconds": (
         "histogram",
         ("model", "endpoint"),
@@ -106,6 +117,13 @@ def exposed_names() -> set[str]:
         else:
             names.add(full)
     return names
+
+
+# A task's flat counter prefix -> (metric, label): answers by source, failed meaning checks.
+_PER_ANSWER = {
+    "source": ("llm_answers_total", "source"),
+    "meaning": ("llm_meaning_check_failures_total", "kind"),
+}
 
 
 class MetricsConfig(BaseModel):
@@ -296,6 +314,13 @@ class RunMetrics:
                 if failed:
                     m["llm_fallbacks_total"].labels(group=g, task=task).inc(failed)
                     self._add("llm_fallbacks_total", failed)
+                for key, n in counters.items():  # flat `source.<s>`, `meaning.<kind>` keys
+                    prefix, _, value = key.partition(".")
+                    found = _PER_ANSWER.get(prefix)
+                    if found is not None and value and n > 0:
+                        name, label = found
+                        m[name].labels(group=g, task=task, **{label: value}).inc(n)
+                        self._add(name, n)
             if stats.loop_lag is not None:
                 m["event_loop_lag_seconds"].add((g,), stats.loop_lag)
             for tier, count in stats.memories_by_tier.items():

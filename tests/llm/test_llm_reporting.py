@@ -26,6 +26,23 @@ def test_fallbacks_by_task_are_a_prometheus_counter() -> None:
     assert metrics.totals["llm_fallbacks_total"] == 6
 
 
+def test_answer_sources_and_meaning_failures_are_prometheus_counters() -> None:
+    metrics = RunMetrics(MetricsConfig(port=0))
+    tasks = {
+        "daily_plan": {"source.first_try": 2, "source.fallback": 1, "meaning.copied_example": 3},
+        "importance": {"source.rules": 5, "meaning.counting": 0},
+    }
+    metrics.ingest(GroupStats(group_id=1, tick=0, llm_tasks=tasks))
+    metrics.ingest(GroupStats(group_id=1, tick=1, llm_tasks={"daily_plan": {"source.fallback": 2}}))
+    answers = "llm_answers_total"
+    assert metrics.value(answers, group="1", task="daily_plan", source="first_try") == 2
+    assert metrics.value(answers, group="1", task="daily_plan", source="fallback") == 3
+    assert metrics.value(answers, group="1", task="importance", source="rules") == 5
+    kind = {"group": "1", "task": "daily_plan", "kind": "copied_example"}
+    assert metrics.value("llm_meaning_check_failures_total", **kind) == 3
+    assert metrics.totals[answers] == 10 and metrics.totals["llm_meaning_check_failures_total"] == 3
+
+
 async def test_run_json_and_progress_carry_llm_tasks_and_fallbacks(
     tmp_path, emulator, bm25_embedder
 ) -> None:
