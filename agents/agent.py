@@ -3,9 +3,10 @@
 An `Agent` is its profile, its memory views (`memory.status`, `memory.stream`), the blocks
 that make up its behaviour, and a seeded RNG of its own (so its draws do not depend on which
 group runs it). Blocks are stateless and shared by all agents of a group; what changes lives
-in the agent's memory. Hot state the blocks touch every tick (needs, position, activity,
-money) is read once at setup into `agent.state` and written back to the KV memory in one
-batched `update_many` per group and tick (`dirty` keys) instead of a call per value.
+in the agent's memory. Hot state the blocks touch every tick (the keys each block declares,
+agents/blocks/state.py) is read once at setup into `agent.state` and written back to the KV
+memory in one batched `update_many` per group and tick (`dirty` keys) instead of a call per
+value.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from societas.agents.environment import EnvironmentView, SimTime
 from societas.agents.rng import AgentRandom
 from societas.agents.runtime.protocol import Message
-from societas.memory import CITIZEN_ATTRIBUTES, AgentMemory, MemoryAttribute, MemoryConfig
+from societas.memory import AgentMemory
 
 if TYPE_CHECKING:
     from societas.agents.cognition import MemoryWriter, Reflector
@@ -24,54 +25,6 @@ if TYPE_CHECKING:
     from societas.agents.population import Population, Profile
     from societas.agents.runtime.results import ResultsWriter
     from societas.agents.scenario import Intervention, ScenarioConfig
-
-_A = MemoryAttribute
-SIM_ATTRIBUTES: list[MemoryAttribute] = [
-    *CITIZEN_ATTRIBUTES,
-    _A(name="trust_government", type="float", default_or_value=0.5, description="0..1"),
-    _A(name="activity", type="str", default_or_value="sleep", description="Current activity"),
-    _A(name="category", type="str", default_or_value="sleep", description="Activity kind"),
-    _A(name="work_hours", type="float", default_or_value=0.0, description="Hours/day worked"),
-    _A(name="worked_today", type="float", default_or_value=0.0, description="Hours today"),
-    _A(name="transfers", type="float", default_or_value=0.0, description="Monthly transfers"),
-    _A(name="evacuating", type="bool", default_or_value=False, description="At the shelter"),
-    _A(name="alert", type="bool", default_or_value=False, description="Aware of danger"),
-    _A(
-        name="relationships",
-        type="dict",
-        default_or_value={},
-        description="Other agent id -> {closeness 0..1, sentiment -1..1, talks, tick}",
-    ),
-]
-SIM_MEMORY_CONFIG = MemoryConfig.from_list(SIM_ATTRIBUTES)
-
-# Keys kept in `agent.state` and written back in batches; cognition functions own the others
-# (plan, thought, emotion, attitude), which are re-read after each cognition call.
-HOT_KEYS = (
-    "hunger_satisfaction",
-    "energy_satisfaction",
-    "safety_satisfaction",
-    "social_satisfaction",
-    "current_need",
-    "position",
-    "activity",
-    "category",
-    "currency",
-    "income",
-    "consumption",
-    "work_hours",
-    "worked_today",
-    "transfers",
-    "evacuating",
-    "alert",
-    "knowledge",
-    "trust_government",
-    "plan",
-    "attitude",
-    "relationships",
-    "emotion",
-    "emotion_types",
-)
 
 
 @runtime_checkable
@@ -83,14 +36,10 @@ class Block(Protocol):
     async def forward(self, ctx: AgentContext) -> None: ...
 
 
-# Scratch state (keys starting with "_") that lives across ticks and so goes into checkpoints.
-SCRATCH_KEPT = ("_econ_day", "_exposed", "_emotion", "_target", "_heard_news")
-
-
 class Agent:
     """An agent: id, profile, memory views, blocks, own RNG and cached hot state."""
 
-    __slots__ = ("blocks", "dirty", "id", "memory", "profile", "rng", "state")
+    __slots__ = ("blocks", "dirty", "id", "kept", "memory", "profile", "rng", "state")
 
     def __init__(
         self,
@@ -99,6 +48,7 @@ class Agent:
         blocks: list[Block],
         rng: AgentRandom,
         state: dict[str, Any],
+        kept: frozenset[str] = frozenset(),
     ) -> None:
         self.id = profile.id
         self.profile = profile
@@ -106,13 +56,14 @@ class Agent:
         self.blocks = blocks
         self.rng = rng
         self.state = state
+        self.kept = kept  # scratch keys ("_...") the blocks keep across ticks
         self.dirty: set[str] = set()
 
     def get_state(self) -> dict[str, Any]:
         """What a checkpoint keeps of this agent (JSON): hot state, the scratch keys that
-        live across ticks (`SCRATCH_KEPT`), and the RNG's exact position."""
+        live across ticks (`kept`), and the RNG's exact position."""
         position, gauss = self.rng.getstate()
-        state = {k: v for k, v in self.state.items() if not k.startswith("_") or k in SCRATCH_KEPT}
+        state = {k: v for k, v in self.state.items() if not k.startswith("_") or k in self.kept}
         return {"state": state, "rng": position, "rng_gauss": gauss}
 
     def set_state(self, data: dict[str, Any]) -> None:

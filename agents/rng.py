@@ -4,13 +4,23 @@ Every agent owns its stream, so results do not depend on how agents are split in
 `random.Random` carries 2.5 KB of Mersenne Twister state (and a checkpoint 625 integers per
 agent); at 100,000 agents that is 250 MB of RAM for random numbers. SplitMix64 (Steele, Lea
 and Flood 2014) passes BigCrush, is one 64-bit word of state, and is plenty for agents'
-choices. The sampling methods are `random.Random`'s own Python code, run on this generator.
+choices. The integer draws (randrange, randint, choice, shuffle, sample) are written here
+with `random.Random`'s algorithms, so a seed gives the draws a `random.Random` subclass on
+this generator would; the continuous ones are `random.Random`'s public methods, which only
+call `random()`.
 """
 
 from __future__ import annotations
 
+from bisect import bisect
+from collections.abc import Iterable, MutableSequence, Sequence
+from itertools import accumulate
+from math import ceil, log
+from operator import index
 from random import Random as _MersenneTwister
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -57,14 +67,96 @@ class AgentRandom:
             raise ValueError(f"not an AgentRandom state: {state!r}")
         self._state, self.gauss_next = value, state[1]
 
-    # random.Random's sampling code, driven by `random()` and `getrandbits()` above.
-    _randbelow = _MersenneTwister._randbelow_with_getrandbits
-    randrange = _MersenneTwister.randrange
-    randint = _MersenneTwister.randint
-    choice = _MersenneTwister.choice
+    def _below(self, n: int) -> int:
+        """A uniform int in [0, n): `n.bit_length()` random bits, drawn again while >= n."""
+        k = n.bit_length()
+        r = self.getrandbits(k)
+        while r >= n:
+            r = self.getrandbits(k)
+        return r
+
+    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:
+        """A random item of `range(start, stop, step)` (or of `range(start)`)."""
+        istart = index(start)
+        if stop is None:
+            if step != 1:
+                raise TypeError("Missing a non-None stop argument")
+            if istart > 0:
+                return self._below(istart)
+            raise ValueError("empty range for randrange()")
+        width = index(stop) - istart
+        istep = index(step)
+        if istep == 1:
+            if width > 0:
+                return istart + self._below(width)
+            raise ValueError(f"empty range for randrange({istart}, {stop})")
+        if istep > 0:
+            n = (width + istep - 1) // istep
+        elif istep < 0:
+            n = (width + istep + 1) // istep
+        else:
+            raise ValueError("zero step for randrange()")
+        if n <= 0:
+            raise ValueError(f"empty range for randrange({istart}, {stop}, {istep})")
+        return istart + istep * self._below(n)
+
+    def randint(self, a: int, b: int) -> int:
+        """A random int in [a, b], both ends included."""
+        return self.randrange(a, b + 1)
+
+    def choice(self, seq: Sequence[T]) -> T:
+        """A random element of a non-empty sequence."""
+        if not len(seq):
+            raise IndexError("Cannot choose from an empty sequence")
+        return seq[self._below(len(seq))]
+
+    def shuffle(self, x: MutableSequence[Any]) -> None:
+        """Shuffle `x` in place."""
+        for i in reversed(range(1, len(x))):
+            j = self._below(i + 1)
+            x[i], x[j] = x[j], x[i]
+
+    def sample(
+        self, population: Sequence[T], k: int, *, counts: Iterable[int] | None = None
+    ) -> list[T]:
+        """`k` unique elements of `population` in selection order (repeats by `counts`)."""
+        if not isinstance(population, Sequence):
+            raise TypeError("Population must be a sequence.  For dicts or sets, use sorted(d).")
+        n = len(population)
+        if counts is not None:
+            cum_counts = list(accumulate(counts))
+            if len(cum_counts) != n:
+                raise ValueError("The number of counts does not match the population")
+            total = cum_counts.pop()
+            if not isinstance(total, int):
+                raise TypeError("Counts must be integers")
+            if total <= 0:
+                raise ValueError("Total of counts must be greater than zero")
+            return [population[bisect(cum_counts, s)] for s in self.sample(range(total), k=k)]
+        if not 0 <= k <= n:
+            raise ValueError("Sample larger than population or is negative")
+        result: list[Any] = [None] * k
+        setsize = 21  # a small set's size minus an empty list's: below it, pick from a pool
+        if k > 5:
+            setsize += 4 ** ceil(log(k * 3, 4))
+        if n <= setsize:
+            pool = list(population)
+            for i in range(k):
+                j = self._below(n - i)
+                result[i] = pool[j]
+                pool[j] = pool[n - i - 1]
+        else:
+            selected: set[int] = set()
+            for i in range(k):
+                j = self._below(n)
+                while j in selected:
+                    j = self._below(n)
+                selected.add(j)
+                result[i] = population[j]
+        return result
+
+    # random.Random's continuous draws and `choices`: public methods that call `random()`.
     choices = _MersenneTwister.choices
-    sample = _MersenneTwister.sample
-    shuffle = _MersenneTwister.shuffle
     uniform = _MersenneTwister.uniform
     triangular = _MersenneTwister.triangular
     gauss = _MersenneTwister.gauss

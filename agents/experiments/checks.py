@@ -26,10 +26,10 @@ def tick_at(cfg: ScenarioConfig, day: int, hour: float) -> int:
 
 def memory_config_of(cfg: ScenarioConfig) -> MemoryConfig:
     """The agents' status schema: the built-in attributes plus the scenario's own."""
-    from societas.agents.agent import SIM_ATTRIBUTES
+    from societas.agents.blocks.state import attributes_of
 
     return MemoryConfig.from_list(
-        [*SIM_ATTRIBUTES, *(a.memory_attribute() for a in cfg.attributes)]
+        [*attributes_of(), *(a.memory_attribute() for a in cfg.attributes)]
     )
 
 
@@ -39,10 +39,10 @@ def _selector_is_everyone(sel: Selector) -> bool:
 
 def experiment_problems(cfg: ScenarioConfig) -> Problems:
     """Problems of attributes, set interventions, surveys, arms and selectors."""
-    from societas.agents.agent import SIM_MEMORY_CONFIG
+    from societas.agents.blocks.state import attributes_of
 
     problems: Problems = []
-    builtin = set(SIM_MEMORY_CONFIG.attributes)
+    builtin = {a.name for a in attributes_of()}
     seen: set[str] = set()
     for i, attr in enumerate(cfg.attributes):
         if attr.name in builtin:

@@ -107,7 +107,7 @@ def section(title: str, model: type[BaseModel], intro: str = "") -> str:
 
 def render() -> str:
     """The whole page."""
-    from societas.agents.agent import SIM_ATTRIBUTES
+    from societas.agents.blocks.state import attributes_of
     from societas.agents.scenario import PopulationConfig, ScenarioConfig
     from societas.memory.profile_cognitive import CognitiveConfig
     from societas.memory.profiles import AgentTypeMemory
@@ -116,7 +116,7 @@ def render() -> str:
     builtin = ["| attribute | type | default | meaning |", "|---|---|---|---|"]
     builtin += [
         f"| `{a.name}` | {a.type} | `{a.default_or_value!r}` | {a.description} |"
-        for a in SIM_ATTRIBUTES
+        for a in attributes_of()
     ]
     columns = ", ".join(f"`{k}` ({t})" for k, t in PROFILE_FIELDS.items())
     parts = [

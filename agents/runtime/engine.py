@@ -22,8 +22,9 @@ from typing import Any, Literal
 
 import psutil
 
-from societas.agents.agent import HOT_KEYS, Agent, AgentContext
+from societas.agents.agent import Agent, AgentContext
 from societas.agents.blocks import NEED_KEYS, default_blocks
+from societas.agents.blocks.state import hot_keys_of, kept_of
 from societas.agents.cognition import PendingMemories, ReflectionConfig, Reflector, summarize
 from societas.agents.cognition.prompts import set_folder as set_prompt_folder
 from societas.agents.environment import EnvironmentView, SimTime
@@ -122,12 +123,13 @@ class GroupEngine:
         memory_profiles.wire(self.memory, self.llm, sc.seed)  # cognitive attention via the LLM
         memory_profiles.write_agent_profiles(self.run_dir, self.group_id, self.memory)
         blocks = default_blocks(sc) + custom.import_blocks(sc)  # yours after the built-ins
+        hot = hot_keys_of() + custom.custom_keys(sc)
+        kept = kept_of()
         for i in self.agent_ids:
             view = self.memory.agent(i)
-            state = {k: self.memory.kv_get(i, k) for k in HOT_KEYS + custom.custom_keys(sc)}
-            self.agents[i] = Agent(
-                pop.profiles[i], view, blocks, AgentRandom(agent_seed(sc.seed, i)), state
-            )
+            state = {k: self.memory.kv_get(i, k) for k in hot}
+            rng = AgentRandom(agent_seed(sc.seed, i))
+            self.agents[i] = Agent(pop.profiles[i], view, blocks, rng, state, kept)
         mine = set(self.agent_ids)
         for n, iv in enumerate(sc.interventions):
             self.events_at[iv.tick].append((iv, pop.select(iv.select, n, sc.seed) & mine))

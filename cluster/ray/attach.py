@@ -19,6 +19,9 @@ DEFAULT_ATTACH_TIMEOUT_S = 30.0
 _H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 
 
+_STARTED: dict[str, Any] = {}  # what the last local `ray.init` of this driver started
+
+
 class RayAttachError(RuntimeError):
     """The Ray address cannot be reached (the message names it and what to do)."""
 
@@ -107,8 +110,15 @@ def attach(
     else:
         # A local start runs in this (main) thread: Ray ties its GCS and raylet to the life
         # of the starting *thread* (PR_SET_PDEATHSIG), so a helper thread would kill them.
-        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True, **kwargs)
+        before = _children()
+        context = ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True, **kwargs)
+        _STARTED.clear()
+        _STARTED.update(
+            session_dir=str(context.address_info.get("session_dir") or ""),
+            pids=sorted(_children() - before),
+        )
         return True
+    _STARTED.clear()
     box: dict[str, Any] = {}
 
     def init() -> None:
@@ -138,20 +148,20 @@ def attach(
     return False
 
 
-def started_processes() -> dict[str, Any]:
-    """Session folder and process ids of the Ray node this driver started (for cleanup)."""
-    try:
-        from ray._private import worker as ray_worker
+def _children() -> set[int]:
+    """Process ids of every descendant of this process."""
+    import psutil
 
-        node = ray_worker._global_node
-        if node is None:
-            return {}
-        pids = []
-        for infos in node.all_processes.values():
-            for info in infos:
-                proc = getattr(info, "process", None)
-                if proc is not None and getattr(proc, "pid", None):
-                    pids.append(int(proc.pid))
-        return {"session_dir": str(node.get_session_dir_path()), "pids": sorted(pids)}
-    except Exception:  # private API: a record is a help, never a reason to fail a run
-        return {}
+    try:
+        return {p.pid for p in psutil.Process().children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
+def started_processes() -> dict[str, Any]:
+    """Session folder and process ids of the Ray node this driver started (for cleanup):
+    the session folder from `ray.init`'s context, the processes that appeared under this
+    driver while it started; empty when this driver attached to a running cluster."""
+    return (
+        {"session_dir": _STARTED["session_dir"], "pids": list(_STARTED["pids"])} if _STARTED else {}
+    )
