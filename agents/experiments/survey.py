@@ -135,8 +135,10 @@ async def ask(
     *,
     memories: int = 3,
     seed: int = 0,
+    task: str = "survey",
 ) -> list[Answer]:
-    """Answers of agents to questions: [(agent_id, question)] -> [Answer], in that order."""
+    """Answers of agents to questions: [(agent_id, question)] -> [Answer], in that order
+    (`task`: the LLM task it routes as, e.g. `interview`)."""
     assert engine.memory is not None
     memory = engine.memory
     found = await _memories(memory, asks, memories)
@@ -168,7 +170,7 @@ async def ask(
         reply = await engine.llm.json(
             messages,
             SurveyAnswer,
-            task="survey",
+            task=task,
             context=context,
             seed=seed * 1_000_003 + agent_id,
             fallback=lambda: SurveyAnswer(answer="(no answer)", value=None),

@@ -17,6 +17,30 @@ from societas.agents.llm.errors import LLMConfigError, looks_like_secret
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 StructuredOutput = Literal["json_schema", "json_object_schema", "json_object", "prompt"]
 DEFAULT_ROUTE = "default"
+RULES_TARGET = "rules"  # a route target: the rules policy answers that task, no endpoint
+# The call sites' task names (the contract with cognition, experiments and memory); a route
+# may also name a task a researcher registered with the rules policy.
+KNOWN_TASKS = frozenset(
+    {
+        "attention",
+        "attitude_update",
+        "consolidation",
+        "contradiction",
+        "conversation_summary",
+        "daily_plan",
+        "dialogue_turn",
+        "facts",
+        "hourly_plan",
+        "importance",
+        "interview",
+        "reaction",
+        "reflection_insights",
+        "reflection_questions",
+        "replan",
+        "survey",
+        "thought_update",
+    }
+)
 
 
 class _Strict(BaseModel):
@@ -157,8 +181,10 @@ class LLMConfig(_Strict):
     batch_size: int = Field(default=20, ge=1, le=200, description="Items per batched prompt.")
     routes: dict[str, str | list[str]] = Field(
         default_factory=dict,
-        description="Task name -> endpoint name(s), e.g. {importance: small, dialogue_turn: "
-        "large}; the key `default` serves unlisted tasks (else every endpoint does).",
+        description="Task name -> endpoint name(s) or `rules`, e.g. {survey: large, "
+        "interview: large, default: rules}: the key `default` serves unlisted tasks (else "
+        "every endpoint does); `rules` answers a task with the rules policy (not a language "
+        "model), so a model serves only where it matters.",
     )
     fallback_stop: FallbackStopConfig = Field(default_factory=FallbackStopConfig)
     budget: int | None = Field(
@@ -177,13 +203,32 @@ class LLMConfig(_Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes and self.routes:
             raise ValueError(f"endpoint names used by routes must be unique, repeated: {dupes}")
+        if RULES_TARGET in names and self.routes:
+            raise ValueError(f"endpoint name {RULES_TARGET!r} is reserved for the rules policy")
+        known = _known_tasks()
         for task, target in self.routes.items():
-            for name in [target] if isinstance(target, str) else target:
-                if name not in names:
+            if task != DEFAULT_ROUTE and task not in known:
+                raise ValueError(
+                    f"routes.{task}: no such task (tasks: {', '.join(sorted(known))}, "
+                    f"or {DEFAULT_ROUTE})"
+                )
+            targets = [target] if isinstance(target, str) else target
+            if RULES_TARGET in targets and len(targets) > 1:
+                raise ValueError(f"routes.{task}: {RULES_TARGET!r} cannot share a route")
+            for name in targets:
+                if name not in names and name != RULES_TARGET:
                     raise ValueError(
-                        f"routes.{task}: no endpoint named {name!r} (endpoints: {names})"
+                        f"routes.{task}: no endpoint named {name!r} (endpoints: {names}, "
+                        f"or {RULES_TARGET!r} for the rules policy)"
                     )
         return self
+
+    def to_rules(self, task: str | None) -> bool:
+        """Whether `task` is answered by the rules policy (provider rules, or routed so)."""
+        if self.provider == "rules":
+            return True
+        target = self.routes.get(task or "", self.routes.get(DEFAULT_ROUTE))
+        return target in (RULES_TARGET, [RULES_TARGET])
 
     def route(self, task: str | None) -> list[int]:
         """Indices of the endpoints serving `task` (its route, else `default`, else all)."""
@@ -208,6 +253,13 @@ class LLMConfig(_Strict):
             for e in self.endpoints
         ]
         return self.model_copy(update={"endpoints": eps})
+
+
+def _known_tasks() -> frozenset[str]:
+    """Built-in task names and those registered with the rules policy so far."""
+    from societas.agents.llm import rules  # imported late: rules registers at import
+
+    return KNOWN_TASKS | set(rules.known_tasks())
 
 
 def load_config(data: dict[str, Any] | LLMConfig) -> LLMConfig:

@@ -113,6 +113,7 @@ class LLMGateway:
         # (not a fallback); benchmarks use it to trace memories written from model text.
         self.observers: list[Callable[[str | None, BaseModel], None]] = []
         self._routes: dict[str | None, list[int] | None] = {}
+        self._by_rules: dict[str | None, bool] = {}
 
     def __repr__(self) -> str:
         return f"LLMGateway(provider={self.config.provider!r}, cache={self.config.cache.mode!r})"
@@ -304,9 +305,16 @@ class LLMGateway:
             self._routes[task] = None if len(idx) == len(self.config.endpoints) else idx
         return self._routes[task]
 
+    def answers_by_rules(self, task: str | None) -> bool:
+        """Whether the rules policy answers `task` (provider rules, or a route to `rules`)."""
+        found = self._by_rules.get(task)
+        if found is None:
+            found = self._by_rules[task] = self.config.to_rules(task)
+        return found
+
     async def chat(self, req: ChatRequest) -> ChatResult:
         """One completion through cache → rules or HTTP; recorded in accounting."""
-        if self.is_rules:
+        if self.is_rules or self.answers_by_rules(req.task):
             return self._rules(req)
         assert self.pool is not None
         key = None

@@ -471,3 +471,6 @@ def _consolidate(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 
 # The `survey` task (answers from status) lives with the survey code; importing it registers it.
 from societas.agents.experiments import survey_rules as _survey_rules  # noqa: E402, F401
+
+# An interview is a survey question asked by a researcher: the same rule answers it.
+_RULES.setdefault("interview", _RULES["survey"])

@@ -43,20 +43,72 @@ def interview(
     run_dir: Annotated[Path, typer.Argument(help=RUN_HELP)],
     question: Annotated[str, typer.Argument(help="What to ask the agent.")],
     agent: int = typer.Option(..., "--agent", min=0, help="Agent id."),
+    at: str | None = typer.Option(
+        None, "--at", help="DAY:HOUR: the agent as of the last checkpoint at or before then."
+    ),
+    llm: Annotated[
+        Path | None,
+        typer.Option("--llm", help="YAML file with an `llm:` section to answer with (any run)."),
+    ] = None,
+    endpoint: str | None = typer.Option(
+        None, "--endpoint", help="OpenAI-compatible URL (with /v1) to answer with."
+    ),
+    model: str | None = typer.Option(None, "--model", help="Model name at --endpoint."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Ask one agent a question; it answers from its memories at the last checkpoint."""
+    """Ask one agent a question; it answers from its memories at the last checkpoint (or
+    --at), by the run's LLM or the one given; the answer and its source are kept in the
+    run's interviews.jsonl."""
+    from societas.agents.llm.errors import LLMConfigError
+    from societas.agents.safe_yaml import UnsafeYAMLError
     from societas.cluster.experiments.branch import BranchError
     from societas.cluster.experiments.interview import interview as do_interview
 
     try:
-        out = do_interview(run_dir, agent, question)
-    except (FileNotFoundError, ValueError, BranchError) as err:
+        when = _day_hour(at) if at is not None else None
+        llm_config = _interview_llm(llm, endpoint, model)
+    except (ValueError, LLMConfigError, UnsafeYAMLError) as err:
+        _fail(err, 2)
+    try:
+        out = do_interview(run_dir, agent, question, at=when, llm_config=llm_config)
+    except ValueError as err:  # --at outside the run, an endpoint that does not answer
+        _fail(err, 2 if str(err).startswith(("--at", "--endpoint")) else 1)
+    except (FileNotFoundError, BranchError) as err:
         _fail(err)
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
-    typer.echo(f"{out['name']} (agent {agent}, tick {out['checkpoint_tick']}): {out['answer']}")
+    typer.echo(
+        f"{out['name']} (agent {agent}, tick {out['checkpoint_tick']}): {out['answer']} "
+        f"[{out['answer_source']}]"
+    )
+
+
+def _day_hour(text: str) -> tuple[int, int]:
+    """'2:14' -> (2, 14); an error naming --at otherwise."""
+    day, sep, hour = text.partition(":")
+    if not sep or not day.strip().isdigit() or not hour.strip().isdigit():
+        raise ValueError(f"--at: expected DAY:HOUR such as 0:12, got {text!r}")
+    return int(day), int(hour)
+
+
+def _interview_llm(path: Path | None, endpoint: str | None, model: str | None) -> Any:
+    """The LLM config an interview answers with: --llm FILE, --endpoint URL --model NAME,
+    or None (the run's own)."""
+    from societas.agents.llm.config import load_config
+    from societas.agents.safe_yaml import load_yaml_file
+
+    if path is not None and (endpoint or model):
+        raise ValueError("--llm: give either --llm FILE or --endpoint URL --model NAME")
+    if path is not None:
+        data = load_yaml_file(path)
+        return load_config(data.get("llm", data) if isinstance(data, dict) else data)
+    if (endpoint is None) != (model is None):
+        raise ValueError("--endpoint and --model go together")
+    if endpoint is None:
+        return None
+    ep = {"base_url": endpoint, "model": model, "structured_output": "json_object"}
+    return load_config({"endpoints": [ep], "retry": {"max_attempts": 2}, "timeout_s": 300})
 
 
 def inspect(

@@ -81,10 +81,13 @@ def estimate_cmd(
     except (ScenarioConfigError, LLMError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
         return
     _print_table(result)
+    typer.echo(f"expected wall time: {result.wall_s / 60:,.1f} min")
 
 
 def _print_table(r: Estimate) -> None:

@@ -7,7 +7,10 @@ Two short calibrations of a sample of the agents, never the run they predict:
 2. tokens per call — with an endpoint configured, a smaller sample runs `hours` simulated
    hours on it: prompt and completion tokens per call, per task (a task not seen there keeps
    the rules run's prompt size and the median completion size measured).
-Totals scale by agents and ticks; cost uses `llm.prices` of the model each task routes to.
+Totals scale by agents and ticks; cost uses `llm.prices` of the model each task routes to
+(a task routed to `rules` costs nothing). Wall time: the count run's engine time scaled, plus
+the model calls at the calibration's measured seconds per call, as many in flight as the
+endpoints' concurrency allows but an agent's calls of a tick one after another.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ class Estimate(BaseModel):
     completion_tokens: float
     cost_usd: float
     per_agent_day: dict[str, float] = Field(description="calls, prompt/completion tokens")
+    wall_s: float = Field(0.0, description="Expected wall seconds of the whole run.")
+    warnings: list[str] = Field(default_factory=list)
     calibration: dict[str, Any]
 
 
@@ -104,7 +109,7 @@ async def estimate(
             _sample_scenario(sc, n_s, calib_ticks, rules), Path(tmp) / "counts", embedder=embedder
         )
         measured: dict[str, dict[str, int]] = {}
-        model_ticks = 0
+        model_ticks, model_wall = 0, 0.0
         if sc.llm.provider != "rules":
             model_ticks = max(1, min(calib_ticks, round(hours * 60 / sc.tick_minutes)))
             m_s = min(n, max(2, model_sample))
@@ -114,6 +119,7 @@ async def estimate(
                 embedder=embedder,
             )
             measured = run.result.llm_tasks
+            model_wall = sum(run.result.tick_seconds)
     scale = n / n_s * sc.ticks / calib_ticks
     completion_per_call = [
         t["completion_tokens"] / t["requests"] for t in measured.values() if t.get("requests")
@@ -155,6 +161,19 @@ async def estimate(
         for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd")
     }
     agent_days = max(n * days, 1e-9)
+    engine_s = sum(counted.result.tick_seconds) * scale
+    latency = _seconds_per_call(sc.llm, measured, model_wall, min(n, max(2, model_sample)))
+    model_calls = sum(t.calls for name, t in tasks.items() if not sc.llm.to_rules(name))
+    in_flight = sum(e.max_concurrency for e in sc.llm.endpoints) or 1
+    chain = model_calls / max(n * sc.ticks, 1)  # an agent's calls in a tick, one by one
+    model_s = max(model_calls * latency / in_flight, sc.ticks * chain * latency)
+    tokens = total["prompt_tokens"] + total["completion_tokens"]
+    warnings = []
+    if sc.llm.budget is not None and sc.llm.budget < tokens:
+        warnings.append(
+            f"llm.budget {sc.llm.budget:,} tokens is below the estimate {tokens:,.0f}: the run "
+            f"stops with a checkpoint after about {sc.llm.budget / tokens:.0%} of it"
+        )
     return Estimate(
         scenario=sc.name,
         agents=n,
@@ -169,7 +188,10 @@ async def estimate(
         per_agent_day={
             k: total[k] / agent_days for k in ("calls", "prompt_tokens", "completion_tokens")
         },
+        wall_s=round(engine_s + model_s, 1),
+        warnings=warnings,
         calibration={
+            "seconds_per_model_call": round(latency, 3),
             "count_sample_agents": n_s,
             "count_ticks": calib_ticks,
             "count_provider": "rules (not a language model)",
@@ -181,8 +203,20 @@ async def estimate(
     )
 
 
+def _seconds_per_call(
+    llm: LLMConfig, measured: dict[str, dict[str, int]], wall: float, agents: int
+) -> float:
+    """Seconds one model call took in the token calibration: its wall time over its model
+    calls, times the calls in flight (its agents ran at once, one call each at a time)."""
+    calls = sum(c.get("requests", 0) for t, c in measured.items() if not llm.to_rules(t))
+    if not calls:
+        return 0.0
+    in_flight = min(agents, sum(e.max_concurrency for e in llm.endpoints) or 1)
+    return wall * in_flight / calls
+
+
 def _model_for(llm: LLMConfig, task: str) -> str:
     """The model a task's calls go to (the first endpoint of its route)."""
-    if llm.provider == "rules" or not llm.endpoints:
+    if llm.to_rules(task) or not llm.endpoints:
         return "rules (not a language model)"
     return llm.endpoints[llm.route(task)[0]].model

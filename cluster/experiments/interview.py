@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from societas.agents.environment import SimTime
+from societas.agents.experiments.checks import tick_at
 from societas.agents.experiments.schema import Question
 from societas.agents.experiments.survey import ask
 from societas.agents.llm import LLMGateway
+from societas.agents.llm.config import LLMConfig
 from societas.agents.runtime.engine import GroupEngine
 from societas.cluster import checkpoint as ckpt
 from societas.cluster.experiments.branch import run_scenario_of
@@ -41,12 +43,49 @@ def _last(run_dir: Path) -> int:
     return last
 
 
-@asynccontextmanager
-async def open_agent(run_dir: str | Path, agent_id: int) -> AsyncIterator[GroupEngine]:
-    """The group engine holding `agent_id`, restored from the last checkpoint (scratch copy)."""
-    run_dir = Path(run_dir)
+def checkpoint_at(run_dir: Path, cfg: Any, at: tuple[int, int] | None) -> int:
+    """The checkpoint an interview loads: the last one, or with `at` (day, hour) the last
+    one at or before that time; an error naming the run's span when there is none."""
     last = _last(run_dir)
+    if at is None:
+        return last
+    day, hour = at
+    if not 0 <= hour <= 23 or day < 0:
+        raise ValueError(f"--at: {day}:{hour} is not DAY:HOUR (day >= 0, hour 0..23)")
+    tick = tick_at(cfg, day, hour)
+    ticks = ckpt.complete_ticks(run_dir)
+    if tick > last:
+        raise ValueError(
+            f"--at: day {day} {hour:02d}:00 is past the run's last checkpoint "
+            f"({_when(cfg, last)}, tick {last})"
+        )
+    earlier = [t for t in ticks if t <= tick]
+    if not earlier:
+        raise ValueError(
+            f"--at: day {day} {hour:02d}:00 is before the run's first checkpoint "
+            f"({_when(cfg, ticks[0])}, tick {ticks[0]})"
+        )
+    return earlier[-1]
+
+
+def _when(cfg: Any, tick: int) -> str:
+    """'day 0 12:00' for the start of `tick`."""
+    t = SimTime.of(tick, cfg.tick_seconds, cfg.start_hour)
+    return f"day {t.day} {int(t.t // 3600):02d}:{int(t.t % 3600 // 60):02d}"
+
+
+@asynccontextmanager
+async def open_agent(
+    run_dir: str | Path,
+    agent_id: int,
+    at: tuple[int, int] | None = None,
+    llm_config: LLMConfig | None = None,
+) -> AsyncIterator[GroupEngine]:
+    """The group engine holding `agent_id`, restored from the last checkpoint or the one at
+    `at` (day, hour) (scratch copy), answering through the run's LLM or `llm_config`."""
+    run_dir = Path(run_dir)
     cfg = run_scenario_of(run_dir)
+    last = checkpoint_at(run_dir, cfg, at)
     if not 0 <= agent_id < cfg.agents.count:
         raise ValueError(f"--agent: {agent_id} is not in 0..{cfg.agents.count - 1}")
     manifest, _ = ckpt.load_checkpoint(run_dir, last)
@@ -54,7 +93,8 @@ async def open_agent(run_dir: str | Path, agent_id: int) -> AsyncIterator[GroupE
     group = next(g for g, part in enumerate(ids) if agent_id in part)
     # Data only: no blocks (code), no scheduled surveys or interventions, no cache writes.
     cfg = cfg.model_copy(update={"blocks": [], "code_dirs": [], "surveys": [], "arms": []})
-    llm = cfg.llm.model_copy(update={"cache": cfg.llm.cache.model_copy(update={"mode": "off"})})
+    llm = llm_config or cfg.llm
+    llm = llm.model_copy(update={"cache": llm.cache.model_copy(update={"mode": "off"})})
     scratch = Path(tempfile.mkdtemp(prefix="societas-interview-"))
     engine = GroupEngine(cfg, group, ids[group], scratch, llm=LLMGateway(llm))
     try:
@@ -70,29 +110,78 @@ async def open_agent(run_dir: str | Path, agent_id: int) -> AsyncIterator[GroupE
         await asyncio.to_thread(shutil.rmtree, scratch, True)
 
 
+INTERVIEWS = "interviews.jsonl"  # in the run folder: every interview asked, with provenance
+
+
 async def interview_async(
-    run_dir: str | Path, agent_id: int, question: str, memories: int = 5
+    run_dir: str | Path,
+    agent_id: int,
+    question: str,
+    memories: int = 5,
+    at: tuple[int, int] | None = None,
+    llm_config: LLMConfig | None = None,
 ) -> dict[str, Any]:
-    """The agent's answer to an open question, from its persona, status and memories."""
+    """The agent's answer to an open question, from its persona, status and memories at the
+    last checkpoint (or at `at`), by the run's LLM or `llm_config` (task `interview`);
+    appended with its answer_source to the run's interviews.jsonl."""
     if not question.strip():
         raise ValueError("QUESTION: ask something (got an empty question)")
-    async with open_agent(run_dir, agent_id) as engine:
+    if llm_config is not None:
+        await reachable(llm_config)
+    tick = checkpoint_at(Path(run_dir), run_scenario_of(Path(run_dir)), at)
+    async with open_agent(run_dir, agent_id, at, llm_config) as engine:
         q = Question(id="interview", kind="open", text=question.strip())
-        (answer,) = await ask(engine, [(agent_id, q)], memories=memories)
-        profile = engine.agents[agent_id].profile
-        return {
+        (answer,) = await ask(engine, [(agent_id, q)], memories=memories, task="interview")
+        gw = engine.llm
+        by_rules = gw.answers_by_rules("interview")
+        endpoints = (
+            [] if by_rules else [gw.config.endpoints[i] for i in gw.config.route("interview")]
+        )
+        out = {
             "agent_id": agent_id,
-            "name": profile.name,
-            "checkpoint_tick": ckpt.last_complete(Path(run_dir)),
+            "name": engine.agents[agent_id].profile.name,
+            "checkpoint_tick": tick,
             "question": q.text,
             "answer": answer.text,
-            "llm": engine.llm.config.provider,
+            "answer_source": answer.answer_source,
+            "llm": "rules" if by_rules else gw.config.provider,
+            "model": "rules (not a language model)" if by_rules else endpoints[0].model,
         }
+    await asyncio.to_thread(_append, Path(run_dir) / INTERVIEWS, out)
+    return out
 
 
-def interview(run_dir: str | Path, agent_id: int, question: str) -> dict[str, Any]:
+def _append(path: Path, record: dict[str, Any]) -> None:
+    """One JSON line at the end of `path`."""
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+async def reachable(llm: LLMConfig) -> None:
+    """A clear error when an endpoint of `llm` does not answer (before loading anything)."""
+    import aiohttp
+
+    for ep in llm.endpoints:
+        url = ep.base_url.rstrip("/") + "/models"
+        try:
+            timeout = aiohttp.ClientTimeout(total=5)
+            async with aiohttp.ClientSession(timeout=timeout) as s, s.get(url) as r:
+                if r.status >= 500:
+                    raise ValueError(f"answered HTTP {r.status}")
+        except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as err:
+            why = str(err) or type(err).__name__
+            raise ValueError(f"--endpoint: {ep.base_url} is not reachable ({why})") from None
+
+
+def interview(
+    run_dir: str | Path,
+    agent_id: int,
+    question: str,
+    at: tuple[int, int] | None = None,
+    llm_config: LLMConfig | None = None,
+) -> dict[str, Any]:
     """Synchronous `interview_async`."""
-    return asyncio.run(interview_async(run_dir, agent_id, question))
+    return asyncio.run(interview_async(run_dir, agent_id, question, at=at, llm_config=llm_config))
 
 
 def inspect_agent(run_dir: str | Path, agent_id: int, memory_limit: int = 30) -> dict[str, Any]:

@@ -34,7 +34,7 @@ def local_run(tmp_path_factory):
 
 
 def test_interview_answers_from_memory_and_status_without_changing_the_run(local_run):
-    before = files_of(local_run)
+    before = [f for f in files_of(local_run) if f[0].name != "interviews.jsonl"]
     out = CliRunner().invoke(
         app, ["interview", str(local_run), "--agent", "3", "How is your mood?"]
     )
@@ -42,7 +42,10 @@ def test_interview_answers_from_memory_and_status_without_changing_the_run(local
     assert out.output.startswith("Dan Adams 3 (agent 3, tick 6): My mood is 0.9.")
     result = interview(local_run, 3, "What do you remember?")
     assert result["answer"].startswith("I remember: ") and result["checkpoint_tick"] == 6
-    assert files_of(local_run) == before  # nothing written into the run
+    kept = (local_run / "interviews.jsonl").read_text().splitlines()
+    assert [json.loads(x)["answer_source"] for x in kept[-2:]] == ["rules", "rules"]
+    after = [f for f in files_of(local_run) if f[0].name != "interviews.jsonl"]
+    assert after == before  # nothing else written into the run
 
 
 def test_inspect_prints_profile_status_memories_relationships(local_run):
