@@ -1,0 +1,70 @@
+"""Opt-in tuning of a worker process that hosts groups: allocator, Arrow pool and collector.
+
+A group's tick allocates and frees many short-lived objects between long-lived columns, and
+its event loop keeps thousands of coroutines in flight. Three process-wide settings keep RSS
+tracking the data and the collector off the hot path: glibc gives every large block its own
+mapping (returned to the OS when freed), Arrow allocates from the C library rather than its
+own arena (which keeps the pages of a Parquet read or write), and the cyclic collector runs
+young collections rarely and never traverses the startup heap again. None of this happens on
+import or construction: the Ray actor, the CLI and the benchmarks call `tune_worker()`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import os
+import sys
+from collections.abc import Callable
+
+YOUNG_THRESHOLD = 50_000
+LARGE_BLOCK = 64 * 1024
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+_tuned = False
+
+
+def _mallopt() -> Callable[[int, int], int] | None:
+    """glibc's `mallopt`, or None where the C library has none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None).mallopt  # the symbols already loaded, without forking ldconfig
+    except (OSError, AttributeError):
+        return None
+
+
+def map_large_blocks(threshold: int = LARGE_BLOCK) -> bool:
+    """Give every allocation of `threshold` bytes or more its own mapping, returned to the OS
+    when freed; False where the C library cannot."""
+    mallopt = _mallopt()
+    return mallopt is not None and bool(mallopt(M_MMAP_THRESHOLD, threshold))
+
+
+def arrow_on_system_allocator() -> None:
+    """Make the C library's malloc Arrow's default pool, so freed Arrow buffers leave RSS."""
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")  # read when pyarrow loads
+    import pyarrow as pa
+
+    if pa.default_memory_pool().backend_name != "system":
+        pa.set_memory_pool(pa.system_memory_pool())
+
+
+def tune_collector(young: int = YOUNG_THRESHOLD) -> None:
+    """Raise the young-generation threshold to `young` (kept if higher, left alone if 0) and
+    collect then freeze the heap that exists now, once per process."""
+    global _tuned
+    first, second, third = gc.get_threshold()
+    if 0 < first < young:
+        gc.set_threshold(young, second, third)
+    if not _tuned:
+        _tuned = True
+        gc.collect()  # garbage already there is freed, not frozen
+        gc.freeze()
+
+
+def tune_worker() -> None:
+    """Change this process for hosting groups (allocator, Arrow pool, gc); the Ray actor, the
+    CLI and the benchmarks call it, idempotent."""
+    map_large_blocks()
+    arrow_on_system_allocator()
+    tune_collector()
