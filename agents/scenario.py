@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from societas.agents.experiments.loading import apply_profiles, did_you_mean, resolve_paths
+from societas.agents.experiments.outcomes import AnalysisConfig, OutcomesConfig, outcome_problems
 from societas.agents.experiments.schema import (
     ArmConfig,
     AttributeSpec,
@@ -288,6 +289,14 @@ class ScenarioConfig(_Strict):
     arms: list[ArmConfig] = Field(
         default_factory=list, description="Arms run by one command, each into OUT/<name>."
     )
+    outcomes: OutcomesConfig = Field(
+        default_factory=OutcomesConfig,
+        description="Per-agent outcomes recorded every K ticks (results table `outcomes`).",
+    )
+    analysis: AnalysisConfig = Field(
+        default_factory=AnalysisConfig,
+        description="Primary outcome, subgroups on baseline status, tercile covariates.",
+    )
     keep_llm_cache: bool = Field(
         True, description="Keep every model response in RUN/llm-cache (branches replay it)."
     )
@@ -350,7 +359,20 @@ def semantic_problems(cfg: ScenarioConfig) -> list[tuple[str, str]]:
         from societas.agents.experiments.checks import experiment_problems
 
         problems += experiment_problems(cfg)
+    if not problems:
+        problems += outcome_problems(cfg)
     return problems
+
+
+def _with_baseline_tick(cfg: ScenarioConfig) -> ScenarioConfig:
+    """The analysis' baseline tick made explicit, so every arm derived from `cfg` keeps it."""
+    if cfg.analysis.baseline_tick is not None:
+        return cfg
+    from societas.agents.experiments.outcomes import baseline_tick
+
+    tick = min(baseline_tick(cfg), cfg.ticks - 1)
+    analysis = cfg.analysis.model_copy(update={"baseline_tick": tick})
+    return cfg.model_copy(update={"analysis": analysis})
 
 
 def _problems_from(err: ValidationError) -> list[tuple[str, str]]:
@@ -393,6 +415,7 @@ def load_scenario(source: str | Path | dict[str, Any] | ScenarioConfig) -> Scena
         cfg = apply_profiles(cfg)
     except ScenarioConfigError as err:
         raise ScenarioConfigError(err.problems, label) from None
+    cfg = _with_baseline_tick(cfg)
     problems = semantic_problems(cfg)
     if problems:
         raise ScenarioConfigError(problems, label)

@@ -29,6 +29,7 @@ from societas.agents.cognition import PendingMemories, ReflectionConfig, Reflect
 from societas.agents.cognition.prompts import set_folder as set_prompt_folder
 from societas.agents.environment import EnvironmentView, SimTime
 from societas.agents.experiments import branching, custom, memory_profiles
+from societas.agents.experiments.outcomes import OutcomeRecorder
 from societas.agents.experiments.survey import run_surveys
 from societas.agents.llm import LLMGateway
 from societas.agents.population import Population, population_for
@@ -97,6 +98,7 @@ class GroupEngine:
         self.env: EnvironmentView | None = None
         res = self.scenario.results
         self.results = ResultsWriter(self.run_dir, group_id, res.flush_every, res.compression)
+        self.outcomes = OutcomeRecorder(self.scenario)  # the researcher's outcomes, baseline
         self._deltas = Deltas()  # running totals -> per-tick figures, each reported once
         self.loop_lag = LoopLagMonitor()
         self._closed = False
@@ -159,6 +161,7 @@ class GroupEngine:
         set_prompt_folder(sc.prompts)  # this task's templates: the scenario's folder
         now = SimTime.of(tick, sc.tick_seconds, sc.start_hour)
         self.memory.clock.set(now.day, now.t)
+        self.outcomes.start(self, tick)  # baseline and treated rows, before interventions
         events_by_agent: dict[int, list[Intervention]] = defaultdict(list)
         for iv, selected in self.events_at.get(tick, []):
             if iv.kind == "event" and iv.danger:
@@ -287,6 +290,7 @@ class GroupEngine:
             add("needs", (tick, i, n[1], n[2], n[0], n[3], s["current_need"]))
             for topic in topics:
                 add("attitudes", (tick, i, topic, float(s["attitude"].get(topic, 5.0))))
+        self.outcomes.end(self, tick)
 
     def _stats(
         self, tick: int, messages_out: int, seconds: float, tiers: dict[str, int]

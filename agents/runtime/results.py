@@ -116,6 +116,15 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("answer_source", _S),
         ]
     ),
+    # The scenario's `outcomes:`, one row per agent and outcome every `outcomes.every` ticks.
+    "outcomes": pa.schema([("tick", _I), ("agent_id", _I), ("variable", _S), ("value", _F)]),
+    # Every scalar status attribute at the start of the baseline tick (before interventions):
+    # value for numbers and booleans (null otherwise), text for the others ("" for numbers).
+    "baseline": pa.schema(
+        [("tick", _I), ("agent_id", _I), ("variable", _S), ("value", _F), ("text", _S)]
+    ),
+    # One row per agent an intervention reached, at its tick.
+    "treated": pa.schema([("tick", _I), ("agent_id", _I), ("intervention", _I), ("kind", _S)]),
     "llm": pa.schema(
         [
             ("tick", _I),

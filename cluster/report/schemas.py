@@ -190,6 +190,40 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "answer_source": _SOURCE,
         },
     ),
+    "outcomes": (
+        "One row per agent and outcome named under the scenario's `outcomes:`, every "
+        "`outcomes.every` ticks and at the last tick (long format).",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "variable": "The outcome's name (a status attribute, a need, a topic or a derived "
+            "expression, as named in the scenario).",
+            "value": "Its value at the end of the tick (booleans 0/1; NaN when an expression "
+            "has no number for the agent).",
+        },
+    ),
+    "baseline": (
+        "One row per agent and scalar status attribute at the start of the baseline tick, "
+        "before any intervention applies (`analysis.baseline_tick`; default the first "
+        "intervention's tick over all arms): what subgroups are defined on.",
+        {
+            "tick": "The baseline tick.",
+            "agent_id": _AGENT,
+            "variable": "Status attribute name.",
+            "value": "Its value when a number or boolean (0/1), else null.",
+            "text": "Its value when text, else empty.",
+        },
+    ),
+    "treated": (
+        "One row per agent an intervention reached, at the intervention's tick (the built-in "
+        "subgroup `treated`).",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "intervention": "Index of the intervention in the scenario's (or arm's) list.",
+            "kind": "Its kind: event, fact, policy or set.",
+        },
+    ),
     "surveys": (
         "One row per answer to a scheduled survey question.",
         {
