@@ -211,16 +211,15 @@ def _execute(
     folder: RunFolder,
 ) -> Any:
     """Hand the run to the local or the Ray runtime."""
+    from societas.cluster.backends import run_scenario
+
     if opts.local:
-        from societas.cluster.loop.local import run_local
-
-        return run_local(scenario, run_dir, groups, **common)
-    from societas.cluster.ray.runtime import run_on_ray
-
-    return run_on_ray(
+        return run_scenario(scenario, run_dir, backend="local", groups=groups, **common)
+    return run_scenario(
         scenario,
         run_dir,
-        groups,
+        backend="ray",
+        groups=groups,
         address=opts.address,
         on_ray_started=folder.record_processes,
         **common,

@@ -1,6 +1,8 @@
-"""A Python API for notebooks: `Society.from_scenario(path)`, `society.run(days=1)`, and a
-Mesa-like agent set for analysis and interventions (`society.agents.select(...)`, `.agg(...)`,
-`.do(...)`), all in this process (no Ray), on the same engines and tick loop as `--local`.
+"""The one way to run a scenario from Python: `Society.from_scenario(path)`, then either
+`society.run(backend="local" | "ray")` for the whole scenario with checkpoints (what the CLI
+runs too), or `society.run(days=1)` a day at a time in this process with a Mesa-like agent
+set for analysis and interventions (`society.agents.select(...)`, `.agg(...)`, `.do(...)`),
+on the same engines and tick loop as `--local`.
 
 The simulation's event loop runs in a thread of its own, so the calls work from a Jupyter
 notebook (whose own loop is already running) as from a script.
@@ -10,6 +12,8 @@ notebook (whose own loop is already running) as from a script.
     poor = society.agents.select(lambda a: a["income"] < 2000)
     poor.agg("mood", "mean"); poor.do("set", "mood", 0.8); society.run(days=1)
     society.table("surveys").to_pandas()
+
+    Society.from_scenario("configs/town.yaml", out="runs/town").run(backend="ray")
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from societas.agents.experiments.checks import arm_scenario
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.runtime.results import read_table
 from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_scenario
+from societas.cluster.backends import BACKENDS, Backend, run_scenario
 from societas.cluster.experiments.arms import preflight_code
 from societas.cluster.loop.coordinator import Coordinator
+from societas.cluster.loop.engines import EngineFactory
 from societas.cluster.loop.local import partition
 from societas.memory.embedding import build_embedder
 
@@ -141,32 +147,19 @@ _MISSING = object()
 
 
 class Society:
-    """A scenario in this process, run a day (or some ticks) at a time."""
+    """A scenario and its run folder: run whole, with checkpoints, in this process or on Ray
+    (`run(backend=...)`), or a day (or some ticks) at a time in this process."""
 
     def __init__(self, scenario: ScenarioConfig, out: Path, blocks: Sequence[Block] = ()) -> None:
         self.scenario = scenario
         self.out = out
         self.tick = 0
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._thread.start()
-        ids = partition(scenario.agents.count, scenario.groups)
-        embedder = build_embedder(scenario.memory.embedding)
-        self.engines = [
-            GroupEngine(scenario, g, p, out, embedder=embedder) for g, p in enumerate(ids)
-        ]
-        self._coordinator = Coordinator(
-            self.engines,
-            seed=scenario.seed,
-            encounters_enabled=scenario.social.encounters,
-            max_pairs_per_place=scenario.social.max_pairs_per_place,
-        )
-        self._call(self._setup())
-        if blocks:  # Python objects of the notebook's own, after the scenario's blocks
-            for engine in self.engines:
-                extended = [*next(iter(engine.agents.values())).blocks, *blocks]
-                for agent in engine.agents.values():
-                    agent.blocks = extended
+        self.summary: Any = None  # the run summary of a whole run
+        self._blocks = tuple(blocks)
+        self._engines: list[GroupEngine] | None = None
+        self._coordinator: Coordinator | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
 
     @classmethod
     def from_scenario(
@@ -177,9 +170,9 @@ class Society:
         out: str | Path | None = None,
         blocks: Sequence[Block] = (),
     ) -> Society:
-        """Load and check a scenario (one `arm` of it, if it has arms) and set its agents up,
-        with `blocks` (Block objects) after the scenario's; results go to `out` (default: a new
-        temporary folder)."""
+        """Load and check a scenario (one `arm` of it, if it has arms), with `blocks` (Block
+        objects, for runs in this process) after the scenario's; results go to `out`
+        (default: a new temporary folder). Agents are set up when first needed."""
         cfg = load_scenario(source)
         if cfg.arms:
             names = [a.name for a in cfg.arms]
@@ -196,24 +189,97 @@ class Society:
                 raise TypeError(f"blocks[{i}]: {block!r} is not a Block (name, async forward)")
         return cls(cfg, folder, blocks)
 
+    @property
+    def engines(self) -> list[GroupEngine]:
+        """The in-process groups, set up on first use (stepping, the agent set)."""
+        if self._engines is None:
+            if self.summary is not None:
+                raise RuntimeError(
+                    "run: the scenario ran whole; its agents live in the run folder "
+                    f"({self.out}): read `table(...)` or `societas interview`"
+                )
+            self._engines = self._start()
+        return self._engines
+
+    def _start(self) -> list[GroupEngine]:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        ids = partition(self.scenario.agents.count, self.scenario.groups)
+        embedder = build_embedder(self.scenario.memory.embedding)
+        engines = EngineFactory(self.scenario, ids, self.out, embedder=embedder).build_all()
+        self._coordinator = Coordinator(
+            engines,
+            seed=self.scenario.seed,
+            encounters_enabled=self.scenario.social.encounters,
+            max_pairs_per_place=self.scenario.social.max_pairs_per_place,
+        )
+
+        async def setup() -> None:
+            for engine in engines:
+                await engine.setup()
+
+        self._call(setup())
+        if self._blocks:  # Python objects of the notebook's own, after the scenario's blocks
+            for engine in engines:
+                extended = [*next(iter(engine.agents.values())).blocks, *self._blocks]
+                for agent in engine.agents.values():
+                    agent.blocks = extended
+        return engines
+
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        assert self._loop is not None
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
-    async def _setup(self) -> None:
-        for engine in self.engines:
-            await engine.setup()
-
-    def run(self, days: float | None = None, ticks: int | None = None) -> Society:
-        """Advance `days` simulated days (or `ticks`), at most to the scenario's last tick."""
-        if (days is None) == (ticks is None):
-            raise ValueError("run: give days or ticks (one of them)")
+    def run(
+        self,
+        days: float | None = None,
+        ticks: int | None = None,
+        *,
+        backend: Backend = "local",
+        **options: Any,
+    ) -> Society:
+        """Advance `days` simulated days (or `ticks`) in this process, at most to the
+        scenario's last tick; or, with neither, run the whole scenario with checkpoints into
+        the run folder on `backend` ("local": this process, "ray": one actor per group;
+        `options` as `run_scenario`: groups, address, cluster, on_progress, ...)."""
+        if days is None and ticks is None:
+            return self._run_whole(backend, options)
+        if days is not None and ticks is not None:
+            raise ValueError("run: give days or ticks (one of them), or neither for a whole run")
+        if backend != "local" or options:
+            raise ValueError(
+                "run: days/ticks step in this process; a whole run (no days or ticks) takes "
+                "a backend and options"
+            )
         n = ticks if ticks is not None else round(float(days) * self.scenario.ticks_per_day)  # type: ignore[arg-type]
         left = self.scenario.ticks - self.tick
         if n < 1 or n > left:
             what = f"days={days}" if days is not None else f"ticks={ticks}"
             raise ValueError(f"run: {what} is {n} ticks; {left} of the scenario's ticks are left")
+        self.engines  # noqa: B018  set up on first use
+        assert self._coordinator is not None
         self._call(self._coordinator.run(n, start_tick=self.tick))
         self.tick += n
+        return self
+
+    def _run_whole(self, backend: Backend, options: dict[str, Any]) -> Society:
+        if self._engines is not None or self.summary is not None:
+            raise ValueError(
+                "run: a whole run starts from tick 0 of a fresh Society; this one has "
+                "stepped or run already (run(ticks=...) goes on in this process)"
+            )
+        if self._blocks:
+            raise ValueError(
+                "run: blocks= objects run only when stepping in this process; for a whole "
+                "run name them by import path in the scenario's `blocks:`"
+            )
+        if backend not in BACKENDS:
+            raise ValueError(f"backend: one of {list(BACKENDS)}, got {backend!r}")
+        self.summary = _outside_running_loop(
+            lambda: run_scenario(self.scenario, self.out, backend=backend, **options)
+        )
+        self.tick = self.scenario.ticks
         return self
 
     @property
@@ -224,20 +290,22 @@ class Society:
 
     def table(self, name: str) -> pa.Table:
         """A results table so far (buffered rows are written first)."""
-        for engine in self.engines:
+        for engine in self._engines or ():
             engine.results.flush()
         return read_table(self.out, name)
 
     def close(self) -> None:
         """Close the engines and stop the loop's thread (idempotent)."""
-        if not self._thread.is_alive():
+        if self._thread is None or not self._thread.is_alive():
             return
+        engines = self._engines or []
 
         async def shut() -> None:
-            for engine in self.engines:
+            for engine in engines:
                 await engine.close()
 
         self._call(shut())
+        assert self._loop is not None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
@@ -247,3 +315,26 @@ class Society:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _outside_running_loop(fn: Callable[[], T]) -> T:
+    """`fn()` in this thread, or in a helper thread when this one runs an event loop (a
+    notebook cell), since a run starts an event loop of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return fn()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as err:  # re-raised in the caller's thread
+            box["error"] = err
+
+    worker = threading.Thread(target=target, name="societas-run")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

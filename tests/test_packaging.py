@@ -147,3 +147,17 @@ def test_front_door_import_is_light_and_rejects_unknown_names():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "no_such_name" in out.stdout
+
+
+def test_group_engines_are_built_in_one_place():
+    """Every run (local, Ray, arms, branches, interviews, Society) gets its engines from
+    `cluster/loop/engines.py`."""
+    builders = sorted(
+        str(source.relative_to(ROOT))
+        for source in (ROOT / "cluster").rglob("*.py")
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "GroupEngine"
+    )
+    assert set(builders) == {"cluster/loop/engines.py"}

@@ -1,6 +1,6 @@
-"""Experiments: a scenario run in one process with checkpoints (the same tick loop and
-checkpoint format as on Ray), its arms run one after another into OUT/<arm>, and the
-run manifest with LLM call counts. `societas run` hands a scenario with `arms:` to
+"""Experiments: a scenario run in one process with checkpoints (the same tick loop, run
+folder and checkpoint format as every whole run), its arms run one after another into
+OUT/<arm>, and LLM call counts. `societas run` hands a scenario with `arms:` to
 `run_arms`; `branch`, `interview` and `inspect` build on the checkpoints written here.
 """
 
@@ -16,9 +16,8 @@ from societas.agents.experiments.custom import BlockImportError, import_blocks
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_scenario
 from societas.cluster.cluster_config import cluster_config_of
-from societas.cluster.loop.groups import InProcessGroup
-from societas.cluster.loop.local import partition, write_run_manifest
-from societas.cluster.loop.run import RunSpec, run_groups
+from societas.cluster.loop.engines import EngineFactory
+from societas.cluster.loop.local import partition, run_engines
 from societas.memory.embedding import Embedder, build_embedder
 
 EngineHook = Callable[[list[GroupEngine]], Any]
@@ -42,32 +41,6 @@ def llm_calls(engines: Sequence[GroupEngine]) -> dict[str, int]:
     return {"requests": requests, "cache_hits": hits, "calls": requests + hits}
 
 
-def llm_usage(engines: Sequence[GroupEngine]) -> dict[str, dict[str, float]]:
-    """Per-model usage summed over engines (run.json's `llm`)."""
-    out: dict[str, dict[str, float]] = {}
-    for engine in engines:
-        for model, usage in engine.llm.accounting.snapshot()["models"].items():
-            acc = out.setdefault(model, {})
-            for key, value in usage.items():
-                if isinstance(value, int | float):
-                    acc[key] = acc.get(key, 0) + value
-    return out
-
-
-def run_spec(cfg: ScenarioConfig, run_dir: Path, groups: int) -> RunSpec:
-    """The run loop's view of a scenario (what checkpoints record)."""
-    return RunSpec(
-        run_dir=run_dir,
-        ticks=cfg.ticks,
-        seed=cfg.seed,
-        agents=cfg.agents.count,
-        config={"scenario": cfg.model_dump(mode="json"), "groups": groups},
-        encounters=cfg.social.encounters,
-        max_pairs_per_place=cfg.social.max_pairs_per_place,
-        tick_minutes=cfg.tick_minutes,
-    )
-
-
 async def run_checkpointed(
     cfg: ScenarioConfig,
     out: str | Path,
@@ -80,34 +53,27 @@ async def run_checkpointed(
     make_engines: Callable[[list[list[int]]], list[GroupEngine]] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> tuple[Any, list[GroupEngine]]:
-    """Run `cfg` in process with checkpoints (the scenario's `cluster:` cadence); writes
-    config.json and run.json; returns (run summary, engines) — engines are closed."""
+    """Run `cfg` in process with checkpoints (the scenario's `cluster:` cadence), on engines
+    of `make_engines` (a branch's) or of the scenario; writes config.json and run.json;
+    returns (run summary, engines) — engines are closed."""
     run_dir = Path(out)
     await asyncio.to_thread(run_dir.mkdir, parents=True, exist_ok=True)
     ids = partition(cfg.agents.count, groups or cfg.groups)
     if make_engines is None:
         emb = embedder or build_embedder(cfg.memory.embedding)
-        engines = [GroupEngine(cfg, g, part, run_dir, embedder=emb) for g, part in enumerate(ids)]
+        engines = EngineFactory(cfg, ids, run_dir, embedder=emb).build_all()
     else:
         engines = make_engines(ids)
-    cluster = cluster_config_of(cfg, None)
-    result, summary = await run_groups(
-        [InProcessGroup(e) for e in engines],
-        run_spec(cfg, run_dir, len(ids)),
-        cluster,
+    summary = await run_engines(
+        cfg,
+        run_dir,
+        engines,
+        cluster_config_of(cfg, None),
         on_progress=on_progress,
         on_tick=on_tick,
         resume=resume,
+        extra=extra,
     )
-    info = {
-        "mode": "local",
-        "llm": llm_usage(engines),
-        "checkpoints": result.checkpoints,
-        "start_tick": result.start_tick,
-        "digest": result.digest,
-        **(extra or {}),
-    }
-    await asyncio.to_thread(write_run_manifest, run_dir, cfg, summary, info)
     return summary, engines
 
 

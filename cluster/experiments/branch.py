@@ -30,6 +30,7 @@ from societas.agents.runtime.results import SCHEMAS, read_table
 from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_scenario
 from societas.cluster import checkpoint as ckpt
 from societas.cluster.experiments.arms import llm_calls, preflight_code, run_checkpointed
+from societas.cluster.loop.engines import EngineFactory
 from societas.memory.embedding import build_embedder
 
 
@@ -183,13 +184,16 @@ async def run_branch_async(
 
     def make(ids: list[list[int]]) -> list[GroupEngine]:
         scenario = branch if at_checkpoint else past
-        for g, part in enumerate(ids):
+
+        def gateway(_group: int) -> LLMGateway:
             llm = run_llm_config(scenario, out)
             if not at_checkpoint and llm.cache.mode != "off":  # the past: parent's answers only
                 replay = llm.cache.model_copy(update={"mode": "replay"})
                 llm = llm.model_copy(update={"cache": replay})
-            gateway = LLMGateway(llm)
-            engines.append(GroupEngine(scenario, g, part, out, embedder=embedder, llm=gateway))
+            return LLMGateway(llm)
+
+        factory = EngineFactory(scenario, ids, out, embedder=embedder, gateway=gateway)
+        engines.extend(factory.build_all())
         return engines
 
     def on_tick(report: Any) -> None:

@@ -25,6 +25,7 @@ from societas.agents.llm.config import LLMConfig
 from societas.agents.runtime.engine import GroupEngine
 from societas.cluster import checkpoint as ckpt
 from societas.cluster.experiments.branch import run_scenario_of
+from societas.cluster.loop.engines import EngineFactory
 from societas.cluster.loop.local import partition
 
 
@@ -96,7 +97,7 @@ async def open_agent(
     llm = llm_config or cfg.llm
     llm = llm.model_copy(update={"cache": llm.cache.model_copy(update={"mode": "off"})})
     scratch = Path(tempfile.mkdtemp(prefix="societas-interview-"))
-    engine = GroupEngine(cfg, group, ids[group], scratch, llm=LLMGateway(llm))
+    engine = EngineFactory(cfg, ids, scratch, gateway=lambda _g: LLMGateway(llm))(group)
     try:
         await engine.setup()
         await engine.restore(str(ckpt.group_dir(run_dir, last, group)))

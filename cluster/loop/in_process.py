@@ -21,6 +21,7 @@ from societas.agents.runtime.engine import GroupEngine
 from societas.agents.scenario import ScenarioConfig, load_scenario
 from societas.cluster.cluster_config import ClusterConfig
 from societas.cluster.loop.coordinator import RunSummary
+from societas.cluster.loop.engines import EngineFactory
 from societas.cluster.loop.groups import InProcessGroup
 from societas.cluster.loop.local import partition
 from societas.cluster.loop.run import RunResult, RunSpec, run_groups
@@ -87,10 +88,8 @@ async def run_in_process(
     text."""
     sc = load_scenario(scenario)
     run_dir = Path(run_dir)
-    engines = [
-        GroupEngine(sc, g, ids, run_dir, embedder=embedder)
-        for g, ids in enumerate(partition(sc.agents.count, sc.groups))
-    ]
+    ids = partition(sc.agents.count, sc.groups)
+    engines = EngineFactory(sc, ids, run_dir, embedder=embedder).build_all()
     produced: set[str] = set()
 
     def observe(_task: str | None, value: BaseModel) -> None:

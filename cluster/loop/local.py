@@ -13,6 +13,7 @@ from societas.agents.runtime.engine import Concurrency, GroupEngine
 from societas.agents.scenario import ScenarioConfig, load_scenario
 from societas.cluster.checkpoint import last_complete
 from societas.cluster.loop.coordinator import Progress, RunSummary, TickReport
+from societas.cluster.loop.engines import EngineFactory
 from societas.memory.embedding import Embedder, build_embedder
 
 
@@ -103,8 +104,6 @@ async def run_local_async(
     """Build in-process engines and run them through the same loop as Ray (checkpoints by
     default, resume from the last complete one, stop on request); returns the summary."""
     from societas.cluster.cluster_config import cluster_config_of
-    from societas.cluster.loop.groups import InProcessGroup
-    from societas.cluster.loop.run import run_groups
 
     scenario = load_scenario(config).with_overrides(
         agents=agents, ticks=ticks, seed=seed, groups=groups
@@ -113,26 +112,14 @@ async def run_local_async(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ids = partition(scenario.agents.count, scenario.groups)
-    if resume:
-        last = last_complete(out)
-        if last is not None:
-            await asyncio.to_thread(drop_results_from, out, last)
     embedder = embedder or build_embedder(scenario.memory.embedding)
-    engines = [
-        GroupEngine(
-            scenario,
-            g,
-            part,
-            out,
-            embedder=embedder,
-            concurrency=concurrency,
-            agents_in_flight=cfg.agents_in_flight,
-        )
-        for g, part in enumerate(ids)
-    ]
-    result, summary = await run_groups(
-        [InProcessGroup(e) for e in engines],
-        run_spec_of(scenario, out, len(ids), cfg),
+    engines = EngineFactory(
+        scenario, ids, out, cfg.agents_in_flight, embedder=embedder, concurrency=concurrency
+    ).build_all()
+    return await run_engines(
+        scenario,
+        out,
+        engines,
         cfg,
         on_progress=on_progress,
         on_tick=on_tick,
@@ -140,25 +127,66 @@ async def run_local_async(
         stop=stop,
         on_checkpoint=on_checkpoint,
     )
-    llm: dict[str, dict[str, Any]] = {}
-    for engine in engines:
-        for model, usage in engine.llm.accounting.snapshot()["models"].items():
-            acc = llm.setdefault(model, {})
-            for key, value in usage.items():
-                if isinstance(value, int | float):
-                    acc[key] = acc.get(key, 0) + value
+
+
+async def run_engines(
+    scenario: ScenarioConfig,
+    out: Path,
+    engines: list[GroupEngine],
+    cluster: Any,
+    *,
+    on_progress: Callable[[Progress], Any] | None = None,
+    on_tick: Callable[[TickReport], Any] | None = None,
+    resume: bool = False,
+    stop: Callable[[], bool] | None = None,
+    on_checkpoint: Callable[[int, dict[str, float]], Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> RunSummary:
+    """Run built in-process engines through the run loop and write `run.json` (with `extra`
+    fields): the core of every whole run in this process (the CLI's --local, Society, arms,
+    branches)."""
+    from societas.cluster.loop.groups import InProcessGroup
+    from societas.cluster.loop.run import run_groups
+
+    if resume:
+        last = last_complete(out)
+        if last is not None:
+            await asyncio.to_thread(drop_results_from, out, last)
+    result, summary = await run_groups(
+        [InProcessGroup(e) for e in engines],
+        run_spec_of(scenario, out, len(engines), cluster),
+        cluster,
+        on_progress=on_progress,
+        on_tick=on_tick,
+        resume=resume,
+        stop=stop,
+        on_checkpoint=on_checkpoint,
+    )
     summary.checkpoints = list(result.checkpoints)
     info = {
-        "llm": llm,
+        "llm": llm_usage(engines),
         "mode": "local",
         "digest": result.digest,
         "totals": result.totals,
         "checkpoints": result.checkpoints,
         "start_tick": result.start_tick,
         "llm_tasks": result.llm_tasks,  # calls, tokens and json outcomes per task
+        **(extra or {}),
     }
-    write_run_manifest(out, scenario, summary, info)
+    await asyncio.to_thread(write_run_manifest, out, scenario, summary, info)
     return summary
+
+
+def llm_usage(engines: list[GroupEngine]) -> dict[str, dict[str, float]]:
+    """Per-model usage summed over engines (run.json's `llm`)."""
+    out: dict[str, dict[str, float]] = {}
+    for engine in engines:
+        for model, usage in engine.llm.accounting.snapshot()["models"].items():
+            acc = out.setdefault(model, {})
+            for key, value in usage.items():
+                if isinstance(value, int | float):
+                    acc[key] = acc.get(key, 0) + value
+    return out
 
 
 def drop_results_from(run_dir: Path, tick: int) -> int:

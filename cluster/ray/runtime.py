@@ -17,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from societas.agents.runtime.protocol import GroupHandle
 from societas.cluster import checkpoint as ckpt
 from societas.cluster.cluster_config import (
     ClusterConfig,
@@ -25,6 +24,7 @@ from societas.cluster.cluster_config import (
     load_cluster_config,
     size_groups,
 )
+from societas.cluster.loop.engines import EngineFactory
 from societas.cluster.loop.groups import (
     GroupLost,
     InProcessGroup,
@@ -69,27 +69,6 @@ __all__ = [
     "run_on_ray",
     "size_groups",
 ]
-
-
-class EngineFactory:
-    """Builds the `GroupEngine` of group g inside its actor; picklable (config + id lists)."""
-
-    def __init__(
-        self, scenario: Any, ids: list[list[int]], run_dir: Path, in_flight: int | None = None
-    ) -> None:
-        self.scenario = scenario
-        self.ids = ids
-        self.run_dir = Path(run_dir)
-        self.in_flight = in_flight  # the run's cluster.agents_in_flight (None: the scenario's)
-
-    def __call__(self, group_id: int) -> GroupHandle:
-        """The engine of one group."""
-        from societas.agents.runtime.engine import GroupEngine
-
-        ids = self.ids[group_id]
-        return GroupEngine(
-            self.scenario, group_id, ids, self.run_dir, agents_in_flight=self.in_flight
-        )
 
 
 def run_on_ray(

@@ -72,3 +72,50 @@ def test_society_takes_blocks_as_python_objects(tmp_path):
     with Society.from_scenario(scenario(ticks=4), out=tmp_path, blocks=[Cheer()]) as society:
         society.run(ticks=3)
         assert society.agents.agg("mood", "min") == pytest.approx(0.8)
+
+
+def test_a_whole_run_in_this_process_matches_stepping(tmp_path):
+    """`run(backend="local")`: the whole scenario with checkpoints and run.json (what the CLI
+    runs); its agents end as a Society stepped to the end in this process ends them."""
+    from societas import Society as FrontDoor
+    from societas.agents.runtime.results import read_table
+    from societas.cluster.observe.run_folder import read_record
+
+    assert FrontDoor is Society
+    whole = Society.from_scenario(scenario(ticks=4), out=tmp_path / "whole").run(backend="local")
+    assert whole.tick == 4 and whole.summary is not None
+    record = read_record(tmp_path / "whole")
+    assert record is not None and record["status"] == "completed" and record["mode"] == "local"
+    with pytest.raises(RuntimeError, match="ran whole"):
+        whole.agents  # noqa: B018
+    with Society.from_scenario(scenario(ticks=4), out=tmp_path / "steps") as stepped:
+        stepped.run(ticks=4)
+        stepped_rows = stepped.table("agent_state").to_pylist()
+    key = lambda r: (r["tick"], r["agent_id"])  # noqa: E731
+    assert sorted(whole.table("agent_state").to_pylist(), key=key) == sorted(stepped_rows, key=key)
+    assert read_table(tmp_path / "whole", "agent_state").num_rows == 4 * 12
+
+
+def test_run_arguments_are_checked(tmp_path):
+    society = Society.from_scenario(scenario(ticks=4), out=tmp_path)
+    with pytest.raises(ValueError, match="backend: one of"):
+        society.run(backend="gpu")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="days/ticks step in this process"):
+        society.run(ticks=2, backend="ray")
+    with pytest.raises(ValueError, match="one of them"):
+        society.run(days=1, ticks=2)
+    society.run(ticks=1)
+    with pytest.raises(ValueError, match="fresh Society"):
+        society.run(backend="local")
+    society.close()
+
+
+def test_a_whole_run_on_ray(tmp_path):
+    """`run(backend="ray")`: one actor per group, the same run folder as `--local`."""
+    from societas.cluster.observe.run_folder import read_record
+
+    society = Society.from_scenario(scenario(ticks=3), out=tmp_path)
+    society.run(backend="ray", groups=2, num_cpus=2)
+    record = read_record(tmp_path)
+    assert record is not None and record["mode"] == "ray" and record["groups_placed"] == 2
+    assert society.table("agent_state").num_rows == 3 * 12
