@@ -32,7 +32,12 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, machine
 
-from societas.agents.llm.accounting import JSON_OUTCOMES
+from societas.agents.llm.accounting import (
+    JSON_OUTCOMES,
+    MEANING_PREFIX,
+    SOURCE_PREFIX,
+    split_counts,
+)
 from societas.cluster.experiments.estimate import estimate
 from societas.cluster.loop.in_process import run_in_process
 from societas.memory.embedding import EmbeddingConfig, build_embedder
@@ -82,6 +87,13 @@ def figures(run: Any, agents: int, ticks: int, ticks_per_day: int) -> dict[str, 
     completion = sum(t["completion_tokens"] for t in tasks.values())
     json_calls = sum(t["json_calls"] for t in tasks.values())
     outcome = {k: sum(t[k] for t in tasks.values()) for k in JSON_OUTCOMES}
+    sources = split_counts(tasks, SOURCE_PREFIX)
+    meaning = split_counts(tasks, MEANING_PREFIX)
+    kinds: dict[str, int] = {}
+    for counts in meaning.values():
+        for kind, n in counts.items():
+            kinds[kind] = kinds.get(kind, 0) + n
+    first = sum(c.get("first_try", 0) for c in sources.values())
     by_task = {
         name: {
             "calls": t["requests"],
@@ -106,15 +118,34 @@ def figures(run: Any, agents: int, ticks: int, ticks_per_day: int) -> dict[str, 
         "prompt_tokens_per_agent_day": round(prompt / agent_days, 1),
         "completion_tokens_per_agent_day": round(completion / agent_days, 1),
         "json_calls": json_calls,
-        "valid_first_try_rate": round(outcome["valid_first_try"] / json_calls, 4)
-        if json_calls
-        else None,
+        # answers accepted as first sent: parsed, valid and passing the meaning checks
+        "valid_first_try_rate": round(first / json_calls, 4) if json_calls else None,
+        "answer_sources": sources,
+        "meaning_check_failures": dict(sorted(kinds.items())),
+        "meaning_check_failures_by_task": meaning,
         "fallback_rate": round((outcome["fallbacks"] + outcome["failed"]) / json_calls, 4)
         if json_calls
         else None,
         "json_outcomes": outcome,
         "by_task": by_task,
     }
+
+
+MODEL_TABLES = ("plans", "dialogues", "reflections", "surveys")  # tables holding model text
+
+
+def provenance_columns(run_dir: Path) -> dict[str, bool | None]:
+    """Per results table holding model text: whether its files carry `answer_source`
+    (None: the run wrote none of that table)."""
+    import pyarrow.parquet as pq
+
+    out: dict[str, bool | None] = {}
+    for table in MODEL_TABLES:
+        files = sorted((run_dir / "results" / table).glob("*/*.parquet"))
+        out[table] = (
+            all("answer_source" in pq.read_schema(f).names for f in files) if files else None
+        )
+    return out
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
@@ -148,6 +179,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             out["server_startup_s"] = round(server.startup_s, 2)
         out["memories_from_model"] = run.memories_from_model
         out["memories_total"] = len(run.memories)
+        out["tables_with_answer_source"] = provenance_columns(work / "local")
     else:
         cfg = scenario(args, rules_llm)
         started = time.perf_counter()
@@ -184,9 +216,12 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         out["estimate_by_task"] = {k: round(v.calls) for k, v in est.tasks.items()}
     out["notes"] = (
         "calls = HTTP requests answered (re-asks included); tokens as the server counts them "
-        "(rules: 4 characters per token); valid_first_try_rate = json calls valid as sent, "
-        "no repair, no re-ask; fallback_rate = json calls answered by the call site's "
-        "fallback. Machine shared with other work (2 vCPUs): wall times are upper bounds."
+        "(rules: 4 characters per token); valid_first_try_rate = json calls whose first "
+        "answer was valid as sent and passed the meaning checks (answer_source first_try); "
+        "answer_sources and meaning_check_failures per task as the gateway counted them "
+        "(a call re-asked after a failed check counts each failure); fallback_rate = json "
+        "calls answered by the call site's fallback. Machine shared with other work (2 "
+        "vCPUs): wall times are upper bounds."
     )
     return out
 

@@ -39,6 +39,7 @@ KINDS = (
     "counting",
     "repeated_line",
     "contradiction",
+    "incomplete",
     "not_tiled",
     "unknown_place",
 )
@@ -52,6 +53,8 @@ CORRECTIONS: dict[str, str] = {
     "counting": "Those numbers count up instead of rating each item. Rate each item on its own.",
     "repeated_line": "That was already said. Reply again with something new.",
     "contradiction": "That plan does not fit this person's needs and the time of day. Reply again.",
+    "incomplete": "That plan is too short: plan the whole day, from waking up to going to "
+    "sleep. Reply again.",
     "not_tiled": "Those steps do not fill the hour: the first starts at minute 0, each next one "
     "when the previous one ends, the last ends at minute 60. Reply again.",
     "unknown_place": "That plan names places this person does not know. Use only the places "
@@ -65,6 +68,10 @@ DAYTIME = range(10, 17)  # hours when sleep needs a reason
 RESTED = 0.6  # energy satisfaction at which daytime sleep contradicts the agent's state
 _WORD = re.compile(r"[^\W_]+")
 _SLEEP = re.compile(r"\b(sleep|asleep|nap|go to bed|bedtime)\b", re.IGNORECASE)
+MEAL_HOURS = {"breakfast": range(4, 12), "lunch": range(10, 16), "dinner": range(16, 24)}
+MIN_DAY_ITEMS = 3  # a day from waking to sleeping has at least this many strokes
+# Words of a prompt's data that are no activity: a need's name, the date line.
+_NOT_DEEDS = frozenset({"hunger", "energy", "safety", "social", "needs", "mood", "today", "day"})
 
 
 @dataclass(frozen=True)
@@ -272,13 +279,27 @@ def _importance(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
+def _day_plan(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    items = getattr(value, "items", None) or []
+    if len(items) < MIN_DAY_ITEMS:
+        return Failure("incomplete", f"{len(items)} items")
+    return _plan(value, ctx)
+
+
 def _plan(value: Any, ctx: dict[str, Any]) -> Failure | None:
     items = getattr(value, "items", None) or []
     energy = (ctx.get("needs") or {}).get("energy")
     for item in items:
+        when = f"{item.start_hour}:00 {item.activity}"
+        ws = words(item.activity)
+        if ws and all(w in _NOT_DEEDS or w.isdigit() for w in ws):
+            return Failure("copied_prompt", when)
         asleep = _SLEEP.search(item.activity) and item.start_hour in DAYTIME
         if asleep and isinstance(energy, int | float) and energy >= RESTED:
-            return Failure("contradiction", f"{item.start_hour}:00 {item.activity}")
+            return Failure("contradiction", when)
+        meal = next((m for m in MEAL_HOURS if m in ws), None)
+        if meal is not None and item.start_hour not in MEAL_HOURS[meal]:
+            return Failure("contradiction", when)
     known = [words(p) for p in ctx.get("places") or [] if p]
     if known:
         for item in items:
@@ -307,7 +328,7 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 _BY_TASK = {
     "importance": _importance,
-    "daily_plan": _plan,
+    "daily_plan": _day_plan,
     "replan": _plan,
     "hourly_plan": _hour,
     "dialogue_turn": _turn,

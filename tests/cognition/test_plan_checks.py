@@ -240,14 +240,19 @@ async def test_plan_day_counts_dropped_items_and_puts_unknown_places_at_home(gro
         item(7, "have breakfast", "..."),
         item(9, "going to ..."),
         item(10, "teach", "school"),
+        item(12, "have lunch", "school"),
     ]
     async with canned([json.dumps({"items": answer})]) as url:
         gw = LLMGateway({"endpoints": [{"base_url": url, "model": "canned"}]})
         async with gw:
             plan = await plan_day(group.agent(1), gw, day=1)
-    assert [(i.start_hour, i.location) for i in plan.items] == [(7, "flat 1"), (10, "school")]
+    assert [(i.start_hour, i.location) for i in plan.items] == [
+        (7, "flat 1"),
+        (10, "school"),
+        (12, "school"),
+    ]
     stored = await group.agent(1).status.get("plan")
-    assert [i["location"] for i in stored["items"]] == ["flat 1", "school"]
+    assert [i["location"] for i in stored["items"]] == ["flat 1", "school", "school"]
     # Counted once: in the task's dropped_items (run.json's llm_tasks), not also as an event.
     assert gw.accounting.snapshot()["tasks"]["daily_plan"]["dropped_items"] == 1
     assert "plan.dropped_items" not in gw.accounting.events

@@ -103,14 +103,22 @@ def test_daytime_sleep_when_rested_and_unknown_places_are_contradictions() -> No
         )
 
     ctx = {"needs": {"energy": 0.9}, "places": ["flat 1", "school", "home", "cafe"]}
-    noon = plan((7, "have breakfast", "flat 1"), (12, "sleep", "flat 1"))
+    noon = plan((7, "have breakfast", "flat 1"), (12, "sleep", "flat 1"), (22, "sleep", "flat 1"))
     assert check("daily_plan", noon, prompt_of("x"), ctx).kind == "contradiction"  # type: ignore[union-attr]
     tired = {**ctx, "needs": {"energy": 0.1}}
     assert check("daily_plan", noon, prompt_of("x"), tired) is None
-    away = plan((7, "have breakfast", "flat 1"), (9, "teach", "the moon base"))
+    away = plan(
+        (7, "have breakfast", "flat 1"), (9, "teach", "the moon base"), (22, "sleep", "home")
+    )
     assert check("daily_plan", away, prompt_of("x"), ctx).kind == "unknown_place"  # type: ignore[union-attr]
     fine = plan((7, "have breakfast", "flat 1"), (9, "teach", "school"), (17, "coffee", "the cafe"))
     assert check("daily_plan", fine, prompt_of("x"), ctx) is None
+    short = plan((7, "have breakfast", "flat 1"), (9, "teach", "school"))
+    assert check("daily_plan", short, prompt_of("x"), ctx).kind == "incomplete"  # type: ignore[union-attr]
+    assert check("replan", short, prompt_of("x"), ctx) is None  # the rest of a day may be short
+    for odd in ((0, "lunch", "flat 1"), (7, "energy", "flat 1"), (20, "have breakfast", "cafe")):
+        bad = plan(odd, (9, "teach", "school"), (22, "sleep", "flat 1"))
+        assert check("daily_plan", bad, prompt_of("x"), ctx) is not None, odd
 
 
 def test_steps_that_do_not_tile_the_hour_are_caught_not_re_tiled() -> None:
