@@ -50,6 +50,26 @@ def _llm_totals(run: RunData) -> dict[str, Any]:
     return total
 
 
+def answer_sources(run: RunData) -> str:
+    """Per task, the shares of its answers by source ('daily_plan: 83% fallback, 17%
+    first_try'), from run.json's llm_tasks; what a reader needs before trusting the text."""
+    tasks = run.run.get("llm_tasks") or {}
+    parts = []
+    for task, counters in sorted(tasks.items()):
+        found = {
+            k.removeprefix("source."): int(v)
+            for k, v in (counters or {}).items()
+            if str(k).startswith("source.") and v
+        }
+        total = sum(found.values())
+        if total:
+            shares = ", ".join(
+                f"{n / total:.0%} {s}" for s, n in sorted(found.items(), key=lambda x: -x[1])
+            )
+            parts.append(f"{task}: {shares} (of {total:,})")
+    return "; ".join(parts) or "not recorded"
+
+
 def embedder_of(config: dict[str, Any]) -> str:
     emb = config.get("memory", {}).get("embedding", {})
     kind = emb.get("kind", "?")
@@ -86,6 +106,7 @@ def run_card(run: RunData) -> dict[str, Any]:
         f"{totals['completion_tokens']:,} completion",
         "LLM cost": f"${totals['cost_usd']:.4f}",
         "LLM fallbacks": f"{totals['fallbacks']:,}",
+        "LLM answer sources": answer_sources(run),
         "memories": f"{int(run.run.get('memories_total', 0) or 0):,}",
         "checkpoints": ", ".join(str(c) for c in run.run.get("checkpoints", []) or []) or "none",
         "versions": ", ".join(f"{k} {v}" for k, v in _versions(run).items()),

@@ -68,3 +68,18 @@ async def test_run_json_and_progress_carry_llm_tasks_and_fallbacks(
     total = sum(t["fallbacks"] for t in tasks.values())
     assert total > 0 and run["llm_fallbacks"] == total
     assert seen[-1].fallbacks == total
+
+
+def test_the_run_card_shows_answer_sources_per_task() -> None:
+    from types import SimpleNamespace
+
+    from societas.cluster.report.card import answer_sources
+
+    tasks = {
+        "daily_plan": {"requests": 12, "source.fallback": 5, "source.first_try": 1},
+        "importance": {"source.rules": 4},
+        "survey": {"requests": 3},
+    }
+    shown = answer_sources(SimpleNamespace(run={"llm_tasks": tasks}))  # type: ignore[arg-type]
+    assert shown == "daily_plan: 83% fallback, 17% first_try (of 6); importance: 100% rules (of 4)"
+    assert answer_sources(SimpleNamespace(run={})) == "not recorded"  # type: ignore[arg-type]
