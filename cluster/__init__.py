@@ -5,7 +5,3 @@ loop and its groups; experiments/ arms, branches, interviews, estimates; observe
 run folders; report/ pages and exports. At the top: `Society`, launching, preflight, the
 `cluster:` config, checkpoints.
 """
-
-# isort: off
-import societas.memory.heap  # noqa: F401  first: Arrow's allocator is chosen when pyarrow loads
-# isort: on

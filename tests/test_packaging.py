@@ -161,3 +161,31 @@ def test_group_engines_are_built_in_one_place():
         and node.func.id == "GroupEngine"
     )
     assert set(builders) == {"cluster/loop/engines.py"}
+
+
+def test_importing_every_module_leaves_the_process_alone():
+    """Importing the whole package changes no environment variable, gc setting or Arrow pool
+    (worker tuning is `memory.tuning.tune_worker()`, called by the CLI and the Ray actors)."""
+    import subprocess
+    import sys
+
+    code = """
+import gc, importlib, os, pkgutil
+env, threshold = dict(os.environ), gc.get_threshold()
+import pyarrow as pa
+pool = pa.default_memory_pool().backend_name
+failed = []
+for root in ("societas", "societas.cluster", "societas.agents", "societas.memory"):
+    for info in pkgutil.walk_packages(importlib.import_module(root).__path__, root + "."):
+        if not info.name.endswith("__main__") and ".models" not in info.name:
+            try:
+                importlib.import_module(info.name)
+            except Exception as err:
+                failed.append(f"{info.name}: {err!r}")
+assert failed == [], failed
+assert dict(os.environ) == env, set(os.environ.items()) ^ set(env.items())
+assert gc.get_threshold() == threshold and gc.get_freeze_count() == 0
+assert pa.default_memory_pool().backend_name == pool
+"""
+    res = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]

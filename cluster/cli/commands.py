@@ -6,11 +6,6 @@ import os
 import signal
 import sys
 
-# Before anything imports Ray: a Ray started here (no --address, not inside a Ray job) binds
-# its services to 127.0.0.1. Ray reads this once at import; on a real cluster it is not set.
-if "--address" not in sys.argv and not os.environ.get("RAY_ADDRESS"):
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-
 import typer
 
 app = typer.Typer(
@@ -128,10 +123,13 @@ def main() -> None:
     """Console-script entry point: no traceback for errors unless --debug."""
     from societas.cluster.cli.common import DEBUG, EXIT_INTERRUPTED
 
+    # Before anything imports Ray: a Ray started here (no --address, not inside a Ray job)
+    # binds its services to 127.0.0.1. Ray reads this once at import; a cluster does not set it.
+    if "--address" not in sys.argv and not os.environ.get("RAY_ADDRESS"):
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     DEBUG["on"] = DEBUG["on"] or "--debug" in sys.argv
-    # A SIGINT blocked or ignored by the parent survives exec (seen when the test process had
-    # run Ray, whose native code sets them): Ctrl-C did nothing and the CLI sat in its Ray
-    # probe 45 s after a SIGINT. Ctrl-C means "stop with a checkpoint" here, always.
+    # A SIGINT blocked or ignored by the parent (a process that ran Ray's native code) survives
+    # exec, and Ctrl-C would do nothing. Ctrl-C means "stop with a checkpoint" here, always.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:

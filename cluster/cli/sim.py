@@ -80,11 +80,14 @@ def _ray_available() -> None:
 
 
 def execute(scenario: Any, opts: Any, **kw: Any) -> None:
-    """Launch with a progress bar (or progress lines when not on a terminal); report."""
+    """Tune this process for hosting groups, launch with a progress bar (or progress lines
+    when not on a terminal), report."""
     from societas.cluster.launch import launch
+    from societas.memory.tuning import tune_worker
 
     if not opts.local:
         _ray_available()
+    tune_worker()  # the driver's loop, and with --local the groups, run in this process
     tty = sys.stdout.isatty()
     bar = progress_bar()
     task = bar.add_task("run", total=scenario.ticks, info="", start=False)

@@ -100,12 +100,7 @@ async def run_groups(
     after the current tick and raise `RunInterrupted`. `on_checkpoint(tick, totals)` follows
     every complete checkpoint (run.json updates)."""
     from societas.cluster.loop.coordinator import Coordinator
-    from societas.memory.collector import tune_collector
 
-    # The driver's loop holds every group's tick reports in flight too: at CPython's young
-    # threshold its collector ran 0.64 s of a 1,000-agent town run, pauses up to 129 ms;
-    # tuned as a group's process is (memory.collector), 0.34 s, most of it before the loop.
-    tune_collector()
     handles = sorted(groups, key=lambda g: g.group_id)
     totals = dict.fromkeys(TOTAL_KEYS, 0.0)
     digests: list[str] = []

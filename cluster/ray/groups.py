@@ -21,6 +21,9 @@ class GroupActor(InProcessGroup):
     an in-process group built on its node, which also fills in the actor's RSS."""
 
     def __init__(self, factory: GroupFactory, group_id: int) -> None:
+        from societas.memory.tuning import tune_worker
+
+        tune_worker()  # this worker process hosts the group: allocator, Arrow pool, gc
         super().__init__(factory(group_id))
         self.group_id = group_id
 
