@@ -1,8 +1,8 @@
-"""An agent's random stream in ~100 bytes: `random.Random`'s methods over a SplitMix64 state.
+"""An agent's random stream in one 64-bit word: `random.Random`'s API over a SplitMix64 state.
 
 Every agent owns its stream, so results do not depend on how agents are split into groups.
-`random.Random` carries 2.5 KB of Mersenne Twister state (and a checkpoint 625 integers per
-agent); at 100,000 agents that is 250 MB of RAM for random numbers. SplitMix64 (Steele, Lea
+`random.Random` carries a Mersenne Twister state of 624 words per instance (and as many
+integers per agent in a checkpoint), which adds up over many agents. SplitMix64 (Steele, Lea
 and Flood 2014) passes BigCrush, is one 64-bit word of state, and is plenty for agents'
 choices. The integer draws (randrange, randint, choice, shuffle, sample) are written here
 with `random.Random`'s algorithms, so a seed gives the draws a `random.Random` subclass on

@@ -4,7 +4,7 @@
 folder atomically (into a temporary sibling, fsync, rename); the coordinator writes the
 pending inboxes and then `manifest.json` last, so a folder without a manifest is incomplete
 and ignored by `last_complete`. Everything is JSON or whatever the group writes (Parquet,
-JSON); never pickle (design §10).
+JSON); never pickle, so reading a checkpoint never runs code.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """A group's checkpoint JSON (agents' hot state, RNG positions, reflection), streamed.
 
-`json.dumps` of the whole group built every agent's state dict and then one string of the
-whole file (~1.4 KB an agent, 70 MB at 50,000 agents) at once. Here each agent's entry is
-encoded and written in turn, so one agent's state is held at a time; the bytes are exactly
-those of `json.dumps(state, sort_keys=True)` (a test compares them).
+`json.dumps` of the whole group would build every agent's state dict and then one string of
+the whole file at once. Here each agent's entry is encoded and written in turn, so one
+agent's state is held at a time; the bytes are exactly those of
+`json.dumps(state, sort_keys=True)` (a test compares them).
 """
 
 from __future__ import annotations

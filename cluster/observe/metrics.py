@@ -1,4 +1,4 @@
-"""Prometheus metrics of a run (design §7): what the coordinator serves on `/metrics`.
+"""Prometheus metrics of a run: what the coordinator serves on `/metrics`.
 
 Names follow Ray's `ray.util.metrics` style with the prefix `societas_`; counters end in
 `_total`. Group actors report a `GroupStats` per tick (at `finish_tick`, after the tick's

@@ -2,13 +2,12 @@
 since the group's last checkpoint (from the run's start when checkpoints are off).
 
 A checkpoint drops the ticks before it. A finished tick is kept as gzipped JSON, not as
-objects: a `Message` costs ~1.25 KB as a pydantic object and a tick has about one per agent
-(encounters), so at 100,000 agents the six simulated hours between two checkpoints held
-~1.3 GB in the driver; packed, a message takes ~20 bytes. With a spill folder (checkpoints
-off: nothing would ever drop them), the packed tick goes to disk
-(`RUN_DIR/replay/group-G/tick-T.json.gz`) instead, so the driver holds the current tick only;
-the files are deleted at the next checkpoint and when the group closes. JSON, not pickle
-(design §10): a file never runs code when it is read back.
+objects: a tick holds about one message per agent (encounters), and packed messages are a
+small fraction of their pydantic objects, so the driver's memory stays small between
+checkpoints of a large run. With a spill folder (checkpoints off: nothing would ever drop
+them), the packed tick goes to disk (`RUN_DIR/replay/group-G/tick-T.json.gz`) instead, so
+the driver holds the current tick only; the files are deleted at the next checkpoint and
+when the group closes. JSON, not pickle: a file never runs code when it is read back.
 """
 
 from __future__ import annotations

@@ -155,9 +155,9 @@ class LocalModelServer:
             str(self.threads),
             "--verbose",
             "False",
-            # No --cache: its RAM cache stores whole llama states (logits included, hundreds
-            # of MB each, measured 2 GB RSS); llama.cpp already reuses the KV prefix that a
-            # request shares with the one before.
+            # No --cache: its RAM cache stores whole llama states (logits included), which
+            # grows RSS without bound; llama.cpp already reuses the KV prefix that a request
+            # shares with the one before.
         ]
         started = time.perf_counter()
         log = open(self.log_path, "wb")  # noqa: SIM115 (the child owns it until stop)
