@@ -22,19 +22,29 @@ def _names(run: RunData) -> dict[int, str]:
     return {p.id: p.name for p in pop.profiles} if pop is not None else {}
 
 
+def _source(run: RunData, table: str) -> str:
+    """The SQL for a table's `answer_source` ('' for runs written before it existed)."""
+    if not run.has(table):
+        return "''"
+    cols = {c[0] for c in run.db.execute(f"DESCRIBE {table}").fetchall()}
+    return "answer_source" if "answer_source" in cols else "''"
+
+
 def samples(run: RunData) -> dict[str, list[dict[str, Any]]]:
-    """{kind: [quote]}: said, decided, thought, reflected, answered (kinds with rows only)."""
+    """{kind: [quote]}: said, decided, thought, reflected, answered (kinds with rows only);
+    a quote of model text says its answer_source."""
     names = _names(run)
     out: dict[str, list[dict[str, Any]]] = {}
     said = run.rows(
-        "SELECT tick, speaker, listener, channel, text FROM dialogues "
-        "ORDER BY hash(tick, speaker, listener, text) LIMIT ?",
+        f"SELECT tick, speaker, listener, channel, text, {_source(run, 'dialogues')} "
+        "FROM dialogues ORDER BY hash(tick, speaker, listener, text) LIMIT ?",
         PER_KIND,
     )
     out["said"] = [
         {"agent": int(s), "name": names.get(int(s), str(s)), "when": run.tick_label(int(t)),
-         "to": int(li), "to_name": names.get(int(li), str(li)), "how": ch, "text": tx}
-        for t, s, li, ch, tx in sorted(said)
+         "to": int(li), "to_name": names.get(int(li), str(li)), "how": ch, "text": tx,
+         "source": src}
+        for t, s, li, ch, tx, src in sorted(said)
     ]  # fmt: skip
     decided = run.rows(
         "SELECT tick, agent_id, kind, detail FROM events WHERE kind NOT IN ('policy') "
@@ -48,15 +58,15 @@ def samples(run: RunData) -> dict[str, list[dict[str, Any]]]:
     ]  # fmt: skip
     if run.has("reflections"):
         refl = run.rows(
-            "SELECT tick, agent_id, text, evidence_ids FROM reflections "
-            "ORDER BY hash(agent_id, memory_id) LIMIT ?",
+            f"SELECT tick, agent_id, text, evidence_ids, {_source(run, 'reflections')} "
+            "FROM reflections ORDER BY hash(agent_id, memory_id) LIMIT ?",
             PER_KIND,
         )
         out["reflected"] = [
             {"agent": int(a), "name": names.get(int(a), str(a)), "when": run.tick_label(int(t)),
              "how": f"{len([e for e in str(ev or '').split(',') if e.strip()])} evidence "
-                    "memories", "text": tx}
-            for t, a, tx, ev in sorted(refl)
+                    "memories", "text": tx, "source": src}
+            for t, a, tx, ev, src in sorted(refl)
         ]  # fmt: skip
     kinds = [("thought", THOUGHT_TOPICS)]
     if "reflected" not in out:
@@ -83,7 +93,7 @@ def samples(run: RunData) -> dict[str, list[dict[str, Any]]]:
                 {"agent": a, "name": names.get(a, str(a)),
                  "when": f"day {r.get('day')} {r.get('time', '')}",
                  "how": f"{r.get('survey', '')} · {r.get('question_id', '')}",
-                 "text": str(r.get("answer_text", ""))}
+                 "text": str(r.get("answer_text", "")), "source": r.get("answer_source") or ""}
             )  # fmt: skip
         out["answered"] = answered
     return {k: v for k, v in out.items() if v}
