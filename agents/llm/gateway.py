@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 import json_repair
 from pydantic import BaseModel, ValidationError
 
-from societas.agents.llm import rules
+from societas.agents.llm import inflight, rules
 from societas.agents.llm.accounting import Accounting, TaskUsage
 from societas.agents.llm.cache import ResponseCache, cache_key
 from societas.agents.llm.config import LLMConfig, load_config
@@ -372,6 +372,7 @@ class LLMGateway:
                 await ep.limiter.acquire(estimate)
                 self.accounting.count("http.requests")
                 sent = time.perf_counter()
+                handle = inflight.begin()
                 try:
                     result = await send_chat(ep, req)
                 except Exception:
@@ -379,6 +380,8 @@ class LLMGateway:
                     seconds = time.perf_counter() - sent
                     self.accounting.record_call(ep.cfg.model, ep.cfg.base_url, seconds, ok=False)
                     raise
+                finally:
+                    inflight.end(handle)
                 ep.mark(ok=True)
                 ep.served += 1
                 used = result.usage.prompt_tokens + result.usage.completion_tokens

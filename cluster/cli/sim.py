@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +18,9 @@ import typer
 
 from societas.agents.scenario import ScenarioConfig, load_scenario
 from societas.cluster.cli.common import progress_bar, progress_line, user_errors
+
+HEARTBEAT_AFTER_S = 5.0  # a call older than this makes the progress line show the calls
+HEARTBEAT_EVERY_S = 30.0  # at most one heartbeat line this often when not on a terminal
 
 ConfigArg = Annotated[
     Path, typer.Argument(help="Scenario YAML.", show_default=False, metavar="CONFIG")
@@ -82,6 +87,7 @@ def _ray_available() -> None:
 def execute(scenario: Any, opts: Any, **kw: Any) -> None:
     """Tune this process for hosting groups, launch with a progress bar (or progress lines
     when not on a terminal), report."""
+    from societas.agents.llm import inflight
     from societas.cluster.launch import launch
     from societas.memory.tuning import tune_worker
 
@@ -92,22 +98,43 @@ def execute(scenario: Any, opts: Any, **kw: Any) -> None:
     bar = progress_bar()
     task = bar.add_task("run", total=scenario.ticks, info="", start=False)
 
+    shown = {"info": ""}
+
     def on_progress(p: Any) -> None:
         if not bar.live.is_started:  # only once the run is under way (after preflight)
             bar.start()
             bar.start_task(task)
         if not tty:
             print(progress_line(p, scenario), flush=True)
-        info = (
+        shown["info"] = (
             f"{p.agents} agents  {p.agent_steps_per_s:,.0f} steps/s  LLM {p.llm_requests:,} calls"
             f"  {getattr(p, 'fallbacks', 0):,} fallbacks"
         )
-        bar.update(task, completed=p.tick + 1, info=info)
+        bar.update(task, completed=p.tick + 1, info=shown["info"])
 
+    beating = threading.Event()
+
+    def heartbeat() -> None:
+        """During a long tick: the model calls in flight (this process) and the oldest's age."""
+        printed = 0.0
+        while not beating.wait(1.0):
+            n, age = inflight.snapshot()
+            if not n or age < HEARTBEAT_AFTER_S:
+                continue
+            line = f"{n} LLM calls in flight, oldest {age:.0f} s"
+            if tty and bar.live.is_started:
+                bar.update(task, info=f"{shown['info']}  {line}".strip())
+            elif not tty and time.monotonic() - printed >= HEARTBEAT_EVERY_S:
+                print(f"tick in progress: {line}", flush=True)
+                printed = time.monotonic()
+
+    beat = threading.Thread(target=heartbeat, name="progress-heartbeat", daemon=True)
+    beat.start()
     try:
         with user_errors():
             summary, run_dir = launch(scenario, opts, on_progress=on_progress, **kw)
     finally:
+        beating.set()
         if bar.live.is_started:
             bar.stop()
     typer.echo(
