@@ -31,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, machine
 from _pss import PssSampler
 
+from societas.memory.tuning import tune_worker
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -156,6 +158,7 @@ def main() -> None:
     from societas.agents.scenario import ScenarioConfigError
 
     try:
+        tune_worker()  # a group's process, as the Ray actor tunes it
         result = asyncio.run(run(args.agents, args.ticks, args.every, not args.no_baseline))
     except ScenarioConfigError as err:  # e.g. --ticks before the town's intervention
         parser.error(str(err))

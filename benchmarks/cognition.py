@@ -30,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import emit, machine
 
+from societas.memory.tuning import tune_worker
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -203,6 +205,7 @@ def main() -> None:
     ap.add_argument("--no-baseline", action="store_true", help="Skip the lean comparison run.")
     ap.add_argument("--json", type=Path, default=None, help="Also write the JSON here.")
     args = ap.parse_args()
+    tune_worker()  # a group's process, as the Ray actor tunes it
     emit(asyncio.run(main_async(args)), args.json)
 
 

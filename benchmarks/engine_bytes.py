@@ -34,6 +34,8 @@ import psutil
 from _common import emit, machine
 from _pss import PssSampler
 
+from societas.memory.tuning import tune_worker
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -188,6 +190,7 @@ def main() -> None:
         parser.error("--agents and --ticks must be >= 1")
     if args.cache_size is not None and args.cache_size < 0:
         parser.error(f"--cache-size must be >= 0, got {args.cache_size}")
+    tune_worker()  # a group's process, as the Ray actor tunes it
     emit(asyncio.run(measure(args.agents, args.ticks, args.trace, args.cache_size)), args.json)
 
 

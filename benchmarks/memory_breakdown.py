@@ -27,6 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import memory_ops
 from _common import emit, machine
 
+from societas.memory.tuning import tune_worker
+
 TIMED = (  # (module, owner name or None for a module function, attribute, label)
     ("societas.memory.ram_ranking", "RamRanker", "rank", "rank"),
     ("societas.memory.ram_ranking", "RamRanker", "rank_plain", "rank"),  # plain searches
@@ -132,6 +134,7 @@ def main() -> None:
     if args.agents < 1 or args.memories < 2:
         parser.error(f"--agents {args.agents} --memories {args.memories}: need >= 1 and >= 2")
     if args.mode is not None:  # one mode in this process (the wrappers stay installed)
+        tune_worker()  # a group's process, as the Ray actor tunes it
         print(json.dumps(breakdown(args.agents, args.memories, args.mode)))
         return
     modes = {}

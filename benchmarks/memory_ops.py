@@ -45,9 +45,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")  # read once, when pyarrow loads
 
 from _common import CollectorClock, emit, machine, peak_rss_mb, rss_mb
 from _memory_workload import SEED, TOP_K, clock_of, digest_hits, tick_plan
+
+from societas.memory.tuning import tune_worker
 
 MODES = ("gather", "sequential", "phased")
 
@@ -262,6 +265,7 @@ def main() -> None:
         elif args.part == "agentsociety":
             out = run_agentsociety(args.agents, args.memories, rss_mb)
         else:
+            tune_worker()  # a group's process, as the Ray actor tunes it
             out = asyncio.run(run_societas(args.agents, args.memories, args.part))
         print(json.dumps(out))
         return

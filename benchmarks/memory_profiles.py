@@ -37,6 +37,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from _common import emit, machine, peak_rss_mb, percentile, rss_mb
 from _memory_workload import SEED, TOP_K, clock_of, tick_plan
 
+from societas.memory.tuning import tune_worker
+
 PROFILES = ("default", "finmem", "cognitive")
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -154,6 +156,7 @@ def main() -> None:
     if args.agents < 1 or args.days < 1:
         parser.error(f"--agents and --days must be >= 1, got {args.agents} and {args.days}")
     if args.part is not None:
+        tune_worker()  # a group's process, as the Ray actor tunes it
         print(json.dumps(asyncio.run(run(args.part, args.agents, args.days))))
         return
     profiles = [p for p in args.profiles.split(",") if p]

@@ -30,9 +30,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")  # read once, when pyarrow loads
 
 from _common import emit, machine, peak_rss_mb, percentile, rss_mb
 from _memory_workload import TOPICS, VOCAB, sentence
+
+from societas.memory.tuning import tune_worker
 
 TICKS_PER_DAY = 48
 SEED = 7
@@ -188,6 +191,7 @@ def main() -> None:
     if args.agents < 1 or args.days < 4:
         parser.error("--agents must be >= 1 and --days >= 4 (RSS is compared with day 3)")
     if args.part:
+        tune_worker()  # a group's process, as the Ray actor tunes it
         print(json.dumps(asyncio.run(run(args.agents, args.days, args.part == "tiered"))))
         return
     tiered = child(args.agents, args.days, True)

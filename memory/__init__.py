@@ -5,10 +5,6 @@ No LLM and no Ray here: the memory is testable in one process.
 
 from __future__ import annotations
 
-# isort: off
-import societas.memory.heap  # noqa: F401  first: Arrow's allocator is chosen when pyarrow loads
-
-# isort: on
 from societas.memory.agent import AgentMemory, StatusMemory, StreamMemory
 from societas.memory.citizen import CITIZEN_ATTRIBUTES, CITIZEN_MEMORY_CONFIG
 from societas.memory.clock import SimClock

@@ -6,8 +6,6 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
-from societas.memory.running_loop import running_loop
-
 Req = TypeVar("Req")
 Res = TypeVar("Res")
 
@@ -45,7 +43,7 @@ class MicroBatcher(Generic[Req, Res]):
         it as a batch of one. Await what it returns, once, at once."""
         if self._drain_task is None and self._alone is not None and self._alone():
             return self._run_alone(request)
-        loop = running_loop()
+        loop = asyncio.get_running_loop()
         future: asyncio.Future[Res] = loop.create_future()
         self._pending.append((request, future))
         if self._drain_task is None:

@@ -242,7 +242,7 @@ class ColdStore:
                     (pc.field("t") >= flt.time_range[0]) & (pc.field("t") <= flt.time_range[1])
                 )
             if flt.types is not None:  # rows written before types were episodic
-                typed = pc.Expression._call("coalesce", [pc.field("type"), pc.scalar("episodic")])
+                typed = pc.coalesce(pc.field("type"), pc.scalar("episodic"))
                 conds.append(typed.isin(list(flt.types)))
         if flt is not None and flt.alive_at is not None:
             conds.append(pc.field("expires_at").is_null() | (pc.field("expires_at") > flt.alive_at))

@@ -24,7 +24,6 @@ from societas.memory.citizen import CITIZEN_MEMORY_CONFIG
 from societas.memory.clock import SimClock
 from societas.memory.cognitive_group import CognitiveMemory
 from societas.memory.cold import ColdStore
-from societas.memory.collector import tune_collector
 from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
 from societas.memory.contradictions import ContradictionJudge, rule_judge
 from societas.memory.deferred_store import DeferredStore
@@ -33,7 +32,6 @@ from societas.memory.fast_requests import PlainAdd, PlainSearch
 from societas.memory.group_kv import GroupKV, KVUpdate, UpdateMode
 from societas.memory.group_search import GroupSearch
 from societas.memory.group_state import GroupState
-from societas.memory.heap import arrow_on_system_allocator, map_large_blocks
 from societas.memory.hot_store import HotStore
 from societas.memory.id_map import IdMap
 from societas.memory.kv_columns import AgentSlots, IntColumn, KVColumn
@@ -52,7 +50,6 @@ from societas.memory.records import (
     SearchRequest,
 )
 from societas.memory.records_meta import AccessLedger
-from societas.memory.running_loop import current_task, running_loop
 from societas.memory.slot_map import SlotMap
 from societas.memory.sparse_index import SparseIndex
 from societas.memory.stream_write import write_memories
@@ -77,9 +74,6 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         store: VectorStore | None = None,
         kv_store: VectorStore | None = None,
     ) -> None:
-        map_large_blocks()  # a group's process: freed arrays go back to the OS (memory.heap)
-        arrow_on_system_allocator()  # and so do freed Arrow buffers (Parquet reads, merges)
-        tune_collector()  # young collections rare, startup heap frozen (memory.collector)
         self.config = config or GroupMemoryConfig()
         self.memory_config = memory_config
         self.clock = clock or SimClock()
@@ -254,7 +248,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     def _alone(self) -> bool:
         """Whether nothing but this group's own write wake-up is ready to run on the loop: a
         call now has no one to share a batch with (CPython's loop; other loops: batch)."""
-        loop = running_loop()
+        loop = asyncio.get_running_loop()
         ready = getattr(loop, "_ready", None)
         return ready is not None and len(ready) <= self.writes.waking_on(loop)
 
@@ -291,7 +285,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         if not writes.adds and not (kv and writes.kv):
             return
         lock = self._op_lock
-        if lock.owner is not None and lock.owner is current_task():
+        if lock.owner is not None and lock.owner is asyncio.current_task():
             await writes.apply(kv)
             return
         async with lock:

@@ -21,8 +21,6 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from societas.memory.running_loop import current_task, running_loop
-
 if TYPE_CHECKING:
     from societas.memory.fast_requests import PlainAdd
     from societas.memory.group import GroupMemory
@@ -39,7 +37,7 @@ class OwnedLock(asyncio.Lock):
 
     async def acquire(self) -> bool:
         await super().acquire()
-        self.owner = current_task()
+        self.owner = asyncio.current_task()
         return True
 
     def release(self) -> None:
@@ -51,7 +49,7 @@ class OwnedLock(asyncio.Lock):
         calls of `acquire` (a lone agent's search takes it once a turn)."""
         if not self._locked and not self._waiters:
             self._locked = True
-            self.owner = current_task()
+            self.owner = asyncio.current_task()
             return
         await self.acquire()
 
@@ -92,7 +90,7 @@ class WriteQueue:
         self.adds.append(request)
         self.add_ids.append(memory_id)
         self.stamps.append(stamp)
-        loop = running_loop()
+        loop = asyncio.get_running_loop()
         if self._wake_loop is loop or self._draining_on(loop):
             return  # a wake-up or a drain to come writes this one too
         if self.yields:

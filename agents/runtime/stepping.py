@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from asyncio import get_running_loop as running_loop
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
-
-from societas.memory.running_loop import running_loop
 
 T = TypeVar("T")
 Item = TypeVar("Item")
