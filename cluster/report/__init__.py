@@ -49,7 +49,17 @@ def write_report(runs: str | Path | Sequence[str | Path], out: str | Path | None
     html, summary = render_report(arms, target)
     write_summary(target.with_name("summary.json") if len(paths) == 1 else
                   target.with_suffix(".summary.json"), summary)  # fmt: skip
+    if summary.get("effects"):
+        write_effects(summary["effects"], target.with_name("effects.csv") if len(paths) == 1
+                      else target.with_suffix(".effects.csv"))  # fmt: skip
     return html
+
+
+def write_effects(rows: list[dict], path: Path) -> Path:
+    """effects.csv from the summary's effect rows (see report.effects)."""
+    from societas.cluster.report.effects import EffectRow, write_effects_csv
+
+    return write_effects_csv([EffectRow(**r) for r in rows], path)
 
 
 def write_derived(run: RunData) -> None:

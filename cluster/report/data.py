@@ -156,9 +156,25 @@ def _arm(folder: Path, label: str) -> Arm | None:
     return None
 
 
+def _arms_by_seed(folder: Path) -> list[Arm]:
+    """Arms from `seed-N/<arm>` folders (`run CONFIG --seeds` of a scenario with arms): one
+    arm per name, its runs in seed order; [] when the folder is not laid out so."""
+    seeds = sorted(
+        (p for p in folder.iterdir() if p.is_dir() and _SEED.match(p.name)),
+        key=lambda p: int(p.name[5:]),
+    )
+    arms: dict[str, Arm] = {}
+    for seed in seeds:
+        for sub in sorted(p for p in seed.iterdir() if p.is_dir() and is_run_dir(p)):
+            arm = arms.setdefault(sub.name, Arm(sub.name))
+            arm.runs.append(RunData(sub, f"{sub.name} {seed.name}"))
+    return list(arms.values())
+
+
 def discover(paths: list[Path]) -> list[Arm]:
     """Arms from the folders given: each a run, a folder of seed-N replicates, or (one folder
-    only) a folder whose sub-folders are arms (each a run or replicates)."""
+    only) a folder whose sub-folders are arms (each a run or replicates) or seed-N folders
+    of arms."""
     if not paths:
         raise ReportInputError("give at least one run folder")
     for p in paths:
@@ -169,6 +185,9 @@ def discover(paths: list[Path]) -> list[Arm]:
         one = _arm(folder, folder.name)
         if one is not None:
             return [one]
+        by_seed = _arms_by_seed(folder)
+        if by_seed:
+            return by_seed
         subs = [p for p in sorted(folder.iterdir()) if p.is_dir()]
         arms = [a for a in (_arm(p, p.name) for p in subs) if a is not None]
         if not arms:

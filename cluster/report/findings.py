@@ -20,7 +20,15 @@ from plotly.subplots import make_subplots
 from societas.cluster.report import figures as F
 from societas.cluster.report.card import interventions_of_arms
 from societas.cluster.report.data import Arm, RunData
-from societas.cluster.report.stats import Band, agent_band, arm_band, cumulative_share, difference
+from societas.cluster.report.stats import (
+    Band,
+    agent_band,
+    arm_band,
+    cumulative_share,
+    difference,
+    paired_band,
+    wilson,
+)
 
 Maker = Callable[[RunData], Band]
 DASHES = (None, "dot", "dash", "dashdot", "longdash")
@@ -38,6 +46,61 @@ class Metric:
     series: list[tuple[str, Maker]] = field(default_factory=list)
     y_range: tuple[float, float] | None = None
     skip_if_flat: bool = False  # leave out when no series moves (e.g. income without policy)
+    per_agent: str | None = None  # SQL of (tick, agent_id, v) of the first series: paired
+    share: bool = False  # a 0/1 outcome: within-run bands are Wilson intervals in [0, 1]
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _share_band(run: RunData, where: str) -> Band:
+    """Per-tick share of agents with value 1 among `outcomes` rows matching `where`, with
+    Wilson intervals (inside [0, 1])."""
+    band = agent_band(run, "value", "outcomes", where)
+    k = np.nan_to_num(band.mean) * band.n
+    bounds = np.array([wilson(a, b) for a, b in zip(k, band.n, strict=True)]).reshape(-1, 2)
+    return Band(band.ticks, band.mean, bounds[:, 0], bounds[:, 1], band.n, band.over)
+
+
+def outcome_metrics(run: RunData, single: bool) -> list[Metric]:
+    """The scenario's named outcomes, the primary first: mean per tick with its interval."""
+    record = [o["name"] for o in (run.config.get("outcomes") or {}).get("record", [])]
+    if not record or not run.has("outcomes"):
+        return []
+    primary = (run.config.get("analysis") or {}).get("primary")
+    binary = {
+        str(v)
+        for (v,) in run.rows(
+            "SELECT variable FROM outcomes GROUP BY variable "
+            "HAVING bool_and(value IN (0, 1)) AND count(*) > 0"
+        )
+    }
+    out = []
+    for name in sorted(record, key=lambda n: n != primary):
+        where = f"variable = {_quote(name)}"
+        share = name in binary
+        make: Maker = (
+            (lambda r, w=where: _share_band(r, w))
+            if share
+            else (lambda r, w=where: agent_band(r, "value", "outcomes", w))
+        )
+        role = "primary outcome" if name == primary else "outcome"
+        out.append(
+            Metric(
+                f"outcome_{name}",
+                f"{role[0].upper()}{role[1:]}: {name}" + (" (share)" if share else ""),
+                name,
+                "Mean over agents per tick with its 95% interval (Wilson for a share; over "
+                "seeds when replicated). With arms sharing seed and population the lower "
+                "panel is the paired difference (per agent, then over seeds).",
+                [("all agents", make)],
+                (0.0, 1.02) if share else None,
+                per_agent=f"SELECT tick, agent_id, value AS v FROM outcomes WHERE {where}",
+                share=share,
+            )
+        )
+    return out
 
 
 def _shelter(where: str = "true", table: str = "agent_state") -> Maker:
@@ -187,7 +250,7 @@ def needs_metric(run: RunData, single: bool) -> list[Metric]:
     """Mean satisfaction of each need."""
     if not run.has("needs"):
         return []
-    needs = ("hunger", "energy", "safety", "social") if single else ("safety",)
+    needs = ("hunger", "energy", "safety", "social")
     return [
         Metric(
             "needs",
@@ -196,6 +259,7 @@ def needs_metric(run: RunData, single: bool) -> list[Metric]:
             "Mean satisfaction of each need with its 95% interval.",
             [(n, lambda r, c=n: agent_band(r, c, "needs")) for n in needs],
             (0.0, 1.02),
+            per_agent="SELECT tick, agent_id, hunger AS v FROM needs",
         )
     ]
 
@@ -235,7 +299,15 @@ def attitude_heatmaps(run: RunData) -> list[tuple[str, Any]]:
 def metrics_for(run: RunData, single: bool) -> list[Metric]:
     """Every metric this run's scenario and tables support, most important first."""
     out: list[Metric] = []
-    for fn in (evacuation_metrics, reach_metrics, opinion_metrics, economy_metrics, needs_metric):
+    makers = (
+        outcome_metrics,
+        evacuation_metrics,
+        reach_metrics,
+        opinion_metrics,
+        economy_metrics,
+        needs_metric,
+    )
+    for fn in makers:
         out += fn(run, single)
     return out
 
@@ -272,7 +344,7 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
                 firsts.append(band)
     if several:
         for a in range(1, len(arms)):
-            diff = difference(firsts[0], firsts[a])
+            diff = _arm_difference(metric, arms[0], arms[a], firsts[0], firsts[a])
             label = f"{arms[a].label} − {arms[0].label}"
             F.add_band(fig, ref, diff, label, F.PALETTE[a], row=2, col=1, dash="dot")
             name = f"difference: {label} ({metric.series[0][0]})"
@@ -290,6 +362,24 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
             fig.update_yaxes(range=list(metric.y_range))
     F.intervention_lines(fig, ref, marks=marks)
     return fig, rows
+
+
+def _arm_difference(metric: Metric, ref: Arm, arm: Arm, ref_band: Band, band: Band) -> Band:
+    """Arm minus reference: paired per agent (then over seeds) when the arms share seed and
+    population and the metric has per-agent values; else the difference of independent means."""
+    from societas.cluster.report.effects import shares_seed_and_population
+
+    seeds = {int(r.config.get("seed", 0)): r for r in ref.runs}
+    pairs = [(r, seeds[int(r.config.get("seed", 0))]) for r in arm.runs
+             if int(r.config.get("seed", 0)) in seeds]  # fmt: skip
+    if (
+        metric.per_agent is not None
+        and pairs
+        and len(pairs) == len(arm.runs)
+        and all(shares_seed_and_population(a, b) for a, b in pairs)
+    ):
+        return paired_band(pairs, metric.per_agent)
+    return difference(ref_band, band)
 
 
 def _headline(

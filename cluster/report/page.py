@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from importlib import metadata
@@ -11,7 +12,15 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from societas.cluster.report import activity, card, conversations, findings, society, surveys
+from societas.cluster.report import (
+    activity,
+    card,
+    conversations,
+    effects,
+    findings,
+    society,
+    surveys,
+)
 from societas.cluster.report import figures as F
 from societas.cluster.report.agent_view import AgentView, agent_figure, agent_view
 from societas.cluster.report.data import Arm, RunData
@@ -100,9 +109,16 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
             "first seed's run."
         )
 
+    effect_rows = effects.effects_table(arms)
+    summary_effects = [dataclasses.asdict(r) for r in effect_rows]
     metrics = findings.metrics_for(ref, single)
     found = []
-    summary: dict[str, Any] = {"arms": [a.label for a in arms], "card": cards, "findings": {}}
+    summary: dict[str, Any] = {
+        "arms": [a.label for a in arms],
+        "card": cards,
+        "effects": summary_effects,
+        "findings": {},
+    }
     for metric in metrics:
         fig, rows = findings.metric_figure(metric, arms)
         if metric.skip_if_flat and findings.is_flat(rows):
@@ -130,9 +146,10 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
     if survey_fig is not None:
         found.append(
             {"key": "surveys", "div": F.div(survey_fig, "fig-surveys"), "rows": [],
-             "caption": "Mean numeric answer per question (Likert point, option index or "
-             "number) with its 95% interval over the agents asked; open answers are quoted "
-             "below."}
+             "caption": "Choice questions: the share choosing each option; Likert "
+             "questions: the share at each point (the mean is in the hover and in "
+             "summary.json); both with Wilson 95% intervals. Numbers: the mean with its t "
+             "interval over the agents asked. Open answers are quoted below."}
         )  # fmt: skip
         summary["surveys"] = survey_rows
     act = []
@@ -173,6 +190,8 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
         timeline_caption="The main outcome with the interventions as dashed lines, numbered "
         "as in the table above.",
         bands_note=_bands_note(arms),
+        effects=effect_rows,
+        effects_notes=effects.notes(effect_rows, arms) if effect_rows else [],
         findings=found,
         activity=act,
         llm_div=F.div(llm_fig, "fig-llm") if llm_fig is not None else "",

@@ -1,7 +1,10 @@
-"""Survey answers: the mean numeric answer per question with its 95% interval, per arm."""
+"""Survey answers per arm: a choice question as the share choosing each option, a Likert
+question as its distribution over the points and its mean, a number as its mean; shares with
+Wilson intervals (inside [0, 1]), means with t intervals over the agents asked."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -10,52 +13,109 @@ from plotly.subplots import make_subplots
 
 from societas.cluster.report import figures as F
 from societas.cluster.report.data import Arm
-from societas.cluster.report.stats import Z95
+from societas.cluster.report.stats import t_interval, wilson
 
 
-def survey_means(arm: Arm) -> dict[str, tuple[float, float, int]]:
-    """question label -> (mean, 95% half-width, answers), pooled over the arm's replicates."""
-    values: dict[str, list[float]] = {}
+@dataclass
+class Answers:
+    """The numeric answers to one question in one arm (pooled over its replicates)."""
+
+    kind: str
+    points: list[str] = field(default_factory=list)  # option names or Likert points
+    values: list[float] = field(default_factory=list)
+
+
+def _questions(arm: Arm) -> dict[tuple[str, str], dict[str, Any]]:
+    cfg = arm.first.config
+    return {(s["id"], q["id"]): q for s in cfg.get("surveys", []) for q in s["questions"]}
+
+
+def answers(arm: Arm) -> dict[str, Answers]:
+    """question label -> its answers in this arm."""
+    questions = _questions(arm)
+    out: dict[str, Answers] = {}
     for run in arm.runs:
         for survey, qid, day, time, value in run.rows(
             "SELECT survey, question_id, day, time, value FROM surveys "
             "WHERE value IS NOT NULL AND isfinite(value) ORDER BY ALL"
         ):
-            values.setdefault(f"{survey} · {qid} (day {day} {time})", []).append(float(value))
-    out = {}
-    for label, v in values.items():
-        x = np.asarray(v)
-        half = Z95 * x.std(ddof=1) / np.sqrt(x.size) if x.size > 1 else float("nan")
-        out[label] = (float(x.mean()), float(half), int(x.size))
+            label = f"{survey} · {qid} (day {day} {time})"
+            if label not in out:
+                q = questions.get((survey, qid), {})
+                kind = str(q.get("kind", "number"))
+                points = (
+                    list(q.get("options") or [])
+                    if kind == "choice"
+                    else [str(p) for p in range(1, int(q.get("scale", 5)) + 1)]
+                    if kind == "likert"
+                    else []
+                )
+                out[label] = Answers(kind, points)
+            out[label].values.append(float(value))
+    return out
+
+
+def _shares(a: Answers) -> list[tuple[str, float, float, float]]:
+    """(point, share, low, high) per option or Likert point."""
+    x = np.asarray(a.values)
+    out = []
+    for i, point in enumerate(a.points):
+        hit = float(np.sum(x == (i if a.kind == "choice" else i + 1)))
+        lo, hi = wilson(hit, x.size)
+        out.append((point, hit / max(1, x.size), lo, hi))
     return out
 
 
 def survey_figure(arms: list[Arm]) -> tuple[go.Figure | None, list[dict[str, Any]]]:
-    """Grouped bars (one group per question, one bar per arm) with 95% error bars."""
+    """One panel per question: bars per option/point (shares) or per arm (means)."""
     if not any(run.has("surveys") for arm in arms for run in arm.runs):
         return None, []
-    per_arm = {arm.label: survey_means(arm) for arm in arms}
-    labels = sorted({q for means in per_arm.values() for q in means})
+    per_arm = {arm.label: answers(arm) for arm in arms}
+    labels = sorted({q for a in per_arm.values() for q in a})
     if not labels:
         return None, []
     cols = min(3, len(labels))
     nrows = -(-len(labels) // cols)
     fig = make_subplots(rows=nrows, cols=cols, subplot_titles=labels, vertical_spacing=0.22)
-    F.style(fig, "Survey answers (numeric questions)", "", height=150 + 230 * nrows)
-    fig.update_layout(hovermode="closest", margin={"t": 90}, showlegend=False)
+    F.style(fig, "Survey answers", "", height=150 + 230 * nrows)
+    fig.update_layout(hovermode="closest", margin={"t": 90}, barmode="group")
     fig.update_annotations(font={"size": 11})
     rows = []
-    for i, (arm, means) in enumerate(per_arm.items()):
+    for i, (arm, by_question) in enumerate(per_arm.items()):
+        color = F.PALETTE[i % len(F.PALETTE)]
         for k, q in enumerate(labels):
-            m, h, n = means.get(q, (np.nan, np.nan, 0))
-            fig.add_trace(
-                go.Bar(x=[arm], y=[m], name=arm, legendgroup=arm, showlegend=k == 0,
-                       marker_color=F.PALETTE[i % len(F.PALETTE)],
-                       error_y={"type": "data", "array": [h], "visible": True},
-                       hovertemplate=f"{arm}: %{{y:.3g}} ± {h:.3g} (n={n})<extra></extra>"),
-                row=k // cols + 1, col=k % cols + 1,
-            )  # fmt: skip
-            if n:
-                rows.append({"arm": arm, "question": q, "mean": round(m, 4),
-                             "half_width": round(h, 4), "n": n})  # fmt: skip
+            where = {"row": k // cols + 1, "col": k % cols + 1}
+            a = by_question.get(q)
+            if a is None or not a.values:
+                continue
+            m, lo, hi, _ = t_interval(a.values)
+            half = (hi - lo) / 2 if np.isfinite(hi) else float("nan")
+            row: dict[str, Any] = {"arm": arm, "question": q, "kind": a.kind, "n": len(a.values),
+                                   "mean": round(m, 4), "half_width": round(half, 4)}  # fmt: skip
+            if a.kind == "choice":  # an option index has no mean worth reading
+                row["mean"] = row["half_width"] = None
+            if a.points:
+                shares = _shares(a)
+                row["shares"] = {p: round(s, 4) for p, s, _, _ in shares}
+                mean_note = f", mean {m:.2f}" if a.kind == "likert" else ""
+                fig.add_trace(
+                    go.Bar(x=[p for p, *_ in shares], y=[s for _, s, _, _ in shares],
+                           name=arm, legendgroup=arm, showlegend=k == 0, marker_color=color,
+                           error_y={"type": "data", "symmetric": False, "visible": True,
+                                    "array": [h - s for _, s, _, h in shares],
+                                    "arrayminus": [s - lo for _, s, lo, _ in shares]},
+                           hovertemplate=f"{arm}: %{{y:.0%}} (n={len(a.values)}{mean_note})"
+                           "<extra></extra>"),
+                    **where,
+                )  # fmt: skip
+            else:
+                fig.add_trace(
+                    go.Bar(x=[arm], y=[m], name=arm, legendgroup=arm, showlegend=k == 0,
+                           marker_color=color,
+                           error_y={"type": "data", "array": [half], "visible": True},
+                           hovertemplate=f"{arm}: %{{y:.3g}} ± {half:.3g} (n={len(a.values)})"
+                           "<extra></extra>"),
+                    **where,
+                )  # fmt: skip
+            rows.append(row)
     return fig, rows

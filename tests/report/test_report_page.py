@@ -16,6 +16,7 @@ from .browser import check_page, chromium_path
 from .conftest import ARTIFACTS
 
 SECTIONS = ["run-card", "interventions", "findings", "network", "conversations", "agents"]
+COMPARED = [*SECTIONS[:2], "effects", *SECTIONS[2:]]  # arms compared: the effects table
 pytestmark = pytest.mark.skipif(
     chromium_path() is None,
     reason="Debian's chromium is not installed (.ci/run installs it: apt-get install chromium)",
@@ -39,9 +40,9 @@ def _external(html: str) -> list[str]:
     return [u for u in parser.urls if u.startswith(("http:", "https:", "//"))]
 
 
-def _assert_page_is_sound(html_path, shot_name):
+def _assert_page_is_sound(html_path, shot_name, sections=SECTIONS):
     html = html_path.read_text()
-    for section in SECTIONS:
+    for section in sections:
         assert f'<section id="{section}"' in html, section
     assert _external(html) == []
     assert html.count("<script") - html.count("Plotly.newPlot") <= 2  # plotly.js once + toggle
@@ -49,7 +50,7 @@ def _assert_page_is_sound(html_path, shot_name):
     seen = check_page(html_path, ARTIFACTS / shot_name)
     assert seen.console_errors == []
     assert seen.external_requests == [], seen.external_requests
-    assert seen.sections == SECTIONS
+    assert seen.sections == sections
     assert seen.charts >= 8 and seen.drawn == seen.charts, (seen.charts, seen.drawn)
     assert seen.clipped_labels == [], seen.clipped_labels
     assert (ARTIFACTS / shot_name).stat().st_size > 20_000
@@ -78,7 +79,7 @@ def test_two_runs_compared_on_the_same_axes(hurricane, hurricane_control, tmp_pa
         app, ["report", str(hurricane), str(hurricane_control), "--out", str(out)]
     )
     assert res.exit_code == 0, res.output
-    html, _ = _assert_page_is_sound(out, "report-compare.png")
+    html, _ = _assert_page_is_sound(out, "report-compare.png", COMPARED)
     summary = json.loads(out.with_suffix(".summary.json").read_text())
     rows = {r["series"]: r for r in summary["findings"]["evacuation"]}
     diff = rows["difference: no-warning − warned (all agents)"]

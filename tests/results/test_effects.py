@@ -1,0 +1,190 @@
+"""The report's statistics on constructed data with known answers, and effects.csv from
+constructed runs (two arms sharing seed and population, a known effect in one subgroup)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from societas.agents.runtime.results import ResultsWriter
+from societas.cluster.report import write_report
+from societas.cluster.report.stats import (
+    newcombe_paired,
+    paired_effect,
+    t95,
+    t_cdf,
+    t_quantile,
+    unpaired_effect,
+    welch,
+    wilson,
+)
+
+
+@pytest.mark.parametrize(
+    ("df", "q"), [(1, 12.7062), (2, 4.3027), (3, 3.1824), (5, 2.5706), (10, 2.2281), (30, 2.0423)]
+)
+def test_t_quantile_matches_the_published_table(df, q):
+    assert t95(df) == pytest.approx(q, abs=1e-4)
+    assert t_cdf(t95(df), df) == pytest.approx(0.975, abs=1e-10)
+    assert t_quantile(0.025, df) == pytest.approx(-q, abs=1e-4)
+
+
+def test_t_quantile_tends_to_the_normal_and_takes_fractional_df():
+    assert t95(100_000) == pytest.approx(1.95996, abs=1e-4)
+    assert t95(2) > t95(2.5) > t95(3)
+    assert t_quantile(0.95, 5) == pytest.approx(2.0150, abs=1e-4)
+
+
+def test_wilson_stays_in_the_unit_interval_and_matches_known_values():
+    lo, hi = wilson(5, 20)
+    assert (lo, hi) == (pytest.approx(0.1119, abs=1e-4), pytest.approx(0.4687, abs=1e-4))
+    lo, hi = wilson(0, 3)
+    assert lo == 0.0 and 0.0 < hi < 1.0  # a share near 0: no interval below 0
+    for n in (1, 2, 3, 10, 200):
+        for k in range(n + 1):
+            lo, hi = wilson(k, n)
+            assert 0.0 <= lo <= k / n <= hi <= 1.0
+
+
+def test_paired_zero_difference_has_a_zero_width_interval():
+    same = np.array([0.2, 0.5, 0.9, 0.4])
+    one = paired_effect([(same, same.copy())])
+    assert (one.estimate, one.ci_low, one.ci_high) == (0.0, 0.0, 0.0)
+    assert "within one run" in one.method and one.n_seeds == 1
+    three = paired_effect([(same, same.copy())] * 3)
+    assert (three.estimate, three.ci_low, three.ci_high) == (0.0, 0.0, 0.0)
+    assert three.method == "paired, t over seeds (df=2)"
+
+
+def test_paired_effect_over_seeds_is_a_t_interval_of_the_seed_means():
+    ref = np.zeros(5)
+    per_seed = [(ref + d, ref) for d in (1.0, 2.0, 3.0)]
+    est = paired_effect(per_seed)
+    half = t95(2) * 1.0 / math.sqrt(3)  # sd of 1, 2, 3 is 1
+    assert est.estimate == pytest.approx(2.0)
+    assert (est.ci_low, est.ci_high) == (pytest.approx(2 - half), pytest.approx(2 + half))
+    assert est.n_agents == 5 and est.n_seeds == 3
+    # the same agents with different noise: pairing removes what they share
+    rng = np.random.default_rng(1)
+    base = rng.normal(0, 10, 200)
+    paired = paired_effect([(base + 1 + rng.normal(0, 0.1, 200), base)])
+    unpaired = unpaired_effect([base + 1 + rng.normal(0, 0.1, 200)], [base])
+    assert paired.ci_high - paired.ci_low < (unpaired.ci_high - unpaired.ci_low) / 10
+    assert paired.ci_low < 1 < paired.ci_high
+
+
+def test_share_differences_stay_in_range_near_zero():
+    arm = np.zeros(30)
+    arm[0] = 1
+    ref = np.zeros(30)
+    lo, hi = newcombe_paired(arm, ref)
+    assert -1.0 <= lo < 1 / 30 < hi <= 1.0
+    est = paired_effect([(arm, ref)])
+    assert "Newcombe" in est.method and est.estimate == pytest.approx(1 / 30)
+    lo, hi = newcombe_paired(np.ones(10), np.zeros(10))
+    assert 0 < lo <= 1.0 and hi == 1.0
+
+
+def test_welch_equal_samples_and_known_difference():
+    a = np.array([1.0, 2.0, 3.0, 4.0])
+    m, lo, hi, df = welch(a, a)
+    assert m == 0.0 and lo == pytest.approx(-hi) and df == pytest.approx(6.0)
+    m, lo, hi, _ = welch(a + 10, a)
+    assert m == 10.0 and lo < 10 < hi
+
+
+# ---------------------------------------------------------------- effects from runs
+AGENTS = 12
+LOW = {0, 3, 4, 7, 9}  # baseline income < 2000
+
+
+def _write_run(folder: Path, arm: str, seed: int, noise: np.ndarray) -> None:
+    """A run folder with the tables the effects read: treatment adds 1 to the mood of the
+    low earners from tick 2 on; everything else equals the control."""
+    config = {
+        "name": f"lab-{arm}",
+        "seed": seed,
+        "ticks": 4,
+        "agents": {"count": AGENTS},
+        "outcomes": {"record": [{"name": "mood"}, {"name": "happy"}]},
+        "analysis": {"primary": "mood", "subgroups": {"low_earners": "income < 2000"}},
+    }
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(config))
+    writer = ResultsWriter(folder, 0, flush_every=100)
+    for tick in range(4):
+        for i in range(AGENTS):
+            if tick == 0:
+                income = 1500.0 if i in LOW else 3000.0
+                writer.add("baseline", (0, i, "income", income, ""))
+                writer.add("baseline", (0, i, "occupation", None, "clerk"))
+            lift = 1.0 if (arm == "treatment" and i in LOW and tick >= 2) else 0.0
+            mood = float(noise[i]) + lift
+            writer.add("outcomes", (tick, i, "mood", mood))
+            writer.add("outcomes", (tick, i, "happy", float(mood > 0.5)))
+            row = (tick, i, "home", "home", "idle", "idle", "none", 0.0, 0.0, 0.0, 0.0, 0.0,
+                   0.0, False, "")  # fmt: skip
+            writer.add("agent_state", row)
+        if arm == "treatment" and tick == 2:
+            for i in sorted(LOW):
+                writer.add("treated", (2, i, 0, "policy"))
+        writer.end_tick(tick)
+    writer.flush(3)
+
+
+def _effects(tmp_path: Path, seeds: list[int]) -> tuple[dict, Path]:
+    root = tmp_path / "D"
+    for seed in seeds:
+        noise = np.random.default_rng(seed).uniform(0, 0.5, AGENTS)
+        for arm in ("control", "treatment"):
+            _write_run(root / f"seed-{seed}" / arm, arm, seed, noise)
+    write_report(root)
+    with (root / "effects.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    return {(r["outcome"], r["subgroup"]): r for r in rows}, root
+
+
+def test_effects_csv_pairs_arms_per_agent_and_over_seeds(tmp_path):
+    rows, root = _effects(tmp_path, [0, 1])
+    low = rows[("mood", "low_earners")]
+    assert (low["arm"], low["reference_arm"]) == ("treatment", "control")
+    assert float(low["estimate"]) == pytest.approx(1.0)
+    assert float(low["ci_low"]) == pytest.approx(1.0) == float(low["ci_high"])  # no noise left
+    assert low["n_agents"] == str(len(LOW)) and low["n_seeds"] == "2"
+    assert "paired" in low["method"] and "t over seeds (df=1)" in low["method"]
+    assert low["role"] == "primary" and rows[("happy", "all")]["role"] == "secondary"
+    every = rows[("mood", "all")]
+    assert float(every["estimate"]) == pytest.approx(len(LOW) / AGENTS)
+    assert rows[("mood", "treated")]["estimate"] == low["estimate"]
+    happy = rows[("happy", "low_earners")]
+    assert 0.0 <= float(happy["estimate"]) <= 1.0
+    html = (root / "report.html").read_text()
+    assert '<section id="effects"' in html and "degree(s) of freedom" in html
+    assert "Primary outcome: mood" in html
+
+
+def test_one_seed_says_the_interval_is_within_one_run(tmp_path):
+    rows, root = _effects(tmp_path, [3])
+    low = rows[("mood", "low_earners")]
+    assert low["n_seeds"] == "1" and "within one run" in low["method"]
+    assert float(low["ci_low"]) <= float(low["estimate"]) <= float(low["ci_high"])
+    assert "not a replication" in (root / "report.html").read_text()
+
+
+def test_effects_and_outcome_charts_load_in_chromium(tmp_path):
+    from tests.report.browser import check_page, chromium_path
+
+    if chromium_path() is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    _, root = _effects(tmp_path, [0, 1])
+    seen = check_page(root / "report.html", tmp_path / "effects.png")
+    assert seen.console_errors == [] and seen.external_requests == []
+    assert "effects" in seen.sections and "findings" in seen.sections
+    assert seen.charts >= 2 and seen.drawn == seen.charts
+    html = (root / "report.html").read_text()
+    assert 'id="finding-outcome_mood"' in html and "Primary outcome: mood" in html
