@@ -9,7 +9,7 @@ notebook (whose own loop is already running) as from a script.
 
     society = Society.from_scenario("configs/examples/lab/experiment.yaml", arm="treatment")
     society.run(days=1)
-    poor = society.agents.select(lambda a: a["income"] < 2000)
+    poor = society.agents.at_baseline().select(lambda a: a["income"] < 2000)  # pre-treatment
     poor.agg("mood", "mean"); poor.do("set", "mood", 0.8); society.run(days=1)
     society.table("surveys").to_pandas()
 
@@ -120,6 +120,12 @@ class AgentSet:
         ]
         return AgentSet(chosen if at_most is None else chosen[:at_most])
 
+    def at_baseline(self) -> BaselineSet:
+        """These agents as they were at the baseline tick (status before the first
+        intervention): select on values no treatment has changed; what `select` returns is
+        the live agents."""
+        return BaselineSet(self._agents)
+
     def get(self, attribute: str) -> list[Any]:
         """The attribute of every agent, in order."""
         return [a[attribute] for a in self._agents]
@@ -141,6 +147,45 @@ class AgentSet:
             else:
                 method(agent, *args, **kwargs)  # type: ignore[operator]
         return self
+
+
+class BaselineSet:
+    """Agents with their status at the baseline tick (the scenario's `analysis`), to define
+    subgroups before treatment; `select` gives an AgentSet of the live agents."""
+
+    def __init__(self, agents: list[SocietyAgent]) -> None:
+        from societas.agents.experiments.outcomes import baseline_values
+
+        tables: dict[int, dict[int, dict[str, Any]]] = {}
+        self._pairs: list[tuple[SocietyAgent, dict[str, Any]]] = []
+        for agent in agents:
+            engine = agent._engine
+            if id(engine) not in tables:
+                tables[id(engine)] = baseline_values(engine)
+            self._pairs.append((agent, tables[id(engine)].get(agent.id, {})))
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+    def select(
+        self,
+        filter_func: Callable[[dict[str, Any]], bool] | None = None,
+        at_most: int | None = None,
+        **equals: Any,
+    ) -> AgentSet:
+        """The live agents whose baseline status passes `filter_func` (called with the
+        baseline values, `a["income"]`) and equals `equals`; the first `at_most`."""
+        chosen = [
+            agent
+            for agent, values in self._pairs
+            if (filter_func is None or filter_func(values))
+            and all(values.get(k, _MISSING) == v for k, v in equals.items())
+        ]
+        return AgentSet(chosen if at_most is None else chosen[:at_most])
+
+    def get(self, attribute: str) -> list[Any]:
+        """The attribute's baseline value of every agent, in order."""
+        return [values[attribute] for _, values in self._pairs]
 
 
 _MISSING = object()

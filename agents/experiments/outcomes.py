@@ -301,3 +301,36 @@ class OutcomeRecorder:
 def _status(engine: Any, agent_id: int, agent: Any) -> Status:
     memory = engine.memory
     return Status(agent.state, lambda key: memory.kv_get(agent_id, key))
+
+
+class BaselineError(RuntimeError):
+    """Baseline values asked for before they exist (or in a scenario that records none)."""
+
+
+def baseline_values(engine: Any) -> dict[int, dict[str, Any]]:
+    """agent id -> this group's agents' status at the baseline tick (written or buffered
+    rows; needs also by their short names); BaselineError before that tick ran."""
+    from societas.agents.runtime.results import read_table
+
+    rec: OutcomeRecorder = engine.outcomes
+    now = engine.now.tick + 1 if engine.now is not None else 0  # the next tick to run
+    if not rec.record_baseline:
+        raise BaselineError(
+            "no baseline recorded: add an `analysis:` or `outcomes:` section to the scenario"
+        )
+    if now <= rec.baseline_tick:
+        raise BaselineError(
+            f"the baseline is the status at the start of tick {rec.baseline_tick} (before the "
+            f"first intervention); the society is at tick {now}: run it past that tick first"
+        )
+    rows = read_table(engine.run_dir, "baseline").to_pylist()
+    names = ("tick", "agent_id", "variable", "value", "text")
+    rows += [dict(zip(names, row, strict=True)) for row in engine.results.buffered("baseline")]
+    out: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        if row["agent_id"] in engine.agents:
+            value = row["text"] if row["value"] is None else row["value"]
+            out.setdefault(row["agent_id"], {})[row["variable"]] = value
+    for values in out.values():
+        values.update({s: values[k] for s, k in NEEDS.items() if k in values})
+    return out
