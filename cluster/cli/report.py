@@ -38,16 +38,25 @@ def report(
 
 
 def export(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
-    fmt: str = typer.Option("csv", "--format", help="csv (one file per table) or duckdb."),
+    run_dir: Annotated[
+        Path, typer.Argument(help="A run folder (with --tidy: or a folder of arms/seeds).")
+    ],
+    fmt: str = typer.Option(
+        "csv", "--format", help="csv (one file per table) or duckdb; with --tidy also parquet."
+    ),
     out: Path | None = typer.Option(None, "--out", help="Target folder (csv) or file (duckdb)."),  # noqa: B008
+    tidy: bool = typer.Option(
+        False, "--tidy", help="One long table across arms and seeds (+ profiles, methods.json)."
+    ),
 ) -> None:
-    """Export a run's Parquet results as CSV files or one DuckDB database."""
+    """Export a run's Parquet results as CSV files or one DuckDB database; --tidy: one long
+    table (arm, seed, agent_id, tick, variable, value) across arms and seeds."""
     from societas.cluster.report import ReportInputError
     from societas.cluster.report.export import export as do_export
+    from societas.cluster.report.tidy import export_tidy
 
     try:
-        target = do_export(run_dir, fmt, out)
+        target = export_tidy(run_dir, fmt, out) if tidy else do_export(run_dir, fmt, out)
     except ReportInputError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None

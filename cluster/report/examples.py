@@ -93,6 +93,55 @@ result = (knowers / profiles.groupby("occupation").size()).rename("share").reset
     ),
 )
 
+TIDY = """## One tidy table across arms and seeds
+
+`societas export RUN_OR_FOLDER --tidy --format parquet|csv|duckdb --out T.<ext>` writes one
+long table over every arm and seed of a run folder, a folder of arms, or a folder of
+`seed-N/<arm>` runs (`run CONFIG --seeds 0,1` of a scenario with arms):
+
+| column | type | meaning |
+|---|---|---|
+| `arm` | string | The arm (the run's name when it has no arms). |
+| `seed` | int64 | The run's seed. |
+| `agent_id` | int64 | Agent id, the same across arms of one seed (paired designs). |
+| `tick` | int64 | Simulated time step. |
+| `variable` | string | Outcome name, `need.<need>`, `attitude.<topic>`, `survey.<id>.<q>`. |
+| `value` | double | Its value (a survey's Likert point, option index or number). |
+| `source` | string | outcome, need, attitude or survey. |
+
+Beside it: `T.profiles.<ext>` (the `profiles` table with `arm` and `seed` columns; in a
+DuckDB file the tables `tidy` and `profiles`) and `T.methods.json`: the societas version, the
+scenario's digest per arm and seed, the LLM provider, endpoints (URL and model) and sampling
+settings, the sha256 of every prompt template used, the seeds, the share of each
+answer_source, the analysis plan and the recorded outcomes. In R:
+`tidy <- arrow::read_parquet("T.parquet")` (or `read.csv("T.csv")`).
+
+In these examples `TIDY` is the exported Parquet file.
+"""
+
+TIDY_EXAMPLES: tuple[Example, ...] = (
+    Example(
+        "Paired effect per seed",
+        "Mean per-agent difference treatment - control of the outcome `mood` at the last tick, "
+        "per seed (the arms share seed and population, so each agent is its own control).",
+        """WITH last AS (
+  SELECT * FROM read_parquet(TIDY)
+  WHERE variable = 'mood' AND tick = (SELECT max(tick) FROM read_parquet(TIDY)
+                                      WHERE variable = 'mood'))
+SELECT t.seed, avg(t.value - c.value) AS effect, count(*) AS agents
+FROM last t JOIN last c USING (seed, agent_id)
+WHERE t.arm = 'treatment' AND c.arm = 'control'
+GROUP BY t.seed ORDER BY t.seed""",
+        """import pandas as pd
+
+tidy = pd.read_parquet(TIDY)
+mood = tidy[tidy["variable"].eq("mood")]
+last = mood[mood["tick"].eq(mood["tick"].max())]
+wide = last.pivot_table(index=["seed", "agent_id"], columns="arm", values="value")
+result = (wide["treatment"] - wide["control"]).groupby("seed").mean()""",
+    ),
+)
+
 HEADER = """# Results: schemas and analysis examples
 
 A run folder holds its results as Parquet under `RUN/results/<table>/`, one file per agent
@@ -172,6 +221,11 @@ def markdown_page() -> str:
         "`RUN = 'runs/hurricane'`.\n"
     )
     for ex in EXAMPLES:
+        parts.append(f"### {ex.title}\n\n{ex.question}\n")
+        parts.append(f"DuckDB:\n\n```sql\n{ex.sql}\n```\n")
+        parts.append(f"pandas:\n\n```python\n{ex.pandas}\n```\n")
+    parts.append(TIDY)
+    for ex in TIDY_EXAMPLES:
         parts.append(f"### {ex.title}\n\n{ex.question}\n")
         parts.append(f"DuckDB:\n\n```sql\n{ex.sql}\n```\n")
         parts.append(f"pandas:\n\n```python\n{ex.pandas}\n```\n")
