@@ -171,10 +171,15 @@ def _described(node: Any) -> Iterator[str]:
             yield from _described(v)
 
 
+# Lines of a prompt that are data, not instructions: listed memories ("- ...", "1. ...")
+# and transcript lines ("Bob Ray: ...").
+_DATA_LINE = re.compile(r"^(- |\d+\. |[A-Z][\w .'-]{0,40}: )")
+
+
 def _instruction(messages: Sequence[Any]) -> tuple[str, str]:
     """(the instruction text, the first user message): the system message, the first user
-    message's first paragraph and every paragraph naming the reply's form, later user
-    messages (corrections); data paragraphs (memories, transcripts) are left out."""
+    message's lines that are not data (memories, transcript lines) and later user messages
+    (corrections)."""
     parts: list[str] = []
     first_user = ""
     for m in messages:
@@ -183,12 +188,18 @@ def _instruction(messages: Sequence[Any]) -> tuple[str, str]:
             parts.append(content)
         elif role == "user" and not first_user:
             first_user = content
-            paragraphs = content.split("\n\n")
-            parts.append(paragraphs[0])
-            parts += [p for p in paragraphs[1:] if "JSON" in p]
+            parts += [line for line in content.splitlines() if not _DATA_LINE.match(line)]
         elif role == "user":
             parts.append(content)
     return "\n".join(parts), first_user
+
+
+def _cut(text: str, phrases: Sequence[str]) -> str:
+    """`text` (lower case) with each of `phrases` (the agent's own information) cut out."""
+    low = " ".join(words(text))
+    for p in phrases:
+        low = low.replace(p, " | ")
+    return low
 
 
 def _role_content(m: Any) -> tuple[str, str]:
@@ -205,6 +216,7 @@ class Prompt:
     example_grams: frozenset[tuple[str, ...]]
     instruction_grams: frozenset[tuple[str, ...]]
     schema_grams: frozenset[tuple[str, ...]]
+    own: tuple[str, ...] = ()  # the call's own information (topic, memories), words joined
 
     @classmethod
     def of(
@@ -219,6 +231,8 @@ class Prompt:
         instruction, first_user = _instruction(messages)
         instruction = _without_json(instruction)  # its examples are judged as examples
         own = {words(text) for text in leaves(context or {})}
+        phrases = tuple(sorted((" ".join(w) for w in own if len(w) >= 3), key=len, reverse=True))
+        instruction = _cut(instruction, phrases)
         examples = {
             ws
             for obj in _json_objects(first_user)
@@ -234,6 +248,7 @@ class Prompt:
             example_grams=frozenset(example_grams),
             instruction_grams=frozenset(_grams(words(instruction))),
             schema_grams=_schema_grams(blob),
+            own=phrases,
         )
 
     def copy_in(self, texts: Iterable[str]) -> Failure | None:
@@ -244,7 +259,8 @@ class Prompt:
                 return Failure("copied_example", text)
             if _copied(ws, self.schema_grams):
                 return Failure("echoed_schema", text)
-            if _copied(ws, self.instruction_grams):
+            rest = words(_cut(text, self.own)) if self.own else ws  # the agent's own news
+            if _copied(rest, self.instruction_grams):  # may be passed on; the frame may not
                 return Failure("copied_prompt", text)
         return None
 
@@ -318,7 +334,11 @@ def _hour(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 
 def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
-    said = words(str(getattr(value, "utterance", "")))
+    line = str(getattr(value, "utterance", ""))
+    for name in (ctx.get("speaker"), ctx.get("listener")):
+        if name and line.strip().lower().startswith(f"{str(name).lower()}:"):
+            return Failure("copied_prompt", line)  # the transcript's form, not an utterance
+    said = words(line)
     for entry in ctx.get("history") or []:
         before = words(str(entry[-1] if isinstance(entry, list | tuple) else entry))
         if said and (said == before or (_copied(said, _grams(before)) and len(before) >= 4)):

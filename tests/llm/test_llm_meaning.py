@@ -83,6 +83,24 @@ def test_counting_sequences_are_not_ratings(scores: list[int], counting: bool) -
     assert is_counting(scores) is counting
 
 
+def test_the_frame_of_a_prompt_is_no_utterance_but_its_news_may_be_passed_on() -> None:
+    topic = "there is a summer festival in the park on Saturday"
+    text = (
+        "Say the next line. Reply with ONLY a JSON object.\n\n"
+        f"Ada Adams is talking with Finn Adams about {topic}.\n"
+        "Ada Adams's relationship with Finn Adams: closeness 0.2.\n"
+        f"What Ada Adams remembers:\n- {topic}\nConversation so far:\n(nothing said yet)"
+    )
+    ctx = {"speaker": "Ada Adams", "listener": "Finn Adams", "topic": topic, "history": []}
+    prompt = prompt_of(text, DialogueTurn, **ctx)
+    framed = turn(f"Ada Adams is talking with Finn Adams about {topic}.")
+    assert check("dialogue_turn", framed, prompt, ctx).kind == "copied_prompt"  # type: ignore[union-attr]
+    news = turn("There is a summer festival in the park on Saturday!")
+    assert check("dialogue_turn", news, prompt, ctx) is None
+    labelled = turn("Finn Adams: Sinister Finn Adams")
+    assert check("dialogue_turn", labelled, prompt, ctx).kind == "copied_prompt"  # type: ignore[union-attr]
+
+
 def test_a_repeated_line_is_caught() -> None:
     history = [["Bob", "The market opens at nine today."], ["Ann", "Good to know."]]
     failure = check(
