@@ -297,6 +297,11 @@ class ScenarioConfig(_Strict):
         default_factory=AnalysisConfig,
         description="Primary outcome, subgroups on baseline status, tercile covariates.",
     )
+    sweep: dict[str, list[Any]] = Field(
+        default_factory=dict,
+        description="Field path -> values: a grid expanded into arms at load time (one arm "
+        "per point and existing arm), e.g. `arms.treatment.interventions.0.amount: [400, 800]`.",
+    )
     keep_llm_cache: bool = Field(
         True, description="Keep every model response in RUN/llm-cache (branches replay it)."
     )
@@ -364,6 +369,22 @@ def semantic_problems(cfg: ScenarioConfig) -> list[tuple[str, str]]:
     return problems
 
 
+def _expanded(raw: dict[str, Any], label: str) -> dict[str, Any]:
+    """The scenario with its `sweep:` grid turned into arms; a bad sweep raises, naming the
+    path (a base that does not validate is left for the usual error list)."""
+    from societas.agents.experiments.sweep import expand_sweep, sweep_problems
+
+    base = {k: v for k, v in raw.items() if k != "sweep"}
+    try:
+        full = ScenarioConfig.model_validate(base).model_dump(mode="json")
+    except ValidationError:
+        return raw
+    problems = sweep_problems(raw, full)
+    if problems:
+        raise ScenarioConfigError(problems, label)
+    return expand_sweep(raw)
+
+
 def _with_baseline_tick(cfg: ScenarioConfig) -> ScenarioConfig:
     """The analysis' baseline tick made explicit, so every arm derived from `cfg` keeps it."""
     if cfg.analysis.baseline_tick is not None:
@@ -407,6 +428,8 @@ def load_scenario(source: str | Path | dict[str, Any] | ScenarioConfig) -> Scena
         raw = source
     if not isinstance(raw, dict):
         raise ScenarioConfigError([("<root>", "expected a mapping")], label)
+    if raw.get("sweep"):
+        raw = _expanded(raw, label)
     try:
         cfg = ScenarioConfig.model_validate(raw)
     except ValidationError as err:

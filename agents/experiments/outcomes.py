@@ -94,6 +94,12 @@ class AnalysisConfig(_Strict):
         default_factory=list,
         description="Numeric baseline attributes whose terciles split the effects.",
     )
+    arm_base: str | None = Field(
+        None, description="Set by `sweep:`: the arm this swept arm was made from."
+    )
+    sweep_point: dict[str, Any] = Field(
+        default_factory=dict, description="Set by `sweep:`: this arm's swept field values."
+    )
 
 
 def baseline_tick(cfg: ScenarioConfig) -> int:

@@ -69,6 +69,35 @@ def reference_arm(arms: list[Arm]) -> Arm:
     return next((a for a in arms if a.label == "control"), arms[0])
 
 
+def _plan(arm: Arm) -> dict[str, Any]:
+    return arm.first.config.get("analysis") or {}
+
+
+def _shared_point(arm: Arm) -> dict[str, Any]:
+    point = _plan(arm).get("sweep_point") or {}
+    return {k: v for k, v in point.items() if not k.startswith("arms.")}
+
+
+def reference_for(arm: Arm, arms: list[Arm]) -> Arm | None:
+    """The arm `arm` is compared with (None when it is a reference itself): `control` or the
+    first arm; in a sweep the reference arm at the same point of the fields swept for all."""
+    if not any(_plan(a).get("sweep_point") for a in arms):
+        ref = reference_arm(arms)
+        return None if arm is ref else ref
+    bases = [_plan(a).get("arm_base") or "" for a in arms]
+    ref_base = "control" if "control" in bases else bases[0]
+    if ref_base and (_plan(arm).get("arm_base") or "") == ref_base:
+        return None
+    for other in arms:
+        if (
+            other is not arm
+            and (_plan(other).get("arm_base") or "") == ref_base
+            and _shared_point(other) == _shared_point(arm)
+        ):
+            return other
+    return arms[0] if arm is not arms[0] and not ref_base else None
+
+
 def _by_seed(arm: Arm) -> dict[int, RunData]:
     return {int(r.config.get("seed", i)): r for i, r in enumerate(arm.runs)}
 
@@ -196,15 +225,15 @@ def effects_table(arms: list[Arm]) -> list[EffectRow]:
     """Every arm against the reference arm, per outcome and subgroup."""
     if len(arms) < 2:
         return []
-    ref = reference_arm(arms)
-    ref_runs = _by_seed(ref)
-    first = ref.first.config
+    first = arms[0].first.config
     primary = (first.get("analysis") or {}).get("primary")
     names = [o["name"] for o in (first.get("outcomes") or {}).get("record", [])]
     rows: list[EffectRow] = []
     for arm in arms:
-        if arm is ref:
+        ref = reference_for(arm, arms)
+        if ref is None:
             continue
+        ref_runs = _by_seed(ref)
         arm_runs = _by_seed(arm)
         seeds = sorted(set(arm_runs) & set(ref_runs))
         paired = bool(seeds) and all(
@@ -329,3 +358,44 @@ def notes(rows: list[EffectRow], arms: list[Arm]) -> list[str]:
     if any(not r.method.startswith("paired") for r in rows):
         out.append("Unpaired rows: those arms do not share seed and population.")
     return out
+
+
+def sweep_figure(rows: list[EffectRow], arms: list[Arm]) -> Any | None:
+    """The primary (or first) outcome's effect in the whole population against each swept
+    field, one line per other swept field's value combination; None without a sweep."""
+    import plotly.graph_objects as go
+
+    from societas.cluster.report import figures as F
+
+    points = {a.label: _plan(a).get("sweep_point") or {} for a in arms}
+    keys = list(dict.fromkeys(k for p in points.values() for k in p))
+    chosen = [r for r in rows if r.subgroup == "all" and r.role == "primary"]
+    chosen = chosen or [r for r in rows if r.subgroup == "all" and r.role == "secondary"]
+    if not keys or not chosen:
+        return None
+    outcome = chosen[0].outcome
+    chosen = [r for r in chosen if r.outcome == outcome and points.get(r.arm)]
+    fig = F.new_figure(f"Effect on {outcome} across the sweep", f"effect on {outcome}")
+    fig.update_layout(hovermode="closest")
+    for i, key in enumerate(keys):
+        series: dict[str, list[EffectRow]] = {}
+        for r in chosen:
+            rest = {k: v for k, v in points[r.arm].items() if k != key}
+            series.setdefault(", ".join(f"{k}={v}" for k, v in rest.items()), []).append(r)
+        for j, (name, members) in enumerate(series.items()):
+            members.sort(key=lambda r: points[r.arm][key])
+            fig.add_trace(
+                go.Scatter(
+                    x=[points[r.arm][key] for r in members],
+                    y=[r.estimate for r in members],
+                    error_y={"type": "data", "symmetric": False, "visible": True,
+                             "array": [r.ci_high - r.estimate for r in members],
+                             "arrayminus": [r.estimate - r.ci_low for r in members]},
+                    mode="lines+markers",
+                    name=f"{key}" + (f" ({name})" if name else ""),
+                    line={"color": F.PALETTE[(i + j) % len(F.PALETTE)]},
+                )
+            )  # fmt: skip
+    fig.update_xaxes(title_text=" / ".join(keys))
+    fig.add_hline(y=0, line={"color": "#444", "width": 1})
+    return fig

@@ -111,6 +111,7 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
 
     effect_rows = effects.effects_table(arms)
     summary_effects = [dataclasses.asdict(r) for r in effect_rows]
+    sweep_fig = effects.sweep_figure(effect_rows, arms)
     metrics = findings.metrics_for(ref, single)
     found = []
     summary: dict[str, Any] = {
@@ -191,6 +192,7 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
         "as in the table above.",
         bands_note=_bands_note(arms),
         effects=effect_rows,
+        sweep_div=F.div(sweep_fig, "fig-sweep") if sweep_fig is not None else "",
         effects_notes=effects.notes(effect_rows, arms) if effect_rows else [],
         findings=found,
         activity=act,
