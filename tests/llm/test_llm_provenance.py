@@ -98,3 +98,18 @@ async def test_a_rules_run_says_rules_on_every_row(tmp_path, bm25_embedder) -> N
             assert row["answer_source"] == "rules", (table, row)
     assert seen > 0
     assert split_counts(run.result.llm_tasks, SOURCE_PREFIX)["daily_plan"] == {"rules": 6}
+
+
+async def test_a_parrot_run_stops_loudly_past_the_fallback_limit(tmp_path, bm25_embedder) -> None:
+    from societas.agents.llm.errors import LLMFallbackRateExceeded
+
+    async with parrot("example") as (url, _):
+        stop = {"max_rate": 0.2, "window": 50, "min_calls": 5}
+        llm = {"endpoints": [endpoint(url)], "fallback_stop": stop}
+        with pytest.raises(LLMFallbackRateExceeded) as ei:
+            await run_in_process(town(ticks=6, llm=llm), tmp_path, embedder=bm25_embedder)
+    message = str(ei.value)
+    assert ei.value.task and f"task {ei.value.task!r}" in message
+    assert "on endpoint parrot" in message and ei.value.sample in message
+    assert "example" in ei.value.sample or "{" in ei.value.sample  # what the parrot said
+    assert ei.value.checkpoint_tick is not None
