@@ -3,11 +3,10 @@
 `societas/` is the package root (the public API); cluster/, agents/ and memory/ install as
 societas.cluster, societas.agents and societas.memory. Every folder under them is a package
 (data folders too, so they ship without a warning): a new subpackage needs no list kept in
-step. The compiled
-memory kernels are optional: without a C compiler numpy and Python do their work.
+step.
 """
 
-from setuptools import Extension, find_namespace_packages, setup
+from setuptools import find_namespace_packages, setup
 
 ROOTS = {
     "societas": "societas",
@@ -31,14 +30,4 @@ def _packages() -> list[str]:
 setup(
     package_dir=ROOTS,
     packages=_packages(),
-    ext_modules=[
-        Extension(
-            f"societas.memory.{name}",
-            sources=[f"memory/{name}.c"],
-            depends=["memory/_arrays.h"],
-            extra_compile_args=["-O2", "-ffp-contract=off"],
-            optional=True,
-        )
-        for name in ("_rank", "_hits", "_postings", "_columns", "_rows", "_vectors")
-    ],
 )

@@ -31,8 +31,6 @@ from societas.memory.tuning import tune_worker
 
 TIMED = (  # (module, owner name or None for a module function, attribute, label)
     ("societas.memory.ram_ranking", "RamRanker", "rank", "rank"),
-    ("societas.memory.ram_ranking", "RamRanker", "rank_plain", "rank"),  # plain searches
-    ("societas.memory.ram_ranking", "RamRanker", "rank_one", "rank"),  # a lone plain one
     ("societas.memory.hits", "HotHits", "many", "hot_hits"),
     ("societas.memory.group_search", "GroupSearch", "_records", "warm_records"),
     ("societas.memory.group_search", None, "waiting_warm_hits", "warm_hits"),

@@ -12,8 +12,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.associations import Association
-from societas.memory.fast_requests import DEFAULT_TIERS, add_request, search_request
-from societas.memory.records import KVHit, KVSearchRequest, MemoryHit, MemoryRecord
+from societas.memory.records import (
+    AddRequest,
+    KVHit,
+    KVSearchRequest,
+    MemoryHit,
+    MemoryRecord,
+    SearchRequest,
+)
 
 if TYPE_CHECKING:
     from societas.memory.cognitive_group import CognitiveMemory
@@ -86,7 +92,14 @@ class StreamMemory:
     ) -> int:
         """Remember `description` now (day and t from the clock); returns the memory id.
         `record` takes the typed-record fields: type, tags, metadata, expires_at."""
-        request = add_request(self.agent_id, topic, description, importance, location, record)
+        request = AddRequest(
+            agent_id=self.agent_id,
+            topic=topic,
+            description=description,
+            importance=importance,
+            location=location,
+            **record,
+        )
         return self._group.queue_add(request)  # returns at once: no coroutine to await
 
     async def search(
@@ -97,7 +110,7 @@ class StreamMemory:
         day_range: tuple[int, int] | None = None,
         time_range: tuple[float, float] | None = None,
         location: str | None = None,
-        tiers: Sequence[str] = DEFAULT_TIERS,
+        tiers: Sequence[str] = ("hot", "warm"),
         expand: bool = False,
         types: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
@@ -106,19 +119,19 @@ class StreamMemory:
         """Best memories for `query`, optionally within a topic, days, times of day, place;
         `tiers=("hot", "warm", "cold")` also searches the cold Parquet tier; `expand=True`
         adds memories linked to the hits (associations, with decaying weight)."""
-        request = search_request(
-            self.agent_id,
-            query,
-            topic,
-            top_k,
-            day_range,
-            time_range,
-            location,
-            tiers,
-            expand,
-            types,
-            tags,
-            layers,
+        request = SearchRequest(
+            agent_id=self.agent_id,
+            query=query,
+            topic=topic,
+            top_k=top_k,
+            day_range=day_range,
+            time_range=time_range,
+            location=location,
+            tiers=tuple(tiers),
+            expand=expand,
+            types=None if types is None else tuple(types),
+            tags=None if tags is None else tuple(tags),
+            layers=None if layers is None else tuple(layers),
         )
         return await self._group.join_search(request)
 

@@ -269,7 +269,7 @@ async def restore(
             )
     for page in pages(read_rows(directory / "kv_points.parquet")):
         for r in page:  # each (agent, key)'s engine point id (older checkpoints: state.json)
-            group._kv_point[(r["agent_id"], r["key"])] = r["id"]
+            group.kv_point[(r["agent_id"], r["key"])] = r["id"]
         await group.kv_store.upsert(
             [
                 MemoryPoint(

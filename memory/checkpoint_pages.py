@@ -1,12 +1,9 @@
 """A group checkpoint's large files, written a page at a time.
 
 A checkpoint holds every memory of a group (warm points, memories pending in RAM, hot rows)
-and every KV value and KV point. Built as whole lists of Python rows and then whole Arrow
-tables, a 10,000-agent group's checkpoint at the end of a simulated day briefly held more
-than its whole memory again (727 → 1,483 MB of PSS), and the freed objects left the heap
-fragmented (+100 MB after each checkpoint). Here each file is written page by page (one row
-group a page): at most one page of rows exists as Python objects at a time. The rows and
-their order are those of the whole-table writer (tests compare the files' contents).
+and every KV value and KV point. Each file is written page by page (one row group a page),
+so at most one page of rows exists as Python objects at a time rather than the whole group
+again. The rows and their order are those of a whole-table writer (tests compare them).
 """
 
 from __future__ import annotations

@@ -14,11 +14,10 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from societas.memory import rank_kernel
 from societas.memory.column_ops import KEEP_CHUNK, keep_in_place
 
 _NARROW_MAX = 0xFFFF
-_GATHER_AT = 128  # rows from which extend_rows maps codes in numpy (measured: ~6 numpy calls)
+_GATHER_AT = 128  # rows from which extend_rows maps codes in numpy
 
 
 def _dtype(codes: array) -> type[np.unsignedinteger]:
@@ -65,9 +64,6 @@ class CodeColumn:
         self.codes.append(code)
 
     def extend(self, values: Iterable[str | None]) -> None:
-        if rank_kernel.COLUMNS is not None:  # the same loop, compiled (memory/_columns.c)
-            rank_kernel.COLUMNS.codes_extend(self, values)
-            return
         code_of, codes = self._code_of, self.codes
         for value in values:
             code = code_of.get(value)
@@ -78,10 +74,7 @@ class CodeColumn:
 
     def extend_rows(self, src: CodeColumn, rows: Sequence[int]) -> None:
         """Append `src`'s values at `rows` (each distinct value coded once, not per row; a
-        tick's hot leavers in numpy passes, or in one compiled call)."""
-        if rank_kernel.COLUMNS is not None:
-            rank_kernel.COLUMNS.codes_extend_rows(self, src, rows)
-            return
+        tick's hot leavers in numpy passes)."""
         if len(rows) >= _GATHER_AT and len(src.codes):
             theirs = np.frombuffer(src.codes, _dtype(src.codes))[np.array(rows, np.intp)]
             counts = np.bincount(theirs)  # which codes occur (np.unique sorts: slower)

@@ -205,7 +205,7 @@ class CognitiveMemory:
         """Every agent's layers as JSON (checkpoints): buffers, working memory, facts."""
         agents = {}
         for agent_id, st in sorted(self.layers.agents.items()):
-            facts = st._facts.edges(data=True) if st._facts is not None else []
+            facts = st.fact_graph.edges(data=True) if st.fact_graph is not None else []
             agents[str(agent_id)] = {
                 "sensory": list(st.sensory),
                 "unattended": list(st.unattended),

@@ -25,7 +25,7 @@ from societas.memory.cold_merge import merge_parts
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.fsutil import write_bytes_atomic, write_parquet_atomic
 from societas.memory.records_meta import META_FIELDS, conform, meta_row
-from societas.memory.scoring import RetrievalConfig, cosine, normalized_relevance
+from societas.memory.scoring import RetrievalConfig, cosine
 from societas.memory.vectorstores.base import PointFilter, ScoredPoint
 
 ROW_SCHEMA = pa.schema(
@@ -56,9 +56,8 @@ VECTOR_SCHEMA = pa.schema(
     ]
 )
 # Rows per row group. A scan for one agent reads the few groups whose agent range holds it;
-# every group costs its column chunks' metadata in RAM wherever the part is open (a 670,000-row
-# window in 512-row groups: ~30 MB of footers while merging it, 7 MB in 4,096-row groups; one
-# agent's scan of that window took the same ~13 ms with 512, 2,048 or 4,096).
+# every group costs its column chunks' metadata in RAM wherever the part is open, and larger
+# groups do not slow one agent's scan.
 ROW_GROUP = 4096
 # A move's part is small (a `migrate_batch` of rows, merged into its window's part at the same
 # pass when the window has more than `cold_max_parts_per_window`): small row groups let the
@@ -351,8 +350,9 @@ def vectors_table(points: Sequence[ScoredPoint]) -> pa.Table:
 
 def cold_relevance(
     query: TextVectors, docs: Sequence[TextVectors | None], mode: str, config: RetrievalConfig
-) -> list[float]:
-    """Normalised relevance of cold rows, the way the engine normalises warm ones."""
+) -> tuple[list[float], str]:
+    """Raw relevance of cold rows (0 where none) and the normalisation that maps it onto the
+    score as the engine maps warm ones: RRF-fused when the query has both vector kinds."""
     sparse = dense = None
     if query.sparse is not None and not query.sparse.is_empty():
         sparse = bm25_relevance(query.sparse, [d.sparse if d else None for d in docs])
@@ -364,9 +364,9 @@ def cold_relevance(
             order = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: -scores[i])
             for rank, i in enumerate(order, start=1):
                 fused[i] += 1.0 / (config.rrf_k + rank)
-        return [normalized_relevance(s, "rrf", config) for s in fused]
+        return fused, "rrf"
     raw = sparse if sparse is not None else dense if dense is not None else [0.0] * len(docs)
-    return [normalized_relevance(s, mode, config) if s > 0 else 0.0 for s in raw]
+    return [max(s, 0.0) for s in raw], mode
 
 
 def bm25_relevance(query: SparseVector, docs: Sequence[SparseVector | None]) -> list[float]:

@@ -63,8 +63,8 @@ def merge_parts(
                     vectors_in.append(vectors_file.read_row_groups(groups, use_threads=False))
             if not rows_in:
                 continue
-            rows = _agents(pa.concat_tables(rows_in), first, last)
-            vectors = _agents(pa.concat_tables(vectors_in), first, last)
+            rows = _agents_between(pa.concat_tables(rows_in), first, last)
+            vectors = _agents_between(pa.concat_tables(vectors_in), first, last)
             if drop_expired_before is not None:  # expired memories leave cold at compaction
                 expires = pc.fill_null(rows["expires_at"], math.inf)
                 rows = rows.filter(pc.greater(expires, drop_expired_before))
@@ -78,7 +78,7 @@ def merge_parts(
             pa.default_memory_pool().release_unused()  # the slice's buffers, before the next
 
 
-def _agents(table: pa.Table, first: int, last: int) -> pa.Table:
+def _agents_between(table: pa.Table, first: int, last: int) -> pa.Table:
     """The rows of agents `first`..`last` (a row group read may hold others at its edges)."""
     agent = table["agent_id"]
     return table.filter(pc.and_(pc.greater_equal(agent, first), pc.less_equal(agent, last)))

@@ -6,10 +6,8 @@ from array import array
 
 import numpy as np
 
-# Rows gathered per numpy pass in keep_in_place: a 32 KB temporary at 8 bytes a value, below
-# the 64 KB from which a group's allocations get their own mapping (memory.heap). One gather
-# of the whole column made a fresh mapping a column, faulted in page by page at every
-# compaction (300 agents x 200 memories: ~7,500 of a run's ~21,000 page faults).
+# Rows gathered per numpy pass in keep_in_place: small temporaries reused from the heap rather
+# than a fresh mapping a column, faulted in page by page at every compaction.
 KEEP_CHUNK = 4096
 
 

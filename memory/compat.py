@@ -45,7 +45,7 @@ def add_attribute(group: GroupMemory, key: str, value: Any) -> MemoryAttribute:
     """Add `key` to the group's status schema, typed after `value` (no default)."""
     attr = MemoryAttribute(name=key, type=_type_of(value), description="added at run time")
     group.memory_config = MemoryConfig(attributes={**group.memory_config.attributes, key: attr})
-    group._kv.setdefault(key, KVColumn(group._kv_slots))
+    group.kv_by_key.setdefault(key, KVColumn(group.kv_slots))
     return attr
 
 

@@ -1,18 +1,14 @@
 """Write-behind for the vector engine: a new memory reaches Qdrant late, in bulk.
 
 A memory lives in the group's RAM columns (hot) and its terms in the `SparseIndex`, from
-which searches are answered; writing it to the engine at once (~85 µs a point, ~1.45 KB of
-the engine's RAM) buys nothing while it is hot. `DeferredStore` wraps the group's vector
-store and keeps the ids not yet written ("pending"): every call behaves as if they were in
-the engine — reads and counts include them, payload updates are kept and applied when they
-are written, deletes drop them — and the few calls that need the engine's own view (a
-formula query, a scroll) write them first, in one batch. Tier migration writes the memories
-leaving hot in bulk at tick end, or (`tiers.warm_in_ram`, the embedded backend's default)
-moves their columns to `GroupMemory.warm_rows` (~0.3 KB a memory, against ~1.5 KB in an
-Edge shard's appendable segment) where they stay pending until the engine is needed or they
-move to cold. A checkpoint saves pending memories with their vectors and a restore puts them
-back as pending, and `close` leaves them out of the engine: writing a day of hot memories at
-the end cost ~2.5 KB of the engine's RAM each, the run's peak.
+which searches are answered, so writing it to the engine at once buys nothing while it is
+hot. `DeferredStore` wraps the group's vector store and keeps the ids not yet written
+("pending"): every call behaves as if they were in the engine (reads and counts include
+them, payload updates wait, deletes drop them), and the calls that need the engine's own
+view (a formula query, a scroll) write them first, in one batch. Memories leaving hot are
+written in bulk at tick end or, with `tiers.warm_in_ram`, kept as columns in
+`GroupMemory.warm_rows` until the engine is needed or they move to cold. Checkpoints save
+and restore pending memories as pending; `close` leaves them out of the engine.
 """
 
 from __future__ import annotations
@@ -194,8 +190,7 @@ class DeferredStore:
 
     def older_than(self, cutoff: float) -> np.ndarray:
         """Pending ids with a time before `cutoff`, oldest first (ties by id), read from the
-        hot and warm_rows columns in numpy: a daily move to cold of 96,000 memories held
-        ~10 MB of (time, id) tuples through the whole move when built one id at a time."""
+        hot and warm_rows columns in numpy, not as (time, id) tuples one id at a time."""
         ids, times = [], []
         for store in (self.group.hot, self.group.warm_rows):
             rows = store.row_of.value_array()

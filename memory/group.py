@@ -28,7 +28,6 @@ from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
 from societas.memory.contradictions import ContradictionJudge, rule_judge
 from societas.memory.deferred_store import DeferredStore
 from societas.memory.embedding import Embedder, build_embedder
-from societas.memory.fast_requests import PlainAdd, PlainSearch
 from societas.memory.group_kv import GroupKV, KVUpdate, UpdateMode
 from societas.memory.group_search import GroupSearch
 from societas.memory.group_state import GroupState
@@ -116,13 +115,13 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         # Judges contradictions (memory.contradictions): rules by default, an LLM in runs.
         self.contradiction_judge: ContradictionJudge = rule_judge
         self.policy_state = PolicyState(self)  # temporal episodes, habits (memory.policy_state)
-        self._kv_slots = AgentSlots()  # agent → slot, shared by the KV columns
-        self._kv: dict[str, KVColumn] = {
-            key: KVColumn(self._kv_slots) for key in memory_config.attributes
+        self.kv_slots = AgentSlots()  # agent → slot, shared by the KV columns
+        self.kv_by_key: dict[str, KVColumn] = {
+            key: KVColumn(self.kv_slots) for key in memory_config.attributes
         }
         self._kv_derived: dict[str, Callable[[int], Any]] = {}  # set_kv_default
-        self._kv_point: SlotMap[int] = SlotMap(self._kv_slots, IntColumn)  # → engine point id
-        self._agents: set[int] = set()
+        self.kv_point: SlotMap[int] = SlotMap(self.kv_slots, IntColumn)  # → engine point id
+        self.known_agents: set[int] = set()
         self._next_seq = 0
         self.counters = {
             "adds": 0,
@@ -146,13 +145,13 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         }
         self.kv_index: KVIndex | None = None
         if ram:  # embedded KV attributes: searched from RAM, engine writes batched
-            self.kv_index = KVIndex(self._kv_slots)
+            self.kv_index = KVIndex(self.kv_slots)
             self.kv_store = KVDeferredStore(  # type: ignore[assignment]
-                self.kv_store, self.kv_index, lambda a, k: self._kv_point[(a, k)], self.counters
+                self.kv_store, self.kv_index, lambda a, k: self.kv_point[(a, k)], self.counters
             )
         # One batched operation at a time: store calls run on worker threads, and another
         # batch must not see one half applied (hot columns vs the engine), so runs replay.
-        self._op_lock = OwnedLock()
+        self.op_lock = OwnedLock()
         self.max_importance: dict[int, float] = {}  # per agent: bounds warm-only memories
         self.ranker = Ranker(self)
         self.ram_ranker = RamRanker(self) if self.sparse_index is not None else None
@@ -172,7 +171,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     # ------------------------------------------------------------------ agents
     @property
     def agent_ids(self) -> list[int]:
-        return sorted(self._agents)
+        return sorted(self.known_agents)
 
     @property
     def unsent(self) -> IdMap | None:
@@ -181,7 +180,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
 
     def require_agent(self, agent_id: int) -> None:
         """KeyError naming `agent_id` if this group does not own it."""
-        if agent_id not in self._agents:
+        if agent_id not in self.known_agents:
             raise KeyError(f"unknown agent {agent_id!r} in group {self.config.group_id}")
 
     def agent(self, agent_id: int) -> AgentMemory:
@@ -195,7 +194,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         for agent_id, profile in profiles.items():
             if isinstance(agent_id, bool) or not isinstance(agent_id, int) or agent_id < 0:
                 raise ValueError(f"agent_id must be a non-negative int, got {agent_id!r}")
-            if agent_id in self._agents:
+            if agent_id in self.known_agents:
                 raise ValueError(f"agent {agent_id} is already in group {self.config.group_id}")
             values: dict[str, Any] = {}
             for key, value in profile.items():
@@ -207,14 +206,18 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
             for agent_id, values in checked.items()
             for attr in self.memory_config.embedded
         ]
-        await self._embed_kv([e for e in embedded if e[2] not in (None, "", [], {})])
+        await self.embed_kv([e for e in embedded if e[2] not in (None, "", [], {})])
         for agent_id, values in checked.items():
             for key, value in values.items():
-                self._kv[key][agent_id] = value
-            self._agents.add(agent_id)
+                self.kv_by_key[key][agent_id] = value
+            self.known_agents.add(agent_id)
             self.profiles.assign(agent_id, values.get("type"))
 
     # ------------------------------------------------------------------ stream
+    def issued_count(self) -> int:
+        """How many memory ids the group has handed out: sequences 0 to n - 1 of its prefix."""
+        return self._next_seq
+
     def _allocate_ids(self, n: int) -> list[int]:
         base = self.config.group_id << _ID_BITS
         start = self._next_seq
@@ -223,7 +226,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
 
     async def add_many(self, requests: Sequence[AddRequest]) -> list[int]:
         """Write many agents' memories: one embedding batch, one upsert; returns their ids."""
-        async with self._op_lock:
+        async with self.op_lock:
             await self.writes.apply(kv=False)  # queued adds hold smaller ids: written first
             if not requests:
                 return []
@@ -235,7 +238,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
 
     async def write_memories(
         self,
-        requests: Sequence[AddRequest | PlainAdd],
+        requests: Sequence[AddRequest],
         ids: Sequence[int],
         stamp: tuple[int, float] | None = None,
     ) -> None:
@@ -252,10 +255,10 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         ready = getattr(loop, "_ready", None)
         return ready is not None and len(ready) <= self.writes.waking_on(loop)
 
-    def queue_add(self, request: AddRequest | PlainAdd) -> int:
+    def queue_add(self, request: AddRequest) -> int:
         """Queue one validated memory and return its id at once, without suspending: it is
         written a loop turn later with the others queued, and before any read sees memories."""
-        if request.agent_id not in self._agents:
+        if request.agent_id not in self.known_agents:
             self.require_agent(request.agent_id)  # raises, naming it
         seq = self._next_seq  # as _allocate_ids(1), inline: every agent adds every tick
         self._next_seq = seq + 1
@@ -264,13 +267,13 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.writes.add(request, memory_id, (clock.day, clock.t))
         return memory_id
 
-    async def submit_search(self, request: SearchRequest | PlainSearch) -> list[MemoryHit]:
+    async def submit_search(self, request: SearchRequest) -> list[MemoryHit]:
         return await self.join_search(request)
 
-    def join_search(self, request: SearchRequest | PlainSearch) -> Awaitable[list[MemoryHit]]:
+    def join_search(self, request: SearchRequest) -> Awaitable[list[MemoryHit]]:
         """`submit_search` without its coroutine (the agent view awaits this directly): what
         the search batcher's `enqueue` returns. KeyError for an agent not of this group."""
-        if request.agent_id not in self._agents:
+        if request.agent_id not in self.known_agents:
             self.require_agent(request.agent_id)  # raises, naming it
         return self._search_batcher.enqueue(request)
 
@@ -284,7 +287,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         writes = self.writes
         if not writes.adds and not (kv and writes.kv):
             return
-        lock = self._op_lock
+        lock = self.op_lock
         if lock.owner is not None and lock.owner is asyncio.current_task():
             await writes.apply(kv)
             return

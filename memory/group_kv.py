@@ -47,11 +47,11 @@ class GroupKV:
     embedder: Embedder
     kv_store: VectorStore
     counters: dict[str, int]
-    _op_lock: asyncio.Lock
-    _kv: dict[str, KVColumn]
+    op_lock: asyncio.Lock
+    kv_by_key: dict[str, KVColumn]
     _kv_derived: dict[str, Callable[[int], Any]]
-    _kv_point: SlotMap[int]
-    _agents: set[int]
+    kv_point: SlotMap[int]
+    known_agents: set[int]
     kv_index: KVIndex | None
     writes: WriteQueue
 
@@ -63,8 +63,8 @@ class GroupKV:
 
     def kv_get(self, agent_id: int, key: str, default: Any = ...) -> Any:
         """Current value (a copy) of `key`; KeyError naming it unless `default` is given."""
-        column = self._kv.get(key)  # the usual read, a stored str (nothing to copy): inline
-        if column is not None and agent_id in self._agents:
+        column = self.kv_by_key.get(key)  # the usual read, a stored str (nothing to copy): inline
+        if column is not None and agent_id in self.known_agents:
             slot = column.slots.slot_of.get(agent_id)
             values = column.values
             if slot is not None and slot < len(values):
@@ -82,7 +82,7 @@ class GroupKV:
             if default is ...:
                 raise KeyError(f"unknown memory attribute {key!r}")
             return default
-        value = self._kv[key].get(agent_id, _NOT_SET)
+        value = self.kv_by_key[key].get(agent_id, _NOT_SET)
         if value is not _NOT_SET:
             if copy_value and isinstance(value, list | dict):
                 return copy.deepcopy(value)
@@ -93,7 +93,7 @@ class GroupKV:
     def set_kv_default(self, key: str, value_of: Callable[[int], Any]) -> None:
         """Give `key` a per-agent default, `value_of(agent_id)` (a new object each call), read
         until a value is written: static profile data already held elsewhere in the process
-        (the population's friend lists, ~0.9 KB an agent as KV lists) is not copied per agent.
+        (the population's friend lists) is not copied per agent.
         Not for embedded attributes (their vectors are made from stored values)."""
         attr = self.memory_config.attribute(key)
         if attr.whether_embedding:
@@ -104,7 +104,7 @@ class GroupKV:
         """The live column of one attribute (agent id → value; absent = the default or the
         derived value, `set_kv_default`), read-only."""
         self.memory_config.attribute(key)
-        return self._kv[key]
+        return self.kv_by_key[key]
 
     def check_update(self, agent_id: int, key: str, value: Any, mode: str) -> KVUpdate:
         """Validate one KV write (agent, key, mode, type) without applying it."""
@@ -125,7 +125,7 @@ class GroupKV:
         elif attr.type != "list":
             raise ValueError(f"mode 'merge' needs a list or dict attribute; {key!r} is {attr.type}")
         if isinstance(value, list | dict):  # the caller may keep mutating its object
-            value = private_copy(value, self._kv[key].get(agent_id))
+            value = private_copy(value, self.kv_by_key[key].get(agent_id))
         return value
 
     def kv_update_now(self, agent_id: int, key: str, value: Any, mode: str = "replace") -> None:
@@ -137,16 +137,16 @@ class GroupKV:
             and mode == "replace"
             and attr is not None
             and attr.type == "str"
-            and agent_id in self._agents
+            and agent_id in self.known_agents
         ):
             # A value replacing one already stored (with its engine point taken, if embedded):
             # `kv_apply`'s steps inline, as the value changes every tick for every agent.
-            column = self._kv[key]
+            column = self.kv_by_key[key]
             slot = column.slots.slot_of.get(agent_id)
             values = column.values
             if slot is not None and slot < len(values) and values[slot] is not NO_VALUE:
                 embedded = attr.whether_embedding
-                points = self._kv_point.columns().get(key) if embedded else None
+                points = self.kv_point.columns().get(key) if embedded else None
                 if not embedded or (
                     points is not None and slot < len(points.values) and points.values[slot] >= 0
                 ):
@@ -167,23 +167,23 @@ class GroupKV:
                 value = {**current, **value}
             else:
                 value = [*current, *(value if isinstance(value, list) else [value])]
-        self._kv[key][agent_id] = value
+        self.kv_by_key[key][agent_id] = value
         self.counters["kv_updates"] += 1
         if self.memory_config.attributes[key].whether_embedding:
             slot = (agent_id, key)
-            if slot not in self._kv_point:  # ids in call order, as stream adds take theirs
-                self._kv_point[slot] = self._allocate_ids(1)[0]
+            if slot not in self.kv_point:  # ids in call order, as stream adds take theirs
+                self.kv_point[slot] = self._allocate_ids(1)[0]
             self.writes.touch_kv(slot)
 
     async def update_many(self, updates: Sequence[KVUpdate]) -> list[None]:
         """Apply checked KV writes in order; embedded attributes are re-embedded, in place."""
-        async with self._op_lock:
+        async with self.op_lock:
             for update in updates:
                 self.kv_apply(update.agent_id, update.key, update.value, update.mode)
             await self.writes.apply()
             return [None] * len(updates)
 
-    async def _embed_kv(self, items: Sequence[tuple[int, str, Any]]) -> None:
+    async def embed_kv(self, items: Sequence[tuple[int, str, Any]]) -> None:
         """Embed attribute texts and upsert them, reusing each (agent, key)'s point id."""
         texts = [self.memory_config.attributes[k].embedding_text(v) for _, k, v in items]
         if self.kv_index is not None:  # an unchanged text keeps its vector and engine point
@@ -196,26 +196,26 @@ class GroupKV:
         self.counters["embedded_texts"] += len(texts)
         if self.kv_index is not None:  # RAM: searched there, written to the engine in batches
             for (agent_id, key, _), text, vec in zip(items, texts, vectors, strict=True):
-                if (agent_id, key) not in self._kv_point:
-                    self._kv_point[(agent_id, key)] = self._allocate_ids(1)[0]
+                if (agent_id, key) not in self.kv_point:
+                    self.kv_point[(agent_id, key)] = self._allocate_ids(1)[0]
                 self.kv_index.put((agent_id, key), text, vec.sparse or SparseVector.of((), ()))
                 self.kv_store.dirty[(agent_id, key)] = True  # type: ignore[attr-defined]
             return
         points = []
         new_ids: dict[tuple[int, str], int] = {}
         for (agent_id, key, _), text, vec in zip(items, texts, vectors, strict=True):
-            point_id = self._kv_point.get((agent_id, key)) or new_ids.get((agent_id, key))
+            point_id = self.kv_point.get((agent_id, key)) or new_ids.get((agent_id, key))
             if point_id is None:
                 point_id = new_ids[(agent_id, key)] = self._allocate_ids(1)[0]
             payload = {"agent_id": agent_id, "key": key, "text": text}
             points.append(MemoryPoint(point_id, vec, payload))
         await self.kv_store.upsert(points)
-        self._kv_point.update(new_ids)
+        self.kv_point.update(new_ids)
         self.counters["vector_upserts"] += len(points)
 
     async def kv_search_many(self, requests: Sequence[KVSearchRequest]) -> list[list[KVHit]]:
         """Search each agent's embedded attributes by relevance to a query."""
-        async with self._op_lock:
+        async with self.op_lock:
             await self.writes.apply()  # attributes changed since: embedded now, in one batch
             for r in requests:
                 self.require_agent(r.agent_id)

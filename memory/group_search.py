@@ -7,11 +7,12 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from societas.memory.associations import Association, AssociationIndex, weighted_neighbours
 from societas.memory.cold import cold_relevance
 from societas.memory.hits import HotHits, waiting_warm_hits
 from societas.memory.id_map import BATCH_AT
-from societas.memory.plain_search import search_plain, takes_plain
 from societas.memory.profile_finmem import layered_requests, merge_layers
 from societas.memory.ranking import RankJob
 from societas.memory.records import (
@@ -21,7 +22,7 @@ from societas.memory.records import (
     record_from_payload,
     trusted,
 )
-from societas.memory.scoring import mmr_select, retrieval_score
+from societas.memory.scoring import Numbers, mmr_select, score_of
 from societas.memory.vectorstores import PointFilter, ScoredPoint
 
 if TYPE_CHECKING:
@@ -61,8 +62,8 @@ class GroupSearch:
     expiring: dict[int, float]
     deferred: DeferredStore | None
     warm_rows: HotStore
-    _op_lock: asyncio.Lock
-    _agents: set[int]
+    op_lock: asyncio.Lock
+    known_agents: set[int]
     writes: WriteQueue
 
     if TYPE_CHECKING:  # provided by GroupMemory
@@ -83,16 +84,14 @@ class GroupSearch:
         if per_layer is not None:  # FinMem: top_k of every layer, merged
             flat, spans = per_layer
             return merge_layers(await self.search_many(flat), spans)
-        async with self._op_lock:
+        async with self.op_lock:
             await self.writes.apply(kv=False)  # read-your-writes: queued adds first
             if not requests:
                 return []
-            agents = self._agents
+            agents = self.known_agents
             for r in requests:
                 if r.agent_id not in agents:
                     self.require_agent(r.agent_id)  # raises, naming it
-            if takes_plain(self, requests):  # type: ignore[arg-type]
-                return await search_plain(self, requests)  # type: ignore[arg-type]
             mmr = self.config.retrieval.mmr_lambda
             vectors = await self.embedder.embed_queries([r.query for r in requests])
             now = self.clock.abs_seconds
@@ -228,7 +227,7 @@ class GroupSearch:
             frontier = [(i, a) for i, a in spread.items() if i in scores]
         return sorted(scores.values(), key=lambda h: (-h.score, -h.id))[: r.top_k]
 
-    def _point_filter(self, r: SearchRequest) -> PointFilter:
+    def point_filter(self, r: SearchRequest) -> PointFilter:
         hot_only = "warm" not in r.tiers
         return PointFilter(
             agent_id=r.agent_id,
@@ -245,26 +244,26 @@ class GroupSearch:
 
     def _cold_search(self, r: SearchRequest, query: TextVectors, now: float) -> list[MemoryHit]:
         """Score the agent's cold memories with the same formula (IDF over those rows)."""
-        table = self.cold.scan(dataclasses.replace(self._point_filter(r), ids=None, alive_at=now))
+        table = self.cold.scan(dataclasses.replace(self.point_filter(r), ids=None, alive_at=now))
         if table.num_rows == 0:
             return []
         rows = table.to_pylist()
         vectors = self.cold.vectors((row["id"] for row in rows), r.agent_id)
         cfg = self.config.retrieval
-        relevance = cold_relevance(
+        raw, mode = cold_relevance(
             query, [vectors.get(row["id"]) for row in rows], self.normalization, cfg
         )
-        hits = []
-        for row, rel in zip(rows, relevance, strict=True):
-            if rel <= 0.0 and cfg.candidates == "relevant":
-                continue
-            score = retrieval_score(
-                age_seconds=now - row["time"],
-                importance=row["importance"],
-                relevance=rel,
-                config=cfg,
-            )
-            hits.append(_hit(record_from_payload(row["id"], row), score, "cold"))
+        numbers = Numbers(
+            time=np.array([row["time"] for row in rows]),
+            importance=np.array([row["importance"] for row in rows], np.float64),
+            raw_relevance=np.array(raw, np.float64),
+        )
+        scores = score_of(numbers, cfg, now, mode).tolist()
+        hits = [
+            _hit(record_from_payload(row["id"], row), score, "cold")
+            for row, score, rel in zip(rows, scores, raw, strict=True)
+            if rel > 0.0 or cfg.candidates != "relevant"
+        ]
         return sorted(hits, key=lambda h: (-h.score, -h.id))[: r.top_k]
 
     @staticmethod

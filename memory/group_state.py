@@ -32,10 +32,10 @@ class GroupState:
     max_importance: dict[int, float]
     ticks_since_migration: int
     ticks_since_policies: int
-    _kv: dict[str, KVColumn]
-    _kv_slots: AgentSlots
-    _kv_point: SlotMap[int]
-    _agents: set[int]
+    kv_by_key: dict[str, KVColumn]
+    kv_slots: AgentSlots
+    kv_point: SlotMap[int]
+    known_agents: set[int]
     _next_seq: int
 
     def get_state(self) -> dict[str, Any]:
@@ -45,7 +45,7 @@ class GroupState:
             "group_id": self.config.group_id,
             "clock": {"day": self.clock.day, "t": self.clock.t},
             "next_seq": self._next_seq,
-            "agents": sorted(self._agents),
+            "agents": sorted(self.known_agents),
             "warm_counts": sorted([a, n] for a, n in self.warm_counts.items()),
             # the ranker's bounds on warm-only memories: a resumed run ranks by the same path
             "max_importance": sorted([a, v] for a, v in self.max_importance.items()),
@@ -61,12 +61,12 @@ class GroupState:
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Put back what `get_state` returned (older checkpoints: missing keys default)."""
-        self._agents = set(state["agents"])
+        self.known_agents = set(state["agents"])
         self._next_seq = state["next_seq"]
         if "kv_points" in state:  # older checkpoints: the KV point ids were kept here
-            self._kv_point = SlotMap(self._kv_slots, IntColumn)
+            self.kv_point = SlotMap(self.kv_slots, IntColumn)
             for a, k, i in state["kv_points"]:
-                self._kv_point[(a, k)] = i
+                self.kv_point[(a, k)] = i
         self.warm_counts = {a: n for a, n in state["warm_counts"]}
         self.max_importance = {a: v for a, v in state.get("max_importance", [])}
         self.hot.newest_evicted = {a: v for a, v in state.get("newest_evicted", [])}
@@ -79,7 +79,7 @@ class GroupState:
     def kv_row_iter(self) -> Iterator[tuple[int, str, str]]:
         """Every agent's KV values as (agent_id, key, sorted-key JSON), attribute by
         attribute, agents ascending (a checkpoint writes them a page at a time)."""
-        for key, column in self._kv.items():
+        for key, column in self.kv_by_key.items():
             for agent_id in sorted(column):
                 yield agent_id, key, json.dumps(column[agent_id], sort_keys=True)
 
@@ -95,15 +95,15 @@ class GroupState:
     def set_kv_rows(self, rows: Iterable[dict[str, Any]]) -> None:
         """Put back KV values written by `kv_rows` (keys not in the config: a clear error)."""
         for row in rows:
-            column = self._kv.get(row["key"])
+            column = self.kv_by_key.get(row["key"])
             if column is None:
                 raise KeyError(f"checkpoint has KV attribute {row['key']!r}, not in the config")
             column[row["agent_id"]] = json.loads(row["value"])
 
     def kv_values(self) -> dict[str, KVColumn]:
         """The KV columns, read-only (attribute → agent id → value)."""
-        return self._kv
+        return self.kv_by_key
 
     def agent_set(self) -> set[int]:
         """The ids of this group's agents, read-only."""
-        return self._agents
+        return self.known_agents

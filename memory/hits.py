@@ -1,10 +1,8 @@
 """Search hits from the hot columns, built for a whole batch of searches.
 
-`HotStore.hit` builds one hit through pydantic's trusted construction, reading its row a
-field at a time; a tick runs a search per agent and each returns several hits, so here a
-batch's hits are made in one call into the compiled kernel (memory/_hits.c, ~0.9 µs a hit)
-or, without it, the rows are read column by column (one numpy gather a column) and each
-hit's state is written directly (no model machinery per hit; tests compare all three).
+`HotStore.hit` builds one hit reading its row a field at a time; a tick runs a search per
+agent and each returns several hits, so a large batch's rows are read column by column (one
+numpy gather a column) instead.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from societas.memory import rank_kernel
 from societas.memory.records import MemoryHit, trusted
 
 if TYPE_CHECKING:
@@ -24,9 +21,6 @@ if TYPE_CHECKING:
     from societas.memory.hot_store import HotStore
     from societas.memory.records_meta import AccessLedger
 
-# Every field is given, so every hit has the same "fields set"; one set serves them all (the
-# model is frozen, and pydantic copies the set before changing it in `model_copy`).
-_ALL_SET = set(MemoryHit.model_fields)
 GATHER_AT = 24  # hits in a batch from which columns are gathered, not rows read one by one
 _NUMBERS = ("agent_ids", "days", "ts", "times", "importances", "layer_since", "access_counts")
 
@@ -52,12 +46,6 @@ class HotHits:
     ) -> list[MemoryHit]:
         """The hot memories `memory_ids` as hits with these scores, in that order (`rows`:
         their hot rows, when the caller has looked them up already)."""
-        kernel = rank_kernel.HITS
-        if kernel is not None:
-            hot = self.hot
-            at = hot.row_of.get_many(memory_ids) if rows is None else list(rows)
-            ids, scores = list(memory_ids), list(scores)
-            return kernel.hits(columns_of(hot), ids, at, scores, "hot", MemoryHit, _ALL_SET)
         if len(memory_ids) < GATHER_AT:  # a column gather costs more than a few row reads
             if rows is None:
                 return list(map(self, memory_ids, scores))
@@ -119,20 +107,15 @@ def pending_warm_hits(
     """Warm memories still in RAM (`GroupMemory.warm_rows`, not yet in the engine, no pending
     patch) as the hits the payload round trip makes (`DeferredStore.retrieve`, then
     `record_from_payload`, the read-count overlay and the hit: tests compare the two), read
-    from their columns (in one kernel call when built); None where that round trip would
+    from their columns; None where that round trip would
     change a value (metadata goes through JSON), for the caller to take it."""
     metadata = warm.metadata
-    kernel = rank_kernel.HITS
-    if kernel is not None:
-        made = kernel.hits(columns_of(warm), memory_ids, rows, scores, "warm", MemoryHit, _ALL_SET)
-    else:
-        made = [_made(warm.fields(i, row)) for i, row in zip(memory_ids, rows, strict=True)]
-    states = [hit.__dict__ for hit in made]  # set right below, before anyone sees them
     out: list[MemoryHit | None] = []
-    for memory_id, score, hit, fields in zip(memory_ids, scores, made, states, strict=True):
+    for memory_id, score, row in zip(memory_ids, scores, rows, strict=True):
         if metadata and memory_id in metadata:
             out.append(None)
             continue
+        fields = warm.fields(memory_id, row)
         time = fields["time"]
         fields["day"] = int(time // 86_400)  # as record_from_payload derives it
         if not fields["location"]:
@@ -145,7 +128,7 @@ def pending_warm_hits(
             fields["last_accessed"] = access.last[memory_id]
         fields["score"] = float(score)
         fields["tier"] = "warm"
-        out.append(hit)
+        out.append(_made(fields))
     return out
 
 
@@ -176,42 +159,10 @@ def waiting_warm_hits(
     return {j: hit for j, hit in zip(taken, hits, strict=True) if hit is not None}
 
 
-def columns_of(hot: HotStore) -> tuple:
-    """The hot store's columns in the order the compiled kernel reads them (memory/_hits.c);
-    spelled out (no loop): a lone agent's search makes one of these."""
-    text_data, text_ends = hot.texts.buffers()
-    topics, locations, layers, types = hot.topics, hot.locations, hot.layers, hot.types
-    return (
-        hot.agent_ids,
-        hot.days,
-        hot.ts,
-        hot.times,
-        hot.importances,
-        hot.layer_since,
-        hot.access_counts,
-        hot.last_accessed,
-        hot.expires,
-        text_data,
-        text_ends,
-        topics.values,
-        topics.codes,
-        locations.values,
-        locations.codes,
-        layers.values,
-        layers.codes,
-        types.values,
-        types.codes,
-        hot.cognition_links,
-        hot.evidence,
-        hot.tags,
-        hot.metadata,
-    )
-
-
 def _made(fields: dict) -> MemoryHit:
     """A hit with exactly these (already valid) fields as its state (`records.trusted`, with
     the field set every hit shares)."""
-    return trusted(MemoryHit, fields, _ALL_SET)
+    return trusted(MemoryHit, fields)
 
 
 def _gather(column, at: np.ndarray) -> list:

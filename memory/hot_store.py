@@ -14,7 +14,6 @@ from itertools import islice
 
 import numpy as np
 
-from societas.memory import rank_kernel
 from societas.memory.code_column import CodeColumn
 from societas.memory.column_ops import keep_in_place, taken_bytes
 from societas.memory.id_map import IdMap, RowQueue
@@ -91,11 +90,8 @@ class HotStore:
         start, n = len(self.ids), len(ids)
         expiry = [math.inf if e is None else e for e in expires] if expires else math.inf
         numbers = (ids, agent_ids, day, t, time, importances, time, 0, math.nan, expiry)
-        if rank_kernel.POSTINGS is not None:  # in C, one call; a number stands for n of itself
-            rank_kernel.POSTINGS.extend_each(self, _ARRAYS, n, numbers)
-        else:
-            for name, v in zip(_ARRAYS, numbers, strict=True):
-                getattr(self, name).extend([v] * n if isinstance(v, int | float) else v)
+        for name, v in zip(_ARRAYS, numbers, strict=True):  # a number stands for n of itself
+            getattr(self, name).extend([v] * n if isinstance(v, int | float) else v)
         self.topics.extend(topics)
         self.locations.extend(locations)
         self.texts.extend(texts)
@@ -107,16 +103,12 @@ class HotStore:
         """Map the rows appended from `start` (these ids and agents) into `row_of` and each
         agent's row queue."""
         self.row_of.set_many(ids, range(start, start + len(ids)))
-        if rank_kernel.ROWS is not None:  # the loop below, compiled (memory/_rows.c)
-            rank_kernel.ROWS.queue_rows(self.rows_of_agent, RowQueue, start, agent_ids)
-            return
         queues = self.rows_of_agent
         for row, agent_id in enumerate(agent_ids, start):
             (queues.get(agent_id) or queues.setdefault(agent_id, RowQueue())).append(row)
 
     def record(self, memory_id: int) -> MemoryRecord:
         """The memory `memory_id` as a record; KeyError if it is not hot."""
-        # Typed columns: the values are valid as they are (validation costs ~10 µs a record).
         return trusted(MemoryRecord, self.fields(memory_id))
 
     def hit(self, memory_id: int, score: float) -> MemoryHit:
@@ -276,9 +268,6 @@ class HotStore:
     def leaving(self, before_time: float, cap: int) -> dict[int, list[int]]:
         """Per agent, the ids (oldest first) older than `before_time` or beyond its newest
         `cap`: what `evict` drops at tick end. Nothing is dropped here."""
-        kernel = rank_kernel.ROWS  # the loop below, compiled (memory/_rows.c)
-        if kernel is not None:
-            return kernel.leaving(self.rows_of_agent, self.times, self.ids, before_time, cap)
         out: dict[int, list[int]] = {}
         times, ids = self.times, self.ids
         for agent_id, rows in self.rows_of_agent.items():
@@ -315,20 +304,16 @@ class HotStore:
     def evict_leaving(self, leaving: dict[int, list[int]]) -> list[int]:
         """Drop what `leaving` returned (each agent's oldest rows); returns their ids."""
         times, newest = self.times, self.newest_evicted
-        kernel = rank_kernel.ROWS  # the loop below, compiled (memory/_rows.c)
-        if kernel is not None:
-            dropped: list[int] = kernel.evict_front(self.rows_of_agent, leaving, times, newest)
-        else:
-            dropped = []
-            for agent_id, gone in leaving.items():
-                rows = self.rows_of_agent[agent_id]
-                n = len(gone)
-                oldest = rows[:n]  # `leaving` took each agent's oldest rows, in order
-                del rows[:n]
-                latest = max(map(times.__getitem__, oldest))
-                if latest > newest.get(agent_id, -1.0):
-                    newest[agent_id] = latest
-                dropped += oldest
+        dropped: list[int] = []
+        for agent_id, gone in leaving.items():
+            rows = self.rows_of_agent[agent_id]
+            n = len(gone)
+            oldest = rows[:n]  # `leaving` took each agent's oldest rows, in order
+            del rows[:n]
+            latest = max(map(times.__getitem__, oldest))
+            if latest > newest.get(agent_id, -1.0):
+                newest[agent_id] = latest
+            dropped += oldest
         evicted = self._drop_rows(dropped)
         self._maybe_compact()
         return evicted
@@ -359,8 +344,7 @@ class HotStore:
 
     def _maybe_compact(self) -> None:
         """Compact the columns once more than a quarter of the rows are dead: the hot tier
-        turns over once a simulated day, and at half it carried a whole day of dead rows into
-        the day's RSS peak (tiering, 1,000 agents: the day's climb 43 → 31 MB)."""
+        turns over once a simulated day, so dead rows would otherwise reach the day's peak."""
         total, live = len(self.ids), len(self.row_of)
         if total >= 1024 and (total - live) * 4 > total:
             self.compact()
@@ -369,8 +353,7 @@ class HotStore:
         """Drop the dead rows from the columns (now: `warm_rows` after a daily move
         to cold, whose dead rows would otherwise stay until they outnumber the live ones).
         In place and in numpy: the kept rows never become Python ints, and each column is
-        shifted down over its dead rows, so a compaction needs no second copy of the store
-        (tiering, 1,000 agents: a compaction inside the daily move +8 to +15 MB → +1.5 MB)."""
+        shifted down over its dead rows, so a compaction needs no second copy of the store."""
         total = len(self.ids)
         if len(self.row_of) == total:
             return

@@ -247,8 +247,7 @@ class IdMap(MutableMapping[int, int]):
         return sorted(self._outliers.items()) + pairs if self._outliers else pairs
 
     def value_array(self) -> np.ndarray:
-        """Every value (ascending id order), as one int64 array: no Python int or pair a value
-        (a compaction of 200,000 hot rows built ~24 MB of pairs to sort)."""
+        """Every value (ascending id order), as one int64 array: no Python int or pair a value."""
         values = np.frombuffer(self._values, np.int64)[self._present()]
         if not self._outliers:
             return values

@@ -1,9 +1,8 @@
 """A group's KV attribute columns: one list of values per attribute over shared agent slots.
 
-A `dict` per attribute (agent id → value) costs ~50 bytes an agent in hash table and entry
-per attribute, ~1.2 KB an agent over the town's ~25 attributes. Here the agent → slot map
-is one dict for the group and each attribute holds one list pointer an agent (8 bytes):
-the values themselves are the same objects as before.
+A `dict` per attribute (agent id → value) costs a hash table entry an agent per attribute.
+Here the agent → slot map is one dict for the group and each attribute holds one list
+pointer an agent: the values themselves are the same objects.
 """
 
 from __future__ import annotations

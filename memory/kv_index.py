@@ -3,7 +3,7 @@
 With sparse (BM25) embeddings an agent's embedded KV attributes (a handful: name, thought,
 emotion…) are scored here exactly as the engine would (Σ idf · q · d, IDF over every KV
 point of the group) from one sparse vector per (agent, key). Re-embedding `thought` every
-tick then costs no engine write (~85 µs a point): `KVDeferredStore` writes the changed points
+tick then costs no engine write: `KVDeferredStore` writes the changed points
 in one batch when the engine's own view is needed (a checkpoint's scroll, a query, close).
 """
 
@@ -143,8 +143,8 @@ class KVDeferredStore:
 
     def index_points(self) -> list[ScoredPoint]:
         """Every KV point as the engine would hold it, ids ascending, from the index: what a
-        checkpoint saves, without writing them to the engine first (a write costs ~1.5 KB of
-        the engine's RAM a point, six points an agent, for the rest of the run)."""
+        checkpoint saves, without writing them to the engine first (a write costs the engine's
+        RAM for the rest of the run)."""
         points = [self.index_point(slot) for slot in self.index.packed]
         points.sort(key=lambda p: p.id)
         return points
@@ -190,6 +190,5 @@ class KVDeferredStore:
     async def close(self) -> None:
         """Close without writing the changed attributes: a closed shard is never reopened (a
         later run or interview restores from a checkpoint, which saves them from the index),
-        and writing six points an agent at the end was a large run's peak (~300 MB in each
-        50,000-agent group)."""
+        and writing every agent's points at the end would be a large run's peak."""
         await self.inner.close()

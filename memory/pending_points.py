@@ -1,11 +1,8 @@
 """Engine points of hot memories written late, built for a whole batch in one pass.
 
-`DeferredStore` writes a memory to the engine when it leaves hot (half a benchmark's memories,
-every memory of a long run). Building each point alone cost ~7 µs for the payload (a full hot
-row, then its defaults dropped) and ~15 µs for the vector (a binary search per memory); here
-the hot columns are read once per batch, each agent's rows found with one search, and the
-payload is the hot row (`HotStore.row`) without its id and default fields, key for key
-(tests compare them).
+`DeferredStore` writes a memory to the engine when it leaves hot; here the hot columns are
+read once per batch, each agent's rows found with one search, and the payload is the hot row
+(`HotStore.row`) without its id and default fields, key for key (tests compare them).
 """
 
 from __future__ import annotations

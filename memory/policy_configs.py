@@ -1,4 +1,4 @@
-"""Configs of the issue-16 memory policies: temporal links, contradiction check, procedural
+"""Configs of the memory policies: temporal links, contradiction check, procedural
 habits and importance recomputation (each off by default, each switchable on its own)."""
 
 from __future__ import annotations

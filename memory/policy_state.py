@@ -1,4 +1,4 @@
-"""What the issue-16 policies keep per group (open temporal episodes, repeated actions, the
+"""What the memory policies keep per group (open temporal episodes, repeated actions, the
 contradiction check's progress, counters) and their run on the tier schedule."""
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ class CognitiveState:
         self.sensory: deque[str] = deque(maxlen=config.sensory_buffer_size)
         self.unattended: list[str] = []  # raw events since the last observation
         self.working: list[WorkingItem] = []
-        self._facts: Any = None  # a networkx MultiDiGraph, made at the first fact
+        self.fact_graph: Any = None  # a networkx MultiDiGraph, made at the first fact
         self.observations = 0
         self.attention_every = config.attention_every
 
@@ -114,11 +114,11 @@ class CognitiveState:
     @property
     def facts(self) -> Any:
         """The agent's fact graph (networkx is imported only by agents that learn facts)."""
-        if self._facts is None:
+        if self.fact_graph is None:
             import networkx as nx
 
-            self._facts = nx.MultiDiGraph()
-        return self._facts
+            self.fact_graph = nx.MultiDiGraph()
+        return self.fact_graph
 
     def learn(self, subject: str, relation: str, obj: str, time: float) -> None:
         """Add a (subject, relation, object) fact; a repeated fact is refreshed, not doubled."""
@@ -132,7 +132,7 @@ class CognitiveState:
         """Facts reachable from `subject` within `hops` edges (optionally one relation)."""
         import networkx as nx
 
-        if self._facts is None or subject not in self._facts:
+        if self.fact_graph is None or subject not in self.fact_graph:
             return []
         reach = nx.single_source_shortest_path_length(self.facts, subject, cutoff=hops - 1)
         out = []

@@ -17,7 +17,6 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from societas.memory.fast_requests import search_model
 from societas.memory.policies import LAYERS
 
 if TYPE_CHECKING:
@@ -47,8 +46,7 @@ def layered_requests(
     for r, per_layer in zip(requests, split, strict=True):
         layers = (r.layers or LAYERS) if per_layer else (None,)
         if per_layer:
-            model = search_model(r)
-            flat.extend(model.model_copy(update={"layers": (layer,)}) for layer in layers)
+            flat.extend(r.model_copy(update={"layers": (layer,)}) for layer in layers)
         else:
             flat.append(r)
         spans.append(len(layers))

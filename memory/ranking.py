@@ -1,6 +1,6 @@
 """Exact Generative Agents retrieval over all of an agent's hot and warm memories.
 
-Score = α·recency + β·importance + γ·relevance, recency = decay ** hours since the memory.
+Score = α·recency + β·importance + γ·relevance (memory.scoring).
 Every memory of the agent competes, not a fixed pre-selection. One relevance query per
 search (the top `candidate_limit` hits) runs in the engine; the agent's hot memories are
 scored from the RAM columns; warm-only memories (older than everything hot) are covered by
@@ -22,6 +22,7 @@ import numpy as np
 
 from societas.memory.embedding import TextVectors
 from societas.memory.records import SearchRequest
+from societas.memory.scoring import Numbers, base_terms, relevance_term
 from societas.memory.vectorstores import PointFilter, ScoredPoint, VectorQuery
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ class Ranker:
             fallback = [j for j, ok in zip(fallback, in_ram, strict=True) if not ok]
         for job in fallback:  # the engine's conditions, for the searches that go there
             if job.filter is None:
-                job.filter = self.group._point_filter(job.request)
+                job.filter = self.group.point_filter(job.request)
         if self.fast_path():
             fallback = await self._rank_fast(fallback, now)
         await self._rank_in_engine(fallback, now)
@@ -167,7 +168,6 @@ class Ranker:
                 maybe = _may_win(p.warm_base_bound + gamma * p.warm_rel, p.warm_ids, kth)
                 wanted.extend(p.warm_ids[maybe].tolist())
         payloads = await g.store.retrieve(wanted) if wanted else {}
-        log_decay = math.log(cfg.decay_per_hour)
         rest: list[RankJob] = []
         for job, p in zip(jobs, passes, strict=True):
             ids, scores = p.ids, p.scores
@@ -179,8 +179,8 @@ class Ranker:
                 imps = np.fromiter(
                     (self._importance_of(payloads[i], now) for i in got), np.float64, len(got)
                 )
-                recency = np.exp(log_decay * np.abs(now - times) / 3600.0)
-                exact = cfg.recency_weight * recency + cfg.importance_weight * imps
+                read_rows = Numbers(time=times, importance=imps)
+                exact = read_rows.add(base_terms(read_rows, cfg, now))
                 ids = np.concatenate([ids, p.warm_ids[read]])
                 scores = np.concatenate([scores, exact + gamma * p.warm_rel[read]])
                 job.payloads.update((i, payloads[i]) for i in got)
@@ -233,10 +233,11 @@ class Ranker:
         return forgetting.effective_importance(payload["importance"], layer, since, now)
 
     def _normalise(self, raw: np.ndarray) -> np.ndarray:
-        if self.group.normalization == "saturate":
-            k = self.group.config.retrieval.saturation_k
-            return np.where(raw > 0, raw / (raw + k), 0.0)
-        return raw
+        """Engine relevance scores normalised as the score does (0 where there is none)."""
+        cfg = self.group.config.retrieval
+        mode = self.group.normalization
+        normalised = relevance_term(Numbers(0.0, 0.0, raw), mode, cfg)
+        return np.where(raw > 0, normalised, 0.0) if mode == "saturate" else normalised
 
     def _first_pass(self, job: RankJob, hits: list[ScoredPoint], now: float) -> _Pass:
         """Score the agent's hot memories from RAM and bound the warm-only ones."""
@@ -265,9 +266,8 @@ class Ranker:
         keep = self._hot_mask(job.filter, rows, times)
         if keep is not None:
             ids, times, imps = ids[keep], times[keep], imps[keep]
-        log_decay = math.log(cfg.decay_per_hour)
-        base = cfg.recency_weight * np.exp(log_decay * np.abs(now - times) / 3600.0)
-        base += cfg.importance_weight * imps
+        hot_rows = Numbers(time=times, importance=imps)
+        base = hot_rows.add(base_terms(hot_rows, cfg, now))
         by_id = np.argsort(hit_ids)
         sorted_hits = hit_ids[by_id]
         where = np.searchsorted(sorted_hits, ids)
@@ -289,9 +289,9 @@ class Ranker:
         newest = hot.newest_evicted.get(agent)
         if newest is None:
             newest = oldest_hot_time if oldest_hot_time is not None else now
-        recency_bound = math.exp(log_decay * max(0.0, now - newest) / 3600.0)
-        importance_bound = g.max_importance.get(agent, 1.0)
-        warm_base = cfg.recency_weight * recency_bound + cfg.importance_weight * importance_bound
+        # Warm-only memories are older than `newest` and no more important than the agent's most.
+        bound = Numbers(time=min(newest, now), importance=g.max_importance.get(agent, 1.0))
+        warm_base = float(bound.add(base_terms(bound, cfg, now)))
         rest_bound = None
         if warm_only > int(warm.sum()) and (truncated or not relevant_only):
             rest_bound = warm_base + gamma * rest_rel

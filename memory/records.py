@@ -7,7 +7,6 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from societas.memory import rank_kernel
 from societas.memory.clock import format_time_of_day
 from societas.memory.records_meta import MemoryType, check_metadata, check_tags, meta_of
 
@@ -163,25 +162,11 @@ def record_from_payload(memory_id: int, payload: dict[str, Any]) -> MemoryRecord
     )
 
 
-def trusted(cls: type[_M], fields: dict[str, Any], fields_set: set[str] | None = None) -> _M:
-    """A model from values already validated (typed columns, records): every field given.
-
-    `model_construct` costs ~35 µs a record (it walks the fields for defaults); a search
-    returns records for every hit, so this sets the instance state directly (~1 µs).
-    `fields_set`: a set of every field name shared by callers that make many (pydantic
-    copies it before changing it, in `model_copy`). One call into the compiled kernel when
-    built (memory/_hits.c `made`: the same state, without four `object.__setattr__` calls)."""
-    kernel = rank_kernel.HITS
-    if kernel is not None:
-        return kernel.made(cls, fields, set(fields) if fields_set is None else fields_set)
-    obj = cls.__new__(cls)
-    object.__setattr__(obj, "__dict__", fields)
-    object.__setattr__(
-        obj, "__pydantic_fields_set__", set(fields) if fields_set is None else fields_set
-    )
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
-    return obj
+def trusted(cls: type[_M], fields: dict[str, Any]) -> _M:
+    """A model from values already valid (typed columns, records), every field given;
+    validation is pydantic's fastest public way to build one (`model_construct` walks the
+    defaults)."""
+    return cls.model_validate(fields)
 
 
 class MemoryHit(MemoryRecord):

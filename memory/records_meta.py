@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 import pyarrow as pa
 
-from societas.memory import rank_kernel
 from societas.memory.id_map import BATCH_AT
 
 if TYPE_CHECKING:
@@ -73,8 +72,8 @@ def meta_payload(
     metadata: Mapping[str, Any] | None,
     expires_at: float | None,
 ) -> dict[str, Any]:
-    """The payload fields of a new memory (absent ones left out: each costs ~6 µs and RAM;
-    the default type too — filters read a missing type as episodic)."""
+    """The payload fields of a new memory (absent ones left out: each costs write time and
+    RAM; the default type too, as filters read a missing type as episodic)."""
     payload: dict[str, Any] = {} if memory_type == DEFAULT_TYPE else {"type": memory_type}
     if tags:
         payload["tags"] = list(tags)
@@ -158,9 +157,7 @@ class AccessLedger:
         """Count one read of each id now: hot memories in their columns at once, and in the
         ledger those the store holds or will hold without their columns. A batch (a gathered
         tick's searches) leaves out the hot memories still `unsent`: they reach the store from
-        their columns, counts included. In a gathered 300-agent tick the ledger held ~12,000
-        such reads (two dicts, counts the columns had exactly; ~5-9 % of a turn's wall, little
-        of it instructions: RESULTS.md). A few ids (a lone search) are counted without the
+        their columns, counts included. A few ids (a lone search) are counted without the
         checks, which cost more than the count; `flush` passes those over. `rows`: the hot
         rows of all the ids, when the caller has them (a lone search's hits)."""
         ids = list(memory_ids)
@@ -169,15 +166,11 @@ class AccessLedger:
             ids = _held_by_store(ids, hot, unsent)
             if not ids:
                 return
-        kernel = rank_kernel.HITS
-        if kernel is not None:  # the loop below, compiled (memory/_hits.c)
-            kernel.count_reads(self.pending, self.last, ids, now)
-        else:
-            pending, last = self.pending, self.last
-            get = pending.get
-            for memory_id in ids:
-                pending[memory_id] = get(memory_id, 0) + 1
-                last[memory_id] = now
+        pending, last = self.pending, self.last
+        get = pending.get
+        for memory_id in ids:
+            pending[memory_id] = get(memory_id, 0) + 1
+            last[memory_id] = now
 
     def overlay(self, memory_id: int, stored: int) -> int:
         """The count of a warm memory: stored value plus reads not yet flushed."""

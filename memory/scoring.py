@@ -1,18 +1,22 @@
 """Retrieval score of Generative Agents: α·recency + β·importance + γ·relevance.
 
-The stores compute it inside Qdrant (prefetch + Formula); the functions here are the same
-formula in Python, used for MMR re-ranking, cold-tier search and to check the engine.
+`score_of` is its one definition, written over a `ScoreAlgebra`: `Numbers` evaluates it on
+floats and numpy arrays (RAM ranking, cold search), and each vector store's algebra turns it
+into that engine's Formula query (prefetch + rescoring inside Qdrant).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 RelevanceNormalization = Literal["auto", "saturate", "identity", "rrf"]
+N = TypeVar("N")
 
 
 class RetrievalConfig(BaseModel):
@@ -79,6 +83,11 @@ class RetrievalConfig(BaseModel):
         return self.recency_decay_per_hour
 
     @property
+    def log_decay_per_second(self) -> float:
+        """ln of the recency factor per simulated second."""
+        return math.log(self.decay_per_hour) / 3600.0
+
+    @property
     def half_life_seconds(self) -> float:
         """Simulated seconds after which recency halves (the engine's exp_decay scale)."""
         if self.recency_half_life_hours is not None:
@@ -94,29 +103,156 @@ class RetrievalConfig(BaseModel):
         return "identity" if dense else "saturate"
 
 
-def recency(age_seconds: float, half_life_seconds: float) -> float:
-    """0.5 ** (|age| / half_life): Qdrant's exp_decay with midpoint 0.5 and scale half_life."""
-    return 0.5 ** (abs(age_seconds) / half_life_seconds)
+class ScoreAlgebra(Protocol[N]):
+    """The operations a retrieval score is built from, in one backend's terms: numbers or
+    numpy arrays (RAM and cold), Qdrant Edge or qdrant-client formula expressions."""
+
+    def constant(self, value: float) -> N: ...
+
+    def field(self, name: str) -> N: ...  # a memory's field: importance, layer_since
+
+    def relevance(self) -> N: ...  # the raw relevance of the memory to the query
+
+    def recency(self, now: float, config: RetrievalConfig) -> N: ...  # decay of its time
+
+    def add(self, terms: list[N]) -> N: ...
+
+    def mul(self, terms: list[N]) -> N: ...
+
+    def div(self, left: N, right: N) -> N: ...  # 0 where `right` is 0
+
+    def neg(self, value: N) -> N: ...
+
+    def pow(self, base: float, exponent: N) -> N: ...
+
+    def layer_is(self, layer: str) -> N: ...  # 1 for memories in `layer`, else 0
 
 
-def normalized_relevance(raw: float, mode: str, config: RetrievalConfig, sources: int = 2) -> float:
-    """Map a raw engine score onto roughly 0..1 the way the Qdrant formula does."""
-    if mode == "saturate":
-        return raw / (raw + config.saturation_k) if raw + config.saturation_k != 0 else 0.0
-    if mode == "rrf":
-        return raw * (config.rrf_k + 1) / sources
+def importance_term(
+    alg: ScoreAlgebra[N], now: float, layer_decay: Mapping[str, float] | None = None
+) -> N:
+    """Stored importance, or with forgetting on: importance × f_layer ** days since set."""
+    if not layer_decay:
+        return alg.field("importance")
+    days = alg.div(
+        alg.add([alg.constant(now), alg.neg(alg.field("layer_since"))]), alg.constant(86_400.0)
+    )
+    return alg.add(
+        [
+            alg.mul([alg.layer_is(layer), alg.field("importance"), alg.pow(factor, days)])
+            for layer, factor in layer_decay.items()
+        ]
+    )
+
+
+def relevance_term(alg: ScoreAlgebra[N], normalization: str, config: RetrievalConfig) -> N:
+    """The raw relevance mapped onto about 0..1: s/(s+k) for BM25, RRF scaled, cosine as is."""
+    raw = alg.relevance()
+    if normalization == "saturate":
+        return alg.div(raw, alg.add([raw, alg.constant(config.saturation_k)]))
+    if normalization == "rrf":
+        return alg.mul([raw, alg.constant((config.rrf_k + 1) / 2)])
     return raw
+
+
+def base_terms(
+    alg: ScoreAlgebra[N],
+    config: RetrievalConfig,
+    now: float,
+    layer_decay: Mapping[str, float] | None = None,
+) -> list[N]:
+    """α·recency and β·importance: the score's terms that do not depend on the query."""
+    return [
+        alg.mul([alg.constant(config.recency_weight), alg.recency(now, config)]),
+        alg.mul([alg.constant(config.importance_weight), importance_term(alg, now, layer_decay)]),
+    ]
+
+
+def weighted_relevance(alg: ScoreAlgebra[N], config: RetrievalConfig, normalization: str) -> N:
+    """γ·relevance, the score's query term."""
+    return alg.mul(
+        [alg.constant(config.relevance_weight), relevance_term(alg, normalization, config)]
+    )
+
+
+def score_of(
+    alg: ScoreAlgebra[N],
+    config: RetrievalConfig,
+    now: float,
+    normalization: str,
+    relevance: bool = True,
+    layer_decay: Mapping[str, float] | None = None,
+) -> N:
+    """α·recency + β·importance + γ·relevance: the one definition of the retrieval score,
+    from which every path (RAM, cold, the Qdrant formulas) builds its own."""
+    terms = base_terms(alg, config, now, layer_decay)
+    if relevance:
+        terms.append(weighted_relevance(alg, config, normalization))
+    return alg.add(terms)
+
+
+@dataclass(slots=True)
+class Numbers:
+    """The score over numbers: floats or numpy arrays of the memories' fields."""
+
+    time: Any
+    importance: Any
+    raw_relevance: Any = 0.0
+    layer_since: Any = 0.0
+    layer: Any = None  # numpy array of layer names, with forgetting on
+
+    def constant(self, value: float) -> Any:
+        return value
+
+    def field(self, name: str) -> Any:
+        return getattr(self, name)
+
+    def relevance(self) -> Any:
+        return self.raw_relevance
+
+    def recency(self, now: float, config: RetrievalConfig) -> Any:
+        """decay_per_hour ** hours since the memory, as exp(|age| · ln(decay) / 3600)."""
+        return np.exp(np.abs(now - self.time) * config.log_decay_per_second)
+
+    def add(self, terms: list[Any]) -> Any:
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    def mul(self, terms: list[Any]) -> Any:
+        total = terms[0]
+        for term in terms[1:]:
+            total = total * term
+        return total
+
+    def div(self, left: Any, right: Any) -> Any:
+        if isinstance(right, np.ndarray):
+            return np.divide(left, right, out=np.zeros(np.shape(right)), where=right != 0)
+        return left / right if right != 0 else 0.0
+
+    def neg(self, value: Any) -> Any:
+        return -value
+
+    def pow(self, base: float, exponent: Any) -> Any:
+        return base**exponent
+
+    def layer_is(self, layer: str) -> Any:
+        return (np.asarray(self.layer) == layer).astype(np.float64)
+
+
+def recency(age_seconds: float, half_life_seconds: float) -> float:
+    """The score's recency term of a memory this old, with recency halving every half-life."""
+    config = RetrievalConfig(recency_half_life_hours=half_life_seconds / 3600.0)
+    return float(Numbers(time=-age_seconds, importance=0.0).recency(0.0, config))
 
 
 def retrieval_score(
     *, age_seconds: float, importance: float, relevance: float, config: RetrievalConfig
 ) -> float:
-    """α·recency + β·importance + γ·relevance with already-normalised relevance."""
-    return (
-        config.recency_weight * recency(age_seconds, config.half_life_seconds)
-        + config.importance_weight * importance
-        + config.relevance_weight * relevance
-    )
+    """α·recency + β·importance + γ·relevance of one memory, relevance already normalised."""
+    numbers = Numbers(time=-age_seconds, importance=importance, raw_relevance=relevance)
+    return float(score_of(numbers, config, 0.0, "identity"))
 
 
 def cosine(a: object, b: object) -> float:

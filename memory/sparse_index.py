@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from societas.memory import rank_kernel
 from societas.memory.embedding.base import SparseVector
 
 
@@ -83,19 +82,7 @@ class SparseIndex:
         topics: Sequence[str],
         vectors: Sequence[SparseVector | None],
     ) -> None:
-        """Index new memories (ids ascending per agent, as the group allocates them): in one
-        call into the compiled kernel (memory/_postings.c) when built, else row by row."""
-        kernel = rank_kernel.POSTINGS
-        if kernel is not None:
-            unsorted_agents = kernel.add(
-                self.agents, AgentPostings, list(ids), list(agent_ids), list(times),
-                list(importances), list(topics), self._topic_ids, self.topic_id, list(vectors),
-                self.df,
-            )  # fmt: skip
-            self.docs += len(ids)
-            for agent_id in set(unsorted_agents):
-                self.agents[agent_id] = _sorted(self.agents[agent_id])
-            return
+        """Index new memories (ids ascending per agent, as the group allocates them)."""
         count_terms, agents = self.df.update, self.agents  # Counter.update: counted in C
         topic_id = self.topic_id
         unsorted: set[int] = set()

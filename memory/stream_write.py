@@ -11,15 +11,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from societas.memory.clock import SECONDS_PER_DAY
-from societas.memory.fast_requests import PlainAdd
 from societas.memory.policies import initial_layer
 from societas.memory.records_meta import meta_payload
 from societas.memory.vectorstores import MemoryPoint
-
-_PLAIN = {PlainAdd}
-# Batches from this size on are transposed in C when plain (a lone agent's 2 memories cost
-# less in the one Python pass: callgrind, +6 k instructions a lone turn the other way).
-PLAIN_COLUMNS_AT = 16
 
 if TYPE_CHECKING:
     from societas.memory.embedding import TextVectors
@@ -29,7 +23,7 @@ if TYPE_CHECKING:
 
 async def write_memories(
     group: GroupMemory,
-    requests: Sequence[AddRequest | PlainAdd],
+    requests: Sequence[AddRequest],
     ids: Sequence[int],
     stamp: tuple[int, float] | None = None,
 ) -> None:
@@ -37,8 +31,8 @@ async def write_memories(
     clock now). The caller holds the operation lock."""
     if not requests:
         return
-    (agent_ids, topics, texts, locations, importances, layers, types, expires, typed) = (
-        _plain_columns(group, requests) or _columns(group, requests)
+    (agent_ids, topics, texts, locations, importances, layers, types, expires, typed) = _columns(
+        group, requests
     )
     vectors = await group.embedder.embed_documents(texts)
     if stamp is None:
@@ -96,33 +90,7 @@ Columns = tuple[
 ]  # agent ids, topics, texts, locations, importances, layers, types, expiries, typed rows
 
 
-def _plain_columns(group: GroupMemory, requests: Sequence[AddRequest | PlainAdd]) -> Columns | None:
-    """The columns of a batch of `PLAIN_COLUMNS_AT` or more `PlainAdd`s (per-agent
-    `stream.add`): the tuples transposed in C, not a Python pass a request; None for any
-    other batch."""
-    if len(requests) < PLAIN_COLUMNS_AT or set(map(type, requests)) != _PLAIN:
-        return None
-    agent_ids, topics, texts, importances, locations, types, tags, metadata, expires = zip(
-        *requests, strict=True
-    )
-    n = len(agent_ids)
-    if not group._agents.issuperset(agent_ids):
-        for agent_id in agent_ids:
-            group.require_agent(agent_id)  # raises, naming the first unknown one
-    if None in importances:
-        default = group.config.default_importance
-        importances = tuple(default if i is None else i for i in importances)
-    unexpiring = expires.count(None) == n
-    if any(tags) or metadata.count(None) != n or not unexpiring:
-        typed = [at for at, r in enumerate(requests) if _typed(r)]
-    else:
-        typed = []
-    layers = list(map(initial_layer, topics))
-    expiries = None if unexpiring else expires  # None: every row never expires
-    return agent_ids, topics, texts, locations, importances, layers, types, expiries, typed
-
-
-def _columns(group: GroupMemory, requests: Sequence[AddRequest | PlainAdd]) -> Columns:
+def _columns(group: GroupMemory, requests: Sequence[AddRequest]) -> Columns:
     """The batch's columns in one pass over the requests (a lone agent writes 2: one pass,
     not a comprehension a column)."""
     agent_ids: list[int] = []
@@ -134,7 +102,7 @@ def _columns(group: GroupMemory, requests: Sequence[AddRequest | PlainAdd]) -> C
     types: list[str] = []
     expires: list[float | None] = []
     typed: list[int] = []  # positions of requests with tags, metadata or an expiry
-    default, agents = group.config.default_importance, group._agents
+    default, agents = group.config.default_importance, group.known_agents
     for at, r in enumerate(requests):
         agent_id, topic = r.agent_id, r.topic
         if agent_id not in agents:
@@ -152,14 +120,14 @@ def _columns(group: GroupMemory, requests: Sequence[AddRequest | PlainAdd]) -> C
     return agent_ids, topics, texts, locations, importances, layers, types, expires, typed
 
 
-def _typed(r: AddRequest | PlainAdd) -> bool:
+def _typed(r: AddRequest) -> bool:
     """Whether a request carries tags, metadata or an expiry (kept beside the columns)."""
     return bool(r.tags or r.metadata or r.expires_at is not None)
 
 
 def _points(
     group: GroupMemory,
-    requests: Sequence[AddRequest | PlainAdd],
+    requests: Sequence[AddRequest],
     ids: Sequence[int],
     vectors: Sequence[TextVectors],
     importances: Sequence[float],
@@ -167,9 +135,9 @@ def _points(
     times: Sequence[float],
     t: float,
 ) -> list[MemoryPoint]:
-    """The engine points of memories written through (no RAM index). Payload fields cost
-    ~6 µs each to hand to the engine, so absent ones are left out: the group is in the point
-    id (id >> 40), links and location are set when they exist."""
+    """The engine points of memories written through (no RAM index). Absent payload fields
+    are left out (each costs write time): the group is in the point id (id >> 40), links and
+    location are set when they exist."""
     layered = group.profiles.any_forgetting
     points = []
     for point_id, r, vec, imp, layer, at in zip(

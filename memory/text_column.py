@@ -1,10 +1,9 @@
 """Texts of the hot tier as one UTF-8 buffer and offsets, not a Python string per memory.
 
-A short `str` costs its text plus ~57 bytes (header and allocator rounding) and is one more
-long-lived object among a tick's temporaries, which is how pymalloc's arenas fragment. Here a
-group's hot texts are one `bytearray` (large, so glibc maps it apart from the heap) and one
-`array` of end offsets: 8 bytes a text besides its UTF-8 bytes. A read decodes the slice
-(~0.2 µs); a dropped row keeps its bytes until the hot store compacts its columns.
+A short `str` costs its header besides its text and is one more long-lived object among a
+tick's temporaries, which is how pymalloc's arenas fragment. Here a group's hot texts are one
+`bytearray` and one `array` of end offsets: 8 bytes a text besides its UTF-8 bytes. A read
+decodes the slice; a dropped row keeps its bytes until the hot store compacts its columns.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from societas.memory import rank_kernel
 from societas.memory.column_ops import KEEP_CHUNK
 
 _ANY = "surrogatepass"  # any str round-trips, lone surrogates from a model's JSON included
@@ -42,10 +40,6 @@ class TextColumn:
         start = ends[row - 1] if row else 0
         return self._data[start:end].decode("utf-8", _ANY)
 
-    def buffers(self) -> tuple[bytearray, array]:
-        """The UTF-8 bytes and end offsets, for compiled readers (memory/_hits.c): read only."""
-        return self._data, self._ends
-
     def __iter__(self) -> Iterator[str]:
         return (self[r] for r in range(len(self)))
 
@@ -54,18 +48,13 @@ class TextColumn:
         self._ends.append(len(self._data))
 
     def extend(self, texts: Iterable[str]) -> None:
-        if rank_kernel.COLUMNS is not None:  # the same loop, compiled (memory/_columns.c)
-            rank_kernel.COLUMNS.texts_extend(self, texts)
-            return
         data, ends = self._data, self._ends
         for text in texts:
             data += text.encode("utf-8", _ANY)
             ends.append(len(data))
 
     def extend_rows(self, src: TextColumn, rows: Iterable[int]) -> None:
-        """Append `src`'s texts at `rows`, in that order (bytes copied, nothing decoded). A
-        Python loop: the compiled one (whole batches into the buffer at once) kept ~7 MB more
-        of RSS from the first move to cold on in the 30-day tiering run at 1,000 agents."""
+        """Append `src`'s texts at `rows`, in that order (bytes copied, nothing decoded)."""
         data, ends, out_data, out_ends = src._data, src._ends, self._data, self._ends
         for row in rows:
             out_data += data[ends[row - 1] if row else 0 : ends[row]]
@@ -74,9 +63,8 @@ class TextColumn:
     def keep_rows(self, rows: np.ndarray) -> None:
         """Keep only `rows` (ascending, distinct), in place: each run of adjacent kept texts
         moves forward in one `memmove` and the offsets are rewritten over themselves, so no
-        second buffer exists (a copy of 200,000 texts was ~15 MB on top of the old one at a
-        compaction). Rows go in chunks (memory.column_ops.KEEP_CHUNK): offsets arrays the size
-        of the column were fresh pages at every compaction. A chunk writes offsets below every
+        second buffer exists. Rows go in chunks (memory.column_ops.KEEP_CHUNK), so no offsets
+        array the size of the column is made at a compaction. A chunk writes offsets below every
         row a later chunk reads, except the one just before its first row, which it leaves as
         it was when every row before is kept. The buffer keeps its capacity unless it shrank
         below half (bytearray's own rule), and the rows appended next reuse it."""

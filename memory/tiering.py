@@ -29,9 +29,7 @@ if TYPE_CHECKING:
     from societas.memory.vectorstores.base import ScoredPoint
 
 TIERS = ("hot", "warm", "cold")
-# Hot rows evicted between two returns of free heap pages to the OS: a trim walks the whole
-# heap (~80 µs), so a 1,000-agent group (2,000 rows a tick) trims every tick as before and a
-# 20-agent one every ~25 ticks instead of paying it every tick for 40 rows.
+# Hot rows evicted between two returns of free heap pages to the OS (a trim walks the heap).
 TRIM_AFTER_EVICTIONS = 1024
 
 
@@ -260,9 +258,7 @@ async def _tick(group: GroupMemory) -> dict[str, int]:
         # Read counts are not written here: hot ones live in the hot columns (written with the
         # memory when it leaves hot), warm ones in the ledger, overlaid on every read, put into
         # the rows that move to cold, kept by checkpoints, and written only before a pass that
-        # reads them from the store (forgetting, importance). A daily write of every warm
-        # memory read that day rewrote its payload in the engine: ~2 KB of RAM each (measured:
-        # 300 agents × 200 memories, net RAM per agent 503 → 361 KB).
+        # reads them from the store (forgetting, importance).
         await group.boosts.flush(group)  # FinMem access boosts: one pass, not per hit
         moved = await _move_to_cold(group, now)
         if moved:  # a day of warm_rows left for cold: drop their rows now, not at half dead
@@ -275,8 +271,7 @@ async def _tick(group: GroupMemory) -> dict[str, int]:
             await group.store.optimize()
         if cfg.optimize_after_migration and _seal_due(group.kv_store, cfg):  # rewritten status
             await group.kv_store.optimize()
-        # Persist and release the engine's write buffers: without this, RAM grows with every
-        # point ever written, deleted or not (measured: ~60 MB a day at 100 agents).
+        # Persist and release the engine's write buffers, or RAM grows with every point written.
         await group.flush()
     if moved:  # the Parquet parts' Arrow buffers: Arrow's pool keeps freed ones otherwise
         pa.default_memory_pool().release_unused()

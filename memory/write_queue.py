@@ -22,7 +22,6 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from societas.memory.fast_requests import PlainAdd
     from societas.memory.group import GroupMemory
     from societas.memory.records import AddRequest
 
@@ -63,7 +62,7 @@ class WriteQueue:
     def __init__(self, group: GroupMemory, yields: int) -> None:
         self.group = group
         self.yields = yields
-        self.adds: list[AddRequest | PlainAdd] = []
+        self.adds: list[AddRequest] = []
         self.add_ids: list[int] = []
         self.stamps: list[tuple[int, float]] = []  # the clock (day, t) when each was added
         self.kv: dict[tuple[int, str], None] = {}  # (agent, key), in first-changed order
@@ -84,7 +83,7 @@ class WriteQueue:
         drain = self._drain
         return drain is not None and not drain.done() and drain.get_loop() is loop
 
-    def add(self, request: AddRequest | PlainAdd, memory_id: int, stamp: tuple[int, float]) -> None:
+    def add(self, request: AddRequest, memory_id: int, stamp: tuple[int, float]) -> None:
         """Queue one validated memory under its id, stamped with the clock of the call; the
         drain writes it a loop turn later."""
         self.adds.append(request)
@@ -121,7 +120,7 @@ class WriteQueue:
             group = self.group
             peek = group.kv_peek
             try:
-                await group._embed_kv([(a, k, peek(a, k)) for a, k in slots])
+                await group.embed_kv([(a, k, peek(a, k)) for a, k in slots])
             except BaseException:
                 self.kv = {**dict.fromkeys(slots), **self.kv}
                 raise
@@ -142,7 +141,7 @@ class WriteQueue:
             return
         self.drains += 1
         try:
-            async with self.group._op_lock:
+            async with self.group.op_lock:
                 await self.apply(kv=False)
         except Exception as exc:  # kept queued: the next read retries and raises
             log.warning("queued memories not written yet (%d): %r", len(self.adds), exc)

@@ -60,7 +60,7 @@ async def _all_memories(engine: GroupEngine) -> list[str]:
     assert memory is not None
     base = memory.config.group_id << _ID_BITS
     texts = []
-    for seq in range(memory._next_seq):
+    for seq in range(memory.issued_count()):
         try:
             (record,) = await memory.get_by_ids([base | seq])
         except KeyError:

@@ -22,7 +22,6 @@ from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
-from societas.memory import rank_kernel
 from societas.memory.embedding.base import SparseVector, TextVectors, sparse_text_vectors
 
 # Scripts written without spaces between words: CJK ideographs, kana, Hangul, Thai.
@@ -38,8 +37,7 @@ def needs_segmentation(text: str) -> bool:
 
 # Batches this large are embedded on a worker thread, off the event loop. The Rust BM25 holds
 # the GIL (two threads embed no faster than one), so a thread only helps the loop when a batch
-# would hold it for long: ~6 µs a text inline here (benchmarks/RESULTS.md), ~8-9 µs with the
-# hand-off, so batches under this (~6 ms) are embedded inline.
+# would hold it for long; smaller batches cost less inline than the hand-off.
 OFFLOAD_AT = 1024
 
 
@@ -96,14 +94,8 @@ class Bm25Embedder:
             other = self._multilingual.embed_query if query else self._multilingual.embed_document
             search = _UNSPACED.search
             answers = [english(t) if t.isascii() or not search(t) else other(t) for t in texts]
-        # This runs for every text a tick. The Rust model answers lists: the kernels store them
-        # in arrays in C (array's own constructor parses each number through a format string),
-        # the vectors built in place (no dataclass __init__), all in one call when built.
-        if rank_kernel.VECTORS is not None:
-            return rank_kernel.VECTORS.text_vectors(answers, SparseVector, TextVectors)
-        made, kernel = sparse_text_vectors, rank_kernel.POSTINGS
-        typed = array if kernel is None else kernel.typed_array
-        return [made(typed("I", v.indices), typed("f", v.values)) for v in answers]
+        made = sparse_text_vectors
+        return [made(array("I", v.indices), array("f", v.values)) for v in answers]
 
     def _embed_now(self, texts: Sequence[str], query: bool) -> list[TextVectors]:
         if self.engine == "qdrant-edge":

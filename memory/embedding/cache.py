@@ -1,11 +1,10 @@
 """An LRU cache in front of any embedder: a text already embedded is not embedded again.
 
 A sparse-only entry (BM25, the default) is kept as one `bytes` of its term ids and weights
-(~110 B) rather than the vectors' four objects (~300 B): the cache was the largest item of a
-group's day of RAM (18 MB of 130 at 2,000 agents, benchmarks/RESULTS.md). Entries are keyed
-by a 128-bit BLAKE2b digest of the text, not the text (a memory's text is ~100-300 bytes and
-the cache was its only `str` copy once hot texts moved into one buffer); two texts sharing a
-digest is a 2^-128 event, not a case handled.
+rather than the vectors' four objects, as the cache can be a large part of a group's RAM.
+Entries are keyed by a 128-bit BLAKE2b digest of the text, not the text (hot texts live in
+one buffer, so the cache would hold the only `str` copy); two texts sharing a digest is a
+2^-128 event, not a case handled.
 """
 
 from __future__ import annotations

@@ -14,9 +14,8 @@ SPARSE = "bm25"
 
 # Stream points carry agent_id, topic, t, time, importance, text (+ location, links when
 # set); the day is time // 86400 and the group is the point id's top bits. KV points live in
-# their own shard/collection with agent_id, key, text. Each payload field costs ~6 µs per
-# point to hand to the engine, and each index slows upserts, so both are kept to what
-# filtering and scoring need.
+# their own shard/collection with agent_id, key, text. Each payload field and each index
+# slows writes, so both are kept to what filtering and scoring need.
 STREAM_INDEXES = {
     "agent_id": "integer_tenant",
     "time": "float",
@@ -29,7 +28,7 @@ STREAM_INDEXES = {
 # agent (every search and scroll names one) and time (tier moves scroll the oldest first,
 # which needs a range index). Its searches are answered from RAM (memory.ram_ranking) or
 # filtered within one agent's points, where the other conditions are checked point by point;
-# an index costs ~0.25-0.3 KB of RAM and ~5 µs of write per point (RESULTS.md).
+# an index costs RAM and write time per point.
 EDGE_STREAM_INDEXES = {"agent_id": "integer_tenant", "time": "float"}
 KV_INDEXES = {"agent_id": "integer_tenant", "key": "keyword"}
 SECONDS_PER_DAY = 86_400

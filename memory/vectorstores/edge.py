@@ -33,7 +33,7 @@ from societas.memory.vectorstores.edge_query import edge_filter, query_request
 from societas.memory.vectorstores.edge_seal import seal_in_child, shard_config
 
 __all__ = ["CHUNK_POINTS", "CHUNK_QUERIES", "EdgeVectorStore", "edge_filter"]
-CHUNK_POINTS = 256  # ~85 µs a point: a write holds the GIL ~20 ms at most
+CHUNK_POINTS = 256  # points per write: a write holds the GIL, so chunks keep it short
 CHUNK_QUERIES = 32  # a formula query can take ~0.5 ms: ~16 ms a chunk
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,6 @@ def _edge_vectors(vectors: TextVectors) -> dict[str, Any]:
     if vectors.dense is not None:
         named[DENSE] = list(vectors.dense)
     if vectors.sparse is not None:
-        # Typed arrays go in as they are (a list of each first cost ~0.3 µs more a point).
         named[SPARSE] = qe.SparseVector(vectors.sparse.indices, vectors.sparse.values)
     return named
 
@@ -238,7 +237,7 @@ class EdgeVectorStore:
         self._shard.flush()
         self._shard.close()
         # The closed shard's RAM goes back to the OS before the child loads the same points:
-        # otherwise the machine holds them twice while the child runs (measured: +163 MB PSS).
+        # otherwise the machine holds them twice while the child runs.
         release_free_memory()
         failed = None
         try:

@@ -7,6 +7,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
+from societas.memory.scoring import RetrievalConfig, score_of
 from societas.memory.vectorstores.base import (
     DENSE,
     SECONDS_PER_DAY,
@@ -114,60 +115,51 @@ def query_request(q: VectorQuery) -> qe.QueryRequest:
                 filter=edge_filter(q.filter),
             )
         )
-    terms = [
-        E.Mult(
-            [
-                E.Constant(cfg.recency_weight),
-                E.Decay(
-                    qe.DecayKind.Exp,
-                    E.Variable("time"),
-                    target=E.Constant(q.now),
-                    midpoint=0.5,
-                    scale=cfg.half_life_seconds,
-                ),
-            ]
-        ),
-        E.Mult([E.Constant(cfg.importance_weight), _importance(q)]),
-    ]
-    if has_relevance:
-        terms.append(E.Mult([E.Constant(cfg.relevance_weight), _relevance(q)]))
+    formula = score_of(EdgeAlgebra(), cfg, q.now, q.normalization, has_relevance, q.layer_decay)
     return qe.QueryRequest(
         limit=q.limit,
         prefetches=stages,
-        query=qe.Formula(E.Sum(terms), defaults={RELEVANCE: 0.0}),
+        query=qe.Formula(formula, defaults={RELEVANCE: 0.0}),
         with_payload=with_payload,
         with_vector=q.with_vectors,
     )
 
 
-def _importance(q: VectorQuery) -> Any:
-    """Stored importance, or with forgetting on: importance × f_layer ** days since set."""
-    if not q.layer_decay:
-        return E.Variable("importance")
-    days = E.Div(
-        E.Sum([E.Constant(q.now), E.Neg(E.Variable("layer_since"))]),
-        E.Constant(86_400.0),
-        by_zero_default=0.0,
-    )
-    return E.Sum(
-        [
-            E.Mult(
-                [
-                    E.Condition(qe.FieldCondition("layer", match=qe.MatchValue(layer))),
-                    E.Variable("importance"),
-                    E.Pow(E.Constant(factor), days),
-                ]
-            )
-            for layer, factor in q.layer_decay.items()
-        ]
-    )
+class EdgeAlgebra:
+    """The retrieval score (memory.scoring) as a Qdrant Edge formula expression."""
 
+    def constant(self, value: float) -> Any:
+        return E.Constant(value)
 
-def _relevance(q: VectorQuery) -> Any:
-    assert q.scoring is not None
-    score = E.Variable(RELEVANCE)
-    if q.normalization == "saturate":
-        return E.Div(score, E.Sum([score, E.Constant(q.scoring.saturation_k)]), by_zero_default=0.0)
-    if q.normalization == "rrf":
-        return E.Mult([score, E.Constant((q.scoring.rrf_k + 1) / 2)])
-    return score
+    def field(self, name: str) -> Any:
+        return E.Variable(name)
+
+    def relevance(self) -> Any:
+        return E.Variable(RELEVANCE)
+
+    def recency(self, now: float, config: RetrievalConfig) -> Any:
+        return E.Decay(
+            qe.DecayKind.Exp,
+            E.Variable("time"),
+            target=E.Constant(now),
+            midpoint=0.5,
+            scale=config.half_life_seconds,
+        )
+
+    def add(self, terms: list[Any]) -> Any:
+        return E.Sum(terms)
+
+    def mul(self, terms: list[Any]) -> Any:
+        return E.Mult(terms)
+
+    def div(self, left: Any, right: Any) -> Any:
+        return E.Div(left, right, by_zero_default=0.0)
+
+    def neg(self, value: Any) -> Any:
+        return E.Neg(value)
+
+    def pow(self, base: float, exponent: Any) -> Any:
+        return E.Pow(E.Constant(base), exponent)
+
+    def layer_is(self, layer: str) -> Any:
+        return E.Condition(qe.FieldCondition("layer", match=qe.MatchValue(layer)))

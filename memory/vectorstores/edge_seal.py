@@ -1,17 +1,11 @@
 """Seal a Qdrant Edge shard in a child process: optimize it there, then reopen it mmapped.
 
-Opt-in (`vector_store.compact_in_child`); the trade-off, measured on 2 cores at 1,000 agents
-(benchmarks/RESULTS.md): the loop is never stalled by a compaction and the group holds less
-RAM all along (30 days: 426 instead of 522 MB on day 29), but each compaction's child holds
-up to ~1.3 GB for a moment, so the machine's peak is higher.
-
-The binding holds the GIL for the whole of `EdgeShard.optimize` (measured: a thread of the
-same process got one turn in 1.2 s while 60,000 points were optimized), so an in-process
-optimize stalls every agent of the group for seconds a simulated day. And an appendable
-segment keeps each point in RAM (~1.9 KB a point with the stream's payload indexes, whatever
-the placement asked for); optimized segments are mmapped files (placement `Cold`), ~0.4 KB a
-point of RSS once reopened. So the shard is flushed and closed, optimized by a child process
-(`python edge_seal.py PATH SPEC`: only `qdrant_edge` imported there), and loaded again.
+Opt-in (`vector_store.compact_in_child`): the group's loop is never stalled by a compaction
+(the binding holds the GIL for the whole of `EdgeShard.optimize`) and optimized segments are
+mmapped files rather than appendable segments held in RAM, at the cost of a child process
+that holds the shard's working set for a moment. The shard is flushed and closed, optimized
+by a child (`python edge_seal.py PATH SPEC`: only `qdrant_edge` imported there), and loaded
+again.
 
 Run as a script, this file is the child; imported, it gives the shard config both sides use.
 """
@@ -56,7 +50,6 @@ def shard_config(spec: dict[str, Any], sealing: bool = False) -> Any:
         **(placement if spec.get("mmap") else {}),
         # No write-ahead log: a shard is never reopened after a crash (a lost group is
         # rebuilt from its last checkpoint, taken after `flush`), and the WAL's mmapped
-        # segments cost ~0.3 KB of RAM a point.
         wal_enabled=False,
     )
 

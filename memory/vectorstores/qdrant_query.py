@@ -7,6 +7,7 @@ from typing import Any
 
 from qdrant_client import models
 
+from societas.memory.scoring import RetrievalConfig, score_of
 from societas.memory.vectorstores.base import (
     DENSE,
     SECONDS_PER_DAY,
@@ -103,61 +104,50 @@ def query_request(q: VectorQuery, shard_key: str | None) -> models.QueryRequest:
                 limit=candidates,
             )
         )
-    terms: list[Any] = [
-        models.MultExpression(
-            mult=[
-                cfg.recency_weight,
-                models.ExpDecayExpression(
-                    exp_decay=models.DecayParamsExpression(
-                        x="time", target=q.now, midpoint=0.5, scale=cfg.half_life_seconds
-                    )
-                ),
-            ]
-        ),
-        models.MultExpression(mult=[cfg.importance_weight, _importance(q)]),
-    ]
-    if has_relevance:
-        terms.append(models.MultExpression(mult=[cfg.relevance_weight, _relevance(q)]))
     formula = models.FormulaQuery(
-        formula=models.SumExpression(sum=terms), defaults={RELEVANCE: 0.0}
+        formula=score_of(
+            QdrantAlgebra(), cfg, q.now, q.normalization, has_relevance, q.layer_decay
+        ),
+        defaults={RELEVANCE: 0.0},
     )
     return models.QueryRequest(limit=q.limit, prefetch=prefetches, query=formula, **common)
 
 
-def _importance(q: VectorQuery) -> Any:
-    """Stored importance, or with forgetting on: importance × f_layer ** days since set."""
-    if not q.layer_decay:
-        return "importance"
-    days = models.DivExpression(
-        div=models.DivParams(
-            left=models.SumExpression(sum=[q.now, models.NegExpression(neg="layer_since")]),
-            right=86_400.0,
-        )
-    )
-    return models.SumExpression(
-        sum=[
-            models.MultExpression(
-                mult=[
-                    models.FieldCondition(key="layer", match=models.MatchValue(value=layer)),
-                    "importance",
-                    models.PowExpression(pow=models.PowParams(base=factor, exponent=days)),
-                ]
+class QdrantAlgebra:
+    """The retrieval score (memory.scoring) as a qdrant-client formula expression."""
+
+    def constant(self, value: float) -> Any:
+        return value
+
+    def field(self, name: str) -> Any:
+        return name
+
+    def relevance(self) -> Any:
+        return RELEVANCE
+
+    def recency(self, now: float, config: RetrievalConfig) -> Any:
+        return models.ExpDecayExpression(
+            exp_decay=models.DecayParamsExpression(
+                x="time", target=now, midpoint=0.5, scale=config.half_life_seconds
             )
-            for layer, factor in q.layer_decay.items()
-        ]
-    )
+        )
 
+    def add(self, terms: list[Any]) -> Any:
+        return models.SumExpression(sum=terms)
 
-def _relevance(q: VectorQuery) -> Any:
-    assert q.scoring is not None
-    if q.normalization == "saturate":
+    def mul(self, terms: list[Any]) -> Any:
+        return models.MultExpression(mult=terms)
+
+    def div(self, left: Any, right: Any) -> Any:
         return models.DivExpression(
-            div=models.DivParams(
-                left=RELEVANCE,
-                right=models.SumExpression(sum=[RELEVANCE, q.scoring.saturation_k]),
-                by_zero_default=0.0,
-            )
+            div=models.DivParams(left=left, right=right, by_zero_default=0.0)
         )
-    if q.normalization == "rrf":
-        return models.MultExpression(mult=[RELEVANCE, (q.scoring.rrf_k + 1) / 2])
-    return RELEVANCE
+
+    def neg(self, value: Any) -> Any:
+        return models.NegExpression(neg=value)
+
+    def pow(self, base: float, exponent: Any) -> Any:
+        return models.PowExpression(pow=models.PowParams(base=base, exponent=exponent))
+
+    def layer_is(self, layer: str) -> Any:
+        return models.FieldCondition(key="layer", match=models.MatchValue(value=layer))

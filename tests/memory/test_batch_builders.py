@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import gc
-from array import array
-from types import SimpleNamespace
-
 import pytest
 
-from societas.memory import rank_kernel
 from societas.memory.embedding.base import TextVectors
 from societas.memory.pending_points import hot_payloads, index_vectors
 
@@ -72,26 +67,7 @@ async def test_batch_points_equal_the_per_memory_ones(group_factory, profile):
     assert stored[ids[4]]["importance"] == 0.77
 
 
-@pytest.fixture(params=["kernel", "python"])
-def hits_path(request, monkeypatch):
-    """Hits built by the compiled kernel (memory/_hits.c; its calls counted) or in Python."""
-    calls: list[int] = []
-    if request.param == "kernel":
-        kernel = rank_kernel.HITS
-        assert kernel is not None, "the install did not build memory/_hits.c"
-        counted = SimpleNamespace(
-            hits=lambda *a: calls.append(len(a[1])) or kernel.hits(*a),
-            made=kernel.made,
-            count_reads=kernel.count_reads,
-        )
-        monkeypatch.setattr(rank_kernel, "HITS", counted)
-    else:
-        monkeypatch.setattr(rank_kernel, "HITS", None)
-    yield calls
-    assert bool(calls) == (request.param == "kernel")
-
-
-async def test_hot_hits_equal_the_hot_store_ones(group_factory, hits_path):
+async def test_hot_hits_equal_the_hot_store_ones(group_factory):
     from societas.memory.hits import GATHER_AT, HotHits
 
     group = group_factory("edge")
@@ -123,7 +99,7 @@ async def test_hot_hits_equal_the_hot_store_ones(group_factory, hits_path):
     assert [list(h.__dict__) for h in batch] == [list(h.__dict__) for h in singles]
 
 
-async def test_hot_hits_of_plain_memories_equal_the_hot_store_ones(group_factory, hits_path):
+async def test_hot_hits_of_plain_memories_equal_the_hot_store_ones(group_factory):
     """No memory has tags, metadata or links (the sparse columns empty): the batch read
     gives the same hits, with fresh, unshared metadata dicts."""
     from societas.memory.hits import GATHER_AT, HotHits
@@ -159,52 +135,3 @@ async def test_touch_many_counts_each_read(group_factory, reads):
         record = group.hot.record(memory_id)
         assert record.access_count == asked.count(memory_id)
         assert record.last_accessed == (777.0 if memory_id in asked else None)
-
-
-async def test_kernel_hits_are_whole_models_and_bad_input_fails_clearly(group_factory):
-    """Hits from memory/_hits.c behave as models (frozen, dumped, copied: the copy does not
-    change the shared field set) and the kernel refuses rows and columns it cannot read."""
-    import pydantic
-
-    from societas.memory.hits import _ALL_SET, columns_of
-    from societas.memory.records import MemoryHit
-
-    kernel = rank_kernel.HITS
-    assert kernel is not None, "the install did not build memory/_hits.c"
-    group = group_factory("edge")
-    await group.add_agents({1: {}})
-    ids = [await group.agent(1).stream.add("event", f"plain {n}", 0.5) for n in range(3)]
-    await group.sync_writes()
-    hot = group.hot
-    rows = [hot.row_of[i] for i in ids]
-    hits = kernel.hits(columns_of(hot), ids, rows, [0.1, 0.2, 0.3], "hot", MemoryHit, _ALL_SET)
-    assert hits == [hot.hit(i, s) for i, s in zip(ids, [0.1, 0.2, 0.3], strict=True)]
-    with pytest.raises(pydantic.ValidationError):
-        hits[0].text = "frozen"  # type: ignore[misc]
-    copy = hits[0].model_copy(update={"score": 9.0})
-    assert copy.score == 9.0 and hits[0].score == 0.1 and hits[1].model_fields_set == _ALL_SET
-    assert MemoryHit.model_validate(hits[2].model_dump()) == hits[2]
-    columns = columns_of(hot)
-    with pytest.raises(IndexError, match="outside the 3 hot rows"):
-        kernel.hits(columns, ids[:1], [3], [0.1], "hot", MemoryHit, _ALL_SET)
-    with pytest.raises(ValueError, match="differ in length"):
-        kernel.hits(columns, ids, rows[:2], [0.1] * 3, "hot", MemoryHit, _ALL_SET)
-    with pytest.raises(TypeError, match="tuple of 23"):
-        kernel.hits(columns[:-1], ids, rows, [0.1] * 3, "hot", MemoryHit, _ALL_SET)
-    bad = (*columns[:2], hot.topics.codes, *columns[3:])  # 2-byte codes where doubles go
-    with pytest.raises(ValueError, match="items of 2 bytes"):
-        kernel.hits(bad, ids, rows, [0.1] * 3, "hot", MemoryHit, _ALL_SET)
-    past = array("q", [len(columns[9]) + 50] * 3)  # text ends beyond the buffer
-    bad = (*columns[:10], past, *columns[11:])
-    with pytest.raises(ValueError, match="outside the text buffer"):
-        kernel.hits(bad, ids, rows, [0.1] * 3, "hot", MemoryHit, _ALL_SET)
-    # A hit's state holding a container is tracked by the cycle collector, as a dict built
-    # key by key would be (the kernel fills a copied template: it must track it itself).
-    nested = await group.agent(1).stream.add("event", "nested", metadata={"a": [1]})
-    await group.sync_writes()
-    made = kernel.hits(columns_of(hot), [nested, ids[0]], [hot.row_of[nested], rows[0]],
-                       [0.4, 0.1], "hot", MemoryHit, _ALL_SET)  # fmt: skip
-    for hit in made:
-        assert gc.is_tracked(hit.__dict__) == gc.is_tracked({**hit.__dict__})
-    assert gc.is_tracked(made[0].__dict__) and made[0].metadata == {"a": [1]}
-    assert made[0] == hot.hit(nested, 0.4)

@@ -87,12 +87,12 @@ async def test_kv_point_ids_come_back_from_the_kv_points_file(group_factory, bac
     await group.checkpoint(tmp_path / "ckpt")
     state = json.loads((tmp_path / "ckpt" / "state.json").read_text())
     assert "kv_points" not in state  # six an agent: kept once, in kv_points.parquet
-    ids = dict(group._kv_point.items())
+    ids = dict(group.kv_point.items())
     assert len(ids) >= 3
     restored = await GroupMemory.restore(
         tmp_path / "ckpt", tmp_path / "restored", embedder=group.embedder
     )
-    assert dict(restored._kv_point.items()) == ids
+    assert dict(restored.kv_point.items()) == ids
     await restored.close()
     # An older checkpoint kept the ids in state.json: they are read from there.
     state["kv_points"] = sorted([a, k, i + 1000] for (a, k), i in ids.items())
@@ -100,6 +100,6 @@ async def test_kv_point_ids_come_back_from_the_kv_points_file(group_factory, bac
     older = await GroupMemory.restore(
         tmp_path / "ckpt", tmp_path / "older", embedder=group.embedder
     )
-    assert dict(older._kv_point.items()) == {s: i + 1000 for s, i in ids.items()}
+    assert dict(older.kv_point.items()) == {s: i + 1000 for s, i in ids.items()}
     await older.close()
     await group.close()

@@ -14,8 +14,8 @@ KEYS = ("gender", "thought", "occupation", "position", "age", "social_network")
 
 def _state(group) -> dict:
     return {
-        "values": {key: dict(group._kv[key].items()) for key in KEYS},
-        "points": dict(group._kv_point.items()),
+        "values": {key: dict(group.kv_by_key[key].items()) for key in KEYS},
+        "points": dict(group.kv_point.items()),
         "stale": list(group.writes.kv),
         "updates": group.counters["kv_updates"],
     }

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from societas.memory import GroupMemory, ram_ranking, rank_kernel
+from societas.memory import GroupMemory, ram_ranking
 from societas.memory.ram_ranking import SEGMENTED_AT, _take_tops, _top
 from societas.memory.records import KVSearchRequest, SearchRequest
 from societas.memory.sparse_index import AgentPostings
@@ -53,15 +53,13 @@ async def test_relevance_from_ram_equals_the_engines(group_factory, backend):
         assert abs(score - ram[memory_id]) < 1e-4 * max(1.0, score)
 
 
-@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
 @pytest.mark.parametrize("words,batched", [(2, True), (5, True), (2, False)])
 async def test_ram_search_ranks_like_the_engine(
-    group_factory, tmp_path, monkeypatch, words, batched, compiled
+    group_factory, tmp_path, monkeypatch, words, batched
 ):
     """Same top-k with the RAM index on and off (off: every search rescored in the engine),
     for short queries and for queries of more terms (summed in another code path); in one
-    batch (numpy: the top k of all searches taken at once) and one search at a time; ranked
-    by the compiled kernel (one call a search) and by numpy."""
+    batch (the top k of all searches taken at once) and one search at a time."""
     on = group_factory("edge", sub="on", tiers={"hot_window_hours": 2.0})
     off = group_factory("edge", sub="off", tiers={"hot_window_hours": 2.0, "ram_index": False})
     for g in (on, off):
@@ -75,21 +73,6 @@ async def test_ram_search_ranks_like_the_engine(
     ]
     segmented = []  # batches whose top k were taken at once
     monkeypatch.setattr(ram_ranking, "_take_tops", lambda *a: segmented.append(_take_tops(*a)))
-    kernel_calls = []
-    if compiled:
-        kernel = rank_kernel.KERNEL
-        assert kernel is not None, "the install did not build memory/_rank.c"
-        monkeypatch.setattr(
-            rank_kernel,
-            "KERNEL",
-            SimpleNamespace(
-                rank=lambda *a: kernel_calls.append(1) or kernel.rank(*a),
-                decay_args=kernel.decay_args,
-                weigh=kernel.weigh,
-            ),
-        )
-    else:
-        monkeypatch.setattr(rank_kernel, "KERNEL", None)
     if batched:
         assert len(asked) >= SEGMENTED_AT
         got_on = await on.search_many(asked)
@@ -97,8 +80,7 @@ async def test_ram_search_ranks_like_the_engine(
         got_on = [(await on.search_many([r]))[0] for r in asked]
     got_off = await off.search_many(asked)
     assert on.counters["vector_queries"] == 0  # answered from RAM, the engine never asked
-    assert len(segmented) == (1 if batched and not compiled else 0)
-    assert len(kernel_calls) == (len(asked) if compiled else 0)
+    assert len(segmented) == (1 if batched else 0)
     assert [[h.text for h in hits] for hits in got_on] == [
         [h.text for h in hits] for hits in got_off
     ]
@@ -293,9 +275,8 @@ def test_top_k_of_a_whole_batch_equals_each_searchs_own():
 
 @pytest.mark.parametrize("weights", [{}, {"recency_weight": 0.7, "importance_weight": 1.3}])
 async def test_a_lone_search_scores_bit_for_bit_as_in_a_batch(group_factory, monkeypatch, weights):
-    """A batch of one takes recency and importance through the kernel's two passes around
-    numpy's exp; in a batch (and without the kernel) numpy computes them for all rows: the
-    hits and their scores are the same to the last bit, α and β at 1 or not."""
+    """A search alone and in batches of any size gives the same hits and scores to the last
+    bit, α and β at 1 or not."""
     group = group_factory("edge", tiers={"hot_window_hours": 2.0}, retrieval=weights)
     await _fill(group, agents=5, ticks=9)
     rng = random.Random(11)
@@ -307,19 +288,10 @@ async def test_a_lone_search_scores_bit_for_bit_as_in_a_batch(group_factory, mon
     lone = [(await group.search_many([r]))[0] for r in asked]
     batched = await group.search_many(asked)
     smaller = await group.search_many(asked[4:11])  # the batch buffer reused, in part
-    kept = group.ram_ranker._scratch
-    assert len(kept) >= sum(len(p) for p in group.sparse_index.agents.values())
-    monkeypatch.setattr(ram_ranking, "SCRATCH_ROWS", 16)  # past it: a fresh array a batch
-    capped = await group.search_many(asked)
-    assert group.ram_ranker._scratch is kept  # not grown past the cap
-    monkeypatch.setattr(rank_kernel, "KERNEL", None)
-    numpy_lone = [(await group.search_many([r]))[0] for r in asked]
-    numpy_batched = await group.search_many(asked)
 
     def scored(results):
         return [[(h.id, h.score.hex()) for h in hits] for hits in results]
 
-    assert scored(lone) == scored(batched) == scored(numpy_lone) == scored(numpy_batched)
+    assert scored(lone) == scored(batched)
     assert scored(smaller) == scored(batched[4:11])
-    assert scored(capped) == scored(batched)
     assert all(lone) and len({h.score for hits in lone for h in hits}) > 20

@@ -281,29 +281,3 @@ async def test_access_counts_reach_cold_parquet(group_factory, backend):
     assert row["access_count"] == 2 and row["last_accessed"] == 0.0
     assert calls == []  # no vector-store write for them
     await group.close()
-
-
-def test_reads_counted_in_c_equal_the_python_loop(monkeypatch):
-    """AccessLedger.record: repeated ids, ids met in earlier calls, several times of day;
-    the compiled count (memory/_hits.c) and the loop leave the same counts and times."""
-    import random
-
-    from societas.memory import rank_kernel
-    from societas.memory.hot_store import HotStore
-    from societas.memory.records_meta import AccessLedger
-
-    if rank_kernel.HITS is None:
-        pytest.skip("the compiled kernels are not built (no C compiler at install)")
-    rng = random.Random(5)
-    calls = [([rng.randrange(40) for _ in range(rng.randint(0, 30))], 60.0 * c) for c in range(20)]
-    compiled, python = AccessLedger(), AccessLedger()
-    for ids, now in calls:
-        compiled.record(ids, now, HotStore())
-    monkeypatch.setattr(rank_kernel, "HITS", None)
-    for ids, now in calls:
-        python.record(ids, now, HotStore())
-    assert compiled.get_state() == python.get_state() and len(compiled) > 30
-    assert list(compiled.pending) == list(python.pending)  # the same order of first reads
-    with pytest.raises(TypeError, match="list"):  # the kernel's own check on its arguments
-        monkeypatch.undo()
-        rank_kernel.HITS.count_reads({}, {}, (1,), 0.0)

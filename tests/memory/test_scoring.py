@@ -12,7 +12,7 @@ import math
 import pytest
 
 from societas.memory import RetrievalConfig
-from societas.memory.scoring import mmr_select, normalized_relevance, recency, retrieval_score
+from societas.memory.scoring import Numbers, mmr_select, relevance_term, retrieval_score
 
 FIXTURE = [  # (hours since start, importance, text)
     (0.0, 0.9, "the river flooded the lower town"),
@@ -76,7 +76,7 @@ async def test_engine_score_matches_independent_formula(
         expected[text] = retrieval_score(
             age_seconds=(now_hours - hours) * 3600,
             importance=importance,
-            relevance=normalized_relevance(raw, "saturate", config),
+            relevance=relevance_term(Numbers(0.0, 0.0, raw), "saturate", config),
             config=config,
         )
     assert {h.text for h in hits} == set(expected)
@@ -87,9 +87,10 @@ async def test_engine_score_matches_independent_formula(
 
 
 def test_recency_halves_every_half_life():
-    assert recency(0, 3600) == 1.0
-    assert recency(3600, 3600) == pytest.approx(0.5)
-    assert recency(7200, 3600) == pytest.approx(0.25)
+    config = RetrievalConfig(recency_half_life_hours=1.0)
+    assert Numbers(time=0.0, importance=0.0).recency(0.0, config) == 1.0
+    assert Numbers(time=0.0, importance=0.0).recency(3600.0, config) == pytest.approx(0.5)
+    assert Numbers(time=7200.0, importance=0.0).recency(0.0, config) == pytest.approx(0.25)
 
 
 def test_mmr_prefers_diverse_results():

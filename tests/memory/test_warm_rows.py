@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from societas.memory import GroupMemory, rank_kernel
+from societas.memory import GroupMemory
 from societas.memory.group_search import _hit
 from societas.memory.hits import pending_warm_hits
 
@@ -249,20 +249,15 @@ async def test_pending_memories_older_than_a_time_come_oldest_first(group_factor
     assert len(kept.deferred.older_than(10 * 1800.0)) == len(ids) - 1
 
 
-@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "python"])
 @pytest.mark.parametrize("profile", [None, "finmem"])
 async def test_hits_read_from_the_columns_equal_the_payload_round_trip(
-    group_factory, monkeypatch, profile, compiled
+    group_factory, monkeypatch, profile
 ):
-    """A search's warm hits read straight from `warm_rows` (`pending_warm_hits`, through the
-    compiled kernel or in Python) are the hits
+    """A search's warm hits read straight from `warm_rows` (`pending_warm_hits`) are the hits
     the payload round trip makes (retrieve, record, read-count overlay): every field, with
     layers (FinMem's forgetting) and without, places, tags, links, expiry and reads not yet
     in the columns; the memory with metadata, and those with a pending payload patch, are
     left to the round trip (JSON changes metadata; a patch is applied to the payload)."""
-    if not compiled:
-        monkeypatch.setattr(rank_kernel, "HITS", None)
-    assert (rank_kernel.HITS is not None) == compiled, "the install did not build _hits.c"
     extra = {} if profile is None else {"profile": profile}
     kept = group_factory("edge", tiers=TIERS | {"warm_in_ram": True}, **extra)
     ids = await _fill(kept)
