@@ -323,6 +323,10 @@ def social_network(
     """Small world over agents ordered by a trait mixed with noise (homophily), plus an
     optional separate small world of the last `isolated` agents (a disconnected component)."""
     net, n = cfg.network, len(profiles)
+    if net.edges is not None:  # the researcher's own network (validated at load)
+        from societas.agents.experiments.edges import read_edges
+
+        return read_edges(net.edges, n)
     friends: dict[int, list[tuple[int, float]]] = {i: [] for i in range(n)}
     if net.kind == "none":
         return friends

@@ -135,6 +135,11 @@ class NetworkConfig(_Strict):
     isolated: int = Field(
         0, ge=0, description="The last N agents form their own separate small world."
     )
+    edges: Path | None = Field(
+        None,
+        description="CSV or Parquet edge list (columns source, target, optional weight > 0; "
+        "agent ids; relative to the scenario file): the network, instead of a generated one.",
+    )
 
 
 class NeedsConfig(_Strict):
@@ -341,6 +346,10 @@ def semantic_problems(cfg: ScenarioConfig) -> list[tuple[str, str]]:
     if len({t.name for t in cfg.topics}) != len(cfg.topics):
         problems.append(("topics", "topic names must be unique"))
     n = cfg.agents.count
+    if cfg.network.edges is not None:
+        from societas.agents.experiments.edges import edge_problems
+
+        problems += edge_problems(cfg.network.edges, n)
     if cfg.network.isolated >= n:
         problems.append(("network.isolated", f"must be < agents.count ({n})"))
     if cfg.network.kind != "none" and cfg.network.k >= n - cfg.network.isolated:
@@ -365,8 +374,20 @@ def semantic_problems(cfg: ScenarioConfig) -> list[tuple[str, str]]:
 
         problems += experiment_problems(cfg)
     if not problems:
-        problems += outcome_problems(cfg)
+        from societas.agents.experiments.schedule import schedule_problems
+
+        problems += outcome_problems(cfg) + schedule_problems(cfg)
     return problems
+
+
+def _edges_relative_to(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """`network.edges` relative to the scenario file, like the profiles file."""
+    net = raw.get("network")
+    if isinstance(net, dict) and isinstance(net.get("edges"), str | Path):
+        path = Path(net["edges"])
+        if not path.is_absolute():
+            raw = {**raw, "network": {**net, "edges": str(folder / path)}}
+    return raw
 
 
 def _expanded(raw: dict[str, Any], label: str) -> dict[str, Any]:
@@ -424,6 +445,7 @@ def load_scenario(source: str | Path | dict[str, Any] | ScenarioConfig) -> Scena
             raise ScenarioConfigError([("<file>", str(exc))], label) from None
         if isinstance(raw, dict):  # profiles file and code folders relative to the YAML
             raw = resolve_paths(raw, Path(source).parent)
+            raw = _edges_relative_to(raw, Path(source).parent)
     else:
         raw = source
     if not isinstance(raw, dict):

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 from societas.agents.blocks import default_blocks
 from societas.agents.experiments.custom import import_blocks
+from societas.agents.experiments.outcomes import OutcomeRecorder
+from societas.agents.experiments.schedule import ticks_of
 
 if TYPE_CHECKING:
     from societas.agents.runtime.engine import GroupEngine
@@ -25,8 +27,11 @@ def apply_scenario(engine: GroupEngine, scenario: ScenarioConfig) -> None:
     mine = set(engine.agent_ids)
     events = defaultdict(list)
     for n, iv in enumerate(scenario.interventions):
-        events[iv.tick].append((iv, engine.population.select(iv.select, n, scenario.seed) & mine))
+        chosen = engine.population.select(iv.select, n, scenario.seed) & mine
+        for at in ticks_of(iv, scenario):
+            events[at].append((iv, chosen))
     engine.events_at = events
+    engine.outcomes = OutcomeRecorder(scenario)
     threshold = scenario.cognition.reflection_threshold
     engine.reflector.config = engine.reflector.config.model_copy(update={"threshold": threshold})
 

@@ -280,16 +280,16 @@ class OutcomeRecorder:
             number = _number(value)
             yield (tick, agent_id, key, number, "" if number is not None else str(value))
 
-    def start(self, engine: Any, tick: int) -> None:
+    def start(self, engine: Any, tick: int, fired: list[tuple[Any, set[int]]]) -> None:
         """At the start of `tick`, before its interventions: the baseline rows (at the
-        baseline tick) and one `treated` row per agent each intervention of `tick` reaches."""
+        baseline tick) and one `treated` row per agent each `fired` intervention reaches."""
         add = engine.results.add
         if tick == self.baseline_tick and self.record_baseline:
             for agent_id, agent in engine.agents.items():
                 for row in self.baseline_rows(tick, agent_id, _status(engine, agent_id, agent)):
                     add("baseline", row)
         ivs = engine.scenario.interventions
-        for iv, selected in engine.events_at.get(tick, []):
+        for iv, selected in fired:
             n = next(k for k, x in enumerate(ivs) if x is iv)
             for agent_id in sorted(selected):
                 add("treated", (tick, agent_id, n, iv.kind))
@@ -302,6 +302,11 @@ class OutcomeRecorder:
         for agent_id, agent in engine.agents.items():
             for row in self.outcome_rows(tick, agent_id, _status(engine, agent_id, agent)):
                 add("outcomes", row)
+
+
+def status_of(engine: Any, agent_id: int) -> Status:
+    """One of the engine's agents' status as expressions read it."""
+    return _status(engine, agent_id, engine.agents[agent_id])
 
 
 def _status(engine: Any, agent_id: int, agent: Any) -> Status:

@@ -7,7 +7,7 @@ They live apart from `agents.scenario` (which composes them) so the reference pa
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -59,6 +59,15 @@ class Intervention(_Strict):
     amount: float | None = Field(None, description="policy: monthly amount (ubi: >= 0).")
     values: dict[str, Any] | None = Field(
         None, description="set: status attributes to set (built-in or declared in attributes)."
+    )
+    every: Annotated[int, Field(ge=1)] | Literal["day"] | None = Field(
+        None, description="Fire again every N ticks (or every simulated day) from `tick`."
+    )
+    until: int | None = Field(None, ge=0, description="With every: the last tick it may fire.")
+    when: str | None = Field(
+        None,
+        description="Only the selected agents whose status satisfies this expression when it "
+        "fires, e.g. `income < 1500` (evaluated before the tick's interventions).",
     )
 
     @model_validator(mode="after")

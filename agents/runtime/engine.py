@@ -30,6 +30,8 @@ from societas.agents.cognition.prompts import set_folder as set_prompt_folder
 from societas.agents.environment import EnvironmentView, SimTime
 from societas.agents.experiments import branching, custom, memory_profiles
 from societas.agents.experiments.outcomes import OutcomeRecorder
+from societas.agents.experiments.schedule import fired as fired_at
+from societas.agents.experiments.schedule import ticks_of
 from societas.agents.experiments.survey import run_surveys
 from societas.agents.llm import LLMGateway
 from societas.agents.population import Population, population_for
@@ -134,7 +136,9 @@ class GroupEngine:
             self.agents[i] = Agent(pop.profiles[i], view, blocks, rng, state, kept)
         mine = set(self.agent_ids)
         for n, iv in enumerate(sc.interventions):
-            self.events_at[iv.tick].append((iv, pop.select(iv.select, n, sc.seed) & mine))
+            chosen = pop.select(iv.select, n, sc.seed) & mine
+            for at in ticks_of(iv, sc):  # once, or again every N ticks
+                self.events_at[at].append((iv, chosen))
         self.loop_lag.start()
 
     async def close(self) -> None:
@@ -161,9 +165,10 @@ class GroupEngine:
         set_prompt_folder(sc.prompts)  # this task's templates: the scenario's folder
         now = SimTime.of(tick, sc.tick_seconds, sc.start_hour)
         self.memory.clock.set(now.day, now.t)
-        self.outcomes.start(self, tick)  # baseline and treated rows, before interventions
+        fired = fired_at(self, tick)  # this tick's interventions and whom they reach now
+        self.outcomes.start(self, tick, fired)  # baseline and treated rows, before them
         events_by_agent: dict[int, list[Intervention]] = defaultdict(list)
-        for iv, selected in self.events_at.get(tick, []):
+        for iv, selected in fired:
             if iv.kind == "event" and iv.danger:
                 self.danger = True
             if iv.kind == "event" and iv.all_clear:
