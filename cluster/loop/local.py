@@ -60,6 +60,9 @@ def write_run_manifest(
         "ended_at": now(),
         "error": None,
     }
+    from societas.cluster.observe.run_totals import whole_run
+
+    data = whole_run(read_record(out) or {}, data, scenario.ticks)  # counts over resumes
     write_json_atomic(out / RUN_FILE, json.loads(json.dumps(data, default=str)))
 
 

@@ -229,6 +229,10 @@ class RunFolder:
             config_digest=config_digest(config),
             versions=versions(),
         )
+        if resume:  # the invocations before this one (cluster.observe.run_totals)
+            from societas.cluster.observe.run_totals import segments_before
+
+            record.segments = segments_before(previous)  # type: ignore[attr-defined]
         folder = cls(run_dir, record)
         if not resume or not (run_dir / CONFIG_FILE).exists():
             write_json_atomic(run_dir / CONFIG_FILE, {**config, "versions": record.versions})

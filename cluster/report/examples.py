@@ -197,7 +197,11 @@ def run_record_table() -> str:
         "The run's record, rewritten as the run goes (status, progress) and at its end; features"
         " add fields (extra keys are kept). Besides these: `agents`, `groups`, `wall_s`, "
         "`agent_steps`, `agent_steps_per_s`, `llm_requests`, `llm_tokens`, `memories_total`, "
-        "`checkpoints` and `llm` (requests, tokens, cost and cache hits by model).\n",
+        "`checkpoints` and `llm` (requests, tokens, cost and cache hits by model, of the last "
+        "invocation). At the end of a run `llm_requests`, `llm_tokens`, `agent_steps` and "
+        "`progress` count the whole run across resumes (from `totals`); `resumed` says whether "
+        "it was resumed and `segments` lists each invocation (start_tick, ticks_run or "
+        "ticks_done, status, llm_requests, llm_tokens, ended_at).\n",
         "| field | type | meaning |\n|---|---|---|",
     ]
     for name, field in RunRecord.model_fields.items():
