@@ -182,6 +182,9 @@ class Population:
             ids = [i for i in ids if draws[i] < sel.fraction]
         if sel.count is not None and len(ids) > sel.count:
             ids = sorted(rng.choice(ids, size=sel.count, replace=False).tolist())
+        if sel.share is not None:  # a sample in proportion to the whole population
+            size = min(len(ids), max(1, round(sel.share * len(self.profiles))))
+            ids = sorted(rng.choice(ids, size=size, replace=False).tolist()) if ids else []
         return set(ids)
 
 

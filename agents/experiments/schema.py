@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from societas.memory import MemoryAttribute
-from societas.memory.config import check_value
+from societas.memory.model.config import check_value
 
 NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 IMPORT_PATH = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"
@@ -31,6 +31,13 @@ class Selector(_Strict):
     ids: list[int] | None = Field(None, description="These agent ids.")
     fraction: float | None = Field(None, gt=0, le=1, description="Seeded share of agents.")
     count: int | None = Field(None, ge=1, description="Seeded sample of exactly N agents.")
+    share: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="Seeded sample of this share of all agents (rounded, at least 1): "
+        "scales with the population, unlike count.",
+    )
     occupation: list[str] | None = Field(None, description="Agents with one of these jobs.")
     income_below: float | None = Field(None, description="Monthly income strictly below.")
     income_above: float | None = Field(None, description="Monthly income strictly above.")
