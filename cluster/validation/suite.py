@@ -1,0 +1,37 @@
+"""What a validation suite is: its scenario, conditions, default size and measurements."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from societas.cluster.validation.measured import Measured
+from societas.cluster.validation.tables import RunTables
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "validation"
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A scenario file, the conditions run on it (patches), and the measurements of a seed."""
+
+    name: str
+    config: Path
+    default_agents: int
+    max_agents: int | None
+    conditions: Mapping[str, dict[str, Any]]
+    measure: Callable[[Mapping[str, RunTables]], dict[str, Measured]]
+    notes: Mapping[str, str] = field(default_factory=dict)
+
+
+def merged(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `patch` merged in, mappings key by key (a new dict)."""
+    out = dict(base)
+    for key, value in patch.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
