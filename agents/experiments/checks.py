@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from societas.memory import MemoryConfig
-from societas.memory.config import check_value
+from societas.memory.model.config import check_value
 
 if TYPE_CHECKING:
     from societas.agents.experiments.schema import Selector
@@ -57,8 +57,8 @@ def experiment_problems(cfg: ScenarioConfig) -> Problems:
     for i, iv in enumerate(cfg.interventions):
         for key, value in (iv.values or {}).items():
             where = f"interventions.{i}.values.{key}"
-            attr = schema.attributes.get(key)
-            if attr is None:
+            declared = schema.attributes.get(key)
+            if declared is None:
                 problems.append(
                     (
                         where,
@@ -68,7 +68,7 @@ def experiment_problems(cfg: ScenarioConfig) -> Problems:
                 )
                 continue
             try:
-                check_value(key, attr.type, value)
+                check_value(key, declared.type, value)
             except TypeError as err:
                 problems.append((where, str(err)))
     survey_ids: set[str] = set()
@@ -208,7 +208,7 @@ def file_types(cfg: ScenarioConfig) -> set[str]:
     from societas.agents.experiments.profiles import ProfileFileError, load_profiles
 
     assert cfg.agents.profiles is not None
-    attributes = {a.name: a.type for a in cfg.attributes}
+    attributes: dict[str, str] = {a.name: a.type for a in cfg.attributes}
     try:
         rows = load_profiles(cfg.agents.profiles, attributes, [t.name for t in cfg.topics])
     except (ProfileFileError, OSError, ValueError):

@@ -68,7 +68,8 @@ async def finish_tick(group: Any, tick: int, stepped: GroupStats | None) -> Grou
     rounds), or those a group without one (a test engine) reported with its step."""
     finish = getattr(group, "finish_tick", None)
     if finish is not None:
-        return await finish(tick)  # type: ignore[no-any-return]
+        stats: GroupStats = await finish(tick)
+        return stats
     if stepped is None:
         raise RuntimeError(f"group {group.group_id} reported no stats for tick {tick}")
     return stepped

@@ -112,9 +112,10 @@ def attach(
         # of the starting *thread* (PR_SET_PDEATHSIG), so a helper thread would kill them.
         before = _children()
         context = ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True, **kwargs)
+        info: dict[str, Any] = getattr(context, "address_info", None) or {}  # a RayContext's
         _STARTED.clear()
         _STARTED.update(
-            session_dir=str(context.address_info.get("session_dir") or ""),
+            session_dir=str(info.get("session_dir") or ""),
             pids=sorted(_children() - before),
         )
         return True

@@ -63,7 +63,7 @@ class RayGroupHandle:
         self.factory = factory
         self.options = options
         cls = ray.remote(GroupActor)
-        self.actor = cls.options(name=None, **options).remote(factory, group_id)
+        self.actor: Any = cls.options(name=None, **options).remote(factory, group_id)
 
     async def _call(self, method: str, *args: Any) -> Any:
         from ray.exceptions import RayActorError, WorkerCrashedError

@@ -16,7 +16,7 @@ import shlex
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +206,7 @@ def logs(job_id: str, address: str | None = None) -> str:
         raise JobsError(_explain(err, address or DEFAULT_ADDRESS)) from None
 
 
-async def follow(job_id: str, address: str | None = None):  # type: ignore[no-untyped-def]
+async def follow(job_id: str, address: str | None = None) -> AsyncIterator[str]:
     """Yield log chunks as the job prints them, until it ends."""
     jobs = client(address)
     async for chunk in jobs.tail_job_logs(job_id):
