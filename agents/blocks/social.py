@@ -161,9 +161,8 @@ class SocialBlock:
             "chat",
             {"text": text, "facts": facts, "place": place, "channel": channel, "name": me.name},
         )
-        row = (ctx.time.tick, agent.id, listener, place, channel, text, ",".join(facts), "", 0)
-        row += (out.answer_source,)
-        ctx.results.add("dialogues", row)
+        said = (ctx.time.tick, agent.id, listener, place, channel, text, ",".join(facts))
+        ctx.results.add("dialogues", (*said, "", 0, out.answer_source))
         agent.set("social_satisfaction", min(1.0, s["social_satisfaction"] + SPEAK_RESTORE))
         await ctx.remember("dialogue", f"I told {other.name}: {text}", location=place or None)
 

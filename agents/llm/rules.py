@@ -374,8 +374,8 @@ def _dialogue_turn(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     ]
     said = " ".join(history).lower()
     turn, max_turns = int(ctx.get("turn", len(history))), int(ctx.get("max_turns", 4))
-    news = [_news(m) for m in memories if not (_ROUTINE.search(m) or _CHATTER.search(m))]
-    fresh = [m for m in news if m and _short(m, 100).lower() not in said]
+    told = [_news(m) for m in memories if not (_ROUTINE.search(m) or _CHATTER.search(m))]
+    fresh = [m for m in told if m and _short(m, 100).lower() not in said]
     if not history:
         opener = f"Hi {listener}!"
         news = f"Did you hear? {_short(fresh[0], 100)}" if fresh else "How are you?"

@@ -315,12 +315,12 @@ class RunMetrics:
                     m["llm_fallbacks_total"].labels(group=g, task=task).inc(failed)
                     self._add("llm_fallbacks_total", failed)
                 for key, n in counters.items():  # flat `source.<s>`, `meaning.<kind>` keys
-                    prefix, _, value = key.partition(".")
+                    prefix, _, what = key.partition(".")
                     found = _PER_ANSWER.get(prefix)
-                    if found is not None and value and n > 0:
-                        name, label = found
-                        m[name].labels(group=g, task=task, **{label: value}).inc(n)
-                        self._add(name, n)
+                    if found is not None and what and n > 0:
+                        metric, label = found
+                        m[metric].labels(group=g, task=task, **{label: what}).inc(n)
+                        self._add(metric, n)
             if stats.loop_lag is not None:
                 m["event_loop_lag_seconds"].add((g,), stats.loop_lag)
             for tier, count in stats.memories_by_tier.items():
