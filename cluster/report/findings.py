@@ -28,10 +28,12 @@ from societas.cluster.report.stats import (
     difference,
     paired_band,
     wilson,
+    within_unit,
 )
 
 Maker = Callable[[RunData], Band]
 DASHES = (None, "dot", "dash", "dashdot", "longdash")
+SHARE_RANGE = (0.0, 1.02)
 AGE_GROUPS = ("18-29", "30-44", "45-64", "65+")
 
 
@@ -331,6 +333,8 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
     for a, arm in enumerate(arms):
         for s, (name, make) in enumerate(metric.series):
             band = arm_band(arm, make)
+            if metric.y_range == SHARE_RANGE:  # a share: its interval stays inside [0, 1]
+                band = within_unit(band)
             label = f"{arm.label} · {name}" if several else name
             color = F.PALETTE[a if several else s % len(F.PALETTE)]
             if not several and name == "all agents" and len(metric.series) > 1:

@@ -310,6 +310,13 @@ def over_seeds(bands: Sequence[Band]) -> Band:
     return Band(bands[0].ticks[:length], m, m - half, m + half, k.astype(float), "seeds")
 
 
+def within_unit(band: Band) -> Band:
+    """A share's band with its interval cut to [0, 1] (a t interval over a few seeds' shares
+    can reach past the ends; the share itself cannot)."""
+    return Band(band.ticks, band.mean, np.clip(band.lo, 0.0, 1.0), np.clip(band.hi, 0.0, 1.0),
+                band.n, band.over)  # fmt: skip
+
+
 def arm_band(arm: Arm, make: callable) -> Band:  # type: ignore[valid-type]
     """`make(run) -> Band` for every replicate of an arm, combined over seeds."""
     return over_seeds([make(run) for run in arm.runs])

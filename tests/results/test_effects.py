@@ -188,3 +188,18 @@ def test_effects_and_outcome_charts_load_in_chromium(tmp_path):
     assert seen.charts >= 2 and seen.drawn == seen.charts
     html = (root / "report.html").read_text()
     assert 'id="finding-outcome_mood"' in html and "Primary outcome: mood" in html
+
+
+def test_a_share_over_three_seeds_stays_in_the_unit_interval():
+    from societas.cluster.report.stats import Band, over_seeds, within_unit
+
+    ticks = np.arange(2)
+    bands = [
+        Band(ticks, np.array([0.0, s]), np.zeros(2), np.zeros(2), np.full(2, 20.0), "agents")
+        for s in (0.0, 0.0, 0.1)
+    ]
+    raw = over_seeds(bands)
+    assert raw.lo[1] < 0  # a t interval over 3 seeds' shares reaches below 0 ...
+    band = within_unit(raw)
+    assert band.lo[1] == 0.0 and 0.0 < band.hi[1] <= 1.0  # ... the share's does not
+    assert band.mean[1] == pytest.approx(0.1 / 3)
