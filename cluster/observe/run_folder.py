@@ -45,10 +45,11 @@ def now() -> str:
 
 
 def sim_time(tick: int, scenario: Any) -> str:
-    """Simulated clock after `tick` ticks, e.g. `day 2 08:30`."""
+    """Simulated clock after `tick` ticks, e.g. `day 2 08:30` (days from 0, as in the report,
+    surveys and `--at DAY:HOUR`)."""
     minutes = scenario.start_hour * 60 + tick * scenario.tick_minutes
     day, rest = divmod(minutes, 24 * 60)
-    return f"day {day + 1} {rest // 60:02d}:{rest % 60:02d}"
+    return f"day {day} {rest // 60:02d}:{rest % 60:02d}"
 
 
 def versions() -> dict[str, str]:

@@ -45,9 +45,17 @@ def _llm_totals(run: RunData) -> dict[str, Any]:
     if not by_model:
         total["calls"] = int(run.run.get("llm_requests", 0))
         total["prompt_tokens"] = int(run.run.get("llm_tokens", 0))
+    elif run.run.get("resumed"):  # `llm` is the last invocation; the top level the whole run
+        total["calls"] = int(run.run.get("llm_requests", total["calls"]))
     total["fallbacks"] = fallbacks
     total["models"] = ", ".join(by_model) or "—"
     return total
+
+
+def calls_label(run: RunData) -> str:
+    """'rules decisions' for a run without a language model, else 'LLM calls'."""
+    provider = str((run.config.get("llm") or {}).get("provider", ""))
+    return "rules decisions" if provider == "rules" else "LLM calls"
 
 
 def answer_sources(run: RunData) -> str:
@@ -101,9 +109,15 @@ def run_card(run: RunData) -> dict[str, Any]:
         "embedder": embedder_of(cfg),
         "wall time": f"{float(run.run.get('wall_s', 0.0)):.1f} s",
         "agent-steps/s": f"{float(run.run.get('agent_steps_per_s', 0.0)):,.0f}",
-        "LLM calls": f"{totals['calls']:,}",
-        "LLM tokens": f"{totals['prompt_tokens']:,} prompt + "
-        f"{totals['completion_tokens']:,} completion",
+        calls_label(run): f"{totals['calls']:,}"
+        + (
+            f" over {len(run.run.get('segments') or [])} segments (resumed)"
+            if run.run.get("resumed")
+            else ""
+        ),
+        "LLM tokens": f"{int(run.run.get('llm_tokens', 0)):,} over the whole run"
+        if run.run.get("resumed")
+        else f"{totals['prompt_tokens']:,} prompt + {totals['completion_tokens']:,} completion",
         "LLM cost": f"${totals['cost_usd']:.4f}",
         "LLM fallbacks": f"{totals['fallbacks']:,}",
         "LLM answer sources": answer_sources(run),
