@@ -244,6 +244,7 @@ def effects_table(arms: list[Arm]) -> list[EffectRow]:
         runs = [arm_runs[s] for s in seeds] if paired else arm.runs
         refs = [ref_runs[s] for s in seeds] if paired else ref.runs
         groups = [subgroups(r) for r in runs]
+        ref_groups = groups if paired else [subgroups(r) for r in refs]
         tick = _last_tick(runs + refs)
         measures: list[tuple[str, str, str, list[dict[int, float]], list[dict[int, float]]]] = []
         if tick is not None:
@@ -278,7 +279,6 @@ def effects_table(arms: list[Arm]) -> list[EffectRow]:
                     both = zip(arm_vals, ref_vals, members, strict=True)
                     est = paired_effect([_pairs(a, r, m) for a, r, m in both])
                 else:
-                    ref_groups = [subgroups(r) for r in refs]
                     est = unpaired_effect(
                         [_values(m, a) for a, m in zip(arm_vals, members, strict=True)],
                         [_values(g.get(subgroup, set()), r)

@@ -203,3 +203,17 @@ def test_a_share_over_three_seeds_stays_in_the_unit_interval():
     band = within_unit(raw)
     assert band.lo[1] == 0.0 and 0.0 < band.hi[1] <= 1.0  # ... the share's does not
     assert band.mean[1] == pytest.approx(0.1 / 3)
+
+
+def test_arms_without_a_shared_seed_are_compared_unpaired(tmp_path):
+    root = tmp_path / "D"
+    for arm, seed in (("control", 0), ("treatment", 5)):
+        noise = np.random.default_rng(seed).uniform(0, 0.5, AGENTS)
+        _write_run(root / arm, arm, seed, noise)
+    write_report(root)
+    with (root / "effects.csv").open() as f:
+        rows = {(r["outcome"], r["subgroup"]): r for r in csv.DictReader(f)}
+    every = rows[("mood", "all")]
+    assert every["method"].startswith("unpaired, Welch t over agents")
+    assert float(every["ci_low"]) < float(every["estimate"]) < float(every["ci_high"])
+    assert "do not share seed and population" in (root / "report.html").read_text()
