@@ -1,8 +1,13 @@
-"""AgentSociety's polarization protocol: attitude change under control and echo chamber."""
+"""AgentSociety's polarization protocol: attitude change under control, echo chamber and
+exposure to opposing views."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from societas.cluster.validation.measured import Measured
 from societas.cluster.validation.suite import CONFIGS, Suite
@@ -10,9 +15,10 @@ from societas.cluster.validation.tables import RunTables
 
 TOPIC = "gun control"
 MIDPOINT = 5.0  # the neutral point of the 0..10 attitude scale
-OPPOSING_GAP = (
-    "not measured: exposure only to opposing views is not a scenario feature (exposure: has "
-    "echo_chamber and tolerance, no way to send each reader the other side's posts)"
+TIES = 8  # ties per agent in the opposing network, as the generated network's k
+OPPOSING_NOTE = (
+    "opposing views: each agent's ties (network.edges) all lead to the other side of the "
+    "midpoint, posts reach friends only and none is ignored; attitudes drawn like the topic's"
 )
 DEFINITIONS = (
     "more polarized: same side of the midpoint (5) and further from it at the end; more "
@@ -46,14 +52,38 @@ def changes(run: RunTables) -> dict[str, float] | None:
 def measure(runs: Mapping[str, RunTables]) -> dict[str, Measured]:
     """The paper's three shares per condition (the opposing condition is not measurable)."""
     out: dict[str, Measured] = {}
-    for condition in ("control", "echo_chamber"):
+    for condition in ("control", "echo_chamber", "opposing"):
         shares = changes(runs[condition])
+        note = DEFINITIONS + ("; " + OPPOSING_NOTE if condition == "opposing" else "")
         for key in ("more_polarized", "more_moderate", "flipped"):
             value = None if shares is None else shares[key]
-            out[f"{condition}_{key}"] = Measured(value, DEFINITIONS)
-    for key in ("more_moderate", "flipped"):
-        out[f"opposing_{key}"] = Measured(None, OPPOSING_GAP)
+            out[f"{condition}_{key}"] = Measured(value, note)
     return out
+
+
+def opposing(seed: int, agents: int, folder: Path) -> dict[str, Any]:
+    """Attitudes (a profiles file) and a network whose every tie crosses the midpoint."""
+    rng = np.random.default_rng(seed)
+    values = np.clip(rng.normal(5.0, 1.8, agents), 0.0, 10.0)
+    values[values == MIDPOINT] = MIDPOINT + 0.1
+    above = np.flatnonzero(values > MIDPOINT)
+    below = np.flatnonzero(values < MIDPOINT)
+    pairs: set[tuple[int, int]] = set()
+    if len(above) and len(below):
+        for agent in range(agents):
+            other = below if values[agent] > MIDPOINT else above
+            picks = rng.choice(other, size=min(TIES // 2, len(other)), replace=False)
+            pairs |= {(min(agent, int(b)), max(agent, int(b))) for b in picks}
+    profiles, edges = folder / "profiles.csv", folder / "edges.csv"
+    rows = "".join(f"{i},{v:.4f}\n" for i, v in enumerate(values))
+    profiles.write_text(f"id,attitude.{TOPIC}\n{rows}", encoding="utf-8")
+    lines = "".join(f"{a},{b},0.5\n" for a, b in sorted(pairs))
+    edges.write_text(f"source,target,weight\n{lines}", encoding="utf-8")
+    return {
+        "agents": {"profiles": str(profiles)},
+        "network": {"edges": str(edges), "homophily": 0.0},
+        "exposure": {"echo_chamber": True, "tolerance": 10.0},
+    }
 
 
 SUITE = Suite(
@@ -70,6 +100,7 @@ SUITE = Suite(
             "network": {"homophily": 0.9, "homophily_on": "attitude"},
             "exposure": {"echo_chamber": True},
         },
+        "opposing": opposing,
     },
     measure=measure,
 )

@@ -13,7 +13,7 @@ from societas.cluster.validation.inputs import ValidationInputError, load_provid
 from societas.cluster.validation.intervals import METHOD, over_seeds
 from societas.cluster.validation.measured import Measured
 from societas.cluster.validation.records import Metric, Report, Unpublished, load_suite_data
-from societas.cluster.validation.suite import Suite, merged
+from societas.cluster.validation.suite import Suite, merged, patch_for
 from societas.cluster.validation.tables import RunTables
 
 RULES_CAVEAT = (
@@ -32,10 +32,17 @@ SUITES = ("smallville", "polarization", "hurricane")
 
 
 def _scenario(
-    suite: Suite, condition: str, seed: int, agents: int, hours: float | None, llm: LLMConfig
+    suite: Suite,
+    condition: str,
+    seed: int,
+    agents: int,
+    hours: float | None,
+    llm: LLMConfig,
+    inputs: Path,
 ) -> Any:
     base = load_scenario(suite.config).model_dump(mode="json", exclude_unset=True)
-    raw = merged(base, suite.conditions[condition])
+    inputs.mkdir(parents=True, exist_ok=True)
+    raw = merged(base, patch_for(suite.conditions[condition], seed, agents, inputs))
     raw["seed"] = seed
     raw["name"] = f"{suite.name}-{condition}"
     raw.setdefault("agents", {})["count"] = agents
@@ -95,9 +102,10 @@ def validate(
     for seed in seeds:
         runs: dict[str, RunTables] = {}
         for condition in suite.conditions:
-            cfg = _scenario(suite, condition, seed, n, hours, llm)
-            ticks_run = cfg.ticks * cfg.tick_minutes
             run_dir = folder / "runs" / condition / f"seed-{seed}"
+            inputs = folder / "inputs" / condition / f"seed-{seed}"
+            cfg = _scenario(suite, condition, seed, n, hours, llm, inputs)
+            ticks_run = cfg.ticks * cfg.tick_minutes
             if on_progress:
                 on_progress(f"{suite.name}: {condition}, seed {seed} ({cfg.ticks} ticks)")
             Society.from_scenario(cfg, out=run_dir).run(backend="local")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from societas.cluster.validation import hallucination
 from societas.cluster.validation.measured import Measured
 from societas.cluster.validation.suite import CONFIGS, Suite
 from societas.cluster.validation.tables import RunTables
@@ -80,14 +81,8 @@ def measure(runs: Mapping[str, RunTables]) -> dict[str, Measured]:
     gap = "housemates and acquaintances from smallville-relations.csv, not the paper's interviews"
     out["density_start"] = Measured(_density(start_pairs, n), f"{edge}; start: {gap}")
     out["density_end"] = Measured(_density(start_pairs | met, n), edge)
-    out["hallucination_share"] = Measured(None, _hallucination_note(run))
+    out["hallucination_share"] = hallucination.measure(run)
     return out
-
-
-def _hallucination_note(run: RunTables) -> str:
-    if run.scenario.llm.provider == "rules":
-        return "not applicable under the rules: the policy writes no free text to interview"
-    return "not measured: end-of-run interviews are not checked for invented names yet"
 
 
 SUITE = Suite(

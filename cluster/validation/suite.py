@@ -13,6 +13,14 @@ from societas.cluster.validation.tables import RunTables
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "validation"
 
 
+Patch = dict[str, Any] | Callable[[int, int, Path], dict[str, Any]]
+
+
+def patch_for(patch: Patch, seed: int, agents: int, folder: Path) -> dict[str, Any]:
+    """A condition's scenario patch; a callable builds it (and its input files in `folder`)."""
+    return patch(seed, agents, folder) if callable(patch) else patch
+
+
 @dataclass(frozen=True)
 class Suite:
     """A scenario file, the conditions run on it (patches), and the measurements of a seed."""
@@ -21,7 +29,7 @@ class Suite:
     config: Path
     default_agents: int
     max_agents: int | None
-    conditions: Mapping[str, dict[str, Any]]
+    conditions: Mapping[str, Patch]
     measure: Callable[[Mapping[str, RunTables]], dict[str, Measured]]
     notes: Mapping[str, str] = field(default_factory=dict)
 

@@ -1,0 +1,46 @@
+"""The polarization and hurricane suites at a small size, and the interview check's rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from societas.cluster.validation import validate
+from societas.cluster.validation.hallucination import invented, share_invented
+
+
+def test_polarization_measures_three_conditions(tmp_path: Path) -> None:
+    report = validate("polarization", tmp_path, seeds=[0, 1], agents=24, hours=3)
+    by_name = {m.name: m for m in report.metrics}
+    assert set(by_name) == {
+        "control_more_polarized",
+        "control_more_moderate",
+        "echo_chamber_more_polarized",
+        "opposing_more_moderate",
+        "opposing_flipped",
+    }
+    for m in report.metrics:
+        assert "Piao et al. 2025" in m.source and m.n_seeds == 2
+        low, high = m.ours_ci
+        assert m.ours_mean is not None and low is not None and high is not None
+        assert 0.0 <= low <= m.ours_mean <= high <= 1.0
+    assert (tmp_path / "inputs" / "opposing" / "seed-1" / "edges.csv").exists()
+
+
+def test_hurricane_measures_phases_against_the_first_day(tmp_path: Path) -> None:
+    report = validate("hurricane", tmp_path, seeds=[0, 1], agents=12)
+    names = [m.name for m in report.metrics]
+    assert names == ["activity_before_landfall", "activity_at_landfall"]
+    for m in report.metrics:
+        assert m.ours_mean is not None and m.ours_mean >= 0.0
+        low, high = m.ours_ci
+        assert low is not None and high is not None and 0.0 <= low <= m.ours_mean <= high
+    assert [u.name for u in report.unpublished] == ["activity_after"]
+
+
+def test_interview_check_flags_names_that_do_not_exist() -> None:
+    known = {"Sam", "Moore", "Isabella", "Rodriguez", "Hobbs", "Cafe"}
+    assert invented("Sam Moore is running for mayor.", known) == []
+    assert invented("I think Emily Carter hosts it at Hobbs Cafe.", known) == ["Emily", "Carter"]
+    assert invented("Yes. Isabella Rodriguez, at Hobbs Cafe.", known) == []
+    assert share_invented(["Sam Moore.", "Ask Bob Lee."], known) == (0.5, "1/2")
+    assert share_invented([" ", ""], known) == (None, "0/0")
