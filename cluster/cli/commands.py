@@ -106,6 +106,7 @@ COMMAND_MODULES: list[str] = [
     "societas.cluster.cli.report",
     "societas.cluster.cli.llm",
     "societas.cluster.cli.experiment",
+    "societas.cluster.validation.cli",
 ]
 
 

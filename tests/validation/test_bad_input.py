@@ -12,7 +12,7 @@ from societas.cluster.validation.inputs import ValidationInputError, parse_seeds
 
 
 def _validate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "societas.cluster.validation.cli", "validate", *args]
+    cmd = [sys.executable, "-m", "societas.cluster.cli", "validate", *args]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=120, check=False)
 
 
