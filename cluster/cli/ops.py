@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -211,7 +212,12 @@ def resume(
     checkpoint_every: int | None = typer.Option(None, min=0, help="Ticks between checkpoints."),
     keep_checkpoints: int | None = typer.Option(None, min=0, help="Checkpoints kept (0: all)."),
     attach_timeout: float | None = typer.Option(None, min=0.1, help="Seconds for --address."),
-    budget_tokens: int | None = typer.Option(None, min=1, help="LLM tokens this resume may use."),
+    budget_tokens: int | None = typer.Option(
+        None, min=1, help="LLM tokens the whole run may use (resumes included)."
+    ),
+    budget_more: int | None = typer.Option(
+        None, "--budget-more", min=1, help="Raise the run's token budget by N tokens."
+    ),
     skip_service_checks: bool = typer.Option(False, "--skip-service-checks"),
 ) -> None:
     """Continue a run from its last complete checkpoint; ends identical to an uninterrupted run."""
@@ -244,12 +250,24 @@ def resume(
             checkpoint_every=checkpoint_every,
             keep_checkpoints=keep_checkpoints,
             attach_timeout_s=attach_timeout,
-            budget_tokens=budget_tokens,
+            budget_tokens=raised_budget(folder, scenario, budget_tokens, budget_more),
             check_services=not skip_service_checks,
         )
     last = last_complete(folder)
     typer.echo(f"resuming {run_dir} at tick {last} ({'local' if opts.local else 'ray'})")
     execute(scenario, opts, stored_cluster=cluster, stored_groups=groups)
+
+
+def raised_budget(folder: Path, scenario: Any, budget: int | None, more: int | None) -> int | None:
+    """The whole run's token budget for a resume: --budget-tokens, or the run's own budget
+    (the tokens spent up to its last checkpoint when it had none) plus --budget-more."""
+    from societas.cluster.observe.run_folder import read_record
+
+    if more is None:
+        return budget
+    spent = int((read_record(folder) or {}).get("totals", {}).get("llm_tokens", 0) or 0)
+    base = budget or getattr(scenario.llm, "budget", None) or spent
+    return int(base) + more
 
 
 def cleanup(

@@ -32,7 +32,7 @@ class LLMStopWatch:
         self.ticks = ticks
         self.checkpoint = checkpoint
         self.handles = handles
-        self.spent = 0  # tokens of this invocation
+        self.spent = 0  # tokens of the run (a resume starts from its checkpoint's)
         self.tasks: dict[str, dict[str, int]] = {}  # per task, summed over groups and ticks
         self._counted: int | None = None  # the last tick counted
 

@@ -79,7 +79,7 @@ class RunSpec(BaseModel):
     max_pairs_per_place: int = 50
     tick_minutes: int = Field(30, ge=1, description="Simulated minutes per tick (cadence).")
     budget_tokens: int | None = Field(
-        default=None, ge=1, description="LLM tokens this invocation may spend (llm.budget)."
+        default=None, ge=1, description="LLM tokens of the whole run, resumes too (llm.budget)."
     )
 
 
@@ -196,6 +196,7 @@ async def run_groups(
             )
             totals.update(manifest.totals)
             watch.carry(manifest.llm_tasks)  # run.json's llm_tasks cover every invocation
+            watch.spent = int(manifest.totals.get("llm_tokens", 0))  # the budget bounds the run
             digests.extend(manifest.digests)
             coordinator.pending = {h.group_id: inbox.get(h.group_id, []) for h in handles}
             start = last
