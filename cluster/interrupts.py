@@ -34,8 +34,9 @@ class StopFlag:
             raise KeyboardInterrupt
         if not self.requested:
             print(
-                f"\n{name}: stopping after the current tick and writing a checkpoint "
-                "(Ctrl-C again to abort without one)",
+                f"\n{name}: stopping after the current tick and writing a checkpoint; a tick "
+                "still running in 10 s is cut short, its LLM calls cancelled, and the run "
+                "resumes from the last checkpoint (Ctrl-C again to abort at once)",
                 file=sys.stderr,
                 flush=True,
             )

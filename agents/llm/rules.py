@@ -396,7 +396,13 @@ def _small_talk(memories: list[str], listener: str, said: str, rng: random.Rando
     lines += [f"I have been thinking about the {w}." for w in g.things]
     lines += [f"I was at {place} earlier." for place in g.places]
     lines = [x for x in lines if x.lower() not in said]
-    return lines[0] if lines else rng.choice(("I see.", "That makes sense.", "Good to know."))
+    if lines:
+        return lines[0]
+    polite = [x for x in _POLITE if x.lower() not in said]  # never a line said before
+    return rng.choice(polite) if polite else "Well, I should get going."
+
+
+_POLITE = ("I see.", "That makes sense.", "Good to know.", "Take care.", "See you around.")
 
 
 @register_rule("thought_update")

@@ -232,6 +232,11 @@ class GroupEngine:
         self._open_tick = None
         return stats
 
+    def abandon_tick(self) -> None:
+        """Forget a tick cut short by a stop: `close` does not finish it (no more LLM calls);
+        the run resumes from a checkpoint taken before it."""
+        self._open_tick = None
+
     async def _finish_open(self) -> None:
         """Finish a tick the driver left open (its stats are not reported; its rows are)."""
         if self._open_tick is not None and self.memory is not None:

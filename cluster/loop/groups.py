@@ -110,6 +110,12 @@ class InProcessGroup:
         """Restore the engine from a checkpoint folder."""
         await self.engine.restore(directory)
 
+    def abandon_tick(self) -> None:
+        """Forget the tick in progress (a stop cut it short) so closing does not finish it."""
+        abandon = getattr(self.engine, "abandon_tick", None)
+        if abandon is not None:
+            abandon()
+
     async def close(self) -> None:
         """Close the engine."""
         await self.engine.close()

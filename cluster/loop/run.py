@@ -67,6 +67,25 @@ class RunInterrupted(RuntimeError):
         self.checkpoint = checkpoint
 
 
+STOP_GRACE_S = 10.0  # a stop asked during a tick waits this long for it, then cuts it short
+
+
+async def _cut_short(running: asyncio.Future[Any], stop: Callable[[], bool]) -> bool:
+    """Wait for `running`; when `stop()` has been true for STOP_GRACE_S while a tick is
+    still going (a slow model), cancel it (its pending LLM calls with it): True if so."""
+    asked: float | None = None
+    while True:
+        done, _ = await asyncio.wait({running}, timeout=0.2)
+        if done:
+            return False
+        if asked is None and stop():
+            asked = time.monotonic()
+        if asked is not None and time.monotonic() - asked >= STOP_GRACE_S:
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+            return True
+
+
 class RunSpec(BaseModel):
     """A run as the runtime sees it: where, how long, who, and what to store in manifests."""
 
@@ -178,6 +197,14 @@ async def run_groups(
             if isinstance(h, ResilientGroup):
                 h.spill_to(spec.run_dir / "replay" / f"group-{h.group_id:04d}")
     started = time.perf_counter()
+    finished: list[int] = []  # ticks done, for a stop that cuts the next one short
+    on_tick_done = coordinator.on_tick
+
+    async def count_done(report: Any) -> None:
+        finished.append(report.tick)
+        await on_tick_done(report)
+
+    coordinator.on_tick = count_done
     try:
         await asyncio.gather(*(h.setup() for h in handles))
         start = 0
@@ -200,7 +227,17 @@ async def run_groups(
             digests.extend(manifest.digests)
             coordinator.pending = {h.group_id: inbox.get(h.group_id, []) for h in handles}
             start = last
-        summary = await coordinator.run(spec.ticks - start, start_tick=start)
+        running = asyncio.ensure_future(coordinator.run(spec.ticks - start, start_tick=start))
+        if stop is None:
+            summary = await running
+        elif await _cut_short(running, stop):
+            for h in handles:  # closing must not finish the tick that was cut short
+                if hasattr(h, "abandon_tick"):
+                    h.abandon_tick()
+            done = finished[-1] + 1 if finished else start
+            raise RunInterrupted(done, checkpoints[-1] if checkpoints else None)
+        else:
+            summary = running.result()
     finally:
         await asyncio.gather(*(h.close() for h in handles), return_exceptions=True)
     result = RunResult(
