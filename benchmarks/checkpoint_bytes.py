@@ -40,9 +40,9 @@ async def whole_checkpoint(engine: Any, directory: Path) -> None:
     """The baseline: the files of a checkpoint written from whole lists and tables."""
     import pyarrow as pa
 
-    import societas.memory.checkpoint as ck
-    from societas.memory.cold import rows_table, vectors_table
-    from societas.memory.fsutil import write_bytes_atomic, write_parquet_atomic
+    import societas.memory.store.checkpoint as ck
+    from societas.memory.store.fsutil import write_bytes_atomic, write_parquet_atomic
+    from societas.memory.tiers.cold import rows_table, vectors_table
     from societas.memory.vectorstores.base import ScoredPoint
 
     group, store = engine.memory, engine.memory.store
@@ -56,7 +56,7 @@ async def whole_checkpoint(engine: Any, directory: Path) -> None:
     agents = {str(i): a.get_state() for i, a in engine.agents.items()}
     state = {
         **group.get_state(),
-        "kv_points": sorted([a, k, i] for (a, k), i in group._kv_point.items()),
+        "kv_points": sorted([a, k, i] for (a, k), i in group.kv_point.items()),
     }
 
     def write() -> None:

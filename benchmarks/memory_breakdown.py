@@ -30,15 +30,15 @@ from _common import emit, machine
 from societas.memory.tuning import tune_worker
 
 TIMED = (  # (module, owner name or None for a module function, attribute, label)
-    ("societas.memory.ram_ranking", "RamRanker", "rank", "rank"),
-    ("societas.memory.hits", "HotHits", "many", "hot_hits"),
-    ("societas.memory.group_search", "GroupSearch", "_records", "warm_records"),
-    ("societas.memory.group_search", None, "waiting_warm_hits", "warm_hits"),
-    ("societas.memory.records_meta", "AccessLedger", "record", "read_counts"),
+    ("societas.memory.retrieval.ram_ranking", "RamRanker", "rank", "rank"),
+    ("societas.memory.retrieval.hits", "HotHits", "many", "hot_hits"),
+    ("societas.memory.retrieval.group_search", "GroupSearch", "_records", "warm_records"),
+    ("societas.memory.retrieval.group_search", None, "waiting_warm_hits", "warm_hits"),
+    ("societas.memory.model.records_meta", "AccessLedger", "record", "read_counts"),
     ("societas.memory.embedding.cache", "CachedEmbedder", "embed_documents", "embed_documents"),
     ("societas.memory.embedding.cache", "CachedEmbedder", "embed_queries", "embed_queries"),
     ("societas.memory.group", "GroupMemory", "write_memories", "write"),
-    ("societas.memory.group_search", "GroupSearch", "search_many", "search"),
+    ("societas.memory.retrieval.group_search", "GroupSearch", "search_many", "search"),
     ("societas.memory.group", "GroupMemory", "end_tick", "tier_pass"),
     ("memory_ops", None, "tick_plan", "tick_plan"),
 )

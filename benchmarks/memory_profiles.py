@@ -85,7 +85,7 @@ async def run(profile: str, agents: int, days: int) -> dict:
             t1 = time.perf_counter()
             results = await asyncio.gather(*(search(t) for t in turns))
             if cognition is not None:
-                from societas.memory.records import SearchRequest
+                from societas.memory.model.records import SearchRequest
 
                 requests = [
                     SearchRequest(agent_id=t.agent, query=t.query, top_k=TOP_K) for t in turns

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from societas.agents.runtime.protocol import Message
-from societas.memory.fsutil import fsync_dir
+from societas.memory.store.fsutil import fsync_dir
 
 MANIFEST = "manifest.json"
 INBOX = "inbox.json"

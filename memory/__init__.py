@@ -6,12 +6,12 @@ No LLM and no Ray here: the memory is testable in one process.
 from __future__ import annotations
 
 from societas.memory.agent import AgentMemory, StatusMemory, StreamMemory
-from societas.memory.citizen import CITIZEN_ATTRIBUTES, CITIZEN_MEMORY_CONFIG
-from societas.memory.clock import SimClock
-from societas.memory.config import GroupMemoryConfig, MemoryAttribute, MemoryConfig
 from societas.memory.embedding import EmbeddingConfig, build_embedder
 from societas.memory.group import GroupMemory, KVUpdate
-from societas.memory.records import (
+from societas.memory.model.citizen import CITIZEN_ATTRIBUTES, CITIZEN_MEMORY_CONFIG
+from societas.memory.model.clock import SimClock
+from societas.memory.model.config import GroupMemoryConfig, MemoryAttribute, MemoryConfig
+from societas.memory.model.records import (
     AddRequest,
     KVHit,
     KVSearchRequest,
@@ -20,7 +20,7 @@ from societas.memory.records import (
     SearchRequest,
     format_memories,
 )
-from societas.memory.scoring import RetrievalConfig, retrieval_score
+from societas.memory.retrieval.scoring import RetrievalConfig, retrieval_score
 from societas.memory.vectorstores import VectorStoreConfig
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 Every call is validated at once (a rejected call writes nothing). Status updates apply at
 once and stream adds return their id at once, queued and written in one batch a loop turn
-later or before any read (memory.write_queue); searches join the group's batch for this
+later or before any read (memory.store.write_queue); searches join the group's batch for this
 event-loop turn, so agents stepping concurrently share embedding and ranking calls.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from societas.memory.associations import Association
-from societas.memory.records import (
+from societas.memory.model.associations import Association
+from societas.memory.model.records import (
     AddRequest,
     KVHit,
     KVSearchRequest,
@@ -22,7 +22,7 @@ from societas.memory.records import (
 )
 
 if TYPE_CHECKING:
-    from societas.memory.cognitive_group import CognitiveMemory
+    from societas.memory.architectures.cognitive_group import CognitiveMemory
     from societas.memory.group import GroupMemory
 
 

@@ -1,16 +1,10 @@
-"""The AgentSociety memory API (seed 000) on top of the group memory, for code written
-against that design: `Memory(group, agent_id)` with `.status` and `.stream`.
+"""The AgentSociety memory API on top of the group memory, for code written against that
+design: `Memory(group, agent_id)` with `.status` and `.stream`.
 
-- `status.get(key, default_value=None)`; `status.update(key, value, mode="replace"|"merge")`
-  also for keys the memory config does not have yet: the attribute is added to the group's
-  schema with the type of the value (str, int, float, bool, list, dict), as AgentSociety's
-  dynamic profile keys behave. Keys added this way live for the process; declare them in the
-  scenario (`attributes:`) to have them in checkpoints and on every agent from the start.
-- `stream.add_cognition / add_social / add_economy / add_mobility / add_event / add_other`
-  (description) -> memory id, stored under that topic;
-- `stream.search(query, tag=None, top_k=3, day_range=None, time_range=None)` and
-  `search_today(query="", tag=None, top_k=100)` return the lines "- [topic]: text" (best first;
-  for search_today without a query, today's memories in time order) or "Nothing".
+`status.get` / `status.update` (a key the config lacks is added with the value's type);
+`stream.add_cognition` / `add_social` / `add_economy` / `add_mobility` / `add_event` /
+`add_other` store under that topic; `stream.search` and `search_today` return the lines
+"- [topic]: text", best first, or "Nothing".
 """
 
 from __future__ import annotations
@@ -18,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from societas.memory.config import MemoryAttribute, MemoryConfig
-from societas.memory.kv_columns import KVColumn
+from societas.memory.model.config import MemoryAttribute, MemoryConfig
+from societas.memory.store.kv_columns import KVColumn
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
-    from societas.memory.records import MemoryRecord
+    from societas.memory.model.records import MemoryRecord
 
 NOTHING = "Nothing"
 TOPICS = ("cognition", "social", "economy", "mobility", "event", "other")

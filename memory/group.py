@@ -1,9 +1,8 @@
 """One group's memory: every agent's KV state and stream, batched over one embedder and store.
 
 The runtime (or any caller) batches a tick's work through `add_many` / `search_many` /
-`update_many`. The per-agent views (`group.agent(id).stream.add(...)`) share those batches:
-adds and KV updates return at once and are written in batches (memory.write_queue), searches
-go through a micro-batcher (one suspension each, one ranking call per loop turn).
+`update_many`. The per-agent views share those batches: adds and KV updates return at once
+and are written in batches (memory.store.write_queue); searches go through a micro-batcher.
 """
 
 from __future__ import annotations
@@ -15,45 +14,45 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from societas.memory import tiering
-from societas.memory.access_log import AccessLog
 from societas.memory.agent import AgentMemory
-from societas.memory.associations import AssociationIndex
-from societas.memory.batching import MicroBatcher
-from societas.memory.citizen import CITIZEN_MEMORY_CONFIG
-from societas.memory.clock import SimClock
-from societas.memory.cognitive_group import CognitiveMemory
-from societas.memory.cold import ColdStore
-from societas.memory.config import GroupMemoryConfig, MemoryConfig, check_value
-from societas.memory.contradictions import ContradictionJudge, rule_judge
-from societas.memory.deferred_store import DeferredStore
+from societas.memory.architectures.cognitive_group import CognitiveMemory
+from societas.memory.architectures.finmem import BoostLedger
+from societas.memory.architectures.profiles import AgentProfiles
 from societas.memory.embedding import Embedder, build_embedder
-from societas.memory.group_kv import GroupKV, KVUpdate, UpdateMode
-from societas.memory.group_search import GroupSearch
-from societas.memory.group_state import GroupState
-from societas.memory.hot_store import HotStore
-from societas.memory.id_map import IdMap
-from societas.memory.kv_columns import AgentSlots, IntColumn, KVColumn
-from societas.memory.kv_index import KVDeferredStore, KVIndex
-from societas.memory.policies import default_summary
-from societas.memory.policy_state import PolicyState
-from societas.memory.profile_finmem import BoostLedger
-from societas.memory.profiles import AgentProfiles
-from societas.memory.ram_ranking import RamRanker
-from societas.memory.ranking import TIE_MARGIN, Ranker
-from societas.memory.records import (
+from societas.memory.model.associations import AssociationIndex
+from societas.memory.model.citizen import CITIZEN_MEMORY_CONFIG
+from societas.memory.model.clock import SimClock
+from societas.memory.model.config import GroupMemoryConfig, MemoryConfig, check_value
+from societas.memory.model.records import (
     AddRequest,
     KVHit,
     KVSearchRequest,
     MemoryHit,
     SearchRequest,
 )
-from societas.memory.records_meta import AccessLedger
-from societas.memory.slot_map import SlotMap
-from societas.memory.sparse_index import SparseIndex
-from societas.memory.stream_write import write_memories
+from societas.memory.model.records_meta import AccessLedger
+from societas.memory.policies.contradictions import ContradictionJudge, rule_judge
+from societas.memory.policies.forgetting import default_summary
+from societas.memory.policies.state import PolicyState
+from societas.memory.retrieval.batching import MicroBatcher
+from societas.memory.retrieval.group_search import GroupSearch
+from societas.memory.retrieval.ram_ranking import RamRanker
+from societas.memory.retrieval.ranking import TIE_MARGIN, Ranker
+from societas.memory.retrieval.sparse_index import SparseIndex
+from societas.memory.store.deferred_store import DeferredStore
+from societas.memory.store.group_kv import GroupKV, KVUpdate, UpdateMode
+from societas.memory.store.group_state import GroupState
+from societas.memory.store.hot_store import HotStore
+from societas.memory.store.id_map import IdMap
+from societas.memory.store.kv_columns import AgentSlots, IntColumn, KVColumn
+from societas.memory.store.kv_index import KVDeferredStore, KVIndex
+from societas.memory.store.slot_map import SlotMap
+from societas.memory.store.stream_write import write_memories
+from societas.memory.store.write_queue import OwnedLock, WriteQueue
+from societas.memory.tiers import tiering
+from societas.memory.tiers.access_log import AccessLog
+from societas.memory.tiers.cold import ColdStore
 from societas.memory.vectorstores import VectorStore, build_vector_store
-from societas.memory.write_queue import OwnedLock, WriteQueue
 
 _ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of one run
 __all__ = ["TIE_MARGIN", "GroupMemory", "KVUpdate", "UpdateMode"]
@@ -112,9 +111,9 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.ticks_since_policies = 0
         # Writes consolidation summaries; replace with an LLM-backed callable (sync or async).
         self.summarizer: Callable[[list[str]], str | Awaitable[str]] = default_summary
-        # Judges contradictions (memory.contradictions): rules by default, an LLM in runs.
+        # Judges contradictions (memory.policies.contradictions): rules by default, an LLM in runs.
         self.contradiction_judge: ContradictionJudge = rule_judge
-        self.policy_state = PolicyState(self)  # temporal episodes, habits (memory.policy_state)
+        self.policy_state = PolicyState(self)  # temporal episodes, habits (memory.policies.state)
         self.kv_slots = AgentSlots()  # agent → slot, shared by the KV columns
         self.kv_by_key: dict[str, KVColumn] = {
             key: KVColumn(self.kv_slots) for key in memory_config.attributes
@@ -243,7 +242,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         stamp: tuple[int, float] | None = None,
     ) -> None:
         """Store memories under ids already taken, at clock `stamp` (day, t; None: now), as
-        memory.stream_write does; the operation lock is held."""
+        memory.store.stream_write does; the operation lock is held."""
         await write_memories(self, requests, ids, stamp)
 
     # ------------------------------------------------------------------ batching entry points
@@ -278,7 +277,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         return self._search_batcher.enqueue(request)
 
     async def submit_update(self, update: KVUpdate) -> None:
-        """Apply one checked KV write at once (embedding deferred, see memory.write_queue)."""
+        """Apply one checked KV write at once (embedding deferred, see memory.store.write_queue)."""
         self.kv_apply(update.agent_id, update.key, update.value, update.mode)
 
     async def sync_writes(self, kv: bool = False) -> None:
@@ -316,8 +315,8 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         }
 
     async def checkpoint(self, directory: Path) -> dict[str, Any]:
-        """Write this group's memory to `directory` atomically (see memory.checkpoint)."""
-        from societas.memory.checkpoint import checkpoint
+        """Write this group's memory to `directory` atomically (see memory.store.checkpoint)."""
+        from societas.memory.store.checkpoint import checkpoint
 
         await self.sync_writes(kv=True)
         return await checkpoint(self, Path(directory))
@@ -325,7 +324,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     @classmethod
     async def restore(cls, directory: Path, root: Path, **kwargs: Any) -> GroupMemory:
         """A group under a fresh `root` rebuilt from a checkpoint directory."""
-        from societas.memory.checkpoint import restore
+        from societas.memory.store.checkpoint import restore
 
         return await restore(Path(directory), Path(root), **kwargs)
 

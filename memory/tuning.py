@@ -1,12 +1,9 @@
 """Opt-in tuning of a worker process that hosts groups: allocator, Arrow pool and collector.
 
-A group's tick allocates and frees many short-lived objects between long-lived columns, and
-its event loop keeps thousands of coroutines in flight. Three process-wide settings keep RSS
-tracking the data and the collector off the hot path: glibc gives every large block its own
-mapping (returned to the OS when freed), Arrow allocates from the C library rather than its
-own arena (which keeps the pages of a Parquet read or write), and the cyclic collector runs
-young collections rarely and never traverses the startup heap again. None of this happens on
-import or construction: the Ray actor, the CLI and the benchmarks call `tune_worker()`.
+glibc gives every large block its own mapping (returned to the OS when freed), Arrow
+allocates from the C library rather than its own arena, and the cyclic collector runs young
+collections rarely and never traverses the startup heap again, so RSS tracks the data and
+the collector stays off the hot path. Nothing here happens on import or construction.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from societas.agents.llm.answer_checks import Answer, is_slot, screen
 from societas.agents.llm.batching import batch_json
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import Screened, screened
-from societas.memory.profile_cognitive import default_attention
+from societas.memory.architectures.cognitive import default_attention
 
 SEPARATOR = " | "
 

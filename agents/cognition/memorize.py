@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from societas.agents.cognition.importance import rate_importance
 from societas.memory import AgentMemory
-from societas.memory.records import AddRequest
+from societas.memory.model.records import AddRequest
 
 if TYPE_CHECKING:
     from societas.agents.cognition.reflection import Reflector

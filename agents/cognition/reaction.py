@@ -10,7 +10,7 @@ from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import Reaction
 from societas.memory import AgentMemory
-from societas.memory.clock import format_time_of_day
+from societas.memory.model.clock import format_time_of_day
 
 
 async def react(

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from societas.agents.cognition.attention import attend, extract_facts
-from societas.memory.fsutil import write_bytes_atomic
-from societas.memory.profile_cognitive import novelty_metacognition
+from societas.memory.architectures.cognitive import novelty_metacognition
+from societas.memory.store.fsutil import write_bytes_atomic
 
 if TYPE_CHECKING:
     from societas.agents.llm.gateway import LLMGateway

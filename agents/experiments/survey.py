@@ -21,7 +21,7 @@ from societas.agents.cognition.persona import persona_of
 from societas.agents.experiments.checks import SURVEY_SALT, tick_at
 from societas.agents.experiments.schema import Question
 from societas.agents.llm.tasks import SurveyAnswer
-from societas.memory.records import SearchRequest
+from societas.memory.model.records import SearchRequest
 
 if TYPE_CHECKING:
     from societas.agents.environment import SimTime

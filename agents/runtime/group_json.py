@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from societas.memory.fsutil import fsync_dir
+from societas.memory.store.fsutil import fsync_dir
 
 
 def write_group_json(

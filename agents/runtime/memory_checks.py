@@ -15,7 +15,7 @@ from societas.agents.cognition.prompts import render
 from societas.agents.llm.batching import batch_messages, batch_schema
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.rules import register_rule
-from societas.memory.contradictions import rule_contradicts
+from societas.memory.policies.contradictions import rule_contradicts
 
 
 class ContradictionVerdict(BaseModel):

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from societas.memory import GroupMemory, GroupMemoryConfig, format_memories
-from societas.memory.clock import format_time_of_day
-from societas.memory.scoring import recency
+from societas.memory.model.clock import format_time_of_day
+from societas.memory.retrieval.scoring import recency
 
 PEOPLE = [
     {"name": "Alice Moreau", "occupation": "school teacher", "age": 41},

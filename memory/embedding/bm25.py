@@ -1,16 +1,10 @@
 """Sparse BM25: fastembed's `Qdrant/bm25` model, from the stop-word folder shipped with societas.
 
-Two engines compute the same vectors for English (tested to be identical): `qdrant-edge`
-(default), the Rust implementation of that model in qdrant-edge-py, ~6x faster; and
-`fastembed` itself. Both take the stop words from `english.txt` in the folder; there are no
-weights to load.
-
-Chinese (and Japanese, Korean, Thai) has no spaces, so regex tokens find nothing in it. With
-the `qdrant-edge` engine a text containing such script goes through Qdrant's multilingual
-tokenizer instead (charabia: jieba segmentation for Chinese, in Rust), with Qdrant's Chinese
-stop words added to the English ones; every other text takes the English path unchanged, so
-English vectors and speed stay as they were. Term ids are the same mmh3 hashes either way,
-so a word shared by both kinds of text (a name, "Shanghai") matches across them.
+Two engines compute the same English vectors: `qdrant-edge` (default, the Rust
+implementation in qdrant-edge-py) and `fastembed` itself. With `qdrant-edge`, a text in an
+unspaced script (Chinese, Japanese, Korean, Thai) goes through Qdrant's multilingual
+tokenizer instead, with the same mmh3 term ids, so a word shared by both kinds of text
+matches across them.
 """
 
 from __future__ import annotations

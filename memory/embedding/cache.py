@@ -1,10 +1,7 @@
 """An LRU cache in front of any embedder: a text already embedded is not embedded again.
 
-A sparse-only entry (BM25, the default) is kept as one `bytes` of its term ids and weights
-rather than the vectors' four objects, as the cache can be a large part of a group's RAM.
-Entries are keyed by a 128-bit BLAKE2b digest of the text, not the text (hot texts live in
-one buffer, so the cache would hold the only `str` copy); two texts sharing a digest is a
-2^-128 event, not a case handled.
+A sparse-only entry is kept as one `bytes` of its term ids and weights, keyed by a 128-bit
+BLAKE2b digest of the text rather than the text (a digest collision is not a case handled).
 """
 
 from __future__ import annotations

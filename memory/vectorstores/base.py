@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from societas.memory.embedding.base import TextVectors
-from societas.memory.scoring import RetrievalConfig
+from societas.memory.retrieval.scoring import RetrievalConfig
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -26,7 +26,7 @@ STREAM_INDEXES = {
 }
 # A group's own Qdrant Edge shard indexes only what narrows a pass over the whole shard: the
 # agent (every search and scroll names one) and time (tier moves scroll the oldest first,
-# which needs a range index). Its searches are answered from RAM (memory.ram_ranking) or
+# which needs a range index). Its searches are answered from RAM (memory.retrieval.ram_ranking) or
 # filtered within one agent's points, where the other conditions are checked point by point;
 # an index costs RAM and write time per point.
 EDGE_STREAM_INDEXES = {"agent_id": "integer_tenant", "time": "float"}
@@ -65,7 +65,7 @@ def type_condition(types: Sequence[str] | None) -> tuple[list[str], list[str]]:
 
     The default type (episodic) is left out of payloads, so a filter that accepts it
     excludes the other types instead of matching the field."""
-    from societas.memory.records_meta import DEFAULT_TYPE, MEMORY_TYPES
+    from societas.memory.model.records_meta import DEFAULT_TYPE, MEMORY_TYPES
 
     if types is None:
         return [], []

@@ -1,10 +1,7 @@
 """Qdrant Edge backend: the real Qdrant engine in-process, one persisted shard per group.
 
-Every engine call runs on the store's own worker thread, so the event loop of the group
-keeps serving other agents while the shard reads or writes (one thread: calls keep their
-order, and the shard is never used from two threads at once). The binding holds the GIL
-inside each call, so long calls are cut into chunks (`CHUNK_POINTS` points per write,
-`CHUNK_QUERIES` queries per search batch): between chunks the loop gets its turn.
+Every engine call runs on the store's own worker thread (calls keep their order), and long
+calls are cut into chunks, so the group's event loop keeps serving agents meanwhile.
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from societas.memory.embedding.base import SparseVector, TextVectors
-from societas.memory.heap import release_free_memory
+from societas.memory.store.heap import release_free_memory
 from societas.memory.vectorstores.base import (
     DENSE,
     SPARSE,

@@ -7,7 +7,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from societas.memory.scoring import RetrievalConfig, score_of
+from societas.memory.retrieval.scoring import RetrievalConfig, score_of
 from societas.memory.vectorstores.base import (
     DENSE,
     SECONDS_PER_DAY,
@@ -126,7 +126,7 @@ def query_request(q: VectorQuery) -> qe.QueryRequest:
 
 
 class EdgeAlgebra:
-    """The retrieval score (memory.scoring) as a Qdrant Edge formula expression."""
+    """The retrieval score (memory.retrieval.scoring) as a Qdrant Edge formula expression."""
 
     def constant(self, value: float) -> Any:
         return E.Constant(value)

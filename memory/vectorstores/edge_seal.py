@@ -1,13 +1,9 @@
 """Seal a Qdrant Edge shard in a child process: optimize it there, then reopen it mmapped.
 
-Opt-in (`vector_store.compact_in_child`): the group's loop is never stalled by a compaction
-(the binding holds the GIL for the whole of `EdgeShard.optimize`) and optimized segments are
-mmapped files rather than appendable segments held in RAM, at the cost of a child process
-that holds the shard's working set for a moment. The shard is flushed and closed, optimized
-by a child (`python edge_seal.py PATH SPEC`: only `qdrant_edge` imported there), and loaded
-again.
-
-Run as a script, this file is the child; imported, it gives the shard config both sides use.
+Opt-in (`vector_store.compact_in_child`): the binding holds the GIL for the whole optimize,
+so a child does it and the group's loop is never stalled; the shard is flushed, closed,
+optimized by `python edge_seal.py PATH SPEC` and loaded again. Run as a script, this file is
+the child; imported, it gives the shard config both sides use.
 """
 
 from __future__ import annotations

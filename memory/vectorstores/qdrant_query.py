@@ -7,7 +7,7 @@ from typing import Any
 
 from qdrant_client import models
 
-from societas.memory.scoring import RetrievalConfig, score_of
+from societas.memory.retrieval.scoring import RetrievalConfig, score_of
 from societas.memory.vectorstores.base import (
     DENSE,
     SECONDS_PER_DAY,
@@ -114,7 +114,7 @@ def query_request(q: VectorQuery, shard_key: str | None) -> models.QueryRequest:
 
 
 class QdrantAlgebra:
-    """The retrieval score (memory.scoring) as a qdrant-client formula expression."""
+    """The retrieval score (memory.retrieval.scoring) as a qdrant-client formula expression."""
 
     def constant(self, value: float) -> Any:
         return value

@@ -24,7 +24,8 @@ def _loaded(code: str) -> list[str]:
 
 def test_group_modules_leave_heavy_imports_out() -> None:
     code = (
-        "import societas.agents.runtime.engine, societas.cluster.ray.groups, societas.memory.cold"
+        "import societas.agents.runtime.engine, societas.cluster.ray.groups,"
+        " societas.memory.tiers.cold"
     )
     assert _loaded(code) == []
 

@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from societas.memory import GroupMemory, GroupMemoryConfig
-from societas.memory.policies import finmem_forgetting
+from societas.memory.policies.forgetting import finmem_forgetting
 
 DAY = 86_400.0
 TYPES = {"trader": {"profile": "finmem"}, "scholar": {"profile": "cognitive"}}

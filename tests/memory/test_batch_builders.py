@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from societas.memory.embedding.base import TextVectors
-from societas.memory.pending_points import hot_payloads, index_vectors
+from societas.memory.store.pending_points import hot_payloads, index_vectors
 
 
 def hot_payload(group, memory_id: int) -> dict:
@@ -68,7 +68,7 @@ async def test_batch_points_equal_the_per_memory_ones(group_factory, profile):
 
 
 async def test_hot_hits_equal_the_hot_store_ones(group_factory):
-    from societas.memory.hits import GATHER_AT, HotHits
+    from societas.memory.retrieval.hits import GATHER_AT, HotHits
 
     group = group_factory("edge")
     await group.add_agents({1: {}})
@@ -102,7 +102,7 @@ async def test_hot_hits_equal_the_hot_store_ones(group_factory):
 async def test_hot_hits_of_plain_memories_equal_the_hot_store_ones(group_factory):
     """No memory has tags, metadata or links (the sparse columns empty): the batch read
     gives the same hits, with fresh, unshared metadata dicts."""
-    from societas.memory.hits import GATHER_AT, HotHits
+    from societas.memory.retrieval.hits import GATHER_AT, HotHits
 
     group = group_factory("edge")
     await group.add_agents({1: {}, 2: {}})

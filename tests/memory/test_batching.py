@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from societas.memory.batching import MicroBatcher
+from societas.memory.retrieval.batching import MicroBatcher
 
 from .conftest import writes_failing
 

@@ -88,7 +88,7 @@ async def test_checkpoint_refuses_to_overwrite_and_restore_needs_manifest(group_
 
 
 async def test_crash_during_checkpoint_leaves_no_checkpoint(group_factory, tmp_path, monkeypatch):
-    import societas.memory.checkpoint as ck
+    import societas.memory.store.checkpoint as ck
 
     group = group_factory("edge")
     await group.add_agents({1: {}})

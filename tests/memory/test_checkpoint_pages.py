@@ -6,11 +6,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import societas.memory.checkpoint as ck
-import societas.memory.checkpoint_pages as pages
-from societas.memory.cold import rows_table, vectors_table
-from societas.memory.deferred_store import DeferredStore
-from societas.memory.kv_index import KVDeferredStore
+import societas.memory.store.checkpoint as ck
+import societas.memory.store.checkpoint_pages as pages
+from societas.memory.store.deferred_store import DeferredStore
+from societas.memory.store.kv_index import KVDeferredStore
+from societas.memory.tiers.cold import rows_table, vectors_table
 from societas.memory.vectorstores.base import ScoredPoint
 
 from .test_checkpoint import populated

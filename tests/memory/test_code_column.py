@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from societas.memory.code_column import CodeColumn
+from societas.memory.store.code_column import CodeColumn
 
 
 def test_rows_read_back_as_written_under_appends_sets_and_takes():
@@ -56,7 +56,7 @@ def test_codes_widen_past_65535_values_and_keep_rows_drops_unused_ones():
 @pytest.mark.parametrize("kept", [0.0, 0.01, 0.5, 1.0])
 def test_keep_rows_in_chunks_equals_the_rows_kept(kept):
     """Across several chunks, every value still held or some let go (None among them)."""
-    from societas.memory.column_ops import KEEP_CHUNK
+    from societas.memory.store.column_ops import KEEP_CHUNK
 
     rng = random.Random(int(kept * 100))
     pool = [None, "park", "harbour", *(f"home-{i}" for i in range(300))]

@@ -9,9 +9,9 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
-from societas.memory import cold_merge
-from societas.memory.cold import ColdStore
 from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.tiers import cold_merge
+from societas.memory.tiers.cold import ColdStore
 from societas.memory.vectorstores.base import ScoredPoint
 
 

@@ -7,7 +7,7 @@ from array import array
 import numpy as np
 import pytest
 
-from societas.memory.column_ops import KEEP_CHUNK, keep_in_place, taken_bytes
+from societas.memory.store.column_ops import KEEP_CHUNK, keep_in_place, taken_bytes
 
 
 @pytest.mark.parametrize("typecode", ["d", "q", "H", "I"])

@@ -7,9 +7,9 @@ import pytest
 from pydantic import ValidationError
 
 from societas.memory import GroupMemoryConfig
-from societas.memory.importance_policy import BASE_KEY, give_feedback, recomputed
-from societas.memory.policy_configs import ImportanceRecompute
-from societas.memory.records import SearchRequest
+from societas.memory.model.records import SearchRequest
+from societas.memory.policies.configs import ImportanceRecompute
+from societas.memory.policies.importance import BASE_KEY, give_feedback, recomputed
 
 DAY = 86_400.0
 HOUR = 3600.0
@@ -142,7 +142,7 @@ async def test_importance_pass_agrees_in_hot_warm_and_cold(group_factory, backen
     # the writes are batched: one per distinct value (and per distinct metadata), not per memory
     assert g.policy_state.counters["importance_writes"] <= 2 * (4 + 4)
     # leaving warm, a memory's row carries the recomputed importance into the cold tier
-    from societas.memory import tiering
+    from societas.memory.tiers import tiering
 
     await tiering.migrate(g, await g.store.fetch([liked]))
     (row,) = g.cold.scan(ids=[liked]).to_pylist()

@@ -6,7 +6,7 @@ import platform
 
 import pytest
 
-from societas.memory.heap import release_free_memory
+from societas.memory.store.heap import release_free_memory
 
 
 def _rss_kb() -> int:

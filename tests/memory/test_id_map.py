@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from societas.memory.id_map import IdMap, RowQueue
+from societas.memory.store.id_map import IdMap, RowQueue
 
 GROUP = 3 << 40  # ids carry their group in the high bits
 

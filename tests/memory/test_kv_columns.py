@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from societas.memory.kv_columns import AgentSlots, KVColumn
+from societas.memory.store.kv_columns import AgentSlots, KVColumn
 
 
 def test_columns_behave_like_dicts_under_random_writes():

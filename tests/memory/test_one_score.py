@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from societas.memory import GroupMemory, RetrievalConfig
-from societas.memory.records import SearchRequest
+from societas.memory.model.records import SearchRequest
 from societas.memory.vectorstores.base import PointFilter, VectorQuery
 
 FIXTURE = [  # (hours since start, importance, text)

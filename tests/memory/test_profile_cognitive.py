@@ -7,8 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from societas.memory import GroupMemoryConfig
-from societas.memory.profile_cognitive import CognitiveConfig, CognitiveState
-from societas.memory.records import SearchRequest
+from societas.memory.architectures.cognitive import CognitiveConfig, CognitiveState
+from societas.memory.model.records import SearchRequest
 
 
 def test_sensory_buffer_never_exceeds_n_and_attention_every_n():
@@ -146,7 +146,7 @@ async def test_recall_fills_working_memory_within_capacity_and_reconsolidates(co
 
 
 def test_novelty_metacognition_attends_less_to_repetition_and_more_to_news():
-    from societas.memory.profile_cognitive import (
+    from societas.memory.architectures.cognitive import (
         CognitiveConfig,
         CognitiveState,
         novelty_metacognition,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from societas.memory import GroupMemoryConfig
-from societas.memory.policies import ForgettingPolicy, finmem_forgetting, finmem_layers
-from societas.memory.policy_runner import forgetting_pass
+from societas.memory.policies.forgetting import ForgettingPolicy, finmem_forgetting, finmem_layers
+from societas.memory.policies.runner import forgetting_pass
 
 DAY = 86_400.0
 

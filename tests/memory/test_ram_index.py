@@ -9,10 +9,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from societas.memory import GroupMemory, ram_ranking
-from societas.memory.ram_ranking import SEGMENTED_AT, _take_tops, _top
-from societas.memory.records import KVSearchRequest, SearchRequest
-from societas.memory.sparse_index import AgentPostings
+from societas.memory import GroupMemory
+from societas.memory.model.records import KVSearchRequest, SearchRequest
+from societas.memory.retrieval import ram_ranking
+from societas.memory.retrieval.ram_ranking import SEGMENTED_AT, _take_tops, _top
+from societas.memory.retrieval.sparse_index import AgentPostings
 from societas.memory.vectorstores.base import PointFilter, VectorQuery
 from societas.memory.vectorstores.edge import EdgeVectorStore
 

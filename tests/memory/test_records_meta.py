@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from societas.memory import GroupMemory
-from societas.memory.cold import ROW_SCHEMA
-from societas.memory.records_meta import META_FIELDS
+from societas.memory.model.records_meta import META_FIELDS
+from societas.memory.tiers.cold import ROW_SCHEMA
 
 HOUR = 3600.0
 DAY = 86_400.0

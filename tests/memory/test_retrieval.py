@@ -1,6 +1,6 @@
 """Generative Agents retrieval: every hot and warm memory of the agent can win, exactly.
 
-The ranker scores hot memories from RAM and bounds the rest (memory.ranking); these tests
+The ranker scores hot memories from RAM and bounds the rest (memory.retrieval.ranking); these tests
 check it against the engine's formula query over all of an agent's memories, and that an
 old, important, relevant memory buried under many more relevant recent ones still wins.
 """

@@ -12,7 +12,7 @@ import math
 import pytest
 
 from societas.memory import RetrievalConfig
-from societas.memory.scoring import Numbers, mmr_select, relevance_term, retrieval_score
+from societas.memory.retrieval.scoring import Numbers, mmr_select, relevance_term, retrieval_score
 
 FIXTURE = [  # (hours since start, importance, text)
     (0.0, 0.9, "the river flooded the lower town"),

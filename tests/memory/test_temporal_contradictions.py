@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from societas.memory import GroupMemoryConfig
-from societas.memory.contradictions import rule_contradicts
+from societas.memory.policies.contradictions import rule_contradicts
 
 RELEVANCE_ONLY = {"recency_candidates": 0, "recency_weight": 0, "importance_weight": 0}
 

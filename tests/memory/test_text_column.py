@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from societas.memory.text_column import TextColumn
+from societas.memory.store.text_column import TextColumn
 
 SAMPLES = ["", "plain", "早上好，世界", "emoji 🌊 flood", "lone \ud800 surrogate", "x" * 5000]
 
@@ -50,7 +50,7 @@ def test_matches_a_list_under_random_appends_and_compactions() -> None:
 def test_a_compaction_across_chunks_keeps_the_texts_and_its_buffers(pattern) -> None:
     """Thousands of rows, several chunks of offsets rewritten over themselves: kept prefixes
     (rows whose offsets a chunk reads after the last chunk wrote them), long runs, gaps."""
-    from societas.memory.column_ops import KEEP_CHUNK
+    from societas.memory.store.column_ops import KEEP_CHUNK
 
     rng = random.Random(pattern)
     mirror = [rng.choice(SAMPLES[:-1]) + str(i) for i in range(3 * KEEP_CHUNK + 123)]

@@ -147,7 +147,7 @@ async def test_crash_between_cold_write_and_warm_delete(tiered, monkeypatch):
 async def test_the_next_tick_finishes_a_move_an_error_stopped(tiered, monkeypatch):
     """The disk is looked at for a half-done move at a process's first tick and after a
     failed one, not at every tick; the tick after a failure finishes the move."""
-    from societas.memory import tiering
+    from societas.memory.tiers import tiering
 
     group = tiered(warm_max_age_days=1, warm_cap_per_agent=None)
     looks = []
@@ -252,7 +252,7 @@ async def test_crash_during_compaction_counts_each_memory_once(tiered, monkeypat
 async def test_free_pages_go_back_after_enough_evictions_or_a_move(tiered, monkeypatch):
     """A trim of the heap walks all of it, so it runs once `TRIM_AFTER_EVICTIONS` hot rows
     have left since the last one, or after a move to cold; not at every tick that evicts."""
-    from societas.memory import tiering
+    from societas.memory.tiers import tiering
 
     trims: list[int] = []
     monkeypatch.setattr(tiering, "release_free_memory", lambda: trims.append(1) or True)

@@ -65,7 +65,7 @@ def test_importing_every_module_and_building_a_group_changes_nothing():
 def test_importing_the_memory_package_starts_no_process():
     """Looking up libc must not fork `ldconfig` (a copy of every group actor at import)."""
     code = (
-        "import resource, societas.memory.heap, societas.memory.tuning, societas.memory;"
+        "import resource, societas.memory.store.heap, societas.memory.tuning, societas.memory;"
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )
     assert _python(code).strip() == "0"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from societas.memory import GroupMemory
-from societas.memory.group_search import _hit
-from societas.memory.hits import pending_warm_hits
+from societas.memory.retrieval.group_search import _hit
+from societas.memory.retrieval.hits import pending_warm_hits
 
 from .conftest import writes_failing
 
@@ -205,7 +205,7 @@ def test_a_compaction_makes_no_second_copy_of_the_columns():
     new columns, with the kept rows as Python ints, took as much again as the texts)."""
     import tracemalloc
 
-    from societas.memory.hot_store import HotStore
+    from societas.memory.store.hot_store import HotStore
 
     tracemalloc.start()
     try:

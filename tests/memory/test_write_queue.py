@@ -140,7 +140,7 @@ async def test_the_operation_lock_excludes_records_its_owner_and_survives_cancel
     """`async with` on the group's lock: taken at once when free (its owner recorded), waited
     for in arrival order when held, and a waiter cancelled while waiting leaves the lock
     usable by the next."""
-    from societas.memory.write_queue import OwnedLock
+    from societas.memory.store.write_queue import OwnedLock
 
     lock, order, inside = OwnedLock(), [], []
 

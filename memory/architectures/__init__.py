@@ -1,0 +1,1 @@
+"""Memory architectures per agent type: default, FinMem, cognitive."""

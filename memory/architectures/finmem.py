@@ -1,0 +1,167 @@
+"""The `finmem` profile's retrieval and access boost.
+
+FinMem (Yu et al. 2023) retrieves the top k of each layer (short, mid, long, reflection)
+separately, so a prompt sees some of each. A read raises a memory's importance and restarts
+its decay: `BoostLedger` keeps these in RAM and writes them to the vector store in one pass
+on the tier schedule, never once per hit. The policy is per agent (profiles).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from societas.memory.policies.forgetting import LAYERS
+
+if TYPE_CHECKING:
+    from societas.memory.architectures.profiles import AgentProfiles
+    from societas.memory.group import GroupMemory
+    from societas.memory.model.records import MemoryHit, SearchRequest
+
+
+def _split(profiles: AgentProfiles, r: SearchRequest) -> bool:
+    """Whether `r`'s agent retrieves per layer and `r` is not one layer's request already."""
+    policy = profiles.forgetting(r.agent_id)
+    if not (policy.enabled and policy.per_layer_retrieval):
+        return False
+    return not (r.layers is not None and len(r.layers) == 1)
+
+
+def layered_requests(
+    profiles: AgentProfiles, requests: Sequence[SearchRequest]
+) -> tuple[list[SearchRequest], list[int]] | None:
+    """One request per (request, layer) for agents with per-layer retrieval (the others'
+    requests kept whole) and how many each request became; None when none is split."""
+    split = [_split(profiles, r) for r in requests]
+    if not any(split):
+        return None
+    flat: list[SearchRequest] = []
+    spans: list[int] = []
+    for r, per_layer in zip(requests, split, strict=True):
+        layers = (r.layers or LAYERS) if per_layer else (None,)
+        if per_layer:
+            flat.extend(r.model_copy(update={"layers": (layer,)}) for layer in layers)
+        else:
+            flat.append(r)
+        spans.append(len(layers))
+    return flat, spans
+
+
+def merge_layers(results: Sequence[list[MemoryHit]], spans: Sequence[int]) -> list[list[MemoryHit]]:
+    """Each request's per-layer hits merged, best first (every layer's top_k kept)."""
+    merged, start = [], 0
+    for span in spans:
+        hits = {h.id: h for chunk in results[start : start + span] for h in chunk}
+        merged.append(sorted(hits.values(), key=lambda h: (-h.score, -h.id)))
+        start += span
+    return merged
+
+
+class BoostLedger:
+    """Payload changes made by reads — FinMem access boosts, the cognitive profile's
+    reconsolidation — kept in RAM (hot columns updated at once) and written to the vector
+    store on the tier schedule: reads never write to the store per hit."""
+
+    def __init__(self) -> None:
+        self.pending: dict[int, dict[str, Any]] = {}  # memory id → payload fields to write
+        self.agent_of: dict[int, int] = {}
+        self.writes = 0  # store calls made by flushes (a figure for tests and benchmarks)
+
+    def __len__(self) -> int:
+        return len(self.pending)
+
+    def value(self, memory_id: int, key: str, stored: Any) -> Any:
+        """A payload field as the store will hold it after the next flush."""
+        patch = self.pending.get(memory_id)
+        return patch[key] if patch is not None and key in patch else stored
+
+    def patch(
+        self, group: GroupMemory, agent_id: int, memory_id: int, fields: dict[str, Any]
+    ) -> None:
+        """Fields to write at the next flush; a new importance reaches the RAM index now
+        (what the searches rank by), as a store write would have."""
+        self.pending.setdefault(memory_id, {}).update(fields)
+        self.agent_of[memory_id] = agent_id
+        if group.sparse_index is not None and "importance" in fields:
+            group.sparse_index.set_importance(agent_id, memory_id, fields["importance"])
+
+    def get_state(self) -> list[list[Any]]:
+        """Pending changes as JSON rows (checkpoints keep them pending: a resumed run writes
+        them when the uninterrupted one would, so both rank alike)."""
+        return [[i, self.agent_of[i], self.pending[i]] for i in sorted(self.pending)]
+
+    def set_state(self, group: GroupMemory, rows: Sequence[Sequence[Any]]) -> None:
+        self.pending.clear()
+        self.agent_of.clear()
+        for memory_id, agent_id, fields in rows:
+            self.patch(group, int(agent_id), int(memory_id), dict(fields))
+
+    def record(self, group: GroupMemory, hits: Sequence[MemoryHit]) -> None:
+        """Boost each distinct hit of an agent whose forgetting policy is on: importance
+        decayed to now plus `access_boost`, decay clock restarted (hot columns updated)."""
+        now = group.clock.abs_seconds
+        for hit in {h.id: h for h in hits}.values():
+            policy = group.profiles.forgetting(hit.agent_id)
+            if not policy.enabled:
+                continue
+            importance = self.value(hit.id, "importance", hit.importance)
+            layer = self.value(hit.id, "layer", hit.layer)
+            since = self.value(hit.id, "layer_since", hit.layer_since)
+            current = policy.effective_importance(importance, layer, since, now)
+            boosted = min(1.0, current + policy.access_boost)
+            if boosted > group.max_importance.get(hit.agent_id, -1.0):
+                group.max_importance[hit.agent_id] = boosted  # keeps the ranker's bound valid
+            fields = {"importance": boosted, "layer": layer, "layer_since": now}
+            self.patch(group, hit.agent_id, hit.id, fields)
+            group.hot.set_layer(hit.id, layer, boosted, now)
+        group.counters["accesses"] += len(hits)
+
+    def forget(self, memory_ids: Sequence[int]) -> None:
+        for memory_id in memory_ids:
+            self.pending.pop(memory_id, None)
+            self.agent_of.pop(memory_id, None)
+
+    async def flush(self, group: GroupMemory) -> int:
+        """Write the pending changes: one `set_payload` per distinct payload; memories the
+        engine does not hold yet and still hot (their hot columns carry the change) or no
+        longer holds are skipped. Returns the number of store writes."""
+        if not self.pending:
+            return 0
+        pending, agent_of = self.pending, self.agent_of
+        self.pending, self.agent_of = {}, {}
+        deferred = group.deferred.pending if group.deferred is not None else {}
+        hot = group.hot  # pending and hot: the hot columns carry the change (warm_rows do not)
+        ids = [i for i in sorted(pending) if i not in deferred or i not in hot]
+        present = await group.store.retrieve(ids) if ids else {}
+        now = group.clock.abs_seconds
+        by_payload: dict[str, list[int]] = {}
+        for memory_id in ids:
+            if memory_id in present:
+                fields = rebased(group, agent_of[memory_id], pending[memory_id], now)
+                key = json.dumps(fields, sort_keys=True)
+                by_payload.setdefault(key, []).append(memory_id)
+        for key, members in sorted(by_payload.items()):
+            await group.store.set_payload(members, json.loads(key))
+        self.writes += len(by_payload)
+        return len(by_payload)
+
+
+IMPORTANCE_DECIMALS = 3  # importance as stored by the tier-schedule writes (±0.0005)
+
+
+def rebased(
+    group: GroupMemory, agent_id: int, fields: dict[str, Any], now: float
+) -> dict[str, Any]:
+    """A boost as of `now`: importance decayed to now and rounded, its clock restarted now.
+    The same value the formula gives (to 0.0005), and one payload shared by many memories:
+    a flush writes once per distinct (layer, importance), not once per memory."""
+    if "layer_since" not in fields or "importance" not in fields:
+        return fields
+    policy = group.profiles.forgetting(agent_id)
+    if not policy.enabled:
+        return fields
+    decayed = policy.effective_importance(
+        fields["importance"], fields["layer"], fields["layer_since"], now
+    )
+    return {**fields, "importance": round(decayed, IMPORTANCE_DECIMALS), "layer_since": now}

@@ -1,0 +1,152 @@
+"""Memory profiles per agent: which architecture (default, finmem, cognitive) each agent of a
+group runs, chosen by its agent type (the KV attribute `type`); the columns, tiers and
+vector store are shared, the forgetting policy and cognitive config are looked up per agent.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from societas.memory.architectures.cognitive import CognitiveConfig
+from societas.memory.policies.forgetting import ForgettingPolicy, finmem_forgetting
+
+if TYPE_CHECKING:
+    from societas.memory.model.config import GroupMemoryConfig
+
+ProfileName = Literal["default", "finmem", "cognitive"]
+PROFILES: tuple[str, ...] = ("default", "finmem", "cognitive")
+DEFAULT_TYPE = "citizen"  # the built-in `type` attribute's default
+
+
+class AgentTypeMemory(BaseModel):
+    """The memory profile of one agent type and its config (unset: the scenario's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    profile: ProfileName = Field(description="Memory architecture of agents of this type.")
+    cognitive: CognitiveConfig | None = Field(
+        None, description="Cognitive layers' knobs (profile cognitive); unset: memory.cognitive."
+    )
+    forgetting: ForgettingPolicy | None = Field(
+        None,
+        description="Forgetting policy of this type; unset: FinMem's for finmem, else the "
+        "scenario's memory.policies.forgetting when the scenario's profile is not finmem.",
+    )
+
+    @model_validator(mode="after")
+    def _knobs_fit(self) -> AgentTypeMemory:
+        if self.cognitive is not None and self.profile != "cognitive":
+            raise ValueError(
+                f"cognitive: only a type with profile 'cognitive' takes it, got profile "
+                f"{self.profile!r}"
+            )
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """What one agent type runs: profile name, forgetting policy, cognitive config."""
+
+    profile: str
+    forgetting: ForgettingPolicy
+    cognitive: CognitiveConfig
+
+
+def resolve(config: GroupMemoryConfig, agent_type: str) -> Resolved:
+    """The profile of `agent_type` under `config` (the scenario's when the type has none)."""
+    own = config.agent_types.get(agent_type)
+    if own is None:
+        return Resolved(config.profile, config.policies.forgetting, config.cognitive)
+    if own.forgetting is not None:
+        forgetting = own.forgetting
+    elif own.profile == "finmem":
+        forgetting = (
+            config.policies.forgetting if config.profile == "finmem" else finmem_forgetting()
+        )
+    else:  # default or cognitive: the scenario's forgetting unless that is FinMem's
+        forgetting = config.policies.forgetting if config.profile != "finmem" else _OFF
+    return Resolved(own.profile, forgetting, own.cognitive or config.cognitive)
+
+
+_OFF = ForgettingPolicy()
+
+
+class AgentProfiles:
+    """Each agent's resolved profile in one group (assigned when the agent is registered)."""
+
+    def __init__(self, config: GroupMemoryConfig) -> None:
+        self.config = config
+        self.by_type: dict[str, Resolved] = {DEFAULT_TYPE: resolve(config, DEFAULT_TYPE)}
+        for name in config.agent_types:
+            self.by_type[name] = resolve(config, name)
+        self.scenario = resolve(config, "\0")  # agents of a type not listed
+        self.type_of: dict[int, str] = {}
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Figures every search reads, computed once (the config does not change)."""
+        possible = [self.scenario, *self.by_type.values()]
+        self.uses_cognitive = any(r.profile == "cognitive" for r in possible)
+        # whether any agent may run a forgetting policy (layers kept in payloads)
+        self.any_forgetting = any(r.forgetting.enabled for r in possible)
+
+    def assign(self, agent_id: int, agent_type: Any) -> None:
+        """Record an agent's type (its KV `type`; the default type when unset)."""
+        name = agent_type if isinstance(agent_type, str) and agent_type else DEFAULT_TYPE
+        self.type_of[agent_id] = name
+
+    def quiet(self) -> AgentProfiles:
+        """A view with every forgetting policy off, for searches that must not count as
+        reads (surveys): no access boost, no per-layer split, no layer decay."""
+        other = copy.copy(self)
+        other.by_type = {k: replace(r, forgetting=_OFF) for k, r in self.by_type.items()}
+        other.scenario = replace(self.scenario, forgetting=_OFF)
+        other._refresh()
+        return other
+
+    def assign_from_kv(self, kv: Mapping[str, Mapping[int, Any]], agents: set[int]) -> None:
+        """Every agent's profile from the group's KV columns (after a restore)."""
+        types = kv.get("type", {})
+        for agent_id in sorted(agents):
+            self.assign(agent_id, types.get(agent_id))
+
+    def _of(self, agent_id: int) -> Resolved:
+        name = self.type_of.get(agent_id)
+        return self.scenario if name is None else self.by_type.get(name, self.scenario)
+
+    def profile(self, agent_id: int) -> str:
+        return self._of(agent_id).profile
+
+    def forgetting(self, agent_id: int) -> ForgettingPolicy:
+        return self._of(agent_id).forgetting
+
+    def cognitive(self, agent_id: int) -> CognitiveConfig:
+        return self._of(agent_id).cognitive
+
+    def layer_decay(self, agent_id: int) -> dict[str, float] | None:
+        """The agent's daily importance decay per layer for the engine's formula (None: off)."""
+        policy = self._of(agent_id).forgetting
+        if not policy.enabled:
+            return None
+        return {name: p.importance_decay_per_day for name, p in policy.layers.items()}
+
+    def is_cognitive(self, agent_id: int) -> bool:
+        return self._of(agent_id).profile == "cognitive"
+
+    def due_forgetting(self, ticks: int) -> list[ForgettingPolicy]:
+        """Enabled forgetting policies whose cadence falls on `ticks` (distinct objects)."""
+        seen: dict[int, ForgettingPolicy] = {}
+        for r in [self.scenario, *self.by_type.values()]:
+            f = r.forgetting
+            if f.enabled and ticks % f.run_every_ticks == 0:
+                seen[id(f)] = f
+        return list(seen.values())
+
+    def rows(self) -> list[tuple[int, str, str]]:
+        """(agent_id, agent type, profile) of every registered agent, by id."""
+        return [(a, self.type_of[a], self._of(a).profile) for a in sorted(self.type_of)]

@@ -1,0 +1,1 @@
+"""The memory's data model: records, requests, configs, the clock, associations."""

@@ -1,0 +1,115 @@
+"""Typed associations between an agent's memories, with a strength, for spreading activation:
+`similar` (consolidation), `causal` (a reflection and its evidence), `temporal` (one
+episode), `contradictory` (a contradiction check). Edges live in a group-level adjacency map
+in RAM, saved with checkpoints; forgotten memories take theirs along.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Literal, get_args
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from societas.memory.model.records import MemoryRecord
+
+AssociationType = Literal["similar", "causal", "temporal", "contradictory"]
+ASSOCIATION_TYPES: tuple[str, ...] = get_args(AssociationType)
+DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
+    "causal": 1.0,
+    "similar": 0.8,
+    "temporal": 0.6,
+    "contradictory": 0.3,
+}
+SCHEMA = pa.schema(
+    [
+        ("source", pa.int64()),
+        ("target", pa.int64()),
+        ("type", pa.string()),
+        ("strength", pa.float64()),
+    ]
+)
+
+
+class Association(BaseModel):
+    """One typed, weighted edge between two memories of the same agent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: int
+    target: int
+    type: AssociationType
+    strength: float = Field(1.0, gt=0.0, le=1.0, allow_inf_nan=False)
+
+
+class AssociationIndex:
+    """Adjacency of typed associations: id → {neighbour: (type, strength)} (both ends)."""
+
+    def __init__(self) -> None:
+        self.edges: dict[int, dict[int, tuple[str, float]]] = {}
+        self.directed: list[Association] = []  # as added (for checkpoints), deduplicated
+
+    def __len__(self) -> int:
+        return len(self.directed)
+
+    def add_many(self, associations: Iterable[Association]) -> None:
+        """Add edges; a repeated pair keeps its strongest association."""
+        for a in associations:
+            if a.source == a.target:
+                raise ValueError(f"an association needs two memories, got {a.source} twice")
+            current = self.edges.get(a.source, {}).get(a.target)
+            if current is not None and current[1] >= a.strength:
+                continue
+            self.edges.setdefault(a.source, {})[a.target] = (a.type, a.strength)
+            self.edges.setdefault(a.target, {})[a.source] = (a.type, a.strength)
+            self.directed = [
+                d for d in self.directed if {d.source, d.target} != {a.source, a.target}
+            ]
+            self.directed.append(a)
+
+    def neighbours(self, memory_id: int) -> list[tuple[int, str, float]]:
+        return [(n, t, s) for n, (t, s) in sorted(self.edges.get(memory_id, {}).items())]
+
+    def drop(self, memory_ids: Iterable[int]) -> None:
+        """Memories gone for good (expired, forgotten) take their edges along."""
+        gone = set(memory_ids) & self.edges.keys()
+        if not gone:
+            return
+        for memory_id in gone:
+            for other in self.edges.pop(memory_id):
+                self.edges.get(other, {}).pop(memory_id, None)
+        self.directed = [d for d in self.directed if d.source not in gone and d.target not in gone]
+
+    def to_table(self) -> pa.Table:
+        rows = sorted(self.directed, key=lambda a: (a.source, a.target))
+        return pa.table(
+            {
+                "source": [a.source for a in rows],
+                "target": [a.target for a in rows],
+                "type": [a.type for a in rows],
+                "strength": [a.strength for a in rows],
+            },
+            schema=SCHEMA,
+        )
+
+    @classmethod
+    def from_table(cls, table: pa.Table) -> AssociationIndex:
+        index = cls()
+        index.add_many(Association(**row) for row in table.to_pylist())
+        return index
+
+
+def weighted_neighbours(
+    record: MemoryRecord, index: AssociationIndex, weights: Mapping[str, float]
+) -> dict[int, float]:
+    """Each neighbour of a memory and the share of activation it receives (the best edge):
+    untyped links (cognitions, evidence) are causal with strength 1."""
+    causal = weights.get("causal", 1.0)
+    out = {n: causal for n in (*record.cognition_ids, *record.evidence_ids)}
+    for neighbour, kind, strength in index.neighbours(record.id):
+        share = weights.get(kind, 0.0) * strength
+        if share > out.get(neighbour, 0.0):
+            out[neighbour] = share
+    return out

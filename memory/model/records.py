@@ -1,0 +1,188 @@
+"""Messages in and out of the memory: validated requests and typed results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from societas.memory.model.clock import format_time_of_day
+from societas.memory.model.records_meta import MemoryType, check_metadata, check_tags, meta_of
+
+Importance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+def _check_text(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{field} must be a string, got {type(value).__name__} {value!r:.80}")
+    if not value.strip():
+        raise ValueError(f"{field} must be a non-empty string, got {value!r}")
+    return value
+
+
+class AddRequest(BaseModel):
+    """One stream memory to write for one agent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: int
+    topic: str = Field(min_length=1, max_length=64)
+    description: str
+    importance: Importance | None = None
+    location: str | None = None
+    type: MemoryType = "episodic"
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] | None = None
+    expires_at: float | None = Field(
+        None, allow_inf_nan=False, description="Simulated seconds after which it is gone."
+    )
+
+    @field_validator("description", mode="before")
+    @classmethod
+    def _description(cls, value: Any) -> str:
+        return _check_text(value, "description")
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> tuple[str, ...]:
+        return check_tags(value)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, value: Any) -> dict[str, Any]:
+        return check_metadata(value)
+
+
+def _ordered_range(value: tuple[float, float] | None, name: str) -> None:
+    if value is not None and value[0] > value[1]:
+        raise ValueError(f"{name} start must be <= end, got {value!r}")
+
+
+class SearchRequest(BaseModel):
+    """One relevance + recency + importance search over one agent's stream."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: int
+    query: str
+    topic: str | None = None
+    top_k: int = Field(3, ge=1, le=1000)
+    day_range: tuple[int, int] | None = None
+    time_range: tuple[float, float] | None = None
+    location: str | None = None
+    tiers: tuple[Literal["hot", "warm", "cold"], ...] = Field(("hot", "warm"), min_length=1)
+    expand: bool = Field(False, description="Spread activation along links (associations).")
+    types: tuple[MemoryType, ...] | None = Field(None, min_length=1)
+    tags: tuple[str, ...] | None = Field(None, description="Memories with any of these tags.")
+    layers: tuple[Literal["short", "mid", "long", "reflection"], ...] | None = Field(
+        None, min_length=1, description="FinMem layers to search (forgetting on)."
+    )
+
+    @field_validator("query", mode="before")
+    @classmethod
+    def _query(cls, value: Any) -> str:
+        return _check_text(value, "query")
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> tuple[str, ...] | None:
+        return None if value is None else check_tags(value) or None
+
+    @model_validator(mode="after")
+    def _ranges(self) -> SearchRequest:
+        _ordered_range(self.day_range, "day_range")
+        _ordered_range(self.time_range, "time_range")
+        return self
+
+
+class KVSearchRequest(BaseModel):
+    """A search over one agent's embedded KV attributes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: int
+    query: str
+    top_k: int = Field(3, ge=1, le=1000)
+    keys: tuple[str, ...] | None = None
+
+    @field_validator("query", mode="before")
+    @classmethod
+    def _query(cls, value: Any) -> str:
+        return _check_text(value, "query")
+
+
+class MemoryRecord(BaseModel):
+    """A stored stream memory with its links: the cognitions it led to (`cognition_ids`) and,
+    for a cognition, reflection or summary, the memories it came from (`evidence_ids`).
+    `importance` is as stored at `layer_since`; layers decay it when forgetting is on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    agent_id: int
+    text: str
+    topic: str
+    day: int
+    t: float
+    time: float
+    location: str | None
+    importance: float
+    cognition_ids: tuple[int, ...] = ()
+    evidence_ids: tuple[int, ...] = ()
+    layer: str = "short"
+    layer_since: float = 0.0
+    type: str = "episodic"
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    access_count: int = 0
+    last_accessed: float | None = None
+    expires_at: float | None = None
+
+
+def record_from_payload(memory_id: int, payload: dict[str, Any]) -> MemoryRecord:
+    """A record from a vector-store payload or a cold Parquet row (same field names)."""
+    time = payload["time"]
+    return MemoryRecord(
+        id=memory_id,
+        agent_id=payload["agent_id"],
+        text=payload["text"],
+        topic=payload["topic"],
+        day=int(time // 86_400),
+        t=payload["t"],
+        time=time,
+        location=payload.get("location"),
+        importance=payload["importance"],
+        cognition_ids=tuple(payload.get("links") or ()),
+        evidence_ids=tuple(payload.get("evidence") or ()),
+        layer=payload.get("layer") or "short",
+        layer_since=payload.get("layer_since", time),
+        **meta_of(payload),
+    )
+
+
+class MemoryHit(MemoryRecord):
+    """A search result: the memory, its retrieval score and the tier it came from."""
+
+    score: float
+    tier: str = "warm"
+
+
+class KVHit(BaseModel):
+    """A KV search result: which attribute matched, its current value and the score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    value: Any
+    text: str
+    score: float
+
+
+def format_memories(hits: Sequence[MemoryHit | MemoryRecord]) -> str:
+    """The seed's text format, one memory a line, as fed into prompts."""
+    return "\n".join(
+        f"- {h.text} [day: {h.day}, time: {format_time_of_day(h.t)}, "
+        f"location: {h.location or 'unknown'}]"
+        for h in hits
+    )

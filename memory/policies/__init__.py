@@ -1,0 +1,1 @@
+"""Memory policies: forgetting layers, importance, temporal links, habits, contradictions."""

@@ -1,0 +1,135 @@
+"""Contradiction check: new memories against their most similar memories of the same agent.
+
+On the tier schedule each memory written since the last pass is paired with the agent's most
+similar hot memories; the pairs go to `group.contradiction_judge` in batches (the runtime
+wires an LLM judge), and pairs judged contradictory get a `contradictory` association. The
+default judge is a deterministic rule, not a language model.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
+
+from societas.memory.model.associations import Association
+from societas.memory.retrieval.scoring import text_cosine
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+
+Pair = tuple[str, str]
+ContradictionJudge = Callable[[list[Pair]], Sequence[bool] | Awaitable[Sequence[bool]]]
+
+NEGATIONS = frozenset(
+    "not no never none nobody nothing neither nor cannot without isn't aren't wasn't weren't "
+    "don't doesn't didn't won't can't couldn't shouldn't hasn't haven't".split()
+)
+ANTONYMS = (
+    ("open", "closed"),
+    ("like", "dislike"),
+    ("love", "hate"),
+    ("trust", "distrust"),
+    ("safe", "dangerous"),
+    ("true", "false"),
+    ("agree", "disagree"),
+    ("arrived", "left"),
+    ("increase", "decrease"),
+    ("rose", "fell"),
+)
+_STOP = frozenset("a an the is are was were be to of in on at and or i my me it this that".split())
+_WORD = re.compile(r"[a-z']+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower().replace("n't", " not"))
+
+
+def rule_contradicts(a: str, b: str, overlap: float = 0.6) -> bool:
+    """Rule judge: the two share most content words and one negates what the other says (a
+    negation word in one only, or an antonym pair across them)."""
+    wa, wb = _words(a), _words(b)
+    neg_a, neg_b = bool(NEGATIONS & set(wa)), bool(NEGATIONS & set(wb))
+    content_a = {w for w in wa if w not in NEGATIONS and w not in _STOP}
+    content_b = {w for w in wb if w not in NEGATIONS and w not in _STOP}
+    antonym = any(
+        (x in content_a and y in content_b) or (y in content_a and x in content_b)
+        for x, y in ANTONYMS
+    )
+    for x, y in ANTONYMS:  # antonyms count as the same content word for the overlap
+        content_a = {x if w == y else w for w in content_a}
+        content_b = {x if w == y else w for w in content_b}
+    if not content_a or not content_b:
+        return False
+    shared = len(content_a & content_b) / min(len(content_a), len(content_b))
+    if shared < overlap:
+        return False
+    return (neg_a != neg_b) != antonym
+
+
+def rule_judge(pairs: list[Pair]) -> list[bool]:
+    """The default judge (rules, offline): `rule_contradicts` for each pair."""
+    return [rule_contradicts(a, b) for a, b in pairs]
+
+
+async def contradiction_pass(group: GroupMemory) -> int:
+    """Judge the memories written since the last pass; returns contradictions found."""
+    policy = group.config.policies.contradiction
+    state = group.policy_state
+    hot = group.hot
+    fresh: dict[int, list[int]] = {}  # agent → its new hot memory ids (oldest first)
+    for agent_id, rows in hot.rows_of_agent.items():
+        new = []
+        for row in reversed(rows):
+            memory_id = hot.ids[row]
+            if memory_id <= state.contradiction_mark:
+                break
+            new.append(memory_id)
+        if new:
+            fresh[agent_id] = new[::-1]
+    if not fresh:
+        return 0
+    state.contradiction_mark = max(max(ids) for ids in fresh.values())
+    pairs: list[tuple[int, int]] = []
+    for agent_id in sorted(fresh):
+        ids = hot.memory_ids(agent_id)
+        texts = [hot.texts[hot.row_of[i]] for i in ids]
+        vectors = dict(zip(ids, await group.embedder.embed_documents(texts), strict=True))
+        new_ids = set(fresh[agent_id])
+        for memory_id in fresh[agent_id]:
+            scored = sorted(
+                (
+                    (text_cosine(vectors[memory_id], vectors[other]), other)
+                    for other in ids
+                    if other != memory_id and (other not in new_ids or other < memory_id)
+                ),
+                reverse=True,
+            )
+            pairs.extend(
+                (memory_id, other)
+                for score, other in scored[: policy.candidates]
+                if score >= policy.min_similarity
+            )
+    found: list[Association] = []
+    for start in range(0, len(pairs), policy.batch_size):
+        batch = pairs[start : start + policy.batch_size]
+        texts = [(hot.texts[hot.row_of[a]], hot.texts[hot.row_of[b]]) for a, b in batch]
+        verdicts = group.contradiction_judge(texts)
+        if inspect.isawaitable(verdicts):
+            verdicts = await verdicts
+        verdicts = list(verdicts)
+        if len(verdicts) != len(batch):
+            raise ValueError(
+                f"contradiction_judge returned {len(verdicts)} verdicts for {len(batch)} pairs"
+            )
+        state.counters["contradiction_pairs"] += len(batch)
+        state.counters["contradiction_calls"] += 1
+        found.extend(
+            Association(source=a, target=b, type="contradictory", strength=policy.strength)
+            for (a, b), yes in zip(batch, verdicts, strict=True)
+            if yes
+        )
+    group.associations.add_many(found)
+    state.counters["contradictions"] += len(found)
+    return len(found)

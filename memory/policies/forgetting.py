@@ -1,0 +1,280 @@
+"""Memory policies, each a config block with defaults (all off unless enabled).
+
+Forgetting, after FinMem: every memory sits in a layer (short, mid, long, reflection) whose
+importance decays per simulated day; access raises importance; a daily pass cleans up,
+promotes and demotes memories by the layer's thresholds. Consolidation turns similar
+memories of one agent into one linked pattern memory. Associations let a search expand its
+hits through links with a weight that decays per hop. The other policies' configs are in
+`memory.policies.configs`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from societas.memory.policies.configs import (
+    ContradictionPolicy,
+    HabitPolicy,
+    ImportanceRecompute,
+    TemporalPolicy,
+)
+
+LAYERS = ("short", "mid", "long", "reflection")
+LayerName = Literal["short", "mid", "long", "reflection"]
+_UP = {"short": "mid", "mid": "long"}
+_DOWN = {"long": "mid", "mid": "short"}
+
+
+class LayerPolicy(BaseModel):
+    """Decay and thresholds of one FinMem layer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    importance_decay_per_day: float = Field(gt=0.0, le=1.0)
+    recency_tau_days: float = Field(gt=0.0)
+    promote_at: float | None = Field(None, ge=0.0, le=1.0)
+    demote_below: float | None = Field(None, gt=0.0, lt=1.0)
+    cleanup_below: float | None = Field(None, ge=0.0, le=1.0)
+    # FinMem's other rules (None: off): demotion by importance (the lower jump threshold),
+    # clean-up by layer recency, and promotion by the access counter.
+    demote_importance_below: float | None = Field(None, gt=0.0, lt=1.0)
+    cleanup_recency_below: float | None = Field(None, gt=0.0, lt=1.0)
+    promote_after_accesses: int | None = Field(
+        None, ge=1, description="Cumulative reads at which a memory moves up a layer."
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LayerPolicy:
+        if (
+            self.promote_at is not None
+            and self.cleanup_below is not None
+            and self.promote_at <= self.cleanup_below
+        ):
+            raise ValueError(
+                f"promote_at ({self.promote_at}) must be above cleanup_below ({self.cleanup_below})"
+            )
+        return self
+
+
+def _default_layers() -> dict[str, LayerPolicy]:
+    return {
+        "short": LayerPolicy(
+            importance_decay_per_day=0.9, recency_tau_days=3, promote_at=0.8, cleanup_below=0.05
+        ),
+        "mid": LayerPolicy(
+            importance_decay_per_day=0.967,
+            recency_tau_days=90,
+            promote_at=0.9,
+            demote_below=0.05,
+            cleanup_below=0.02,
+        ),
+        "long": LayerPolicy(
+            importance_decay_per_day=0.988, recency_tau_days=365, demote_below=0.05
+        ),
+        "reflection": LayerPolicy(importance_decay_per_day=0.988, recency_tau_days=365),
+    }
+
+
+class ForgettingPolicy(BaseModel):
+    """FinMem-style layers with importance decay, clean-up, promotion and demotion."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    layers: dict[LayerName, LayerPolicy] = Field(default_factory=_default_layers)
+    access_boost: float = Field(0.05, ge=0.0, le=1.0, description="Importance added per hit.")
+    forget: bool = Field(
+        False, description="Drop cleaned-up memories (counted) instead of moving them to cold."
+    )
+    run_every_ticks: int = Field(48, ge=1)
+    per_layer_retrieval: bool = Field(
+        False, description="FinMem: a search returns its top_k from every layer, merged."
+    )
+
+    @model_validator(mode="after")
+    def _all_layers(self) -> ForgettingPolicy:
+        missing = [name for name in LAYERS if name not in self.layers]
+        if missing:
+            raise ValueError(f"layers must define {list(LAYERS)}; missing {missing}")
+        return self
+
+    def effective_importance(
+        self, importance: float, layer: str, since: float, now: float
+    ) -> float:
+        """Importance decayed per simulated day since it was last set (Python twin of the
+        engine formula)."""
+        days = max(0.0, now - since) / 86_400.0
+        return importance * self.layers[layer].importance_decay_per_day ** days  # type: ignore[index]
+
+    def layer_recency(self, layer: str, last_access: float, now: float) -> float:
+        return math.exp(
+            -max(0.0, now - last_access) / 86_400.0 / self.layers[layer].recency_tau_days
+        )  # type: ignore[index]
+
+    def _earned(self, layer: str, access_count: int) -> bool:
+        """Whether the access counter alone lifted a memory into `layer` (no demotion then)."""
+        below = self.layers[_DOWN[layer]]  # type: ignore[index]
+        return below.promote_after_accesses is not None and (
+            access_count >= below.promote_after_accesses
+        )
+
+    def decide(
+        self,
+        importance: float,
+        layer: str,
+        since: float,
+        last_access: float,
+        now: float,
+        access_count: int = 0,
+    ) -> tuple[str, float]:
+        """('keep'|'cleanup'|'promote'|'demote', effective importance) for one memory."""
+        policy = self.layers[layer]  # type: ignore[index]
+        eff = self.effective_importance(importance, layer, since, now)
+        if policy.cleanup_below is not None and eff < policy.cleanup_below:
+            return "cleanup", eff
+        if (
+            policy.cleanup_recency_below is not None
+            and self.layer_recency(layer, last_access, now) < policy.cleanup_recency_below
+        ):
+            return "cleanup", eff
+        if policy.promote_at is not None and layer in _UP and eff >= policy.promote_at:
+            return "promote", eff
+        if (
+            policy.promote_after_accesses is not None
+            and layer in _UP
+            and access_count >= policy.promote_after_accesses
+        ):
+            return "promote", eff
+        if (
+            policy.demote_importance_below is not None
+            and layer in _DOWN
+            and eff < policy.demote_importance_below
+            and not self._earned(layer, access_count)
+        ):
+            return "demote", eff
+        if (
+            policy.demote_below is not None
+            and layer in _DOWN
+            and self.layer_recency(layer, last_access, now) < policy.demote_below
+        ):
+            return "demote", eff
+        return "keep", eff
+
+
+def finmem_layers() -> dict[str, LayerPolicy]:
+    """FinMem's layer settings (Yu et al. 2023, its released config), importance on 0–1.
+
+    Recency factors 3 / 90 / 365 days, importance decays 0.9 / 0.967 / 0.988 per day, jump
+    thresholds 60 and 80 (of 100) up and down between layers, clean-up below importance 5
+    or recency 0.05; promotion also after 3 and 6 reads (the access counter).
+    """
+    cleanup = {"cleanup_below": 0.05, "cleanup_recency_below": 0.05}
+    return {
+        "short": LayerPolicy(
+            importance_decay_per_day=0.9,
+            recency_tau_days=3,
+            promote_at=0.6,
+            promote_after_accesses=3,
+            **cleanup,
+        ),
+        "mid": LayerPolicy(
+            importance_decay_per_day=0.967,
+            recency_tau_days=90,
+            promote_at=0.8,
+            promote_after_accesses=6,
+            demote_importance_below=0.6,
+            **cleanup,
+        ),
+        "long": LayerPolicy(
+            importance_decay_per_day=0.988,
+            recency_tau_days=365,
+            demote_importance_below=0.8,
+            **cleanup,
+        ),
+        "reflection": LayerPolicy(importance_decay_per_day=0.988, recency_tau_days=365, **cleanup),
+    }
+
+
+def finmem_forgetting() -> ForgettingPolicy:
+    """The `finmem` profile's forgetting: the paper's layers, per-layer retrieval, daily pass."""
+    return ForgettingPolicy(
+        enabled=True, layers=finmem_layers(), per_layer_retrieval=True, access_boost=0.05
+    )
+
+
+def initial_layer(topic: str) -> str:
+    """Reflections live in their own layer; everything else starts short-term."""
+    return "reflection" if topic == "reflection" else "short"
+
+
+def next_layer(layer: str, action: str) -> str:
+    return _UP[layer] if action == "promote" else _DOWN[layer]
+
+
+class ConsolidationPolicy(BaseModel):
+    """Cluster >= `min_group` similar memories of one agent from the last `window_days` into
+    one pattern memory (type semantic, tag `pattern`, the summarizer's text) linked to them;
+    the originals are tagged `consolidated` (never consolidated twice) and, with
+    `sources="cold"`, moved to the cold tier."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    similarity: float = Field(0.8, gt=0.0, le=1.0, description="Cosine of the vectors.")
+    min_group: int = Field(3, ge=2)
+    run_every_ticks: int = Field(48, ge=1)
+    window_days: float | None = Field(
+        3.0, gt=0.0, description="D: only memories this recent (None: all hot and warm)."
+    )
+    same_topic: bool = Field(True, description="Cluster only memories of one topic.")
+    sources: Literal["mark", "cold"] = Field(
+        "mark", description="Originals: tagged `consolidated` (mark) and also moved to cold."
+    )
+
+
+class AssociationPolicy(BaseModel):
+    """Spreading activation: hits pass a decaying share of their score along links."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decay: float = Field(0.5, gt=0.0, lt=1.0)
+    max_hops: int = Field(1, ge=1, le=3)
+    type_weights: dict[Literal["similar", "causal", "temporal", "contradictory"], float] = Field(
+        default_factory=lambda: {
+            "causal": 1.0,
+            "similar": 0.8,
+            "temporal": 0.6,
+            "contradictory": 0.3,
+        },
+        description="Share of activation per association type (untyped links are causal).",
+    )
+
+    @model_validator(mode="after")
+    def _weights(self) -> AssociationPolicy:
+        bad = {k: v for k, v in self.type_weights.items() if not 0.0 <= v <= 1.0}
+        if bad:
+            raise ValueError(f"type_weights must be in [0, 1], got {bad}")
+        return self
+
+
+class MemoryPolicies(BaseModel):
+    """All memory policies of a group."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    forgetting: ForgettingPolicy = Field(default_factory=ForgettingPolicy)
+    consolidation: ConsolidationPolicy = Field(default_factory=ConsolidationPolicy)
+    associations: AssociationPolicy = Field(default_factory=AssociationPolicy)
+    temporal: TemporalPolicy = Field(default_factory=TemporalPolicy)
+    contradiction: ContradictionPolicy = Field(default_factory=ContradictionPolicy)
+    habits: HabitPolicy = Field(default_factory=HabitPolicy)
+    importance: ImportanceRecompute = Field(default_factory=ImportanceRecompute)
+
+
+def default_summary(texts: list[str]) -> str:
+    """Rule-based consolidation summary (an LLM callback can replace it)."""
+    first = texts[0].rstrip(".")
+    return f"{first} (and {len(texts) - 1} similar memories)"

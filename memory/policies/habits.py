@@ -1,0 +1,162 @@
+"""Procedural habits of the cognitive profile: an action repeated `min_repeats` times at a
+similar time of day (and place) becomes one `procedural` memory, re-strengthened when
+repeated. Actions are counted in RAM; habits are written on the tier schedule, in batches.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from societas.memory.model.clock import format_time_of_day
+from societas.memory.model.records import AddRequest
+from societas.memory.policies.configs import HabitPolicy
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+
+HabitKey = tuple[int, str, str, int]  # agent, action, place ('' when not counted), bucket
+
+
+@dataclass(slots=True)
+class _Habit:
+    count: int = 0
+    days: set[int] = field(default_factory=set)
+    memory_id: int | None = None
+    importance: float = 0.0
+
+
+def action_of(text: str, policy: HabitPolicy) -> str | None:
+    """The action a perceived text reports (after a marker), normalised; None if none."""
+    for marker in policy.markers:
+        at = text.find(marker)
+        if at >= 0:
+            action = " ".join(text[at + len(marker) :].split()).strip(" .,;:!?").lower()
+            return action or None
+    return None
+
+
+class HabitTracker:
+    """Repeated actions of a group's agents and the procedural memories they became."""
+
+    def __init__(self, group: GroupMemory) -> None:
+        self.group = group
+        self.habits: dict[HabitKey, _Habit] = {}
+        self.due: list[HabitKey] = []  # reached min_repeats: to write
+        self.strengthened: set[HabitKey] = set()  # repeated after being written
+        self._loaded = False  # habits already stored (a restored group) not yet read back
+
+    async def _load(self) -> None:
+        """Habits a restored group already holds (tagged, in the store): never written twice."""
+        self._loaded = True
+        tag, offset = self.policy.tag, None
+        while True:
+            page, offset = await self.group.store.scroll(offset, 5_000, with_vectors=False)
+            for p in page:
+                pl = p.payload or {}
+                if pl.get("type") != "procedural" or tag not in (pl.get("tags") or ()):
+                    continue
+                meta = json.loads(pl.get("metadata") or "{}")
+                if "action" not in meta or "bucket" not in meta:
+                    continue
+                place = (pl.get("location") or "") if self.policy.same_place else ""
+                key = (pl["agent_id"], meta["action"], place, int(meta["bucket"]))
+                habit = self.habits.setdefault(key, _Habit())
+                habit.memory_id, habit.importance = p.id, float(pl["importance"])
+            if offset is None:
+                break
+
+    @property
+    def policy(self) -> HabitPolicy:
+        return self.group.config.policies.habits
+
+    def observe(self, items: Iterable[tuple[int, str, str | None]]) -> int:
+        """(agent, perceived text, place or None) now (the group clock's time of day);
+        returns how many were actions."""
+        policy = self.policy
+        if not policy.enabled:
+            return 0
+        clock = self.group.clock
+        bucket = int(clock.t // (policy.time_window_minutes * 60))
+        actions = 0
+        for agent_id, text, place in items:
+            action = action_of(text, policy)
+            if action is None:
+                continue
+            actions += 1
+            key = (agent_id, action, (place or "") if policy.same_place else "", bucket)
+            habit = self.habits.setdefault(key, _Habit())
+            if policy.distinct_days and clock.day in habit.days:
+                continue
+            habit.days.add(clock.day)
+            habit.count += 1
+            if habit.memory_id is not None:
+                self.strengthened.add(key)
+            elif habit.count >= policy.min_repeats and key not in self.due:
+                self.due.append(key)
+        return actions
+
+    def _text(self, key: HabitKey) -> str:
+        _, action, place, bucket = key
+        at = format_time_of_day(bucket * self.policy.time_window_minutes * 60.0)
+        where = f" (at {place})" if place else ""
+        return f"I usually {action} around {at}{where}."
+
+    async def flush(self) -> dict[str, int]:
+        """Write the habits that became due (one add_many) and re-strengthen repeated ones
+        (hot column at once, one store write per distinct importance)."""
+        policy, group = self.policy, self.group
+        out = {"habits_new": 0, "habits_strengthened": 0}
+        if self.due and not self._loaded:
+            await self._load()
+        known = [k for k in self.due if self.habits[k].memory_id is not None]
+        self.strengthened.update(known)  # stored before a restore: strengthened, not doubled
+        due, self.due = [k for k in self.due if self.habits[k].memory_id is None], []
+        if due:
+            requests = [
+                AddRequest(
+                    agent_id=key[0],
+                    topic="habit",
+                    description=self._text(key),
+                    importance=policy.importance,
+                    location=key[2] or None,
+                    type="procedural",
+                    tags=(policy.tag,),
+                    metadata={
+                        "action": key[1],
+                        "bucket": key[3],
+                        "repeats": len(self.habits[key].days),
+                    },
+                )
+                for key in due
+            ]
+            for key, memory_id in zip(due, await group.add_many(requests), strict=True):
+                self.habits[key].memory_id = memory_id
+                self.habits[key].importance = policy.importance
+            out["habits_new"] = len(due)
+        strengthened, self.strengthened = sorted(self.strengthened), set()
+        writes: dict[float, list[int]] = {}
+        ids = [self.habits[k].memory_id for k in strengthened]
+        alive = await group.store.retrieve(ids) if ids else {}  # type: ignore[arg-type]
+        for key in strengthened:
+            habit = self.habits[key]
+            if habit.memory_id not in alive and habit.memory_id not in group.hot:
+                continue  # moved to cold or forgotten: read-only now
+            habit.importance = min(1.0, habit.importance + policy.strengthen_by)
+            writes.setdefault(habit.importance, []).append(habit.memory_id)  # type: ignore[arg-type]
+            if habit.memory_id in group.hot:
+                row = group.hot.row_of[habit.memory_id]  # type: ignore[index]
+                group.hot.set_layer(
+                    habit.memory_id,  # type: ignore[arg-type]
+                    group.hot.layers[row],
+                    habit.importance,
+                    group.hot.layer_since[row],
+                )
+            if habit.importance > group.max_importance.get(key[0], -1.0):
+                group.max_importance[key[0]] = habit.importance  # the ranker's bound
+        for importance, ids in sorted(writes.items()):  # write-behind stores patch pending ones
+            await group.store.set_payload(ids, {"importance": importance})
+        out["habits_strengthened"] = sum(len(v) for v in writes.values())
+        return out

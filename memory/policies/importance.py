@@ -1,0 +1,158 @@
+"""Importance recomputation and feedback.
+
+Feedback on memory ids is summed into each memory's metadata, so it lives in every tier.
+On the tier schedule `importance_pass` recomputes every hot and warm memory's importance
+from its base importance (kept in metadata, so passes never compound), age, reads, feedback
+and associations, in one batch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from societas.memory.model.records_meta import meta_of
+from societas.memory.policies.configs import ImportanceRecompute
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+
+PAGE = 5_000
+BASE_KEY = "importance_base"
+FEEDBACK_KEY = "feedback"
+
+
+def recomputed(
+    policy: ImportanceRecompute,
+    base: float,
+    age_seconds: float,
+    access_count: int,
+    since_access: float | None,
+    feedback: float,
+    association: float,
+) -> float:
+    """The new importance of one memory (clamped to [0, 1], quantised)."""
+    day = 86_400.0
+    recency = math.exp(-max(0.0, age_seconds) / day / policy.age_tau_days)
+    access = 1.0 - math.exp(-access_count / policy.access_saturation)
+    if since_access is not None:
+        access *= math.exp(-max(0.0, since_access) / day / policy.access_tau_days)
+    value = (
+        base
+        + policy.age_weight * (recency - 1.0)
+        + policy.access_weight * access
+        + policy.feedback_weight * math.tanh(feedback / policy.feedback_scale)
+        + policy.association_weight * (1.0 - math.exp(-association / policy.association_saturation))
+    )
+    value = min(1.0, max(0.0, value))
+    return round(round(value / policy.quantum) * policy.quantum, 6)
+
+
+async def give_feedback(group: GroupMemory, feedback: Mapping[int, float]) -> dict[int, float]:
+    """Add feedback (+ useful, - wrong or unhelpful) to memories; returns each one's total.
+    Hot and warm memories only (cold rows are read-only): an error names the others."""
+    for memory_id, value in feedback.items():
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise ValueError(
+                f"feedback for memory {memory_id} must be a finite number, got {value!r}"
+            )
+    ids = sorted(feedback)
+    records = {r.id: r for r in await group.get_by_ids(ids)}  # KeyError names unknown ids
+    warm = await group.store.retrieve([i for i in ids if i not in group.hot])
+    cold = [i for i in ids if i not in group.hot and i not in warm]
+    if cold:
+        raise ValueError(
+            f"memories {cold} are in the cold tier (read-only); feedback needs hot or warm"
+        )
+    totals: dict[int, float] = {}
+    writes: dict[str, list[int]] = {}
+    for memory_id in ids:
+        metadata = dict(records[memory_id].metadata)
+        metadata[FEEDBACK_KEY] = round(
+            float(metadata.get(FEEDBACK_KEY, 0.0)) + feedback[memory_id], 6
+        )
+        totals[memory_id] = metadata[FEEDBACK_KEY]
+        if memory_id in group.hot:
+            group.hot.metadata[memory_id] = metadata
+        writes.setdefault(json.dumps(metadata, sort_keys=True), []).append(memory_id)
+    for metadata_json, members in sorted(writes.items()):
+        await group.store.set_payload(members, {"metadata": metadata_json})
+    group.policy_state.counters["feedback"] += len(ids)
+    return totals
+
+
+def _association(group: GroupMemory, memory_id: int, links: Iterable[int]) -> float:
+    weights = group.config.policies.associations.type_weights
+    total = float(len(set(links))) * weights.get("causal", 1.0)  # cognition / evidence links
+    for _, kind, strength in group.associations.neighbours(memory_id):
+        total += weights.get(kind, 0.0) * strength
+    return total
+
+
+async def importance_pass(group: GroupMemory) -> dict[str, int]:
+    """Recompute the importance of every hot and warm memory (see module doc)."""
+    policy = group.config.policies.importance
+    await group.access.flush(group.store, group.hot, unsent=group.unsent)  # counts into the store
+    await group.boosts.flush(group)
+    now, hot = group.clock.abs_seconds, group.hot
+    items: list[tuple[int, dict[str, Any]]] = []  # id, fields
+    for memory_id in list(hot.row_of):
+        f = hot.fields(memory_id)
+        links = [*f["cognition_ids"], *f["evidence_ids"]]
+        items.append((memory_id, {**f, "links": links}))
+    offset = None
+    while True:
+        page, offset = await group.store.scroll(offset, PAGE, with_vectors=False)
+        for p in page:
+            if p.id in hot:
+                continue
+            pl = p.payload or {}
+            meta = meta_of(pl)
+            links = [*(pl.get("links") or ()), *(pl.get("evidence") or ())]
+            items.append((p.id, {**pl, **meta, "links": links, "layer": pl.get("layer", "short")}))
+        if offset is None:
+            break
+    importance_writes: dict[float, list[int]] = {}
+    metadata_writes: dict[str, list[int]] = {}
+    for memory_id, f in items:
+        metadata = dict(f["metadata"])
+        base = float(metadata.get(BASE_KEY, f["importance"]))
+        last = f["last_accessed"]
+        new = recomputed(
+            policy,
+            base,
+            now - f["time"],
+            int(f["access_count"]),
+            None if last is None else now - last,
+            float(metadata.get(FEEDBACK_KEY, 0.0)),
+            _association(group, memory_id, f["links"]),
+        )
+        if BASE_KEY not in metadata:
+            metadata[BASE_KEY] = base
+            if memory_id in hot:
+                hot.metadata[memory_id] = metadata
+            metadata_writes.setdefault(json.dumps(metadata, sort_keys=True), []).append(memory_id)
+        if abs(new - f["importance"]) < 1e-9:
+            continue
+        if memory_id in hot:
+            row = hot.row_of[memory_id]
+            hot.set_layer(memory_id, hot.layers[row], new, hot.layer_since[row])
+        importance_writes.setdefault(new, []).append(memory_id)
+        agent_id = f["agent_id"]
+        if new > group.max_importance.get(agent_id, -1.0):
+            group.max_importance[agent_id] = new  # keeps the ranker's bound valid
+    for metadata_json, members in sorted(metadata_writes.items()):
+        await group.store.set_payload(members, {"metadata": metadata_json})
+    for importance, members in sorted(importance_writes.items()):
+        await group.store.set_payload(members, {"importance": importance})
+    changed = sum(len(v) for v in importance_writes.values())
+    counters = group.policy_state.counters
+    counters["importance_recomputed"] += len(items)
+    counters["importance_writes"] += len(importance_writes) + len(metadata_writes)
+    return {"importance_recomputed": len(items), "importance_changed": changed}

@@ -1,0 +1,215 @@
+"""Runs the memory policies (`memory.policies`) over a group at tick end, on their cadence."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import TYPE_CHECKING, Any
+
+from societas.memory.architectures.finmem import IMPORTANCE_DECIMALS
+from societas.memory.model.associations import Association
+from societas.memory.model.records import AddRequest
+from societas.memory.policies.forgetting import next_layer
+from societas.memory.retrieval.scoring import text_cosine
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+
+PAGE = 5_000
+
+
+async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
+    """Clean up, promote and demote warm memories by their layer's rules (each memory by
+    its agent's forgetting policy: profiles are per agent type)."""
+    from societas.memory.tiers import tiering
+
+    policy_of = group.profiles.forgetting
+    now = group.clock.abs_seconds
+    cleanup, changes, dropped = [], [], set()
+    offset = None
+    while True:
+        page, offset = await group.store.scroll(offset, PAGE, with_vectors=False)
+        for p in page:
+            pl = p.payload or {}
+            policy = policy_of(pl["agent_id"])
+            if not policy.enabled:
+                continue
+            layer = pl.get("layer", "short")
+            since = pl.get("layer_since", pl["time"])
+            last = max(since, pl.get("last_accessed") or since)
+            count = int(pl.get("access_count") or 0)
+            action, eff = policy.decide(pl["importance"], layer, since, last, now, count)
+            if action == "cleanup":
+                cleanup.append(p.id)
+                if policy.forget:
+                    dropped.add(p.id)
+            elif action in ("promote", "demote"):
+                changes.append((p.id, next_layer(layer, action), eff, action))
+        if offset is None:
+            break
+    moves: dict[tuple[str, float], list[int]] = {}  # one write per (layer, importance)
+    for memory_id, layer, importance, action in changes:
+        stored = round(importance, IMPORTANCE_DECIMALS)
+        moves.setdefault((layer, stored), []).append(memory_id)
+        group.hot.set_layer(memory_id, layer, stored, now)
+        group.counters["promoted" if action == "promote" else "demoted"] += 1
+    for (layer, importance), ids in sorted(moves.items()):
+        await group.store.set_payload(
+            ids, {"layer": layer, "importance": importance, "layer_since": now}
+        )
+    if cleanup:
+        drop = [i for i in cleanup if i in dropped]
+        if drop:  # `forget`: dropped (counted), not moved to cold
+            agents = [pl["agent_id"] for pl in (await group.store.retrieve(drop)).values()]
+            await group.store.delete(drop)
+            group.hot.evict(drop)
+            group.associations.drop(drop)
+            tiering.uncount_warm(group, agents)
+            group.counters["forgotten"] += len(drop)
+        keep = [i for i in cleanup if i not in dropped]
+        for start in range(0, len(keep), PAGE):
+            await tiering.migrate(group, await group.store.fetch(keep[start : start + PAGE]))
+        group.counters["cleaned_up"] += len(cleanup)
+    promoted = sum(1 for c in changes if c[3] == "promote")
+    return {"cleaned_up": len(cleanup), "promoted": promoted, "demoted": len(changes) - promoted}
+
+
+CONSOLIDATED, PATTERN = "consolidated", "pattern"
+
+
+def _hot_candidates(group: GroupMemory, since: float) -> dict[int, list[dict[str, Any]]]:
+    """Each agent's hot memories that may be consolidated (recent, original, unmarked)."""
+    hot = group.hot
+    out: dict[int, list[dict[str, Any]]] = {}
+    for agent_id in sorted(hot.rows_of_agent):
+        for row in hot.rows_of_agent[agent_id]:
+            memory_id = hot.ids[row]
+            tags = hot.tags.get(memory_id, ())
+            if (
+                hot.times[row] < since
+                or memory_id in hot.evidence  # summaries, reflections: derived, kept
+                or CONSOLIDATED in tags
+                or PATTERN in tags
+            ):
+                continue
+            out.setdefault(agent_id, []).append(
+                {
+                    "id": memory_id,
+                    "text": hot.texts[row],
+                    "topic": hot.topics[row],
+                    "importance": hot.importances[row],
+                    "location": hot.locations[row],
+                    "tags": tags,
+                }
+            )
+    return out
+
+
+async def _warm_candidates(
+    group: GroupMemory, since: float, into: dict[int, list[dict[str, Any]]]
+) -> None:
+    """Add the warm-only memories of the window (when it reaches past the hot tier)."""
+    offset = None
+    while True:
+        page, offset = await group.store.scroll(offset, PAGE, with_vectors=False)
+        for p in page:
+            pl = p.payload or {}
+            tags = tuple(pl.get("tags") or ())
+            if (
+                p.id in group.hot
+                or pl["time"] < since
+                or pl.get("evidence")
+                or CONSOLIDATED in tags
+                or PATTERN in tags
+            ):
+                continue
+            into.setdefault(pl["agent_id"], []).append(
+                {
+                    "id": p.id,
+                    "text": pl["text"],
+                    "topic": pl["topic"],
+                    "importance": pl["importance"],
+                    "location": pl.get("location"),
+                    "tags": tags,
+                }
+            )
+        if offset is None:
+            break
+    for memories in into.values():
+        memories.sort(key=lambda m: m["id"])
+
+
+async def consolidation_pass(group: GroupMemory) -> int:
+    """Cluster each agent's similar recent memories (cosine to the cluster's first at least
+    `similarity`) into linked pattern memories; the originals are tagged `consolidated` so no
+    pass takes them again. Returns the number of clusters."""
+    from societas.memory.tiers import tiering
+
+    policy = group.config.policies.consolidation
+    now = group.clock.abs_seconds
+    since = -math.inf if policy.window_days is None else now - policy.window_days * 86_400.0
+    candidates = _hot_candidates(group, since)
+    hot_reach = now - group.config.tiers.hot_window_hours * 3600.0
+    if since < hot_reach:
+        await _warm_candidates(group, since, candidates)
+    clusters: list[tuple[int, list[dict[str, Any]]]] = []
+    for agent_id in sorted(candidates):
+        memories = candidates[agent_id]
+        if len(memories) < policy.min_group:
+            continue
+        vectors = await group.embedder.embed_documents([m["text"] for m in memories])  # cached
+        taken: set[int] = set()
+        for i, seed in enumerate(memories):
+            if i in taken:
+                continue
+            members = [i] + [
+                j
+                for j in range(i + 1, len(memories))
+                if j not in taken
+                and (not policy.same_topic or memories[j]["topic"] == seed["topic"])
+                and text_cosine(vectors[i], vectors[j]) >= policy.similarity
+            ]
+            if len(members) >= policy.min_group:
+                taken.update(members)
+                clusters.append((agent_id, [memories[j] for j in members]))
+    if not clusters:
+        return 0
+    summaries = []
+    for _, members in clusters:
+        summary = group.summarizer([m["text"] for m in members])
+        summaries.append(await summary if inspect.isawaitable(summary) else summary)
+    pattern_ids = await group.add_many(
+        [
+            AddRequest(
+                agent_id=agent_id,
+                topic=members[0]["topic"],
+                description=summary,
+                importance=max(m["importance"] for m in members),
+                location=members[0]["location"],
+                type="semantic",
+                tags=(PATTERN,),
+                metadata={"sources": len(members)},
+            )
+            for (agent_id, members), summary in zip(clusters, summaries, strict=True)
+        ]
+    )
+    marks: dict[tuple[str, ...], list[int]] = {}
+    for (agent_id, members), pattern_id in zip(clusters, pattern_ids, strict=True):
+        ids = [m["id"] for m in members]
+        await group.link_cognition(agent_id, ids, pattern_id)
+        group.associations.add_many(  # the pattern and its sources are similar memories
+            Association(source=pattern_id, target=m, type="similar") for m in ids
+        )
+        for m in members:
+            tags = (*m["tags"], CONSOLIDATED)
+            marks.setdefault(tags, []).append(m["id"])
+            if m["id"] in group.hot:
+                group.hot.tags[m["id"]] = tags
+        group.counters["consolidated"] += len(members)
+    for tags, ids in sorted(marks.items()):
+        await group.store.set_payload(ids, {"tags": list(tags)})
+    if policy.sources == "cold":
+        sources = sorted(i for ids in marks.values() for i in ids)
+        for start in range(0, len(sources), PAGE):
+            await tiering.migrate(group, await group.store.fetch(sources[start : start + PAGE]))
+    return len(clusters)

@@ -1,0 +1,88 @@
+"""Temporal associations: the memories one agent writes from one episode (a conversation),
+linked in the order they were written, for spreading activation. Only the last `span`
+memories of at most `max_open_episodes` open episodes are kept, so RAM stays bounded.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from societas.memory.model.associations import Association
+from societas.memory.policies.configs import TemporalPolicy
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+
+
+def chain(memory_ids: Sequence[int], policy: TemporalPolicy) -> list[Association]:
+    """`temporal` edges of one ordered episode: each memory to its `span` predecessors."""
+    out = []
+    for i, memory_id in enumerate(memory_ids):
+        for back in range(1, policy.span + 1):
+            if i - back < 0:
+                break
+            strength = policy.strength * policy.decay ** (back - 1)
+            out.append(
+                Association(
+                    source=memory_ids[i - back],
+                    target=memory_id,
+                    type="temporal",
+                    strength=strength,
+                )
+            )
+    return out
+
+
+class TemporalLinker:
+    """Open episodes of a group: (agent, episode key) → its last `span` memory ids."""
+
+    def __init__(self, group: GroupMemory) -> None:
+        self.group = group
+        self.open: OrderedDict[tuple[int, str], list[int]] = OrderedDict()
+        self.linked = 0  # associations added (a figure for tests and results)
+
+    @property
+    def policy(self) -> TemporalPolicy:
+        return self.group.config.policies.temporal
+
+    def note(self, agent_id: int, episode: str, memory_id: int) -> list[Association]:
+        """Memory `memory_id` of `agent_id` was written in `episode`: link it to the episode's
+        previous memories (nothing when the policy is off). Returns the edges added."""
+        policy = self.policy
+        if not policy.enabled:
+            return []
+        if not isinstance(episode, str) or not episode:
+            raise ValueError(f"episode must be a non-empty string, got {episode!r}")
+        key = (agent_id, episode)
+        previous = self.open.pop(key, [])
+        edges = [
+            Association(
+                source=previous[-back],
+                target=memory_id,
+                type="temporal",
+                strength=policy.strength * policy.decay ** (back - 1),
+            )
+            for back in range(1, min(policy.span, len(previous)) + 1)
+        ]
+        self.group.associations.add_many(edges)
+        self.linked += len(edges)
+        self.open[key] = [*previous, memory_id][-policy.span :]
+        while len(self.open) > policy.max_open_episodes:
+            self.open.popitem(last=False)
+        return edges
+
+    def close(self, agent_id: int, episode: str) -> None:
+        """The episode is over: later memories under the same key start a new chain."""
+        self.open.pop((agent_id, episode), None)
+
+    async def link_sequence(self, agent_id: int, memory_ids: Sequence[int]) -> list[Association]:
+        """Link an ordered sequence of the agent's memories (checked to be the agent's)."""
+        if not self.policy.enabled or len(memory_ids) < 2:
+            return []
+        await self.group.get_by_ids(memory_ids, agent_id)  # KeyError: not that agent's
+        edges = chain(list(memory_ids), self.policy)
+        self.group.associations.add_many(edges)
+        self.linked += len(edges)
+        return edges

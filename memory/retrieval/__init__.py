@@ -1,0 +1,1 @@
+"""Retrieval: the one score and the paths that rank memories by it."""

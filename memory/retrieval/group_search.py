@@ -1,0 +1,380 @@
+"""The read side of a group's stream: ranked search, associations, records from any tier."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from societas.memory.architectures.finmem import layered_requests, merge_layers
+from societas.memory.model.associations import Association, AssociationIndex, weighted_neighbours
+from societas.memory.model.records import (
+    MemoryHit,
+    MemoryRecord,
+    SearchRequest,
+    record_from_payload,
+)
+from societas.memory.retrieval.hits import HotHits, waiting_warm_hits
+from societas.memory.retrieval.ranking import RankJob
+from societas.memory.retrieval.scoring import Numbers, mmr_select, score_of
+from societas.memory.store.id_map import BATCH_AT
+from societas.memory.tiers.cold import cold_relevance
+from societas.memory.vectorstores import PointFilter, ScoredPoint
+
+if TYPE_CHECKING:
+    from societas.memory.architectures.finmem import BoostLedger
+    from societas.memory.architectures.profiles import AgentProfiles
+    from societas.memory.embedding import Embedder, TextVectors
+    from societas.memory.model.clock import SimClock
+    from societas.memory.model.config import GroupMemoryConfig
+    from societas.memory.model.records_meta import AccessLedger
+    from societas.memory.retrieval.ranking import Ranker
+    from societas.memory.store.deferred_store import DeferredStore
+    from societas.memory.store.hot_store import HotStore
+    from societas.memory.store.write_queue import WriteQueue
+    from societas.memory.tiers.access_log import AccessLog
+    from societas.memory.tiers.cold import ColdStore
+    from societas.memory.vectorstores import VectorStore
+
+
+class GroupSearch:
+    """Search, spreading activation, get_by_ids and links; mixed into GroupMemory."""
+
+    config: GroupMemoryConfig
+    clock: SimClock
+    embedder: Embedder
+    store: VectorStore
+    hot: HotStore
+    cold: ColdStore
+    ranker: Ranker
+    normalization: str
+    counters: dict[str, int]
+    max_importance: dict[int, float]
+    access: AccessLedger
+    profiles: AgentProfiles
+    boosts: BoostLedger
+    associations: AssociationIndex
+    access_log: AccessLog | None
+    expiring: dict[int, float]
+    deferred: DeferredStore | None
+    warm_rows: HotStore
+    op_lock: asyncio.Lock
+    known_agents: set[int]
+    writes: WriteQueue
+
+    if TYPE_CHECKING:  # provided by GroupMemory
+
+        def require_agent(self, agent_id: int) -> None: ...
+
+        async def sync_writes(self, kv: bool = False) -> None: ...
+
+    async def search_many(self, requests: Sequence[SearchRequest]) -> list[list[MemoryHit]]:
+        """Rank many agents' memories by α·recency + β·importance + γ·relevance.
+
+        Every hot and warm memory of the agent competes (see memory.retrieval.ranking); `tiers` with
+        "cold" adds a Parquet scan of the agent's cold memories, rescored the same way.
+        """
+        per_layer = (
+            layered_requests(self.profiles, requests) if self.profiles.any_forgetting else None
+        )
+        if per_layer is not None:  # FinMem: top_k of every layer, merged
+            flat, spans = per_layer
+            return merge_layers(await self.search_many(flat), spans)
+        async with self.op_lock:
+            await self.writes.apply(kv=False)  # read-your-writes: queued adds first
+            if not requests:
+                return []
+            agents = self.known_agents
+            for r in requests:
+                if r.agent_id not in agents:
+                    self.require_agent(r.agent_id)  # raises, naming it
+            mmr = self.config.retrieval.mmr_lambda
+            vectors = await self.embedder.embed_queries([r.query for r in requests])
+            now = self.clock.abs_seconds
+            jobs = {
+                i: RankJob(r, v, None, r.top_k)  # filter: made if the engine ranks it
+                for i, (r, v) in enumerate(zip(requests, vectors, strict=True))
+                if "warm" in r.tiers or "hot" in r.tiers
+            }
+            await self.ranker.rank(list(jobs.values()), now)
+            if mmr is not None:
+                for job in jobs.values():
+                    job.hits = self._diversify(job.hits, job.limit, mmr)
+            results = await self._hits_of(requests, jobs)
+            for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
+                if "cold" in r.tiers:
+                    cold_hits = await asyncio.to_thread(self._cold_search, r, v, now)
+                    merged = results[i] + cold_hits
+                    results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]
+                if r.expand:
+                    results[i] = await self._spread(r, results[i])
+            if self.profiles.any_forgetting:
+                await self._record_access([h for hits in results for h in hits if h.tier != "cold"])
+            if self.access_log is not None:
+                for r, hits in zip(requests, results, strict=True):
+                    self.access_log.log(now, "read", [(h.agent_id, h.id) for h in hits], r.query)
+            # Reads counted in RAM; written to the store in batches at tick end (no per-hit write).
+            self.access.record(
+                [h.id for hits in results for h in hits if h.tier != "cold"],
+                now,
+                self.hot,
+                self.unsent,
+            )
+            candidates = scored = exhaustive = 0
+            for job in jobs.values():
+                candidates += job.candidates
+                scored += job.scored
+                exhaustive += job.exhaustive
+            counters = self.counters
+            counters["searches"] += len(requests)
+            counters["retrieval_candidates"] += candidates
+            counters["retrieval_scored"] += scored
+            counters["retrieval_exhaustive"] += exhaustive
+            return results
+
+    async def _hits_of(
+        self, requests: Sequence[SearchRequest], jobs: dict[int, RankJob]
+    ) -> list[list[MemoryHit]]:
+        """Each request's ranked points as hits (`_hits_from`, with the jobs' payloads)."""
+        found = [p for job in jobs.values() for p in job.hits]
+        ids, scores = [p.id for p in found], [p.score for p in found]
+        counts = [len(jobs[i].hits) if i in jobs else 0 for i in range(len(requests))]
+        payloads = {k: v for job in jobs.values() for k, v in job.payloads.items()}
+        return await self._hits_from(ids, scores, counts, payloads)
+
+    async def _hits_from(
+        self, ids: list[int], scores: list[float], counts: list[int], payloads: dict[int, dict]
+    ) -> list[list[MemoryHit]]:
+        """Ranked memories as hits, `counts[i]` of them for request i: hot ones from the hot
+        columns (one batch), warm ones waiting in `warm_rows` from those columns, the rest
+        read from the engine (`payloads`: those already read, by id)."""
+        row_of = self.hot.row_of  # each hit's hot row, or None (warm)
+        row_get = row_of.get
+        if len(ids) < BATCH_AT:
+            rows = [row_get(memory_id) for memory_id in ids]
+        else:  # a batch's hits looked up in numpy passes
+            rows = [None if r < 0 else r for r in row_of.get_array(ids).tolist()]
+        results: list[list[MemoryHit]] = []
+        if None not in rows:  # every hit hot (the usual case): one batch, cut per request
+            hits = HotHits(self.hot).many(ids, scores, rows)
+            start = 0
+            for count in counts:
+                results.append(hits[start : start + count])
+                start += count
+            return results
+        warm_at = [j for j, row in enumerate(rows) if row is None]
+        pending_hits = waiting_warm_hits(self, ids, scores, warm_at)  # from RAM columns, now
+        warm_ids = [ids[j] for j in warm_at if j not in pending_hits]
+        records = {}
+        if warm_ids:  # read from the engine: that may wait, so hot rows are looked up after
+            records = await self._records(warm_ids, payloads)
+            rows = [row_get(memory_id) for memory_id in ids]
+        # After the last await: the hot columns stay as they are.
+        hot_at = [j for j, row in enumerate(rows) if row is not None]
+        hot_hits = iter(
+            HotHits(self.hot).many(
+                [ids[j] for j in hot_at], [scores[j] for j in hot_at], [rows[j] for j in hot_at]
+            )
+        )  # taken below in the same order
+        start = 0
+        for count in counts:
+            out: list[MemoryHit] = []
+            for j in range(start, start + count):
+                if rows[j] is not None:
+                    out.append(next(hot_hits))
+                elif j in pending_hits:
+                    out.append(pending_hits[j])
+                elif ids[j] in records:
+                    out.append(_hit(records[ids[j]], scores[j], "warm"))
+            results.append(out)
+            start += count
+        return results
+
+    async def _record_access(self, hits: Sequence[MemoryHit]) -> None:
+        """Forgetting on: a retrieved memory gains importance and its decay clock restarts
+        (in RAM; the store gets them on the tier schedule: memory.architectures.finmem)."""
+        self.boosts.record(self, hits)  # type: ignore[arg-type]
+
+    async def _spread(self, r: SearchRequest, hits: list[MemoryHit]) -> list[MemoryHit]:
+        """Spreading activation: linked memories get a hit's score × decay per hop × the
+        association type's weight × its strength (untyped links: causal, strength 1)."""
+        policy = self.config.policies.associations
+        scores = {h.id: h for h in hits}
+        frontier = [(h.id, h.score) for h in hits]
+        for _ in range(policy.max_hops):
+            ids = [i for i, _ in frontier]
+            records = {rec.id: rec for rec in await self.get_by_ids(ids, r.agent_id)}
+            spread: dict[int, float] = {}
+            for memory_id, score in frontier:
+                rec = records[memory_id]
+                shares = weighted_neighbours(rec, self.associations, policy.type_weights)
+                for neighbour, share in shares.items():
+                    activation = score * policy.decay * share
+                    if neighbour not in scores and activation > spread.get(neighbour, 0.0):
+                        spread[neighbour] = activation
+            if not spread:
+                break
+            # Linked memories that expired (or are another agent's) are not activated.
+            found = list((await self._find(list(spread), r.agent_id)).values())
+            tiers = await self.store.retrieve([rec.id for rec in found])
+            for rec in found:
+                tier = "hot" if rec.id in self.hot else "warm" if rec.id in tiers else "cold"
+                scores[rec.id] = _hit(rec, spread[rec.id], tier)
+            frontier = [(i, a) for i, a in spread.items() if i in scores]
+        return sorted(scores.values(), key=lambda h: (-h.score, -h.id))[: r.top_k]
+
+    def point_filter(self, r: SearchRequest) -> PointFilter:
+        hot_only = "warm" not in r.tiers
+        return PointFilter(
+            agent_id=r.agent_id,
+            topic=r.topic,
+            day_range=r.day_range,
+            time_range=r.time_range,
+            location=r.location,
+            ids=self.hot.memory_ids(r.agent_id) if hot_only else None,
+            types=r.types,
+            tags=r.tags,
+            layers=r.layers,
+            alive_at=self.clock.abs_seconds if self.expiring else None,
+        )
+
+    def _cold_search(self, r: SearchRequest, query: TextVectors, now: float) -> list[MemoryHit]:
+        """Score the agent's cold memories with the same formula (IDF over those rows)."""
+        table = self.cold.scan(dataclasses.replace(self.point_filter(r), ids=None, alive_at=now))
+        if table.num_rows == 0:
+            return []
+        rows = table.to_pylist()
+        vectors = self.cold.vectors((row["id"] for row in rows), r.agent_id)
+        cfg = self.config.retrieval
+        raw, mode = cold_relevance(
+            query, [vectors.get(row["id"]) for row in rows], self.normalization, cfg
+        )
+        numbers = Numbers(
+            time=np.array([row["time"] for row in rows]),
+            importance=np.array([row["importance"] for row in rows], np.float64),
+            raw_relevance=np.array(raw, np.float64),
+        )
+        scores = score_of(numbers, cfg, now, mode).tolist()
+        hits = [
+            _hit(record_from_payload(row["id"], row), score, "cold")
+            for row, score, rel in zip(rows, scores, raw, strict=True)
+            if rel > 0.0 or cfg.candidates != "relevant"
+        ]
+        return sorted(hits, key=lambda h: (-h.score, -h.id))[: r.top_k]
+
+    @staticmethod
+    def _diversify(hits: list[ScoredPoint], top_k: int, lambda_: float) -> list[ScoredPoint]:
+        vectors = [
+            p.vectors.dense
+            if p.vectors and p.vectors.dense is not None
+            else (p.vectors.sparse if p.vectors else None)
+            for p in hits
+        ]
+        if any(v is None for v in vectors):
+            return hits[:top_k]
+        order = mmr_select([p.score for p in hits], vectors, top_k, lambda_)
+        return [hits[i] for i in order]
+
+    async def _records(
+        self, memory_ids: Iterable[int], payloads: dict[int, dict[str, Any]] | None = None
+    ) -> dict[int, MemoryRecord]:
+        """Records for ids from the hot tier, else payloads at hand, else the vector store."""
+        found: dict[int, MemoryRecord] = {}
+        missing: list[int] = []
+        for memory_id in memory_ids:
+            if memory_id in self.hot:
+                found[memory_id] = self.hot.record(memory_id)
+            elif payloads and memory_id in payloads:
+                found[memory_id] = self._warm_record(memory_id, payloads[memory_id])
+            elif memory_id not in found:
+                missing.append(memory_id)
+        if missing:
+            for memory_id, payload in (await self.store.retrieve(missing)).items():
+                found[memory_id] = self._warm_record(memory_id, payload)
+        return found
+
+    def _warm_record(self, memory_id: int, payload: dict[str, Any]) -> MemoryRecord:
+        """A warm record with the reads not yet written to the store counted in."""
+        record = record_from_payload(memory_id, payload)
+        if memory_id in self.access.pending:
+            count = self.access.overlay(memory_id, record.access_count)
+            last = self.access.last[memory_id]
+            record = record.model_copy(update={"access_count": count, "last_accessed": last})
+        return record
+
+    def _cold_records(self, memory_ids: Iterable[int]) -> dict[int, MemoryRecord]:
+        rows = self.cold.scan(ids=memory_ids).to_pylist()
+        return {row["id"]: record_from_payload(row["id"], row) for row in rows}
+
+    async def get_by_ids(
+        self, memory_ids: Iterable[int], agent_id: int | None = None
+    ) -> list[MemoryRecord]:
+        """Memories by id from any tier, in the order asked; KeyError naming an id that is
+        not there (or not the agent's)."""
+        ids = list(memory_ids)
+        records = await self._find(ids)
+        out = []
+        for memory_id in ids:
+            record = records.get(memory_id)
+            if record is None or (agent_id is not None and record.agent_id != agent_id):
+                owner = "" if agent_id is None else f" of agent {agent_id}"
+                raise KeyError(f"unknown memory id {memory_id!r}{owner}")
+            out.append(record)
+        return out
+
+    async def _find(
+        self, memory_ids: Sequence[int], agent_id: int | None = None
+    ) -> dict[int, MemoryRecord]:
+        """Unexpired records by id from any tier (of `agent_id` when given); absent: left out."""
+        await self.sync_writes()
+        records = await self._records(memory_ids)
+        missing = [i for i in memory_ids if i not in records]
+        if missing:
+            records.update(await asyncio.to_thread(self._cold_records, missing))
+        now = self.clock.abs_seconds
+        return {
+            i: rec
+            for i, rec in records.items()
+            if (rec.expires_at is None or rec.expires_at > now)
+            and (agent_id is None or rec.agent_id == agent_id)
+        }
+
+    async def link_cognition(
+        self, agent_id: int, memory_ids: Sequence[int], cognition_id: int
+    ) -> None:
+        """Link memories to the cognition (thought, reflection) they led to; both the agent's."""
+        self.require_agent(agent_id)
+        records = await self.get_by_ids([*memory_ids, cognition_id], agent_id)
+        warm = await self.store.retrieve([r.id for r in records])
+        frozen = [r.id for r in records if r.id not in warm]
+        if frozen:
+            raise ValueError(
+                f"memories {frozen} are in the cold tier (read-only); link hot or warm memories"
+            )
+        *sources, cognition = records
+        self.hot.link(memory_ids, cognition_id)
+        for record in sources:
+            links = list(dict.fromkeys([*record.cognition_ids, cognition_id]))
+            await self.store.set_payload([record.id], {"links": links})
+        evidence = list(dict.fromkeys([*cognition.evidence_ids, *memory_ids]))
+        await self.store.set_payload([cognition_id], {"evidence": evidence})
+
+    async def associate(self, associations: Sequence[Association]) -> None:
+        """Add typed associations; both ends must be memories of the same agent."""
+        for a in associations:
+            (src,) = await self.get_by_ids([a.source])
+            await self.get_by_ids([a.target], src.agent_id)  # KeyError: not that agent's
+        self.associations.add_many(associations)
+
+    async def related_cognition(self, agent_id: int, memory_id: int) -> list[MemoryRecord]:
+        """The cognition memories `memory_id` is linked to."""
+        (record,) = await self.get_by_ids([memory_id], agent_id)
+        return await self.get_by_ids(record.cognition_ids, agent_id)
+
+
+def _hit(record: MemoryRecord, score: float, tier: str) -> MemoryHit:
+    """The record as a hit; its fields were validated when the record was made."""
+    return MemoryHit.model_validate({**record.__dict__, "score": float(score), "tier": tier})

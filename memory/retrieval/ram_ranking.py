@@ -1,0 +1,173 @@
+"""Exact Generative Agents retrieval from RAM: hot and warm memories scored in the group.
+
+With sparse (BM25) embeddings the `SparseIndex` holds every hot and warm memory, so the score
+is computed here for every memory of the agent and the top k taken exactly; searches it
+cannot answer (filters on fields it lacks, MMR, rank fusion, FinMem layers) go to
+`memory.retrieval.ranking`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from societas.memory.retrieval.ranking import RankJob, has_terms
+from societas.memory.retrieval.scoring import Numbers, base_terms, weighted_relevance
+from societas.memory.vectorstores import ScoredPoint
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+    from societas.memory.retrieval.sparse_index import AgentPostings, SparseIndex
+
+
+# Searches in a batch from which the top k of all of them is taken at once (_take_tops):
+# below, k argmax calls a search (_top) cost less than k passes over the batch.
+SEGMENTED_AT = 32
+
+
+class RamRanker:
+    """Ranks a group's searches from its `SparseIndex` (see the module docstring)."""
+
+    def __init__(self, group: GroupMemory) -> None:
+        self.group = group
+
+    def eligible(self, jobs: Sequence[RankJob]) -> list[bool]:
+        """Which of these searches are answered from RAM (the group's settings read once a
+        batch; per search only its own fields)."""
+        g = self.group
+        if g.sparse_index is None or not g.ranker.fast_path():  # MMR, rank fusion: engine
+            return [False] * len(jobs)
+        forgetting = g.profiles.forgetting if g.profiles.any_forgetting else None
+        return [
+            r.layers is None
+            and r.location is None
+            and r.types is None
+            and r.tags is None
+            and r.time_range is None
+            and job.vectors.dense is None
+            and (forgetting is None or not forgetting(r.agent_id).enabled)
+            for job in jobs
+            for r in (job.request,)
+        ]
+
+    def rank(self, jobs: Sequence[RankJob], now: float) -> None:
+        """Fill each job's `hits` with its exact top `limit`, best first (ties: newest)."""
+        g = self.group
+        cfg = g.config.retrieval
+        index = g.sparse_index
+        assert index is not None
+        relevant_only_cfg = cfg.candidates == "relevant"
+        hot_ids = g.hot.row_of
+        expiring = g.expiring
+        agents = index.agents
+        query_weights = index.query_weights
+        f64 = np.float64
+        found = [(job, agents.get(job.request.agent_id)) for job in jobs]
+        found = [(job, p) for job, p in found if p is not None and len(p)]
+        if not found:
+            return
+        # α·recency + β·importance of every row of the batch's agents in one pass (a few
+        # numpy calls a batch rather than six a search); each search scores a slice of it.
+        rows = Numbers(
+            time=np.frombuffer(b"".join([p.times for _, p in found]), f64),
+            importance=np.frombuffer(b"".join([p.importances for _, p in found]), f64),
+        )
+        base = rows.add(base_terms(rows, cfg, now))
+        segmented = len(found) >= SEGMENTED_AT
+        picks: list[tuple[RankJob, AgentPostings, int]] = []  # segmented: (job, postings, k)
+        end = 0
+        for job, p in found:
+            r = job.request
+            n_all = len(p.ids)
+            start, end = end, end + n_all
+            score = base[start:end]  # this search's own slice: changed in place below
+            mask = None
+            if "warm" not in r.tiers:  # hot only: the rows still in RAM columns
+                mask = np.fromiter((i in hot_ids for i in p.ids), bool, n_all)
+            if r.topic is not None:
+                hit = _topic_mask(index, p, r.topic)
+                mask = hit if mask is None else mask & hit  # type: ignore[operator]
+            if r.day_range is not None:
+                times = np.frombuffer(p.times, f64)
+                first, last = r.day_range[0] * 86_400.0, (r.day_range[1] + 1) * 86_400.0
+                inside = (times >= first) & (times < last)
+                mask = inside if mask is None else mask & inside
+            if expiring:
+                alive = np.fromiter((expiring.get(i, math.inf) > now for i in p.ids), bool, n_all)
+                mask = alive if mask is None else mask & alive
+            weights = query_weights(job.vectors.sparse)
+            relevant_only = relevant_only_cfg and has_terms(job.vectors)
+            raw = index.relevance(p, weights)
+            if relevant_only:
+                relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)
+                mask = relevant if mask is None else mask & relevant
+            if raw is not None:
+                score += weighted_relevance(Numbers(0.0, 0.0, raw), cfg, g.normalization)
+            n = n_all if mask is None else int(np.count_nonzero(mask))
+            job.candidates = job.scored = n
+            if segmented:  # left out rows score -inf: never taken while a candidate is left
+                if mask is not None:
+                    score[~mask] = -np.inf
+                picks.append((job, p, min(job.limit, n)))
+            elif n:
+                rows = None if mask is None else mask.nonzero()[0]
+                chosen = score if rows is None else score[rows]
+                job.hits = _top(p, chosen, rows, min(job.limit, n))
+        if picks:
+            _take_tops(base, picks)
+
+
+def _take_tops(score: np.ndarray, picks: Sequence[tuple[RankJob, AgentPostings, int]]) -> None:
+    """Each job's top k at once: `score` holds the jobs' rows one after another, each job's
+    k best (ties newest first) taken by k segmented argmax passes over the whole batch
+    (a few numpy calls a pass, not k a search). `score` is used up."""
+    lengths = np.fromiter((len(p.ids) for _, p, _ in picks), np.intp, len(picks))
+    starts = np.zeros(len(picks), np.intp)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    k_max = max(k for _, _, k in picks)
+    rows = np.empty((len(picks), k_max), np.intp)
+    best = np.empty((len(picks), k_max))
+    last = np.empty(len(score), bool)
+    for i in range(k_max):
+        top = np.maximum.reduceat(score, starts)
+        at = np.flatnonzero(score == np.repeat(top, lengths))  # every segment has its max
+        segment = starts.searchsorted(at, side="right")
+        ends = last[: len(at)]  # the last (newest) position of each segment's max
+        np.not_equal(segment[1:], segment[:-1], out=ends[:-1])
+        ends[-1] = True
+        at = at[ends]
+        if len(at) != len(starts):
+            raise ValueError("a score is NaN: scores must be comparable")
+        rows[:, i] = at - starts
+        best[:, i] = top
+        score[at] = -np.inf
+    for (job, p, k), job_rows, job_best in zip(picks, rows.tolist(), best.tolist(), strict=True):
+        ids = p.ids
+        job.hits = [ScoredPoint(ids[r], s) for r, s in zip(job_rows[:k], job_best[:k], strict=True)]
+
+
+def _top(p: AgentPostings, score: np.ndarray, rows: np.ndarray | None, k: int) -> list[ScoredPoint]:
+    """The k best of `score` (over `rows` of the agent's rows, or all of them), best first;
+    ties newest first (ids ascend with the row). `score` is used up (taken rows set to -inf).
+
+    k argmax calls over the reversed scores (argmax takes the first of equal maxima, so the
+    reversed view gives the newest), cheaper for a small k than a partition and a sort."""
+    ids = p.ids
+    reversed_score = score[::-1]
+    last = len(score) - 1
+    out = []
+    for _ in range(k):
+        i = last - int(reversed_score.argmax())
+        out.append(ScoredPoint(ids[i] if rows is None else ids[int(rows[i])], float(score[i])))
+        score[i] = -np.inf
+    return out
+
+
+def _topic_mask(index: SparseIndex, p: AgentPostings, topic: str | None) -> np.ndarray | None:
+    """Which of an agent's memories have `topic` (None: no topic asked, every one)."""
+    if topic is None:
+        return None
+    return np.frombuffer(p.topics, np.uint16) == index.topic_id_of(topic)

@@ -1,0 +1,362 @@
+"""Exact Generative Agents retrieval over all of an agent's hot and warm memories.
+
+Every memory of the agent competes (memory.retrieval.scoring). One relevance query per
+search runs in the engine; hot memories are scored from the RAM columns; warm-only memories
+are covered by an upper bound and read only when they could still make the top k; a search
+whose bound rules nothing out is rescored by the engine's formula query. Either way the
+result is the exact top k.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from societas.memory.embedding import TextVectors
+from societas.memory.model.records import SearchRequest
+from societas.memory.retrieval.scoring import Numbers, base_terms, relevance_term
+from societas.memory.vectorstores import PointFilter, ScoredPoint, VectorQuery
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+
+TIE_MARGIN = 16  # engine results fetched beyond top_k so exact score ties are ordered here
+_EPS = 1e-9  # a bound this close to the k-th score counts as a possible winner
+
+
+@dataclass(slots=True)
+class RankJob:
+    """One search to rank: the request, its query vectors, filter and result count."""
+
+    request: SearchRequest
+    vectors: TextVectors
+    filter: PointFilter | None  # None until a search needs the engine (RAM ranking does not)
+    limit: int
+    hits: list[ScoredPoint] = field(default_factory=list)  # result, best first
+    payloads: dict[int, dict[str, Any]] = field(default_factory=dict)  # warm payloads read
+    candidates: int = 0  # memories the score covers
+    scored: int = 0  # memories scored exactly
+    exhaustive: bool = False  # rescored in the engine over all memories
+
+
+@dataclass(slots=True)
+class _Pass:
+    """A job's exactly scored candidates and what is only bounded so far (numpy arrays)."""
+
+    ids: np.ndarray  # exactly scored memory ids
+    scores: np.ndarray
+    open_ids: np.ndarray  # hot memories whose relevance is unknown (hit list cut short)
+    open_bounds: np.ndarray
+    warm_ids: np.ndarray  # warm-only hits: relevance known, time and importance not
+    warm_rel: np.ndarray
+    warm_rest_bound: float | None  # bound on warm-only non-hits (None: there are none)
+    warm_base_bound: float  # α·recency + β·importance bound of any warm-only memory
+    warm_max_id: float  # warm-only ids are below this
+
+
+def has_terms(vectors: TextVectors) -> bool:
+    """Whether a query vector carries any relevance signal."""
+    if vectors.dense is not None:
+        return True
+    return vectors.sparse is not None and not vectors.sparse.is_empty()
+
+
+class Ranker:
+    """Ranks a batch of searches of one group exactly (see the module docstring)."""
+
+    def __init__(self, group: GroupMemory) -> None:
+        self.group = group
+
+    def fast_path(self) -> bool:
+        """Python rescoring applies to one relevance signal (not RRF) without MMR."""
+        g = self.group
+        return g.config.retrieval.mmr_lambda is None and g.normalization in ("saturate", "identity")
+
+    def pool(self, job: RankJob) -> int:
+        """How many memories an exhaustive engine query must consider for this agent."""
+        agent = job.request.agent_id
+        hot = len(self.group.hot.rows_of_agent.get(agent, ()))
+        warm = self.group.warm_counts.get(agent, 0) if "warm" in job.request.tiers else 0
+        return max(hot, warm, self.group.config.retrieval.candidate_limit) + 8
+
+    async def rank(self, jobs: Sequence[RankJob], now: float) -> None:
+        """Fill each job's `hits` with its exact top `limit`, best first."""
+        fallback: list[RankJob] = list(jobs)
+        ram = self.group.ram_ranker
+        if ram is not None:  # answered from RAM (memory.retrieval.ram_ranking); the rest below
+            in_ram = ram.eligible(fallback)
+            if all(in_ram):  # the usual case: nothing left for the engine
+                ram.rank(fallback, now)
+                return
+            ram.rank([j for j, ok in zip(fallback, in_ram, strict=True) if ok], now)
+            fallback = [j for j, ok in zip(fallback, in_ram, strict=True) if not ok]
+        for job in fallback:  # the engine's conditions, for the searches that go there
+            if job.filter is None:
+                job.filter = self.group.point_filter(job.request)
+        if self.fast_path():
+            fallback = await self._rank_fast(fallback, now)
+        await self._rank_in_engine(fallback, now)
+
+    # ------------------------------------------------------------------ engine
+    async def _rank_in_engine(self, jobs: Sequence[RankJob], now: float) -> None:
+        """The formula query over all of each agent's memories (the pool), then tie order."""
+        if not jobs:
+            return
+        g = self.group
+        retrieval = g.config.retrieval
+        mmr = retrieval.mmr_lambda
+        queries = [
+            VectorQuery(
+                vectors=job.vectors,
+                filter=job.filter,
+                # Room beyond the limit: the engine breaks exact score ties at random, so the
+                # final order (score, then newest id) is decided here, reproducibly.
+                limit=job.limit + TIE_MARGIN if mmr is None else max(job.limit * 4, job.limit + 8),
+                now=now,
+                scoring=retrieval,
+                normalization=g.normalization,
+                with_payload=False,
+                with_vectors=mmr is not None,
+                layer_decay=g.profiles.layer_decay(job.request.agent_id),
+                candidates=self.pool(job),
+            )
+            for job in jobs
+        ]
+        found = await g.store.query_batch(queries)
+        g.counters["vector_queries"] += len(queries)
+        for job, query, hits in zip(jobs, queries, found, strict=True):
+            ordered = sorted(hits, key=lambda p: (-p.score, -p.id))
+            job.hits = ordered if mmr is not None else ordered[: job.limit]
+            job.candidates = self._covered(job)
+            job.scored = min(job.candidates, query.candidates or 0)
+            job.exhaustive = True
+
+    # ------------------------------------------------------------------ fast path
+    async def _rank_fast(self, jobs: Sequence[RankJob], now: float) -> list[RankJob]:
+        """Rank what the bound settles; return the jobs the engine must rescore."""
+        g = self.group
+        cfg = g.config.retrieval
+        gamma = cfg.relevance_weight
+        asked = [job for job in jobs if has_terms(job.vectors)]
+        found = await g.store.query_batch(
+            [
+                VectorQuery(
+                    vectors=j.vectors,
+                    filter=j.filter,
+                    limit=cfg.candidate_limit,
+                    with_payload=False,
+                )
+                for j in asked
+            ]
+        )
+        g.counters["vector_queries"] += len(asked)
+        relevance = {id(job): hits for job, hits in zip(asked, found, strict=True)}
+        passes = [self._first_pass(job, relevance.get(id(job), []), now) for job in jobs]
+        # Read the warm-only hits that could still win, all searches at once.
+        wanted: list[int] = []
+        for job, p in zip(jobs, passes, strict=True):
+            if len(p.warm_ids):
+                kth = _kth(p.ids, p.scores, job.limit)
+                maybe = _may_win(p.warm_base_bound + gamma * p.warm_rel, p.warm_ids, kth)
+                wanted.extend(p.warm_ids[maybe].tolist())
+        payloads = await g.store.retrieve(wanted) if wanted else {}
+        rest: list[RankJob] = []
+        for job, p in zip(jobs, passes, strict=True):
+            ids, scores = p.ids, p.scores
+            open_ids, open_bounds = [p.open_ids], [p.open_bounds]
+            if len(p.warm_ids):
+                read = np.fromiter((i in payloads for i in p.warm_ids.tolist()), bool)
+                got = p.warm_ids[read].tolist()
+                times = np.fromiter((payloads[i]["time"] for i in got), np.float64, len(got))
+                imps = np.fromiter(
+                    (self._importance_of(payloads[i], now) for i in got), np.float64, len(got)
+                )
+                read_rows = Numbers(time=times, importance=imps)
+                exact = read_rows.add(base_terms(read_rows, cfg, now))
+                ids = np.concatenate([ids, p.warm_ids[read]])
+                scores = np.concatenate([scores, exact + gamma * p.warm_rel[read]])
+                job.payloads.update((i, payloads[i]) for i in got)
+                open_ids.append(p.warm_ids[~read])
+                open_bounds.append(p.warm_base_bound + gamma * p.warm_rel[~read])
+            if p.warm_rest_bound is not None:
+                open_ids.append(np.array([p.warm_max_id], np.float64))
+                open_bounds.append(np.array([p.warm_rest_bound]))
+            order = np.lexsort((-ids, -scores))
+            kth = (
+                None
+                if len(ids) < job.limit
+                else (scores[order[job.limit - 1]], ids[order[job.limit - 1]])
+            )
+            if _may_win(np.concatenate(open_bounds), np.concatenate(open_ids), kth).any():
+                rest.append(job)
+                continue
+            top = order[: job.limit]
+            job.hits = [
+                ScoredPoint(id=i, score=sc)
+                for i, sc in zip(ids[top].tolist(), scores[top].tolist(), strict=True)
+            ]
+            job.candidates = self._covered(job)
+            job.scored = len(ids)
+        return rest
+
+    def _covered(self, job: RankJob) -> int:
+        agent = job.request.agent_id
+        hot = len(self.group.hot.rows_of_agent.get(agent, ()))
+        if "warm" not in job.request.tiers:
+            return hot
+        return max(hot, self.group.warm_counts.get(agent, 0))
+
+    def _decayed(self, rows: np.ndarray, imps: np.ndarray, now: float, agent: int) -> np.ndarray:
+        """Forgetting on: hot importances × the layer's daily decay ** days since set."""
+        hot, forgetting = self.group.hot, self.group.profiles.forgetting(agent)
+        per_day = {name: p.importance_decay_per_day for name, p in forgetting.layers.items()}
+        layers = hot.layers
+        factor = np.fromiter((per_day[layers[r]] for r in rows.tolist()), np.float64, len(rows))
+        since = np.frombuffer(hot.layer_since, np.float64)[rows]
+        return imps * factor ** (np.maximum(0.0, now - since) / 86_400.0)
+
+    def _importance_of(self, payload: dict[str, Any], now: float) -> float:
+        """A warm payload's importance as the score uses it (decayed when forgetting is on)."""
+        forgetting = self.group.profiles.forgetting(payload["agent_id"])
+        if not forgetting.enabled:
+            return payload["importance"]
+        layer = payload.get("layer", "short")
+        since = payload.get("layer_since", payload["time"])
+        return forgetting.effective_importance(payload["importance"], layer, since, now)
+
+    def _normalise(self, raw: np.ndarray) -> np.ndarray:
+        """Engine relevance scores normalised as the score does (0 where there is none)."""
+        cfg = self.group.config.retrieval
+        mode = self.group.normalization
+        normalised = relevance_term(Numbers(0.0, 0.0, raw), mode, cfg)
+        return np.where(raw > 0, normalised, 0.0) if mode == "saturate" else normalised
+
+    def _first_pass(self, job: RankJob, hits: list[ScoredPoint], now: float) -> _Pass:
+        """Score the agent's hot memories from RAM and bound the warm-only ones."""
+        g = self.group
+        cfg = g.config.retrieval
+        hot = g.hot
+        agent = job.request.agent_id
+        gamma = cfg.relevance_weight
+        truncated = len(hits) >= cfg.candidate_limit
+        relevant_only = cfg.candidates == "relevant" and has_terms(job.vectors)
+        hit_ids = np.fromiter((p.id for p in hits), np.int64, len(hits))
+        hit_rel = self._normalise(np.fromiter((p.score for p in hits), np.float64, len(hits)))
+        # Non-hits: relevance 0 when the hit list is complete (sparse: no common term);
+        # at most the last hit's when it was cut at candidate_limit.
+        rest_rel = float(hit_rel.min()) if truncated and len(hits) else 0.0
+
+        deque_rows = hot.rows_of_agent.get(agent, ())
+        rows = np.fromiter(deque_rows, np.int64, len(deque_rows))
+        ids = np.frombuffer(hot.ids, np.int64)[rows]
+        times = np.frombuffer(hot.times, np.float64)[rows]
+        imps = np.frombuffer(hot.importances, np.float64)[rows]
+        if g.profiles.forgetting(agent).enabled:
+            imps = self._decayed(rows, imps, now, agent)
+        oldest_hot_time = float(times.min()) if len(rows) else None
+        oldest_hot_id = float(ids.min()) if len(rows) else math.inf
+        keep = self._hot_mask(job.filter, rows, times)
+        if keep is not None:
+            ids, times, imps = ids[keep], times[keep], imps[keep]
+        hot_rows = Numbers(time=times, importance=imps)
+        base = hot_rows.add(base_terms(hot_rows, cfg, now))
+        by_id = np.argsort(hit_ids)
+        sorted_hits = hit_ids[by_id]
+        where = np.searchsorted(sorted_hits, ids)
+        where[where >= len(sorted_hits)] = 0
+        is_hit = sorted_hits[where] == ids if len(hits) else np.zeros(len(ids), bool)
+        score = base.copy()
+        score[is_hit] += gamma * hit_rel[by_id][where[is_hit]]
+        if truncated:
+            exact = is_hit
+            open_ids, open_bounds = ids[~is_hit], base[~is_hit] + gamma * rest_rel
+        else:
+            exact = is_hit if relevant_only else np.ones(len(ids), bool)
+            open_ids, open_bounds = ids[:0], base[:0]
+        row_of = hot.row_of
+        warm = np.fromiter((i not in row_of for i in hit_ids.tolist()), bool, len(hits))
+        warm_only = 0
+        if "warm" in job.request.tiers:
+            warm_only = g.warm_counts.get(agent, 0) - len(rows)
+        newest = hot.newest_evicted.get(agent)
+        if newest is None:
+            newest = oldest_hot_time if oldest_hot_time is not None else now
+        # Warm-only memories are older than `newest` and no more important than the agent's most.
+        bound = Numbers(time=min(newest, now), importance=g.max_importance.get(agent, 1.0))
+        warm_base = float(bound.add(base_terms(bound, cfg, now)))
+        rest_bound = None
+        if warm_only > int(warm.sum()) and (truncated or not relevant_only):
+            rest_bound = warm_base + gamma * rest_rel
+        return _Pass(
+            ids=ids[exact],
+            scores=score[exact],
+            open_ids=open_ids,
+            open_bounds=open_bounds,
+            warm_ids=hit_ids[warm],
+            warm_rel=hit_rel[warm],
+            warm_rest_bound=rest_bound,
+            warm_base_bound=warm_base,
+            warm_max_id=oldest_hot_id,
+        )
+
+    def _hot_mask(self, flt: PointFilter, rows: np.ndarray, times: np.ndarray) -> Any:
+        """Which of the agent's hot rows pass the search filter (None: all of them)."""
+        hot = self.group.hot
+        mask = None
+
+        def both(current: Any, new: Any) -> Any:
+            return new if current is None else current & new
+
+        if flt.topic is not None:
+            mask = both(mask, hot.topics.equals(rows, flt.topic))
+        if flt.location is not None:
+            mask = both(mask, hot.locations.equals(rows, flt.location))
+        if flt.day_range is not None:
+            start, end = flt.day_range[0] * 86_400.0, (flt.day_range[1] + 1) * 86_400.0
+            mask = both(mask, (times >= start) & (times < end))
+        if flt.time_range is not None:
+            ts = np.frombuffer(hot.ts, np.float64)[rows]
+            mask = both(mask, (ts >= flt.time_range[0]) & (ts <= flt.time_range[1]))
+        if flt.ids is not None:
+            wanted = np.fromiter(flt.ids, np.int64)
+            mask = both(mask, np.isin(np.frombuffer(hot.ids, np.int64)[rows], wanted))
+        if flt.types is not None:
+            kinds, types = set(flt.types), hot.types
+            mask = both(mask, np.fromiter((types[r] in kinds for r in rows.tolist()), bool))
+        if flt.tags is not None:
+            wanted_tags, ids, tags = set(flt.tags), hot.ids, hot.tags
+            mask = both(
+                mask,
+                np.fromiter(
+                    (not wanted_tags.isdisjoint(tags.get(ids[r], ())) for r in rows.tolist()),
+                    bool,
+                ),
+            )
+        if flt.alive_at is not None:
+            mask = both(mask, np.frombuffer(hot.expires, np.float64)[rows] > flt.alive_at)
+        if flt.layers is not None:
+            wanted_layers, layers = set(flt.layers), hot.layers
+            mask = both(
+                mask, np.fromiter((layers[r] in wanted_layers for r in rows.tolist()), bool)
+            )
+        return mask
+
+
+def _kth(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[float, float] | None:
+    """The (score, id) a memory must beat to enter the top k (None: fewer than k so far)."""
+    if len(ids) < k:
+        return None
+    i = np.lexsort((-ids, -scores))[k - 1]
+    return float(scores[i]), float(ids[i])
+
+
+def _may_win(bounds: np.ndarray, ids: np.ndarray, kth: tuple[float, float] | None) -> np.ndarray:
+    """Which memories with these score bounds could enter the top k (ties: newer id wins)."""
+    if kth is None:
+        return np.ones(len(bounds), bool)
+    score, kth_id = kth
+    return (bounds > score + _EPS) | ((bounds > score - _EPS) & (ids > kth_id))

@@ -1,0 +1,301 @@
+"""Retrieval score of Generative Agents: α·recency + β·importance + γ·relevance.
+
+`score_of` is its one definition, written over a `ScoreAlgebra`: `Numbers` evaluates it on
+floats and numpy arrays (RAM ranking, cold search), and each vector store's algebra turns it
+into that engine's Formula query (prefetch + rescoring inside Qdrant).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+RelevanceNormalization = Literal["auto", "saturate", "identity", "rrf"]
+N = TypeVar("N")
+
+
+class RetrievalConfig(BaseModel):
+    """Weights, recency decay and relevance normalisation of the retrieval score."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    recency_weight: float = Field(1.0, ge=0.0, description="α")
+    importance_weight: float = Field(1.0, ge=0.0, description="β")
+    relevance_weight: float = Field(1.0, ge=0.0, description="γ")
+    recency_decay_per_hour: float = Field(
+        0.99,
+        gt=0.0,
+        lt=1.0,
+        description="Recency is this factor to the power of the simulated hours since the "
+        "memory (0.99 as in Generative Agents and AgentSociety).",
+    )
+    recency_half_life_hours: float | None = Field(
+        None,
+        gt=0.0,
+        description="Alternative to the decay: simulated hours after which recency halves "
+        "(when set, it wins over recency_decay_per_hour).",
+    )
+    relevance_normalization: RelevanceNormalization = Field(
+        "auto",
+        description="saturate: s/(s+k) for BM25; identity: cosine as is; rrf: RRF score "
+        "scaled to 0..1; auto picks by embedder (sparse→saturate, dense→identity, hybrid→rrf).",
+    )
+    saturation_k: float = Field(2.0, gt=0.0)
+    rrf_k: int = Field(60, ge=1)
+    candidates: Literal["all", "relevant"] = Field(
+        "all",
+        description="all: every hot and warm memory of the agent competes (relevance 0 "
+        "unless matched), as in Generative Agents; relevant: only memories matching the query.",
+    )
+    candidate_limit: int = Field(
+        64,
+        ge=1,
+        le=10_000,
+        description="Relevance hits fetched per search; the rest are bounded, and a search "
+        "whose bound cannot rule them out is rescored over all of the agent's memories.",
+    )
+    recency_candidates: int | None = Field(
+        None,
+        ge=0,
+        le=10_000,
+        description="Deprecated (every memory competes now); 0 means candidates='relevant'.",
+    )
+    mmr_lambda: float | None = Field(
+        None, ge=0.0, le=1.0, description="Set to diversify results with MMR (1 = no diversity)."
+    )
+
+    @model_validator(mode="after")
+    def _legacy_recency_candidates(self) -> RetrievalConfig:
+        if self.recency_candidates == 0:
+            self.candidates = "relevant"
+        return self
+
+    @property
+    def decay_per_hour(self) -> float:
+        """Recency factor per simulated hour (from the half-life when one is set)."""
+        if self.recency_half_life_hours is not None:
+            return 0.5 ** (1.0 / self.recency_half_life_hours)
+        return self.recency_decay_per_hour
+
+    @property
+    def log_decay_per_second(self) -> float:
+        """ln of the recency factor per simulated second."""
+        return math.log(self.decay_per_hour) / 3600.0
+
+    @property
+    def half_life_seconds(self) -> float:
+        """Simulated seconds after which recency halves (the engine's exp_decay scale)."""
+        if self.recency_half_life_hours is not None:
+            return self.recency_half_life_hours * 3600.0
+        return 3600.0 * math.log(0.5) / math.log(self.recency_decay_per_hour)
+
+    def resolved_normalization(self, dense: bool, sparse: bool) -> str:
+        """The normalisation actually used for an embedder with these vector kinds."""
+        if self.relevance_normalization != "auto":
+            return self.relevance_normalization
+        if dense and sparse:
+            return "rrf"
+        return "identity" if dense else "saturate"
+
+
+class ScoreAlgebra(Protocol[N]):
+    """The operations a retrieval score is built from, in one backend's terms: numbers or
+    numpy arrays (RAM and cold), Qdrant Edge or qdrant-client formula expressions."""
+
+    def constant(self, value: float) -> N: ...
+
+    def field(self, name: str) -> N: ...  # a memory's field: importance, layer_since
+
+    def relevance(self) -> N: ...  # the raw relevance of the memory to the query
+
+    def recency(self, now: float, config: RetrievalConfig) -> N: ...  # decay of its time
+
+    def add(self, terms: list[N]) -> N: ...
+
+    def mul(self, terms: list[N]) -> N: ...
+
+    def div(self, left: N, right: N) -> N: ...  # 0 where `right` is 0
+
+    def neg(self, value: N) -> N: ...
+
+    def pow(self, base: float, exponent: N) -> N: ...
+
+    def layer_is(self, layer: str) -> N: ...  # 1 for memories in `layer`, else 0
+
+
+def importance_term(
+    alg: ScoreAlgebra[N], now: float, layer_decay: Mapping[str, float] | None = None
+) -> N:
+    """Stored importance, or with forgetting on: importance × f_layer ** days since set."""
+    if not layer_decay:
+        return alg.field("importance")
+    days = alg.div(
+        alg.add([alg.constant(now), alg.neg(alg.field("layer_since"))]), alg.constant(86_400.0)
+    )
+    return alg.add(
+        [
+            alg.mul([alg.layer_is(layer), alg.field("importance"), alg.pow(factor, days)])
+            for layer, factor in layer_decay.items()
+        ]
+    )
+
+
+def relevance_term(alg: ScoreAlgebra[N], normalization: str, config: RetrievalConfig) -> N:
+    """The raw relevance mapped onto about 0..1: s/(s+k) for BM25, RRF scaled, cosine as is."""
+    raw = alg.relevance()
+    if normalization == "saturate":
+        return alg.div(raw, alg.add([raw, alg.constant(config.saturation_k)]))
+    if normalization == "rrf":
+        return alg.mul([raw, alg.constant((config.rrf_k + 1) / 2)])
+    return raw
+
+
+def base_terms(
+    alg: ScoreAlgebra[N],
+    config: RetrievalConfig,
+    now: float,
+    layer_decay: Mapping[str, float] | None = None,
+) -> list[N]:
+    """α·recency and β·importance: the score's terms that do not depend on the query."""
+    return [
+        alg.mul([alg.constant(config.recency_weight), alg.recency(now, config)]),
+        alg.mul([alg.constant(config.importance_weight), importance_term(alg, now, layer_decay)]),
+    ]
+
+
+def weighted_relevance(alg: ScoreAlgebra[N], config: RetrievalConfig, normalization: str) -> N:
+    """γ·relevance, the score's query term."""
+    return alg.mul(
+        [alg.constant(config.relevance_weight), relevance_term(alg, normalization, config)]
+    )
+
+
+def score_of(
+    alg: ScoreAlgebra[N],
+    config: RetrievalConfig,
+    now: float,
+    normalization: str,
+    relevance: bool = True,
+    layer_decay: Mapping[str, float] | None = None,
+) -> N:
+    """α·recency + β·importance + γ·relevance: the one definition of the retrieval score,
+    from which every path (RAM, cold, the Qdrant formulas) builds its own."""
+    terms = base_terms(alg, config, now, layer_decay)
+    if relevance:
+        terms.append(weighted_relevance(alg, config, normalization))
+    return alg.add(terms)
+
+
+@dataclass(slots=True)
+class Numbers:
+    """The score over numbers: floats or numpy arrays of the memories' fields."""
+
+    time: Any
+    importance: Any
+    raw_relevance: Any = 0.0
+    layer_since: Any = 0.0
+    layer: Any = None  # numpy array of layer names, with forgetting on
+
+    def constant(self, value: float) -> Any:
+        return value
+
+    def field(self, name: str) -> Any:
+        return getattr(self, name)
+
+    def relevance(self) -> Any:
+        return self.raw_relevance
+
+    def recency(self, now: float, config: RetrievalConfig) -> Any:
+        """decay_per_hour ** hours since the memory, as exp(|age| · ln(decay) / 3600)."""
+        return np.exp(np.abs(now - self.time) * config.log_decay_per_second)
+
+    def add(self, terms: list[Any]) -> Any:
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    def mul(self, terms: list[Any]) -> Any:
+        total = terms[0]
+        for term in terms[1:]:
+            total = total * term
+        return total
+
+    def div(self, left: Any, right: Any) -> Any:
+        if not isinstance(right, np.ndarray):
+            return left / right if right != 0 else 0.0
+        if right.all():
+            return left / right
+        return np.divide(left, right, out=np.zeros(np.shape(right)), where=right != 0)
+
+    def neg(self, value: Any) -> Any:
+        return -value
+
+    def pow(self, base: float, exponent: Any) -> Any:
+        return base**exponent
+
+    def layer_is(self, layer: str) -> Any:
+        return (np.asarray(self.layer) == layer).astype(np.float64)
+
+
+def recency(age_seconds: float, half_life_seconds: float) -> float:
+    """The score's recency term of a memory this old, with recency halving every half-life."""
+    config = RetrievalConfig(recency_half_life_hours=half_life_seconds / 3600.0)
+    return float(Numbers(time=-age_seconds, importance=0.0).recency(0.0, config))
+
+
+def retrieval_score(
+    *, age_seconds: float, importance: float, relevance: float, config: RetrievalConfig
+) -> float:
+    """α·recency + β·importance + γ·relevance of one memory, relevance already normalised."""
+    numbers = Numbers(time=-age_seconds, importance=importance, raw_relevance=relevance)
+    return float(score_of(numbers, config, 0.0, "identity"))
+
+
+def cosine(a: object, b: object) -> float:
+    """Cosine of two sparse vectors or two dense sequences (0 when either is empty)."""
+    from societas.memory.embedding.base import SparseVector
+
+    if isinstance(a, SparseVector) and isinstance(b, SparseVector):
+        bd = dict(zip(b.indices, b.values, strict=True))
+        dot = sum(v * bd.get(i, 0.0) for i, v in zip(a.indices, a.values, strict=True))
+        na = math.sqrt(sum(v * v for v in a.values))
+        nb = math.sqrt(sum(v * v for v in b.values))
+    else:
+        av, bv = list(a), list(b)  # type: ignore[call-overload]
+        dot = sum(x * y for x, y in zip(av, bv, strict=True))
+        na = math.sqrt(sum(x * x for x in av))
+        nb = math.sqrt(sum(y * y for y in bv))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def text_cosine(a: object, b: object) -> float:
+    """Cosine of two embedded texts: dense when both have it, else sparse, else 0."""
+    if a.dense is not None and b.dense is not None:  # type: ignore[attr-defined]
+        return cosine(a.dense, b.dense)  # type: ignore[attr-defined]
+    if a.sparse is None or b.sparse is None:  # type: ignore[attr-defined]
+        return 0.0
+    return cosine(a.sparse, b.sparse)  # type: ignore[attr-defined]
+
+
+def mmr_select(
+    scores: Sequence[float], vectors: Sequence[object], top_k: int, lambda_: float
+) -> list[int]:
+    """Greedy Maximal Marginal Relevance: indexes of `top_k` items, diverse and well scored."""
+    remaining = list(range(len(scores)))
+    chosen: list[int] = []
+    while remaining and len(chosen) < top_k:
+
+        def gain(i: int) -> float:
+            redundancy = max((cosine(vectors[i], vectors[j]) for j in chosen), default=0.0)
+            return lambda_ * scores[i] - (1.0 - lambda_) * redundancy
+
+        best = max(remaining, key=gain)
+        chosen.append(best)
+        remaining.remove(best)
+    return chosen

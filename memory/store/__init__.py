@@ -1,0 +1,1 @@
+"""A group's storage: RAM columns, KV, write-behind, checkpoints."""

@@ -1,0 +1,319 @@
+"""Checkpoint and restore of one group's memory: Parquet + JSON, written atomically.
+
+A checkpoint holds the KV state, the hot rows, every warm point with its vectors, the cold
+parts and `manifest.json` (written last), assembled beside its final name and renamed into
+place: a reader sees a complete checkpoint or none. Never pickle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.model.associations import AssociationIndex
+from societas.memory.model.records_meta import restored_payload
+from societas.memory.store.checkpoint_pages import (
+    PAGE,
+    PointFiles,
+    hot_point_pages,
+    kv_row_pages,
+    pages,
+    pending_ids,
+    pending_point_pages,
+    read_rows,
+    write_pages,
+)
+from societas.memory.store.deferred_store import DeferredStore
+from societas.memory.store.fsutil import fsync_dir, write_bytes_atomic, write_parquet_atomic
+from societas.memory.store.heap import release_free_memory
+from societas.memory.store.kv_index import KVDeferredStore
+from societas.memory.tiers.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table
+from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint
+
+if TYPE_CHECKING:
+    from societas.memory.embedding import Embedder
+    from societas.memory.group import GroupMemory
+    from societas.memory.model.config import GroupMemoryConfig, MemoryConfig
+
+FORMAT_VERSION = 1
+KV_SCHEMA = pa.schema([("agent_id", pa.int64()), ("key", pa.string()), ("value", pa.string())])
+KV_POINT_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("agent_id", pa.int64()),
+        ("key", pa.string()),
+        ("text", pa.string()),
+        ("sparse_indices", pa.list_(pa.uint32())),
+        ("sparse_values", pa.list_(pa.float32())),
+        ("dense", pa.list_(pa.float32())),
+    ]
+)
+READS_SCHEMA = pa.schema([("id", pa.int64()), ("reads", pa.int64()), ("last", pa.float64())])
+
+
+async def _scroll_pages(scroll) -> AsyncIterator[list[ScoredPoint]]:
+    """Every page of points a store's `scroll` function pages through, PAGE at a time."""
+    offset = None
+    while True:
+        page, offset = await scroll(offset, PAGE)
+        yield page
+        if offset is None:
+            return
+
+
+async def _all_points(store, scroll=None) -> list[ScoredPoint]:
+    """Every point a store's `scroll` (or the given scroll function) pages through."""
+    return [p async for page in _scroll_pages(scroll or store.scroll) for p in page]
+
+
+def _kv_points_table(points: list[ScoredPoint]) -> pa.Table:
+    cols: dict[str, list[Any]] = {name: [] for name in KV_POINT_SCHEMA.names}
+    for p in points:
+        v = p.vectors or TextVectors()
+        pl = p.payload or {}
+        cols["id"].append(p.id)
+        cols["agent_id"].append(pl["agent_id"])
+        cols["key"].append(pl["key"])
+        cols["text"].append(pl["text"])
+        cols["sparse_indices"].append(list(v.sparse.indices) if v.sparse else None)
+        cols["sparse_values"].append(list(v.sparse.values) if v.sparse else None)
+        cols["dense"].append(list(v.dense) if v.dense is not None else None)
+    return pa.table(cols, schema=KV_POINT_SCHEMA)
+
+
+async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
+    """Write the group's memory under `directory` (must not exist yet); returns the manifest.
+    Memories and KV values are written a page at a time (memory.store.checkpoint_pages)."""
+    from societas.memory.tiers import tiering
+
+    directory = Path(directory)
+    if directory.exists():
+        raise FileExistsError(f"checkpoint directory {str(directory)!r} already exists")
+    await tiering.recover(group)
+    reads = group.access.get_state()  # read counts not yet in the store: kept, not written
+    await group.store.optimize()  # deleted (cold) points leave IDF: the rebuilt store matches
+    await group.flush()
+    store = group.store
+    deferred = store if isinstance(store, DeferredStore) else None
+    state = {
+        "format_version": FORMAT_VERSION,
+        **group.get_state(),
+        "config": group.config.model_dump(mode="json"),
+        "cognitive": group.cognition.get_state() if group.cognition is not None else None,
+        "boosts": group.boosts.get_state(),  # kept pending: written when the run would have
+    }
+    tmp = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    await asyncio.to_thread(tmp.mkdir, parents=True)
+    warm = await asyncio.to_thread(
+        PointFiles, tmp / "warm.rows.parquet", tmp / "warm.vectors.parquet"
+    )
+    try:  # the engine's points, a page at a time (pending memories are not written first)
+        scroll = deferred.engine_scroll if deferred is not None else store.scroll
+        async for page in _scroll_pages(scroll):
+            await asyncio.to_thread(warm.write, page)
+    except BaseException:
+        await asyncio.to_thread(warm.close)
+        raise
+
+    kv_store = group.kv_store
+    kv_engine_points = (  # KV points the engine holds: scrolled whole (six an agent)
+        None if isinstance(kv_store, KVDeferredStore) else await _all_points(kv_store)
+    )
+
+    def write() -> dict[str, Any]:
+        held = pending_ids(deferred)
+        try:  # then the memories pending in RAM: a restore puts them back as pending
+            if deferred is not None:
+                for page in pending_point_pages(deferred, held):
+                    warm.write(page)
+        finally:
+            warm.close()
+        write_parquet_atomic(tmp / "pending.parquet", pa.table({"id": pa.array(held, pa.int64())}))
+        write_pages(tmp / "kv.parquet", KV_SCHEMA, kv_row_pages(group, KV_SCHEMA))
+        write_parquet_atomic(tmp / "reads.parquet", pa.table(reads, schema=READS_SCHEMA))
+        hot_rows = write_pages(
+            tmp / "hot.parquet", ROW_SCHEMA, (rows_table(p) for p in hot_point_pages(group.hot))
+        )
+        if kv_engine_points is None:
+            kv_count, kv_pages = kv_store.index_point_pages(PAGE)  # type: ignore[attr-defined]
+        else:
+            kv_count, kv_pages = len(kv_engine_points), iter([kv_engine_points])
+        write_pages(
+            tmp / "kv_points.parquet", KV_POINT_SCHEMA, (_kv_points_table(p) for p in kv_pages)
+        )
+        write_parquet_atomic(tmp / "associations.parquet", group.associations.to_table())
+        cold_files = []
+        for part in group.cold.row_files():
+            for path in (part, Path(str(part).replace(".rows.", ".vectors."))):
+                rel = path.relative_to(group.cold.dir)
+                target = tmp / "cold" / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, target)
+                cold_files.append(str(rel))
+        write_bytes_atomic(tmp / "state.json", json.dumps(state, indent=1).encode())
+        manifest = {
+            "format_version": FORMAT_VERSION,
+            "group_id": group.config.group_id,
+            "warm_points": warm.rows.rows,
+            "pending_points": len(held),
+            "hot_rows": hot_rows,
+            "kv_points": kv_count,
+            "cold_files": sorted(cold_files),
+            "cold_rows": group.cold.count(),
+        }
+        write_bytes_atomic(tmp / "manifest.json", json.dumps(manifest, indent=1).encode())
+        os.replace(tmp, directory)
+        fsync_dir(directory.parent)
+        pa.default_memory_pool().release_unused()  # the pages' Arrow buffers, back to the OS
+        release_free_memory()  # and the rows' freed heap pages
+        return manifest
+
+    return await asyncio.to_thread(write)
+
+
+def _vectors_of(row: dict[str, Any]) -> TextVectors:
+    sparse = (
+        SparseVector.of(row["sparse_indices"], row["sparse_values"])
+        if row["sparse_indices"] is not None
+        else None
+    )
+    return TextVectors(
+        dense=tuple(row["dense"]) if row["dense"] is not None else None, sparse=sparse
+    )
+
+
+async def restore(
+    directory: Path,
+    root: Path,
+    *,
+    config: GroupMemoryConfig | None = None,
+    memory_config: MemoryConfig | None = None,
+    embedder: Embedder | None = None,
+) -> GroupMemory:
+    """A GroupMemory under `root` (a fresh run dir) holding exactly what was checkpointed."""
+    from societas.memory.group import GroupMemory
+    from societas.memory.model.citizen import CITIZEN_MEMORY_CONFIG
+    from societas.memory.model.config import GroupMemoryConfig
+
+    directory = Path(directory)
+    manifest_path = directory / "manifest.json"
+    if not manifest_path.exists():
+        raise FileNotFoundError(
+            f"{str(directory)!r} is not a complete checkpoint (no manifest.json)"
+        )
+    manifest = json.loads(manifest_path.read_text())
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"checkpoint format_version {manifest.get('format_version')!r} is not {FORMAT_VERSION}"
+        )
+    state = json.loads((directory / "state.json").read_text())
+    config = config or GroupMemoryConfig.model_validate(state["config"])
+    if config.group_id != state["group_id"]:
+        raise ValueError(
+            f"config.group_id {config.group_id} does not match the checkpoint's "
+            f"group {state['group_id']}"
+        )
+    group = GroupMemory(
+        config, memory_config or CITIZEN_MEMORY_CONFIG, root=Path(root), embedder=embedder
+    )
+    cold_src = directory / "cold"
+    if cold_src.exists():
+        shutil.copytree(cold_src, group.cold.dir, dirs_exist_ok=True)
+    group.cold = type(group.cold)(
+        Path(root) / "cold", config.group_id, config.tiers.cold_day_window
+    )
+    pending_file = directory / "pending.parquet"  # older checkpoints: everything was written
+    pending = (
+        pq.read_table(pending_file).column("id").to_numpy()
+        if pending_file.exists() and isinstance(group.store, DeferredStore)
+        else np.empty(0, np.int64)  # no RAM index to hold them: they go to the engine
+    )
+    layers = group.profiles.any_forgetting
+    expiring: dict[int, float] = {}
+    group.hot.set_state(read_rows(directory / "hot.parquet"))
+    warm = zip(  # the two files hold the same points in the same order
+        read_rows(directory / "warm.rows.parquet"),
+        read_rows(directory / "warm.vectors.parquet"),
+        strict=True,
+    )
+    for page in pages(warm):
+        points, rows = [], [row for row, _ in page]
+        for row, vectors in page:
+            if row["id"] != vectors["id"]:
+                raise ValueError(f"checkpoint {str(directory)!r}: warm rows and vectors differ")
+            points.append(MemoryPoint(row["id"], _vectors_of(vectors), _payload_of(row, layers)))
+            if row.get("expires_at") is not None:
+                expiring[row["id"]] = row["expires_at"]
+        ids = np.fromiter((p.id for p in points), np.int64, len(points))
+        held = np.isin(ids, pending).tolist()
+        written = [p for p, h in zip(points, held, strict=True) if not h]
+        if written:
+            await group.store.upsert(written)
+        if len(written) < len(points):  # only a DeferredStore has pending ids
+            group.store.restore_pending([p for p, h in zip(points, held, strict=True) if h])
+            # Pending memories that had left hot: their columns back in warm_rows.
+            group.warm_rows.set_state(
+                row for row, h in zip(rows, held, strict=True) if h and row["id"] not in group.hot
+            )
+    for page in pages(read_rows(directory / "kv_points.parquet")):
+        for r in page:  # each (agent, key)'s engine point id (older checkpoints: state.json)
+            group.kv_point[(r["agent_id"], r["key"])] = r["id"]
+        await group.kv_store.upsert(
+            [
+                MemoryPoint(
+                    r["id"],
+                    _vectors_of(r),
+                    {"agent_id": r["agent_id"], "key": r["key"], "text": r["text"]},
+                )
+                for r in page
+            ]
+        )
+    group.set_kv_rows(read_rows(directory / "kv.parquet"))
+    group.set_state(state)
+    group.profiles.assign_from_kv(group.kv_values(), group.agent_set())  # follow agent types
+    if group.cognition is not None and state.get("cognitive"):  # buffers, working memory
+        group.cognition.set_state(state["cognitive"])
+    group.boosts.set_state(group, state.get("boosts", []))
+    if (directory / "reads.parquet").exists():  # older checkpoints wrote reads to the store
+        group.access.set_state(pq.read_table(directory / "reads.parquet").to_pydict())
+    if (directory / "associations.parquet").exists():  # older checkpoints have none
+        group.associations = AssociationIndex.from_table(
+            pq.read_table(directory / "associations.parquet")
+        )
+    group.expiring = expiring
+    return group
+
+
+def _payload_of(row: dict[str, Any], with_layers: bool) -> dict[str, Any]:
+    payload = {
+        "agent_id": row["agent_id"],
+        "topic": row["topic"],
+        "t": row["t"],
+        "time": row["time"],
+        "importance": row["importance"],
+        "text": row["text"],
+    }
+    if row["location"] is not None:
+        payload["location"] = row["location"]
+    if row["links"]:
+        payload["links"] = list(row["links"])
+    if row["evidence"]:
+        payload["evidence"] = list(row["evidence"])
+    if with_layers:
+        payload["layer"], payload["layer_since"] = row["layer"], row["layer_since"]
+    payload.update(restored_payload(row))
+    return payload
+
+
+__all__ = ["ROW_SCHEMA", "VECTOR_SCHEMA", "checkpoint", "restore"]

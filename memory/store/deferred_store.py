@@ -1,0 +1,216 @@
+"""Write-behind for the vector engine: a new memory reaches Qdrant late, in bulk.
+
+Searches of hot memories are answered from RAM, so `DeferredStore` wraps the group's vector
+store and keeps the ids not yet written ("pending"): every call behaves as if they were in
+the engine, and the calls that need the engine's own view (a formula query, a scroll) write
+them first, in one batch. Checkpoints save and restore pending memories as pending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from societas.memory.store.id_map import IdMap
+from societas.memory.store.pending_points import hot_payloads, index_vectors
+from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+    from societas.memory.vectorstores import VectorStore
+
+
+class DeferredStore:
+    """The group's vector store with new memories written late (see the module docstring)."""
+
+    def __init__(self, inner: VectorStore, group: GroupMemory) -> None:
+        self.inner = inner
+        self.group = group
+        self.pending = IdMap()  # memory id → agent id, not yet in the engine
+        self.patches: dict[int, dict[str, Any]] = {}  # payload updates of pending memories
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def defer(self, ids: Sequence[int], agent_ids: Sequence[int]) -> None:
+        """Memories just added to hot and the index, to be written to the engine later."""
+        self.pending.set_many(ids, agent_ids)
+
+    def _points(self, ids: Sequence[int]) -> list[ScoredPoint]:
+        """Pending memories `ids` as the points a write makes: payloads with their patches
+        and indexed vectors, built for the batch in one pass (memory.store.pending_points)."""
+        index = self.group.sparse_index
+        assert index is not None
+        payloads = hot_payloads(self.group, ids, self.patches)
+        vectors = index_vectors(index, ids, self.pending)
+        return [ScoredPoint(i, 0.0, pl, v) for i, pl, v in zip(ids, payloads, vectors, strict=True)]
+
+    async def persist(self, ids: Sequence[int] | None = None) -> int:
+        """Write pending memories (all, or those of `ids`) to the engine in one batch."""
+        todo = sorted(self.pending) if ids is None else sorted(i for i in ids if i in self.pending)
+        if not todo:
+            return 0
+        points = [MemoryPoint(p.id, p.vectors, p.payload) for p in self._points(todo)]
+        await self.inner.upsert(points)
+        hot = self.group.hot
+        # Reads of hot memories are in the written rows; those of warm_rows are in the ledger.
+        self.group.access.forget(i for i in todo if i in hot)
+        self.group.warm_rows.evict(todo)  # written: their RAM columns go
+        for memory_id in todo:
+            del self.pending[memory_id]
+            self.patches.pop(memory_id, None)
+        self.group.counters["vector_upserts"] += len(points)
+        return len(points)
+
+    async def persist_agents(self, agent_ids: set[int]) -> int:
+        return await self.persist([i for i, a in self.pending.items() if a in agent_ids])
+
+    def pending_points(self, ids: Sequence[int] | None = None) -> list[ScoredPoint]:
+        """Pending memories (all, ids sorted, or those of `ids`, in that order) as the points
+        a write would make (for a checkpoint)."""
+        return self._points(sorted(self.pending) if ids is None else ids)
+
+    async def engine_scroll(
+        self, offset: int | None, limit: int, with_vectors: bool = True
+    ) -> tuple[list[ScoredPoint], int | None]:
+        """A page of the engine's own points, pending memories not written first."""
+        return await self.inner.scroll(offset, limit, with_vectors=with_vectors)
+
+    def restore_pending(self, points: Sequence[MemoryPoint]) -> None:
+        """Checkpointed pending memories back in the RAM index, still not in the engine (their
+        hot rows are restored apart)."""
+        assert self.group.sparse_index is not None
+        fresh = self._index(points)
+        self.defer([p.id for p in fresh], [p.payload["agent_id"] for p in fresh])
+
+    def _index(self, points: Sequence[MemoryPoint]) -> list[MemoryPoint]:
+        """Points with a payload and a sparse vector into the RAM index, in id order."""
+        fresh = sorted(
+            (p for p in points if p.payload and p.vectors and p.vectors.sparse is not None),
+            key=lambda p: p.id,
+        )
+        index = self.group.sparse_index
+        assert index is not None
+        index.add(
+            [p.id for p in fresh],
+            [p.payload["agent_id"] for p in fresh],
+            [p.payload["time"] for p in fresh],
+            [p.payload["importance"] for p in fresh],
+            [p.payload["topic"] for p in fresh],
+            [p.vectors.sparse for p in fresh],
+        )
+        return fresh
+
+    # ------------------------------------------------------------------ VectorStore
+    async def upsert(self, points: Sequence[MemoryPoint]) -> None:
+        """Points written by others (a restore): indexed for RAM search, written now."""
+        if self.group.sparse_index is not None:
+            self._index(points)
+        for p in points:
+            self.pending.pop(p.id, None)
+        await self.inner.upsert(points)
+
+    async def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPoint]]:
+        if not queries:
+            return []
+        await self.persist()  # the engine's IDF must count every memory, as the index does
+        return await self.inner.query_batch(queries)
+
+    async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        pending = [i for i in ids if i in self.pending]
+        mine = dict(zip(pending, hot_payloads(self.group, pending, self.patches), strict=True))
+        rest = [i for i in ids if i not in self.pending]
+        if rest:
+            mine.update(await self.inner.retrieve(rest))
+        return mine
+
+    async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
+        mine = self._points([i for i in ids if i in self.pending])
+        rest = [i for i in ids if i not in self.pending]
+        return mine + (await self.inner.fetch(rest) if rest else [])
+
+    async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
+        rest = []
+        for memory_id in ids:
+            if memory_id in self.pending:
+                self.patches.setdefault(memory_id, {}).update(payload)
+            else:
+                rest.append(memory_id)
+        if rest:
+            await self.inner.set_payload(rest, payload)
+        index = self.group.sparse_index
+        if index is not None and "importance" in payload:  # the RAM index ranks by it
+            agents = {i: self.pending[i] for i in ids if i in self.pending}
+            if rest:
+                found = await self.inner.retrieve(rest)
+                agents.update((i, pl["agent_id"]) for i, pl in found.items())
+            for memory_id, agent_id in agents.items():
+                index.set_importance(agent_id, memory_id, payload["importance"])
+
+    async def delete(self, ids: Sequence[int]) -> None:
+        pairs = [(self.pending[i], i) for i in ids if i in self.pending]
+        rest = [i for i in ids if i not in self.pending]
+        for _, memory_id in pairs:
+            del self.pending[memory_id]
+            self.patches.pop(memory_id, None)
+        self.group.warm_rows.evict(i for _, i in pairs)  # gone: their RAM columns with them
+        index = self.group.sparse_index
+        if rest:
+            if index is not None:
+                found = await self.inner.retrieve(rest)
+                pairs += [(pl["agent_id"], i) for i, pl in found.items()]
+            await self.inner.delete(rest)
+        if index is not None:
+            index.remove(pairs)
+
+    async def count(self, agent_id: int | None = None) -> int:
+        engine = await self.inner.count(agent_id=agent_id)
+        if agent_id is None:
+            return engine + len(self.pending)
+        return engine + sum(1 for a in self.pending.values() if a == agent_id)
+
+    async def scroll_oldest(
+        self, agent_id: int | None, before_time: float | None, limit: int
+    ) -> list[ScoredPoint]:
+        """Pending memories that could be among the oldest asked for are written first."""
+        if agent_id is not None:
+            await self.persist_agents({agent_id})
+        elif before_time is not None:
+            await self.persist(self.older_than(before_time).tolist())
+        else:
+            await self.persist()
+        return await self.inner.scroll_oldest(agent_id, before_time, limit)
+
+    def older_than(self, cutoff: float) -> np.ndarray:
+        """Pending ids with a time before `cutoff`, oldest first (ties by id), read from the
+        hot and warm_rows columns in numpy, not as (time, id) tuples one id at a time."""
+        ids, times = [], []
+        for store in (self.group.hot, self.group.warm_rows):
+            rows = store.row_of.value_array()
+            row_times = np.frombuffer(store.times, np.float64)[rows]
+            old = row_times < cutoff
+            ids.append(np.frombuffer(store.ids, np.int64)[rows[old]])
+            times.append(row_times[old])
+        all_ids, all_times = np.concatenate(ids), np.concatenate(times)
+        pending = self.pending.contains_array(all_ids)  # a hot memory may be written already
+        all_ids, all_times = all_ids[pending], all_times[pending]
+        return all_ids[np.lexsort((all_ids, all_times))]
+
+    async def scroll(
+        self, offset: int | None, limit: int, with_vectors: bool = True
+    ) -> tuple[list[ScoredPoint], int | None]:
+        await self.persist()
+        return await self.inner.scroll(offset, limit, with_vectors=with_vectors)
+
+    async def optimize(self) -> None:
+        await self.inner.optimize()
+
+    async def flush(self) -> None:
+        """The engine's buffers to disk; pending memories stay in RAM (checkpoints save them)."""
+        await self.inner.flush()
+
+    async def close(self) -> None:
+        """Close the engine; pending memories are not written (see the module doc)."""
+        await self.inner.close()

@@ -1,0 +1,287 @@
+"""The KV (status) half of a group's memory: typed attribute columns, embedded on change."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from societas.memory.embedding.base import SparseVector
+from societas.memory.model.config import check_value
+from societas.memory.model.records import KVHit, KVSearchRequest
+from societas.memory.store.kv_columns import NO_VALUE
+from societas.memory.vectorstores import MemoryPoint, PointFilter, VectorQuery
+
+if TYPE_CHECKING:
+    from societas.memory.embedding import Embedder
+    from societas.memory.embedding.base import TextVectors
+    from societas.memory.model.config import MemoryConfig
+    from societas.memory.store.kv_columns import KVColumn
+    from societas.memory.store.kv_index import KVIndex
+    from societas.memory.store.slot_map import SlotMap
+    from societas.memory.store.write_queue import WriteQueue
+    from societas.memory.vectorstores import VectorStore
+
+UpdateMode = Literal["replace", "merge"]
+_NOT_SET: Any = object()
+
+
+class KVUpdate(BaseModel):
+    """One KV write, already checked against the config."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    agent_id: int
+    key: str
+    value: Any
+    mode: UpdateMode = "replace"
+
+
+class GroupKV:
+    """KV columns (attribute → agent → value) of a group; mixed into GroupMemory."""
+
+    memory_config: MemoryConfig
+    embedder: Embedder
+    kv_store: VectorStore
+    counters: dict[str, int]
+    op_lock: asyncio.Lock
+    kv_by_key: dict[str, KVColumn]
+    _kv_derived: dict[str, Callable[[int], Any]]
+    kv_point: SlotMap[int]
+    known_agents: set[int]
+    kv_index: KVIndex | None
+    writes: WriteQueue
+
+    if TYPE_CHECKING:  # provided by GroupMemory
+
+        def require_agent(self, agent_id: int) -> None: ...
+
+        def _allocate_ids(self, n: int) -> list[int]: ...
+
+    def kv_get(self, agent_id: int, key: str, default: Any = ...) -> Any:
+        """Current value (a copy) of `key`; KeyError naming it unless `default` is given."""
+        column = self.kv_by_key.get(key)  # the usual read, a stored str (nothing to copy): inline
+        if column is not None and agent_id in self.known_agents:
+            slot = column.slots.slot_of.get(agent_id)
+            values = column.values
+            if slot is not None and slot < len(values):
+                value = values[slot]
+                if type(value) is str:
+                    return value
+        self.require_agent(agent_id)
+        return self.kv_peek(agent_id, key, default, copy_value=True)
+
+    def kv_peek(self, agent_id: int, key: str, default: Any = ..., copy_value: bool = False) -> Any:
+        """The stored value of `key` without a copy (read-only use): the cheap synchronous
+        read for engines and cognition that must not await or copy per agent per tick."""
+        attr = self.memory_config.attributes.get(key)
+        if attr is None:
+            if default is ...:
+                raise KeyError(f"unknown memory attribute {key!r}")
+            return default
+        value = self.kv_by_key[key].get(agent_id, _NOT_SET)
+        if value is not _NOT_SET:
+            if copy_value and isinstance(value, list | dict):
+                return copy.deepcopy(value)
+            return value
+        derived = self._kv_derived.get(key)
+        return attr.default() if derived is None else derived(agent_id)
+
+    def set_kv_default(self, key: str, value_of: Callable[[int], Any]) -> None:
+        """Give `key` a per-agent default, `value_of(agent_id)` (a new object each call), read
+        until a value is written: static profile data already held elsewhere in the process
+        (the population's friend lists) is not copied per agent.
+        Not for embedded attributes (their vectors are made from stored values)."""
+        attr = self.memory_config.attribute(key)
+        if attr.whether_embedding:
+            raise ValueError(f"{key!r} is embedded: its values must be stored, not derived")
+        self._kv_derived[key] = value_of
+
+    def kv_column(self, key: str) -> KVColumn:
+        """The live column of one attribute (agent id → value; absent = the default or the
+        derived value, `set_kv_default`), read-only."""
+        self.memory_config.attribute(key)
+        return self.kv_by_key[key]
+
+    def check_update(self, agent_id: int, key: str, value: Any, mode: str) -> KVUpdate:
+        """Validate one KV write (agent, key, mode, type) without applying it."""
+        value = self._checked(agent_id, key, value, mode)
+        # Validated just above: skip pydantic's second pass (this runs per value per tick).
+        return KVUpdate.model_construct(agent_id=agent_id, key=key, value=value, mode=mode)
+
+    def _checked(self, agent_id: int, key: str, value: Any, mode: str) -> Any:
+        """The value of one KV write once checked (a private copy of a list or dict)."""
+        self.require_agent(agent_id)
+        if mode not in ("replace", "merge"):
+            raise ValueError(f"mode must be 'replace' or 'merge', got {mode!r}")
+        attr = self.memory_config.attribute(key)
+        if mode == "replace":
+            value = check_value(key, attr.type, value)
+        elif attr.type == "dict":
+            check_value(key, "dict", value)
+        elif attr.type != "list":
+            raise ValueError(f"mode 'merge' needs a list or dict attribute; {key!r} is {attr.type}")
+        if isinstance(value, list | dict):  # the caller may keep mutating its object
+            value = private_copy(value, self.kv_by_key[key].get(agent_id))
+        return value
+
+    def kv_update_now(self, agent_id: int, key: str, value: Any, mode: str = "replace") -> None:
+        """Validate and apply one KV write at once (no suspension); an embedded attribute is
+        re-embedded when something reads embeddings (memory.store.write_queue)."""
+        attr = self.memory_config.attributes.get(key)
+        if (  # the usual write, a str into a str attribute: `_checked`'s checks, inline
+            type(value) is str
+            and mode == "replace"
+            and attr is not None
+            and attr.type == "str"
+            and agent_id in self.known_agents
+        ):
+            # A value replacing one already stored (with its engine point taken, if embedded):
+            # `kv_apply`'s steps inline, as the value changes every tick for every agent.
+            column = self.kv_by_key[key]
+            slot = column.slots.slot_of.get(agent_id)
+            values = column.values
+            if slot is not None and slot < len(values) and values[slot] is not NO_VALUE:
+                embedded = attr.whether_embedding
+                points = self.kv_point.columns().get(key) if embedded else None
+                if not embedded or (
+                    points is not None and slot < len(points.values) and points.values[slot] >= 0
+                ):
+                    values[slot] = value
+                    self.counters["kv_updates"] += 1
+                    if embedded:
+                        self.writes.touch_kv((agent_id, key))
+                    return
+            self.kv_apply(agent_id, key, value, mode)
+            return
+        self.kv_apply(agent_id, key, self._checked(agent_id, key, value, mode), mode)
+
+    def kv_apply(self, agent_id: int, key: str, value: Any, mode: str) -> None:
+        """Apply one checked KV write: the value now, its embedding queued."""
+        if mode == "merge":
+            current = self.kv_get(agent_id, key)
+            if isinstance(current, dict):
+                value = {**current, **value}
+            else:
+                value = [*current, *(value if isinstance(value, list) else [value])]
+        self.kv_by_key[key][agent_id] = value
+        self.counters["kv_updates"] += 1
+        if self.memory_config.attributes[key].whether_embedding:
+            slot = (agent_id, key)
+            if slot not in self.kv_point:  # ids in call order, as stream adds take theirs
+                self.kv_point[slot] = self._allocate_ids(1)[0]
+            self.writes.touch_kv(slot)
+
+    async def update_many(self, updates: Sequence[KVUpdate]) -> list[None]:
+        """Apply checked KV writes in order; embedded attributes are re-embedded, in place."""
+        async with self.op_lock:
+            for update in updates:
+                self.kv_apply(update.agent_id, update.key, update.value, update.mode)
+            await self.writes.apply()
+            return [None] * len(updates)
+
+    async def embed_kv(self, items: Sequence[tuple[int, str, Any]]) -> None:
+        """Embed attribute texts and upsert them, reusing each (agent, key)'s point id."""
+        texts = [self.memory_config.attributes[k].embedding_text(v) for _, k, v in items]
+        if self.kv_index is not None:  # an unchanged text keeps its vector and engine point
+            known = self.kv_index.texts
+            kept = [(i, t) for i, t in zip(items, texts, strict=True) if known.get(i[:2]) != t]
+            items, texts = [i for i, _ in kept], [t for _, t in kept]
+        if not items:
+            return
+        vectors = await self.embedder.embed_documents(texts)
+        self.counters["embedded_texts"] += len(texts)
+        if self.kv_index is not None:  # RAM: searched there, written to the engine in batches
+            for (agent_id, key, _), text, vec in zip(items, texts, vectors, strict=True):
+                if (agent_id, key) not in self.kv_point:
+                    self.kv_point[(agent_id, key)] = self._allocate_ids(1)[0]
+                self.kv_index.put((agent_id, key), text, vec.sparse or SparseVector.of((), ()))
+                self.kv_store.dirty[(agent_id, key)] = True  # type: ignore[attr-defined]
+            return
+        points = []
+        new_ids: dict[tuple[int, str], int] = {}
+        for (agent_id, key, _), text, vec in zip(items, texts, vectors, strict=True):
+            point_id = self.kv_point.get((agent_id, key)) or new_ids.get((agent_id, key))
+            if point_id is None:
+                point_id = new_ids[(agent_id, key)] = self._allocate_ids(1)[0]
+            payload = {"agent_id": agent_id, "key": key, "text": text}
+            points.append(MemoryPoint(point_id, vec, payload))
+        await self.kv_store.upsert(points)
+        self.kv_point.update(new_ids)
+        self.counters["vector_upserts"] += len(points)
+
+    async def kv_search_many(self, requests: Sequence[KVSearchRequest]) -> list[list[KVHit]]:
+        """Search each agent's embedded attributes by relevance to a query."""
+        async with self.op_lock:
+            await self.writes.apply()  # attributes changed since: embedded now, in one batch
+            for r in requests:
+                self.require_agent(r.agent_id)
+                for key in r.keys or ():
+                    self.memory_config.attribute(key)
+            vectors = await self.embedder.embed_queries([r.query for r in requests])
+            self.counters["kv_searches"] += len(requests)
+            if self.kv_index is not None:
+                return [self._kv_search_ram(r, v) for r, v in zip(requests, vectors, strict=True)]
+            queries = [
+                VectorQuery(
+                    vectors=v,
+                    filter=PointFilter(r.agent_id, keys=r.keys),
+                    limit=r.top_k,
+                    with_payload=True,
+                )
+                for r, v in zip(requests, vectors, strict=True)
+            ]
+            results = await self.kv_store.query_batch(queries)
+            self.counters["vector_queries"] += len(queries)
+            return [
+                [
+                    KVHit(
+                        key=p.payload["key"],
+                        value=self.kv_get(r.agent_id, p.payload["key"]),
+                        text=p.payload["text"],
+                        score=p.score,
+                    )
+                    for p in hits
+                    if p.payload
+                ]
+                for r, hits in zip(requests, results, strict=True)
+            ]
+
+    def _kv_search_ram(self, r: KVSearchRequest, vectors: TextVectors) -> list[KVHit]:
+        """One KV search scored from the RAM index (sparse embeddings)."""
+        assert self.kv_index is not None
+        keys = r.keys or [a.name for a in self.memory_config.embedded]
+        if vectors.sparse is None:
+            return []
+        return [
+            KVHit.model_construct(
+                key=key, value=self.kv_get(r.agent_id, key), text=text, score=score
+            )
+            for key, text, score in self.kv_index.search(r.agent_id, keys, vectors.sparse, r.top_k)
+        ]
+
+    def export(self, agent_id: int, keys: Iterable[str] | None = None) -> dict[str, Any]:
+        """Copies of the agent's KV values (all attributes, or `keys`)."""
+        names = list(keys) if keys is not None else list(self.memory_config.attributes)
+        return {key: self.kv_get(agent_id, key) for key in names}
+
+
+def private_copy(value: Any, owned: Any) -> Any:
+    """A deep copy of `value` that reuses the lists and dicts of `owned` (the attribute's
+    stored value, already private to the memory) that `value` still holds: an hourly plan
+    update copies its new steps, not the day's items again (each copy was a tick's worth of
+    long-lived blocks scattered among temporaries: allocator fragmentation)."""
+    memo: dict[int, Any] = {}
+    stack = [owned]
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, dict):
+            memo[id(obj)] = obj
+            stack.extend(obj.values())
+        elif isinstance(obj, list):
+            memo[id(obj)] = obj
+            stack.extend(obj)
+    return copy.deepcopy(value, memo)

@@ -1,0 +1,192 @@
+"""Embedded status attributes searched from RAM, written to the vector engine late.
+
+With sparse (BM25) embeddings an agent's embedded KV attributes are scored here exactly as
+the engine would, so re-embedding one every tick costs no engine write: `KVDeferredStore`
+writes the changed points in one batch when the engine's own view is needed.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from societas.memory.embedding.base import SparseVector, TextVectors, packed_views
+from societas.memory.store.kv_columns import AgentSlots
+from societas.memory.store.slot_map import SlotMap
+from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
+
+
+class KVIndex:
+    """One sparse vector per (agent, key) and the group's KV term counts. A vector is kept
+    as one `bytes` (term ids, then weights) and the maps are nested by key (`SlotMap`):
+    ~370 bytes an embedded attribute instead of ~710 with a `SparseVector` and tuple keys."""
+
+    def __init__(self, slots: AgentSlots | None = None) -> None:
+        self.slots = AgentSlots() if slots is None else slots  # shared with the group's KV
+        self.packed: SlotMap[bytes] = SlotMap(self.slots)
+        self.texts: SlotMap[str] = SlotMap(self.slots)
+        self.df: dict[int, int] = {}
+
+    def vector(self, slot: tuple[int, str]) -> SparseVector:
+        """The sparse vector of one attribute of one agent (KeyError if none)."""
+        return SparseVector.unpacked(self.packed[slot])
+
+    def put(self, slot: tuple[int, str], text: str, vector: SparseVector) -> None:
+        """Set (or replace) the vector of one attribute of one agent."""
+        df = self.df
+        old = self.packed.get(slot)
+        if old is not None:
+            for term in packed_views(old)[0]:
+                left = df[term] - 1
+                if left:
+                    df[term] = left
+                else:
+                    del df[term]
+        for term in vector.indices:
+            df[term] = df.get(term, 0) + 1
+        self.packed[slot] = vector.packed()
+        self.texts[slot] = text
+
+    def search(
+        self, agent_id: int, keys: Sequence[str], query: SparseVector, top_k: int
+    ) -> list[tuple[str, str, float]]:
+        """(key, text, score) of the agent's attributes sharing a term with the query."""
+        n, df = len(self.packed), self.df
+        weights = {}
+        for term, value in zip(query.indices, query.values, strict=True):
+            count = df.get(term)
+            if count:
+                weights[term] = value * math.log(1.0 + (n - count + 0.5) / (count + 0.5))
+        if not weights:
+            return []
+        found = []
+        for key in keys:
+            packed = self.packed.get((agent_id, key))
+            if packed is None:
+                continue
+            indices, values = packed_views(packed)
+            score = sum(
+                weights[t] * v for t, v in zip(indices, values, strict=True) if t in weights
+            )
+            if score > 0:
+                found.append((key, self.texts[(agent_id, key)], score))
+        found.sort(key=lambda hit: -hit[2])
+        return found[:top_k]
+
+
+class KVDeferredStore:
+    """The group's KV vector store with changed attributes written in batches."""
+
+    def __init__(
+        self,
+        inner: Any,
+        index: KVIndex,
+        point_id: Callable[[int, str], int],
+        counters: dict[str, int],
+    ) -> None:
+        self.inner = inner
+        self.index = index
+        self.point_id = point_id
+        self.counters = counters  # the group's: vector_upserts counts what reaches the engine
+        self.dirty: SlotMap[bool] = SlotMap(index.slots)  # changed since the last write (a set)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def persist(self) -> int:
+        """Write every changed attribute's point to the engine in one batch."""
+        if not self.dirty:
+            return 0
+        slots = sorted(self.dirty)
+        points = [
+            MemoryPoint(
+                self.point_id(*slot),
+                TextVectors(sparse=self.index.vector(slot)),
+                {"agent_id": slot[0], "key": slot[1], "text": self.index.texts[slot]},
+            )
+            for slot in slots
+        ]
+        await self.inner.upsert(points)
+        self.dirty.clear()
+        self.counters["vector_upserts"] += len(points)
+        return len(points)
+
+    async def upsert(self, points: Sequence[MemoryPoint]) -> None:
+        """Points written by others (a restore): indexed for RAM search and written with the
+        next batch, as in the run they come from (where they had not reached the engine)."""
+        rest = []
+        for p in points:
+            if p.payload and p.vectors is not None and p.vectors.sparse is not None:
+                slot = (p.payload["agent_id"], p.payload["key"])
+                self.index.put(slot, p.payload["text"], p.vectors.sparse)
+                self.dirty[slot] = True
+            else:
+                rest.append(p)
+        if rest:
+            await self.inner.upsert(rest)
+
+    def index_point(self, slot: tuple[int, str]) -> ScoredPoint:
+        """The KV point of one (agent, key) as the engine would hold it, from the index."""
+        agent_id, key = slot
+        return ScoredPoint(
+            self.point_id(agent_id, key),
+            0.0,
+            {"agent_id": agent_id, "key": key, "text": self.index.texts[slot]},
+            TextVectors(sparse=self.index.vector(slot)),
+        )
+
+    def index_points(self) -> list[ScoredPoint]:
+        """Every KV point as the engine would hold it, ids ascending, from the index: what a
+        checkpoint saves, without writing them to the engine first (a write costs the engine's
+        RAM for the rest of the run)."""
+        points = [self.index_point(slot) for slot in self.index.packed]
+        points.sort(key=lambda p: p.id)
+        return points
+
+    def index_point_pages(self, size: int) -> tuple[int, Iterator[list[ScoredPoint]]]:
+        """How many KV points, and `index_points` in lists of `size`: the order is found on
+        integer arrays, the points built a list at a time (a checkpoint's pages)."""
+        columns = self.index.packed.columns()
+        keys = list(columns)
+        ids, agents, key_of = array("q"), array("q"), array("q")
+        for k, key in enumerate(keys):
+            for agent_id in columns[key]:
+                ids.append(self.point_id(agent_id, key))
+                agents.append(agent_id)
+                key_of.append(k)
+        order = np.argsort(np.frombuffer(ids, np.int64), kind="stable")
+
+        def chunks() -> Iterator[list[ScoredPoint]]:
+            for start in range(0, len(order), size):
+                yield [
+                    self.index_point((agents[i], keys[key_of[i]]))
+                    for i in order[start : start + size].tolist()
+                ]
+
+        return len(ids), chunks()
+
+    async def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPoint]]:
+        await self.persist()
+        return await self.inner.query_batch(queries)
+
+    async def scroll(self, *args: Any, **kwargs: Any) -> Any:
+        await self.persist()
+        return await self.inner.scroll(*args, **kwargs)
+
+    async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        await self.persist()
+        return await self.inner.retrieve(ids)
+
+    async def count(self, agent_id: int | None = None) -> int:
+        await self.persist()
+        return await self.inner.count(agent_id=agent_id)
+
+    async def close(self) -> None:
+        """Close without writing the changed attributes: a closed shard is never reopened (a
+        later run or interview restores from a checkpoint, which saves them from the index),
+        and writing every agent's points at the end would be a large run's peak."""
+        await self.inner.close()

@@ -1,0 +1,150 @@
+"""Per-agent writes that return at once: queued stream adds and lazy KV re-embeddings.
+
+`stream.add` takes its memory id and queues the memory; `status.update` sets the value and
+marks an embedded attribute for re-embedding. Queued adds are written in one batch by a
+drain task a few loop turns later, and before anything reads memories, so reads see every
+earlier write; KV embeddings are computed when something reads them. A failed write keeps
+its memories queued and raises to the reader that asked for it: never a silent loss.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from societas.memory.group import GroupMemory
+    from societas.memory.model.records import AddRequest
+
+log = logging.getLogger(__name__)
+
+
+class OwnedLock(asyncio.Lock):
+    """The group's operation lock, knowing which task holds it (reads inside a locked
+    operation apply queued writes without taking the lock a second time)."""
+
+    owner: asyncio.Task | None = None
+
+    async def acquire(self) -> bool:
+        await super().acquire()
+        self.owner = asyncio.current_task()
+        return True
+
+    def release(self) -> None:
+        self.owner = None
+        super().release()
+
+    async def __aenter__(self) -> None:
+        """`async with`: a free lock with no one waiting is taken without the two coroutine
+        calls of `acquire` (a lone agent's search takes it once a turn)."""
+        if not self._locked and not self._waiters:
+            self._locked = True
+            self.owner = asyncio.current_task()
+            return
+        await self.acquire()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+class WriteQueue:
+    """A group's queued adds (ids already taken) and KV slots whose embedding is stale."""
+
+    def __init__(self, group: GroupMemory, yields: int) -> None:
+        self.group = group
+        self.yields = yields
+        self.adds: list[AddRequest] = []
+        self.add_ids: list[int] = []
+        self.stamps: list[tuple[int, float]] = []  # the clock (day, t) when each was added
+        self.kv: dict[tuple[int, str], None] = {}  # (agent, key), in first-changed order
+        self.drains = 0  # batches written by the drain task (tests, stats)
+        self._drain: asyncio.Task[None] | None = None
+        self._wake_loop: asyncio.AbstractEventLoop | None = None  # whose ready queue holds
+        # this queue's wake-up callback (a loop closed before running it holds it no more)
+
+    def __len__(self) -> int:
+        return len(self.adds) + len(self.kv)
+
+    def waking_on(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether this queue's wake-up callback waits in `loop`'s ready queue."""
+        return self._wake_loop is loop
+
+    def _draining_on(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether a drain task of `loop` is still to run (one of an ended loop is not)."""
+        drain = self._drain
+        return drain is not None and not drain.done() and drain.get_loop() is loop
+
+    def add(self, request: AddRequest, memory_id: int, stamp: tuple[int, float]) -> None:
+        """Queue one validated memory under its id, stamped with the clock of the call; the
+        drain writes it a loop turn later."""
+        self.adds.append(request)
+        self.add_ids.append(memory_id)
+        self.stamps.append(stamp)
+        loop = asyncio.get_running_loop()
+        if self._wake_loop is loop or self._draining_on(loop):
+            return  # a wake-up or a drain to come writes this one too
+        if self.yields:
+            self._wake_loop = loop
+            loop.call_soon(self._wake, loop, self.yields)
+        else:
+            self._drain = loop.create_task(self._drain_now())
+
+    def touch_kv(self, slot: tuple[int, str]) -> None:
+        """An embedded attribute changed: embed its value when something reads embeddings."""
+        self.kv[slot] = None
+
+    async def apply(self, kv: bool = True) -> None:
+        """Write the queued adds (and, with `kv`, the stale KV embeddings). The caller holds
+        the group's operation lock. On failure or cancellation nothing is dropped."""
+        while self.adds:  # one batch per clock value, in the order they were added
+            stamp = self.stamps[0]
+            n = _run(self.stamps)
+            requests, ids = self.adds[:n], self.add_ids[:n]
+            del self.adds[:n], self.add_ids[:n], self.stamps[:n]
+            try:
+                await self.group.write_memories(requests, ids, stamp)
+            except BaseException:
+                self.adds[:0], self.add_ids[:0], self.stamps[:0] = requests, ids, [stamp] * n
+                raise
+        if kv and self.kv:
+            slots, self.kv = list(self.kv), {}
+            group = self.group
+            peek = group.kv_peek
+            try:
+                await group.embed_kv([(a, k, peek(a, k)) for a, k in slots])
+            except BaseException:
+                self.kv = {**dict.fromkeys(slots), **self.kv}
+                raise
+
+    def _wake(self, loop: asyncio.AbstractEventLoop, turns: int) -> None:
+        """A loop turn after an add (of `turns` to wait): start the drain task, which writes
+        a turn later, if adds are still queued."""
+        if turns > 1 and self.adds:
+            loop.call_soon(self._wake, loop, turns - 1)
+            return
+        self._wake_loop = None
+        if self.adds and not self._draining_on(loop):
+            self._drain = loop.create_task(self._drain_now())
+
+    async def _drain_now(self) -> None:
+        self._drain = None
+        if not self.adds:
+            return
+        self.drains += 1
+        try:
+            async with self.group.op_lock:
+                await self.apply(kv=False)
+        except Exception as exc:  # kept queued: the next read retries and raises
+            log.warning("queued memories not written yet (%d): %r", len(self.adds), exc)
+
+
+def _run(stamps: list[tuple[int, float]]) -> int:
+    """How many leading entries share the first stamp."""
+    first = stamps[0]
+    if stamps.count(first) == len(stamps):  # the usual case: one tick's adds
+        return len(stamps)
+    for i, stamp in enumerate(stamps):
+        if stamp != first:
+            return i
+    return len(stamps)

@@ -1,0 +1,1 @@
+"""Tiers: hot to warm to cold, the cold Parquet store, access logs."""

@@ -1,0 +1,385 @@
+"""The cold tier: memories aged out of the vector store, as zstd Parquet under the run dir.
+
+Layout: `cold/group=<g>/days=<d0>-<d1>/part-<n>.rows.parquet` (text and metadata, rows sorted
+by agent_id then id) and `part-<n>.vectors.parquet` (id + sparse/dense vectors) beside it,
+so reading one agent's text never reads vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pds
+import pyarrow.parquet as pq
+
+from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.model.clock import SECONDS_PER_DAY
+from societas.memory.model.records_meta import META_FIELDS, conform, meta_row
+from societas.memory.retrieval.scoring import RetrievalConfig, cosine
+from societas.memory.store.fsutil import write_bytes_atomic, write_parquet_atomic
+from societas.memory.tiers.cold_merge import merge_parts
+from societas.memory.vectorstores.base import PointFilter, ScoredPoint
+
+ROW_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("agent_id", pa.int64()),
+        ("topic", pa.string()),
+        ("day", pa.int32()),
+        ("t", pa.float64()),
+        ("time", pa.float64()),
+        ("location", pa.string()),
+        ("importance", pa.float64()),
+        ("text", pa.string()),
+        ("links", pa.list_(pa.int64())),
+        ("evidence", pa.list_(pa.int64())),
+        ("layer", pa.string()),
+        ("layer_since", pa.float64()),
+        *META_FIELDS,
+    ]
+)
+VECTOR_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("agent_id", pa.int64()),
+        ("sparse_indices", pa.list_(pa.uint32())),
+        ("sparse_values", pa.list_(pa.float32())),
+        ("dense", pa.list_(pa.float32())),
+    ]
+)
+# Rows per row group. A scan for one agent reads the few groups whose agent range holds it;
+# every group costs its column chunks' metadata in RAM wherever the part is open, and larger
+# groups do not slow one agent's scan.
+ROW_GROUP = 4096
+# A move's part is small (a `migrate_batch` of rows, merged into its window's part at the same
+# pass when the window has more than `cold_max_parts_per_window`): small row groups let the
+# merge's agent slices read little of it.
+FRESH_ROW_GROUP = 512
+_PART = re.compile(r"part-(\d+)\.rows\.parquet$")
+
+
+@dataclass
+class _Part:
+    """One cold part, its rows and vectors files open, with each row group's agent range."""
+
+    rows: pq.ParquetFile
+    vectors: pq.ParquetFile
+    agent_ranges: list[tuple[int, int]]
+
+    @classmethod
+    def open(cls, rows_path: Path) -> _Part:
+        rows = pq.ParquetFile(rows_path)
+        vectors = pq.ParquetFile(str(rows_path).replace(".rows.", ".vectors."))
+        column = rows.schema_arrow.get_field_index("agent_id")
+        ranges = []
+        for i in range(rows.metadata.num_row_groups):
+            stats = rows.metadata.row_group(i).column(column).statistics
+            ranges.append((stats.min, stats.max))
+        return cls(rows, vectors, ranges)
+
+    def groups_of(self, agent_id: int) -> list[int]:
+        """Row groups that may hold this agent (both files share row order and group size)."""
+        return [i for i, (lo, hi) in enumerate(self.agent_ranges) if lo <= agent_id <= hi]
+
+
+class ColdStore:
+    """Append-only Parquet parts of one group; each part written atomically."""
+
+    def __init__(self, root: Path, group_id: int, day_window: int = 7) -> None:
+        self.dir = Path(root) / f"group={group_id}"
+        self.day_window = day_window
+        self._datasets: tuple[pds.Dataset, pds.Dataset] | None = None
+        self._open: list[_Part] | None = None
+        self._count: int | None = None  # rows in all parts, re-read only after a change
+        self._next_part = 1 + max(
+            (int(m.group(1)) for f in self.row_files() if (m := _PART.search(f.name))), default=0
+        )
+
+    def row_files(self) -> list[Path]:
+        return sorted(self.dir.glob("days=*/part-*.rows.parquet")) if self.dir.exists() else []
+
+    def write(self, points: Sequence[ScoredPoint]) -> list[Path]:
+        """Write points (payload + vectors) as new parts, one per day window; returns them."""
+        by_window: dict[int, list[ScoredPoint]] = {}
+        for p in points:
+            assert p.payload is not None
+            day = int(p.payload["time"] // SECONDS_PER_DAY)
+            by_window.setdefault(day // self.day_window, []).append(p)
+        written = []
+        for window, group in sorted(by_window.items()):
+            group.sort(key=lambda p: (p.payload["agent_id"], p.id))  # type: ignore[index]
+            d0 = window * self.day_window
+            folder = self.dir / f"days={d0:05d}-{d0 + self.day_window - 1:05d}"
+            part = self._next_part
+            self._next_part += 1
+            rows = folder / f"part-{part:06d}.rows.parquet"
+            # Row groups of rows sorted by agent: a scan for one agent reads a few.
+            vectors = folder / f"part-{part:06d}.vectors.parquet"
+            write_parquet_atomic(vectors, vectors_table(group), FRESH_ROW_GROUP)
+            write_parquet_atomic(rows, rows_table(group), FRESH_ROW_GROUP)  # rows last: done
+            self._datasets = None
+            self._open = None
+            self._count = None
+            written.append(rows)
+        return written
+
+    def compact(self, folder: Path, drop_expired_before: float | None = None) -> Path | None:
+        """Merge the parts of one day window into one part sorted by agent, crash-safely.
+
+        Fewer parts make an agent's scan read fewer row groups. The merged part is written
+        first, then a journal naming the parts it replaces, then those are deleted; a crash
+        leaves either the old parts or the new one counted (`recover_compaction`).
+        """
+        parts = sorted(folder.glob("part-*.rows.parquet"))
+        if len(parts) < 2:
+            return None
+        opened = [_Part.open(f) for f in parts]
+        part = self._next_part
+        self._next_part += 1
+        merged = folder / f"part-{part:06d}.rows.parquet"
+        merge_parts(
+            [(p.rows, p.vectors, p.agent_ranges) for p in opened],
+            merged,
+            folder / f"part-{part:06d}.vectors.parquet",
+            ROW_SCHEMA,
+            ROW_GROUP,
+            drop_expired_before,
+        )
+        del opened
+        journal = folder / "_compaction.json"
+        write_bytes_atomic(
+            journal,
+            json.dumps({"merged": merged.name, "replaced": [f.name for f in parts]}).encode(),
+        )
+        self._finish_compaction(folder)
+        pa.default_memory_pool().release_unused()  # give the merge's buffers back to the OS
+        return merged
+
+    def _finish_compaction(self, folder: Path) -> None:
+        journal = folder / "_compaction.json"
+        if not journal.exists():
+            return
+        record = json.loads(journal.read_text())
+        if (folder / record["merged"]).exists():
+            for name in record["replaced"]:
+                (folder / name).unlink(missing_ok=True)
+                (folder / name.replace(".rows.", ".vectors.")).unlink(missing_ok=True)
+        journal.unlink()
+        self._datasets = None
+        self._open = None
+        self._count = None
+
+    def recover_compaction(self) -> None:
+        """Finish any merge a crash interrupted (old parts go once the merged one exists)."""
+        if self.dir.exists():
+            for journal in self.dir.glob("days=*/_compaction.json"):
+                self._finish_compaction(journal.parent)
+
+    def compact_crowded(self, max_parts: int, now: float | None = None) -> int:
+        """Compact every day window holding more than `max_parts` parts (dropping memories
+        expired by `now`); returns how many."""
+        done = 0
+        if self.dir.exists():
+            for folder in sorted(self.dir.glob("days=*")):
+                if len(list(folder.glob("part-*.rows.parquet"))) > max_parts:
+                    done += self.compact(folder, now) is not None
+        return done
+
+    def count(self) -> int:
+        """Rows in the cold tier (from the parts' footers, cached until the next change)."""
+        if self._count is None:
+            self._count = sum(pq.ParquetFile(f).metadata.num_rows for f in self.row_files())
+        return self._count
+
+    def _dataset(self, vectors: bool = False) -> pds.Dataset | None:
+        """The rows (or vectors) dataset over all parts, rebuilt only after a write."""
+        if self._datasets is None:
+            files = [str(f) for f in self.row_files()]
+            if not files:
+                return None
+            self._datasets = (
+                pds.dataset(files, schema=ROW_SCHEMA, format="parquet"),
+                pds.dataset(
+                    [f.replace(".rows.", ".vectors.") for f in files],
+                    schema=VECTOR_SCHEMA,
+                    format="parquet",
+                ),
+            )
+        return self._datasets[1 if vectors else 0]
+
+    def _parts(self) -> list[_Part]:
+        """Open parts with the agent range of each row group (from Parquet statistics)."""
+        if self._open is None:
+            self._open = [_Part.open(f) for f in self.row_files()]
+        return self._open
+
+    @staticmethod
+    def _filter_expr(flt: PointFilter | None, ids: Iterable[int] | None) -> pc.Expression | None:
+        conds = []
+        if ids is not None:
+            conds.append(pc.field("id").isin(pa.array(list(ids), pa.int64())))
+        if flt is not None:
+            conds.append(pc.field("agent_id") == flt.agent_id)
+            if flt.topic is not None:
+                conds.append(pc.field("topic") == flt.topic)
+            if flt.location is not None:
+                conds.append(pc.field("location") == flt.location)
+            if flt.day_range is not None:
+                conds.append(
+                    (pc.field("day") >= flt.day_range[0]) & (pc.field("day") <= flt.day_range[1])
+                )
+            if flt.time_range is not None:
+                conds.append(
+                    (pc.field("t") >= flt.time_range[0]) & (pc.field("t") <= flt.time_range[1])
+                )
+            if flt.types is not None:  # rows written before types were episodic
+                typed = pc.coalesce(pc.field("type"), pc.scalar("episodic"))
+                conds.append(typed.isin(list(flt.types)))
+        if flt is not None and flt.alive_at is not None:
+            conds.append(pc.field("expires_at").is_null() | (pc.field("expires_at") > flt.alive_at))
+        expr = None
+        for cond in conds:
+            expr = cond if expr is None else expr & cond
+        return expr
+
+    def scan(self, flt: PointFilter | None = None, ids: Iterable[int] | None = None) -> pa.Table:
+        """Rows matching an agent filter and/or ids.
+
+        With an agent, only the row groups whose agent range holds it are read (rows are
+        sorted by agent; `ROW_GROUP` to a group in merged parts, `FRESH_ROW_GROUP` in a move's);
+        by ids alone, a dataset scan pruned by statistics.
+        """
+        expr = self._filter_expr(flt, ids)
+        if flt is None:
+            dataset = self._dataset()
+            return ROW_SCHEMA.empty_table() if dataset is None else dataset.to_table(filter=expr)
+        table = self._scan_agent(flt, expr)
+        if flt.tags is not None and table.num_rows:  # any of the tags (no list kernel here)
+            wanted = set(flt.tags)
+            mask = [bool(v) and not wanted.isdisjoint(v) for v in table["tags"].to_pylist()]
+            table = table.filter(pa.array(mask, pa.bool_()))
+        return table
+
+    def _scan_agent(self, flt: PointFilter, expr: pc.Expression | None) -> pa.Table:
+        """The agent's rows from the row groups that may hold it, filtered by `expr`."""
+        tables = [
+            conform(part.rows.read_row_groups(groups), ROW_SCHEMA)
+            for part in self._parts()
+            if (groups := part.groups_of(flt.agent_id))
+        ]
+        if not tables:
+            return ROW_SCHEMA.empty_table()
+        return pa.concat_tables(tables).filter(expr)
+
+    def vectors(self, ids: Iterable[int], agent_id: int | None = None) -> dict[int, TextVectors]:
+        """Vectors of cold memories by id (give their agent to read only its row groups)."""
+        wanted = pa.array(list(ids), pa.int64())
+        if len(wanted) == 0:
+            return {}
+        if agent_id is None:
+            dataset = self._dataset(vectors=True)
+            if dataset is None:
+                return {}
+            table = dataset.to_table(filter=pc.field("id").isin(wanted))
+        else:
+            tables = [
+                part.vectors.read_row_groups(groups)
+                for part in self._parts()
+                if (groups := part.groups_of(agent_id))
+            ]
+            if not tables:
+                return {}
+            table = pa.concat_tables(tables).filter(pc.field("id").isin(wanted))
+        out = {}
+        for row in table.to_pylist():
+            sparse = (
+                SparseVector.of(row["sparse_indices"], row["sparse_values"])
+                if row["sparse_indices"] is not None
+                else None
+            )
+            dense = tuple(row["dense"]) if row["dense"] is not None else None
+            out[row["id"]] = TextVectors(dense=dense, sparse=sparse)
+        return out
+
+    def all_ids(self) -> set[int]:
+        dataset = self._dataset()
+        return set() if dataset is None else set(dataset.to_table(columns=["id"])["id"].to_pylist())
+
+
+def rows_table(points: Sequence[ScoredPoint]) -> pa.Table:
+    cols: dict[str, list[Any]] = {name: [] for name in ROW_SCHEMA.names}
+    for p in points:
+        pl = p.payload or {}
+        cols["id"].append(p.id)
+        cols["agent_id"].append(pl["agent_id"])
+        cols["topic"].append(pl["topic"])
+        cols["day"].append(int(pl["time"] // SECONDS_PER_DAY))
+        cols["t"].append(pl["t"])
+        cols["time"].append(pl["time"])
+        cols["location"].append(pl.get("location"))
+        cols["importance"].append(pl["importance"])
+        cols["text"].append(pl["text"])
+        cols["links"].append(list(pl.get("links") or []))
+        cols["evidence"].append(list(pl.get("evidence") or []))
+        cols["layer"].append(pl.get("layer", "short"))
+        cols["layer_since"].append(pl.get("layer_since", pl["time"]))
+        for name, value in meta_row(pl).items():
+            cols[name].append(value)
+    return pa.table(cols, schema=ROW_SCHEMA)
+
+
+def vectors_table(points: Sequence[ScoredPoint]) -> pa.Table:
+    cols: dict[str, list[Any]] = {name: [] for name in VECTOR_SCHEMA.names}
+    for p in points:
+        v = p.vectors or TextVectors()
+        cols["id"].append(p.id)
+        cols["agent_id"].append((p.payload or {})["agent_id"])
+        cols["sparse_indices"].append(list(v.sparse.indices) if v.sparse else None)
+        cols["sparse_values"].append(list(v.sparse.values) if v.sparse else None)
+        cols["dense"].append(list(v.dense) if v.dense is not None else None)
+    return pa.table(cols, schema=VECTOR_SCHEMA)
+
+
+def cold_relevance(
+    query: TextVectors, docs: Sequence[TextVectors | None], mode: str, config: RetrievalConfig
+) -> tuple[list[float], str]:
+    """Raw relevance of cold rows (0 where none) and the normalisation that maps it onto the
+    score as the engine maps warm ones: RRF-fused when the query has both vector kinds."""
+    sparse = dense = None
+    if query.sparse is not None and not query.sparse.is_empty():
+        sparse = bm25_relevance(query.sparse, [d.sparse if d else None for d in docs])
+    if query.dense is not None:
+        dense = [cosine(query.dense, d.dense) if d and d.dense is not None else 0.0 for d in docs]
+    if sparse is not None and dense is not None:
+        fused = [0.0] * len(docs)
+        for scores in (sparse, dense):
+            order = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: -scores[i])
+            for rank, i in enumerate(order, start=1):
+                fused[i] += 1.0 / (config.rrf_k + rank)
+        return fused, "rrf"
+    raw = sparse if sparse is not None else dense if dense is not None else [0.0] * len(docs)
+    return [max(s, 0.0) for s in raw], mode
+
+
+def bm25_relevance(query: SparseVector, docs: Sequence[SparseVector | None]) -> list[float]:
+    """BM25 of `query` against `docs` with IDF over `docs` (Qdrant's IDF formula)."""
+    n_docs = len(docs)
+    maps = [dict(zip(d.indices, d.values, strict=True)) if d else {} for d in docs]
+    scores = [0.0] * n_docs
+    for term in query.indices:
+        containing = sum(1 for m in maps if term in m)
+        if not containing:
+            continue
+        idf = math.log(1 + (n_docs - containing + 0.5) / (containing + 0.5))
+        for i, m in enumerate(maps):
+            if term in m:
+                scores[i] += m[term] * idf
+    return scores
