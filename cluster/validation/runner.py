@@ -53,7 +53,24 @@ def _scenario(
     try:
         return load_scenario(raw)
     except ScenarioConfigError as err:
-        raise ValidationInputError(f"{suite.name}: {str(err).splitlines()[0]}") from None
+        problems = "; ".join(f"{path}: {msg}" for path, msg in err.problems)
+        raise ValidationInputError(f"{suite.name}: {problems}") from None
+
+
+def _check_reachable(llm: LLMConfig, provider: str) -> None:
+    """One clear line when the provider's endpoint does not answer, before any run starts."""
+    import asyncio
+
+    from societas.cluster.experiments.interview import reachable
+
+    if llm.provider == "rules":
+        return
+    try:
+        asyncio.run(reachable(llm))
+    except ValueError as err:
+        raise ValidationInputError(
+            f"--provider: {provider}: {str(err).removeprefix('--endpoint: ')}"
+        ) from None
 
 
 def _sizes(suite: Suite, agents: int | None, hours: float | None) -> tuple[int, float | None]:
@@ -93,6 +110,7 @@ def validate(
         raise ValidationInputError("--seeds: no seed given")
     llm = load_provider(provider)
     n, hours = _sizes(suite, agents, hours)
+    _check_reachable(llm, provider)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()

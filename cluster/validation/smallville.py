@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 from societas.cluster.validation import hallucination
 from societas.cluster.validation.measured import Measured
@@ -12,6 +14,8 @@ from societas.cluster.validation.tables import RunTables
 HOST, CANDIDATE = 0, 1
 PARTY_DAY, PARTY_FROM, PARTY_TO = 1, 17.0, 19.0  # February 14, 5 to 7 pm
 PARTY_PLACE_KIND = "cafe"  # the town has one cafe: Hobbs Cafe
+RESIDENTS = 25
+RELATIONS = CONFIGS / "smallville-relations.csv"
 
 
 def _aware(run: RunTables, fact: str, by_tick: int | None = None) -> set[int]:
@@ -85,11 +89,26 @@ def measure(runs: Mapping[str, RunTables]) -> dict[str, Measured]:
     return out
 
 
+def town(seed: int, agents: int, folder: Path) -> dict[str, Any]:
+    """The full town as configured; fewer residents keep only the relations among them."""
+    if agents >= RESIDENTS:
+        return {}
+    kept = [
+        line
+        for line in RELATIONS.read_text(encoding="utf-8").splitlines()[1:]
+        if line and max(int(x) for x in line.split(",")[:2]) < agents
+    ]
+    edges = folder / "relations.csv"
+    edges.write_text("source,target,weight\n" + "".join(f"{x}\n" for x in kept), "utf-8")
+    k = max(2, min(4, agents - 1 - (agents - 1) % 2))
+    return {"network": {"edges": str(edges), "k": k}}
+
+
 SUITE = Suite(
     name="smallville",
     config=CONFIGS / "smallville.yaml",
-    default_agents=25,
-    max_agents=25,
-    conditions={"town": {}},
+    default_agents=RESIDENTS,
+    max_agents=RESIDENTS,
+    conditions={"town": town},
     measure=measure,
 )

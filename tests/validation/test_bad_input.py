@@ -64,3 +64,15 @@ def test_bad_seeds_name_the_option(text: str) -> None:
 def test_too_many_agents_for_smallville(tmp_path: Path) -> None:
     done = _validate("smallville", "--agents", "30", "--out", str(tmp_path / "o"), cwd=tmp_path)
     _one_line(done, "--agents", "25")
+
+
+def test_provider_endpoint_that_does_not_answer(tmp_path: Path) -> None:
+    provider = tmp_path / "provider.yaml"
+    provider.write_text(
+        "llm:\n  provider: openai\n  endpoints:\n"
+        "    - {base_url: 'http://127.0.0.1:9/v1', model: m}\n",
+        encoding="utf-8",
+    )
+    out = str(tmp_path / "o")
+    done = _validate("smallville", "--provider", str(provider), "--out", out, cwd=tmp_path)
+    _one_line(done, "--provider", "not reachable")
