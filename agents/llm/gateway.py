@@ -222,7 +222,9 @@ class LLMGateway:
                 if result.endpoint == "rules":  # not a model: nothing copied, nothing to check
                     failure = None
                 else:
-                    prompt = prompt or Prompt.of(req.messages, req.json_schema, req.context)
+                    prompt = prompt or Prompt.of(
+                        req.messages, req.json_schema, req.context, req.task
+                    )
                     failure = meaning_check(req.task, value, prompt, req.context)
                 if failure is None:
                     return self._accept(req, value, result, ask, repaired, usage)

@@ -176,9 +176,15 @@ def _described(node: Any) -> Iterator[str]:
 _DATA_LINE = re.compile(r"^(- |\d+\. |[A-Z][\w .'-]{0,40}: )")
 
 
-def _instruction(messages: Sequence[Any]) -> tuple[str, str]:
+# Tasks whose answer must not restate the prompt's situation lines ("Ann is talking with Bob
+# about ..."): an utterance is something said, a summary may restate who, where and what.
+FRAME_TASKS = frozenset({"dialogue_turn"})
+
+
+def _instruction(messages: Sequence[Any], frame: bool) -> tuple[str, str]:
     """(the instruction text, the first user message): the system message, the first user
-    message's lines that are not data (memories, transcript lines) and later user messages
+    message's first paragraph and paragraphs naming the reply's form (with `frame`: all its
+    lines but data, i.e. memories and transcript lines) and later user messages
     (corrections)."""
     parts: list[str] = []
     first_user = ""
@@ -188,7 +194,11 @@ def _instruction(messages: Sequence[Any]) -> tuple[str, str]:
             parts.append(content)
         elif role == "user" and not first_user:
             first_user = content
-            parts += [line for line in content.splitlines() if not _DATA_LINE.match(line)]
+            if frame:
+                parts += [ln for ln in content.splitlines() if not _DATA_LINE.match(ln)]
+            else:
+                paragraphs = content.split("\n\n")
+                parts += [paragraphs[0], *(p for p in paragraphs[1:] if "JSON" in p)]
         elif role == "user":
             parts.append(content)
     return "\n".join(parts), first_user
@@ -224,11 +234,12 @@ class Prompt:
         messages: Sequence[Any],
         schema: dict[str, Any] | None = None,
         context: dict[str, Any] | None = None,
+        task: str | None = None,
     ) -> Prompt:
         """The prompt of one json() call: its messages, the schema's JSON, and the call's
         context (an example value that is the agent's own, e.g. the activity a re-plan
-        starts with, is not an example to avoid)."""
-        instruction, first_user = _instruction(messages)
+        starts with, is not an example to avoid) and task (see FRAME_TASKS)."""
+        instruction, first_user = _instruction(messages, task in FRAME_TASKS)
         instruction = _without_json(instruction)  # its examples are judged as examples
         own = {words(text) for text in leaves(context or {})}
         phrases = tuple(sorted((" ".join(w) for w in own if len(w) >= 3), key=len, reverse=True))

@@ -17,7 +17,13 @@ from societas.agents.llm.errors import LLMFallbackRateExceeded
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.meaning import CORRECTIONS, Prompt, check, is_counting
 from societas.agents.llm.structured import schema_of
-from societas.agents.llm.tasks import DailyPlan, DialogueTurn, HourlyPlan, ThoughtUpdate
+from societas.agents.llm.tasks import (
+    DailyPlan,
+    DialogueTurn,
+    HourlyPlan,
+    Summary,
+    ThoughtUpdate,
+)
 from societas.memory import GroupMemory, GroupMemoryConfig
 
 from .parrot import endpoint, parrot
@@ -28,10 +34,12 @@ EXAMPLE = (
 )
 
 
-def prompt_of(text: str, schema: type | None = None, **context: object) -> Prompt:
+def prompt_of(
+    text: str, schema: type | None = None, task: str | None = None, **context: object
+) -> Prompt:
     msgs = [{"role": "system", "content": "You are Ann, a person living in a simulated town."}]
     msgs.append({"role": "user", "content": text})
-    return Prompt.of(msgs, schema_of(schema) if schema else None, dict(context))
+    return Prompt.of(msgs, schema_of(schema) if schema else None, dict(context), task)
 
 
 def turn(text: str) -> DialogueTurn:
@@ -92,9 +100,12 @@ def test_the_frame_of_a_prompt_is_no_utterance_but_its_news_may_be_passed_on() -
         f"What Ada Adams remembers:\n- {topic}\nConversation so far:\n(nothing said yet)"
     )
     ctx = {"speaker": "Ada Adams", "listener": "Finn Adams", "topic": topic, "history": []}
-    prompt = prompt_of(text, DialogueTurn, **ctx)
+    prompt = prompt_of(text, DialogueTurn, "dialogue_turn", **ctx)
     framed = turn(f"Ada Adams is talking with Finn Adams about {topic}.")
     assert check("dialogue_turn", framed, prompt, ctx).kind == "copied_prompt"  # type: ignore[union-attr]
+    summary = Summary(summary=f"Ada Adams is talking with Finn Adams about {topic}.")
+    said = prompt_of(text, Summary, "conversation_summary", **ctx)  # restating is a summary
+    assert check("conversation_summary", summary, said, ctx) is None
     news = turn("There is a summer festival in the park on Saturday!")
     assert check("dialogue_turn", news, prompt, ctx) is None
     labelled = turn("Finn Adams: Sinister Finn Adams")
