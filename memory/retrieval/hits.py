@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from pydantic import TypeAdapter
 
 from societas.memory.model.records import MemoryHit
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from societas.memory.store.hot_store import HotStore
 
 GATHER_AT = 24  # hits in a batch from which columns are gathered, not rows read one by one
+_HIT_LIST = TypeAdapter(list[MemoryHit])  # a batch of hits validated in one call
 _NUMBERS = ("agent_ids", "days", "ts", "times", "importances", "layer_since", "access_counts")
 
 
@@ -66,8 +68,8 @@ class HotHits:
         text = hot.texts.__getitem__
         links, evidence, tags, metadata = hot.cognition_links, hot.evidence, hot.tags, hot.metadata
         # The sparse columns are empty in most runs: then no lookups a hit (as HotStore.fields).
-        return [
-            _made(
+        return _HIT_LIST.validate_python(
+            [
                 {
                     "id": memory_id,
                     "agent_id": agent[j],
@@ -91,9 +93,9 @@ class HotHits:
                     "score": scores[j],
                     "tier": "hot",
                 }
-            )
-            for j, (memory_id, row) in enumerate(zip(memory_ids, rows, strict=True))
-        ]
+                for j, (memory_id, row) in enumerate(zip(memory_ids, rows, strict=True))
+            ]
+        )
 
 
 def pending_warm_hits(
@@ -104,10 +106,8 @@ def pending_warm_hits(
     layered: bool,
     access: AccessLedger,
 ) -> list[MemoryHit | None]:
-    """Warm memories still in RAM (`GroupMemory.warm_rows`, not yet in the engine, no pending
-    patch) as the hits the payload round trip makes (`DeferredStore.retrieve`, then
-    `record_from_payload`, the read-count overlay and the hit: tests compare the two), read
-    from their columns; None where that round trip would
+    """Warm memories still in RAM (not yet in the engine, no pending patch) as the hits the
+    payload round trip makes, read from their columns; None where that round trip would
     change a value (metadata goes through JSON), for the caller to take it."""
     metadata = warm.metadata
     out: list[MemoryHit | None] = []

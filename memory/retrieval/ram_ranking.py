@@ -77,13 +77,13 @@ class RamRanker:
         )
         base = rows.add(base_terms(rows, cfg, now))
         segmented = len(found) >= SEGMENTED_AT
-        picks: list[tuple[RankJob, AgentPostings, int]] = []  # segmented: (job, postings, k)
+        raw_all = np.zeros(len(base))  # every search's raw relevance, in its own slice
+        masks: list[np.ndarray | None] = []
         end = 0
         for job, p in found:
             r = job.request
             n_all = len(p.ids)
             start, end = end, end + n_all
-            score = base[start:end]  # this search's own slice: changed in place below
             mask = None
             if "warm" not in r.tiers:  # hot only: the rows still in RAM columns
                 mask = np.fromiter((i in hot_ids for i in p.ids), bool, n_all)
@@ -98,14 +98,21 @@ class RamRanker:
             if expiring:
                 alive = np.fromiter((expiring.get(i, math.inf) > now for i in p.ids), bool, n_all)
                 mask = alive if mask is None else mask & alive
-            weights = query_weights(job.vectors.sparse)
-            relevant_only = relevant_only_cfg and has_terms(job.vectors)
-            raw = index.relevance(p, weights)
-            if relevant_only:
+            raw = index.relevance(p, query_weights(job.vectors.sparse))
+            if relevant_only_cfg and has_terms(job.vectors):
                 relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)
                 mask = relevant if mask is None else mask & relevant
             if raw is not None:
-                score += weighted_relevance(Numbers(0.0, 0.0, raw), cfg, g.normalization)
+                raw_all[start:end] = raw
+            masks.append(mask)
+        # γ·relevance of the whole batch at once (0 where a search matched nothing).
+        base += weighted_relevance(Numbers(0.0, 0.0, raw_all), cfg, g.normalization)
+        picks: list[tuple[RankJob, AgentPostings, int]] = []  # segmented: (job, postings, k)
+        end = 0
+        for (job, p), mask in zip(found, masks, strict=True):
+            n_all = len(p.ids)
+            start, end = end, end + n_all
+            score = base[start:end]  # this search's own slice: changed in place below
             n = n_all if mask is None else int(np.count_nonzero(mask))
             job.candidates = job.scored = n
             if segmented:  # left out rows score -inf: never taken while a candidate is left

@@ -61,13 +61,9 @@ class TextColumn:
             out_ends.append(len(out_data))
 
     def keep_rows(self, rows: np.ndarray) -> None:
-        """Keep only `rows` (ascending, distinct), in place: each run of adjacent kept texts
-        moves forward in one `memmove` and the offsets are rewritten over themselves, so no
-        second buffer exists. Rows go in chunks (memory.column_ops.KEEP_CHUNK), so no offsets
-        array the size of the column is made at a compaction. A chunk writes offsets below every
-        row a later chunk reads, except the one just before its first row, which it leaves as
-        it was when every row before is kept. The buffer keeps its capacity unless it shrank
-        below half (bytearray's own rule), and the rows appended next reuse it."""
+        """Keep only `rows` (ascending, distinct), in place and in chunks: each run of kept
+        texts moves forward in one `memmove` and the offsets are rewritten over themselves, so
+        no second buffer exists (a chunk never overwrites an offset a later chunk reads)."""
         n = len(rows)
         if not n:
             self._data, self._ends = bytearray(), array("q")

@@ -132,12 +132,8 @@ class ColdStore:
         return written
 
     def compact(self, folder: Path, drop_expired_before: float | None = None) -> Path | None:
-        """Merge the parts of one day window into one part sorted by agent, crash-safely.
-
-        Fewer parts make an agent's scan read fewer row groups. The merged part is written
-        first, then a journal naming the parts it replaces, then those are deleted; a crash
-        leaves either the old parts or the new one counted (`recover_compaction`).
-        """
+        """Merge the parts of one day window into one part sorted by agent, crash-safely: the
+        merged part, then a journal naming the parts it replaces, then their deletion."""
         parts = sorted(folder.glob("part-*.rows.parquet"))
         if len(parts) < 2:
             return None
@@ -251,12 +247,8 @@ class ColdStore:
         return expr
 
     def scan(self, flt: PointFilter | None = None, ids: Iterable[int] | None = None) -> pa.Table:
-        """Rows matching an agent filter and/or ids.
-
-        With an agent, only the row groups whose agent range holds it are read (rows are
-        sorted by agent; `ROW_GROUP` to a group in merged parts, `FRESH_ROW_GROUP` in a move's);
-        by ids alone, a dataset scan pruned by statistics.
-        """
+        """Rows matching an agent filter and/or ids: with an agent, only the row groups whose
+        agent range holds it are read; by ids alone, a dataset scan pruned by statistics."""
         expr = self._filter_expr(flt, ids)
         if flt is None:
             dataset = self._dataset()
