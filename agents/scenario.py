@@ -7,6 +7,7 @@ including cross-field problems (an intervention after the last tick, an unknown 
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -369,14 +370,15 @@ def semantic_problems(cfg: ScenarioConfig) -> list[tuple[str, str]]:
                 )
         if iv.select.count is not None and iv.select.count > n:
             problems.append((f"interventions.{i}.select.count", f"more than {n} agents"))
+    if not problems:  # before the arms, which would repeat each of these once per arm
+        from societas.agents.experiments.schedule import schedule_problems
+
+        with contextlib.suppress(ValueError):  # a broken schema: experiment_problems names it
+            problems += outcome_problems(cfg) + schedule_problems(cfg)
     if not problems:
         from societas.agents.experiments.checks import experiment_problems
 
         problems += experiment_problems(cfg)
-    if not problems:
-        from societas.agents.experiments.schedule import schedule_problems
-
-        problems += outcome_problems(cfg) + schedule_problems(cfg)
     return problems
 
 

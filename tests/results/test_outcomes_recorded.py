@@ -168,3 +168,10 @@ async def test_outcomes_are_byte_identical_on_rerun(tmp_path, bm25_embedder):
         assert files_a and [f.name for f in files_a] == [f.name for f in files_b]
         for fa, fb in zip(files_a, files_b, strict=True):
             assert fa.read_bytes() == fb.read_bytes(), fa
+
+
+def test_a_bad_selector_in_a_scenario_with_arms_is_one_line():
+    arms = [{"name": "control"}, {"name": "treatment"}]
+    with pytest.raises(ScenarioConfigError) as err:
+        load_scenario(cfg(arms=arms, analysis={"subgroups": {"poor": "salary < 10"}}))
+    assert [p for p, _ in err.value.problems] == ["analysis.subgroups.poor"]
