@@ -88,7 +88,7 @@ class FrozenProfileError(AttributeError):
     """A change to a sealed (shared) profile."""
 
 
-class FrozenDict(dict):  # type: ignore[type-arg]
+class FrozenDict(dict):
     """A dict that refuses changes (picklable, JSON-serialisable like a dict)."""
 
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
@@ -302,7 +302,7 @@ def apply_profile_file(cfg: ScenarioConfig, profiles: list[Profile], works: list
     from societas.agents.experiments.profiles import load_profiles
 
     assert cfg.agents.profiles is not None
-    types = {a.name: a.type for a in cfg.attributes}
+    types: dict[str, str] = {a.name: a.type for a in cfg.attributes}
     rows = load_profiles(cfg.agents.profiles, types, [t.name for t in cfg.topics])
     for p, row in zip(profiles, rows, strict=False):
         for key, value in row["profile"].items():

@@ -15,7 +15,7 @@ from __future__ import annotations
 from bisect import bisect
 from collections.abc import Iterable, MutableSequence, Sequence
 from itertools import accumulate
-from math import ceil, log
+from math import ceil, floor, isfinite, log
 from operator import index
 from random import Random as _MersenneTwister
 from typing import Any, TypeVar
@@ -155,8 +155,32 @@ class AgentRandom:
                 result[i] = population[j]
         return result
 
-    # random.Random's continuous draws and `choices`: public methods that call `random()`.
-    choices = _MersenneTwister.choices
+    def choices(
+        self,
+        population: Sequence[T],
+        weights: Sequence[float] | None = None,
+        *,
+        cum_weights: Sequence[float] | None = None,
+        k: int = 1,
+    ) -> list[T]:
+        """`k` items drawn with replacement, by weight: `random.Random.choices`' algorithm."""
+        n = len(population)
+        if cum_weights is None:
+            if weights is None:
+                return [population[floor(self.random() * n)] for _ in range(k)]
+            cum_weights = list(accumulate(weights))
+        elif weights is not None:
+            raise TypeError("Cannot specify both weights and cumulative weights")
+        if len(cum_weights) != n:
+            raise ValueError("The number of weights does not match the population")
+        total = cum_weights[-1] + 0.0
+        if total <= 0.0:
+            raise ValueError("Total of weights must be greater than zero")
+        if not isfinite(total):
+            raise ValueError("Total of weights must be finite")
+        return [population[bisect(cum_weights, self.random() * total, 0, n - 1)] for _ in range(k)]
+
+    # random.Random's continuous draws: public methods that call `random()`.
     uniform = _MersenneTwister.uniform
     triangular = _MersenneTwister.triangular
     gauss = _MersenneTwister.gauss

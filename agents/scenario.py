@@ -60,6 +60,20 @@ class ScenarioConfigError(ValueError):
         super().__init__(f"{source}: {len(problems)} invalid field(s):\n{lines}")
 
 
+def _default_occupations() -> dict[str, float]:
+    """Occupations and their weights when a scenario names none."""
+    return {
+        "teacher": 1,
+        "nurse": 1,
+        "baker": 1,
+        "clerk": 2,
+        "engineer": 1,
+        "shop assistant": 2,
+        "driver": 1,
+        "unemployed": 1,
+    }
+
+
 class PopulationConfig(_Strict):
     """Seeded distributions the agents' profiles are drawn from."""
 
@@ -74,16 +88,7 @@ class PopulationConfig(_Strict):
     age_min: int = Field(18, ge=0)
     age_max: int = Field(90, le=120)
     occupations: dict[str, float] = Field(
-        default_factory=lambda: {
-            "teacher": 1,
-            "nurse": 1,
-            "baker": 1,
-            "clerk": 2,
-            "engineer": 1,
-            "shop assistant": 2,
-            "driver": 1,
-            "unemployed": 1,
-        },
+        default_factory=_default_occupations,
         description="Occupation -> weight; 'unemployed' and 'retired' have no workplace.",
     )
     retirement_age: int = Field(67, ge=0, le=120)

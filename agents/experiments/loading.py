@@ -63,7 +63,7 @@ def apply_profiles(cfg: ScenarioConfig) -> ScenarioConfig:
     pop = cfg.agents
     if pop.profiles is None:
         return cfg
-    types = {a.name: a.type for a in cfg.attributes}
+    types: dict[str, str] = {a.name: a.type for a in cfg.attributes}
     try:
         rows = load_profiles(pop.profiles, types, [t.name for t in cfg.topics])
     except ProfileFileError as err:

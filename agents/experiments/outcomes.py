@@ -117,7 +117,9 @@ def scalar_types(cfg: ScenarioConfig) -> dict[str, str]:
     from societas.agents.experiments.checks import memory_config_of
 
     schema = memory_config_of(cfg)
-    out = {name: a.type for name, a in schema.attributes.items() if a.type in SCALAR}
+    out: dict[str, str] = {
+        name: a.type for name, a in schema.attributes.items() if a.type in SCALAR
+    }
     out.update({short: "float" for short in NEEDS})
     return out
 

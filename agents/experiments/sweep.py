@@ -84,7 +84,7 @@ def sweep_problems(raw: dict[str, Any], full: dict[str, Any]) -> Problems:
         if parts[0] == "arms":
             if len(parts) < 3 or parts[1] not in arms:
                 problems.append((where, f"no arm {parts[1] if len(parts) > 1 else ''!r}; "
-                                        f"arms are {sorted(arms)}"))  # fmt: skip
+                                        f"arms are {sorted(str(a) for a in arms)}"))  # fmt: skip
                 continue
             ok, why = _walk(arms[parts[1]], parts[2:])
         elif parts[0] in ("interventions", "sweep", "name"):

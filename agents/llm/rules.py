@@ -284,7 +284,9 @@ def _daily_plan(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     work = str(profile.get("workplace", "") or "")
     social = str(profile.get("social_place", "cafe"))
     wake = 6 + rng.randint(0, 2)
-    items = [{"start_hour": wake, "activity": "wake up and have breakfast", "location": home}]
+    items: list[dict[str, Any]] = [
+        {"start_hour": wake, "activity": "wake up and have breakfast", "location": home}
+    ]
     if work:
         job = str(profile.get("occupation", "work"))
         items += [

@@ -57,11 +57,13 @@ def _rewrite(node: Any) -> Any:
     lo, hi = out.get("minimum"), out.get("maximum")
     small_range = isinstance(lo, int) and isinstance(hi, int) and 0 <= hi - lo <= ENUM_MAX_RANGE
     if out.get("type") == "integer" and small_range:
+        assert isinstance(lo, int) and isinstance(hi, int)
         out.pop("minimum")
         out.pop("maximum")
         out["enum"] = list(range(lo, hi + 1))
     numeric = isinstance(lo, int | float) and isinstance(hi, int | float) and hi > lo
     if out.get("type") == "number" and numeric:  # a bounded float: NUMBER_STEPS + 1 values
+        assert isinstance(lo, int | float) and isinstance(hi, int | float)
         out.pop("minimum")
         out.pop("maximum")
         out["enum"] = sorted(

@@ -206,6 +206,7 @@ class ConversationHost:
             seed=sc.seed + r.tick,
         )
         said = [(line.name, line.text) for line in heard]  # linked in order (memory.temporal)
+        assert self.engine.memory is not None, "a conversation is remembered by a group memory"
         await remember_conversation(
             ctx.memory_writer(),
             self.engine.memory,

@@ -78,7 +78,7 @@ Callback = Callable[[Any], Awaitable[None] | None]
 CheckpointHook = Callable[[int, Sequence[GroupHandle]], Awaitable[Any] | Any]
 
 
-async def _call(fn: Callable[..., Any] | None, *args: Any) -> None:
+async def call_back(fn: Callable[..., Any] | None, *args: Any) -> None:
     if fn is None:
         return
     out = fn(*args)
@@ -198,7 +198,7 @@ class Coordinator:
             summary.memories_total = sum(
                 s.memories_by_tier.get("warm", 0) + s.memories_by_tier.get("cold", 0) for s in stats
             )
-            await _call(
+            await call_back(
                 self.on_tick,
                 TickReport(
                     tick=tick,
@@ -211,7 +211,7 @@ class Coordinator:
             )
             elapsed = time.perf_counter() - started
             rate = summary.agent_steps / elapsed if elapsed > 0 else 0.0
-            await _call(
+            await call_back(
                 self.on_progress,
                 Progress(
                     tick=tick,
@@ -232,7 +232,7 @@ class Coordinator:
                 and self.on_checkpoint is not None
                 and n % self.checkpoint_every == 0
             ):
-                await _call(self.on_checkpoint, tick, self.groups)
+                await call_back(self.on_checkpoint, tick, self.groups)
                 summary.checkpoints.append(tick)
         summary.wall_s = time.perf_counter() - started
         summary.agent_steps_per_s = summary.agent_steps / summary.wall_s if summary.wall_s else 0

@@ -118,7 +118,7 @@ async def run_groups(
     every 6 simulated hours) and after the last tick; when `stop()` turns true, checkpoint
     after the current tick and raise `RunInterrupted`. `on_checkpoint(tick, totals)` follows
     every complete checkpoint (run.json updates)."""
-    from societas.cluster.loop.coordinator import Coordinator
+    from societas.cluster.loop.coordinator import Coordinator, call_back
 
     handles = sorted(groups, key=lambda g: g.group_id)
     totals = dict.fromkeys(TOTAL_KEYS, 0.0)
@@ -202,7 +202,7 @@ async def run_groups(
 
     async def count_done(report: Any) -> None:
         finished.append(report.tick)
-        await on_tick_done(report)
+        await call_back(on_tick_done, report)
 
     coordinator.on_tick = count_done
     try:

@@ -31,7 +31,12 @@ def _versions(run: RunData) -> dict[str, str]:
 
 def _llm_totals(run: RunData) -> dict[str, Any]:
     by_model = run.run.get("llm") or {}
-    total = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+    total: dict[str, Any] = {
+        "calls": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "cost_usd": 0.0,
+    }
     fallbacks = 0
     for stats in by_model.values():
         if not isinstance(stats, dict):

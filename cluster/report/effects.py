@@ -151,15 +151,15 @@ def subgroups(run: RunData) -> dict[str, set[int] | None]:
     if reached:
         out["treated"] = reached
     for covariate in plan.get("terciles") or []:
-        values = {i: v[covariate] for i, v in base.items() if isinstance(v.get(covariate), float)}
-        if len(values) < 3:
+        scores = {i: v[covariate] for i, v in base.items() if isinstance(v.get(covariate), float)}
+        if len(scores) < 3:
             continue
-        cuts = np.quantile(list(values.values()), [1 / 3, 2 / 3])
+        cuts = np.quantile(list(scores.values()), [1 / 3, 2 / 3])
         for k, name in enumerate(("low", "mid", "high")):
             lo = -math.inf if k == 0 else cuts[k - 1]
             hi = math.inf if k == 2 else cuts[k]
             out[f"{covariate} tercile {k + 1} ({name})"] = {
-                i for i, v in values.items() if lo < v <= hi
+                i for i, v in scores.items() if lo < v <= hi
             }
     return out
 

@@ -13,7 +13,7 @@ from typing import Literal
 import duckdb
 
 from societas.cluster.report.data import ReportInputError, is_run_dir
-from societas.cluster.report.schemas import present_tables, table_doc
+from societas.cluster.report.schemas import TableDoc, present_tables, table_doc
 
 Format = Literal["csv", "duckdb"]
 
@@ -25,6 +25,14 @@ def _literal(text: str) -> str:
 
 def _source(run_dir: Path, table: str) -> str:
     return f"read_parquet('{run_dir / 'results' / table / '**' / '*.parquet'}')"
+
+
+def _documented(table: str, run_dir: Path) -> TableDoc:
+    """The schema of a table the run wrote (every present table has one)."""
+    doc = table_doc(table, run_dir)
+    if doc is None:
+        raise ReportInputError(f"{run_dir}: table {table!r} has no schema")
+    return doc
 
 
 def export(run_dir: str | Path, fmt: str, out: str | Path | None = None) -> Path:
@@ -45,7 +53,7 @@ def export(run_dir: str | Path, fmt: str, out: str | Path | None = None) -> Path
         target = Path(out) if out is not None else run_dir / "export" / "csv"
         target.mkdir(parents=True, exist_ok=True)
         for table in tables:
-            cols = ", ".join(f'"{c.name}"' for c in table_doc(table, run_dir).columns)
+            cols = ", ".join(f'"{c.name}"' for c in _documented(table, run_dir).columns)
             con.execute(
                 f"COPY (SELECT * FROM {_source(run_dir, table)} ORDER BY {cols}) "
                 f"TO '{target / (table + '.csv')}' (HEADER, DELIMITER ',')"
@@ -57,7 +65,7 @@ def export(run_dir: str | Path, fmt: str, out: str | Path | None = None) -> Path
     db = duckdb.connect(str(target))
     try:
         for table in tables:
-            doc = table_doc(table, run_dir)
+            doc = _documented(table, run_dir)
             cols = ", ".join(f'"{c.name}"' for c in doc.columns)
             db.execute(
                 f"CREATE TABLE {table} AS SELECT * FROM {_source(run_dir, table)} ORDER BY {cols}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -83,9 +84,9 @@ def outcome_metrics(run: RunData, single: bool) -> list[Metric]:
         where = f"variable = {_quote(name)}"
         share = name in binary
         make: Maker = (
-            (lambda r, w=where: _share_band(r, w))
+            partial(_share_band, where=where)
             if share
-            else (lambda r, w=where: agent_band(r, "value", "outcomes", w))
+            else partial(agent_band, expr="value", table="outcomes", where=where)
         )
         role = "primary outcome" if name == primary else "outcome"
         out.append(
@@ -165,12 +166,12 @@ def economy_metrics(run: RunData, single: bool) -> list[Metric]:
         ("work_hours", "Planned work hours", "hours / day"),
     ):
         if policy:
-            series = [
-                ("recipients", lambda r, c=col: agent_band(r, c, where=rec)),
-                ("others", lambda r, c=col: agent_band(r, c, where=f"NOT ({rec})")),
+            series: list[tuple[str, Maker]] = [
+                ("recipients", partial(agent_band, expr=col, where=rec)),
+                ("others", partial(agent_band, expr=col, where=f"NOT ({rec})")),
             ]
         else:
-            series = [("all agents", lambda r, c=col: agent_band(r, c))]
+            series = [("all agents", partial(agent_band, expr=col))]
         metric = Metric(col, title, unit, "Mean per tick with its 95% interval.", series)
         metric.skip_if_flat = not policy
         out.append(metric)
@@ -195,8 +196,8 @@ def opinion_metrics(run: RunData, single: bool) -> list[Metric]:
                 "Solid: mean attitude with its 95% interval. Dotted: spread (standard deviation "
                 "across agents; rising spread = polarization).",
                 [
-                    ("mean", lambda r, c=cond: agent_band(r, "value", "attitudes", c)),
-                    ("spread (sd)", lambda r, c=cond: _spread(r, c)),
+                    ("mean", partial(agent_band, expr="value", table="attitudes", where=cond)),
+                    ("spread (sd)", partial(_spread, cond=cond)),
                 ],
                 (0.0, 10.0),
             )
@@ -224,18 +225,7 @@ def reach_metrics(run: RunData, single: bool) -> list[Metric]:
     facts = [f["id"] for f in run.config.get("facts", [])]
     if not facts:
         return []
-    series = [
-        (
-            fact,
-            lambda r, f=fact: cumulative_share(
-                r,
-                f"SELECT agent_id, min(tick) AS tick FROM knowledge WHERE fact = '{f}' "
-                "GROUP BY agent_id",
-                r.agents,
-            ),
-        )
-        for fact in facts
-    ]
+    series: list[tuple[str, Maker]] = [(fact, _reach_of(fact)) for fact in facts]
     return [
         Metric(
             "reach",
@@ -246,6 +236,20 @@ def reach_metrics(run: RunData, single: bool) -> list[Metric]:
             (0.0, 1.02),
         )
     ]
+
+
+def _reach_of(fact: str) -> Maker:
+    """The cumulative share of agents who know `fact`, per tick."""
+
+    def band(run: RunData) -> Band:
+        return cumulative_share(
+            run,
+            f"SELECT agent_id, min(tick) AS tick FROM knowledge WHERE fact = '{fact}' "
+            "GROUP BY agent_id",
+            run.agents,
+        )
+
+    return band
 
 
 def needs_metric(run: RunData, single: bool) -> list[Metric]:
@@ -259,7 +263,7 @@ def needs_metric(run: RunData, single: bool) -> list[Metric]:
             "Needs: mean satisfaction",
             "satisfaction (1 = satisfied)",
             "Mean satisfaction of each need with its 95% interval.",
-            [(n, lambda r, c=n: agent_band(r, c, "needs")) for n in needs],
+            [(n, partial(agent_band, expr=n, table="needs")) for n in needs],
             (0.0, 1.02),
             per_agent="SELECT tick, agent_id, hunger AS v FROM needs",
         )

@@ -153,7 +153,7 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
              "interval over the agents asked. Open answers are quoted below."}
         )  # fmt: skip
         summary["surveys"] = survey_rows
-    act = []
+    act: list[Any] = []
     summary["activity_mix_mean"] = {}
     for a in arms[:4]:
         fig, means = activity.activity_figure(a)

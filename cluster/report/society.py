@@ -75,6 +75,7 @@ def _node_colors(run: RunData, nodes: list[int]) -> tuple[list[Any], str, bool]:
             False,
         )
     pop = run.population
+    assert pop is not None
     return [pop.profiles[i].occupation for i in nodes], "occupation", False
 
 
@@ -85,7 +86,7 @@ def network_figure(run: RunData) -> tuple[go.Figure | None, str]:
         return None, "The population could not be rebuilt from config.json."
     nodes = _sample_nodes(pop.friends, len(pop.profiles), int(run.config.get("seed", 0)))
     keep = set(nodes)
-    graph = nx.Graph()
+    graph: nx.Graph[int] = nx.Graph()
     graph.add_nodes_from(nodes)
     graph.add_edges_from(
         (u, v) for u in nodes for v, _ in pop.friends.get(u, []) if v in keep and u < v
@@ -140,6 +141,7 @@ def _place_table(run: RunData) -> Any:
     """Register `places(place, kind, x, y, cell)`: homes merged into grid cells when many."""
     import pyarrow as pa
 
+    assert run.population is not None
     places = list(run.population.town.places.values())
     homes = sum(p.kind == "home" for p in places)
     size = float(run.config.get("map", {}).get("size_km", 3.0))

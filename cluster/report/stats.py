@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -317,7 +318,7 @@ def within_unit(band: Band) -> Band:
                 band.n, band.over)  # fmt: skip
 
 
-def arm_band(arm: Arm, make: callable) -> Band:  # type: ignore[valid-type]
+def arm_band(arm: Arm, make: Callable[[Any], Band]) -> Band:
     """`make(run) -> Band` for every replicate of an arm, combined over seeds."""
     return over_seeds([make(run) for run in arm.runs])
 

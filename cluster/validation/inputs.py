@@ -55,9 +55,11 @@ def load_provider(provider: str) -> LLMConfig:
     try:
         return LLMConfig.model_validate(section)
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "llm"
-        raise ValidationInputError(f"--provider: {provider}: llm.{where}: {first['msg']}") from None
+        detail = err.errors()[0]
+        where = ".".join(str(p) for p in detail["loc"]) or "llm"
+        raise ValidationInputError(
+            f"--provider: {provider}: llm.{where}: {detail['msg']}"
+        ) from None
 
 
 def model_name(llm: LLMConfig) -> str:
