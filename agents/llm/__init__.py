@@ -1,7 +1,7 @@
 """LLM gateway: OpenAI-compatible endpoints with least-loaded dispatch, RPM/TPM limits,
 counted retries, validated JSON (repair, re-ask, fallback), an on-disk response cache with
 replay, token/cost accounting and batch prompting; plus `provider: rules` (a deterministic
-offline policy, NOT a language model) and an OpenAI-protocol emulator for loopback tests."""
+offline policy, NOT a language model)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ from societas.agents.llm.rules import known_tasks, register_rule
 
 __all__ = [
     "CacheConfig",
-    "EmulatorConfig",
     "EndpointConfig",
     "LLMConfig",
     "LLMConfigError",
@@ -49,14 +48,4 @@ __all__ = [
     "known_tasks",
     "load_config",
     "register_rule",
-    "start_emulator",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """The emulator on first use: it brings aiohttp's server (~18 MB) that a group never needs."""
-    if name in ("EmulatorConfig", "start_emulator"):
-        from societas.testing import emulator
-
-        return getattr(emulator, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

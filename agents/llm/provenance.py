@@ -27,17 +27,15 @@ def mark(value: Any, source: str) -> Any:
     """Note `source` on `value` (a schema with the private `_answer_source`); returns it."""
     if source not in _RANK:
         raise ValueError(f"answer source must be one of {SOURCES}, got {source!r}")
-    private = getattr(value, "__pydantic_private__", None)
-    if isinstance(private, dict) and ATTR in private:
-        private[ATTR] = source
+    if hasattr(value, ATTR):
+        setattr(value, ATTR, source)
     return value
 
 
 def source_of(value: Any, default: str = "fallback") -> str:
     """The source noted on `value`; `default` for a value no gateway marked (built in code)."""
-    private = getattr(value, "__pydantic_private__", None)
-    found = private.get(ATTR) if isinstance(private, dict) else None
-    return found or default
+    found = getattr(value, ATTR, None)
+    return found if isinstance(found, str) and found else default
 
 
 def combine(sources: list[str] | tuple[str, ...]) -> str:

@@ -33,7 +33,7 @@ def test_group_modules_leave_heavy_imports_out() -> None:
 def test_heavy_modules_come_when_used() -> None:
     # The emulator and an endpoint's client still find what they need when first used.
     code = (
-        "from societas.agents.llm import EmulatorConfig\n"
+        "from societas.testing.emulator import EmulatorConfig\n"
         "from societas.agents.llm.config import EndpointConfig\n"
         "from societas.agents.llm.pool import Endpoint\n"
         "Endpoint(EndpointConfig(base_url='http://127.0.0.1:9/v1', model='m'), 1.0, 0).client\n"
