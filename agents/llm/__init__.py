@@ -5,8 +5,6 @@ offline policy, NOT a language model)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from societas.agents.llm.batching import batch_json
 from societas.agents.llm.config import (
     CacheConfig,
