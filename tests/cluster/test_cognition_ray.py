@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from societas.agents.cognition.persona import plain_name
 from societas.agents.population import population_for
 from societas.agents.runtime.results import read_table
 from societas.agents.scenario import load_scenario
@@ -70,7 +71,9 @@ def test_cross_group_conversation_on_ray_actors_stores_both_sides(tmp_path, bm25
         g = owner[me]
         folder = ckpt.group_dir(tmp_path / "ray", last, g) / f"group-{g:04d}-memory"
         root = tmp_path / f"restored-{me}"
-        asyncio.run(_remembers(folder, root, me, profiles[other].name, other, bm25_embedder))
+        asyncio.run(
+            _remembers(folder, root, me, plain_name(profiles[other].name), other, bm25_embedder)
+        )
     local = run_local(_town(), tmp_path / "local", GROUPS, embedder=bm25_embedder)
     assert local.conversation_turns == summary.conversation_turns
     for table in ("dialogues", "relationships", "knowledge", "agent_state"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from societas.agents.cognition.persona import plain_name
 from societas.agents.runtime.engine import GroupEngine
 from societas.agents.runtime.results import read_table
 from societas.agents.scenario import load_scenario
@@ -60,7 +61,7 @@ async def test_a_conversation_s_memories_are_linked_in_order(tmp_path, bm25_embe
                 heard = [r["text"] for r in rows if r["speaker"] == other]
                 if not heard:
                     continue
-                name = engine.population.profiles[other].name
+                name = plain_name(engine.population.profiles[other].name)
                 expected = [f"{name} said: {text}" for text in heard]
                 nxt = _temporal_next(engine)
                 mem = engine.memory.agent(me).stream
