@@ -137,9 +137,10 @@ def execute(scenario: Any, opts: Any, **kw: Any) -> None:
         beating.set()
         if bar.live.is_started:
             bar.stop()
+    decisions = "rules decisions" if scenario.llm.provider == "rules" else "LLM calls"
     typer.echo(
         f"{summary.agent_steps:,} agent-steps in {summary.wall_s:.1f} s "
-        f"({summary.agent_steps_per_s:,.0f}/s), {summary.llm_requests:,} LLM calls, "
+        f"({summary.agent_steps_per_s:,.0f}/s), {summary.llm_requests:,} {decisions}, "
         f"{summary.memories_total:,} memories -> {opts.out}"
     )
     typer.echo(f"next: societas report {run_dir}")
