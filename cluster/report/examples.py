@@ -142,6 +142,16 @@ result = (wide["treatment"] - wide["control"]).groupby("seed").mean()""",
     ),
 )
 
+# The first tidy example in base R (no packages), on the CSV export; `TIDY_CSV` is its path.
+TIDY_R = """tidy <- read.csv(TIDY_CSV)
+mood <- tidy[tidy$variable == "mood", ]
+last <- mood[mood$tick == max(mood$tick), ]
+treated <- last[last$arm == "treatment", c("seed", "agent_id", "value")]
+control <- last[last$arm == "control", c("seed", "agent_id", "value")]
+paired <- merge(treated, control, by = c("seed", "agent_id"), suffixes = c(".t", ".c"))
+paired$effect <- paired$value.t - paired$value.c
+result <- aggregate(effect ~ seed, data = paired, FUN = mean)"""
+
 HEADER = """# Results: schemas and analysis examples
 
 A run folder holds its results as Parquet under `RUN/results/<table>/`, one file per agent
@@ -233,6 +243,7 @@ def markdown_page() -> str:
         parts.append(f"### {ex.title}\n\n{ex.question}\n")
         parts.append(f"DuckDB:\n\n```sql\n{ex.sql}\n```\n")
         parts.append(f"pandas:\n\n```python\n{ex.pandas}\n```\n")
+    parts.append(f"R (base R on the CSV export, `TIDY_CSV` its path):\n\n```r\n{TIDY_R}\n```\n")
     return "\n".join(parts)
 
 
