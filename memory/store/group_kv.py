@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from societas.memory.embedding.base import SparseVector
 from societas.memory.model.config import check_value
@@ -29,10 +28,10 @@ UpdateMode = Literal["replace", "merge"]
 _NOT_SET: Any = object()
 
 
-class KVUpdate(BaseModel):
-    """One KV write, already checked against the config."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+@dataclass(frozen=True, slots=True)
+class KVUpdate:
+    """One KV write, already checked against the config (`check_update` makes them): a plain
+    record, since one is made per changed value per agent and tick."""
 
     agent_id: int
     key: str
@@ -109,8 +108,7 @@ class GroupKV:
     def check_update(self, agent_id: int, key: str, value: Any, mode: str) -> KVUpdate:
         """Validate one KV write (agent, key, mode, type) without applying it."""
         value = self._checked(agent_id, key, value, mode)
-        # Validated just above: skip pydantic's second pass (this runs per value per tick).
-        return KVUpdate.model_construct(agent_id=agent_id, key=key, value=value, mode=mode)
+        return KVUpdate(agent_id, key, value, "merge" if mode == "merge" else "replace")
 
     def _checked(self, agent_id: int, key: str, value: Any, mode: str) -> Any:
         """The value of one KV write once checked (a private copy of a list or dict)."""
