@@ -265,6 +265,8 @@ def default_text(field: Any) -> str:
             given = value.model_dump(exclude_defaults=True)
             return f"`{given}`" if given else "defaults"
         return f"`{value!r}`" if value not in ([], {}) else f"`{value!r}` (empty)"
+    if isinstance(field.default, Path):  # an absolute default lies inside the install
+        return "the bundled folder" if field.default.is_absolute() else f"`{field.default}`"
     if field.default is PydanticUndefined:
         return "**required**"
     return f"`{field.default!r}`" if field.default is not None else "null"
