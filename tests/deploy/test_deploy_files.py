@@ -200,7 +200,7 @@ def test_scrape_configs_point_at_the_coordinator():
 def test_dockerfile_copies_every_package_and_runs_societas():
     text = (DEPLOY / "Dockerfile").read_text()
     assert text.startswith("#") and "\nFROM python:3.11" in text
-    for folder in ("cluster", "agents", "memory"):
+    for folder in ("societas", "cluster", "agents", "memory"):
         assert f"COPY {folder} ./{folder}" in text
     assert "pip install ." in text and "USER ray" in text
     assert '"societas"' in text
