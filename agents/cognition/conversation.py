@@ -62,9 +62,11 @@ async def speak(
     known: Sequence[str] = (),
     seed: int = 0,
     retrieved: Sequence[str] | None = None,
+    people: Sequence[str] = (),
 ) -> DialogueTurn:
     """The speaker's next line: retrieval about `other` and the topic (or `retrieved`, what
-    an earlier turn of the same conversation retrieved), plus what it knows."""
+    an earlier turn of the same conversation retrieved), plus what it knows; `people` (the
+    population's plain names) lets the gateway reject a line naming someone unknown."""
     if retrieved is None:
         retrieved = await about(mem, other, topic)
     memories = [*known, *retrieved]
@@ -93,6 +95,7 @@ async def speak(
             "turn": turn,
             "max_turns": max_turns,
             "closeness": rel.closeness,
+            **({"people": list(people)} if people else {}),
             **me.feeling(),
         },
         seed=seed * 7919 + mem.agent_id * 31 + turn,
@@ -110,8 +113,12 @@ async def summarize_conversation(
     place: str = "",
     agreement: float = 0.0,
     seed: int = 0,
+    other_tone: float | None = None,
+    people: Sequence[str] = (),
 ) -> ConversationSummary:
-    """One participant's summary of the conversation and its tone for them."""
+    """One participant's summary of the conversation and its tone for them; the gateway
+    rejects a tone opposite to `other_tone` (the other side's, when already known) or to
+    the transcript's own, and, with `people`, a summary naming someone unknown."""
     other = plain_name(other)
     said = [t for s, t in history if plain_name(s) == other]
     return await llm.json(
@@ -136,6 +143,9 @@ async def summarize_conversation(
             "turns": len(history),
             "agreement": agreement,
             "sentiment": rel.sentiment,
+            "lines": [t for _, t in history],
+            **({"other_tone": other_tone} if other_tone is not None else {}),
+            **({"people": list(people)} if people else {}),
             **me.feeling(),
         },
         seed=seed * 7919 + me.agent_id,

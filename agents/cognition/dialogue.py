@@ -59,10 +59,20 @@ async def converse(
             break
     memory_ids: dict[int, list[int]] = {a.agent_id: [], b.agent_id: []}
     if history:
+        first: float | None = None  # the first side's tone, which the second must not oppose
         for mem, me, other in sides:
             summary = await summarize_conversation(
-                llm, me, other.name, Relation(), history, topic or "", location or "", seed=seed
+                llm,
+                me,
+                other.name,
+                Relation(),
+                history,
+                topic or "",
+                location or "",
+                seed=seed,
+                other_tone=first,
             )
+            first = summary.tone if first is None else first
             mid = await writer.add(mem, "dialogue", summary.summary, location=location)
             if mid is not None:
                 memory_ids[mem.agent_id].append(mid)

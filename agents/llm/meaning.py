@@ -42,6 +42,8 @@ KINDS = (
     "incomplete",
     "not_tiled",
     "unknown_place",
+    "opposite_tone",
+    "unknown_person",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -60,6 +62,13 @@ CORRECTIONS: dict[str, str] = {
     "unknown_place": "That plan names places this person does not know. Use only the places "
     "named in the task. Reply again.",
 }
+CORRECTIONS["opposite_tone"] = (
+    "That tone does not fit how the conversation went. Judge its tone again and reply again."
+)
+CORRECTIONS["unknown_person"] = (
+    "That reply names a person who is not in this town. Name only people from the task. "
+    "Reply again."
+)
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
 MIN_COPY_WORDS = 4  # a shorter text can match instructions by chance ("go to work")
@@ -227,6 +236,7 @@ class Prompt:
     instruction_grams: frozenset[tuple[str, ...]]
     schema_grams: frozenset[tuple[str, ...]]
     own: tuple[str, ...] = ()  # the call's own information (topic, memories), words joined
+    vocabulary: frozenset[str] = frozenset()  # every word of the messages (names they give)
 
     @classmethod
     def of(
@@ -260,6 +270,7 @@ class Prompt:
             instruction_grams=frozenset(_grams(words(instruction))),
             schema_grams=_schema_grams(blob),
             own=phrases,
+            vocabulary=frozenset(w for m in messages for w in words(_role_content(m)[1])),
         )
 
     def copy_in(self, texts: Iterable[str]) -> Failure | None:
@@ -357,12 +368,125 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
+OPPOSITE = 0.5  # tones at least this far from 0 on opposite sides contradict each other
+_WARM = frozenset(
+    "thanks thank glad great love lovely nice happy wonderful agree kind enjoy enjoyed "
+    "pleasure friend welcome good".split()
+)
+_HOSTILE = frozenset(
+    "hate angry stupid idiot liar shut awful terrible disagree annoying rude leave "
+    "furious disgusting worst".split()
+)
+MIN_TONE_WORDS = 2  # fewer tone words than this in a transcript give no signal
+
+
+def transcript_tone(lines: Iterable[str]) -> float | None:
+    """The transcript's own tone (-1 hostile .. 1 warm) from its warm and hostile words, or
+    None when it holds too few of them to tell."""
+    ws = [w for line in lines for w in words(line)]
+    warm = sum(w in _WARM for w in ws)
+    hostile = sum(w in _HOSTILE for w in ws)
+    if warm + hostile < MIN_TONE_WORDS:
+        return None
+    return (warm - hostile) / (warm + hostile)
+
+
+def opposite(a: float, b: float) -> bool:
+    """Whether two tones are clearly on opposite sides (one warm, one hostile)."""
+    return a * b < 0 and min(abs(a), abs(b)) >= OPPOSITE
+
+
+def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """A summary's tone against the other side's summary of the same conversation when the
+    call site has it (`other_tone`), else against the transcript's own tone (`lines`): the
+    two sides of a routed conversation are summarised concurrently, each without the
+    other's answer, but both from the same transcript, so agreeing with it keeps them
+    consistent."""
+    tone = getattr(value, "tone", None)
+    if not isinstance(tone, int | float):
+        return None
+    other = ctx.get("other_tone")
+    if isinstance(other, int | float) and opposite(float(tone), float(other)):
+        return Failure("opposite_tone", f"tone {tone:+.1f} vs the other side's {other:+.1f}")
+    signal = transcript_tone(str(x) for x in ctx.get("lines") or [])
+    if signal is not None and opposite(float(tone), signal):
+        return Failure("opposite_tone", f"tone {tone:+.1f} vs the transcript's {signal:+.1f}")
+    return _people(value, ctx)
+
+
+DAYS_MONTHS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april "
+    "may june july august september october november december".split()
+)
+# Words after which a capitalised word names a person ("talked with Zed").
+_PERSON_CUES = frozenset("with told tell met ask asked saw call called dear mr mrs ms dr".split())
+_CAP = re.compile(r"[A-Z][a-z]+(?:'s)?")
+_TOKEN = re.compile(r"[A-Za-z']+|[.!?;:]")
+
+
+def unknown_people(text: str, allowed: Set[str]) -> list[str]:
+    """Capitalised names in `text` that are no word of `allowed` (lower case: known people,
+    places, the prompt's words, the speaker's own name): a run of two capitalised words
+    ("Zed Quill") or one after a person cue ("met Zed"); a sentence's first word alone,
+    days and months are no names."""
+    out: list[str] = []
+    tokens = _TOKEN.findall(text)
+    i = 0
+    while i < len(tokens):
+        run: list[str] = []
+        while i + len(run) < len(tokens) and _CAP.fullmatch(tokens[i + len(run)]):
+            run.append(tokens[i + len(run)].removesuffix("'s"))
+        if not run:
+            i += 1
+            continue
+        before = tokens[i - 1].lower() if i else "."
+        rest = run[1:] if before in ".!?;:" else run  # a sentence's first word may be any word
+        named = len(rest) >= 2 or (len(rest) == 1 and (len(run) == 2 or before in _PERSON_CUES))
+        known = any(w.lower() in allowed or w.lower() in DAYS_MONTHS for w in rest)
+        if rest and named and not known:
+            out.append(" ".join(rest))
+        i += len(run)
+    return out
+
+
+def _people(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """A person named in the answer who is neither in the population (`people`) nor in the
+    prompt; checked only where the call site passes the population's plain names."""
+    people = ctx.get("people")
+    if not people:
+        return None
+    allowed = {w for name in people for w in words(str(name))}
+    for key in ("name", "speaker", "listener", "other", "place", "topic"):
+        allowed |= set(words(str(ctx.get(key) or "")))
+    for p in ctx.get("places") or []:
+        allowed |= set(words(str(p)))
+    allowed |= set(ctx.get("prompt_words") or ())
+    for text in leaves(value.model_dump(mode="json")):
+        found = unknown_people(text, allowed)
+        if found:
+            return Failure("unknown_person", found[0])
+    return None
+
+
+def _turn_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    return _turn(value, ctx) or _people(value, ctx)
+
+
+def _plan_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    return _plan(value, ctx) or _people(value, ctx)
+
+
+def _day_plan_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    return _day_plan(value, ctx) or _people(value, ctx)
+
+
 _BY_TASK = {
     "importance": _importance,
-    "daily_plan": _day_plan,
-    "replan": _plan,
+    "daily_plan": _day_plan_checks,
+    "replan": _plan_checks,
     "hourly_plan": _hour,
-    "dialogue_turn": _turn,
+    "dialogue_turn": _turn_checks,
+    "conversation_summary": _summary,
 }
 
 
@@ -374,4 +498,6 @@ def check(
     if found is not None:
         return found
     per_task = _BY_TASK.get(task or "")
-    return per_task(value, context) if per_task is not None else None
+    if per_task is None:
+        return _people(value, {**context, "prompt_words": prompt.vocabulary})
+    return per_task(value, {**context, "prompt_words": prompt.vocabulary})

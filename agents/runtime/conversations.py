@@ -26,6 +26,7 @@ from societas.agents.cognition.conversation import (
     speak,
     summarize_conversation,
 )
+from societas.agents.cognition.persona import plain_name
 from societas.agents.cognition.relationships import (
     Relation,
     after_conversation,
@@ -59,6 +60,13 @@ class ConversationHost:
         # topic: its memories do not change during the conversation, so one search serves
         # all its turns (summaries are stored only when the conversation ends).
         self.retrieved: dict[tuple[str, int], list[str]] = {}
+        self._people: tuple[str, ...] | None = None
+
+    def people(self, ctx: AgentContext) -> tuple[str, ...]:
+        """The population's plain names (no ids), which a line or summary may name."""
+        if self._people is None:
+            self._people = tuple(sorted({plain_name(p.name) for p in ctx.population.profiles}))
+        return self._people
 
     def invitations(self, tick: int) -> list[TurnRequest]:
         """The invitations the group's agents made this tick, as 'invite' requests."""
@@ -169,6 +177,7 @@ class ConversationHost:
             known=[fact_text.get(f, f) for f in facts],
             seed=sc.seed * 1_000_003 + r.tick,
             retrieved=self.retrieved[key],
+            people=self.people(ctx),
         )
         row = (r.tick, agent.id, r.listener, r.place, "encounter", out.utterance, ",".join(facts))
         ctx.results.add("dialogues", (*row, r.conversation_id, r.turn, out.answer_source))
@@ -204,6 +213,7 @@ class ConversationHost:
             r.place,
             agreement,
             seed=sc.seed + r.tick,
+            people=self.people(ctx),
         )
         said = [(line.name, line.text) for line in heard]  # linked in order (memory.temporal)
         assert self.engine.memory is not None, "a conversation is remembered by a group memory"

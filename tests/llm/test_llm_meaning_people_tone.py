@@ -1,0 +1,183 @@
+"""Meaning checks for a summary's tone (against the other side's and the transcript's) and
+for people named in answers who are neither in the population nor in the prompt."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from societas.agents.cognition import speak, summarize_conversation
+from societas.agents.cognition.conversation import ConversationSummary
+from societas.agents.cognition.persona import persona
+from societas.agents.cognition.relationships import Relation
+from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.meaning import (
+    CORRECTIONS,
+    KINDS,
+    Prompt,
+    check,
+    opposite,
+    transcript_tone,
+    unknown_people,
+)
+from societas.agents.llm.tasks import DialogueTurn
+from societas.memory import GroupMemory, GroupMemoryConfig
+
+from .parrot import endpoint
+
+PEOPLE = {"ann", "lee", "bob", "ray", "park"}
+PROMPT = Prompt.of([{"role": "user", "content": "Talk with Bob Ray about the fire."}])
+
+
+def summary(tone: float, text: str = "We talked about the fire.") -> ConversationSummary:
+    return ConversationSummary(summary=text, tone=tone)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("I met Zed Quill at the park.", ["Zed Quill"]),
+        ("I talked with Zed today.", ["Zed"]),
+        ("Zed Quill was there.", ["Quill"]),
+        ("Hello Bob, nice to see you.", []),
+        ("Bob Ray and Ann Lee came by.", []),
+        ("Maybe we meet on Monday in March.", []),
+        ("Yesterday I walked to the Park.", []),
+        ("Great. Lovely weather.", []),
+        ("I love Christmas.", []),
+    ],
+)
+def test_unknown_people_are_names_outside_the_population(text: str, found: list[str]) -> None:
+    assert unknown_people(text, PEOPLE) == found
+
+
+def test_a_line_naming_an_unknown_person_fails_and_a_known_one_passes() -> None:
+    ctx = {"speaker": "Ann Lee", "listener": "Bob Ray", "people": ["Ann Lee", "Bob Ray"]}
+    bad = check("dialogue_turn", DialogueTurn(utterance="Did you see Zed Quill?"), PROMPT, ctx)
+    assert bad is not None and bad.kind == "unknown_person" and bad.detail == "Zed Quill"
+    ok = DialogueTurn(utterance="Did you see Ann Lee on Friday, Bob?")
+    assert check("dialogue_turn", ok, PROMPT, ctx) is None
+    named = Prompt.of([{"role": "user", "content": "Zed Quill moved to town."}])
+    assert (
+        check("dialogue_turn", DialogueTurn(utterance="Did you see Zed Quill?"), named, ctx) is None
+    )
+    assert (
+        check("dialogue_turn", DialogueTurn(utterance="Did you see Zed Quill?"), PROMPT, {}) is None
+    )
+
+
+def test_opposite_tones_contradict_and_mild_ones_do_not() -> None:
+    assert opposite(1.0, -1.0) and opposite(-0.6, 0.5)
+    assert not opposite(0.2, -1.0) and not opposite(0.8, 0.9) and not opposite(0.0, 1.0)
+    assert transcript_tone(["Thanks, great to see you!", "Glad you came."]) == 1.0
+    assert transcript_tone(["Shut up, you liar.", "I hate this."]) == -1.0
+    assert transcript_tone(["Hi.", "The fire is out."]) is None
+
+
+def test_a_summary_opposite_to_the_other_side_or_the_transcript_fails() -> None:
+    assert "opposite_tone" in KINDS and "unknown_person" in KINDS
+    fail = check("conversation_summary", summary(-1.0), PROMPT, {"other_tone": 1.0})
+    assert fail is not None and fail.kind == "opposite_tone"
+    assert check("conversation_summary", summary(0.7), PROMPT, {"other_tone": 1.0}) is None
+    warm = {"lines": ["Thanks, that is lovely.", "Glad you like it, friend."]}
+    fail = check("conversation_summary", summary(-0.9), PROMPT, warm)
+    assert fail is not None and fail.kind == "opposite_tone"
+    assert check("conversation_summary", summary(0.9), PROMPT, warm) is None
+    assert check("conversation_summary", summary(-0.9), PROMPT, {"lines": ["Hi.", "Bye."]}) is None
+
+
+@asynccontextmanager
+async def scripted(reply: Callable[[], dict[str, Any]]) -> AsyncIterator[tuple[str, list[Any]]]:
+    """(base URL, requests received) of a loopback server that always answers `reply()`."""
+    seen: list[Any] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        seen.append(await request.json())
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", "content": json.dumps(reply())},
+            "finish_reason": "stop",
+        }
+        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+        body = {"id": f"s{len(seen)}", "object": "chat.completion", "model": "parrot"}
+        return web.json_response({**body, "choices": [choice], "usage": usage})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}/v1", seen
+    finally:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def group(tmp_path, bm25_embedder) -> AsyncIterator[GroupMemory]:
+    g = GroupMemory(GroupMemoryConfig(), root=tmp_path / "mem", embedder=bm25_embedder)
+    await g.add_agents({1: {"name": "Ann Lee", "home": "flat 1", "work": "school"}})
+    g.clock.set(1, 8 * 3600.0)
+    yield g
+    await g.close()
+
+
+def _asked(seen: list[Any], correction: str) -> bool:
+    return any(correction in str(m.get("content")) for m in seen[-1]["messages"])
+
+
+async def test_a_hostile_summary_of_a_friendly_exchange_is_re_asked_then_falls_back(
+    group,
+) -> None:
+    """The second side rates +1.0 hostile against the first side's +1.0: re-asked with the
+    tone correction, then the neutral fallback, each counted under opposite_tone."""
+    reply = {"summary": "Bob and I argued about the fire.", "tone": -1.0}
+    async with scripted(lambda: reply) as (url, seen):
+        gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
+        async with gw:
+            p = await persona(group.agent(1))
+            history = [("Bob Ray", "Hello Ann!"), ("Ann Lee", "Hi Bob.")]
+            out = await summarize_conversation(
+                gw, p, "Bob Ray", Relation(), history, "the fire", other_tone=1.0
+            )
+    assert out.answer_source == "fallback" and out.tone == 0.0
+    assert len(seen) >= 2 and _asked(seen, CORRECTIONS["opposite_tone"])
+    counts = gw.accounting.snapshot()["tasks"]["conversation_summary"]
+    assert counts["meaning.opposite_tone"] == len(seen)
+    assert counts["reasks"] >= 1 and counts["source.fallback"] == 1
+
+
+async def test_a_line_naming_a_stranger_is_re_asked_then_falls_back(group) -> None:
+    reply = {"utterance": "Have you met Zed Quill yet?", "end": False}
+    async with scripted(lambda: reply) as (url, seen):
+        gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
+        async with gw:
+            p = await persona(group.agent(1))
+            people = ["Ann Lee", "Bob Ray"]
+            line = await speak(
+                gw, group.agent(1), p, "Bob Ray", Relation(), "", [], 0, 4, people=people
+            )
+    assert line.answer_source == "fallback" and "Zed" not in line.utterance
+    assert len(seen) >= 2 and _asked(seen, CORRECTIONS["unknown_person"])
+    counts = gw.accounting.snapshot()["tasks"]["dialogue_turn"]
+    assert counts["meaning.unknown_person"] == len(seen) and counts["source.fallback"] == 1
+
+
+async def test_a_line_naming_known_people_is_a_first_try(group) -> None:
+    reply = {"utterance": "Bob, I saw Ann Lee at the market on Monday.", "end": False}
+    async with scripted(lambda: reply) as (url, seen):
+        gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
+        async with gw:
+            p = await persona(group.agent(1))
+            people = ["Ann Lee", "Bob Ray"]
+            line = await speak(
+                gw, group.agent(1), p, "Bob Ray", Relation(), "", [], 0, 4, people=people
+            )
+    assert line.answer_source == "first_try" and len(seen) == 1
