@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from societas.agents.cognition import speak, summarize_conversation
+from societas.agents.cognition import converse, speak, summarize_conversation
 from societas.agents.cognition.conversation import ConversationSummary
 from societas.agents.cognition.persona import persona
 from societas.agents.cognition.relationships import Relation
@@ -92,15 +92,18 @@ def test_a_summary_opposite_to_the_other_side_or_the_transcript_fails() -> None:
 
 
 @asynccontextmanager
-async def scripted(reply: Callable[[], dict[str, Any]]) -> AsyncIterator[tuple[str, list[Any]]]:
+async def scripted(
+    reply: Callable[[dict[str, Any]], dict[str, Any]],
+) -> AsyncIterator[tuple[str, list[Any]]]:
     """(base URL, requests received) of a loopback server that always answers `reply()`."""
     seen: list[Any] = []
 
     async def chat(request: web.Request) -> web.Response:
-        seen.append(await request.json())
+        body = await request.json()
+        seen.append(body)
         choice = {
             "index": 0,
-            "message": {"role": "assistant", "content": json.dumps(reply())},
+            "message": {"role": "assistant", "content": json.dumps(reply(body))},
             "finish_reason": "stop",
         }
         usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
@@ -139,7 +142,7 @@ async def test_a_hostile_summary_of_a_friendly_exchange_is_re_asked_then_falls_b
     """The second side rates +1.0 hostile against the first side's +1.0: re-asked with the
     tone correction, then the neutral fallback, each counted under opposite_tone."""
     reply = {"summary": "Bob and I argued about the fire.", "tone": -1.0}
-    async with scripted(lambda: reply) as (url, seen):
+    async with scripted(lambda _: reply) as (url, seen):
         gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
         async with gw:
             p = await persona(group.agent(1))
@@ -156,7 +159,7 @@ async def test_a_hostile_summary_of_a_friendly_exchange_is_re_asked_then_falls_b
 
 async def test_a_line_naming_a_stranger_is_re_asked_then_falls_back(group) -> None:
     reply = {"utterance": "Have you met Zed Quill yet?", "end": False}
-    async with scripted(lambda: reply) as (url, seen):
+    async with scripted(lambda _: reply) as (url, seen):
         gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
         async with gw:
             p = await persona(group.agent(1))
@@ -172,7 +175,7 @@ async def test_a_line_naming_a_stranger_is_re_asked_then_falls_back(group) -> No
 
 async def test_a_line_naming_known_people_is_a_first_try(group) -> None:
     reply = {"utterance": "Bob, I saw Ann Lee at the market on Monday.", "end": False}
-    async with scripted(lambda: reply) as (url, seen):
+    async with scripted(lambda _: reply) as (url, seen):
         gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
         async with gw:
             p = await persona(group.agent(1))
@@ -181,3 +184,30 @@ async def test_a_line_naming_known_people_is_a_first_try(group) -> None:
                 gw, group.agent(1), p, "Bob Ray", Relation(), "", [], 0, 4, people=people
             )
     assert line.answer_source == "first_try" and len(seen) == 1
+
+
+async def test_converse_checks_the_second_summary_against_the_first(
+    tmp_path, bm25_embedder
+) -> None:
+    """In `converse` the second side's summary sees the first's tone: warm then hostile for
+    the same exchange ends the second in a counted fallback while the first stands."""
+    g = GroupMemory(GroupMemoryConfig(), root=tmp_path / "mem", embedder=bm25_embedder)
+    await g.add_agents({1: {"name": "Ann Lee"}, 2: {"name": "Bob Ray"}})
+    tones = iter([1.0] + [-1.0] * 10)
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        if "utterance" in json.dumps(body.get("response_format") or {}):
+            return {"utterance": "The fire is out now.", "end": True}
+        return {"summary": "We spoke about the fire.", "tone": next(tones)}
+
+    async with scripted(reply) as (url, _):
+        gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
+        try:
+            async with gw:
+                talk = await converse(gw, g.agent(1), g.agent(2), "the fire")
+        finally:
+            await g.close()
+    assert len(talk.turns) == 1 and all(len(ids) == 1 for ids in talk.memory_ids.values())
+    counts = gw.accounting.snapshot()["tasks"]["conversation_summary"]
+    assert counts["meaning.opposite_tone"] >= 2 and counts["source.fallback"] == 1
+    assert counts["source.first_try"] == 1  # the first side's warm summary stands
