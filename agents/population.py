@@ -7,8 +7,11 @@ selectors see the whole population the same way in every group.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
+import string
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -255,6 +258,7 @@ def generate(cfg: ScenarioConfig) -> Population:
     homes, works = town.of_kind("home"), town.of_kind("work")
     home_of = rng.permutation(np.arange(n) % len(homes))
     work_of = rng.integers(0, len(works), n)
+    generated = unique_names(n, cfg.seed)
     profiles = []
     for i in range(n):
         occupation = jobs[occ[i]]
@@ -266,7 +270,7 @@ def generate(cfg: ScenarioConfig) -> Population:
         profiles.append(
             Profile(
                 id=i,
-                name=f"{FIRST[i % len(FIRST)]} {LAST[(i // len(FIRST)) % len(LAST)]} {i}",
+                name=generated[i],
                 age=int(ages[i]),
                 gender=("female", "male")[int(rng.random() < 0.5)],
                 occupation=occupation,
@@ -291,10 +295,49 @@ def generate(cfg: ScenarioConfig) -> Population:
             p.agent_type = names[k]
     if pop.profiles is not None:
         apply_profile_file(cfg, profiles, [w.id for w in works])
+        _rename_clashes(profiles, generated, cfg.seed)
     friends = social_network(cfg, profiles, rng)
     for p in profiles:
         p.seal()
     return Population(town=town, profiles=tuple(profiles), friends=FriendTable(friends, n))
+
+
+def _middles(k: int) -> list[str]:
+    """The middle parts of `k` initials: [''] for 0, then 'A.'..'Z.', 'A. A.'.., in order."""
+    letters = itertools.product(string.ascii_uppercase, repeat=k)
+    return [" ".join(f"{c}." for c in group) for group in letters]
+
+
+def name_stream(seed: int) -> Iterator[str]:
+    """Endless distinct plain names, seeded: shuffled first x last names, then tiers that add
+    middle initials and a second surname, never a number."""
+    rng = np.random.default_rng([seed, 11])
+    pairs = [(f, last) for f in FIRST for last in LAST]
+    doubles = [(f, f"{a}-{b}") for f in FIRST for a in LAST for b in LAST if a != b]
+    first_tiers = [(pairs, [""]), (pairs, _middles(1)), (doubles, [""]), (doubles, _middles(1))]
+    more = ((block, _middles(k)) for k in itertools.count(2) for block in (pairs, doubles))
+    for block, middles in itertools.chain(first_tiers, more):
+        for j in rng.permutation(len(block) * len(middles)).tolist():
+            (first, last), middle = block[j % len(block)], middles[j // len(block)]
+            yield f"{first} {middle} {last}" if middle else f"{first} {last}"
+
+
+def unique_names(n: int, seed: int) -> list[str]:
+    """The first `n` names of the seed's name stream: distinct, digit-free, deterministic."""
+    return list(itertools.islice(name_stream(seed), n))
+
+
+def _rename_clashes(profiles: list[Profile], generated: list[str], seed: int) -> None:
+    """Give a fresh generated name to agents whose generated name a profiles file uses for
+    another agent; names from the file stay as given (duplicates there are told apart by id)."""
+    kept = {p.name for p in profiles if p.name != generated[p.id]}
+    clashing = [p for p in profiles if p.name == generated[p.id] and p.name in kept]
+    if not clashing:
+        return
+    used = kept | {p.name for p in profiles}
+    fresh = (name for name in name_stream(seed) if name not in used)
+    for p in clashing:
+        p.name = next(fresh)
 
 
 def apply_profile_file(cfg: ScenarioConfig, profiles: list[Profile], works: list[str]) -> None:

@@ -10,6 +10,7 @@ import pytest
 import ray
 from typer.testing import CliRunner
 
+from societas.agents.population import population_for
 from societas.agents.scenario import load_scenario
 from societas.cluster.cli import app
 from societas.cluster.experiments.arms import run_checkpointed
@@ -17,6 +18,12 @@ from societas.cluster.experiments.interview import NoCheckpointError, interview
 from tests.experiments.conftest import scenario
 
 SETS = [{"tick": 0, "kind": "set", "values": {"mood": 0.9}, "select": {"ids": [3]}}]
+
+
+def name_of(agent_id: int) -> str:
+    """The agent's generated name in the runs below (same scenario, same seed)."""
+    cfg = load_scenario(scenario(ticks=6, interventions=SETS))
+    return population_for(cfg).profiles[agent_id].name
 
 
 def files_of(folder):
@@ -39,7 +46,7 @@ def test_interview_answers_from_memory_and_status_without_changing_the_run(local
         app, ["interview", str(local_run), "--agent", "3", "How is your mood?"]
     )
     assert out.exit_code == 0, out.output
-    assert out.output.startswith("Dan Adams 3 (agent 3, tick 6): My mood is 0.9.")
+    assert out.output.startswith(f"{name_of(3)} (agent 3, tick 6): My mood is 0.9.")
     result = interview(local_run, 3, "What do you remember?")
     assert result["answer"].startswith("I remember: ") and result["checkpoint_tick"] == 6
     kept = (local_run / "interviews.jsonl").read_text().splitlines()
@@ -53,7 +60,7 @@ def test_inspect_prints_profile_status_memories_relationships(local_run):
     assert out.exit_code == 0, out.output
     text = out.output
     for part in (
-        "# agent 3: Dan Adams 3",
+        f"# agent 3: {name_of(3)}",
         "## profile",
         "## status",
         "mood: 0.9",
