@@ -42,13 +42,19 @@ async def _demo(agents: int, backend: str, console: Console) -> None:
         await _demo_in(Path(tmp), agents, store, backend, console)
 
 
+def _names(n: int) -> list[str]:
+    """The demo's people first, then unique generated names (no ids in names)."""
+    from societas.agents.population import unique_names
+
+    own = [str(p["name"]) for p in PEOPLE]
+    extra = [name for name in unique_names(n + len(own), seed=0) if name not in own]
+    return (own + extra)[:n]
+
+
 async def _demo_in(root: Path, agents: int, store: dict, backend: str, console: Console) -> None:
     group = GroupMemory(GroupMemoryConfig(vector_store=store), root=root)
     await group.add_agents(
-        {
-            i: PEOPLE[i % len(PEOPLE)] | {"name": f"{PEOPLE[i % len(PEOPLE)]['name']} #{i}"}
-            for i in range(agents)
-        }
+        {i: PEOPLE[i % len(PEOPLE)] | {"name": name} for i, name in enumerate(_names(agents))}
     )
     console.print(
         f"[bold]societas memory demo[/] — {agents} agents, backend [cyan]{backend}[/], "
