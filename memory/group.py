@@ -66,7 +66,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         config: GroupMemoryConfig | None = None,
         memory_config: MemoryConfig = CITIZEN_MEMORY_CONFIG,
         *,
-        root: Path | None = None,
+        root: Path | str | None = None,
         clock: SimClock | None = None,
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
@@ -78,10 +78,9 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.embedder: Embedder = embedder or build_embedder(self.config.embedding)
         dense, sparse = self.embedder.dense_size, self.embedder.has_sparse
         group_id = self.config.group_id
-        if root is None:
-            root = Path(tempfile.mkdtemp(prefix="societas-memory-"))
+        root = Path(tempfile.mkdtemp(prefix="societas-memory-")) if root is None else Path(root)
         self.root = root
-        base = self.config.vector_store.path or root
+        base = Path(self.config.vector_store.path or root)
         shard_dir = base / f"group-{group_id}" if base else None
         self.store: VectorStore = store or build_vector_store(
             self.config.vector_store, group_id, dense, sparse, shard_dir, "stream"
