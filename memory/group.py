@@ -54,8 +54,8 @@ from societas.memory.tiers.access_log import AccessLog
 from societas.memory.tiers.cold import ColdStore
 from societas.memory.vectorstores import VectorStore, build_vector_store
 
-_ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of one run
-__all__ = ["TIE_MARGIN", "GroupMemory", "KVUpdate", "UpdateMode"]
+ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of one run
+__all__ = ["ID_BITS", "TIE_MARGIN", "GroupMemory", "KVUpdate", "UpdateMode"]
 
 
 class GroupMemory(GroupKV, GroupSearch, GroupState):
@@ -217,7 +217,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         return self._next_seq
 
     def _allocate_ids(self, n: int) -> list[int]:
-        base = self.config.group_id << _ID_BITS
+        base = self.config.group_id << ID_BITS
         start = self._next_seq
         self._next_seq += n
         return [base | seq for seq in range(start, start + n)]
@@ -260,7 +260,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
             self.require_agent(request.agent_id)  # raises, naming it
         seq = self._next_seq  # as _allocate_ids(1), inline: every agent adds every tick
         self._next_seq = seq + 1
-        memory_id = (self.config.group_id << _ID_BITS) | seq
+        memory_id = (self.config.group_id << ID_BITS) | seq
         clock = self.clock
         self.writes.add(request, memory_id, (clock.day, clock.t))
         return memory_id

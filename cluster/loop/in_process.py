@@ -26,7 +26,7 @@ from societas.cluster.loop.groups import InProcessGroup
 from societas.cluster.loop.local import partition
 from societas.cluster.loop.run import RunResult, RunSpec, run_groups
 from societas.memory.embedding import Embedder
-from societas.memory.group import _ID_BITS
+from societas.memory.group import ID_BITS
 
 MIN_MODEL_TEXT = 4  # shorter model strings ("no", "ok") would match anything
 
@@ -58,7 +58,7 @@ async def _all_memories(engine: GroupEngine) -> list[str]:
     """Texts of every memory the group still holds (ids are group-prefixed sequences)."""
     memory = engine.memory
     assert memory is not None
-    base = memory.config.group_id << _ID_BITS
+    base = memory.config.group_id << ID_BITS
     texts = []
     for seq in range(memory.issued_count()):
         try:
