@@ -129,9 +129,10 @@ class AgentContext:
             )
         )
 
-    def event(self, kind: str, detail: str = "") -> None:
-        """Record a row in the `events` results table."""
-        self.results.add("events", (self.time.tick, self.agent.id, kind, detail))
+    def event(self, kind: str, detail: str = "", source: str = "") -> None:
+        """Record a row in the `events` results table; `source` is the answer_source of a
+        model's decision ("" for an event that is no model answer)."""
+        self.results.add("events", (self.time.tick, self.agent.id, kind, detail, source))
 
     def memory_writer(self) -> MemoryWriter:
         """The group's writer (memories rated in one batch per tick), or an immediate one."""

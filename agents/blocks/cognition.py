@@ -1,6 +1,7 @@
-"""Cognition block: a daily thought and emotion (LLM), attitude updates after exposure
-(LLM, staggered over ticks), and reflection when accumulated importance passes the threshold
-(Generative Agents). None of it runs every tick for every agent."""
+"""Cognition block: a daily thought and emotion (LLM, rows in `thoughts` with their
+answer_source), attitude updates after exposure (LLM, staggered over ticks), and reflection
+when accumulated importance passes the threshold (Generative Agents). None of it runs every
+tick for every agent."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ class CognitionBlock:
         if cfg.thought_hour is not None and 0 <= hour - cfg.thought_hour < ctx.tick_hours:
             out = await update_thought(agent.memory, ctx.llm, seed=seed, writer=ctx.memory_writer())
             s["_emotion"] = out.emotion
+            row = (out.thought, out.emotion, float(out.intensity), out.answer_source)
+            ctx.results.add("thoughts", (ctx.time.tick, agent.id, *row))
             await agent.refresh("emotion", "emotion_types")
         if (
             self.scenario.topics

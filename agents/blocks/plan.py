@@ -179,7 +179,7 @@ class PlanBlock:
         if reaction.react and ev.danger and any(w in where for w in ("evacuat", "shelter")):
             agent.set("evacuating", True)
         detail = reaction.new_activity or "no reaction" if reaction.react else "no reaction"
-        ctx.event("reaction", detail)
+        ctx.event("reaction", detail, reaction.answer_source)
 
     async def _react(self, ctx: AgentContext, text: str, importance: float | None) -> Reaction:
         """React to an observation; a reaction re-plans the rest of the day (recorded)."""
@@ -198,5 +198,5 @@ class PlanBlock:
         await agent.refresh("plan")
         if reaction.react and reaction.new_activity:
             self._record(ctx, "replan", ctx.state["plan"]["items"], since=hour)
-            ctx.event("replan", reaction.new_activity)
+            ctx.event("replan", reaction.new_activity, reaction.answer_source)
         return reaction

@@ -17,6 +17,13 @@ async def rate_importance(
     llm: LLMGateway, texts: Sequence[str], name: str = "the person", seed: int | None = None
 ) -> list[float]:
     """Importance in 0..1 for each text, `llm.config.batch_size` texts per call."""
+    return [score for score, _source in await rate_with_source(llm, texts, name, seed)]
+
+
+async def rate_with_source(
+    llm: LLMGateway, texts: Sequence[str], name: str = "the person", seed: int | None = None
+) -> list[tuple[float, str]]:
+    """(importance in 0..1, answer_source) for each text: where each rating came from."""
     scores = await batch_json(
         llm,
         list(texts),
@@ -27,7 +34,7 @@ async def rate_importance(
         seed=seed,
         fallback_item=lambda _t: ImportanceScore(score=FALLBACK_SCORE),
     )
-    return [s.score / 10.0 for s in scores]
+    return [(s.score / 10.0, s.answer_source) for s in scores]
 
 
 async def remember(

@@ -8,7 +8,9 @@ Cognition functions hand what they want remembered to a `MemoryWriter`:
   `batch_size` items, then stores them in a deterministic order (agent id, then the order the
   agent wrote them), links evidence, and counts the importance towards reflection.
 
-A topic in `fixed` keeps a configured importance instead of a rating.
+A topic in `fixed` keeps a configured importance instead of a rating. Each rating's
+answer_source goes to `on_rated(agent_id, memory_id, topic, importance, source)` when set
+(the engine writes them to the `importance` results table).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from societas.agents.cognition.importance import rate_importance
+from societas.agents.cognition.importance import rate_with_source
 from societas.memory import AgentMemory
 from societas.memory.model.records import AddRequest
 
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from societas.memory import GroupMemory
 
 OnStored = Callable[[int, float], None]
+# (agent_id, memory_id, topic, importance, answer_source) of a rated memory, once stored.
+OnRated = Callable[[int, int, str, float, str], None]
 
 
 class MemoryWriter(Protocol):
@@ -57,6 +61,7 @@ class ImmediateWriter:
         self.llm = llm
         self.reflector = reflector
         self.fixed = dict(fixed or {})
+        self.on_rated: OnRated | None = None
 
     async def add(
         self,
@@ -71,9 +76,12 @@ class ImmediateWriter:
     ) -> int | None:
         """Rate `text` (unless fixed), add it, link `evidence` to it; returns its id."""
         imp = importance if importance is not None else self.fixed.get(topic)
+        source = None
         if imp is None:
-            (imp,) = await rate_importance(self.llm, [text], seed=mem.agent_id)
+            ((imp, source),) = await rate_with_source(self.llm, [text], seed=mem.agent_id)
         mid = await mem.stream.add(topic, text, importance=imp, location=location)
+        if source is not None and self.on_rated is not None:
+            self.on_rated(mem.agent_id, mid, topic, imp, source)
         if evidence:
             await mem.stream.add_cognition_to_memory(list(evidence), mid)
         if self.reflector is not None:
@@ -94,6 +102,7 @@ class _Pending:
     evidence: tuple[int, ...]
     on_stored: OnStored | None = field(default=None)
     observed: bool = False  # an attention observation of the cognitive profile
+    source: str | None = None  # answer_source of a rated importance (None: given)
 
 
 class PendingMemories:
@@ -114,6 +123,7 @@ class PendingMemories:
         self._seq: dict[int, int] = {}
         self.rated = 0
         self.stored = 0
+        self.on_rated: OnRated | None = None
 
     @property
     def size(self) -> int:
@@ -151,14 +161,14 @@ class PendingMemories:
             return []
         unrated = [p for p in items if p.importance is None]
         if unrated:
-            scores = await rate_importance(
+            scores = await rate_with_source(
                 self.llm,
                 [p.text for p in unrated],
                 "the person whose memory it is",
                 seed=self.seed * 1_000_003 + salt,
             )
-            for p, score in zip(unrated, scores, strict=True):
-                p.importance = score
+            for p, (score, source) in zip(unrated, scores, strict=True):
+                p.importance, p.source = score, source
             self.rated += len(unrated)
         ids = await group.add_many(
             [
@@ -186,6 +196,8 @@ class PendingMemories:
                 self.reflector.note(p.agent_id, imp)
             if p.on_stored is not None:
                 p.on_stored(mid, imp)
+            if p.source is not None and self.on_rated is not None:
+                self.on_rated(p.agent_id, mid, p.topic, imp, p.source)
         return ids
 
     async def _attend(self, group: GroupMemory, items: list[_Pending]) -> list[_Pending]:

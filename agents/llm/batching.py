@@ -16,16 +16,21 @@ from pydantic import BaseModel, Field, create_model
 
 from societas.agents.llm.errors import LLMInputError
 from societas.agents.llm.gateway import MISSING, LLMGateway
+from societas.agents.llm.provenance import mark, source_of
 from societas.agents.llm.structured import bare, schema_of
+from societas.agents.llm.tasks import Reply
 
 M = TypeVar("M", bound=BaseModel)
 
 
 @lru_cache(maxsize=256)
 def batch_schema(item_schema: type[BaseModel], n: int) -> type[BaseModel]:
-    """`{"results": list[item_schema]}` with exactly `n` results."""
+    """`{"results": list[item_schema]}` with exactly `n` results (a `Reply`: the gateway
+    notes the batch's answer_source, which `batch_json` copies onto each item)."""
     results_type = Annotated[list[item_schema], Field(min_length=n, max_length=n)]  # type: ignore[valid-type]
-    return create_model(f"{item_schema.__name__}Batch{n}", results=(results_type, ...))
+    return create_model(
+        f"{item_schema.__name__}Batch{n}", __base__=Reply, results=(results_type, ...)
+    )
 
 
 def batch_messages(
@@ -59,7 +64,8 @@ async def batch_json(
     """Answer `item_schema` for every item, `batch_size` items per call, calls concurrent.
 
     The rules provider receives `context={"items": chunk, **context}`. A chunk whose reply
-    never validates returns `fallback_item(item)` per item (counted) or raises.
+    never validates returns `fallback_item(item)` per item (counted) or raises. Each item
+    carries its chunk's answer_source (`provenance.source_of`).
     """
     if isinstance(items, str) or not isinstance(items, Sequence):
         raise LLMInputError(f"items: expected a list of strings, got {type(items).__name__}")
@@ -85,7 +91,8 @@ async def batch_json(
             fallback=fb,
             **params,
         )
-        return list(out.results)  # type: ignore[attr-defined]
+        source = source_of(out)
+        return [mark(item, source) for item in out.results]  # type: ignore[attr-defined]
 
     chunks = [list(items[i : i + size]) for i in range(0, len(items), size)]
     parts = await asyncio.gather(*(one(c) for c in chunks))

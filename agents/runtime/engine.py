@@ -93,6 +93,7 @@ class GroupEngine:
         self.pending = PendingMemories(
             self.llm, self.reflector, cog.fixed_importance, self.scenario.seed
         )
+        self.pending.on_rated = self._rated
         self.talk = ConversationHost(self)
         self.now: SimTime | None = None
         self._open_tick: int | None = None
@@ -257,6 +258,11 @@ class GroupEngine:
         tick = self.now.tick if self.now is not None else 0
         row = (tick, agent_id, memory_id, text, ",".join(map(str, evidence)), source)
         self.results.add("reflections", row)
+
+    def _rated(self, agent_id: int, memory_id: int, topic: str, imp: float, source: str) -> None:
+        """A memory's rated importance and where the rating came from (`importance` table)."""
+        tick = self.now.tick if self.now is not None else 0
+        self.results.add("importance", (tick, agent_id, memory_id, topic, float(imp), source))
 
     def _set(self, agent_id: int, key: str, value: Any) -> None:
         agent = self.agents[agent_id]

@@ -46,7 +46,11 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("current_need", _S),
         ]
     ),
-    "events": pa.schema([("tick", _I), ("agent_id", _I), ("kind", _S), ("detail", _S)]),
+    # answer_source: where a model's decision (a reaction, a re-plan) came from; "" for an
+    # event that is no model answer (an intervention received, a payment).
+    "events": pa.schema(
+        [("tick", _I), ("agent_id", _I), ("kind", _S), ("detail", _S), ("answer_source", _S)]
+    ),
     "dialogues": pa.schema(
         [
             ("tick", _I),
@@ -96,6 +100,28 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("memory_id", _I),
             ("text", _S),
             ("evidence_ids", _S),  # comma-separated memory ids
+            ("answer_source", _S),
+        ]
+    ),
+    # The agent's inner thought and dominant emotion each time it is updated.
+    "thoughts": pa.schema(
+        [
+            ("tick", _I),
+            ("agent_id", _I),
+            ("thought", _S),
+            ("emotion", _S),
+            ("intensity", _F),
+            ("answer_source", _S),
+        ]
+    ),
+    # One row per memory whose importance was rated (not given or configured by topic).
+    "importance": pa.schema(
+        [
+            ("tick", _I),
+            ("agent_id", _I),
+            ("memory_id", _I),
+            ("topic", _S),
+            ("importance", _F),
             ("answer_source", _S),
         ]
     ),

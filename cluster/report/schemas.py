@@ -75,6 +75,33 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "agent_id": _AGENT,
             "kind": "Event kind (reaction, ignored, policy, all_clear, ...).",
             "detail": "The event's text or what the agent decided.",
+            "answer_source": "For a model's decision (reaction, replan): "
+            + _SOURCE[0].lower()
+            + _SOURCE[1:]
+            + " Empty for an event that is no model answer.",
+        },
+    ),
+    "thoughts": (
+        "One row per update of an agent's inner thought and dominant emotion.",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "thought": "The agent's inner thought.",
+            "emotion": "Its dominant emotion (sadness, joy, fear, disgust, anger, surprise).",
+            "intensity": "The emotion's intensity, 0..1.",
+            "answer_source": _SOURCE,
+        },
+    ),
+    "importance": (
+        "One row per memory whose importance was rated (memories with a given or configured "
+        "importance have none).",
+        {
+            "tick": _TICK,
+            "agent_id": _AGENT,
+            "memory_id": "Id of the memory in the agent's memory stream.",
+            "topic": "The memory's topic (event, activity, dialogue, cognition, ...).",
+            "importance": "Rated importance, 0..1 (the 1..10 poignancy over 10).",
+            "answer_source": _SOURCE,
         },
     ),
     "dialogues": (

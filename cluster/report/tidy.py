@@ -22,7 +22,7 @@ from societas.cluster.report.data import Arm, ReportInputError, RunData, discove
 
 FORMATS = ("parquet", "csv", "duckdb")
 COLUMNS = ("arm", "seed", "agent_id", "tick", "variable", "value", "source")
-SOURCE_TABLES = ("dialogues", "plans", "reflections", "surveys")
+SOURCE_TABLES = ("dialogues", "plans", "reflections", "surveys", "thoughts", "importance", "events")
 
 
 def _lit(text: str) -> str:
@@ -141,7 +141,8 @@ def _answer_sources(run: RunData) -> dict[str, int]:
         cols = {c[0] for c in run.db.execute(f"DESCRIBE {table}").fetchall()}
         if "answer_source" not in cols:
             continue
-        for source, n in run.rows(f"SELECT answer_source, count(*) FROM {table} GROUP BY 1"):
+        query = f"SELECT answer_source, count(*) FROM {table} WHERE answer_source <> '' GROUP BY 1"
+        for source, n in run.rows(query):
             counts[str(source)] = counts.get(str(source), 0) + int(n)
     return counts
 
