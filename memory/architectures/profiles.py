@@ -135,6 +135,13 @@ class AgentProfiles:
             return None
         return {name: p.importance_decay_per_day for name, p in policy.layers.items()}
 
+    def layer_recency(self, agent_id: int) -> dict[str, float] | None:
+        """The agent's recency constant Q in days per layer (FinMem's e^(−Δ/Q); None: off)."""
+        policy = self._of(agent_id).forgetting
+        if not policy.enabled:
+            return None
+        return {name: p.recency_tau_days for name, p in policy.layers.items()}
+
     def is_cognitive(self, agent_id: int) -> bool:
         return self._of(agent_id).profile == "cognitive"
 

@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from societas.memory.model.associations import AssociationType
 from societas.memory.policies.configs import (
     ContradictionPolicy,
     HabitPolicy,
@@ -199,9 +200,15 @@ def finmem_layers() -> dict[str, LayerPolicy]:
 
 
 def finmem_forgetting() -> ForgettingPolicy:
-    """The `finmem` profile's forgetting: the paper's layers, per-layer retrieval, daily pass."""
+    """The `finmem` profile's forgetting: the paper's layers, per-layer retrieval, daily pass,
+    clean-up that deletes (FinMem drops what falls below the thresholds; `forget: false`
+    moves it to cold instead)."""
     return ForgettingPolicy(
-        enabled=True, layers=finmem_layers(), per_layer_retrieval=True, access_boost=0.05
+        enabled=True,
+        layers=finmem_layers(),
+        per_layer_retrieval=True,
+        access_boost=0.05,
+        forget=True,
     )
 
 
@@ -235,6 +242,10 @@ class ConsolidationPolicy(BaseModel):
     )
 
 
+def _default_type_weights() -> dict[AssociationType, float]:
+    return {"causal": 1.0, "similar": 0.8, "temporal": 0.6, "contradictory": 0.3}
+
+
 class AssociationPolicy(BaseModel):
     """Spreading activation: hits pass a decaying share of their score along links."""
 
@@ -242,13 +253,8 @@ class AssociationPolicy(BaseModel):
 
     decay: float = Field(0.5, gt=0.0, lt=1.0)
     max_hops: int = Field(1, ge=1, le=3)
-    type_weights: dict[Literal["similar", "causal", "temporal", "contradictory"], float] = Field(
-        default_factory=lambda: {
-            "causal": 1.0,
-            "similar": 0.8,
-            "temporal": 0.6,
-            "contradictory": 0.3,
-        },
+    type_weights: dict[AssociationType, float] = Field(
+        default_factory=_default_type_weights,
         description="Share of activation per association type (untyped links are causal).",
     )
 

@@ -122,6 +122,7 @@ class Ranker:
                 with_payload=False,
                 with_vectors=mmr is not None,
                 layer_decay=g.profiles.layer_decay(job.request.agent_id),
+                layer_recency=g.profiles.layer_recency(job.request.agent_id),
                 candidates=self.pool(job),
             )
             for job in jobs
@@ -176,7 +177,15 @@ class Ranker:
                     (self._importance_of(payloads[i], now) for i in got), np.float64, len(got)
                 )
                 read_rows = Numbers(time=times, importance=imps)
-                exact = read_rows.add(base_terms(read_rows, cfg, now))
+                layered = g.profiles.layer_recency(job.request.agent_id)
+                if layered:
+                    read_rows.layer = np.array([payloads[i].get("layer", "short") for i in got])
+                    read_rows.layer_since = np.fromiter(
+                        (payloads[i].get("layer_since", payloads[i]["time"]) for i in got),
+                        np.float64,
+                        len(got),
+                    )
+                exact = read_rows.add(base_terms(read_rows, cfg, now, layer_recency=layered))
                 ids = np.concatenate([ids, p.warm_ids[read]])
                 scores = np.concatenate([scores, exact + gamma * p.warm_rel[read]])
                 job.payloads.update((i, payloads[i]) for i in got)
@@ -255,15 +264,18 @@ class Ranker:
         ids = np.frombuffer(hot.ids, np.int64)[rows]
         times = np.frombuffer(hot.times, np.float64)[rows]
         imps = np.frombuffer(hot.importances, np.float64)[rows]
+        layered = g.profiles.layer_recency(agent)  # FinMem: recency by layer clock
+        layers = np.array([hot.layers[r] for r in rows.tolist()]) if layered else rows
+        since = np.frombuffer(hot.layer_since, np.float64)[rows] if layered else rows
         if g.profiles.forgetting(agent).enabled:
             imps = self._decayed(rows, imps, now, agent)
         oldest_hot_time = float(times.min()) if len(rows) else None
         oldest_hot_id = float(ids.min()) if len(rows) else math.inf
         keep = self._hot_mask(job.filter, rows, times)
         if keep is not None:
-            ids, times, imps = ids[keep], times[keep], imps[keep]
-        hot_rows = Numbers(time=times, importance=imps)
-        base = hot_rows.add(base_terms(hot_rows, cfg, now))
+            ids, times, imps, layers, since = (a[keep] for a in (ids, times, imps, layers, since))
+        hot_rows = Numbers(time=times, importance=imps, layer=layers, layer_since=since)
+        base = hot_rows.add(base_terms(hot_rows, cfg, now, layer_recency=layered))
         by_id = np.argsort(hit_ids)
         sorted_hits = hit_ids[by_id]
         where = np.searchsorted(sorted_hits, ids)
@@ -285,8 +297,10 @@ class Ranker:
         newest = hot.newest_evicted.get(agent)
         if newest is None:
             newest = oldest_hot_time if oldest_hot_time is not None else now
-        # Warm-only memories are older than `newest` and no more important than the agent's most.
-        bound = Numbers(time=min(newest, now), importance=g.max_importance.get(agent, 1.0))
+        # Warm-only memories are older than `newest` and no more important than the agent's
+        # most; a layer clock may have restarted since, so layered recency is bounded by 1.
+        newest = now if layered else min(newest, now)
+        bound = Numbers(time=newest, importance=g.max_importance.get(agent, 1.0))
         warm_base = float(bound.add(base_terms(bound, cfg, now)))
         rest_bound = None
         if warm_only > int(warm.sum()) and (truncated or not relevant_only):

@@ -128,19 +128,43 @@ class ScoreAlgebra(Protocol[N]):
     def layer_is(self, layer: str) -> N: ...  # 1 for memories in `layer`, else 0
 
 
+def _layer_days(alg: ScoreAlgebra[N], now: float) -> N:
+    """Simulated days since the memory's layer clock last restarted (added, moved, read)."""
+    return alg.div(
+        alg.add([alg.constant(now), alg.neg(alg.field("layer_since"))]), alg.constant(86_400.0)
+    )
+
+
 def importance_term(
     alg: ScoreAlgebra[N], now: float, layer_decay: Mapping[str, float] | None = None
 ) -> N:
     """Stored importance, or with forgetting on: importance × f_layer ** days since set."""
     if not layer_decay:
         return alg.field("importance")
-    days = alg.div(
-        alg.add([alg.constant(now), alg.neg(alg.field("layer_since"))]), alg.constant(86_400.0)
-    )
+    days = _layer_days(alg, now)
     return alg.add(
         [
             alg.mul([alg.layer_is(layer), alg.field("importance"), alg.pow(factor, days)])
             for layer, factor in layer_decay.items()
+        ]
+    )
+
+
+def recency_term(
+    alg: ScoreAlgebra[N],
+    config: RetrievalConfig,
+    now: float,
+    layer_recency: Mapping[str, float] | None = None,
+) -> N:
+    """decay_per_hour ** hours since the memory, or with FinMem layers (`layer_recency`:
+    Q in days per layer) e^(−Δ/Q_layer), Δ the days since its layer clock restarted."""
+    if not layer_recency:
+        return alg.recency(now, config)
+    days = _layer_days(alg, now)
+    return alg.add(
+        [
+            alg.mul([alg.layer_is(layer), alg.pow(math.exp(-1.0 / tau), days)])
+            for layer, tau in layer_recency.items()
         ]
     )
 
@@ -160,10 +184,13 @@ def base_terms(
     config: RetrievalConfig,
     now: float,
     layer_decay: Mapping[str, float] | None = None,
+    layer_recency: Mapping[str, float] | None = None,
 ) -> list[N]:
     """α·recency and β·importance: the score's terms that do not depend on the query."""
     return [
-        alg.mul([alg.constant(config.recency_weight), alg.recency(now, config)]),
+        alg.mul(
+            [alg.constant(config.recency_weight), recency_term(alg, config, now, layer_recency)]
+        ),
         alg.mul([alg.constant(config.importance_weight), importance_term(alg, now, layer_decay)]),
     ]
 
@@ -182,10 +209,11 @@ def score_of(
     normalization: str,
     relevance: bool = True,
     layer_decay: Mapping[str, float] | None = None,
+    layer_recency: Mapping[str, float] | None = None,
 ) -> N:
     """α·recency + β·importance + γ·relevance: the one definition of the retrieval score,
     from which every path (RAM, cold, the Qdrant formulas) builds its own."""
-    terms = base_terms(alg, config, now, layer_decay)
+    terms = base_terms(alg, config, now, layer_decay, layer_recency)
     if relevance:
         terms.append(weighted_relevance(alg, config, normalization))
     return alg.add(terms)

@@ -91,6 +91,7 @@ class VectorQuery:
     with_payload: bool = True
     with_vectors: bool = False
     layer_decay: dict[str, float] | None = None  # forgetting on: importance decays per layer
+    layer_recency: dict[str, float] | None = None  # FinMem: recency e^(-days/Q) per layer
     candidates: int | None = None  # memories the formula rescores (default: candidate_limit)
 
 

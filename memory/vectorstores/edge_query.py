@@ -115,7 +115,9 @@ def query_request(q: VectorQuery) -> qe.QueryRequest:
                 filter=edge_filter(q.filter),
             )
         )
-    formula = score_of(EdgeAlgebra(), cfg, q.now, q.normalization, has_relevance, q.layer_decay)
+    formula = score_of(
+        EdgeAlgebra(), cfg, q.now, q.normalization, has_relevance, q.layer_decay, q.layer_recency
+    )
     return qe.QueryRequest(
         limit=q.limit,
         prefetches=stages,

@@ -106,7 +106,13 @@ def query_request(q: VectorQuery, shard_key: str | None) -> models.QueryRequest:
         )
     formula = models.FormulaQuery(
         formula=score_of(
-            QdrantAlgebra(), cfg, q.now, q.normalization, has_relevance, q.layer_decay
+            QdrantAlgebra(),
+            cfg,
+            q.now,
+            q.normalization,
+            has_relevance,
+            q.layer_decay,
+            q.layer_recency,
         ),
         defaults={RELEVANCE: 0.0},
     )

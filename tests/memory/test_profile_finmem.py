@@ -3,6 +3,8 @@ demotion and clean-up by importance thresholds."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from societas.memory import GroupMemoryConfig
@@ -133,3 +135,95 @@ def test_a_scenario_chooses_the_profile():
     assert scenario.memory.policies.forgetting.per_layer_retrieval
     with pytest.raises(ValueError, match="profile"):
         ScenarioConfig.model_validate({"memory": {"profile": "psychic"}})
+
+
+def finmem_score(layer: str, importance: float, days: float) -> float:
+    """By hand: e^(−Δ/Q) + importance × f^Δ with the paper's Q and f of `layer` (γ = 0)."""
+    q, f = {"short": (3, 0.9), "mid": (90, 0.967), "long": (365, 0.988)}.get(layer, (365, 0.988))
+    return math.exp(-days / q) + importance * f**days
+
+
+@pytest.mark.parametrize("path", ["ram", "warm", "engine"])
+async def test_two_day_old_memory_scores_by_its_layer_recency(group_factory, backend, path):
+    retrieval: dict = {"relevance_weight": 0.0}
+    tiers: dict = {"warm_max_age_days": None}
+    if path == "engine":
+        retrieval["mmr_lambda"] = 1.0  # MMR ranks in the engine's formula query
+    if path == "warm":
+        tiers.update(hot_cap_per_agent=1, migrate_every_ticks=1)
+    g = group_factory(backend, profile="finmem", retrieval=retrieval, tiers=tiers)
+    await g.add_agents({1: {}})
+    s = g.agent(1).stream
+    ids = {
+        layer: await s.add(topic, f"{layer} note on grain", importance=0.5)
+        for layer, topic in (("short", "event"), ("mid", "event"), ("long", "event"))
+    }
+    ids["reflection"] = await s.add("reflection", "reflection note on grain", importance=0.5)
+    await g.sync_writes()
+    t0 = g.clock.abs_seconds
+    for layer in ("mid", "long"):
+        await g.store.set_payload([ids[layer]], {"layer": layer, "layer_since": t0})
+        g.hot.set_layer(ids[layer], layer, 0.5, t0)
+    if path == "warm":
+        await g.end_tick()  # all but the newest leave the hot tier
+        assert ids["short"] not in g.hot
+    g.clock.set(g.clock.day + 2, g.clock.t)  # two days later, no access in between
+    hits = {h.id: h for h in await s.search("grain", top_k=4)}
+    for layer, memory_id in ids.items():
+        assert hits[memory_id].layer == layer
+        assert hits[memory_id].score == pytest.approx(finmem_score(layer, 0.5, 2.0), abs=1e-4)
+    # short: e^(−2/3) + 0.5 × 0.9² = 0.9184, not 0.99^48 + 0.5 × 0.9² = 1.0222
+    assert hits[ids["short"]].score == pytest.approx(0.9184, abs=1e-4)
+    await g.close()
+
+
+async def test_promotion_restarts_the_recency_clock(group_factory, backend):
+    forgetting = finmem_forgetting().model_dump()
+    g = group_factory(
+        backend,
+        profile="finmem",
+        retrieval={"relevance_weight": 0.0},
+        policies={"forgetting": forgetting},
+    )
+    await g.add_agents({1: {}})
+    s = g.agent(1).stream
+    memory_id = await s.add("event", "the central bank cut rates", importance=0.9)
+    await g.sync_writes()
+    g.clock.set(g.clock.day + 2, g.clock.t)
+    out = await forgetting_pass(g)  # 0.9 × 0.9² = 0.729 ≥ 0.6: short → mid
+    assert out["promoted"] == 1
+    g.clock.set(g.clock.day + 1, g.clock.t)  # one day in mid, three since it was added
+    (hit,) = await s.search("central bank rates", top_k=1, layers=["mid"])
+    assert hit.id == memory_id and hit.layer == "mid"
+    # Δ restarts at the promotion: e^(−1/90) + 0.729 × 0.967 = 1.6939 (Δ = 3 days: 1.6722)
+    assert hit.score == pytest.approx(math.exp(-1 / 90) + 0.729 * 0.967, abs=1e-4)
+    assert hit.score == pytest.approx(1.6939, abs=1e-4)
+    await g.close()
+
+
+@pytest.mark.parametrize("forget", [None, False])
+async def test_cleanup_deletes_by_default_or_moves_to_cold(group_factory, backend, forget):
+    forgetting = finmem_forgetting().model_dump()
+    if forget is not None:
+        forgetting["forget"] = forget
+    g = group_factory(
+        backend,
+        profile="finmem",
+        policies={"forgetting": forgetting},
+        tiers={"warm_max_age_days": None},
+    )
+    await g.add_agents({1: {}})
+    faint = await g.agent(1).stream.add("event", "a faint rumour", importance=0.04)
+    kept = await g.agent(1).stream.add("event", "a solid report", importance=0.5)
+    await g.sync_writes()
+    out = await forgetting_pass(g)  # 0.04 < 0.05: cleaned up
+    assert out["cleaned_up"] == 1 and g.counters["cleaned_up"] == 1
+    assert (await g.get_by_ids([kept]))[0].text == "a solid report"
+    if forget is None:  # FinMem deletes
+        assert g.counters["forgotten"] == 1 and g.cold.count() == 0
+        with pytest.raises(KeyError):
+            await g.get_by_ids([faint])
+    else:
+        assert g.counters["forgotten"] == 0 and g.cold.all_ids() == {faint}
+        assert (await g.get_by_ids([faint]))[0].text == "a faint rumour"
+    await g.close()
