@@ -104,6 +104,9 @@ class Manifest(BaseModel):
     llm_tasks: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="LLM calls per task up to this tick (all invocations)."
     )
+    llm_models: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="LLM usage per model up to this tick (all invocations)."
+    )
     config: dict[str, Any] = Field(default_factory=dict, description="Run config, no secrets.")
 
 

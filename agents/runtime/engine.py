@@ -26,6 +26,7 @@ from societas.agents.agent import Agent, AgentContext
 from societas.agents.blocks import NEED_KEYS, default_blocks
 from societas.agents.blocks.state import hot_keys_of, kept_of
 from societas.agents.cognition import PendingMemories, ReflectionConfig, Reflector, summarize
+from societas.agents.cognition.persona import plain_names
 from societas.agents.cognition.prompts import set_folder as set_prompt_folder
 from societas.agents.environment import EnvironmentView, SimTime
 from societas.agents.experiments import branching, custom, memory_profiles
@@ -42,7 +43,13 @@ from societas.agents.runtime.hot_state import write_back
 from societas.agents.runtime.memory_checks import judge_contradictions
 from societas.agents.runtime.protocol import GroupStats, Message, StepResult, TurnReply, TurnRequest
 from societas.agents.runtime.results import ResultsWriter, write_window
-from societas.agents.runtime.stats import Deltas, LoopLagMonitor, llm_calls_delta, task_deltas
+from societas.agents.runtime.stats import (
+    Deltas,
+    LoopLagMonitor,
+    llm_calls_delta,
+    model_deltas,
+    task_deltas,
+)
 from societas.agents.runtime.stepping import checked_in_flight, step_agents
 from societas.agents.scenario import Intervention, ScenarioConfig, load_scenario
 from societas.memory import GroupMemory
@@ -111,6 +118,7 @@ class GroupEngine:
         """Generate the population, register this group's agents in memory, build agents."""
         sc = self.scenario
         self.population = pop = population_for(sc)
+        self.reflector.people = plain_names(p.name for p in pop.profiles)
         mem_cfg = sc.memory.model_copy(update={"group_id": self.group_id})
         self.memory = GroupMemory(
             mem_cfg,
@@ -342,6 +350,7 @@ class GroupEngine:
             llm_calls=calls,
             loop_lag=self.loop_lag.drain(),
             llm_tasks=task_deltas(d, self.llm.accounting.snapshot()["tasks"]),
+            llm_models=model_deltas(d, self.llm.accounting),
             llm_stop=self.llm.stop.info() if self.llm.stop is not None else None,
         )
 

@@ -128,6 +128,10 @@ class GroupStats(BaseModel):
         default_factory=dict,
         description="This tick's LLM calls, tokens and json outcomes per task (deltas).",
     )
+    llm_models: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="This tick's requests, tokens, cache hits and cost per model (deltas).",
+    )
     llm_stop: dict[str, str] | None = Field(
         None, description="Set when the gateway asks the run to stop (LLMRunStop.info())."
     )

@@ -25,6 +25,7 @@ class Deltas:
 
     def __init__(self) -> None:
         self._seen: dict[str, int] = {}
+        self._money: dict[str, float] = {}
 
     def __call__(self, key: str, total: int) -> int:
         """total - the total seen at the previous call (the first call: total)."""
@@ -38,6 +39,12 @@ class Deltas:
             del self._seen[key]
         for key, value in totals.items():
             self._seen[prefix + key] = int(value)
+
+    def money(self, key: str, total: float) -> float:
+        """As a call, for a running total in dollars."""
+        delta = total - self._money.get(key, 0.0)
+        self._money[key] = total
+        return delta
 
     def memory(self, counters: Mapping[str, int]) -> dict[str, int]:
         """Deltas of every memory counter (keys as in `GroupMemory.counters`)."""
@@ -54,6 +61,33 @@ def task_deltas(
         if any(got.values()):
             out[task] = got
     return out
+
+
+def model_deltas(deltas: Deltas, accounting: Accounting) -> dict[str, dict[str, float]]:
+    """This tick's requests, tokens, cache hits and cost per model (models with no change
+    left out): what run.json's `llm` sums over ticks and resumes."""
+    out: dict[str, dict[str, float]] = {}
+    for model, usage in sorted(accounting.models.items()):
+        key = f"model.{model}\x00"
+        got: dict[str, float] = {
+            name: deltas(key + name, getattr(usage, name))
+            for name in ("requests", "prompt_tokens", "completion_tokens", "cache_hits")
+        }
+        got["cost_usd"] = deltas.money(key + "cost_usd", usage.cost_usd)
+        if any(got.values()):
+            out[model] = got
+    return out
+
+
+def merge_models(*models: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    """Sum per-model figures of several groups or ticks into one mapping."""
+    out: dict[str, dict[str, float]] = {}
+    for snap in models:
+        for model, figures in snap.items():
+            acc = out.setdefault(model, {})
+            for key, value in figures.items():
+                acc[key] = acc.get(key, 0) + value
+    return dict(sorted(out.items()))
 
 
 def llm_calls_delta(deltas: Deltas, accounting: Accounting) -> list[LLMCalls]:

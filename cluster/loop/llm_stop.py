@@ -14,6 +14,7 @@ from typing import Any
 
 from societas.agents.llm.accounting import merge_tasks
 from societas.agents.llm.errors import LLMBudgetExhausted, LLMRunStop, run_stop_from
+from societas.agents.runtime.stats import merge_models
 
 CheckpointFn = Callable[[int, Sequence[Any]], Awaitable[Any]]
 
@@ -34,11 +35,13 @@ class LLMStopWatch:
         self.handles = handles
         self.spent = 0  # tokens of the run (a resume starts from its checkpoint's)
         self.tasks: dict[str, dict[str, int]] = {}  # per task, summed over groups and ticks
+        self.models: dict[str, dict[str, float]] = {}  # per model, likewise
         self._counted: int | None = None  # the last tick counted
 
-    def carry(self, tasks: dict[str, dict[str, int]]) -> None:
+    def carry(self, tasks: dict[str, dict[str, int]], models: dict[str, dict[str, float]]) -> None:
         """Add what earlier invocations of the run counted (resume: the checkpoint's)."""
         self.tasks = merge_tasks(self.tasks, tasks)
+        self.models = merge_models(self.models, models)
 
     def count(self, report: Any) -> None:
         """Add the tick's per-task deltas and tokens (once per tick, before a checkpoint)."""
@@ -47,6 +50,7 @@ class LLMStopWatch:
         self._counted = report.tick
         self.spent += sum(s.llm_tokens for s in report.groups)
         self.tasks = merge_tasks(self.tasks, *(s.llm_tasks for s in report.groups))
+        self.models = merge_models(self.models, *(s.llm_models for s in report.groups))
 
     def due(self, report: Any) -> LLMRunStop | None:
         """The stop this tick calls for, if any."""

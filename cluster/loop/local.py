@@ -167,7 +167,7 @@ async def run_engines(
     )
     summary.checkpoints = list(result.checkpoints)
     info = {
-        "llm": llm_usage(engines),
+        "llm": result.llm_models,  # per model, over every invocation
         "mode": "local",
         "digest": result.digest,
         "totals": result.totals,
@@ -178,18 +178,6 @@ async def run_engines(
     }
     await asyncio.to_thread(write_run_manifest, out, scenario, summary, info)
     return summary
-
-
-def llm_usage(engines: list[GroupEngine]) -> dict[str, dict[str, float]]:
-    """Per-model usage summed over engines (run.json's `llm`)."""
-    out: dict[str, dict[str, float]] = {}
-    for engine in engines:
-        for model, usage in engine.llm.accounting.snapshot()["models"].items():
-            acc = out.setdefault(model, {})
-            for key, value in usage.items():
-                if isinstance(value, int | float):
-                    acc[key] = acc.get(key, 0) + value
-    return out
 
 
 def drop_results_from(run_dir: Path, tick: int) -> int:

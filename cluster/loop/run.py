@@ -49,6 +49,10 @@ class RunResult(BaseModel):
         default_factory=dict,
         description="LLM calls/tokens/json outcomes per task, summed over the run's resumes.",
     )
+    llm_models: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="LLM requests, tokens, cache hits and cost per model, over the resumes.",
+    )
 
     @property
     def agent_steps_per_s(self) -> float:
@@ -171,6 +175,7 @@ async def run_groups(
             digests=list(digests),
             config=spec.config,
             llm_tasks=watch.tasks,
+            llm_models=watch.models,
         )
         ckpt.write_checkpoint_manifest(spec.run_dir, manifest, holder["c"].pending)
         checkpoints.append(nxt)
@@ -222,7 +227,7 @@ async def run_groups(
                 *(h.restore(str(ckpt.group_dir(spec.run_dir, last, h.group_id))) for h in handles)
             )
             totals.update(manifest.totals)
-            watch.carry(manifest.llm_tasks)  # run.json's llm_tasks cover every invocation
+            watch.carry(manifest.llm_tasks, manifest.llm_models)  # run.json covers every invocation
             watch.spent = int(manifest.totals.get("llm_tokens", 0))  # the budget bounds the run
             digests.extend(manifest.digests)
             coordinator.pending = {h.group_id: inbox.get(h.group_id, []) for h in handles}
@@ -253,6 +258,7 @@ async def run_groups(
         wall_s=time.perf_counter() - started,
         tick_seconds=list(summary.tick_seconds),
         llm_tasks=watch.tasks,
+        llm_models=watch.models,
     )
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     ckpt.write_json_atomic(spec.run_dir / "ray_run.json", result.model_dump(mode="json"))

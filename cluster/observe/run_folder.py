@@ -31,7 +31,7 @@ PROCESSES_FILE = "processes.json"
 RUN_ENV = "SOCIETAS_RUN_ID"  # inherited by every process the run starts (Ray included)
 RUN_MARKERS = (RUN_FILE, CONFIG_FILE, "checkpoints", "results", PROCESSES_FILE)
 Status = Literal["running", "completed", "interrupted", "failed"]
-RUN_SCHEMA_VERSION = 2  # run.json as written now; a record without the field is version 1
+RUN_SCHEMA_VERSION = 3  # run.json as written now; a record without the field is version 1
 PACKAGES = ("societas", "ray", "pyarrow", "pydantic", "qdrant-edge-py", "fastembed", "openai")
 
 
@@ -72,8 +72,9 @@ class RunRecord(BaseModel):
 
     schema_version: int = Field(
         1,
-        description="Layout of this record: 2 since the field exists; a run.json without it "
-        "was written before and reads as 1 (same fields otherwise).",
+        description="Layout of this record: 3 when `llm` (per model) covers every invocation "
+        "of a resumed run, 2 when it covered the last one; a run.json without the field reads "
+        "as 1 (same fields as 2).",
     )
     status: Status
     scenario: str

@@ -159,6 +159,7 @@ def run_on_ray(
             "checkpoints": result.checkpoints,
             "start_tick": result.start_tick,
             "llm_tasks": result.llm_tasks,  # calls, tokens and json outcomes per task
+            "llm": result.llm_models,  # per model, over every invocation
         },
     )
     return summary

@@ -50,7 +50,8 @@ def _llm_totals(run: RunData) -> dict[str, Any]:
     if not by_model:
         total["calls"] = int(run.run.get("llm_requests", 0))
         total["prompt_tokens"] = int(run.run.get("llm_tokens", 0))
-    elif run.run.get("resumed"):  # `llm` is the last invocation; the top level the whole run
+    elif run.run.get("resumed") and int(run.run.get("schema_version", 1)) < 3:
+        # before version 3, a resumed run's `llm` held its last invocation only
         total["calls"] = int(run.run.get("llm_requests", total["calls"]))
     total["fallbacks"] = fallbacks
     total["models"] = ", ".join(by_model) or "—"

@@ -1,6 +1,6 @@
 """`--budget-tokens` bounds the whole run: a resume does not get the budget afresh (it stops
 again at once when the run has spent it), `resume --budget-more N` raises it, and the run
-then ends with the results of an uninterrupted one."""
+then ends with the results and the per-model usage of an uninterrupted one."""
 
 from __future__ import annotations
 
@@ -46,5 +46,9 @@ def test_the_budget_bounds_the_whole_run_and_budget_more_raises_it(tmp_path) -> 
     assert res.returncode == 0, res.stdout + res.stderr
     run = json.loads((cut / "run.json").read_text())
     assert run["status"] == "completed" and run["llm_tokens"] == tokens
+    whole = json.loads((full / "run.json").read_text())["llm"]
+    assert run["llm"] == whole  # per model, over all three invocations
+    assert sum(m["requests"] for m in run["llm"].values()) == run["llm_requests"]
+    assert sum(m["prompt_tokens"] + m["completion_tokens"] for m in run["llm"].values()) == tokens
     for table in ("agent_state", "needs", "llm"):
         assert read_table(full, table).to_pylist() == read_table(cut, table).to_pylist(), table
