@@ -94,7 +94,7 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.sparse_index: SparseIndex | None = SparseIndex() if ram else None
         self.deferred: DeferredStore | None = DeferredStore(self.store, self) if ram else None
         if self.deferred is not None:
-            self.store = self.deferred  # type: ignore[assignment]
+            self.store = self.deferred
         self.hot = HotStore()
         # Warm memories still in RAM columns, not yet in the engine (tiers.warm_in_ram).
         self.warm_rows = HotStore()
@@ -144,12 +144,12 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.kv_index: KVIndex | None = None
         if ram:  # embedded KV attributes: searched from RAM, engine writes batched
             self.kv_index = KVIndex(self.kv_slots)
-            self.kv_store = KVDeferredStore(  # type: ignore[assignment]
+            self.kv_store = KVDeferredStore(
                 self.kv_store, self.kv_index, lambda a, k: self.kv_point[(a, k)], self.counters
             )
         # One batched operation at a time: store calls run on worker threads, and another
         # batch must not see one half applied (hot columns vs the engine), so runs replay.
-        self.op_lock = OwnedLock()
+        self.op_lock: OwnedLock = OwnedLock()
         self.max_importance: dict[int, float] = {}  # per agent: bounds warm-only memories
         self.ranker = Ranker(self)
         self.ram_ranker = RamRanker(self) if self.sparse_index is not None else None

@@ -43,7 +43,7 @@ class SparseVector:
         return cls(indices, values)
 
 
-def packed_views(packed: bytes) -> tuple[memoryview, memoryview]:
+def packed_views(packed: bytes) -> tuple[memoryview[int], memoryview[float]]:
     """Term ids and weights of a `SparseVector.packed` as views (no copy), for scoring."""
     view, half = memoryview(packed), len(packed) // 2
     return view[:half].cast("I"), view[half:].cast("f")

@@ -114,8 +114,8 @@ async def contradiction_pass(group: GroupMemory) -> int:
     found: list[Association] = []
     for start in range(0, len(pairs), policy.batch_size):
         batch = pairs[start : start + policy.batch_size]
-        texts = [(hot.texts[hot.row_of[a]], hot.texts[hot.row_of[b]]) for a, b in batch]
-        verdicts = group.contradiction_judge(texts)
+        pair_texts = [(hot.texts[hot.row_of[a]], hot.texts[hot.row_of[b]]) for a, b in batch]
+        verdicts = group.contradiction_judge(pair_texts)
         if inspect.isawaitable(verdicts):
             verdicts = await verdicts
         verdicts = list(verdicts)

@@ -25,8 +25,8 @@ from societas.memory.policies.configs import (
 
 LAYERS = ("short", "mid", "long", "reflection")
 LayerName = Literal["short", "mid", "long", "reflection"]
-_UP = {"short": "mid", "mid": "long"}
-_DOWN = {"long": "mid", "mid": "short"}
+_UP: dict[LayerName, LayerName] = {"short": "mid", "mid": "long"}
+_DOWN: dict[LayerName, LayerName] = {"long": "mid", "mid": "short"}
 
 
 class LayerPolicy(BaseModel):
@@ -60,7 +60,7 @@ class LayerPolicy(BaseModel):
         return self
 
 
-def _default_layers() -> dict[str, LayerPolicy]:
+def _default_layers() -> dict[LayerName, LayerPolicy]:
     return {
         "short": LayerPolicy(
             importance_decay_per_day=0.9, recency_tau_days=3, promote_at=0.8, cleanup_below=0.05
@@ -103,21 +103,21 @@ class ForgettingPolicy(BaseModel):
         return self
 
     def effective_importance(
-        self, importance: float, layer: str, since: float, now: float
+        self, importance: float, layer: LayerName, since: float, now: float
     ) -> float:
         """Importance decayed per simulated day since it was last set (Python twin of the
         engine formula)."""
         days = max(0.0, now - since) / 86_400.0
-        return importance * self.layers[layer].importance_decay_per_day ** days  # type: ignore[index]
+        return importance * self.layers[layer].importance_decay_per_day ** days
 
-    def layer_recency(self, layer: str, last_access: float, now: float) -> float:
+    def layer_recency(self, layer: LayerName, last_access: float, now: float) -> float:
         return math.exp(
             -max(0.0, now - last_access) / 86_400.0 / self.layers[layer].recency_tau_days
-        )  # type: ignore[index]
+        )
 
-    def _earned(self, layer: str, access_count: int) -> bool:
+    def _earned(self, layer: LayerName, access_count: int) -> bool:
         """Whether the access counter alone lifted a memory into `layer` (no demotion then)."""
-        below = self.layers[_DOWN[layer]]  # type: ignore[index]
+        below = self.layers[_DOWN[layer]]
         return below.promote_after_accesses is not None and (
             access_count >= below.promote_after_accesses
         )
@@ -125,14 +125,14 @@ class ForgettingPolicy(BaseModel):
     def decide(
         self,
         importance: float,
-        layer: str,
+        layer: LayerName,
         since: float,
         last_access: float,
         now: float,
         access_count: int = 0,
     ) -> tuple[str, float]:
         """('keep'|'cleanup'|'promote'|'demote', effective importance) for one memory."""
-        policy = self.layers[layer]  # type: ignore[index]
+        policy = self.layers[layer]
         eff = self.effective_importance(importance, layer, since, now)
         if policy.cleanup_below is not None and eff < policy.cleanup_below:
             return "cleanup", eff
@@ -165,7 +165,7 @@ class ForgettingPolicy(BaseModel):
         return "keep", eff
 
 
-def finmem_layers() -> dict[str, LayerPolicy]:
+def finmem_layers() -> dict[LayerName, LayerPolicy]:
     """FinMem's layer settings (Yu et al. 2023, its released config), importance on 0–1.
 
     Recency factors 3 / 90 / 365 days, importance decays 0.9 / 0.967 / 0.988 per day, jump
@@ -212,12 +212,12 @@ def finmem_forgetting() -> ForgettingPolicy:
     )
 
 
-def initial_layer(topic: str) -> str:
+def initial_layer(topic: str) -> LayerName:
     """Reflections live in their own layer; everything else starts short-term."""
     return "reflection" if topic == "reflection" else "short"
 
 
-def next_layer(layer: str, action: str) -> str:
+def next_layer(layer: LayerName, action: str) -> LayerName:
     return _UP[layer] if action == "promote" else _DOWN[layer]
 
 

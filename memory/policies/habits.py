@@ -138,25 +138,26 @@ class HabitTracker:
             out["habits_new"] = len(due)
         strengthened, self.strengthened = sorted(self.strengthened), set()
         writes: dict[float, list[int]] = {}
-        ids = [self.habits[k].memory_id for k in strengthened]
-        alive = await group.store.retrieve(ids) if ids else {}  # type: ignore[arg-type]
-        for key in strengthened:
+        written: list[tuple[HabitKey, _Habit, int]] = []
+        for key in strengthened:  # only written habits are strengthened: each has its id
             habit = self.habits[key]
-            if habit.memory_id not in alive and habit.memory_id not in group.hot:
+            if habit.memory_id is not None:
+                written.append((key, habit, habit.memory_id))
+        ids = [memory_id for _, _, memory_id in written]
+        alive = await group.store.retrieve(ids) if ids else {}
+        for key, habit, memory_id in written:
+            if memory_id not in alive and memory_id not in group.hot:
                 continue  # moved to cold or forgotten: read-only now
             habit.importance = min(1.0, habit.importance + policy.strengthen_by)
-            writes.setdefault(habit.importance, []).append(habit.memory_id)  # type: ignore[arg-type]
-            if habit.memory_id in group.hot:
-                row = group.hot.row_of[habit.memory_id]  # type: ignore[index]
+            writes.setdefault(habit.importance, []).append(memory_id)
+            if memory_id in group.hot:
+                row = group.hot.row_of[memory_id]
                 group.hot.set_layer(
-                    habit.memory_id,  # type: ignore[arg-type]
-                    group.hot.layers[row],
-                    habit.importance,
-                    group.hot.layer_since[row],
+                    memory_id, group.hot.layers[row], habit.importance, group.hot.layer_since[row]
                 )
             if habit.importance > group.max_importance.get(key[0], -1.0):
                 group.max_importance[key[0]] = habit.importance  # the ranker's bound
-        for importance, ids in sorted(writes.items()):  # write-behind stores patch pending ones
-            await group.store.set_payload(ids, {"importance": importance})
+        for importance, members in sorted(writes.items()):  # write-behind stores patch pending
+            await group.store.set_payload(members, {"importance": importance})
         out["habits_strengthened"] = sum(len(v) for v in writes.values())
         return out

@@ -162,16 +162,16 @@ async def consolidation_pass(group: GroupMemory) -> int:
         for i, seed in enumerate(memories):
             if i in taken:
                 continue
-            members = [i] + [
+            similar = [i] + [
                 j
                 for j in range(i + 1, len(memories))
                 if j not in taken
                 and (not policy.same_topic or memories[j]["topic"] == seed["topic"])
                 and text_cosine(vectors[i], vectors[j]) >= policy.similarity
             ]
-            if len(members) >= policy.min_group:
-                taken.update(members)
-                clusters.append((agent_id, [memories[j] for j in members]))
+            if len(similar) >= policy.min_group:
+                taken.update(similar)
+                clusters.append((agent_id, [memories[j] for j in similar]))
     if not clusters:
         return 0
     summaries = []

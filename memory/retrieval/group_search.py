@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -28,13 +28,15 @@ if TYPE_CHECKING:
     from societas.memory.architectures.finmem import BoostLedger
     from societas.memory.architectures.profiles import AgentProfiles
     from societas.memory.embedding import Embedder, TextVectors
+    from societas.memory.group import GroupMemory
     from societas.memory.model.clock import SimClock
     from societas.memory.model.config import GroupMemoryConfig
     from societas.memory.model.records_meta import AccessLedger
     from societas.memory.retrieval.ranking import Ranker
     from societas.memory.store.deferred_store import DeferredStore
     from societas.memory.store.hot_store import HotStore
-    from societas.memory.store.write_queue import WriteQueue
+    from societas.memory.store.id_map import IdMap
+    from societas.memory.store.write_queue import OwnedLock, WriteQueue
     from societas.memory.tiers.access_log import AccessLog
     from societas.memory.tiers.cold import ColdStore
     from societas.memory.vectorstores import VectorStore
@@ -61,11 +63,14 @@ class GroupSearch:
     expiring: dict[int, float]
     deferred: DeferredStore | None
     warm_rows: HotStore
-    op_lock: asyncio.Lock
+    op_lock: OwnedLock
     known_agents: set[int]
     writes: WriteQueue
 
     if TYPE_CHECKING:  # provided by GroupMemory
+
+        @property
+        def unsent(self) -> IdMap | None: ...
 
         def require_agent(self, agent_id: int) -> None: ...
 
@@ -159,14 +164,15 @@ class GroupSearch:
             rows = [None if r < 0 else r for r in row_of.get_array(ids).tolist()]
         results: list[list[MemoryHit]] = []
         if None not in rows:  # every hit hot (the usual case): one batch, cut per request
-            hits = HotHits(self.hot).many(ids, scores, rows)
+            hits = HotHits(self.hot).many(ids, scores, cast("list[int]", rows))
             start = 0
             for count in counts:
                 results.append(hits[start : start + count])
                 start += count
             return results
         warm_at = [j for j, row in enumerate(rows) if row is None]
-        pending_hits = waiting_warm_hits(self, ids, scores, warm_at)  # from RAM columns, now
+        group = cast("GroupMemory", self)  # the one class this mixes into
+        pending_hits = waiting_warm_hits(group, ids, scores, warm_at)  # from RAM columns, now
         warm_ids = [ids[j] for j in warm_at if j not in pending_hits]
         records = {}
         if warm_ids:  # read from the engine: that may wait, so hot rows are looked up after
@@ -176,7 +182,9 @@ class GroupSearch:
         hot_at = [j for j, row in enumerate(rows) if row is not None]
         hot_hits = iter(
             HotHits(self.hot).many(
-                [ids[j] for j in hot_at], [scores[j] for j in hot_at], [rows[j] for j in hot_at]
+                [ids[j] for j in hot_at],
+                [scores[j] for j in hot_at],
+                [row for row in rows if row is not None],
             )
         )  # taken below in the same order
         start = 0
@@ -196,7 +204,7 @@ class GroupSearch:
     async def _record_access(self, hits: Sequence[MemoryHit]) -> None:
         """Forgetting on: a retrieved memory gains importance and its decay clock restarts
         (in RAM; the store gets them on the tier schedule: memory.architectures.finmem)."""
-        self.boosts.record(self, hits)  # type: ignore[arg-type]
+        self.boosts.record(cast("GroupMemory", self), hits)  # the one class this mixes into
 
     async def _spread(self, r: SearchRequest, hits: list[MemoryHit]) -> list[MemoryHit]:
         """Spreading activation: linked memories get a hit's score × decay per hop × the

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from societas.memory.retrieval.ranking import RankJob, has_terms
 from societas.memory.retrieval.scoring import Numbers, base_terms, weighted_relevance
@@ -20,7 +21,7 @@ from societas.memory.vectorstores import ScoredPoint
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
-    from societas.memory.retrieval.sparse_index import AgentPostings, SparseIndex
+    from societas.memory.retrieval.sparse_index import AgentPostings
 
 
 # Searches in a batch from which the top k of all of them is taken at once (_take_tops):
@@ -65,8 +66,11 @@ class RamRanker:
         agents = index.agents
         query_weights = index.query_weights
         f64 = np.float64
-        found = [(job, agents.get(job.request.agent_id)) for job in jobs]
-        found = [(job, p) for job, p in found if p is not None and len(p)]
+        found = [
+            (job, p)
+            for job in jobs
+            if (p := agents.get(job.request.agent_id)) is not None and len(p)
+        ]
         if not found:
             return
         # α·recency + β·importance of every row of the batch's agents in one pass (a few
@@ -78,27 +82,30 @@ class RamRanker:
         base = rows.add(base_terms(rows, cfg, now))
         segmented = len(found) >= SEGMENTED_AT
         raw_all = np.zeros(len(base))  # every search's raw relevance, in its own slice
-        masks: list[np.ndarray | None] = []
+        masks: list[NDArray[np.bool_] | None] = []
         end = 0
         for job, p in found:
             r = job.request
             n_all = len(p.ids)
             start, end = end, end + n_all
-            mask = None
+            mask: NDArray[np.bool_] | None = None
             if "warm" not in r.tiers:  # hot only: the rows still in RAM columns
-                mask = np.fromiter((i in hot_ids for i in p.ids), bool, n_all)
+                mask = np.fromiter((i in hot_ids for i in p.ids), np.bool_, n_all)
             if r.topic is not None:
-                hit = _topic_mask(index, p, r.topic)
-                mask = hit if mask is None else mask & hit  # type: ignore[operator]
+                hit = np.frombuffer(p.topics, np.uint16) == index.topic_id_of(r.topic)
+                mask = hit if mask is None else mask & hit
             if r.day_range is not None:
                 times = np.frombuffer(p.times, f64)
                 first, last = r.day_range[0] * 86_400.0, (r.day_range[1] + 1) * 86_400.0
                 inside = (times >= first) & (times < last)
                 mask = inside if mask is None else mask & inside
             if expiring:
-                alive = np.fromiter((expiring.get(i, math.inf) > now for i in p.ids), bool, n_all)
+                alive = np.fromiter(
+                    (expiring.get(i, math.inf) > now for i in p.ids), np.bool_, n_all
+                )
                 mask = alive if mask is None else mask & alive
-            raw = index.relevance(p, query_weights(job.vectors.sparse))
+            sparse = job.vectors.sparse
+            raw = None if sparse is None else index.relevance(p, query_weights(sparse))
             if relevant_only_cfg and has_terms(job.vectors):
                 relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)
                 mask = relevant if mask is None else mask & relevant
@@ -120,9 +127,9 @@ class RamRanker:
                     score[~mask] = -np.inf
                 picks.append((job, p, min(job.limit, n)))
             elif n:
-                rows = None if mask is None else mask.nonzero()[0]
-                chosen = score if rows is None else score[rows]
-                job.hits = _top(p, chosen, rows, min(job.limit, n))
+                kept = None if mask is None else mask.nonzero()[0]
+                chosen = score if kept is None else score[kept]
+                job.hits = _top(p, chosen, kept, min(job.limit, n))
         if picks:
             _take_tops(base, picks)
 
@@ -171,10 +178,3 @@ def _top(p: AgentPostings, score: np.ndarray, rows: np.ndarray | None, k: int) -
         out.append(ScoredPoint(ids[i] if rows is None else ids[int(rows[i])], float(score[i])))
         score[i] = -np.inf
     return out
-
-
-def _topic_mask(index: SparseIndex, p: AgentPostings, topic: str | None) -> np.ndarray | None:
-    """Which of an agent's memories have `topic` (None: no topic asked, every one)."""
-    if topic is None:
-        return None
-    return np.frombuffer(p.topics, np.uint16) == index.topic_id_of(topic)

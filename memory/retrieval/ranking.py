@@ -112,7 +112,7 @@ class Ranker:
         queries = [
             VectorQuery(
                 vectors=job.vectors,
-                filter=job.filter,
+                filter=_engine_filter(job),
                 # Room beyond the limit: the engine breaks exact score ties at random, so the
                 # final order (score, then newest id) is decided here, reproducibly.
                 limit=job.limit + TIE_MARGIN if mmr is None else max(job.limit * 4, job.limit + 8),
@@ -147,7 +147,7 @@ class Ranker:
             [
                 VectorQuery(
                     vectors=j.vectors,
-                    filter=j.filter,
+                    filter=_engine_filter(j),
                     limit=cfg.candidate_limit,
                     with_payload=False,
                 )
@@ -222,7 +222,9 @@ class Ranker:
     def _decayed(self, rows: np.ndarray, imps: np.ndarray, now: float, agent: int) -> np.ndarray:
         """Forgetting on: hot importances × the layer's daily decay ** days since set."""
         hot, forgetting = self.group.hot, self.group.profiles.forgetting(agent)
-        per_day = {name: p.importance_decay_per_day for name, p in forgetting.layers.items()}
+        per_day: dict[str | None, float] = {
+            name: p.importance_decay_per_day for name, p in forgetting.layers.items()
+        }
         layers = hot.layers
         factor = np.fromiter((per_day[layers[r]] for r in rows.tolist()), np.float64, len(rows))
         since = np.frombuffer(hot.layer_since, np.float64)[rows]
@@ -271,7 +273,7 @@ class Ranker:
             imps = self._decayed(rows, imps, now, agent)
         oldest_hot_time = float(times.min()) if len(rows) else None
         oldest_hot_id = float(ids.min()) if len(rows) else math.inf
-        keep = self._hot_mask(job.filter, rows, times)
+        keep = self._hot_mask(_engine_filter(job), rows, times)
         if keep is not None:
             ids, times, imps, layers, since = (a[keep] for a in (ids, times, imps, layers, since))
         hot_rows = Numbers(time=times, importance=imps, layer=layers, layer_since=since)
@@ -358,6 +360,12 @@ class Ranker:
                 mask, np.fromiter((layers[r] in wanted_layers for r in rows.tolist()), bool)
             )
         return mask
+
+
+def _engine_filter(job: RankJob) -> PointFilter:
+    """The filter `Ranker.rank` set on every job before the engine paths see it."""
+    assert job.filter is not None
+    return job.filter
 
 
 def _kth(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[float, float] | None:

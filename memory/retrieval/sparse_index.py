@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from societas.memory.embedding.base import SparseVector
 
@@ -107,12 +108,12 @@ class SparseIndex:
     def vector(self, agent_id: int, memory_id: int) -> SparseVector | None:
         p = self.agents.get(agent_id)
         row = p.row(memory_id) if p is not None else -1
-        return None if row < 0 else p.vector(row)
+        return None if p is None or row < 0 else p.vector(row)
 
     def set_importance(self, agent_id: int, memory_id: int, importance: float) -> None:
         p = self.agents.get(agent_id)
         row = p.row(memory_id) if p is not None else -1
-        if row >= 0:
+        if p is not None and row >= 0:
             p.importances[row] = importance
 
     def remove(self, pairs: Iterable[tuple[int, int]]) -> int:
@@ -170,6 +171,7 @@ class SparseIndex:
         if not weights or not p.terms:
             return None
         terms = np.frombuffer(p.terms, np.uint32)
+        w_at: np.float64 | NDArray[np.float64]
         if len(weights) == 1:
             term, w = weights[0]
             at = (terms == term).nonzero()[0]

@@ -37,14 +37,14 @@ log = logging.getLogger(__name__)
 
 def _index_params(kind: str, mmap: bool) -> Any:
     """A payload index; `mmap`: mmapped once its segment is optimized (`Cold`)."""
-    placed = {"memory": qe.Memory.Cold} if mmap else {}
+    cold = qe.Memory.Cold if mmap else None
     if kind == "integer_tenant":
-        return qe.IntegerIndexParams(lookup=True, range=False, is_principal=True, **placed)
+        return qe.IntegerIndexParams(lookup=True, range=False, is_principal=True, memory=cold)
     if kind == "integer":
-        return qe.IntegerIndexParams(lookup=True, range=True, **placed)
+        return qe.IntegerIndexParams(lookup=True, range=True, memory=cold)
     if kind == "float":
-        return qe.FloatIndexParams(**placed)
-    return qe.KeywordIndexParams(**placed)
+        return qe.FloatIndexParams(memory=cold)
+    return qe.KeywordIndexParams(memory=cold)
 
 
 def _edge_vectors(vectors: TextVectors) -> dict[str, Any]:
@@ -52,7 +52,9 @@ def _edge_vectors(vectors: TextVectors) -> dict[str, Any]:
     if vectors.dense is not None:
         named[DENSE] = list(vectors.dense)
     if vectors.sparse is not None:
-        named[SPARSE] = qe.SparseVector(vectors.sparse.indices, vectors.sparse.values)
+        named[SPARSE] = qe.SparseVector(
+            vectors.sparse.indices.tolist(), vectors.sparse.values.tolist()
+        )
     return named
 
 
@@ -150,7 +152,7 @@ class EdgeVectorStore:
     def _retrieve_now(self, ids: Sequence[int], vectors: bool) -> Any:
         out: list[Any] = []
         for start in range(0, len(ids), CHUNK_POINTS * 4):
-            chunk = list(ids[start : start + CHUNK_POINTS * 4])
+            chunk: list[qe.PointId] = list(ids[start : start + CHUNK_POINTS * 4])
             out.extend(self._shard.retrieve(chunk, with_payload=True, with_vector=vectors))
         return out
 
@@ -165,9 +167,10 @@ class EdgeVectorStore:
             return []
         return self._scored(await self._run(self._retrieve_now, ids, True))
 
-    def _update_now(self, make: Callable[[list[int]], Any], ids: Sequence[int]) -> None:
+    def _update_now(self, make: Callable[[list[qe.PointId]], Any], ids: Sequence[int]) -> None:
         for start in range(0, len(ids), CHUNK_POINTS * 4):
-            self._shard.update(make(list(ids[start : start + CHUNK_POINTS * 4])))
+            chunk: list[qe.PointId] = list(ids[start : start + CHUNK_POINTS * 4])
+            self._shard.update(make(chunk))
 
     async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
         if ids:
@@ -277,5 +280,5 @@ class EdgeVectorStore:
         self._worker.shutdown(wait=True)
 
 
-def _set_payload_op(ids: list[int], payload: dict[str, Any]) -> Any:
+def _set_payload_op(ids: list[qe.PointId], payload: dict[str, Any]) -> Any:
     return qe.UpdateOperation.set_payload(ids, payload)

@@ -24,28 +24,33 @@ def shard_config(spec: dict[str, Any], sealing: bool = False) -> Any:
     """The shard's config from `spec` (`dense`: (name, size) or None, `sparse`: name or None,
     `mmap`: vectors, payload and ids placed `Cold`, i.e. mmapped once optimized); `sealing`
     (the child) turns every appendable segment into an optimized one."""
-    placed = {"memory": qe.Memory.Cold} if spec.get("mmap") else {}
+    cold = qe.Memory.Cold if spec.get("mmap") else None
     dense, sparse = spec.get("dense"), spec.get("sparse")
     vectors = (
-        {dense[0]: qe.EdgeVectorParams(size=dense[1], distance=qe.Distance.Cosine, **placed)}
+        {dense[0]: qe.EdgeVectorParams(size=dense[1], distance=qe.Distance.Cosine, memory=cold)}
         if dense
         else None
     )
     sparse_vectors = (
-        {sparse: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, **placed)} if sparse else None
+        {sparse: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=cold)}
+        if sparse
+        else None
     )
-    # Vacuum every segment with deleted points: until then Qdrant's IDF still counts them.
-    thresholds: dict[str, Any] = {"deleted_threshold": 0.0, "vacuum_min_vector_number": 1}
-    if sealing:
-        thresholds.update(indexing_threshold=1, default_segment_number=SEGMENTS)
-    placement = {"payload_memory": qe.Memory.Cold, "id_tracker_memory": qe.Memory.Cold}
     return qe.EdgeConfig(
         vectors=vectors,
         sparse_vectors=sparse_vectors,
-        optimizers=qe.EdgeOptimizersConfig(**thresholds),
-        **(placement if spec.get("mmap") else {}),
+        # Vacuum every segment with deleted points: until then Qdrant's IDF still counts them.
+        optimizers=qe.EdgeOptimizersConfig(
+            deleted_threshold=0.0,
+            vacuum_min_vector_number=1,
+            indexing_threshold=1 if sealing else None,
+            default_segment_number=SEGMENTS if sealing else None,
+        ),
+        payload_memory=cold,
+        id_tracker_memory=cold,
         # No write-ahead log: a shard is never reopened after a crash (a lost group is
         # rebuilt from its last checkpoint, taken after `flush`), and the WAL's mmapped
+        # segments cost RAM for every point.
         wal_enabled=False,
     )
 
