@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -19,6 +19,17 @@ def plain_name(name: str) -> str:
     """A person's name as prompts show it: without the id a population adds to make names
     unique ('Hugo Adams 7' -> 'Hugo Adams'; a model would read the number as part of it)."""
     return _ID_SUFFIX.sub("", name.strip()) or name
+
+
+def plain_names(names: Iterable[str]) -> tuple[str, ...]:
+    """A population's names as prompts show them, sorted, each once: who exists, for the
+    meaning check that re-asks an answer naming anyone else."""
+    return tuple(sorted({plain_name(n) for n in names}))
+
+
+def named(people: Sequence[str]) -> dict[str, Any]:
+    """A call's context entry naming the population (`people`), none when not given."""
+    return {"people": people} if people else {}
 
 
 _PROFILE_KEYS = ("name", "age", "occupation", "personality", "home", "work")

@@ -9,10 +9,19 @@ stream (topic "plan"), with its importance rated like any memory.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
-from societas.agents.cognition.persona import Persona, describe, fmt_needs, lines, persona, recall
+from societas.agents.cognition.persona import (
+    Persona,
+    describe,
+    fmt_needs,
+    lines,
+    named,
+    persona,
+    recall,
+)
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.plan_checks import FALLBACK_LOCATION
@@ -80,9 +89,11 @@ async def plan_day(
     writer: MemoryWriter | None = None,
     p: Persona | None = None,
     store: bool = True,
+    people: Sequence[str] = (),
 ) -> DailyPlan:
     """Make and store today's plan from profile, needs, mood and relevant memories
-    (`store=False`: the caller keeps it, e.g. in hot state written back in a batch)."""
+    (`store=False`: the caller keeps it, e.g. in hot state written back in a batch);
+    `people` (the population's plain names): a plan naming anyone else is re-asked."""
     p = p or await persona(mem)
     hits = await recall(mem, f"{p.name} plans goals today", top_k=5)
     plan = await llm.json(
@@ -106,6 +117,7 @@ async def plan_day(
             "day": day,
             "places": p.known_places(),
             **p.feeling(),
+            **named(people),
         },
         seed=mem.agent_id * 100003 + day,
         fallback=lambda: default_plan(p),
@@ -128,10 +140,11 @@ async def decompose_hour(
     writer: MemoryWriter | None = None,
     p: Persona | None = None,
     store: bool = True,
+    people: Sequence[str] = (),
 ) -> HourlyPlan | None:
     """Split the planned activity of `hour` into 5-15 minute actions, stored under
     plan['hourly'][hour] (the hour in progress only: earlier hours are in the stream and
-    the `plans` table) and remembered."""
+    the `plans` table) and remembered; `people` as for `plan_day`."""
     p = p or await persona(mem)
     item = activity_at(p.plan, hour)
     if item is None:
@@ -156,6 +169,7 @@ async def decompose_hour(
             "location": item["location"],
             "hour": hour,
             **p.feeling(),
+            **named(people),
         },
         seed=mem.agent_id * 100003 + hour,
         fallback=lambda: HourlyPlan(
@@ -234,9 +248,11 @@ async def replan_rest_of_day(
     location: str,
     writer: MemoryWriter | None = None,
     p: Persona | None = None,
+    people: Sequence[str] = (),
 ) -> DailyPlan:
     """Re-plan from `hour` to the end of the day, starting with `new_activity`; the items
-    before `hour` and their hourly decompositions stay. Stored and remembered."""
+    before `hour` and their hourly decompositions stay. Stored and remembered; `people` as
+    for `plan_day`."""
     p = p or await persona(mem)
     old = p.plan.get("items", [])
     kept = [i for i in old if i["start_hour"] < hour]
@@ -270,6 +286,7 @@ async def replan_rest_of_day(
             "places": [*p.known_places(), location],
             "profile": p.rules_profile(),
             **p.feeling(),
+            **named(people),
         },
         seed=mem.agent_id * 100003 + day * 24 + hour,
         fallback=lambda: DailyPlan(items=[start, *(PlanItem(**i) for i in later)]),

@@ -3,8 +3,10 @@ of the day from that moment when the agent reacts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
-from societas.agents.cognition.persona import Persona, fmt_needs, lines, persona, recall
+from societas.agents.cognition.persona import Persona, fmt_needs, lines, named, persona, recall
 from societas.agents.cognition.planning import activity_at, replan_rest_of_day
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
@@ -23,9 +25,11 @@ async def react(
     writer: MemoryWriter | None = None,
     importance: float | None = None,
     p: Persona | None = None,
+    people: Sequence[str] = (),
 ) -> Reaction:
     """Remember the event, decide whether to react (persona, plan, mood, needs, memories);
-    if so re-plan the rest of the day from `hour`, starting with the new activity."""
+    if so re-plan the rest of the day from `hour`, starting with the new activity; `people`
+    (the population's plain names): an answer naming anyone else is re-asked."""
     writer = writer or ImmediateWriter(llm)
     p = p or await persona(mem)
     await writer.add(mem, "event", event, location=location, importance=importance)
@@ -53,6 +57,7 @@ async def react(
             "activity": current["activity"],
             "profile": p.rules_profile(),
             **p.feeling(),
+            **named(people),
         },
         seed=mem.agent_id * 100003 + day * 24 + hour,
         fallback=lambda: Reaction(react=False),
@@ -70,5 +75,6 @@ async def react(
             where,
             writer=writer,
             p=p,
+            people=people,
         )
     return reaction

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
-from societas.agents.cognition.persona import Persona, held, lines, persona, recent
+from societas.agents.cognition.persona import Persona, held, lines, named, persona, recent
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.provenance import combine, mark
@@ -48,6 +48,8 @@ class Reflector:
         self.accumulated: dict[int, float] = {}
         self.on_insight: OnInsight | None = None
         self.reflections = 0
+        # The population's plain names: a question or insight naming anyone else is re-asked.
+        self.people: tuple[str, ...] = ()
 
     def get_state(self) -> dict[str, float]:
         """What a checkpoint keeps (JSON keys): each agent's importance accumulated so far."""
@@ -90,7 +92,12 @@ class Reflector:
             ),
             ReflectionQuestions,
             task="reflection_questions",
-            context={"name": p.name, "statements": statements, "n": cfg.n_questions},
+            context={
+                "name": p.name,
+                "statements": statements,
+                "n": cfg.n_questions,
+                **named(self.people),
+            },
             seed=mem.agent_id,
             fallback=lambda: ReflectionQuestions.model_construct(questions=[]),
         )
@@ -146,7 +153,12 @@ class Reflector:
             ),
             ReflectionInsights,
             task="reflection_insights",
-            context={"name": p.name, "question": question, "statements": statements},
+            context={
+                "name": p.name,
+                "question": question,
+                "statements": statements,
+                **named(self.people),
+            },
             seed=mem.agent_id,
             fallback=lambda: ReflectionInsights.model_construct(insights=[]),
         )

@@ -480,11 +480,15 @@ def _day_plan_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _day_plan(value, ctx) or _people(value, ctx)
 
 
+def _hour_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    return _hour(value, ctx) or _people(value, ctx)
+
+
 _BY_TASK = {
     "importance": _importance,
     "daily_plan": _day_plan_checks,
     "replan": _plan_checks,
-    "hourly_plan": _hour,
+    "hourly_plan": _hour_checks,
     "dialogue_turn": _turn_checks,
     "conversation_summary": _summary,
 }
