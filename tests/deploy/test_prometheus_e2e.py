@@ -5,8 +5,6 @@ it reports through its HTTP API equal what the run's Parquet results and stores 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -20,31 +18,10 @@ import yaml
 
 from societas.agents.llm.gateway import RULES_MODEL
 from societas.cluster.observe.metrics import MetricsConfig, RunMetrics
+from tests.debian import debian_binary
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 AGENTS, TICKS = 120, 6
-
-
-def _prometheus() -> str:
-    """Debian's `prometheus` binary: found, or installed with apt-get (as .ci/run does).
-    Skips only where it cannot be installed (no apt-get, or not root)."""
-    found = shutil.which("prometheus")
-    if found:
-        return found
-    apt = shutil.which("apt-get")
-    if apt is None or os.geteuid() != 0:
-        pytest.skip("no `prometheus` binary and no apt-get as root to install Debian's package")
-    for args in (
-        ["update", "-qq"],
-        ["install", "-y", "-qq", "--no-install-recommends", "prometheus"],
-    ):
-        done = subprocess.run(
-            [apt, *args], check=False, capture_output=True, text=True, timeout=600
-        )
-        assert done.returncode == 0, f"apt-get {args[0]} failed: {done.stderr[-2000:]}"
-    found = shutil.which("prometheus")
-    assert found, "apt-get installed prometheus but the binary is not on PATH"
-    return found
 
 
 def _free_port() -> int:
@@ -115,7 +92,7 @@ def test_prometheus_scrapes_counters_equal_to_run_totals(town_run, tmp_path):
     base = f"http://127.0.0.1:{web}"
     proc = subprocess.Popen(
         [
-            _prometheus(),
+            debian_binary("prometheus"),
             f"--config.file={cfg_path}",
             f"--storage.tsdb.path={tmp_path / 'tsdb'}",
             f"--web.listen-address=127.0.0.1:{web}",

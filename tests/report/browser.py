@@ -12,7 +12,6 @@ import base64
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+from tests.debian import debian_binary
 
 FLAGS = [
     "--headless",
@@ -57,8 +58,9 @@ COUNT_CHARTS = """(() => {
 })()"""
 
 
-def chromium_path() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
+def chromium_path() -> str:
+    """Debian's Chromium, installed when missing (skips only where it cannot be)."""
+    return debian_binary("chromium", "chromium", "chromium-browser")
 
 
 @dataclass
@@ -165,7 +167,6 @@ async def _check(url: str, ws_url: str, screenshot: Path, settle_s: float) -> Pa
 def check_page(html: Path, screenshot: Path, settle_s: float = 2.0) -> PageCheck:
     """Open `html` in headless Chromium (fresh profile, no network) and report what it saw."""
     exe = chromium_path()
-    assert exe, "chromium is not installed (apt-get install -y chromium; .ci/run does it)"
     screenshot.parent.mkdir(parents=True, exist_ok=True)
     # Chromium's helper processes (renderer, GPU, crashpad) outlive the browser process for a
     # moment and keep writing into the profile: the whole process group is ended before the

@@ -7,20 +7,15 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
-import pytest
 from typer.testing import CliRunner
 
 from societas.cluster.cli import app
 
-from .browser import check_page, chromium_path
+from .browser import check_page
 from .conftest import ARTIFACTS
 
 SECTIONS = ["run-card", "interventions", "findings", "network", "conversations", "agents"]
 COMPARED = [*SECTIONS[:2], "effects", *SECTIONS[2:]]  # arms compared: the effects table
-pytestmark = pytest.mark.skipif(
-    chromium_path() is None,
-    reason="Debian's chromium is not installed (.ci/run installs it: apt-get install chromium)",
-)
 
 
 class _Links(HTMLParser):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import csv
-import os
-import shutil
 import subprocess
 
 import duckdb
@@ -13,34 +11,13 @@ from typer.testing import CliRunner
 
 from societas.cluster.cli import app
 from societas.cluster.report.examples import TIDY_EXAMPLES, TIDY_R
+from tests.debian import debian_binary
 
 from .test_tidy_export import folder  # noqa: F401  (the two-seed, two-arm run folder)
 
 
-def _rscript() -> str:
-    """Debian's `Rscript`: found, or installed with apt-get (as .ci/run does). Skips only
-    where it cannot be installed (no apt-get, or not root)."""
-    found = shutil.which("Rscript")
-    if found:
-        return found
-    apt = shutil.which("apt-get")
-    if apt is None or os.geteuid() != 0:
-        pytest.skip("no `Rscript` and no apt-get as root to install Debian's r-base-core")
-    for args in (
-        ["update", "-qq"],
-        ["install", "-y", "-qq", "--no-install-recommends", "r-base-core"],
-    ):
-        done = subprocess.run(
-            [apt, *args], check=False, capture_output=True, text=True, timeout=600
-        )
-        assert done.returncode == 0, f"apt-get {args[0]} failed: {done.stderr[-2000:]}"
-    found = shutil.which("Rscript")
-    assert found, "apt-get installed r-base-core but Rscript is not on PATH"
-    return found
-
-
 def test_the_r_example_finds_the_same_paired_effect_as_duckdb(folder, tmp_path):  # noqa: F811
-    rscript = _rscript()
+    rscript = debian_binary("r-base-core", "Rscript")
     csv_out = tmp_path / "T.csv"
     res = CliRunner().invoke(
         app, ["export", str(folder), "--tidy", "--format", "csv", "--out", str(csv_out)]
