@@ -1,4 +1,4 @@
-"""Per-agent views of a group's memory, with the seed's API: `memory.status`, `memory.stream`.
+"""Per-agent views of a group's memory: `memory.status`, `memory.stream`.
 
 Every call is validated at once (a rejected call writes nothing). Status updates apply at
 once and stream adds return their id at once, queued and written in one batch a loop turn

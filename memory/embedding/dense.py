@@ -64,8 +64,8 @@ def assemble_model_dir(model_dir: Path | None) -> Path:
 
 
 class MiniLmEmbedder:
-    """Normalised sentence vectors (cosine): MiniLM 384-d by default (~250 texts/s per core),
-    or the local model `dense_model` describes."""
+    """Normalised sentence vectors (cosine): MiniLM 384-d by default, or the local model
+    `dense_model` describes."""
 
     has_sparse = False
 

@@ -63,7 +63,7 @@ class RetrievalConfig(BaseModel):
         None,
         ge=0,
         le=10_000,
-        description="Deprecated (every memory competes now); 0 means candidates='relevant'.",
+        description="Deprecated (every memory competes); 0 means candidates='relevant'.",
     )
     mmr_lambda: float | None = Field(
         None, ge=0.0, le=1.0, description="Set to diversify results with MMR (1 = no diversity)."

@@ -49,7 +49,7 @@ class TierConfig(BaseModel):
         ge=1,
         le=1_000_000,
         description="Memories moved to cold per Parquet part: each batch's points and their "
-        "Parquet encoding are in RAM at once (20,000 took ~30 MB at a day's tier pass).",
+        "Parquet encoding are in RAM at once.",
     )
     cold_max_parts_per_window: int = Field(
         2, ge=1, description="More parts than this in a day window are merged into one."
@@ -68,8 +68,8 @@ class TierConfig(BaseModel):
     warm_in_ram: bool | None = Field(
         None,
         description="With the RAM index: a memory leaving hot keeps its columns in RAM "
-        "(`GroupMemory.warm_rows`, ~0.3 KB) instead of being written to the vector engine "
-        "(~1.5 KB in an Edge shard's RAM, ~120 µs); it is written, in bulk, when a search needs "
+        "(`GroupMemory.warm_rows`, less than the point costs in an Edge shard's RAM) instead of "
+        "being written to the vector engine; it is written, in bulk, when a search needs "
         "the engine (filters, dense, MMR), before it moves to cold, or never. None: on for "
         "the embedded `edge` backend, off for a Qdrant server (its RAM is not the group's).",
     )
@@ -83,7 +83,7 @@ class TierConfig(BaseModel):
         ge=1,
         description="Edge shards compacted in a child (`vector_store.compact_in_child`): at a "
         "migration pass with this many points written since the last compaction, compact "
-        "even without a move (mmapped: ~0.4 instead of ~1.9 KB of RAM a warm point).",
+        "even without a move (mmapped segments hold a warm point in less RAM).",
     )
 
 

@@ -31,7 +31,7 @@ from societas.memory.vectorstores.edge_seal import seal_in_child, shard_config
 
 __all__ = ["CHUNK_POINTS", "CHUNK_QUERIES", "EdgeVectorStore", "edge_filter"]
 CHUNK_POINTS = 256  # points per write: a write holds the GIL, so chunks keep it short
-CHUNK_QUERIES = 32  # a formula query can take ~0.5 ms: ~16 ms a chunk
+CHUNK_QUERIES = 32  # formula queries per call: a call holds the GIL, so chunks keep it short
 log = logging.getLogger(__name__)
 
 
@@ -92,8 +92,8 @@ class EdgeVectorStore:
         self._config = shard_config(self._spec)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdrant-edge")
         self.unsealed_points = 0  # points written since the last compaction
-        # A write (or a new shard) since the last flush: flushing a clean shard still costs
-        # ~4 ms with the GIL held (it syncs its files), at every migration of every group.
+        # A write (or a new shard) since the last flush: flushing a clean shard still syncs
+        # its files with the GIL held, at every migration of every group.
         self.unflushed = True
         if self.path.exists() and any(self.path.iterdir()):
             self._shard = qe.EdgeShard.load(str(self.path), self._config)
