@@ -61,6 +61,23 @@ def _within(memories: Iterable[Memory], start: float, end: float) -> list[Memory
     return [m for m in memories if start <= m.time <= end and m.topic in EXPERIENCE]
 
 
+def _earliest(memories: Sequence[Memory]) -> list[Memory]:
+    """The memories stored first among `memories` (one tick's worth)."""
+    if not memories:
+        return []
+    first = min(m.time for m in memories)
+    return [m for m in memories if m.time == first]
+
+
+def _names(text: str, name: str) -> bool:
+    """Whether `text` reports talk with `name` (rather than mentions them in passing)."""
+    return text.startswith((f"I talked with {name}", f"{name} told me", f"I told {name}")) or (
+        not text.startswith(("I talked with", "I told", "Hi "))
+        and " told me" not in text[:60]
+        and name in text
+    )
+
+
 def _question(agent: int, kind: str, text: str, evidence: Sequence[Memory]) -> Question | None:
     if not evidence:
         return None
@@ -98,7 +115,7 @@ def questions_for(
         fact = facts[row["fact"]].rstrip(".")
         when = clock.at(row["tick"])
         lines = [m for m in memories if fact.lower() in m.text.lower()]
-        first = _within(lines, when - clock.tick_seconds, when + late)
+        first = _earliest(_within(lines, when - clock.tick_seconds, when + late))
         if row["source"] >= 0:
             source = names[row["source"]]
             told = [m for m in first if source in m.text]
@@ -118,8 +135,8 @@ def questions_for(
     ]
     for row in rng.sample(changes, min(per_kind, len(changes))):
         when = clock.at(row["tick"])
-        activity = row["activity"].lower()
-        evidence = [m for m in _within(memories, when, when + late) if activity in m.text.lower()]
+        doing = f"is going to {row['activity']}".lower()
+        evidence = [m for m in _within(memories, when, when + late) if doing in m.text.lower()]
         at, day = clock.clock_text(row["tick"]), clock.day(row["tick"])
         text = f"What were you doing at {at} on day {day}?"
         keep(_question(agent, "activity", text, evidence))
@@ -134,7 +151,7 @@ def questions_for(
     for other, day in rng.sample(pairs, min(per_kind, len(pairs))):
         ticks = talks[(other, day)]
         start, end = clock.at(min(ticks)) - clock.tick_seconds, clock.at(max(ticks)) + late
-        evidence = [m for m in _within(memories, start, end) if names[other] in m.text]
+        evidence = [m for m in _within(memories, start, end) if _names(m.text, names[other])]
         text = f"What did you and {names[other]} talk about on day {day}?"
         keep(_question(agent, "talk", text, evidence))
     return out, unmatched
