@@ -35,7 +35,9 @@ def side(mode: str, agents: int, ticks: int) -> dict:
     """Run the town in this process and return its figures."""
     from societas.agents.scenario import load_scenario
     from societas.cluster.loop.local import run_local_async
+    from societas.memory.tuning import tune_worker
 
+    tune_worker()  # the process hosts the group, as `societas sim --local` tunes it
     cfg = load_scenario(ROOT / "configs" / "town.yaml").with_overrides(agents=agents, ticks=ticks)
     data = cfg.model_dump(mode="python")
     data["llm"] = {"provider": "rules"}

@@ -41,6 +41,30 @@ def _type_name(value_type: Any) -> str:
     )
 
 
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
+
+
+def private_copy(value: Any, owned: Any = None) -> Any:
+    """A deep copy of a KV value that keeps the lists and dicts of `owned` (a value the memory
+    already holds privately) that `value` still holds at the same key or in the same list: an
+    hourly plan update copies its new steps, not the day's items again. Lists and dicts are
+    walked here (a KV value is JSON-like); anything else goes through `copy.deepcopy`."""
+    cls = type(value)
+    if cls in _ATOMIC or value is owned:
+        return value
+    if cls is dict:
+        prior = owned if type(owned) is dict else {}
+        return {
+            k: v if type(v) in _ATOMIC else private_copy(v, prior.get(k)) for k, v in value.items()
+        }
+    if cls is list:
+        if type(owned) is not list or not owned:
+            return [v if type(v) in _ATOMIC else private_copy(v) for v in value]
+        held = {id(v) for v in owned if type(v) is dict or type(v) is list}
+        return [v if type(v) in _ATOMIC or id(v) in held else private_copy(v) for v in value]
+    return copy.deepcopy(value)
+
+
 def check_value(key: str, type_name: str, value: Any) -> Any:
     """Return `value` if it fits `type_name` (ints widen to float), else raise TypeError."""
     ok: bool
@@ -92,7 +116,7 @@ class MemoryAttribute(BaseModel):
 
     def default(self) -> Any:
         """A fresh copy of the default, so agents never share a mutable default."""
-        return copy.deepcopy(self.default_or_value)
+        return private_copy(self.default_or_value)
 
     def embedding_text(self, value: Any) -> str:
         """The text indexed for this attribute's value."""

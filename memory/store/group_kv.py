@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from societas.memory.embedding.base import SparseVector
-from societas.memory.model.config import check_value
+from societas.memory.model.config import check_value, private_copy
 from societas.memory.model.records import KVHit, KVSearchRequest
 from societas.memory.store.kv_columns import NO_VALUE
 from societas.memory.vectorstores import MemoryPoint, PointFilter, VectorQuery
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
 
 UpdateMode = Literal["replace", "merge"]
 _NOT_SET: Any = object()
+_SCALARS = frozenset({str, int, float, bool})
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +84,7 @@ class GroupKV:
         value = self.kv_by_key[key].get(agent_id, _NOT_SET)
         if value is not _NOT_SET:
             if copy_value and isinstance(value, list | dict):
-                return copy.deepcopy(value)
+                return private_copy(value)
             return value
         derived = self._kv_derived.get(key)
         return attr.default() if derived is None else derived(agent_id)
@@ -107,6 +107,15 @@ class GroupKV:
 
     def check_update(self, agent_id: int, key: str, value: Any, mode: str) -> KVUpdate:
         """Validate one KV write (agent, key, mode, type) without applying it."""
+        attr = self.memory_config.attributes.get(key)
+        if (  # the usual write, a number or str of the attribute's own type: checked inline
+            mode == "replace"
+            and attr is not None
+            and attr.type == type(value).__name__
+            and agent_id in self.known_agents
+            and type(value) in _SCALARS
+        ):
+            return KVUpdate(agent_id, key, value)
         value = self._checked(agent_id, key, value, mode)
         return KVUpdate(agent_id, key, value, "merge" if mode == "merge" else "replace")
 
@@ -265,21 +274,3 @@ class GroupKV:
         """Copies of the agent's KV values (all attributes, or `keys`)."""
         names = list(keys) if keys is not None else list(self.memory_config.attributes)
         return {key: self.kv_get(agent_id, key) for key in names}
-
-
-def private_copy(value: Any, owned: Any) -> Any:
-    """A deep copy of `value` that reuses the lists and dicts of `owned` (the attribute's
-    stored value, already private to the memory) that `value` still holds: an hourly plan
-    update copies its new steps, not the day's items again (each copy was a tick's worth of
-    long-lived blocks scattered among temporaries: allocator fragmentation)."""
-    memo: dict[int, Any] = {}
-    stack = [owned]
-    while stack:
-        obj = stack.pop()
-        if isinstance(obj, dict):
-            memo[id(obj)] = obj
-            stack.extend(obj.values())
-        elif isinstance(obj, list):
-            memo[id(obj)] = obj
-            stack.extend(obj)
-    return copy.deepcopy(value, memo)

@@ -188,3 +188,20 @@ async def test_update_reuses_what_the_memory_already_owns(group):
     fresh = {"items": [{"hour": 8, "activity": "cook"}]}
     await status.update("plan", fresh)
     assert group.kv_peek(1, "plan")["items"] is not fresh["items"]
+
+
+def test_private_copy_keeps_owned_parts_and_copies_the_rest():
+    from societas.memory.model.config import private_copy
+
+    owned = {"day": 1, "items": [{"at": 8, "what": "work"}], "hourly": {"8": [{"m": 0}]}}
+    update = {**owned, "hourly": {"9": [{"m": 5}]}, "extra": ({"a": [1]},)}
+    copied = private_copy(update, owned)
+    assert copied == update and copied is not update
+    assert copied["items"] is owned["items"]  # still held by the update: kept, not copied
+    assert copied["hourly"] is not update["hourly"]
+    assert copied["hourly"]["9"][0] is not update["hourly"]["9"][0]
+    assert copied["extra"][0] is not update["extra"][0]  # other types: a deep copy
+    steps = [owned["items"][0], {"at": 9}]
+    listed = private_copy(steps, owned["items"])
+    assert listed[0] is owned["items"][0] and listed[1] is not steps[1]
+    assert private_copy(owned, owned) is owned
