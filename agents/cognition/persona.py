@@ -167,6 +167,22 @@ async def recent(mem: AgentMemory, top_k: int, **filters: Any) -> list[MemoryHit
     return await held(mem, await mem.stream.search(RECENCY_ONLY, top_k=top_k, **filters), "recent")
 
 
+async def newest(mem: AgentMemory, n: int, pool: int = 4) -> list[MemoryHit]:
+    """The agent's `n` newest memories, oldest first (Generative Agents' 'recent N' read in
+    the order lived): today's memories, then any day's, each from one recency-ranked search
+    of `pool` × `n` candidates, kept in time order."""
+    top_k = min(1000, max(n, pool * n))
+    day = mem.clock.day
+    found = await mem.stream.search(RECENCY_ONLY, top_k=top_k, day_range=(day, day))
+    if len(found) < n:
+        seen = {h.id for h in found}
+        more = await mem.stream.search(RECENCY_ONLY, top_k=top_k)
+        found += [h for h in more if h.id not in seen]
+    chosen = sorted(found, key=lambda h: (h.time, h.id))[-n:]
+    kept = await held(mem, chosen, "recent")
+    return sorted(kept, key=lambda h: (h.time, h.id))
+
+
 async def recall(
     mem: AgentMemory, query: str, top_k: int = 3, today: bool = False, **filters: Any
 ) -> list[MemoryHit]:

@@ -1,6 +1,7 @@
 """Reflection as in Generative Agents: when the importance accumulated since the last
-reflection passes a threshold, ask salient questions about recent memories, retrieve evidence
-per question, infer insights, and store them as `topic="reflection"` memories linked to the
+reflection passes a threshold, ask salient questions about the newest memories (in the order
+they were lived; none asked with fewer than `min_recent`), retrieve evidence per question,
+infer an insight per question, and store them as `topic="reflection"` memories linked to the
 evidence ids."""
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
-from societas.agents.cognition.persona import Persona, held, lines, named, persona, recent
+from societas.agents.cognition.persona import Persona, held, lines, named, newest, persona
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.provenance import combine, mark
 from societas.agents.llm.tasks import Insight, ReflectionInsights, ReflectionQuestions
-from societas.memory import AgentMemory
+from societas.memory import AgentMemory, MemoryHit
+from societas.memory.model.clock import format_time_of_day
 
 # Default trigger, in stored units (rating/10): measured with benchmarks/cognition.py so that
 # a busy agent of the built-in scenarios reflects 1-3 times per simulated day (README;
@@ -33,10 +35,15 @@ class ReflectionConfig(BaseModel):
     threshold: float = Field(
         default=DEFAULT_THRESHOLD, gt=0, description="Accumulated importance trigger."
     )
-    n_recent: int = Field(default=100, ge=1, description="Recent memories the questions see.")
+    n_recent: int = Field(
+        default=30, ge=1, description="Newest memories the questions see, oldest first."
+    )
+    min_recent: int = Field(
+        default=5, ge=1, description="Fewer memories than this: no reflection yet."
+    )
     n_questions: int = Field(default=3, ge=1, le=10)
-    evidence_k: int = Field(default=10, ge=1, description="Memories retrieved per question.")
-    n_insights: int = Field(default=5, ge=1, le=10)
+    evidence_k: int = Field(default=8, ge=1, description="Memories retrieved per question.")
+    n_insights: int = Field(default=1, ge=1, le=10, description="Insights per question.")
 
 
 class Reflector:
@@ -75,19 +82,22 @@ class Reflector:
     async def reflect(self, mem: AgentMemory, writer: MemoryWriter | None = None) -> list[int]:
         """Questions → retrieval → insights stored as reflections linked to their evidence
         (earlier reflections can be evidence too). Returns the ids stored now (a deferred
-        writer stores them at its flush: then the list is empty, `on_insight` reports them)."""
-        cfg, p = self.config, await persona(mem)
-        recent_hits = await recent(mem, cfg.n_recent)
-        self.accumulated[mem.agent_id] = 0.0
-        if not recent_hits:
+        writer stores them at its flush: then the list is empty, `on_insight` reports them).
+        With fewer than `min_recent` memories nothing is asked and the importance stays
+        accumulated, so the agent reflects once it has lived enough."""
+        cfg = self.config
+        recent_hits = await newest(mem, cfg.n_recent)
+        if len(recent_hits) < cfg.min_recent:
             return []
+        self.accumulated[mem.agent_id] = 0.0
+        p = await persona(mem)
         statements = [h.text for h in recent_hits]
         questions = await self.llm.json(
             messages(
                 "reflection_questions",
                 p.system(),
                 name=p.name,
-                statements=lines(statements),
+                statements=lines(stamped(recent_hits)),
                 n=cfg.n_questions,
             ),
             ReflectionQuestions,
@@ -167,3 +177,8 @@ class Reflector:
             evidence = sorted({hits[i - 1].id for i in ins.evidence if 1 <= i <= len(hits)})
             result.append((mark(ins, out.answer_source), evidence))
         return result
+
+
+def stamped(hits: list[MemoryHit]) -> list[str]:
+    """Memories as the seed shows them to the question prompt: '[day 2 09:30] text'."""
+    return [f"[day {h.day} {format_time_of_day(h.t)}] {h.text}" for h in hits]

@@ -24,6 +24,7 @@ HURRICANE = [
     "Neighbours are boarding up windows against the hurricane",
     "The mayor ordered an evacuation of the coast before the hurricane",
     "The shelter at the school opened for evacuation",
+    "A bus takes people to the shelter before the hurricane",
 ]
 
 

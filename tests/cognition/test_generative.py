@@ -52,7 +52,7 @@ async def test_pending_memories_rate_every_agents_memories_in_one_batch(group, l
 
 async def test_reflection_fires_at_the_threshold_not_before_with_evidence(group) -> None:
     llm = LLMGateway({"provider": "rules"})
-    reflector = Reflector(llm, ReflectionConfig(threshold=2.0, n_questions=3))
+    reflector = Reflector(llm, ReflectionConfig(threshold=2.5, n_questions=3))
     pending = PendingMemories(llm, reflector, fixed={"event": 0.5})
     mem = group.agent(1)
     texts = [
@@ -60,15 +60,16 @@ async def test_reflection_fires_at_the_threshold_not_before_with_evidence(group)
         "Neighbours board up windows against the hurricane",
         "The school shelter opened for the hurricane evacuation",
         "The mayor ordered an evacuation before the hurricane",
+        "A bus takes people to the shelter before the hurricane",
     ]
-    for text in texts[:3]:
+    for text in texts[:4]:
         await pending.add(mem, "event", text)
     await pending.flush(group)
-    assert reflector.accumulated[1] == 1.5 and not reflector.due(1)
+    assert reflector.accumulated[1] == 2.0 and not reflector.due(1)
     assert await reflector.maybe_reflect(mem) == []  # below the threshold: nothing
-    await pending.add(mem, "event", texts[3])
+    await pending.add(mem, "event", texts[4])
     await pending.flush(group)
-    assert reflector.due(1)  # 2.0 reached exactly
+    assert reflector.due(1)  # 2.5 reached exactly
     insights: list[tuple[int, int, str, list[int], str]] = []
     reflector.on_insight = lambda *row: insights.append(row)
     assert await reflector.reflect(mem, writer=pending) == []  # deferred to the flush
