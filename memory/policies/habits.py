@@ -150,11 +150,8 @@ class HabitTracker:
                 continue  # moved to cold or forgotten: read-only now
             habit.importance = min(1.0, habit.importance + policy.strengthen_by)
             writes.setdefault(habit.importance, []).append(memory_id)
-            if memory_id in group.hot:
-                row = group.hot.row_of[memory_id]
-                group.hot.set_layer(
-                    memory_id, group.hot.layers[row], habit.importance, group.hot.layer_since[row]
-                )
+            if memory_id in group.hot:  # its layer and layer clock stay
+                group.hot.importances[group.hot.row_of[memory_id]] = habit.importance
             if habit.importance > group.max_importance.get(key[0], -1.0):
                 group.max_importance[key[0]] = habit.importance  # the ranker's bound
         for importance, members in sorted(writes.items()):  # write-behind stores patch pending

@@ -141,8 +141,7 @@ async def importance_pass(group: GroupMemory) -> dict[str, int]:
         if abs(new - f["importance"]) < 1e-9:
             continue
         if memory_id in hot:
-            row = hot.row_of[memory_id]
-            hot.set_layer(memory_id, hot.layers[row], new, hot.layer_since[row])
+            hot.importances[hot.row_of[memory_id]] = new
         importance_writes.setdefault(new, []).append(memory_id)
         agent_id = f["agent_id"]
         if new > group.max_importance.get(agent_id, -1.0):

@@ -27,7 +27,7 @@ from societas.memory.vectorstores import PointFilter, ScoredPoint
 if TYPE_CHECKING:
     from societas.memory.architectures.finmem import BoostLedger
     from societas.memory.architectures.profiles import AgentProfiles
-    from societas.memory.embedding import Embedder, TextVectors
+    from societas.memory.embedding import Embedder, SparseVector, TextVectors
     from societas.memory.group import GroupMemory
     from societas.memory.model.clock import SimClock
     from societas.memory.model.config import GroupMemoryConfig
@@ -275,13 +275,8 @@ class GroupSearch:
 
     @staticmethod
     def _diversify(hits: list[ScoredPoint], top_k: int, lambda_: float) -> list[ScoredPoint]:
-        vectors = [
-            p.vectors.dense
-            if p.vectors and p.vectors.dense is not None
-            else (p.vectors.sparse if p.vectors else None)
-            for p in hits
-        ]
-        if any(v is None for v in vectors):
+        vectors = [v for p in hits if (v := _dense_or_sparse(p.vectors)) is not None]
+        if len(vectors) < len(hits):  # a hit without vectors: MMR cannot compare it
             return hits[:top_k]
         order = mmr_select([p.score for p in hits], vectors, top_k, lambda_)
         return [hits[i] for i in order]
@@ -381,6 +376,13 @@ class GroupSearch:
         """The cognition memories `memory_id` is linked to."""
         (record,) = await self.get_by_ids([memory_id], agent_id)
         return await self.get_by_ids(record.cognition_ids, agent_id)
+
+
+def _dense_or_sparse(vectors: TextVectors | None) -> SparseVector | Sequence[float] | None:
+    """The vector MMR compares: dense when there is one, else sparse."""
+    if vectors is None:
+        return None
+    return vectors.dense if vectors.dense is not None else vectors.sparse
 
 
 def _hit(record: MemoryRecord, score: float, tier: str) -> MemoryHit:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from societas.memory.embedding.base import SparseVector, TextVectors
 
 RelevanceNormalization = Literal["auto", "saturate", "identity", "rrf"]
 N = TypeVar("N")
@@ -285,7 +288,7 @@ def retrieval_score(
     return float(score_of(numbers, config, 0.0, "identity"))
 
 
-def cosine(a: object, b: object) -> float:
+def cosine(a: SparseVector | Sequence[float], b: SparseVector | Sequence[float]) -> float:
     """Cosine of two sparse vectors or two dense sequences (0 when either is empty)."""
     from societas.memory.embedding.base import SparseVector
 
@@ -294,25 +297,29 @@ def cosine(a: object, b: object) -> float:
         dot = sum(v * bd.get(i, 0.0) for i, v in zip(a.indices, a.values, strict=True))
         na = math.sqrt(sum(v * v for v in a.values))
         nb = math.sqrt(sum(v * v for v in b.values))
+    elif isinstance(a, SparseVector) or isinstance(b, SparseVector):
+        raise TypeError("cosine of a sparse and a dense vector")
     else:
-        av, bv = list(a), list(b)  # type: ignore[call-overload]
-        dot = sum(x * y for x, y in zip(av, bv, strict=True))
-        na = math.sqrt(sum(x * x for x in av))
-        nb = math.sqrt(sum(y * y for y in bv))
+        dot = sum(x * y for x, y in zip(a, b, strict=True))
+        na = math.sqrt(sum(x * x for x in a))
+        nb = math.sqrt(sum(y * y for y in b))
     return dot / (na * nb) if na and nb else 0.0
 
 
-def text_cosine(a: object, b: object) -> float:
+def text_cosine(a: TextVectors, b: TextVectors) -> float:
     """Cosine of two embedded texts: dense when both have it, else sparse, else 0."""
-    if a.dense is not None and b.dense is not None:  # type: ignore[attr-defined]
-        return cosine(a.dense, b.dense)  # type: ignore[attr-defined]
-    if a.sparse is None or b.sparse is None:  # type: ignore[attr-defined]
+    if a.dense is not None and b.dense is not None:
+        return cosine(a.dense, b.dense)
+    if a.sparse is None or b.sparse is None:
         return 0.0
-    return cosine(a.sparse, b.sparse)  # type: ignore[attr-defined]
+    return cosine(a.sparse, b.sparse)
 
 
 def mmr_select(
-    scores: Sequence[float], vectors: Sequence[object], top_k: int, lambda_: float
+    scores: Sequence[float],
+    vectors: Sequence[SparseVector | Sequence[float]],
+    top_k: int,
+    lambda_: float,
 ) -> list[int]:
     """Greedy Maximal Marginal Relevance: indexes of `top_k` items, diverse and well scored."""
     remaining = list(range(len(scores)))

@@ -115,7 +115,7 @@ class ColdStore:
             by_window.setdefault(day // self.day_window, []).append(p)
         written = []
         for window, group in sorted(by_window.items()):
-            group.sort(key=lambda p: (p.payload["agent_id"], p.id))  # type: ignore[index]
+            group.sort(key=lambda p: ((p.payload or {})["agent_id"], p.id))
             d0 = window * self.day_window
             folder = self.dir / f"days={d0:05d}-{d0 + self.day_window - 1:05d}"
             part = self._next_part
