@@ -98,7 +98,7 @@ def town(url: str) -> dict[str, Any]:
     import yaml
 
     data = yaml.safe_load(TOWN.read_text())
-    data.update(ticks=3, interventions=[])
+    data.update(ticks=6, interventions=[])
     data["agents"] = {**data["agents"], "count": 3}
     data["network"] = {**data["network"], "k": 2}
     data["social"] = {**data["social"], "chat_prob": 0.0, "message_prob": 0.0}
