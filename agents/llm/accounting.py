@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from societas.agents.llm.config import Price
 from societas.agents.llm.messages import Usage
@@ -156,12 +157,16 @@ class Accounting:
         }
 
 
-def merge_tasks(*snapshots: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-    """Sum per-task counters of several gateways (groups) into one mapping."""
-    out: dict[str, dict[str, int]] = {}
+Number = TypeVar("Number", int, float)
+
+
+def merge_tasks(*snapshots: Mapping[str, Mapping[str, Number]]) -> dict[str, dict[str, Number]]:
+    """Sum per-task (or per-model) counters of several gateways, groups or ticks into one
+    mapping."""
+    out: dict[str, dict[str, Number]] = {}
     for snap in snapshots:
-        for task, counters in snap.items():
-            acc = out.setdefault(task, {})
+        for name, counters in snap.items():
+            acc = out.setdefault(name, {})
             for key, value in counters.items():
                 acc[key] = acc.get(key, 0) + value
     return dict(sorted(out.items()))

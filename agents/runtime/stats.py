@@ -79,17 +79,6 @@ def model_deltas(deltas: Deltas, accounting: Accounting) -> dict[str, dict[str, 
     return out
 
 
-def merge_models(*models: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
-    """Sum per-model figures of several groups or ticks into one mapping."""
-    out: dict[str, dict[str, float]] = {}
-    for snap in models:
-        for model, figures in snap.items():
-            acc = out.setdefault(model, {})
-            for key, value in figures.items():
-                acc[key] = acc.get(key, 0) + value
-    return dict(sorted(out.items()))
-
-
 def llm_calls_delta(deltas: Deltas, accounting: Accounting) -> list[LLMCalls]:
     """This tick's calls per (model, endpoint), latencies as bucket counts; drains them."""
     latencies = accounting.drain_latencies()

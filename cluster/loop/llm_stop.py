@@ -14,7 +14,6 @@ from typing import Any
 
 from societas.agents.llm.accounting import merge_tasks
 from societas.agents.llm.errors import LLMBudgetExhausted, LLMRunStop, run_stop_from
-from societas.agents.runtime.stats import merge_models
 
 CheckpointFn = Callable[[int, Sequence[Any]], Awaitable[Any]]
 
@@ -41,7 +40,7 @@ class LLMStopWatch:
     def carry(self, tasks: dict[str, dict[str, int]], models: dict[str, dict[str, float]]) -> None:
         """Add what earlier invocations of the run counted (resume: the checkpoint's)."""
         self.tasks = merge_tasks(self.tasks, tasks)
-        self.models = merge_models(self.models, models)
+        self.models = merge_tasks(self.models, models)
 
     def count(self, report: Any) -> None:
         """Add the tick's per-task deltas and tokens (once per tick, before a checkpoint)."""
@@ -50,7 +49,7 @@ class LLMStopWatch:
         self._counted = report.tick
         self.spent += sum(s.llm_tokens for s in report.groups)
         self.tasks = merge_tasks(self.tasks, *(s.llm_tasks for s in report.groups))
-        self.models = merge_models(self.models, *(s.llm_models for s in report.groups))
+        self.models = merge_tasks(self.models, *(s.llm_models for s in report.groups))
 
     def due(self, report: Any) -> LLMRunStop | None:
         """The stop this tick calls for, if any."""
