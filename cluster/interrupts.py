@@ -1,6 +1,7 @@
 """Ctrl-C and SIGTERM during a run: the first one asks the run to stop after the current tick
-(it writes a final checkpoint, marks run.json `interrupted` and stops what it started); a
-second Ctrl-C aborts at once."""
+(it writes a final checkpoint, marks run.json `interrupted` and stops what it started; a slow
+model tick is cut short and the last finished tick checkpointed); a second Ctrl-C aborts at
+once."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import signal
 import sys
 from types import FrameType
 from typing import Any
+
+from societas.cluster.loop.run import STOP_GRACE_S
 
 
 class StopFlag:
@@ -35,8 +38,8 @@ class StopFlag:
         if not self.requested:
             print(
                 f"\n{name}: stopping after the current tick and writing a checkpoint; a tick "
-                "still running in 10 s is cut short, its LLM calls cancelled, and the run "
-                "resumes from the last checkpoint (Ctrl-C again to abort at once)",
+                f"still running in {STOP_GRACE_S:.0f} s is cut short, its LLM calls cancelled, "
+                "and the last finished tick is checkpointed (Ctrl-C again to abort at once)",
                 file=sys.stderr,
                 flush=True,
             )

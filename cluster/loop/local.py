@@ -14,6 +14,7 @@ from societas.agents.scenario import ScenarioConfig, load_scenario
 from societas.cluster.checkpoint import last_complete
 from societas.cluster.loop.coordinator import Progress, RunSummary, TickReport
 from societas.cluster.loop.engines import EngineFactory
+from societas.cluster.loop.run import RunInterrupted
 from societas.memory.embedding import Embedder, build_embedder
 
 
@@ -105,7 +106,9 @@ async def run_local_async(
     on_checkpoint: Callable[[int, dict[str, float]], Any] | None = None,
 ) -> RunSummary:
     """Build in-process engines and run them through the same loop as Ray (checkpoints by
-    default, resume from the last complete one, stop on request); returns the summary."""
+    default, resume from the last complete one, stop on request); returns the summary. A
+    stop that cut a tick short ends with a checkpoint of the last finished tick (replayed
+    from the LLM response cache, `catch_up`) where it can."""
     from societas.cluster.cluster_config import cluster_config_of
 
     scenario = load_scenario(config).with_overrides(
@@ -119,17 +122,24 @@ async def run_local_async(
     engines = EngineFactory(
         scenario, ids, out, cfg.agents_in_flight, embedder=embedder, concurrency=concurrency
     ).build_all()
-    return await run_engines(
-        scenario,
-        out,
-        engines,
-        cfg,
-        on_progress=on_progress,
-        on_tick=on_tick,
-        resume=resume,
-        stop=stop,
-        on_checkpoint=on_checkpoint,
-    )
+    try:
+        return await run_engines(
+            scenario,
+            out,
+            engines,
+            cfg,
+            on_progress=on_progress,
+            on_tick=on_tick,
+            resume=resume,
+            stop=stop,
+            on_checkpoint=on_checkpoint,
+        )
+    except RunInterrupted as stopped:  # a cut tick: checkpoint the last finished one
+        from societas.cluster.loop.catch_up import checkpoint_last_finished
+
+        raise await checkpoint_last_finished(
+            scenario, out, cfg, stopped, embedder=embedder, on_checkpoint=on_checkpoint
+        ) from None
 
 
 async def run_engines(

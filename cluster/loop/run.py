@@ -62,16 +62,37 @@ class RunResult(BaseModel):
 
 
 class RunInterrupted(RuntimeError):
-    """The run was asked to stop (Ctrl-C, SIGTERM, `societas stop`) and checkpointed first."""
+    """The run was asked to stop (Ctrl-C, SIGTERM, `societas stop`) and checkpointed first.
 
-    def __init__(self, tick: int, checkpoint: int | None) -> None:
-        where = f"checkpoint tick={checkpoint}" if checkpoint is not None else "no checkpoint"
-        super().__init__(f"interrupted after {tick} ticks ({where})")
+    `tick`: ticks finished; `checkpoint`: the tick a resume starts from. A stop that cut a
+    tick short carries the run's figures after its last finished tick (`totals`,
+    `llm_tasks`, `llm_models`) so a checkpoint taken later for that tick records them."""
+
+    def __init__(
+        self,
+        tick: int,
+        checkpoint: int | None,
+        *,
+        totals: dict[str, float] | None = None,
+        llm_tasks: dict[str, dict[str, int]] | None = None,
+        llm_models: dict[str, dict[str, float]] | None = None,
+        note: str = "",
+    ) -> None:
+        if checkpoint is None:
+            where = "no checkpoint"
+        elif checkpoint == tick:
+            where = f"checkpoint tick={checkpoint}, the last finished tick"
+        else:
+            where = f"checkpoint tick={checkpoint}; ticks {checkpoint}..{tick - 1} run again"
+        super().__init__(f"interrupted after {tick} ticks ({where}){note}")
         self.tick = tick
         self.checkpoint = checkpoint
+        self.totals = dict(totals or {})
+        self.llm_tasks = dict(llm_tasks or {})
+        self.llm_models = dict(llm_models or {})
 
 
-STOP_GRACE_S = 10.0  # a stop asked during a tick waits this long for it, then cuts it short
+STOP_GRACE_S = 4.0  # a stop asked during a tick waits this long for it, then cuts it short
 
 
 async def _cut_short(running: asyncio.Future[Any], stop: Callable[[], bool]) -> bool:
@@ -240,7 +261,14 @@ async def run_groups(
                 if hasattr(h, "abandon_tick"):
                     h.abandon_tick()
             done = finished[-1] + 1 if finished else start
-            raise RunInterrupted(done, checkpoints[-1] if checkpoints else None)
+            last = checkpoints[-1] if checkpoints else (start if resume else None)
+            raise RunInterrupted(
+                done,
+                last,
+                totals=totals,
+                llm_tasks=watch.tasks,
+                llm_models=watch.models,
+            )
         else:
             summary = running.result()
     finally:
