@@ -36,6 +36,7 @@ def test_resumed_run_counts_the_whole_run(tmp_path: Path) -> None:
     for key in ("llm_requests", "llm_tokens", "agent_steps"):
         assert b[key] == a[key] == int(a["totals"][key]), key
     assert b["progress"]["llm_requests"] == a["progress"]["llm_requests"]
+    assert b["llm"] == a["llm"] and a["llm"]  # per model, over both invocations
     assert a["progress"]["tick"] == 6 and b["progress"]["tick"] == 6  # written at the end
     assert b["resumed"] is True and a["resumed"] is False
     assert [s.get("status") for s in b["segments"]] == ["interrupted", None]
