@@ -1,73 +1,215 @@
-"""The `cognitive` memory profile: sensory buffer, attention, working memory, semantic facts
-as a graph, meta-cognition on a schedule and reconsolidation on recall, per agent in RAM.
+"""The `cognitive` memory profile (seed 004), per agent in RAM: a sensory buffer, working
+memory (the current task, active thoughts, recalled memories and facts), attention (L2:
+raw events into observations), consolidation (L3: observations into a fact graph) and
+meta-cognition (L4: a reflection on the agent's own memory whose strategy retunes L2 and L3).
 
-Every `attention_every` raw events become one observation memory; working memory keeps at
-most `working_memory_capacity` items (`prompt_block` is what enters a prompt); facts are
-(subject, relation, object) edges with a graph query; a reflection on the agent's own memory
-is due every `metacognition_every` observations; a recalled memory is rewritten with its
-recall context (`reconsolidate`).
+Each of L2, L3 and L4 runs when one of its triggers fires (`Trigger`): a count of raw
+events since it last ran, a simulated-time interval, an important event, or its inputs
+reaching a capacity. Each run is logged per agent (`Markdown` export in cognitive_group).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections import deque
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+LAYER_NAMES = ("attention", "consolidation", "metacognition")
 
 
-class CognitiveConfig(BaseModel):
-    """Knobs of the cognitive profile (all in raw events or items, per agent)."""
+class Trigger(BaseModel):
+    """When a layer runs: as soon as one of its conditions holds (None: that one is off)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    sensory_buffer_size: int = Field(8, ge=1, le=10_000, description="N raw observations kept.")
+    every: int | None = Field(None, ge=1, description="Count: raw events since it last ran.")
+    every_hours: float | None = Field(
+        None, gt=0.0, description="Time interval: simulated hours since it last ran."
+    )
+    importance_at: float | None = Field(
+        None, ge=0.0, le=1.0, description="Important event: a raw event at least this important."
+    )
+    capacity: int | None = Field(
+        None,
+        ge=1,
+        description="Capacity: inputs waiting (raw events for attention, observations for "
+        "consolidation and meta-cognition).",
+    )
+
+    def due(self, clock: LayerClock, now: float) -> str | None:
+        """The condition that fires now (count, capacity, importance, interval), else None."""
+        if clock.inputs == 0:
+            return None
+        if self.every is not None and clock.events >= self.every:
+            return "count"
+        if self.capacity is not None and clock.inputs >= self.capacity:
+            return "capacity"
+        if self.importance_at is not None and clock.peak >= self.importance_at:
+            return "importance"
+        since = now - clock.last if clock.last is not None else 0.0
+        if self.every_hours is not None and since >= self.every_hours * 3600.0:
+            return "interval"
+        return None
+
+
+class CognitiveConfig(BaseModel):
+    """Knobs of the cognitive profile, per agent; the seed's cadences 10 / 50 / 100."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sensory_buffer_size: int = Field(16, ge=1, le=10_000, description="N raw events kept.")
     perceived_topics: list[str] = Field(
         default_factory=lambda: ["event", "dialogue", "post", "activity", "fact", "observation"],
         description="Memory topics that are raw perception in a run: they enter the sensory "
         "buffer and reach the stream only as attention's observations.",
     )
-    attention_every: int = Field(4, ge=1, description="Raw events summarised into one memory.")
+    attention: Trigger = Field(
+        default_factory=lambda: Trigger(every=10, importance_at=0.8),
+        description="L2: when raw events become one observation memory. A trigger's keys: "
+        "every (raw events since the layer ran), every_hours, importance_at (a raw event this "
+        "important), capacity (inputs waiting); the first that holds fires it.",
+    )
+    consolidation: Trigger = Field(
+        default_factory=lambda: Trigger(every=50, every_hours=24.0),
+        description="L3: when observations become facts (graph and semantic memories).",
+    )
+    metacognition: Trigger = Field(
+        default_factory=lambda: Trigger(every=100, capacity=20),
+        description="L4: when the agent reflects on its memory and retunes L2 and L3.",
+    )
     working_memory_capacity: int = Field(7, ge=1, le=100, description="Items a prompt holds.")
-    consolidate_every: int = Field(8, ge=1, description="Observations per semantic pass (M).")
-    metacognition_every: int = Field(16, ge=1, description="Observations per meta pass (K).")
+    active_thoughts: int = Field(
+        2,
+        ge=0,
+        le=99,
+        description="Working memory slots of the latest thoughts (observations); "
+        "at most the capacity less one, so a recalled memory always fits.",
+    )
+    facts_per_recall: int = Field(
+        3, ge=0, le=100, description="Facts about the query's entities joined to a recall."
+    )
     reconsolidation_boost: float = Field(
         0.05, ge=0.0, le=1.0, description="Importance a memory gains each time it is recalled."
     )
+    decay_per_day: float | None = Field(
+        0.99,
+        gt=0.0,
+        le=1.0,
+        description="Natural decay: importance × this per simulated day since the memory was "
+        "stored or last recalled (None: no decay, Generative Agents' recency).",
+    )
+    recency_days: float = Field(
+        3.0, gt=0.0, description="Natural decay: recency e^(-days/this) since stored or recalled."
+    )
+    log_entries: int = Field(50, ge=0, le=10_000, description="Log lines kept per layer.")
+
+    @model_validator(mode="after")
+    def _fits(self) -> CognitiveConfig:
+        if self.attention.every is None and self.attention.capacity is None:
+            raise ValueError("attention: needs `every` or `capacity`, or perception never lands")
+        if (self.attention.capacity or 0) > self.sensory_buffer_size:
+            raise ValueError(
+                f"attention.capacity ({self.attention.capacity}) must not exceed "
+                f"sensory_buffer_size ({self.sensory_buffer_size}): the buffer never holds more"
+            )
+        return self
 
 
-@dataclass(order=True)
-class WorkingItem:
-    """One item of working memory: ordered by priority, then recency."""
+@dataclass(slots=True)
+class LayerClock:
+    """What a layer has seen since it last ran: raw events, inputs waiting, their peak
+    importance, and when it last ran (None: not yet; the interval counts from the first)."""
 
-    priority: float
-    time: float
-    text: str = field(compare=False)
-    kind: str = field(default="thought", compare=False)  # task | thought | memory
-    hit: Any = field(default=None, compare=False)  # the recalled MemoryHit (kind memory)
+    events: int = 0
+    inputs: int = 0
+    peak: float = -1.0
+    last: float | None = None
+
+    def ran(self, now: float) -> None:
+        self.events, self.inputs, self.peak, self.last = 0, 0, -1.0, now
 
 
-def novelty_metacognition(state: CognitiveState) -> int | None:
-    """Meta-cognition by novelty of what the agent perceives: a sensory buffer of mostly
-    repeated events makes it attend less often (interval + 1, at most 4× the configured
-    one); one of all-new events more often (interval − 1, at least 1). None: no change."""
-    events = list(state.sensory)
-    if len(events) < 2:
-        return None
-    novelty = len(set(events)) / len(events)
-    every, base = state.attention_every, state.config.attention_every
-    if novelty < 0.5 and every < 4 * base:
-        return every + 1
-    if novelty >= 0.9 and every > 1:
-        return every - 1
-    return None
+class Strategy(BaseModel):
+    """Meta-cognition's answer: its reflection and new layer parameters (None: unchanged)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reflection: str = Field("", max_length=4000)
+    attention_every: int | None = Field(None, ge=1, le=10_000)
+    attention_importance: float | None = Field(None, ge=0.0, le=1.0)
+    consolidation_every: int | None = Field(None, ge=1, le=100_000)
+
+
+@dataclass(frozen=True, slots=True)
+class MetaReport:
+    """What meta-cognition reflects on: the agent's own memory since its last reflection."""
+
+    agent_id: int
+    novelty: float  # distinct share of the sensory buffer (1: all new)
+    events: int  # raw events in the sensory buffer
+    observations: list[str]
+    consolidations: int
+    new_facts: int
+    known_facts: int
+    evictions: int  # working memory items pushed out
+    attention: Trigger
+    consolidation: Trigger
+    base: CognitiveConfig
+
+
+def rules_metacognition(report: MetaReport) -> Strategy:
+    """The rules reflection: repetitive perception (novelty < 0.5) → attend 1.25× less often,
+    all-new (≥ 0.9) → 0.8× as often; consolidation that found no facts → half as often, one
+    that found ≥ 2 per pass → twice as often; each within ¼–4× the configured cadence."""
+
+    def within(value: float, base: int | None) -> int | None:
+        return None if base is None else max(1, math.ceil(base / 4), min(4 * base, round(value)))
+
+    att, con = report.attention.every, report.consolidation.every
+    every = None
+    if att is not None and report.events >= 2 and report.novelty < 0.5:
+        every = within(math.ceil(att * 1.25), report.base.attention.every)
+    elif att is not None and report.events >= 2 and report.novelty >= 0.9:
+        every = within(math.floor(att * 0.8), report.base.attention.every)
+    consolidate = None
+    if con is not None and report.consolidations and report.new_facts == 0:
+        consolidate = within(con * 2, report.base.consolidation.every)
+    elif con is not None and report.new_facts >= 2 * report.consolidations > 0:
+        consolidate = within(con / 2, report.base.consolidation.every)
+    mood = "repetitive" if report.novelty < 0.5 else "varied" if report.novelty < 0.9 else "new"
+    text = (
+        f"What I perceive is {mood} (novelty {report.novelty:.2f} over {report.events} events). "
+        f"{report.consolidations} consolidation passes found {report.new_facts} facts "
+        f"({report.known_facts} known); working memory let go of {report.evictions} items."
+    )
+    return Strategy(reflection=text, attention_every=every, consolidation_every=consolidate)
+
+
+novelty_metacognition = rules_metacognition  # the name run wiring has used
 
 
 def default_attention(events: list[str]) -> str:
     """Rule-based observation of a batch of raw events (an LLM summary can replace it)."""
     return "; ".join(dict.fromkeys(e.strip().rstrip(".") for e in events)) + "."
+
+
+@dataclass(order=True)
+class WorkingItem:
+    """A recalled memory or fact in working memory: by priority, then recency."""
+
+    priority: float
+    time: float
+    text: str = field(compare=False)
+    kind: str = field(default="memory", compare=False)  # memory | fact
+    hit: Any = field(default=None, compare=False)  # the MemoryHit behind it
+
+
+def _words(text: str) -> str:
+    return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
 
 
 class CognitiveState:
@@ -76,34 +218,83 @@ class CognitiveState:
     def __init__(self, config: CognitiveConfig) -> None:
         self.config = config
         self.sensory: deque[str] = deque(maxlen=config.sensory_buffer_size)
-        self.unattended: list[str] = []  # raw events since the last observation
+        self.unattended: deque[str] = deque(maxlen=config.sensory_buffer_size)
+        self.task: str | None = None
+        room = min(config.active_thoughts, config.working_memory_capacity - 1)
+        self.thoughts: deque[str] = deque(maxlen=room)
         self.working: list[WorkingItem] = []
+        self.evictions = 0
         self.fact_graph: Any = None  # a networkx MultiDiGraph, made at the first fact
         self.observations = 0
-        self.attention_every = config.attention_every
+        self.triggers = {name: getattr(config, name) for name in LAYER_NAMES}  # L4 retunes
+        self.clocks = {name: LayerClock() for name in LAYER_NAMES}
+        self.new_facts = self.consolidations = 0  # since the last reflection
+        self.log: dict[str, deque[tuple[float, str, str]]] = {
+            name: deque(maxlen=config.log_entries) for name in LAYER_NAMES
+        }
 
-    def perceive(self, event: str) -> list[str] | None:
-        """Take one raw event; returns the batch to attend to when N events have gathered."""
+    def note(self, layer: str, time: float, trigger: str, text: str) -> None:
+        """One line of a layer's log (what ran, when, which trigger)."""
+        self.log[layer].append((time, trigger, text))
+
+    def perceive(
+        self, event: str, now: float = 0.0, importance: float | None = None
+    ) -> tuple[list[str], str] | None:
+        """Take one raw event; returns (batch, trigger) when attention fires on it."""
         self.sensory.append(event)
         self.unattended.append(event)
-        if len(self.unattended) >= self.attention_every:
-            batch, self.unattended = self.unattended, []
-            self.observations += 1
-            return batch
-        return None
+        for clock in self.clocks.values():
+            clock.events += 1
+            clock.last = now if clock.last is None else clock.last
+            clock.peak = max(clock.peak, -1.0 if importance is None else importance)
+        clock = self.clocks["attention"]
+        clock.inputs = len(self.unattended)
+        fired = self.triggers["attention"].due(clock, now)
+        if fired is None:
+            return None
+        batch = list(self.unattended)
+        self.unattended.clear()
+        clock.ran(now)
+        self.observations += 1
+        for name in ("consolidation", "metacognition"):
+            self.clocks[name].inputs += 1
+        return batch, fired
+
+    def due(self, layer: str, now: float) -> str | None:
+        """Which trigger of `layer` (consolidation, metacognition) fires now, if any."""
+        return self.triggers[layer].due(self.clocks[layer], now)
+
+    def set_task(self, task: str | None) -> None:
+        """The current task: always first in working memory (None clears it)."""
+        self.task = task
+        self._fit()
+
+    def think(self, thought: str) -> None:
+        """An active thought: the newest `active_thoughts` are kept in working memory."""
+        if self.thoughts.maxlen:
+            self.thoughts.append(thought)
+            self._fit()
 
     def hold(
-        self, text: str, priority: float, time: float, kind: str = "thought", hit: Any = None
+        self, text: str, priority: float, time: float, kind: str = "memory", hit: Any = None
     ) -> None:
-        """Put an item in working memory; beyond capacity the weakest (then oldest) goes."""
+        """A recalled memory or fact into working memory; the weakest (then oldest) leaves
+        when task, thoughts and items exceed the capacity."""
         self.working = [w for w in self.working if w.text != text]
         self.working.append(WorkingItem(priority, time, text, kind, hit))
+        self._fit()
+
+    def _fit(self) -> None:
+        room = self.config.working_memory_capacity - (self.task is not None) - len(self.thoughts)
         self.working.sort(reverse=True)
-        del self.working[self.config.working_memory_capacity :]
+        self.evictions += max(0, len(self.working) - room)
+        del self.working[max(0, room) :]
 
     def prompt_block(self) -> list[str]:
-        """What working memory puts into a prompt: at most `working_memory_capacity` lines."""
-        return [f"[{w.kind}] {w.text}" for w in self.working]
+        """What working memory puts into a prompt: task, thoughts (newest first), items."""
+        task = [f"[task] {self.task}"] if self.task is not None else []
+        thoughts = [f"[thought] {t}" for t in reversed(self.thoughts)]
+        return task + thoughts + [f"[{w.kind}] {w.text}" for w in self.working]
 
     @property
     def facts(self) -> Any:
@@ -114,13 +305,13 @@ class CognitiveState:
             self.fact_graph = nx.MultiDiGraph()
         return self.fact_graph
 
-    def learn(self, subject: str, relation: str, obj: str, time: float) -> None:
+    def learn(self, subject: str, relation: str, obj: str, time: float, memory_id: int = 0) -> None:
         """Add a (subject, relation, object) fact; a repeated fact is refreshed, not doubled."""
         for key, data in self.facts.get_edge_data(subject, obj, default={}).items():
             if data["relation"] == relation:
-                self.facts.edges[subject, obj, key]["time"] = time
+                self.facts.edges[subject, obj, key].update(time=time, memory_id=memory_id)
                 return
-        self.facts.add_edge(subject, obj, relation=relation, time=time)
+        self.facts.add_edge(subject, obj, relation=relation, time=time, memory_id=memory_id)
 
     def query(self, subject: str, relation: str | None = None, hops: int = 1) -> list[tuple]:
         """Facts reachable from `subject` within `hops` edges (optionally one relation)."""
@@ -136,17 +327,19 @@ class CognitiveState:
                     out.append((node, data["relation"], obj))
         return sorted(set(out))
 
-    def due_consolidation(self) -> bool:
-        return self.observations > 0 and self.observations % self.config.consolidate_every == 0
-
-    def due_metacognition(self) -> bool:
-        return self.observations > 0 and self.observations % self.config.metacognition_every == 0
-
-    def adjust_attention(self, every: int) -> None:
-        """Meta-cognition's lever: attend more (smaller) or less (larger) often."""
-        if every < 1:
-            raise ValueError(f"attention_every must be >= 1, got {every}")
-        self.attention_every = every
+    def facts_about(self, text: str, limit: int) -> list[tuple[str, str, str, float, int]]:
+        """Facts (s, r, o, time, memory id) naming an entity of `text` as subject or object,
+        newest first, at most `limit`: what the fact graph adds to a recall."""
+        if self.fact_graph is None or limit == 0:
+            return []
+        words = _words(text)
+        named = [n for n in self.fact_graph if _words(str(n)).strip() and _words(str(n)) in words]
+        edges = {
+            (a, d["relation"], b, d["time"], d["memory_id"])
+            for n in named
+            for a, b, d in [*self.facts.out_edges(n, data=True), *self.facts.in_edges(n, data=True)]
+        }
+        return sorted(edges, key=lambda e: (-e[3], e[:3]))[:limit]
 
     def reconsolidate(self, importance: float, context: str, metadata: dict) -> tuple[float, dict]:
         """A recalled memory's new importance and metadata (the recall context appended)."""
@@ -154,33 +347,49 @@ class CognitiveState:
         boosted = min(1.0, importance + self.config.reconsolidation_boost)
         return boosted, {**metadata, "recalls": recalls}
 
+    def report(self, agent_id: int) -> MetaReport:
+        """The agent's memory since its last reflection, for meta-cognition."""
+        events = list(self.sensory)
+        since = self.clocks["metacognition"].inputs
+        return MetaReport(
+            agent_id=agent_id,
+            novelty=len(set(events)) / len(events) if events else 1.0,
+            events=len(events),
+            observations=[t for _, _, t in list(self.log["attention"])[-since:]] if since else [],
+            consolidations=self.consolidations,
+            new_facts=self.new_facts,
+            known_facts=self.fact_graph.number_of_edges() if self.fact_graph is not None else 0,
+            evictions=self.evictions,
+            attention=self.triggers["attention"],
+            consolidation=self.triggers["consolidation"],
+            base=self.config,
+        )
+
+    def adopt(self, strategy: Strategy) -> list[str]:
+        """Apply meta-cognition's strategy to L2 and L3; returns the changes made, as text."""
+        changes = []
+        for layer, key, value in (
+            ("attention", "every", strategy.attention_every),
+            ("attention", "importance_at", strategy.attention_importance),
+            ("consolidation", "every", strategy.consolidation_every),
+        ):
+            old = getattr(self.triggers[layer], key)
+            if value is not None and value != old:
+                self.triggers[layer] = self.triggers[layer].model_copy(update={key: value})
+                changes.append(f"{layer} {key} {old} → {value}")
+        self.new_facts = self.consolidations = self.evictions = 0
+        return changes
+
 
 class CognitiveLayers:
-    """The cognitive state of every agent of a group."""
+    """The cognitive state of every agent of a group (each with its agent type's config)."""
 
-    def __init__(
-        self,
-        config: CognitiveConfig,
-        summarise: Callable[[list[str]], str] = default_attention,
-        config_of: Callable[[int], CognitiveConfig] | None = None,
-    ) -> None:
-        self.config = config
-        self.summarise = summarise
-        self.config_of = config_of  # per agent (agent types' own knobs), else `config`
+    def __init__(self, config_of: Any) -> None:
+        self.config_of = config_of  # agent id → CognitiveConfig
         self.agents: dict[int, CognitiveState] = {}
 
     def of(self, agent_id: int) -> CognitiveState:
         state = self.agents.get(agent_id)
         if state is None:
-            config = self.config_of(agent_id) if self.config_of is not None else self.config
-            state = self.agents[agent_id] = CognitiveState(config)
+            state = self.agents[agent_id] = CognitiveState(self.config_of(agent_id))
         return state
-
-    def perceive_many(self, events: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
-        """Raw events of many agents; returns (agent, observation text) to store as memories."""
-        out = []
-        for agent_id, event in events:
-            batch = self.of(agent_id).perceive(event)
-            if batch is not None:
-                out.append((agent_id, self.summarise(batch)))
-        return out

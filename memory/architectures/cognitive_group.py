@@ -1,6 +1,7 @@
 """The `cognitive` profile over a group's memory: perception into stream memories, recall into
-working memory with reconsolidation, facts and meta-cognition on their schedules, each
-batched across the group's agents (see memory.architectures.cognitive for the layers).
+working memory with reconsolidation and the facts about the query's entities, consolidation
+and meta-cognition when their triggers fire, each batched across the group's agents, and
+the layers' logs as Markdown per agent (see memory.architectures.cognitive for the layers).
 """
 
 from __future__ import annotations
@@ -8,10 +9,23 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from societas.memory.architectures.cognitive import CognitiveLayers, CognitiveState, WorkingItem
+from societas.memory.architectures.cognitive import (
+    LAYER_NAMES,
+    CognitiveLayers,
+    CognitiveState,
+    MetaReport,
+    Strategy,
+    Trigger,
+    WorkingItem,
+    default_attention,
+    rules_metacognition,
+)
+from societas.memory.model.clock import format_time_of_day
 from societas.memory.model.records import AddRequest, MemoryHit, SearchRequest
+from societas.memory.store.fsutil import write_bytes_atomic
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
@@ -19,7 +33,10 @@ if TYPE_CHECKING:
 Fact = tuple[str, str, str]
 FactExtractor = Callable[[list[str]], list[Fact] | Awaitable[list[Fact]]]
 BatchSummariser = Callable[[list[list[str]]], list[str] | Awaitable[list[str]]]
-MetaCognition = Callable[[CognitiveState], int | None]
+# Meta-cognition: the rules version by default; an LLM reflection returns the same Strategy.
+MetaCognition = Callable[[MetaReport], Strategy | dict | Awaitable[Strategy | dict]]
+TITLES = {"attention": "L2 observations", "consolidation": "L3 consolidation"}
+TITLES["metacognition"] = "L4 meta-cognition"
 
 
 async def _maybe(value: Any) -> Any:
@@ -30,8 +47,8 @@ def _no_facts(texts: list[str]) -> list[Fact]:
     return []
 
 
-def _keep_attention(state: CognitiveState) -> int | None:
-    return None
+def _when(time: float) -> str:
+    return f"day {int(time // 86_400)} {format_time_of_day(time % 86_400)}"
 
 
 class CognitiveMemory:
@@ -42,16 +59,18 @@ class CognitiveMemory:
         group: GroupMemory,
         summarise: BatchSummariser | None = None,
         extract_facts: FactExtractor = _no_facts,
-        metacognition: MetaCognition = _keep_attention,
+        metacognition: MetaCognition = rules_metacognition,
     ) -> None:
         self.group = group
-        self.layers = CognitiveLayers(group.config.cognitive, config_of=group.profiles.cognitive)
+        self.layers = CognitiveLayers(group.profiles.cognitive)
         # Summaries of many agents' event batches in one call (an LLM batch), rule-based default.
-        self.summarise = summarise or (lambda batches: [self.layers.summarise(b) for b in batches])
+        self.summarise = summarise or (lambda batches: [default_attention(b) for b in batches])
         self.extract_facts = extract_facts
         self.metacognition = metacognition
         self.recent_observations: dict[int, list[str]] = {}
-        self.counters = {"raw_events": 0, "observations": 0, "facts": 0, "meta": 0}
+        self.counters = dict.fromkeys(
+            ("raw_events", "observations", "consolidations", "facts", "meta"), 0
+        )
 
     def state(self, agent_id: int) -> CognitiveState:
         """The agent's cognitive layers; ValueError naming it when its profile is another."""
@@ -66,24 +85,32 @@ class CognitiveMemory:
         return self.group.profiles.is_cognitive(agent_id)
 
     async def attend_many(self, events: Sequence[tuple[Any, ...]]) -> list[tuple[int, str]]:
-        """Raw events (agent, text[, place]) into the sensory buffers; every N per agent become
-        one observation (summaries of all due batches in one call). Returns (agent,
-        observation), unstored. Without a place, habits take the agent's KV `position`."""
-        due: list[tuple[int, list[str]]] = []
-        for agent_id, text, *_ in events:
-            batch = self.state(agent_id).perceive(text)
-            if batch is not None:
-                due.append((agent_id, batch))
+        """Raw events (agent, text[, place[, importance]]) into the sensory buffers; attention
+        turns an agent's unattended events into one observation when a trigger fires (all due
+        batches summarised in one call). Returns (agent, observation), unstored; each
+        observation is also the agent's newest active thought. Without a place, habits take
+        the agent's KV `position`."""
+        now = self.group.clock.abs_seconds
+        due: list[tuple[int, list[str], str]] = []
+        for agent_id, text, *rest in events:
+            importance = rest[1] if len(rest) > 1 else None
+            fired = self.state(agent_id).perceive(text, now, importance)
+            if fired is not None:
+                due.append((agent_id, *fired))
         self.counters["raw_events"] += len(events)
         habits = self.group.policy_state.habits  # repeated actions → procedural memories
         if habits.policy.enabled:
             habits.observe((e[0], e[1], e[2] if len(e) > 2 else self._place(e[0])) for e in events)
         if not due:
             return []
-        texts = list(await _maybe(self.summarise([b for _, b in due])))
+        texts = list(await _maybe(self.summarise([b for _, b, _ in due])))
         if len(texts) != len(due):
             raise ValueError(f"summarise returned {len(texts)} texts for {len(due)} batches")
-        return [(a, t) for (a, _), t in zip(due, texts, strict=True)]
+        for (agent_id, batch, trigger), text in zip(due, texts, strict=True):
+            state = self.layers.of(agent_id)
+            state.note("attention", now, f"{trigger}, {len(batch)} events", text)
+            state.think(text)
+        return [(a, t) for (a, _, _), t in zip(due, texts, strict=True)]
 
     def _place(self, agent_id: int) -> str | None:
         """Where the agent is now (its KV `position`, when the memory config has one)."""
@@ -92,15 +119,16 @@ class CognitiveMemory:
         return self.group.kv_peek(agent_id, "position", None) or None
 
     async def observed(self, observations: Sequence[tuple[int, str]]) -> None:
-        """Observations now stored: count them, then semantic and meta passes when due."""
+        """Observations now stored: count them, then consolidation and meta-cognition for the
+        agents whose triggers fire."""
         self.counters["observations"] += len(observations)
         for agent_id, text in observations:
             self.recent_observations.setdefault(agent_id, []).append(text)
         await self._schedules([a for a, _ in observations])
 
     async def perceive_many(self, events: Sequence[tuple[Any, ...]]) -> list[int]:
-        """Raw events into the sensory buffers; every N per agent become one observation
-        memory (batched summary, one add_many). Returns the new memory ids."""
+        """Raw events into the sensory buffers; each observation attention makes is stored
+        (one add_many). Returns the new memory ids."""
         observations = await self.attend_many(events)
         if not observations:
             return []
@@ -114,31 +142,48 @@ class CognitiveMemory:
         return ids
 
     async def _schedules(self, agents: list[int]) -> None:
-        """Semantic consolidation every M observations; meta-cognition every K."""
+        """L3 and L4 of each agent, when one of their triggers fires."""
+        now = self.group.clock.abs_seconds
         for agent_id in dict.fromkeys(agents):
             state = self.layers.of(agent_id)
-            if state.due_consolidation():
+            trigger = state.due("consolidation", now)
+            if trigger is not None:
                 texts = self.recent_observations.pop(agent_id, [])
                 facts = list(await _maybe(self.extract_facts(texts)))
                 await self.learn(agent_id, facts)
-            if state.due_metacognition():
-                self.counters["meta"] += 1
-                every = self.metacognition(state)
-                if every is not None:
-                    state.adjust_attention(every)
+                state.clocks["consolidation"].ran(now)
+                state.consolidations += 1
+                self.counters["consolidations"] += 1
+                learnt = "; ".join(f"{s} {r} {o}" for s, r, o in facts)
+                note = f"{len(facts)} facts from {len(texts)} observations"
+                state.note("consolidation", now, trigger, f"{note}: {learnt}" if facts else note)
+            trigger = state.due("metacognition", now)
+            if trigger is not None:
+                await self.reflect(agent_id, trigger)
+
+    async def reflect(self, agent_id: int, trigger: str = "request") -> Strategy:
+        """Meta-cognition now: the agent's report to `metacognition`, whose strategy retunes
+        its attention and consolidation (logged with the reflection)."""
+        state, now = self.state(agent_id), self.group.clock.abs_seconds
+        answer = await _maybe(self.metacognition(state.report(agent_id)))
+        strategy = answer if isinstance(answer, Strategy) else Strategy.model_validate(answer)
+        changes = state.adopt(strategy)
+        state.clocks["metacognition"].ran(now)
+        self.counters["meta"] += 1
+        plan = "; ".join(changes) if changes else "unchanged"
+        state.note("metacognition", now, trigger, f"{strategy.reflection} Strategy: {plan}.")
+        return strategy
 
     async def learn(self, agent_id: int, facts: Sequence[Fact]) -> list[int]:
-        """Semantic knowledge: facts into the agent's graph and as semantic memories."""
+        """Semantic knowledge: facts as semantic memories and edges of the agent's graph."""
         if not facts:
             return []
         state, now = self.state(agent_id), self.group.clock.abs_seconds
-        for subject, relation, obj in facts:
-            for name, value in (("subject", subject), ("relation", relation), ("object", obj)):
+        for fact in facts:
+            for name, value in zip(("subject", "relation", "object"), fact, strict=True):
                 if not isinstance(value, str) or not value.strip():
                     raise ValueError(f"fact {name} must be a non-empty string, got {value!r}")
-            state.learn(subject, relation, obj, now)
-        self.counters["facts"] += len(facts)
-        return await self.group.add_many(
+        ids = await self.group.add_many(
             [
                 AddRequest(
                     agent_id=agent_id,
@@ -150,22 +195,27 @@ class CognitiveMemory:
                 for s, r, o in facts
             ]
         )
+        for (subject, relation, obj), memory_id in zip(facts, ids, strict=True):
+            state.learn(subject, relation, obj, now, memory_id)
+        state.new_facts += len(facts)
+        self.counters["facts"] += len(facts)
+        return ids
 
     async def recall_many(
         self, requests: Sequence[SearchRequest], context: str = "recall"
     ) -> list[list[MemoryHit]]:
-        """Search, put the hits into each agent's working memory (capacity-bounded) and
-        reconsolidate them: importance nudged up, the recall context kept in metadata."""
-        results = await self.group.search_many(requests)
-        await self.absorb(requests, results, context)
-        return results
+        """Search, then `absorb`: each result with the facts about its query's entities."""
+        return await self.absorb(requests, await self.group.search_many(requests), context)
 
     async def absorb(
         self, requests: Sequence[SearchRequest], results: Sequence[list[MemoryHit]], context: str
-    ) -> None:
-        """Recalled hits into working memory, reconsolidated (see `recall_many`)."""
+    ) -> list[list[MemoryHit]]:
+        """Recalled hits into working memory, reconsolidated (importance nudged up, the recall
+        context kept in metadata), and the fact graph's facts about each query's entities
+        joined to its result and to working memory."""
         now = self.group.clock.abs_seconds
         ledger = self.group.boosts  # store writes on the tier schedule, not per recall
+        out = []
         for r, hits in zip(requests, results, strict=True):
             state = self.state(r.agent_id)
             for h in hits:
@@ -185,33 +235,83 @@ class CognitiveMemory:
                     agent_max = self.group.max_importance
                     if importance > agent_max.get(r.agent_id, -1.0):
                         agent_max[r.agent_id] = importance  # keeps the ranker's bound valid
+            top = max((h.score for h in hits), default=0.0)
+            seen = {h.id for h in hits}
+            facts = [
+                _fact_hit(r.agent_id, f, top)
+                for f in state.facts_about(r.query, state.config.facts_per_recall)
+                if f[4] not in seen
+            ]
+            for f in facts:
+                state.hold(f.text, top, now, "fact", f)
+            out.append([*hits, *facts])
+        return out
 
     async def hold_hits(
         self, agent_id: int, hits: Sequence[MemoryHit], context: str
     ) -> list[MemoryHit]:
-        """One agent's recall into working memory (see `absorb`); returns the memories working
-        memory now holds, strongest first: what a prompt may show (at most its capacity)."""
+        """One agent's recall into working memory (see `absorb`, `context` as the query);
+        returns the memories and facts working memory now holds, strongest first."""
         request = SearchRequest(
             agent_id=agent_id, query=context or "recall", top_k=max(1, len(hits))
         )
         await self.absorb([request], [list(hits)], context)
         return [w.hit for w in self.state(agent_id).working if w.hit is not None]
 
+    def set_task(self, agent_id: int, task: str | None) -> None:
+        """The agent's current task, first in its working memory (None clears it)."""
+        self.state(agent_id).set_task(task)
+
+    def think(self, agent_id: int, thought: str) -> None:
+        """An active thought of the agent, kept in working memory among its newest."""
+        self.state(agent_id).think(thought)
+
+    def prompt_block(self, agent_id: int) -> str:
+        """The working-memory lines a prompt holds (never more than its capacity)."""
+        return "\n".join(self.state(agent_id).prompt_block())
+
+    def log_markdown(self, agent_id: int) -> str:
+        """The agent's layer logs, strategy and working memory as one Markdown document."""
+        state = self.state(agent_id)
+        lines = [f"# Cognitive memory of agent {agent_id}", ""]
+        for layer in LAYER_NAMES:
+            trig = state.triggers[layer].model_dump(exclude_none=True)
+            lines += [f"## {TITLES[layer]}", "", f"Trigger now: {trig}", ""]
+            entries = [f"- **{_when(t)}** ({why}) {text}" for t, why, text in state.log[layer]]
+            lines += [*(entries or ["(none yet)"]), ""]
+        lines += ["## Working memory", "", *(f"- {x}" for x in state.prompt_block()), ""]
+        return "\n".join(lines)
+
+    def write_logs(self, folder: str | Path) -> list[Path]:
+        """Each cognitive agent's `log_markdown` as folder/agent-<id>.md (atomic writes)."""
+        paths = []
+        for agent_id in sorted(self.layers.agents):
+            path = Path(folder) / f"agent-{agent_id}.md"
+            write_bytes_atomic(path, self.log_markdown(agent_id).encode())
+            paths.append(path)
+        return paths
+
     def get_state(self) -> dict[str, Any]:
-        """Every agent's layers as JSON (checkpoints): buffers, working memory, facts."""
+        """Every agent's layers as JSON (checkpoints): buffers, working memory, triggers as
+        retuned, layer clocks, logs and facts."""
         agents = {}
         for agent_id, st in sorted(self.layers.agents.items()):
             facts = st.fact_graph.edges(data=True) if st.fact_graph is not None else []
             agents[str(agent_id)] = {
                 "sensory": list(st.sensory),
                 "unattended": list(st.unattended),
+                "task": st.task,
+                "thoughts": list(st.thoughts),
                 "working": [[w.priority, w.time, w.text, w.kind, _dump(w.hit)] for w in st.working],
                 "observations": st.observations,
-                "attention_every": st.attention_every,
-                "facts": [[a, d["relation"], b, d["time"]] for a, b, d in facts],
+                "counts": [st.new_facts, st.consolidations, st.evictions],
+                "triggers": {k: t.model_dump() for k, t in st.triggers.items()},
+                "clocks": {k: [c.events, c.inputs, c.peak, c.last] for k, c in st.clocks.items()},
+                "log": {k: [list(e) for e in entries] for k, entries in st.log.items()},
+                "facts": [[a, d["relation"], b, d["time"], d["memory_id"]] for a, b, d in facts],
             }
         return {
-            "version": 1,
+            "version": 2,
             "agents": agents,
             "recent_observations": {str(a): t for a, t in self.recent_observations.items()},
             "counters": dict(self.counters),
@@ -219,29 +319,53 @@ class CognitiveMemory:
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Layers as `get_state` wrote them (a resumed run continues where it stopped)."""
-        if state.get("version") != 1:
-            raise ValueError(f"cognitive state version {state.get('version')!r} is not 1")
+        if state.get("version") != 2:
+            raise ValueError(f"cognitive state version {state.get('version')!r} is not 2")
         self.layers.agents.clear()
         for key, entry in state["agents"].items():
             st = self.layers.of(int(key))
             st.sensory.extend(entry["sensory"])
-            st.unattended = list(entry["unattended"])
+            st.unattended.extend(entry["unattended"])
+            st.task = entry["task"]
+            st.thoughts.extend(entry["thoughts"])
             st.working = [
                 WorkingItem(p, t, text, kind, MemoryHit.model_validate(h) if h else None)
                 for p, t, text, kind, h in entry["working"]
             ]
             st.observations = int(entry["observations"])
-            st.attention_every = int(entry["attention_every"])
-            for subject, relation, obj, time in entry["facts"]:
-                st.learn(subject, relation, obj, time)
+            st.new_facts, st.consolidations, st.evictions = entry["counts"]
+            st.triggers = {k: Trigger.model_validate(t) for k, t in entry["triggers"].items()}
+            for name, (events, inputs, peak, last) in entry["clocks"].items():
+                st.clocks[name].events, st.clocks[name].inputs = events, inputs
+                st.clocks[name].peak, st.clocks[name].last = peak, last
+            for name, entries in entry["log"].items():
+                st.log[name].extend(tuple(e) for e in entries)
+            for subject, relation, obj, time, memory_id in entry["facts"]:
+                st.learn(subject, relation, obj, time, memory_id)
         self.recent_observations = {
             int(a): list(t) for a, t in state["recent_observations"].items()
         }
         self.counters.update(state["counters"])
 
-    def prompt_block(self, agent_id: int) -> str:
-        """The working-memory lines a prompt holds (never more than its capacity)."""
-        return "\n".join(self.state(agent_id).prompt_block())
+
+def _fact_hit(agent_id: int, fact: tuple[str, str, str, float, int], score: float) -> MemoryHit:
+    """A fact of the graph as a recalled semantic memory (its stored memory's id)."""
+    subject, relation, obj, time, memory_id = fact
+    return MemoryHit(
+        id=memory_id,
+        agent_id=agent_id,
+        text=f"{subject} {relation} {obj}",
+        topic="fact",
+        day=int(time // 86_400),
+        t=time % 86_400,
+        time=time,
+        location=None,
+        importance=0.5,
+        type="semantic",
+        metadata={"subject": subject, "relation": relation, "object": obj},
+        score=score,
+        tier="graph",
+    )
 
 
 def _json(metadata: dict) -> str:

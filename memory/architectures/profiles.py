@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from societas.memory.architectures.cognitive import CognitiveConfig
-from societas.memory.policies.forgetting import ForgettingPolicy, finmem_forgetting
+from societas.memory.policies.forgetting import (
+    LAYERS,
+    ForgettingPolicy,
+    LayerPolicy,
+    finmem_forgetting,
+)
 
 if TYPE_CHECKING:
     from societas.memory.model.config import GroupMemoryConfig
@@ -57,11 +62,27 @@ class Resolved:
     cognitive: CognitiveConfig
 
 
+def natural_decay(config: CognitiveConfig) -> ForgettingPolicy:
+    """The cognitive profile's natural decay: importance × `decay_per_day` per day and recency
+    e^(−days/`recency_days`), both since the memory was stored or last recalled, in every
+    layer; nothing is moved or cleaned up (seed 004 fades memories instead of deleting
+    them), so the forgetting pass has nothing to do for these agents."""
+    if config.decay_per_day is None:
+        return _OFF
+    layer = LayerPolicy(
+        importance_decay_per_day=config.decay_per_day, recency_tau_days=config.recency_days
+    )
+    return ForgettingPolicy(
+        enabled=True, layers=dict.fromkeys(LAYERS, layer), access_boost=0.0, run_every_ticks=2**62
+    )
+
+
 def resolve(config: GroupMemoryConfig, agent_type: str) -> Resolved:
-    """The profile of `agent_type` under `config` (the scenario's when the type has none)."""
+    """The profile of `agent_type` under `config` (the scenario's when the type has none);
+    a cognitive agent without a forgetting policy of its own decays naturally."""
     own = config.agent_types.get(agent_type)
     if own is None:
-        return Resolved(config.profile, config.policies.forgetting, config.cognitive)
+        return _decaying(Resolved(config.profile, config.policies.forgetting, config.cognitive))
     if own.forgetting is not None:
         forgetting = own.forgetting
     elif own.profile == "finmem":
@@ -70,7 +91,13 @@ def resolve(config: GroupMemoryConfig, agent_type: str) -> Resolved:
         )
     else:  # default or cognitive: the scenario's forgetting unless that is FinMem's
         forgetting = config.policies.forgetting if config.profile != "finmem" else _OFF
-    return Resolved(own.profile, forgetting, own.cognitive or config.cognitive)
+    return _decaying(Resolved(own.profile, forgetting, own.cognitive or config.cognitive))
+
+
+def _decaying(r: Resolved) -> Resolved:
+    if r.profile != "cognitive" or r.forgetting.enabled:
+        return r
+    return replace(r, forgetting=natural_decay(r.cognitive))
 
 
 _OFF = ForgettingPolicy()

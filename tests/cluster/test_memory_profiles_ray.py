@@ -30,7 +30,7 @@ def _town() -> dict:
     cfg["social"] = {**cfg["social"], "chat_prob": 0.9, "friend_chat_prob": 1.0}
     cfg["interventions"] = [{"tick": 1, "kind": "fact", "fact": "festival", "select": {"count": 3}}]
     scholar = cfg["memory"]["agent_types"]["scholar"]["cognitive"]
-    scholar.update(attention_every=2, sensory_buffer_size=3)
+    scholar.update(attention={"every": 2}, sensory_buffer_size=3)
     return cfg
 
 

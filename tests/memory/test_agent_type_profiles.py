@@ -53,7 +53,10 @@ async def test_each_agent_runs_its_types_profile(group_factory):
         (4, "x", "default"),  # a type without its own profile runs the scenario's
     ]
     assert g.profiles.forgetting(1).per_layer_retrieval
-    assert not g.profiles.forgetting(2).enabled and not g.profiles.forgetting(3).enabled
+    assert not g.profiles.forgetting(3).enabled
+    decay = g.profiles.forgetting(2)  # the cognitive agent's natural decay: no pass, no layers
+    assert decay.enabled and not decay.per_layer_retrieval and decay.access_boost == 0.0
+    assert g.profiles.layer_decay(2) == dict.fromkeys(("short", "mid", "long", "reflection"), 0.99)
     assert g.cognition is not None and g.cognition.state(2).config.working_memory_capacity == 2
     with pytest.raises(ValueError, match="agent 3 runs memory profile 'default'"):
         g.cognition.state(3)

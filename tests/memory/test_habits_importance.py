@@ -20,7 +20,7 @@ async def habitual(group_factory, backend):
     g = group_factory(
         backend,
         profile="cognitive",
-        cognitive={"attention_every": 50},
+        cognitive={"attention": {"every": 50}},
         policies={"habits": {"enabled": True, "min_repeats": 3, "strengthen_by": 0.1}},
         tiers={"warm_max_age_days": None, "warm_cap_per_agent": None},
     )
@@ -61,7 +61,7 @@ async def test_repeated_actions_become_one_procedural_memory(habitual):
 
 
 async def test_habits_off_and_bad_config(group_factory):
-    g = group_factory(profile="cognitive", cognitive={"attention_every": 50})
+    g = group_factory(profile="cognitive", cognitive={"attention": {"every": 50}})
     await g.add_agents({1: {}})
     for day in range(4):
         await _perceive_on(g, day, 8 * HOUR, [(1, "Ann is going to get coffee")])

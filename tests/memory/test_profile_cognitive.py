@@ -1,39 +1,141 @@
-"""The `cognitive` profile: sensory buffer, attention, working memory, facts, meta-cognition,
-reconsolidation — on a real group memory."""
+"""The `cognitive` profile (seed 004): sensory buffer, triggers, working memory, facts at
+recall, meta-cognition, natural decay, logs — on a real group memory."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 from pydantic import ValidationError
 
+from societas.agents.scenario import ScenarioConfigError, load_scenario
 from societas.memory import GroupMemoryConfig
-from societas.memory.architectures.cognitive import CognitiveConfig, CognitiveState
+from societas.memory.architectures.cognitive import (
+    CognitiveConfig,
+    CognitiveState,
+    Strategy,
+    Trigger,
+    rules_metacognition,
+)
 from societas.memory.model.records import SearchRequest
+
+HOUR = 3600.0
+
+
+def test_seed_cadences_are_the_defaults():
+    cfg = CognitiveConfig()
+    assert (cfg.attention.every, cfg.consolidation.every, cfg.metacognition.every) == (10, 50, 100)
+    assert cfg.attention.importance_at == 0.8  # important event → observation (seed T3)
+    assert cfg.consolidation.every_hours == 24.0  # time interval → consolidation (seed T2)
+    assert cfg.metacognition.capacity == 20  # capacity → reflection (seed T4)
+    assert cfg.decay_per_day == 0.99
 
 
 def test_sensory_buffer_never_exceeds_n_and_attention_every_n():
-    state = CognitiveState(CognitiveConfig(sensory_buffer_size=3, attention_every=2))
+    state = CognitiveState(CognitiveConfig(sensory_buffer_size=3, attention={"every": 2}))
     batches = []
     for i in range(11):
-        batch = state.perceive(f"event {i}")
+        fired = state.perceive(f"event {i}")
         assert len(state.sensory) <= 3
-        if batch is not None:
-            batches.append(batch)
+        if fired is not None:
+            batches.append(fired)
     assert list(state.sensory) == ["event 8", "event 9", "event 10"]
-    assert batches == [[f"event {i}", f"event {i + 1}"] for i in range(0, 10, 2)]
+    assert batches == [([f"event {i}", f"event {i + 1}"], "count") for i in range(0, 10, 2)]
     assert state.observations == 5
 
 
-def test_working_memory_capacity_bounds_the_prompt():
-    state = CognitiveState(CognitiveConfig(working_memory_capacity=3))
-    for i in range(10):
-        state.hold(f"thought {i}", priority=i % 4, time=float(i))
-        assert len(state.prompt_block()) <= 3
-    # highest priority first, then the most recent among equals
+@pytest.mark.parametrize(
+    ("trigger", "events", "fires_at", "why"),
+    [
+        ({"every": 3}, [(0, None)] * 5, 2, "count"),
+        ({"capacity": 2}, [(0, None)] * 3, 1, "capacity"),
+        ({"every": 9, "importance_at": 0.8}, [(0, 0.3), (0, 0.79), (0, 0.8)], 2, "importance"),
+        ({"every": 9, "every_hours": 1}, [(0, None), (0.5, None), (1.0, None)], 2, "interval"),
+    ],
+)
+def test_each_attention_trigger_fires_when_its_condition_holds(trigger, events, fires_at, why):
+    state = CognitiveState(CognitiveConfig(attention=trigger))
+    fired = [state.perceive(f"e{i}", h * HOUR, imp) for i, (h, imp) in enumerate(events)]
+    first = next(i for i, f in enumerate(fired) if f is not None)
+    assert first == fires_at and fired[first] == ([f"e{i}" for i in range(first + 1)], why)
+
+
+def test_consolidation_and_metacognition_triggers_count_raw_events_and_observations():
+    cfg = CognitiveConfig(
+        attention={"every": 2},
+        consolidation={"every": 6, "every_hours": 10},
+        metacognition={"every": 100, "capacity": 2},
+    )
+    state = CognitiveState(cfg)
+    for i in range(3):
+        state.perceive(f"e{i}", i * HOUR)
+    assert state.due("consolidation", 2 * HOUR) is None  # 3 raw events, 1 observation
+    assert state.due("consolidation", 10 * HOUR) == "interval"  # 10 h since the first
+    for i in range(3, 6):
+        state.perceive(f"e{i}", 3 * HOUR)
+    assert state.due("consolidation", 3 * HOUR) == "count"  # 6 raw events
+    assert state.due("metacognition", 3 * HOUR) == "capacity"  # 3 observations ≥ 2
+    state.clocks["metacognition"].ran(3 * HOUR)
+    assert state.due("metacognition", 3 * HOUR) is None
+
+
+@pytest.mark.parametrize(
+    ("cognitive", "path", "value"),
+    [
+        ({"attention": {"every": -3}}, "memory.cognitive.attention.every", "-3"),
+        ({"consolidation": {"every_hours": 0}}, "memory.cognitive.consolidation.every_hours", "0"),
+        (
+            {"metacognition": {"importance_at": 1.5}},
+            "memory.cognitive.metacognition.importance_at",
+            "1.5",
+        ),
+        ({"attention_every": 4}, "memory.cognitive.attention_every", "attention_every"),
+        ({"attention": {"evry": 4}}, "memory.cognitive.attention.evry", "evry"),
+    ],
+)
+def test_bad_trigger_or_option_is_one_line_naming_field_and_value(cognitive, path, value):
+    with pytest.raises(ScenarioConfigError) as err:
+        load_scenario({"memory": {"profile": "cognitive", "cognitive": cognitive}})
+    assert len(err.value.problems) == 1
+    where, message = err.value.problems[0]
+    assert where == path and value in message and "\n" not in message
+
+
+def test_profile_options_on_the_wrong_profile_are_refused():
+    with pytest.raises(ScenarioConfigError, match="only a type with profile 'cognitive'"):
+        load_scenario(
+            {"memory": {"agent_types": {"trader": {"profile": "finmem", "cognitive": {}}}}}
+        )
+    with pytest.raises(ValidationError, match="working_memory_capacity"):
+        GroupMemoryConfig(profile="cognitive", cognitive={"working_memory_capacity": 0})
+    with pytest.raises(ValidationError, match=r"attention.capacity \(9\) must not exceed"):
+        CognitiveConfig(sensory_buffer_size=4, attention={"capacity": 9})
+    with pytest.raises(ValidationError, match="profile"):
+        GroupMemoryConfig(profile="telepathic")
+
+
+def test_working_memory_holds_task_thoughts_and_recalled_memories():
+    state = CognitiveState(CognitiveConfig(working_memory_capacity=5, active_thoughts=2))
+    state.set_task("bake bread for the fair")
+    for i in range(3):
+        state.think(f"thought {i}")
+    for i in range(6):
+        state.hold(f"memory {i}", priority=i % 4, time=float(i))
+    # the task first, the two newest thoughts, then the strongest memories in what is left
     assert state.prompt_block() == [
-        "[thought] thought 7",
-        "[thought] thought 3",
-        "[thought] thought 6",
+        "[task] bake bread for the fair",
+        "[thought] thought 2",
+        "[thought] thought 1",
+        "[memory] memory 3",
+        "[memory] memory 2",
+    ]
+    assert state.evictions == 4  # memories 0, 1, 4, 5 pushed out or not let in
+    state.set_task(None)
+    state.hold("memory 9", priority=9, time=9.0)
+    assert state.prompt_block()[:3] == [
+        "[thought] thought 2",
+        "[thought] thought 1",
+        "[memory] memory 9",
     ]
 
 
@@ -51,13 +153,57 @@ def test_semantic_facts_graph_query():
         ("bakery", "located_in", "harbour")
     ]
     assert state.query("nobody") == []
+    # entities named in a text: facts with them as subject or object, newest first
+    about = state.facts_about("Where is the Bakery?", limit=5)
+    assert [f[:3] for f in about] == [
+        ("Alice", "works_at", "bakery"),
+        ("bakery", "located_in", "harbour"),
+    ]
+    assert state.facts_about("the harbour at dawn", limit=1)[0][:3] == (
+        "bakery",
+        "located_in",
+        "harbour",
+    )
+    assert state.facts_about("Alicea", limit=5) == []  # whole words only
 
 
-def test_bad_cognitive_config_names_the_field():
-    with pytest.raises(ValidationError, match="working_memory_capacity"):
-        GroupMemoryConfig(profile="cognitive", cognitive={"working_memory_capacity": 0})
-    with pytest.raises(ValidationError, match="profile"):
-        GroupMemoryConfig(profile="telepathic")
+def report(**over):
+    cfg = CognitiveConfig()
+    values = dict(
+        agent_id=1,
+        novelty=0.7,
+        events=16,
+        observations=[],
+        consolidations=0,
+        new_facts=0,
+        known_facts=0,
+        evictions=0,
+        attention=cfg.attention,
+        consolidation=cfg.consolidation,
+        base=cfg,
+    )
+    values.update(over)
+    from societas.memory.architectures.cognitive import MetaReport
+
+    return MetaReport(**values)
+
+
+def test_rules_metacognition_by_hand():
+    # repetitive perception: attend ⌈10 × 1.25⌉ = 13; all new: ⌊10 × 0.8⌋ = 8
+    assert rules_metacognition(report(novelty=0.4)).attention_every == 13
+    assert rules_metacognition(report(novelty=0.95)).attention_every == 8
+    assert rules_metacognition(report(novelty=0.7)).attention_every is None
+    # at most 4 × the configured 10, at least ⌈10 / 4⌉ = 3
+    assert (
+        rules_metacognition(report(novelty=0.1, attention=Trigger(every=40))).attention_every == 40
+    )
+    assert rules_metacognition(report(novelty=1.0, attention=Trigger(every=3))).attention_every == 3
+    # consolidation: 2 passes, no facts → every 100; 4 facts in 2 passes → every 25
+    assert rules_metacognition(report(consolidations=2)).consolidation_every == 100
+    assert rules_metacognition(report(consolidations=2, new_facts=4)).consolidation_every == 25
+    assert rules_metacognition(report(consolidations=2, new_facts=3)).consolidation_every is None
+    text = rules_metacognition(report(novelty=0.4, consolidations=2)).reflection
+    assert "repetitive (novelty 0.40 over 16 events)" in text and "2 consolidation passes" in text
 
 
 @pytest.fixture
@@ -66,10 +212,10 @@ async def cognitive(group_factory):
         profile="cognitive",
         cognitive={
             "sensory_buffer_size": 4,
-            "attention_every": 2,
+            "attention": {"every": 2},
             "working_memory_capacity": 2,
-            "consolidate_every": 2,
-            "metacognition_every": 3,
+            "consolidation": {"every": 4},  # every 2 observations
+            "metacognition": {"every": 6},  # every 3 observations
         },
     )
     await g.add_agents({1: {}, 2: {}})
@@ -109,19 +255,36 @@ async def test_perception_becomes_observations_and_facts(cognitive):
     ]
     semantic = await g.agent(1).stream.search("harbour has_event", types=["semantic"], top_k=5)
     assert {h.metadata["object"] for h in semantic} == {"gull 0", "gull 2"}
-    assert g.cognition.counters["meta"] == 2  # observation 3 of each agent
+    assert g.cognition.counters["meta"] == 2  # after 6 raw events of each agent
+    assert state.prompt_block() == ["[thought] gull 4 / gull 5"]  # the newest observation
 
 
-async def test_metacognition_adjusts_attention(cognitive):
+async def test_an_llm_metacognition_retunes_attention_and_consolidation(cognitive):
     g = cognitive
-    g.cognition.metacognition = lambda state: 3
+    seen = []
+
+    async def llm_reflection(report):
+        seen.append(report)
+        return {"reflection": "I attend too often.", "attention_every": 3, "consolidation_every": 9}
+
+    g.cognition.metacognition = llm_reflection
     for i in range(6):
         await g.cognition.perceive_many([(1, f"event {i}")])
-    assert g.cognition.state(1).attention_every == 3  # after the 3rd observation
-    before = g.cognition.state(1).observations
+    state = g.cognition.state(1)
+    assert len(seen) == 1 and seen[0].observations == [
+        "event 0; event 1.",
+        "event 2; event 3.",
+        "event 4; event 5.",
+    ]
+    assert (state.triggers["attention"].every, state.triggers["consolidation"].every) == (3, 9)
+    before = state.observations
     for i in range(3):
         await g.cognition.perceive_many([(1, f"later {i}")])
-    assert g.cognition.state(1).observations == before + 1
+    assert state.observations == before + 1  # now every 3 raw events
+    log = g.cognition.log_markdown(1)
+    assert "I attend too often. Strategy: attention every 2 → 3; consolidation every 4 → 9." in log
+    with pytest.raises(ValidationError, match="attention_every"):
+        Strategy.model_validate({"attention_every": 0})
 
 
 async def test_recall_fills_working_memory_within_capacity_and_reconsolidates(cognitive):
@@ -140,26 +303,62 @@ async def test_recall_fills_working_memory_within_capacity_and_reconsolidates(co
     assert len(prompt) == 2  # capacity 2, though 4 memories were recalled
     (rec,) = await s.get_by_ids(hits[0].id)
     assert rec.importance == pytest.approx(0.45) and rec.metadata["recalls"] == ["planning"]
+    assert await g.boosts.flush(g) == 1  # written on the tier schedule, not per recall
     stored = await g.store.retrieve([hits[0].id])
     assert stored[hits[0].id]["importance"] == pytest.approx(0.45)
     assert set(ids) == {h.id for h in hits}
 
 
-def test_novelty_metacognition_attends_less_to_repetition_and_more_to_news():
-    from societas.memory.architectures.cognitive import (
-        CognitiveConfig,
-        CognitiveState,
-        novelty_metacognition,
+async def test_facts_about_the_query_s_entities_join_the_recall(group_factory):
+    g = group_factory(profile="cognitive", cognitive={"working_memory_capacity": 4})
+    await g.add_agents({1: {}})
+    s = g.agent(1).stream
+    await s.add("event", "I walked along the quay", importance=0.4)
+    learnt = await g.cognition.learn(
+        1, [("Alice", "works at", "the bakery"), ("Bob", "owns", "a boat")]
     )
+    request = SearchRequest(agent_id=1, query="what does Alice do", topic="event", top_k=1)
+    (hits,) = await g.cognition.recall_many([request])  # events only: the graph adds facts
+    facts = [h for h in hits if h.topic == "fact"]
+    assert [(h.id, h.text, h.type) for h in facts] == [
+        (learnt[0], "Alice works at the bakery", "semantic")
+    ]
+    assert "[fact] Alice works at the bakery" in g.cognition.prompt_block(1)
+    assert "Bob" not in g.cognition.prompt_block(1)
+    held = await g.cognition.hold_hits(1, [], "Bob and his boat")
+    assert "Bob owns a boat" in [h.text for h in held]
 
-    state = CognitiveState(CognitiveConfig(sensory_buffer_size=4, attention_every=2))
-    for _ in range(4):
-        state.perceive("the kettle boils")
-    assert novelty_metacognition(state) == 3  # repetition: attend less often
-    state.adjust_attention(8)
-    assert novelty_metacognition(state) is None  # at most 4x the configured interval
-    for i in range(4):
-        state.perceive(f"news {i}")
-    assert novelty_metacognition(state) == 7  # all new: attend more often
-    state.adjust_attention(1)
-    assert novelty_metacognition(state) is None  # never below 1
+
+async def test_natural_decay_by_hand_and_refreshed_by_recall(group_factory, backend):
+    g = group_factory(backend, profile="cognitive", retrieval={"relevance_weight": 0.0})
+    await g.add_agents({1: {}})
+    s = g.agent(1).stream
+    memory_id = await s.add("event", "the ferry was late", importance=0.5)
+    await g.sync_writes()
+    g.clock.set(g.clock.day + 2, g.clock.t)
+    (hit,) = await s.search("ferry", top_k=1)
+    # e^(−2/3) + 0.5 × 0.99² = 0.5134 + 0.4901 = 1.0035 (no decay: 0.99^48 + 0.5 = 1.1173)
+    assert hit.id == memory_id
+    assert hit.score == pytest.approx(math.exp(-2 / 3) + 0.5 * 0.99**2, abs=1e-4)
+    g.clock.set(g.clock.day + 1, g.clock.t)  # the read restarted both clocks a day ago
+    (again,) = await s.search("ferry", top_k=1)
+    assert again.score == pytest.approx(math.exp(-1 / 3) + 0.5 * 0.99**3, abs=1e-3)
+    await g.close()
+
+
+async def test_layer_logs_export_as_markdown_and_survive_a_checkpoint(cognitive, tmp_path):
+    g = cognitive
+    g.cognition.extract_facts = lambda texts: [("quay", "has", "gulls")]
+    for i in range(6):
+        await g.cognition.perceive_many([(1, f"gull {i}")])
+    md = g.cognition.log_markdown(1)
+    for heading in ("## L2 observations", "## L3 consolidation", "## L4 meta-cognition"):
+        assert heading in md
+    assert "- **day 0 00:00** (count, 2 events) gull 0; gull 1." in md
+    assert "(count) 1 facts from 2 observations: quay has gulls" in md
+    assert "Strategy:" in md and "## Working memory" in md
+    paths = g.cognition.write_logs(tmp_path / "logs")
+    assert [p.name for p in paths] == ["agent-1.md"] and paths[0].read_text() == md
+    state = g.cognition.get_state()
+    g.cognition.set_state(state)
+    assert g.cognition.get_state() == state and g.cognition.log_markdown(1) == md

@@ -65,10 +65,10 @@ def town(memory: dict[str, Any], **over: Any) -> dict[str, Any]:
 def cognitive(**knobs: Any) -> dict[str, Any]:
     return {
         "sensory_buffer_size": N,
-        "attention_every": N,
+        "attention": {"every": N},
         "working_memory_capacity": CAPACITY,
-        "consolidate_every": 2,  # facts from every 2 observations
-        "metacognition_every": 2,  # and a meta-cognition pass
+        "consolidation": {"every": 2 * N},  # facts from every 2 observations
+        "metacognition": {"every": 2 * N},  # and a meta-cognition pass
         **knobs,
     }
 
