@@ -24,9 +24,9 @@ TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"
 TABLES = ("agent_state", "plans", "dialogues", "needs")
 
 
-def town(url: str) -> dict[str, Any]:
+def town(url: str, every: int = 2) -> dict[str, Any]:
     data = yaml.safe_load(TOWN.read_text())
-    data.update(ticks=5, interventions=[], cluster={"checkpoint_every": 2})
+    data.update(ticks=5, interventions=[], cluster={"checkpoint_every": every})
     data["agents"] = {**data["agents"], "count": 4}
     data["network"] = {**data["network"], "k": 2}
     ep = {"base_url": url, "model": "emulated", "send_task_hints": True, "name": "scripted"}
@@ -49,8 +49,9 @@ def slow(emu: Any) -> None:
     emu.config = emu.config.model_copy(update={"base_latency_s": 5.0})
 
 
+@pytest.mark.parametrize("every", [2, 0])  # the cadence checkpointed tick 2; none was taken
 async def test_a_stop_during_a_slow_tick_checkpoints_the_last_finished_tick_and_resumes(
-    tmp_path, bm25_embedder
+    tmp_path, bm25_embedder, every: int
 ) -> None:
     async with serve(EmulatorConfig(base_latency_s=0.001)) as (_emu, url):
         whole = await run_local_async(town(url), tmp_path / "whole", embedder=bm25_embedder)
@@ -62,14 +63,14 @@ async def test_a_stop_during_a_slow_tick_checkpoints_the_last_finished_tick_and_
             return "at" in asked
 
         def finished(report: Any) -> None:
-            if report.tick == 2:  # the cadence checkpointed tick 2; tick 3 runs slowly
+            if report.tick == 2:  # tick 3 runs slowly
                 slow(emu)
                 loop = asyncio.get_running_loop()
                 loop.call_later(0.5, asked.setdefault, "at", time.monotonic())
 
         with pytest.raises(RunInterrupted) as ei:
             await run_local_async(
-                town(url), split, embedder=bm25_embedder, stop=stop, on_tick=finished
+                town(url, every), split, embedder=bm25_embedder, stop=stop, on_tick=finished
             )
         took = time.monotonic() - asked["at"]
     assert took < 15.0, took  # the bound: the grace, cancelling, the checkpoint
@@ -81,7 +82,9 @@ async def test_a_stop_during_a_slow_tick_checkpoints_the_last_finished_tick_and_
     cached = sum(int(m.get("cache_hits", 0)) for m in manifest.llm_models.values())
     assert manifest.totals["llm_requests"] > 0 and cached == 0  # the run's calls, not replays
     async with serve(EmulatorConfig(base_latency_s=0.001)) as (_emu, url):
-        resumed = await run_local_async(town(url), split, embedder=bm25_embedder, resume=True)
+        resumed = await run_local_async(
+            town(url, every), split, embedder=bm25_embedder, resume=True
+        )
     assert rows(split) == rows(tmp_path / "whole")
     assert resumed.ticks_run == 2  # ticks 3 and 4: nothing finished is run twice
     assert whole.ticks_run == 5
