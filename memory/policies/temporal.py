@@ -16,23 +16,17 @@ if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
 
 
-def chain(memory_ids: Sequence[int], policy: TemporalPolicy) -> list[Association]:
-    """`temporal` edges of one ordered episode: each memory to its `span` predecessors."""
-    out = []
-    for i, memory_id in enumerate(memory_ids):
-        for back in range(1, policy.span + 1):
-            if i - back < 0:
-                break
-            strength = policy.strength * policy.decay ** (back - 1)
-            out.append(
-                Association(
-                    source=memory_ids[i - back],
-                    target=memory_id,
-                    type="temporal",
-                    strength=strength,
-                )
-            )
-    return out
+def links_to(previous: Sequence[int], memory_id: int, policy: TemporalPolicy) -> list[Association]:
+    """`temporal` edges from a memory's last `span` predecessors (nearest first) to it."""
+    return [
+        Association(
+            source=previous[-back],
+            target=memory_id,
+            type="temporal",
+            strength=policy.strength * policy.decay ** (back - 1),
+        )
+        for back in range(1, min(policy.span, len(previous)) + 1)
+    ]
 
 
 class TemporalLinker:
@@ -57,15 +51,7 @@ class TemporalLinker:
             raise ValueError(f"episode must be a non-empty string, got {episode!r}")
         key = (agent_id, episode)
         previous = self.open.pop(key, [])
-        edges = [
-            Association(
-                source=previous[-back],
-                target=memory_id,
-                type="temporal",
-                strength=policy.strength * policy.decay ** (back - 1),
-            )
-            for back in range(1, min(policy.span, len(previous)) + 1)
-        ]
+        edges = links_to(previous, memory_id, policy)
         self.group.associations.add_many(edges)
         self.linked += len(edges)
         self.open[key] = [*previous, memory_id][-policy.span :]
@@ -79,10 +65,14 @@ class TemporalLinker:
 
     async def link_sequence(self, agent_id: int, memory_ids: Sequence[int]) -> list[Association]:
         """Link an ordered sequence of the agent's memories (checked to be the agent's)."""
-        if not self.policy.enabled or len(memory_ids) < 2:
+        policy = self.policy
+        if not policy.enabled or len(memory_ids) < 2:
             return []
         await self.group.get_by_ids(memory_ids, agent_id)  # KeyError: not that agent's
-        edges = chain(list(memory_ids), self.policy)
+        ids, span = list(memory_ids), policy.span  # each memory to its `span` predecessors
+        edges = [
+            e for i, m in enumerate(ids) for e in links_to(ids[max(0, i - span) : i], m, policy)
+        ]
         self.group.associations.add_many(edges)
         self.linked += len(edges)
         return edges

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from societas.memory.embedding.base import TextVectors
+from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.retrieval.scoring import RetrievalConfig
 
 DENSE = "dense"
@@ -103,6 +103,24 @@ class ScoredPoint:
     score: float
     payload: dict[str, Any] | None = None
     vectors: TextVectors | None = None
+
+
+def vectors_of(raw: Any) -> TextVectors | None:
+    """A record's named vectors as either engine returns them (None: not asked for)."""
+    if not isinstance(raw, dict):
+        return None
+    dense, sparse = raw.get(DENSE), raw.get(SPARSE)
+    return TextVectors(
+        dense=tuple(dense) if dense is not None else None,
+        sparse=SparseVector.of(sparse.indices, sparse.values) if sparse is not None else None,
+    )
+
+
+def stored_points(records: Iterable[Any]) -> list[ScoredPoint]:
+    """Records read back by id or by scrolling (no score) as points with payload and vectors."""
+    return [
+        ScoredPoint(int(r.id), 0.0, dict(r.payload or {}), vectors_of(r.vector)) for r in records
+    ]
 
 
 @runtime_checkable

@@ -16,7 +16,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.embedding.base import TextVectors
 from societas.memory.store.heap import release_free_memory
 from societas.memory.vectorstores.base import (
     DENSE,
@@ -25,6 +25,8 @@ from societas.memory.vectorstores.base import (
     MemoryPoint,
     ScoredPoint,
     VectorQuery,
+    stored_points,
+    vectors_of,
 )
 from societas.memory.vectorstores.edge_query import edge_filter, query_request
 from societas.memory.vectorstores.edge_seal import seal_in_child, shard_config
@@ -56,17 +58,6 @@ def _edge_vectors(vectors: TextVectors) -> dict[str, Any]:
             vectors.sparse.indices.tolist(), vectors.sparse.values.tolist()
         )
     return named
-
-
-def _from_edge_vectors(raw: Any) -> TextVectors | None:
-    if not isinstance(raw, dict):
-        return None
-    dense = raw.get(DENSE)
-    sparse = raw.get(SPARSE)
-    return TextVectors(
-        dense=tuple(dense) if dense is not None else None,
-        sparse=SparseVector.of(sparse.indices, sparse.values) if sparse is not None else None,
-    )
 
 
 class EdgeVectorStore:
@@ -137,7 +128,7 @@ class EdgeVectorStore:
                             id=int(p.id),
                             score=float(p.score),
                             payload=p.payload,
-                            vectors=_from_edge_vectors(p.vector) if q.with_vectors else None,
+                            vectors=vectors_of(p.vector) if q.with_vectors else None,
                         )
                         for p in hits
                     ]
@@ -165,7 +156,7 @@ class EdgeVectorStore:
     async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
         if not ids:
             return []
-        return self._scored(await self._run(self._retrieve_now, ids, True))
+        return stored_points(await self._run(self._retrieve_now, ids, True))
 
     def _update_now(self, make: Callable[[list[qe.PointId]], Any], ids: Sequence[int]) -> None:
         for start in range(0, len(ids), CHUNK_POINTS * 4):
@@ -190,18 +181,6 @@ class EdgeVectorStore:
         request = qe.CountRequest(exact=True, filter=qe.Filter(must=must) if must else None)
         return int(await self._run(self._shard.count, request))
 
-    @staticmethod
-    def _scored(records: Any) -> list[ScoredPoint]:
-        return [
-            ScoredPoint(
-                id=int(r.id),
-                score=0.0,
-                payload=dict(r.payload or {}),
-                vectors=_from_edge_vectors(r.vector),
-            )
-            for r in records
-        ]
-
     async def scroll_oldest(
         self, agent_id: int | None, before_time: float | None, limit: int
     ) -> list[ScoredPoint]:
@@ -218,7 +197,7 @@ class EdgeVectorStore:
             order_by=qe.OrderBy("time", direction=qe.Direction.Asc),
         )
         records, _ = await self._run(self._shard.scroll, request)
-        return self._scored(records)
+        return stored_points(records)
 
     async def scroll(
         self, offset: int | None, limit: int, with_vectors: bool = True
@@ -227,7 +206,7 @@ class EdgeVectorStore:
             offset=offset, limit=limit, with_payload=True, with_vector=with_vectors
         )
         records, next_offset = await self._run(self._shard.scroll, request)
-        return self._scored(records), int(next_offset) if next_offset is not None else None
+        return stored_points(records), int(next_offset) if next_offset is not None else None
 
     def _seal_now(self) -> None:
         """Flush and close the shard, optimize it in a child process, load it again (see

@@ -12,7 +12,7 @@ from typing import Any
 
 from qdrant_client import AsyncQdrantClient, models
 
-from societas.memory.embedding.base import SparseVector, TextVectors
+from societas.memory.embedding.base import TextVectors
 from societas.memory.vectorstores.base import (
     DENSE,
     SPARSE,
@@ -20,6 +20,8 @@ from societas.memory.vectorstores.base import (
     MemoryPoint,
     ScoredPoint,
     VectorQuery,
+    stored_points,
+    vectors_of,
 )
 from societas.memory.vectorstores.config import VectorStoreConfig
 from societas.memory.vectorstores.qdrant_query import qdrant_filter, query_request
@@ -52,17 +54,6 @@ def _named_vectors(vectors: TextVectors) -> dict[str, Any]:
             indices=list(vectors.sparse.indices), values=list(vectors.sparse.values)
         )
     return named
-
-
-def _from_named(raw: Any) -> TextVectors | None:
-    if not isinstance(raw, dict):
-        return None
-    dense = raw.get(DENSE)
-    sparse = raw.get(SPARSE)
-    return TextVectors(
-        dense=tuple(dense) if dense is not None else None,
-        sparse=SparseVector.of(sparse.indices, sparse.values) if sparse is not None else None,
-    )
 
 
 class QdrantVectorStore:
@@ -158,7 +149,7 @@ class QdrantVectorStore:
                     id=int(p.id),
                     score=float(p.score),
                     payload=p.payload,
-                    vectors=_from_named(p.vector) if q.with_vectors else None,
+                    vectors=vectors_of(p.vector) if q.with_vectors else None,
                 )
                 for p in response.points
             ]
@@ -185,7 +176,7 @@ class QdrantVectorStore:
             with_vectors=True,
             shard_key_selector=self._shard_key,
         )
-        return self._scored(records)
+        return stored_points(records)
 
     async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
         if ids:
@@ -221,17 +212,6 @@ class QdrantVectorStore:
         )
         return int(result.count)
 
-    def _scored(self, records: Any) -> list[ScoredPoint]:
-        return [
-            ScoredPoint(
-                id=int(r.id),
-                score=0.0,
-                payload=dict(r.payload or {}),
-                vectors=_from_named(r.vector),
-            )
-            for r in records
-        ]
-
     async def scroll_oldest(
         self, agent_id: int | None, before_time: float | None, limit: int
     ) -> list[ScoredPoint]:
@@ -252,7 +232,7 @@ class QdrantVectorStore:
             with_vectors=True,
             shard_key_selector=self._shard_key,
         )
-        return self._scored(records)
+        return stored_points(records)
 
     async def scroll(
         self, offset: int | None, limit: int, with_vectors: bool = True
@@ -266,7 +246,7 @@ class QdrantVectorStore:
             with_vectors=with_vectors,
             shard_key_selector=self._shard_key,
         )
-        return self._scored(records), int(next_offset) if next_offset is not None else None
+        return stored_points(records), int(next_offset) if next_offset is not None else None
 
     async def optimize(self) -> None:
         """The server runs its own optimizers."""
