@@ -1,17 +1,16 @@
-"""Search hits from the hot columns, built for a whole batch of searches.
+"""Search hits read from RAM columns (hot rows, and warm rows not yet in the engine).
 
-`HotStore.hit` builds one hit reading its row a field at a time; a tick runs a search per
-agent and each returns several hits, so a large batch's rows are read column by column (one
-numpy gather a column) instead.
+A tick runs a search per agent and each returns several hits, so a batch's hits are built as
+plain dicts holding only the fields that differ from the record's defaults and validated in
+one strict pydantic call: the values come from columns already checked on the way in.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pydantic import TypeAdapter
 
 from societas.memory.model.records import MemoryHit
@@ -19,12 +18,9 @@ from societas.memory.model.records import MemoryHit
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
     from societas.memory.model.records_meta import AccessLedger
-    from societas.memory.store.code_column import CodeColumn
     from societas.memory.store.hot_store import HotStore
 
-GATHER_AT = 24  # hits in a batch from which columns are gathered, not rows read one by one
-_HIT_LIST = TypeAdapter(list[MemoryHit])  # a batch of hits validated in one call
-_NUMBERS = ("agent_ids", "days", "ts", "times", "importances", "layer_since", "access_counts")
+_HITS = TypeAdapter(list[MemoryHit])
 
 
 class HotHits:
@@ -32,13 +28,6 @@ class HotHits:
 
     def __init__(self, hot: HotStore) -> None:
         self.hot = hot
-
-    def __call__(self, memory_id: int, score: float, row: int | None = None) -> MemoryHit:
-        """The hot memory `memory_id` (at `row`, when known) as a hit (as `HotStore.hit`)."""
-        fields = self.hot.fields(memory_id, row)
-        fields["score"] = score
-        fields["tier"] = "hot"
-        return _made(fields)
 
     def many(
         self,
@@ -48,54 +37,69 @@ class HotHits:
     ) -> list[MemoryHit]:
         """The hot memories `memory_ids` as hits with these scores, in that order (`rows`:
         their hot rows, when the caller has looked them up already)."""
-        if len(memory_ids) < GATHER_AT:  # a column gather costs more than a few row reads
-            if rows is None:
-                return list(map(self, memory_ids, scores))
-            return list(map(self, memory_ids, scores, rows))
-        hot = self.hot
         if rows is None:
-            row_of = hot.row_of
+            row_of = self.hot.row_of
             rows = [row_of[i] for i in memory_ids]
-        at = np.array(rows, np.intp)
-        agent, day, t, time, importance, since, reads = (
-            _gather(getattr(hot, name), at) for name in _NUMBERS
+        return _HITS.validate_python(_lean(self.hot, memory_ids, rows, scores, "hot"), strict=True)
+
+
+def _lean(
+    store: HotStore,
+    memory_ids: Sequence[int],
+    rows: Sequence[int],
+    scores: Sequence[float],
+    tier: str,
+) -> list[dict[str, Any]]:
+    """Each row's hit fields, the typed-record ones only when not their default."""
+    agent_ids, days, ts, times = store.agent_ids, store.days, store.ts, store.times
+    importances, since, counts = store.importances, store.layer_since, store.access_counts
+    last_read, expiry = store.last_accessed, store.expires
+    topics, topic_of = store.topics.values, store.topics.codes
+    places, place_of = store.locations.values, store.locations.codes
+    layers, layer_of = store.layers.values, store.layers.codes
+    types, type_of = store.types.values, store.types.codes
+    sparse = [  # empty in most runs: then no lookup a hit
+        (name, found, made)
+        for name, found, made in (
+            ("cognition_ids", store.cognition_links, tuple),
+            ("evidence_ids", store.evidence, tuple),
+            ("tags", store.tags, tuple),
+            ("metadata", store.metadata, dict),
         )
-        last = [None if math.isnan(x) else x for x in _gather(hot.last_accessed, at)]
-        expires = [None if math.isinf(x) else x for x in _gather(hot.expires, at)]
-        topic, location, layer, kind = (
-            _decode(c, at) for c in (hot.topics, hot.locations, hot.layers, hot.types)
-        )
-        text = hot.texts.__getitem__
-        links, evidence, tags, metadata = hot.cognition_links, hot.evidence, hot.tags, hot.metadata
-        # The sparse columns are empty in most runs: then no lookups a hit (as HotStore.fields).
-        return _HIT_LIST.validate_python(
-            [
-                {
-                    "id": memory_id,
-                    "agent_id": agent[j],
-                    "text": text(row),
-                    "topic": topic[j],
-                    "day": day[j],
-                    "t": t[j],
-                    "time": time[j],
-                    "location": location[j],
-                    "importance": importance[j],
-                    "cognition_ids": tuple(links.get(memory_id, ())) if links else (),
-                    "evidence_ids": tuple(evidence.get(memory_id, ())) if evidence else (),
-                    "layer": layer[j],
-                    "layer_since": since[j],
-                    "type": kind[j],
-                    "tags": tags.get(memory_id, ()) if tags else (),
-                    "metadata": metadata.get(memory_id, {}) if metadata else {},
-                    "access_count": reads[j],
-                    "last_accessed": last[j],
-                    "expires_at": expires[j],
-                    "score": scores[j],
-                    "tier": "hot",
-                }
-                for j, (memory_id, row) in enumerate(zip(memory_ids, rows, strict=True))
-            ]
-        )
+        if found
+    ]
+    isnan, isinf = math.isnan, math.isinf
+    out = []
+    for memory_id, row, text, score in zip(
+        memory_ids, rows, store.texts.take(rows), scores, strict=True
+    ):
+        fields = {
+            "id": memory_id,
+            "agent_id": agent_ids[row],
+            "text": text,
+            "topic": topics[topic_of[row]],
+            "day": days[row],
+            "t": ts[row],
+            "time": times[row],
+            "location": places[place_of[row]],
+            "importance": importances[row],
+            "layer": layers[layer_of[row]],
+            "layer_since": since[row],
+            "type": types[type_of[row]],
+            "score": float(score),
+            "tier": tier,
+        }
+        if counts[row]:
+            fields["access_count"] = counts[row]
+        if not isnan(last_read[row]):
+            fields["last_accessed"] = last_read[row]
+        if not isinf(expiry[row]):
+            fields["expires_at"] = expiry[row]
+        for name, found, made in sparse:
+            if memory_id in found:
+                fields[name] = made(found[memory_id])
+        out.append(fields)
+    return out
 
 
 def pending_warm_hits(
@@ -110,25 +114,24 @@ def pending_warm_hits(
     payload round trip makes, read from their columns; None where that round trip would
     change a value (metadata goes through JSON), for the caller to take it."""
     metadata = warm.metadata
-    out: list[MemoryHit | None] = []
-    for memory_id, score, row in zip(memory_ids, scores, rows, strict=True):
-        if metadata and memory_id in metadata:
-            out.append(None)
-            continue
-        fields = warm.fields(memory_id, row)
+    at = [j for j, memory_id in enumerate(memory_ids) if memory_id not in metadata]
+    made = _lean(
+        warm, [memory_ids[j] for j in at], [rows[j] for j in at], [scores[j] for j in at], "warm"
+    )
+    for fields in made:
+        memory_id = fields["id"]
         time = fields["time"]
         fields["day"] = int(time // 86_400)  # as record_from_payload derives it
         if not fields["location"]:
             fields["location"] = None
         if not layered:  # payloads carry layers only when forgetting is on
             fields["layer"], fields["layer_since"] = "short", time
-        fields["tags"] = tuple(fields["tags"])
         if memory_id in access.pending:
-            fields["access_count"] = access.overlay(memory_id, fields["access_count"])
+            fields["access_count"] = access.overlay(memory_id, fields.get("access_count", 0))
             fields["last_accessed"] = access.last[memory_id]
-        fields["score"] = float(score)
-        fields["tier"] = "warm"
-        out.append(_made(fields))
+    out: list[MemoryHit | None] = [None] * len(memory_ids)
+    for j, hit in zip(at, _HITS.validate_python(made, strict=True), strict=True):
+        out[j] = hit
     return out
 
 
@@ -157,19 +160,3 @@ def waiting_warm_hits(
     layered = group.profiles.any_forgetting
     hits = pending_warm_hits(warm, taken_ids, rows, taken_scores, layered, group.access)
     return {j: hit for j, hit in zip(taken, hits, strict=True) if hit is not None}
-
-
-def _made(fields: dict) -> MemoryHit:
-    """A hit with exactly these fields, validated."""
-    return MemoryHit.model_validate(fields)
-
-
-def _gather(column, at: np.ndarray) -> list:
-    """The values of a typed `array` column at rows `at`, as Python numbers."""
-    return np.frombuffer(column, column.typecode)[at].tolist()
-
-
-def _decode(column: CodeColumn, at: np.ndarray) -> list[str | None]:
-    """The values of a coded column at rows `at`."""
-    values = column.values
-    return [values[c] for c in _gather(column.codes, at)]

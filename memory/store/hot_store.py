@@ -14,7 +14,7 @@ from itertools import islice
 
 import numpy as np
 
-from societas.memory.model.records import MemoryHit, MemoryRecord
+from societas.memory.model.records import MemoryRecord
 from societas.memory.store.code_column import CodeColumn
 from societas.memory.store.column_ops import keep_in_place, taken_bytes
 from societas.memory.store.id_map import IdMap, RowQueue
@@ -111,16 +111,9 @@ class HotStore:
         """The memory `memory_id` as a record; KeyError if it is not hot."""
         return MemoryRecord.model_validate(self.fields(memory_id))
 
-    def hit(self, memory_id: int, score: float) -> MemoryHit:
-        """The memory as a search hit from the hot tier (no intermediate record)."""
-        fields = self.fields(memory_id)
-        fields["score"] = score
-        fields["tier"] = "hot"
-        return MemoryHit.model_validate(fields)
-
     def fields(self, memory_id: int, row: int | None = None) -> dict:
         """The record fields of hot memory `memory_id` (at `row`, when known), from the
-        columns: coded columns read inline (a search builds one of these a hit)."""
+        columns."""
         if row is None:
             row = self.row_of[memory_id]
         last = self.last_accessed[row]

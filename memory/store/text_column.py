@@ -40,6 +40,11 @@ class TextColumn:
         start = ends[row - 1] if row else 0
         return self._data[start:end].decode("utf-8", _ANY)
 
+    def take(self, rows: Iterable[int]) -> list[str]:
+        """The texts at `rows` (non-negative), in that order."""
+        data, ends = self._data, self._ends
+        return [data[ends[row - 1] if row else 0 : ends[row]].decode("utf-8", _ANY) for row in rows]
+
     def __iter__(self) -> Iterator[str]:
         return (self[r] for r in range(len(self)))
 

@@ -67,8 +67,15 @@ async def test_batch_points_equal_the_per_memory_ones(group_factory, profile):
     assert stored[ids[4]]["importance"] == 0.77
 
 
+def _validated(group, memory_id, score):
+    """The hit of a hot memory made from every field its record has, validated."""
+    from societas.memory.model.records import MemoryHit
+
+    return MemoryHit(**group.hot.fields(memory_id), score=score, tier="hot")
+
+
 async def test_hot_hits_equal_the_hot_store_ones(group_factory):
-    from societas.memory.retrieval.hits import GATHER_AT, HotHits
+    from societas.memory.retrieval.hits import HotHits
 
     group = group_factory("edge")
     await group.add_agents({1: {}})
@@ -81,28 +88,26 @@ async def test_hot_hits_equal_the_hot_store_ones(group_factory):
     await s.add_cognition_to_memory(ids[:2], ids[2])
     await s.search("plain rich expiring")  # read counts and times
     hits = HotHits(group.hot)
-    for memory_id in ids:
-        mine, theirs = hits(memory_id, 0.5), group.hot.hit(memory_id, 0.5)
-        assert mine == theirs and list(mine.__dict__) == list(theirs.__dict__)
-        assert mine.model_fields_set == theirs.model_fields_set
-    rows = [group.hot.row_of[i] for i in ids]  # a small batch with its rows known
-    assert hits.many(ids, [0.5] * 3, rows) == [group.hot.hit(i, 0.5) for i in ids]
-    # A batch large enough to be read column by column gives the same hits, in its order.
+    rows = [group.hot.row_of[i] for i in ids]  # a batch with its rows known
+    mine, theirs = hits.many(ids, [0.5] * 3, rows), [_validated(group, i, 0.5) for i in ids]
+    assert mine == theirs
+    assert [list(h.__dict__) for h in mine] == [list(h.__dict__) for h in theirs]
+    assert mine[1].tags == ("x",) and mine[1].metadata == {"a": 1} and mine[1].type == "semantic"
+    assert mine[2].expires_at == 1e6 and mine[2].evidence_ids == tuple(ids[:2])
+    assert mine[0].cognition_ids == (ids[2],) and mine[0].access_count == 1
+    assert mine[1].metadata is not group.hot.metadata[ids[1]]  # a hit's dict is its own
     more = [await s.add("event", f"plain {n}", n / 40) for n in range(30)]
     await group.sync_writes()
-    asked = [*reversed(more), *ids, ids[1]]
-    assert len(asked) >= GATHER_AT
+    asked = [*reversed(more), *ids, ids[1]]  # in its order, an id asked twice twice
     scores = [n / 7 for n in range(len(asked))]
     batch = hits.many(asked, scores)
-    singles = [group.hot.hit(i, sc) for i, sc in zip(asked, scores, strict=True)]
-    assert batch == singles
-    assert [list(h.__dict__) for h in batch] == [list(h.__dict__) for h in singles]
+    assert batch == [_validated(group, i, sc) for i, sc in zip(asked, scores, strict=True)]
 
 
 async def test_hot_hits_of_plain_memories_equal_the_hot_store_ones(group_factory):
-    """No memory has tags, metadata or links (the sparse columns empty): the batch read
-    gives the same hits, with fresh, unshared metadata dicts."""
-    from societas.memory.retrieval.hits import GATHER_AT, HotHits
+    """No memory has tags, metadata or links (the sparse columns empty): the same hits, with
+    fresh, unshared metadata dicts."""
+    from societas.memory.retrieval.hits import HotHits
 
     group = group_factory("edge")
     await group.add_agents({1: {}, 2: {}})
@@ -112,11 +117,8 @@ async def test_hot_hits_of_plain_memories_equal_the_hot_store_ones(group_factory
     await group.sync_writes()
     assert not (group.hot.tags or group.hot.metadata or group.hot.cognition_links)
     asked = [*ids, ids[3]]
-    assert len(asked) >= GATHER_AT
     batch = HotHits(group.hot).many(asked, [n / 7 for n in range(len(asked))])
-    singles = [group.hot.hit(i, n / 7) for n, i in enumerate(asked)]
-    assert batch == singles
-    assert [list(h.__dict__) for h in batch] == [list(h.__dict__) for h in singles]
+    assert batch == [_validated(group, i, n / 7) for n, i in enumerate(asked)]
     assert len({id(h.metadata) for h in batch}) == len(batch)
 
 
