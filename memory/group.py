@@ -265,19 +265,13 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.writes.add(request, memory_id, (clock.day, clock.t))
         return memory_id
 
-    async def submit_search(self, request: SearchRequest) -> list[MemoryHit]:
-        return await self.join_search(request)
-
     def join_search(self, request: SearchRequest) -> Awaitable[list[MemoryHit]]:
-        """`submit_search` without its coroutine (the agent view awaits this directly): what
-        the search batcher's `enqueue` returns. KeyError for an agent not of this group."""
+        """Join this loop turn's search batch (the agent view awaits what the batcher's
+        `enqueue` returns, without a coroutine of its own). KeyError for an agent not of
+        this group."""
         if request.agent_id not in self.known_agents:
             self.require_agent(request.agent_id)  # raises, naming it
         return self._search_batcher.enqueue(request)
-
-    async def submit_update(self, update: KVUpdate) -> None:
-        """Apply one checked KV write at once (embedding deferred, see memory.store.write_queue)."""
-        self.kv_apply(update.agent_id, update.key, update.value, update.mode)
 
     async def sync_writes(self, kv: bool = False) -> None:
         """Write queued adds (and with `kv` stale KV embeddings) before a read: every read

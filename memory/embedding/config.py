@@ -85,11 +85,3 @@ class EmbeddingConfig(BaseModel):
         if self.kind == "openai" and self.openai is None:
             raise ValueError("embedding.openai must be set when embedding.kind is 'openai'")
         return self
-
-    @property
-    def has_dense(self) -> bool:
-        return self.kind in ("minilm", "openai", "hybrid")
-
-    @property
-    def has_sparse(self) -> bool:
-        return self.kind in ("bm25", "hybrid")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from societas.memory.model.clock import format_time_of_day
 from societas.memory.model.records import AddRequest
 from societas.memory.policies.configs import HabitPolicy
+from societas.memory.vectorstores.base import stored_payloads
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
@@ -51,22 +52,17 @@ class HabitTracker:
     async def _load(self) -> None:
         """Habits a restored group already holds (tagged, in the store): never written twice."""
         self._loaded = True
-        tag, offset = self.policy.tag, None
-        while True:
-            page, offset = await self.group.store.scroll(offset, 5_000, with_vectors=False)
-            for p in page:
-                pl = p.payload or {}
-                if pl.get("type") != "procedural" or tag not in (pl.get("tags") or ()):
-                    continue
-                meta = json.loads(pl.get("metadata") or "{}")
-                if "action" not in meta or "bucket" not in meta:
-                    continue
-                place = (pl.get("location") or "") if self.policy.same_place else ""
-                key = (pl["agent_id"], meta["action"], place, int(meta["bucket"]))
-                habit = self.habits.setdefault(key, _Habit())
-                habit.memory_id, habit.importance = p.id, float(pl["importance"])
-            if offset is None:
-                break
+        tag = self.policy.tag
+        async for memory_id, pl in stored_payloads(self.group.store):
+            if pl.get("type") != "procedural" or tag not in (pl.get("tags") or ()):
+                continue
+            meta = json.loads(pl.get("metadata") or "{}")
+            if "action" not in meta or "bucket" not in meta:
+                continue
+            place = (pl.get("location") or "") if self.policy.same_place else ""
+            key = (pl["agent_id"], meta["action"], place, int(meta["bucket"]))
+            habit = self.habits.setdefault(key, _Habit())
+            habit.memory_id, habit.importance = memory_id, float(pl["importance"])
 
     @property
     def policy(self) -> HabitPolicy:

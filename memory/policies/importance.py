@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from societas.memory.model.records_meta import meta_of
 from societas.memory.policies.configs import ImportanceRecompute
+from societas.memory.vectorstores.base import stored_payloads
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
@@ -106,18 +107,12 @@ async def importance_pass(group: GroupMemory) -> dict[str, int]:
         f = hot.fields(memory_id)
         links = [*f["cognition_ids"], *f["evidence_ids"]]
         items.append((memory_id, {**f, "links": links}))
-    offset = None
-    while True:
-        page, offset = await group.store.scroll(offset, PAGE, with_vectors=False)
-        for p in page:
-            if p.id in hot:
-                continue
-            pl = p.payload or {}
-            meta = meta_of(pl)
-            links = [*(pl.get("links") or ()), *(pl.get("evidence") or ())]
-            items.append((p.id, {**pl, **meta, "links": links, "layer": pl.get("layer", "short")}))
-        if offset is None:
-            break
+    async for memory_id, pl in stored_payloads(group.store, PAGE):
+        if memory_id in hot:
+            continue
+        meta = meta_of(pl)
+        links = [*(pl.get("links") or ()), *(pl.get("evidence") or ())]
+        items.append((memory_id, {**pl, **meta, "links": links, "layer": pl.get("layer", "short")}))
     importance_writes: dict[float, list[int]] = {}
     metadata_writes: dict[str, list[int]] = {}
     for memory_id, f in items:

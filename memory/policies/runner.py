@@ -11,6 +11,7 @@ from societas.memory.model.associations import Association
 from societas.memory.model.records import AddRequest
 from societas.memory.policies.forgetting import next_layer
 from societas.memory.retrieval.scoring import text_cosine
+from societas.memory.vectorstores.base import stored_payloads
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
@@ -26,27 +27,21 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
     policy_of = group.profiles.forgetting
     now = group.clock.abs_seconds
     cleanup, changes, dropped = [], [], set()
-    offset = None
-    while True:
-        page, offset = await group.store.scroll(offset, PAGE, with_vectors=False)
-        for p in page:
-            pl = p.payload or {}
-            policy = policy_of(pl["agent_id"])
-            if not policy.enabled:
-                continue
-            layer = pl.get("layer", "short")
-            since = pl.get("layer_since", pl["time"])
-            last = max(since, pl.get("last_accessed") or since)
-            count = int(pl.get("access_count") or 0)
-            action, eff = policy.decide(pl["importance"], layer, since, last, now, count)
-            if action == "cleanup":
-                cleanup.append(p.id)
-                if policy.forget:
-                    dropped.add(p.id)
-            elif action in ("promote", "demote"):
-                changes.append((p.id, next_layer(layer, action), eff, action))
-        if offset is None:
-            break
+    async for memory_id, pl in stored_payloads(group.store, PAGE):
+        policy = policy_of(pl["agent_id"])
+        if not policy.enabled:
+            continue
+        layer = pl.get("layer", "short")
+        since = pl.get("layer_since", pl["time"])
+        last = max(since, pl.get("last_accessed") or since)
+        count = int(pl.get("access_count") or 0)
+        action, eff = policy.decide(pl["importance"], layer, since, last, now, count)
+        if action == "cleanup":
+            cleanup.append(memory_id)
+            if policy.forget:
+                dropped.add(memory_id)
+        elif action in ("promote", "demote"):
+            changes.append((memory_id, next_layer(layer, action), eff, action))
     moves: dict[tuple[str, float], list[int]] = {}  # one write per (layer, importance)
     for memory_id, layer, importance, action in changes:
         stored = round(importance, IMPORTANCE_DECIMALS)
@@ -109,32 +104,26 @@ async def _warm_candidates(
     group: GroupMemory, since: float, into: dict[int, list[dict[str, Any]]]
 ) -> None:
     """Add the warm-only memories of the window (when it reaches past the hot tier)."""
-    offset = None
-    while True:
-        page, offset = await group.store.scroll(offset, PAGE, with_vectors=False)
-        for p in page:
-            pl = p.payload or {}
-            tags = tuple(pl.get("tags") or ())
-            if (
-                p.id in group.hot
-                or pl["time"] < since
-                or pl.get("evidence")
-                or CONSOLIDATED in tags
-                or PATTERN in tags
-            ):
-                continue
-            into.setdefault(pl["agent_id"], []).append(
-                {
-                    "id": p.id,
-                    "text": pl["text"],
-                    "topic": pl["topic"],
-                    "importance": pl["importance"],
-                    "location": pl.get("location"),
-                    "tags": tags,
-                }
-            )
-        if offset is None:
-            break
+    async for memory_id, pl in stored_payloads(group.store, PAGE):
+        tags = tuple(pl.get("tags") or ())
+        if (
+            memory_id in group.hot
+            or pl["time"] < since
+            or pl.get("evidence")
+            or CONSOLIDATED in tags
+            or PATTERN in tags
+        ):
+            continue
+        into.setdefault(pl["agent_id"], []).append(
+            {
+                "id": memory_id,
+                "text": pl["text"],
+                "topic": pl["topic"],
+                "importance": pl["importance"],
+                "location": pl.get("location"),
+                "tags": tags,
+            }
+        )
     for memories in into.values():
         memories.sort(key=lambda m: m["id"])
 

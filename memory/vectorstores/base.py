@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -162,3 +162,16 @@ class VectorStore(Protocol):
     async def flush(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+async def stored_payloads(
+    store: VectorStore, page: int = 5_000
+) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+    """(id, payload) of every point of `store`, a page at a time, without vectors."""
+    offset = None
+    while True:
+        points, offset = await store.scroll(offset, page, with_vectors=False)
+        for p in points:
+            yield p.id, p.payload or {}
+        if offset is None:
+            return
