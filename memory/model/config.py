@@ -239,6 +239,12 @@ class GroupMemoryConfig(BaseModel):
         for name in self.agent_types:
             if not name.strip():
                 raise ValueError(f"agent_types: an agent type name must not be empty, got {name!r}")
+        profiles = {self.profile, *(t.profile for t in self.agent_types.values())}
+        if "cognitive" not in profiles and self.cognitive != CognitiveConfig():
+            raise ValueError(
+                f"cognitive: only the profile 'cognitive' takes it, got profile {self.profile!r} "
+                "and no agent type with profile 'cognitive'"
+            )
         return self
 
 

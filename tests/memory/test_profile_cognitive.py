@@ -106,6 +106,10 @@ def test_profile_options_on_the_wrong_profile_are_refused():
         load_scenario(
             {"memory": {"agent_types": {"trader": {"profile": "finmem", "cognitive": {}}}}}
         )
+    with pytest.raises(ScenarioConfigError, match="cognitive: only the profile 'cognitive'"):
+        load_scenario({"memory": {"profile": "finmem", "cognitive": {"attention": {"every": 3}}}})
+    dumped = GroupMemoryConfig(profile="finmem").model_dump(mode="json")  # defaults round-trip
+    assert GroupMemoryConfig.model_validate(dumped).profile == "finmem"
     with pytest.raises(ValidationError, match="working_memory_capacity"):
         GroupMemoryConfig(profile="cognitive", cognitive={"working_memory_capacity": 0})
     with pytest.raises(ValidationError, match=r"attention.capacity \(9\) must not exceed"):
@@ -144,21 +148,17 @@ def test_semantic_facts_graph_query():
     state.learn("Alice", "works_at", "bakery", 1.0)
     state.learn("bakery", "located_in", "harbour", 1.0)
     state.learn("Alice", "works_at", "bakery", 2.0)  # refreshed, not doubled
-    assert state.query("Alice") == [("Alice", "works_at", "bakery")]
-    assert state.query("Alice", hops=2) == [
-        ("Alice", "works_at", "bakery"),
-        ("bakery", "located_in", "harbour"),
-    ]
-    assert state.query("Alice", relation="located_in", hops=2) == [
-        ("bakery", "located_in", "harbour")
-    ]
-    assert state.query("nobody") == []
+    state.learn("Carol", "visits", "bakery", 0.5)
+    assert state.fact_graph.number_of_edges() == 3
+    assert state.facts_about("nobody", limit=5) == []
     # entities named in a text: facts with them as subject or object, newest first
     about = state.facts_about("Where is the Bakery?", limit=5)
     assert [f[:3] for f in about] == [
         ("Alice", "works_at", "bakery"),
         ("bakery", "located_in", "harbour"),
+        ("Carol", "visits", "bakery"),
     ]
+    assert state.facts_about("the bakery", limit=1)[0][:3] == ("Alice", "works_at", "bakery")
     assert state.facts_about("the harbour at dawn", limit=1)[0][:3] == (
         "bakery",
         "located_in",
@@ -249,7 +249,7 @@ async def test_perception_becomes_observations_and_facts(cognitive):
         "gull 4 / gull 5",
     ]
     state = g.cognition.state(1)
-    assert state.query("harbour") == [
+    assert sorted(f[:3] for f in state.facts_about("harbour", limit=9)) == [
         ("harbour", "has_event", "gull 0"),
         ("harbour", "has_event", "gull 2"),
     ]
