@@ -22,23 +22,17 @@ LAYER_NAMES = ("attention", "consolidation", "metacognition")
 
 
 class Trigger(BaseModel):
-    """When a layer runs: as soon as one of its conditions holds (None: that one is off)."""
+    """When a layer runs: as soon as one condition holds (None: off). Count: `every` raw
+    events since it last ran; time interval: `every_hours` simulated; important event: a raw
+    event at least `importance_at`; capacity: `capacity` inputs waiting (raw events for
+    attention, observations for consolidation and meta-cognition)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    every: int | None = Field(None, ge=1, description="Count: raw events since it last ran.")
-    every_hours: float | None = Field(
-        None, gt=0.0, description="Time interval: simulated hours since it last ran."
-    )
-    importance_at: float | None = Field(
-        None, ge=0.0, le=1.0, description="Important event: a raw event at least this important."
-    )
-    capacity: int | None = Field(
-        None,
-        ge=1,
-        description="Capacity: inputs waiting (raw events for attention, observations for "
-        "consolidation and meta-cognition).",
-    )
+    every: int | None = Field(None, ge=1)
+    every_hours: float | None = Field(None, gt=0.0)
+    importance_at: float | None = Field(None, ge=0.0, le=1.0)
+    capacity: int | None = Field(None, ge=1)
 
     def due(self, clock: LayerClock, now: float) -> str | None:
         """The condition that fires now (count, capacity, importance, interval), else None."""
@@ -69,26 +63,19 @@ class CognitiveConfig(BaseModel):
     )
     attention: Trigger = Field(
         default_factory=lambda: Trigger(every=10, importance_at=0.8),
-        description="L2: when raw events become one observation memory. A trigger's keys: "
-        "every (raw events since the layer ran), every_hours, importance_at (a raw event this "
-        "important), capacity (inputs waiting); the first that holds fires it.",
+        description="L2: raw events into one observation. Trigger keys: every (raw events), "
+        "every_hours, importance_at (a raw event's), capacity (inputs waiting); any fires.",
     )
     consolidation: Trigger = Field(
         default_factory=lambda: Trigger(every=50, every_hours=24.0),
-        description="L3: when observations become facts (graph and semantic memories).",
+        description="L3: observations into facts (graph and semantic memories).",
     )
     metacognition: Trigger = Field(
         default_factory=lambda: Trigger(every=100, capacity=20),
-        description="L4: when the agent reflects on its memory and retunes L2 and L3.",
+        description="L4: a reflection on the agent's memory that retunes L2 and L3.",
     )
     working_memory_capacity: int = Field(7, ge=1, le=100, description="Items a prompt holds.")
-    active_thoughts: int = Field(
-        2,
-        ge=0,
-        le=99,
-        description="Working memory slots of the latest thoughts (observations); "
-        "at most the capacity less one, so a recalled memory always fits.",
-    )
+    active_thoughts: int = Field(2, ge=0, le=99, description="Newest thoughts held (< capacity).")
     facts_per_recall: int = Field(
         3, ge=0, le=100, description="Facts about the query's entities joined to a recall."
     )
@@ -96,14 +83,10 @@ class CognitiveConfig(BaseModel):
         0.05, ge=0.0, le=1.0, description="Importance a memory gains each time it is recalled."
     )
     decay_per_day: float | None = Field(
-        0.99,
-        gt=0.0,
-        le=1.0,
-        description="Natural decay: importance × this per simulated day since the memory was "
-        "stored or last recalled (None: no decay, Generative Agents' recency).",
+        0.99, gt=0.0, le=1.0, description="Natural decay of importance per day (None: off)."
     )
     recency_days: float = Field(
-        3.0, gt=0.0, description="Natural decay: recency e^(-days/this) since stored or recalled."
+        3.0, gt=0.0, description="Natural decay: recency e^(-days/this) since stored/recalled."
     )
     log_entries: int = Field(50, ge=0, le=10_000, description="Log lines kept per layer.")
 
@@ -312,20 +295,6 @@ class CognitiveState:
                 self.facts.edges[subject, obj, key].update(time=time, memory_id=memory_id)
                 return
         self.facts.add_edge(subject, obj, relation=relation, time=time, memory_id=memory_id)
-
-    def query(self, subject: str, relation: str | None = None, hops: int = 1) -> list[tuple]:
-        """Facts reachable from `subject` within `hops` edges (optionally one relation)."""
-        import networkx as nx
-
-        if self.fact_graph is None or subject not in self.fact_graph:
-            return []
-        reach = nx.single_source_shortest_path_length(self.facts, subject, cutoff=hops - 1)
-        out = []
-        for node in sorted(reach, key=str):
-            for _, obj, data in self.facts.out_edges(node, data=True):
-                if relation is None or data["relation"] == relation:
-                    out.append((node, data["relation"], obj))
-        return sorted(set(out))
 
     def facts_about(self, text: str, limit: int) -> list[tuple[str, str, str, float, int]]:
         """Facts (s, r, o, time, memory id) naming an entity of `text` as subject or object,

@@ -16,6 +16,7 @@ from societas.memory.architectures.cognitive import (
     LAYER_NAMES,
     CognitiveLayers,
     CognitiveState,
+    LayerClock,
     MetaReport,
     Strategy,
     Trigger,
@@ -335,9 +336,7 @@ class CognitiveMemory:
             st.observations = int(entry["observations"])
             st.new_facts, st.consolidations, st.evictions = entry["counts"]
             st.triggers = {k: Trigger.model_validate(t) for k, t in entry["triggers"].items()}
-            for name, (events, inputs, peak, last) in entry["clocks"].items():
-                st.clocks[name].events, st.clocks[name].inputs = events, inputs
-                st.clocks[name].peak, st.clocks[name].last = peak, last
+            st.clocks = {k: LayerClock(*clock) for k, clock in entry["clocks"].items()}
             for name, entries in entry["log"].items():
                 st.log[name].extend(tuple(e) for e in entries)
             for subject, relation, obj, time, memory_id in entry["facts"]:

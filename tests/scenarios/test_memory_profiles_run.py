@@ -152,7 +152,7 @@ async def _cognitive_run(cfg, tmp_path, bm25_embedder, llm) -> None:
         assert cognition.counters["facts"] > 0 and any(t == "facts" for t, _ in llm.sent)
         assert cognition.counters["meta"] > 0  # meta-cognition ran on its schedule
         learner = next(a for a, s in cognition.layers.agents.items() if s.fact_graph is not None)
-        graph = cognition.state(learner).query("I")
+        graph = [f[:3] for f in cognition.state(learner).facts_about("I", limit=1000)]
         assert graph and all(rel in ("went to", "noticed") for _, rel, _ in graph)
         semantic = await engine.memory.agent(learner).stream.search(
             "I noticed went", topic="fact", types=["semantic"], top_k=20
