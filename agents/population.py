@@ -19,6 +19,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from societas.agents import demographics
 from societas.agents.environment import Place, TownMap
 from societas.agents.friends import FriendTable
 from societas.agents.scenario import ScenarioConfig, Selector
@@ -124,6 +125,14 @@ class Profile:
     stubbornness: float
     sociability: float
     attitudes: dict[str, float] = field(default_factory=dict)
+    # The seed's demographic fields (agents.demographics), shown in thought and attitude prompts.
+    race: str = ""
+    religion: str = ""
+    marriage_status: str = ""
+    residence: str = ""
+    education: str = ""
+    skill: str = ""
+    family_consumption: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # custom attributes from a file
     agent_type: str = "citizen"  # the `type` attribute: picks the agent's memory profile
     _sealed: bool = field(default=False, init=False, repr=False, compare=False)
@@ -156,6 +165,7 @@ class Profile:
             "currency": round(self.income * 0.5, 2),
             "trust_government": self.trust,
             "type": self.agent_type,
+            **{k: getattr(self, k) for k in demographics.FIELDS},
         }
 
 
@@ -287,6 +297,13 @@ def generate(cfg: ScenarioConfig) -> Population:
                 attitudes={t: float(v[i]) for t, v in attitudes.items()},
             )
         )
+    ages_now = [p.age for p in profiles]
+    drawn_fields = demographics.draw(
+        cfg.seed, ages_now, [p.occupation for p in profiles], [p.income for p in profiles]
+    )
+    for p, d in zip(profiles, drawn_fields, strict=True):
+        for key in demographics.FIELDS:
+            setattr(p, key, getattr(d, key))
     if pop.types:  # own RNG stream: declaring types leaves every other draw unchanged
         names = sorted(pop.types)
         shares = np.array([pop.types[t] for t in names], dtype=float)

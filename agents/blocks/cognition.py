@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from societas.agents.cognition import update_thought
-from societas.agents.cognition.persona import recall
+from societas.agents.cognition.attitude import N_MEMORIES
+from societas.agents.cognition.persona import describe_self, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.tasks import AttitudeUpdate
 from societas.agents.scenario import ScenarioConfig
@@ -49,14 +50,15 @@ class CognitionBlock:
             ctx.event("reflection", f"after importance {before:.2f}")
 
     async def attitude(self, ctx: AgentContext, topic: str) -> float:
-        """Re-evaluate the stance on `topic` from what others said and posted (LLM).
+        """Re-evaluate the stance on `topic` from what others said and posted (LLM), read
+        with the agent's self-description as the seed's prompt has it.
 
         Unlike `cognition.update_attitude`, evidence is only others' posts and dialogue, and
         the agent's note of its new stance carries no reason text, so its own earlier
         reasoning ("... leaning against") is not read back as somebody's opinion."""
         agent, s = ctx.agent, ctx.state
         current = float(s["attitude"].get(topic, 5.0))
-        hits = await recall(agent.memory, topic, top_k=5, topic="post")
+        hits = await recall(agent.memory, topic, top_k=N_MEMORIES, topic="post")
         texts = [h.text for h in hits]
         me = agent.profile
         system = {"name": me.name, "profile": f"age: {me.age}, occupation: {me.occupation}"}
@@ -67,7 +69,7 @@ class CognitionBlock:
                 name=me.name,
                 topic=topic,
                 attitude=f"{current:.1f}",
-                personality=me.personality,
+                self_description=await describe_self(agent.memory),
                 memories="\n".join(f"- {t}" for t in texts) or "(none)",
             ),
             AttitudeUpdate,

@@ -73,7 +73,13 @@ SOCIAL = BlockState(
     kept=("_exposed",),
 )
 COGNITION = BlockState(
-    "cognition", hot_keys=("attitude", "emotion", "emotion_types"), kept=("_emotion",)
+    "cognition",
+    attributes=tuple(
+        _A(name=k, type="str", default_or_value="", description=f"{k.replace('_', ' ')} (seed)")
+        for k in ("race", "religion", "marriage_status", "residence", "skill", "family_consumption")
+    ),
+    hot_keys=("attitude", "emotion", "emotion_types"),
+    kept=("_emotion",),
 )
 
 BUILTIN: tuple[BlockState, ...] = (NEEDS, MOBILITY, PLAN, ECONOMY, EVACUATION, SOCIAL, COGNITION)

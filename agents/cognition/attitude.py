@@ -1,16 +1,18 @@
-"""Attitude update (AgentSociety seed): what the agent recently saw, heard and said about a
-topic moves its stance on the seed's 0 (against) .. 10 (for) scale, stored in KV `attitude`."""
+"""Attitude update (AgentSociety seed): the agent's self-description (demographic fields,
+emotions, thought) and up to 20 memories about a topic move its stance on the seed's
+0 (against) .. 10 (for) scale, stored in KV `attitude`."""
 
 from __future__ import annotations
 
 from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
-from societas.agents.cognition.persona import lines, persona, recall
+from societas.agents.cognition.persona import describe_self, lines, persona, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import AttitudeUpdate
 from societas.memory import AgentMemory
 
 NEUTRAL = 5.0
+N_MEMORIES = 20  # memories about the topic the seed's attitude update reads
 
 
 async def update_attitude(
@@ -20,12 +22,13 @@ async def update_attitude(
     seed: int = 0,
     stubbornness: float = 0.5,
     writer: MemoryWriter | None = None,
+    top_k: int = N_MEMORIES,
 ) -> AttitudeUpdate:
     """Re-evaluate the stance on `topic` from the most relevant memories; store it."""
     p = await persona(mem)
     attitudes = await mem.status.get("attitude", default={})
     current = float(attitudes.get(topic, NEUTRAL))
-    hits = await recall(mem, topic, top_k=5)
+    hits = await recall(mem, topic, top_k=top_k)
     out = await llm.json(
         messages(
             "attitude_update",
@@ -33,7 +36,7 @@ async def update_attitude(
             name=p.name,
             topic=topic,
             attitude=f"{current:.1f}",
-            personality=p.profile.get("personality") or "n/a",
+            self_description=await describe_self(mem),
             memories=lines(hits),
         ),
         AttitudeUpdate,

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from societas.agents.cognition.emotions import INTENSITIES, OCC_WORDS, family
+from societas.agents.cognition.prompts import render
 from societas.agents.llm.plan_checks import PLACE_WORDS
 from societas.memory import AgentMemory, MemoryHit, MemoryRecord
 
@@ -67,7 +69,7 @@ class Persona(BaseModel):
         """Needs and emotion as the rules policy reads them from a call's context."""
         return {
             "needs": self.needs,
-            "emotion": self.emotion.lower(),
+            "emotion": family(self.emotion),
             "emotion_intensity": self.emotion_intensity,
         }
 
@@ -97,7 +99,7 @@ async def persona(mem: AgentMemory) -> Persona:
     profile["name"] = name
     emotion = str(await mem.status.get("emotion_types", default="") or "calm")
     levels = await mem.status.get("emotion", default={}) or {}
-    intensity = float(levels.get(emotion.lower(), 5)) / 10.0 if levels else 0.0
+    intensity = float(levels.get(family(emotion), 5)) / 10.0 if levels else 0.0
     plan = await mem.status.get("plan", default={}) or {}
     return Persona(
         agent_id=mem.agent_id,
@@ -117,7 +119,7 @@ def persona_of(agent_id: int, profile: Mapping[str, Any], state: Mapping[str, An
     shown["name"] = plain_name(str(shown.get("name") or f"agent {agent_id}"))
     emotion = str(state.get("emotion_types") or "calm")
     levels = state.get("emotion") or {}
-    intensity = float(levels.get(emotion.lower(), 5)) / 10.0 if levels else 0.0
+    intensity = float(levels.get(family(emotion), 5)) / 10.0 if levels else 0.0
     plan = state.get("plan") or {}
     return Persona(
         agent_id=agent_id,
@@ -127,6 +129,47 @@ def persona_of(agent_id: int, profile: Mapping[str, Any], state: Mapping[str, An
         emotion=emotion,
         emotion_intensity=max(0.0, min(1.0, intensity)),
         plan=plan if isinstance(plan, dict) else {},
+    )
+
+
+# The demographic fields the AgentSociety seed's thought and attitude prompts show.
+BACKGROUND = (
+    "gender",
+    "age",
+    "race",
+    "religion",
+    "marriage_status",
+    "residence",
+    "occupation",
+    "education",
+    "personality",
+    "consumption",
+    "family_consumption",
+    "income",
+    "skill",
+)
+
+
+def _shown(value: Any) -> str:
+    """A KV value as the seed's sentence shows it ('unknown' when unset)."""
+    if value in ("", None):
+        return "unknown"
+    return f"{value:.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+
+
+async def describe_self(mem: AgentMemory) -> str:
+    """The seed's self-description for thought and attitude prompts: demographic fields,
+    emotion intensities, current thought and dominant emotion among the 21 words."""
+    fields = {k: _shown(await mem.status.get(k, default="")) for k in BACKGROUND}
+    levels = await mem.status.get("emotion", default={}) or {}
+    intensities = ", ".join(f"{k}: {levels.get(k, 5)}" for k in INTENSITIES)
+    return render(
+        "self_description",
+        **fields,
+        intensities=intensities,
+        thought=_shown(await mem.status.get("thought", default="")),
+        words=", ".join(OCC_WORDS),
+        emotion=_shown(await mem.status.get("emotion_types", default="")),
     )
 
 

@@ -13,9 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-# Mood of the seed emotions: positive ones make an agent more open, negative ones less.
-MOOD = {"joy": 1.0, "surprise": 0.5, "relief": 0.5, "sadness": -0.7, "fear": -0.8}
-MOOD |= {"anger": -1.0, "disgust": -0.8}
+from societas.agents.cognition.emotions import valence
 
 
 class Relation(BaseModel):
@@ -53,8 +51,9 @@ def after_conversation(rel: Relation, tone: float, turns: int, tick: int) -> Rel
 
 
 def mood(emotion: str, intensity: float) -> float:
-    """-1 (dark) .. 1 (bright): the emotion's valence times its intensity (0..1)."""
-    return MOOD.get(emotion.lower(), 0.0) * max(0.0, min(1.0, intensity))
+    """-1 (dark) .. 1 (bright): the emotion's valence (a seed word or intensity key) times its
+    intensity (0..1)."""
+    return valence(emotion) * max(0.0, min(1.0, intensity))
 
 
 def talk_probability(

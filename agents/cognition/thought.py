@@ -1,32 +1,41 @@
-"""Thought and emotion update in the spirit of the AgentSociety seed: recent experience and
-needs → the agent's inner thought, dominant emotion and its intensity, stored in KV and
-remembered as a cognition memory."""
+"""Thought and emotion update as in the AgentSociety seed: the agent's self-description
+(demographic fields, emotion intensities, thought), its needs and up to 20 of today's
+memories → its inner thought and dominant emotion, one of the seed's 21 words, stored in KV
+with the intensity it raises and remembered as a cognition memory."""
 
 from __future__ import annotations
 
+from societas.agents.cognition.emotions import INTENSITIES, OCC_WORDS, family, occ_word
 from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
-from societas.agents.cognition.persona import fmt_needs, lines, persona, recall
+from societas.agents.cognition.persona import describe_self, fmt_needs, lines, persona, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
+from societas.agents.llm.provenance import mark
 from societas.agents.llm.tasks import ThoughtUpdate
 from societas.memory import AgentMemory
 
-EMOTIONS = ("sadness", "joy", "fear", "disgust", "anger", "surprise")
+N_MEMORIES = 20  # today's memories the seed's thought update reads
 
 
 async def update_thought(
-    mem: AgentMemory, llm: LLMGateway, seed: int = 0, writer: MemoryWriter | None = None
+    mem: AgentMemory,
+    llm: LLMGateway,
+    seed: int = 0,
+    writer: MemoryWriter | None = None,
+    top_k: int = N_MEMORIES,
 ) -> ThoughtUpdate:
-    """Update KV `thought`, `emotion` (0..10 per seed emotion) and `emotion_types`."""
+    """Update KV `thought`, `emotion_types` (one of the 21 words) and the `emotion`
+    intensity (0..10) that word raises; the answer's `emotion` is the stored word."""
     p = await persona(mem)
     current = str(await mem.status.get("thought", default="nothing in particular"))
-    hits = await recall(mem, f"{p.name} feelings", top_k=5, today=True)
+    hits = await recall(mem, f"{p.name} feelings", top_k=top_k, today=True)
     out = await llm.json(
         messages(
             "thought_update",
             p.system(),
             name=p.name,
-            thought=current,
+            words=", ".join(OCC_WORDS),
+            self_description=await describe_self(mem),
             needs=fmt_needs(p.needs),
             memories=lines(hits),
         ),
@@ -38,14 +47,17 @@ async def update_thought(
             "needs": p.needs,
             "recent": [h.text for h in hits],
             "profile": p.rules_profile(),
+            "choices": {"emotion": [*OCC_WORDS, *INTENSITIES]},
         },
         seed=seed * 7919 + mem.agent_id,
-        fallback=lambda: ThoughtUpdate(thought=current, emotion="joy", intensity=0.3),
+        fallback=lambda: ThoughtUpdate(thought=current, emotion="Joy", intensity=0.3),
     )
-    await mem.status.update("thought", out.thought)
-    emotion = out.emotion.lower()
-    if emotion in EMOTIONS:
-        await mem.status.update("emotion", {emotion: round(out.intensity * 10)}, mode="merge")
-    await mem.status.update("emotion_types", emotion.capitalize())
-    await (writer or ImmediateWriter(llm)).add(mem, "cognition", f"{p.name} thinks: {out.thought}")
-    return out
+    word = occ_word(out.emotion) or "Joy"
+    stored = mark(out.model_copy(update={"emotion": word}), out.answer_source)
+    await mem.status.update("thought", stored.thought)
+    await mem.status.update("emotion", {family(word): round(stored.intensity * 10)}, mode="merge")
+    await mem.status.update("emotion_types", word)
+    await (writer or ImmediateWriter(llm)).add(
+        mem, "cognition", f"{p.name} thinks: {stored.thought}"
+    )
+    return stored

@@ -1,8 +1,10 @@
 """Populations from files: one agent per row of a CSV, Parquet or JSONL file.
 
 Columns name profile fields (`name`, `age`, `gender`, `occupation`, `income`, `personality`,
-`trust`, `stubbornness`, `sociability`), attitudes (`attitude.<topic>`) or custom status
-attributes declared in the scenario; what a file leaves out is drawn by the seeded generator.
+`trust`, `stubbornness`, `sociability`, and the seed's demographic fields `race`, `religion`,
+`marriage_status`, `residence`, `education`, `skill`, `family_consumption`), attitudes
+(`attitude.<topic>`) or custom status attributes declared in the scenario; what a file
+leaves out is drawn by the seeded generator.
 A bad value gets an error naming the file, row, column and that one value: such files may
 hold personal data, so values of other rows never appear in errors or logs.
 """
@@ -26,6 +28,13 @@ PROFILE_FIELDS: dict[str, str] = {
     "stubbornness": "float",
     "sociability": "float",
     "type": "str",
+    "race": "str",
+    "religion": "str",
+    "marriage_status": "str",
+    "residence": "str",
+    "education": "str",
+    "skill": "str",
+    "family_consumption": "str",
 }
 _RANGES: dict[str, tuple[float, float]] = {
     "age": (0, 120),

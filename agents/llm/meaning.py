@@ -4,9 +4,9 @@ Checked for every task: a copy of the prompt's example, an echo of the schema's 
 a copy of the prompt's format text. Checked per task: importance ratings that count
 (1, 2, 3... or 10, 1, 2, 3...) instead of rating, a dialogue line said before, a day plan
 that contradicts the agent's state (asleep at noon while rested) or names places the agent
-does not know, an hour whose steps do not tile it. A failed check makes the gateway re-ask
-with a short correction (`CORRECTIONS`, text with nothing in it to copy) and then fall back;
-both are counted per task and kind.
+does not know, an hour whose steps do not tile it, a word outside the ones the task lists.
+A failed check makes the gateway re-ask with a short correction (`CORRECTIONS`, text with
+nothing in it to copy) and then fall back; both are counted per task and kind.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ KINDS = (
     "unknown_place",
     "opposite_tone",
     "unknown_person",
+    "not_a_choice",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -68,6 +69,9 @@ CORRECTIONS["opposite_tone"] = (
 CORRECTIONS["unknown_person"] = (
     "That reply names a person who is not in this town. Name only people from the task. "
     "Reply again."
+)
+CORRECTIONS["not_a_choice"] = (
+    "That reply is not one of the words the task lists. Choose one of them. Reply again."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -468,6 +472,21 @@ def _people(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
+def _choice(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """A field the call site restricts to listed words (`choices`: field -> words, any
+    case) holding another word."""
+    for key, allowed in (ctx.get("choices") or {}).items():
+        given = getattr(value, key, None)
+        words_allowed = {str(a).lower() for a in allowed}
+        if isinstance(given, str) and given.strip().lower() not in words_allowed:
+            return Failure("not_a_choice", given)
+    return None
+
+
+def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    return _choice(value, ctx) or _people(value, ctx)
+
+
 def _turn_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _turn(value, ctx) or _people(value, ctx)
 
@@ -491,6 +510,7 @@ _BY_TASK = {
     "hourly_plan": _hour_checks,
     "dialogue_turn": _turn_checks,
     "conversation_summary": _summary,
+    "thought_update": _thought_checks,
 }
 
 

@@ -122,7 +122,7 @@ async def test_thought_update_follows_experience(group, llm) -> None:
         "event", "A fire broke out in the clinic and we had to evacuate", importance=0.9
     )
     out = await update_thought(mem, llm)
-    assert out.emotion == "fear"
+    assert out.emotion == "Fear"  # the seed's word; the intensity it raises is fear
     assert await mem.status.get("thought") == out.thought
     assert (await mem.status.get("emotion"))["fear"] == round(out.intensity * 10)
     assert await mem.status.get("emotion_types") == "Fear"
