@@ -14,9 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
+from societas.agents.llm import inflight
 from societas.agents.runtime.protocol import (
     GroupHandle,
     GroupStats,
@@ -115,6 +117,11 @@ class InProcessGroup:
         abandon = getattr(self.engine, "abandon_tick", None)
         if abandon is not None:
             abandon()
+
+    async def in_flight(self) -> dict[str, Any]:
+        """The model calls in flight in this group's process: pid, calls, oldest's age (s)."""
+        calls, oldest = inflight.local()
+        return {"pid": os.getpid(), "calls": calls, "oldest_s": oldest}
 
     async def close(self) -> None:
         """Close the engine."""
@@ -245,3 +252,14 @@ class ResilientGroup:
     async def where(self) -> dict[str, Any]:
         """Node and pid of the inner actor."""
         return await self.inner.where()  # type: ignore[attr-defined]
+
+    async def in_flight(self) -> dict[str, Any]:
+        """The inner group's calls in flight (none while it is lost or being recreated)."""
+        ask = getattr(self.inner, "in_flight", None)
+        if ask is None:
+            return {}
+        try:
+            found: dict[str, Any] = await ask()
+        except GroupLost:
+            return {}
+        return found

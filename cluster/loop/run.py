@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field
 from societas.agents.runtime.protocol import GroupHandle
 from societas.cluster import checkpoint as ckpt
 from societas.cluster.cluster_config import ClusterConfig, checkpoint_ticks
-from societas.cluster.loop.groups import ResilientGroup, inbox_digest
+from societas.cluster.loop.groups import InProcessGroup, ResilientGroup, inbox_digest
 from societas.cluster.loop.llm_stop import LLMStopWatch
+from societas.cluster.observe import calls_in_flight
 from societas.cluster.observe.metrics import RunMetrics
 
 TOTAL_KEYS = (
@@ -231,6 +232,7 @@ async def run_groups(
         await call_back(on_tick_done, report)
 
     coordinator.on_tick = count_done
+    polling: asyncio.Future[None] | None = None  # calls in flight of groups elsewhere
     try:
         await asyncio.gather(*(h.setup() for h in handles))
         start = 0
@@ -254,6 +256,8 @@ async def run_groups(
             coordinator.pending = {h.group_id: inbox.get(h.group_id, []) for h in handles}
             start = last
         running = asyncio.ensure_future(coordinator.run(spec.ticks - start, start_tick=start))
+        if any(not isinstance(h, InProcessGroup) for h in handles):  # groups elsewhere
+            polling = asyncio.ensure_future(calls_in_flight.poll(handles))
         if stop is None:
             summary = await running
         elif await _cut_short(running, stop):
@@ -272,6 +276,9 @@ async def run_groups(
         else:
             summary = running.result()
     finally:
+        if polling is not None:
+            polling.cancel()
+            await asyncio.gather(polling, return_exceptions=True)
         await asyncio.gather(*(h.close() for h in handles), return_exceptions=True)
     result = RunResult(
         ticks=spec.ticks,

@@ -110,6 +110,11 @@ class RayGroupHandle:
         """Node and pid of the actor."""
         return await self._call("where")
 
+    async def in_flight(self) -> dict[str, Any]:
+        """The model calls in flight in the actor's process (`InProcessGroup.in_flight`)."""
+        found: dict[str, Any] = await self._call("in_flight")
+        return found
+
     def respawn(self) -> RayGroupHandle:
         """A fresh actor for the same group (wherever Ray can place it now)."""
         import ray
