@@ -264,8 +264,11 @@ class GroupSearch:
             time=np.array([row["time"] for row in rows]),
             importance=np.array([row["importance"] for row in rows], np.float64),
             raw_relevance=np.array(raw, np.float64),
+            layer_since=np.array([row["layer_since"] for row in rows], np.float64),
+            layer=np.array([row["layer"] for row in rows]),
         )
-        scores = score_of(numbers, cfg, now, mode).tolist()
+        layers = (self.profiles.layer_decay(r.agent_id), self.profiles.layer_recency(r.agent_id))
+        scores = score_of(numbers, cfg, now, mode, True, *layers).tolist()
         hits = [
             _hit(record_from_payload(row["id"], row), score, "cold")
             for row, score, rel in zip(rows, scores, raw, strict=True)

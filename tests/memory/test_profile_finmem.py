@@ -211,6 +211,7 @@ async def test_cleanup_deletes_by_default_or_moves_to_cold(group_factory, backen
         profile="finmem",
         policies={"forgetting": forgetting},
         tiers={"warm_max_age_days": None},
+        retrieval={"relevance_weight": 0.0},
     )
     await g.add_agents({1: {}})
     faint = await g.agent(1).stream.add("event", "a faint rumour", importance=0.04)
@@ -226,4 +227,7 @@ async def test_cleanup_deletes_by_default_or_moves_to_cold(group_factory, backen
     else:
         assert g.counters["forgotten"] == 0 and g.cold.all_ids() == {faint}
         assert (await g.get_by_ids([faint]))[0].text == "a faint rumour"
+        g.clock.set(g.clock.day + 2, g.clock.t)  # cold scores by its layer too
+        (hit,) = await g.agent(1).stream.search("rumour", tiers=("cold",))
+        assert hit.score == pytest.approx(finmem_score("short", 0.04, 2.0), abs=1e-4)
     await g.close()
