@@ -72,8 +72,9 @@ def natural_decay(config: CognitiveConfig) -> ForgettingPolicy:
     layer = LayerPolicy(
         importance_decay_per_day=config.decay_per_day, recency_tau_days=config.recency_days
     )
+    never = 2**62  # no pass is ever due: nothing to move or clean up
     return ForgettingPolicy(
-        enabled=True, layers=dict.fromkeys(LAYERS, layer), access_boost=0.0, run_every_ticks=2**62
+        enabled=True, layers=dict.fromkeys(LAYERS, layer), access_boost=0.0, run_every_ticks=never
     )
 
 
