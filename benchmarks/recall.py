@@ -274,7 +274,7 @@ def strip(block: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--agents", type=int, default=50)
+    parser.add_argument("--agents", type=int, default=30)
     parser.add_argument("--days", default="2,20", help="society lengths in days, comma-separated")
     parser.add_argument("--sample", type=int, default=30, help="agents questioned per society")
     parser.add_argument("--per-kind", type=int, default=2, help="questions of each kind an agent")
