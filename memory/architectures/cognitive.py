@@ -348,17 +348,3 @@ class CognitiveState:
                 changes.append(f"{layer} {key} {old} → {value}")
         self.new_facts = self.consolidations = self.evictions = 0
         return changes
-
-
-class CognitiveLayers:
-    """The cognitive state of every agent of a group (each with its agent type's config)."""
-
-    def __init__(self, config_of: Any) -> None:
-        self.config_of = config_of  # agent id → CognitiveConfig
-        self.agents: dict[int, CognitiveState] = {}
-
-    def of(self, agent_id: int) -> CognitiveState:
-        state = self.agents.get(agent_id)
-        if state is None:
-            state = self.agents[agent_id] = CognitiveState(self.config_of(agent_id))
-        return state

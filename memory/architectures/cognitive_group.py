@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from societas.memory.architectures.cognitive import (
     LAYER_NAMES,
-    CognitiveLayers,
     CognitiveState,
     LayerClock,
     MetaReport,
@@ -63,7 +62,7 @@ class CognitiveMemory:
         metacognition: MetaCognition = rules_metacognition,
     ) -> None:
         self.group = group
-        self.layers = CognitiveLayers(group.profiles.cognitive)
+        self.agents: dict[int, CognitiveState] = {}  # each with its agent type's config
         # Summaries of many agents' event batches in one call (an LLM batch), rule-based default.
         self.summarise = summarise or (lambda batches: [default_attention(b) for b in batches])
         self.extract_facts = extract_facts
@@ -79,7 +78,13 @@ class CognitiveMemory:
         if not self.group.profiles.is_cognitive(agent_id):
             profile = self.group.profiles.profile(agent_id)
             raise ValueError(f"agent {agent_id} runs memory profile {profile!r}, not 'cognitive'")
-        return self.layers.of(agent_id)
+        return self._of(agent_id)
+
+    def _of(self, agent_id: int) -> CognitiveState:
+        state = self.agents.get(agent_id)
+        if state is None:
+            state = self.agents[agent_id] = CognitiveState(self.group.profiles.cognitive(agent_id))
+        return state
 
     def runs(self, agent_id: int) -> bool:
         """Whether `agent_id` runs the cognitive profile."""
@@ -108,7 +113,7 @@ class CognitiveMemory:
         if len(texts) != len(due):
             raise ValueError(f"summarise returned {len(texts)} texts for {len(due)} batches")
         for (agent_id, batch, trigger), text in zip(due, texts, strict=True):
-            state = self.layers.of(agent_id)
+            state = self._of(agent_id)
             state.note("attention", now, f"{trigger}, {len(batch)} events", text)
             state.think(text)
         return [(a, t) for (a, _, _), t in zip(due, texts, strict=True)]
@@ -146,7 +151,7 @@ class CognitiveMemory:
         """L3 and L4 of each agent, when one of their triggers fires."""
         now = self.group.clock.abs_seconds
         for agent_id in dict.fromkeys(agents):
-            state = self.layers.of(agent_id)
+            state = self._of(agent_id)
             trigger = state.due("consolidation", now)
             if trigger is not None:
                 texts = self.recent_observations.pop(agent_id, [])
@@ -259,14 +264,6 @@ class CognitiveMemory:
         await self.absorb([request], [list(hits)], context)
         return [w.hit for w in self.state(agent_id).working if w.hit is not None]
 
-    def set_task(self, agent_id: int, task: str | None) -> None:
-        """The agent's current task, first in its working memory (None clears it)."""
-        self.state(agent_id).set_task(task)
-
-    def think(self, agent_id: int, thought: str) -> None:
-        """An active thought of the agent, kept in working memory among its newest."""
-        self.state(agent_id).think(thought)
-
     def prompt_block(self, agent_id: int) -> str:
         """The working-memory lines a prompt holds (never more than its capacity)."""
         return "\n".join(self.state(agent_id).prompt_block())
@@ -286,7 +283,7 @@ class CognitiveMemory:
     def write_logs(self, folder: str | Path) -> list[Path]:
         """Each cognitive agent's `log_markdown` as folder/agent-<id>.md (atomic writes)."""
         paths = []
-        for agent_id in sorted(self.layers.agents):
+        for agent_id in sorted(self.agents):
             path = Path(folder) / f"agent-{agent_id}.md"
             write_bytes_atomic(path, self.log_markdown(agent_id).encode())
             paths.append(path)
@@ -296,7 +293,7 @@ class CognitiveMemory:
         """Every agent's layers as JSON (checkpoints): buffers, working memory, triggers as
         retuned, layer clocks, logs and facts."""
         agents = {}
-        for agent_id, st in sorted(self.layers.agents.items()):
+        for agent_id, st in sorted(self.agents.items()):
             facts = st.fact_graph.edges(data=True) if st.fact_graph is not None else []
             agents[str(agent_id)] = {
                 "sensory": list(st.sensory),
@@ -322,9 +319,9 @@ class CognitiveMemory:
         """Layers as `get_state` wrote them (a resumed run continues where it stopped)."""
         if state.get("version") != 2:
             raise ValueError(f"cognitive state version {state.get('version')!r} is not 2")
-        self.layers.agents.clear()
+        self.agents.clear()
         for key, entry in state["agents"].items():
-            st = self.layers.of(int(key))
+            st = self._of(int(key))
             st.sensory.extend(entry["sensory"])
             st.unattended.extend(entry["unattended"])
             st.task = entry["task"]

@@ -131,27 +131,27 @@ async def _cognitive_run(cfg, tmp_path, bm25_embedder, llm) -> None:
             engine,
             16,
             lambda e: biggest.append(
-                max((len(s.sensory) for s in e.memory.cognition.layers.agents.values()), default=0)
+                max((len(s.sensory) for s in e.memory.cognition.agents.values()), default=0)
             ),
         )
         cognition = engine.memory.cognition
         # every perceived event entered a sensory buffer, never more than N held
         assert cognition.counters["raw_events"] > 2 * N and max(biggest) == N
-        assert all(len(s.sensory) <= N for s in cognition.layers.agents.values())
+        assert all(len(s.sensory) <= N for s in cognition.agents.values())
         # attention: every N raw events of an agent became one observation memory (LLM batch)
         assert cognition.counters["observations"] > 0
         assert any(task == "attention" for task, _ in llm.sent)
-        agent_id = next(iter(cognition.layers.agents))
+        agent_id = next(iter(cognition.agents))
         hits = await engine.memory.agent(agent_id).stream.search(
             "I noticed", topic="observation", top_k=50
         )
         assert hits and all(h.text.startswith("I noticed:") for h in hits)
-        observed = sum(s.observations for s in cognition.layers.agents.values())
+        observed = sum(s.observations for s in cognition.agents.values())
         assert observed == cognition.counters["observations"]
         # semantic consolidation: facts (LLM task `facts`) in the graph and as memories
         assert cognition.counters["facts"] > 0 and any(t == "facts" for t, _ in llm.sent)
         assert cognition.counters["meta"] > 0  # meta-cognition ran on its schedule
-        learner = next(a for a, s in cognition.layers.agents.items() if s.fact_graph is not None)
+        learner = next(a for a, s in cognition.agents.items() if s.fact_graph is not None)
         graph = [f[:3] for f in cognition.state(learner).facts_about("I", limit=1000)]
         assert graph and all(rel in ("went to", "noticed") for _, rel, _ in graph)
         semantic = await engine.memory.agent(learner).stream.search(
@@ -166,7 +166,7 @@ async def _cognitive_run(cfg, tmp_path, bm25_embedder, llm) -> None:
         texts = await _all_texts(engine)
         counts = [memory_items(p, texts) for task, p in llm.sent if task in COGNITION_TASKS]
         assert counts and max(counts) <= CAPACITY
-        assert max(len(s.working) for s in cognition.layers.agents.values()) <= CAPACITY
+        assert max(len(s.working) for s in cognition.agents.values()) <= CAPACITY
     finally:
         await engine.close()
 
@@ -216,7 +216,7 @@ async def test_only_cognitive_agents_perceive_through_attention(tmp_path, bm25_e
         await _run(engine, 10)
         group = engine.memory
         scholars = {a for a, t, _ in group.profiles.rows() if t == "scholar"}
-        assert set(group.cognition.layers.agents) <= scholars
+        assert set(group.cognition.agents) <= scholars
         topics: dict[int, set[str]] = {}
         for row, agent in enumerate(group.hot.agent_ids):
             topics.setdefault(agent, set()).add(group.hot.topics[row])
