@@ -1,18 +1,27 @@
-"""Social block: messages received (chats, posts, encounters); at an encounter the agent may
-invite the other to a conversation (more likely with closer, liked people, in a good mood,
-when lonely), which the driver then routes turn by turn (agents/runtime/conversations.py);
+"""Social block: messages received (chats, posts, encounters); of the people it meets the
+agent may invite one to a conversation, decided from its relationship with each and what it
+remembers about them (agents/cognition/talk.py), which the driver then routes turn by turn
+(agents/runtime/conversations.py);
 one-line messages to friends (partner weighted by closeness); facts spreading through what
 is said, believed as far as the speaker is trusted; stance posts read by friends (echo
 chamber) or by anyone, ignored from people the reader dislikes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from societas.agents.blocks.plan import me as persona_now
 from societas.agents.cognition.conversation import describe_relation
-from societas.agents.cognition.persona import NEEDS, fmt_needs, plain_name, recall
+from societas.agents.cognition.persona import NEEDS, fmt_needs, plain_name, plain_names, recall
 from societas.agents.cognition.prompts import messages
-from societas.agents.cognition.relationships import belief, mood, relation, talk_probability
+from societas.agents.cognition.relationships import DISLIKED, belief, relation
+from societas.agents.cognition.talk import (
+    MAX_CANDIDATES,
+    Candidate,
+    choose_partner,
+    remembered,
+    talked_recently,
+)
 from societas.agents.llm.tasks import DialogueTurn
 from societas.agents.scenario import ScenarioConfig
 
@@ -22,7 +31,6 @@ if TYPE_CHECKING:
 
 CHAT_RESTORE, SPEAK_RESTORE = 0.15, 0.1
 INVITE = "_invite"  # scratch: (partner, place, topic) of the conversation asked for this tick
-DISLIKED = -0.3  # below this sentiment, posts from that person are ignored
 
 
 def stance_text(topic: str, value: float) -> str:
@@ -44,6 +52,7 @@ class SocialBlock:
         self.cfg = scenario.social
         self.exposure = scenario.exposure
         self.fact_text = {f.id: f.text for f in scenario.facts}
+        self._people: tuple[str, ...] | None = None
 
     async def forward(self, ctx: AgentContext) -> None:
         s = ctx.state
@@ -64,17 +73,7 @@ class SocialBlock:
         ties = dict(friends)
         rels = s.get("relationships") or {}
         if self.cfg.encounters and met:
-            here = await self._mood(ctx)
-            for enc in met:
-                base = (
-                    self.cfg.friend_chat_prob
-                    if enc.sender in ties
-                    else self.cfg.chat_prob * ctx.agent.profile.sociability
-                )
-                rel = relation(rels, enc.sender, ties.get(enc.sender))
-                p = talk_probability(base, rel, here, s["social_satisfaction"])
-                if ctx.rng.random() < p and INVITE not in s:
-                    s[INVITE] = (enc.sender, enc.payload.get("place", ""), self.topic(ctx))
+            await self._decide_talk(ctx, met, ties, rels)
         if friends and self.cfg.message_prob > 0 and ctx.rng.random() < self.cfg.message_prob:
             weights = [relation(rels, f, w).closeness + 0.05 for f, w in friends]
             (friend,) = ctx.rng.choices([f for f, _ in friends], weights)
@@ -93,12 +92,64 @@ class SocialBlock:
             return self.fact_text.get(known[-1], known[-1])
         return self.scenario.topics[0].name if self.scenario.topics else ""
 
-    async def _mood(self, ctx: AgentContext) -> float:
-        """-1..1 from the agent's dominant emotion and its intensity (KV)."""
-        status = ctx.agent.memory.status
-        emotion = str(await status.get("emotion_types", default="") or "")
-        levels = await status.get("emotion", default={}) or {}
-        return mood(emotion, float(levels.get(emotion.lower(), 5)) / 10.0)
+    def people(self, ctx: AgentContext) -> tuple[str, ...]:
+        """The population's plain names, which a decision's reason may name."""
+        if self._people is None:
+            self._people = plain_names(p.name for p in ctx.population.profiles)
+        return self._people
+
+    async def _decide_talk(
+        self,
+        ctx: AgentContext,
+        met: list[Message],
+        ties: dict[int, float],
+        rels: dict[str, Any],
+    ) -> None:
+        """Invite one of the people met, or nobody. A meeting is an occasion to talk with
+        chance `friend_chat_prob` for a friend, `chat_prob` x sociability otherwise; whom of
+        the occasions (closest first, none talked with in the last hours) the agent talks
+        to is the talk decision, recorded as a `talk_decision` event with its source."""
+        s = ctx.state
+        occasions: dict[int, Message] = {}
+        for enc in met:
+            base = (
+                self.cfg.friend_chat_prob
+                if enc.sender in ties
+                else self.cfg.chat_prob * ctx.agent.profile.sociability
+            )
+            if ctx.rng.random() < base:
+                occasions.setdefault(enc.sender, enc)
+        if not occasions or INVITE in s:
+            return
+        tick = ctx.time.tick
+        known = {o: relation(rels, o, ties.get(o)) for o in occasions}
+        open_ = [o for o in occasions if not talked_recently(known[o], tick, ctx.tick_hours)]
+        open_ = sorted(open_, key=lambda o: (-known[o].closeness, o))[:MAX_CANDIDATES]
+        if not open_:
+            return
+        candidates = []
+        for other in open_:
+            name = ctx.population.profiles[other].name
+            memories = await remembered(ctx.agent.memory, name)
+            candidates.append(
+                Candidate(agent_id=other, name=name, relation=known[other], memories=memories)
+            )
+        place = str(occasions[open_[0]].payload.get("place", ""))
+        choice = await choose_partner(
+            ctx.llm,
+            persona_now(ctx),
+            candidates,
+            place,
+            seed=self.scenario.seed * 1_000_003 + tick,
+            people=self.people(ctx),
+        )
+        asked = ",".join(str(o) for o in open_)
+        if 1 <= choice.talk_to <= len(candidates):
+            partner = candidates[choice.talk_to - 1].agent_id
+            s[INVITE] = (partner, place, self.topic(ctx))
+            ctx.event("talk_decision", f"talk to {partner} of {asked}", choice.answer_source)
+        else:
+            ctx.event("talk_decision", f"talk to nobody of {asked}", choice.answer_source)
 
     async def learn(self, ctx: AgentContext, fact: str, source: int) -> bool:
         """Add a fact to the agent's knowledge; True if it is new."""

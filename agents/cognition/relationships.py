@@ -15,6 +15,8 @@ from pydantic import BaseModel, Field
 
 from societas.agents.cognition.emotions import valence
 
+DISLIKED = -0.3  # below this sentiment a person is not talked to, nor believed when posting
+
 
 class Relation(BaseModel):
     """One agent's view of another."""
@@ -54,17 +56,6 @@ def mood(emotion: str, intensity: float) -> float:
     """-1 (dark) .. 1 (bright): the emotion's valence (a seed word or intensity key) times its
     intensity (0..1)."""
     return valence(emotion) * max(0.0, min(1.0, intensity))
-
-
-def talk_probability(
-    base: float, rel: Relation, mood_value: float, social_satisfaction: float
-) -> float:
-    """Chance to start (or accept) a conversation: higher with closer, liked people, a good
-    mood and an unmet social need."""
-    p = base * (0.5 + 1.5 * rel.closeness) * (1.0 + 0.5 * rel.sentiment)
-    p *= 1.0 + 0.6 * mood_value
-    p *= 1.0 + max(0.0, 0.6 - social_satisfaction)
-    return max(0.0, min(1.0, p))
 
 
 def belief(rel: Relation) -> float:

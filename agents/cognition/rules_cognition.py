@@ -1,6 +1,6 @@
 """Rules-policy answers (`provider: rules`, a deterministic offline policy, NOT a language
-model) for the cognition tasks this package adds: `replan`, `conversation_summary`, `attention`
-and `facts`.
+model) for the cognition tasks this package adds: `replan`, `conversation_summary`, `attention`,
+`facts` and `talk_decision`.
 Importing `societas.agents.cognition` registers them with `agents.llm.rules`."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import random
 import re
 from typing import Any
 
+from societas.agents.cognition.relationships import DISLIKED
 from societas.agents.llm.rules import (
     _keywords,
     _mood,
@@ -88,3 +89,29 @@ def _facts(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     facts += [("I", "noticed", w) for w in _keywords(texts, limit)]
     unique = list(dict.fromkeys(facts))[:limit]
     return {"facts": [{"subject": s, "relation": r, "object": o} for s, r, o in unique]}
+
+
+SOUGHT = 0.3  # closeness at which a person met is sought out without memories of them
+
+
+@register_rule("talk_decision")
+def _talk_decision(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The closest person met who is close enough or of whom the agent remembers something,
+    never one it dislikes (ties: more memories, then the first listed); nobody otherwise. The
+    reason quotes what the agent remembers of them."""
+    people = [c for c in ctx.get("candidates") or [] if isinstance(c, dict)]
+    best, key = 0, (-1.0, -1)
+    for i, c in enumerate(people, 1):
+        closeness, sentiment = float(c.get("closeness", 0.0)), float(c.get("sentiment", 0.0))
+        memories = c.get("memories") or []
+        if sentiment < DISLIKED or (closeness < SOUGHT and not memories):
+            continue
+        if (closeness, len(memories)) > key:
+            best, key = i, (closeness, len(memories))
+    if not best:
+        return {"talk_to": 0, "reason": ""}
+    chosen = people[best - 1]
+    memories = [str(m) for m in chosen.get("memories") or []]
+    name = str(chosen.get("name", ""))
+    reason = f"I remember: {_short(memories[0], 100)}" if memories else f"{name} and I are close."
+    return {"talk_to": best, "reason": reason}

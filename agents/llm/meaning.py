@@ -483,6 +483,14 @@ def _choice(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
+def _talk(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """A talk decision naming a person number beyond the `n` people listed."""
+    chosen, n = getattr(value, "talk_to", None), ctx.get("n")
+    if isinstance(chosen, int) and isinstance(n, int) and not 0 <= chosen <= n:
+        return Failure("not_a_choice", f"person {chosen} of {n}")
+    return _people(value, ctx)
+
+
 def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _choice(value, ctx) or _people(value, ctx)
 
@@ -511,6 +519,7 @@ _BY_TASK = {
     "dialogue_turn": _turn_checks,
     "conversation_summary": _summary,
     "thought_update": _thought_checks,
+    "talk_decision": _talk,
 }
 
 

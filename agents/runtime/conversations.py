@@ -3,10 +3,11 @@
 During its step an agent may ask someone it met to talk (`SocialBlock` leaves an invitation
 in its scratch state); `invitations` turns them into 'invite' requests for the driver. The
 driver routes every step of every conversation to the group owning the acting agent, in
-sub-rounds of the same tick (`GroupEngine.converse_round`): the invitee accepts or not, the
-two alternate turns until one ends it or the turn limit, then each side concludes: it
-remembers its own summary (importance rated), updates its relationship to the other,
-believes the news it heard as far as it trusts the speaker, and reacts to it next tick.
+sub-rounds of the same tick (`GroupEngine.converse_round`): the invitee accepts unless it is
+asleep or dislikes the one asking (`accepts`), the two alternate turns until one ends it or
+the turn limit, then each side concludes: it remembers its own summary (importance rated),
+updates its relationship to the other, believes the news it heard as far as it trusts the
+speaker, and reacts to it next tick.
 
 Randomness here is drawn from RNGs seeded by (seed, conversation, agent, step), never from
 the agents' own RNGs, so it does not depend on how agents are split into groups.
@@ -28,10 +29,10 @@ from societas.agents.cognition.conversation import (
 )
 from societas.agents.cognition.persona import plain_name
 from societas.agents.cognition.relationships import (
+    DISLIKED,
     Relation,
     after_conversation,
     belief,
-    mood,
     relation,
     stance_agreement,
 )
@@ -42,12 +43,10 @@ if TYPE_CHECKING:
     from societas.agents.runtime.engine import GroupEngine
 
 
-def accept_probability(
-    closeness: float, sentiment: float, mood_value: float, social: float
-) -> float:
-    """How willing the invitee is: closer, liked, cheerful or lonely people say yes."""
-    p = 0.6 + 0.4 * closeness + 0.3 * sentiment + 0.2 * mood_value + max(0.0, 0.6 - social)
-    return max(0.0, min(1.0, p))
+def accepts(rel: Relation, asleep: bool) -> bool:
+    """Whether the invitee says yes: awake, and not disliking the one who asks (whether to
+    talk at all was the initiator's decision, as in Generative Agents)."""
+    return not asleep and rel.sentiment >= DISLIKED
 
 
 class ConversationHost:
@@ -143,13 +142,7 @@ class ConversationHost:
         return relation(ctx.state.get("relationships") or {}, other, ties.get(other))
 
     async def _invite(self, ctx: AgentContext, r: TurnRequest) -> TurnReply:
-        s = ctx.state
-        rel = self._relation(ctx, r.listener)
-        p = me(ctx)
-        here = mood(p.emotion, p.emotion_intensity)
-        yes = s["category"] != "sleep" and self._rng(r).random() < accept_probability(
-            rel.closeness, rel.sentiment, here, s["social_satisfaction"]
-        )
+        yes = accepts(self._relation(ctx, r.listener), ctx.state["category"] == "sleep")
         return TurnReply(
             conversation_id=r.conversation_id, speaker=r.speaker, kind="invite", end=not yes
         )
