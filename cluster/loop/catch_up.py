@@ -43,11 +43,13 @@ async def checkpoint_last_finished(
     cluster: Any,
     stopped: RunInterrupted,
     *,
+    groups: int,
     embedder: Embedder | None = None,
     on_checkpoint: Callable[[int, dict[str, float]], Any] | None = None,
 ) -> RunInterrupted:
     """A `RunInterrupted` whose checkpoint is the last finished tick, when a replay from the
-    response cache could write it within `CATCH_UP_S`; else `stopped` with a note why not."""
+    response cache could write it within `CATCH_UP_S`; else `stopped` with a note why not.
+    The replay runs `groups` in-process groups (a Ray run's checkpoints restore the same)."""
     target = stopped.tick
     if target in (stopped.checkpoint, 0):
         return stopped
@@ -55,7 +57,7 @@ async def checkpoint_last_finished(
         return _kept(stopped, "no LLM response cache to replay the finished ticks from")
     try:
         await asyncio.wait_for(
-            _replay(scenario, run_dir, cluster, stopped, embedder, on_checkpoint),
+            _replay(scenario, run_dir, cluster, stopped, groups, embedder, on_checkpoint),
             CATCH_UP_S,
         )
     except TimeoutError:
@@ -90,6 +92,7 @@ async def _replay(
     run_dir: Path,
     cluster: Any,
     stopped: RunInterrupted,
+    groups: int,
     embedder: Embedder | None,
     on_checkpoint: Callable[[int, dict[str, float]], Any] | None,
 ) -> None:
@@ -102,7 +105,7 @@ async def _replay(
         replay = llm.cache.model_copy(update={"mode": "replay"})
         return LLMGateway(llm.model_copy(update={"cache": replay}))
 
-    ids = partition(scenario.agents.count, scenario.groups)
+    ids = partition(scenario.agents.count, groups)
     engines = EngineFactory(
         scenario, ids, run_dir, cluster.agents_in_flight, embedder=embedder, gateway=gateway
     ).build_all()

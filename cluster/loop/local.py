@@ -138,7 +138,13 @@ async def run_local_async(
         from societas.cluster.loop.catch_up import checkpoint_last_finished
 
         raise await checkpoint_last_finished(
-            scenario, out, cfg, stopped, embedder=embedder, on_checkpoint=on_checkpoint
+            scenario,
+            out,
+            cfg,
+            stopped,
+            groups=len(ids),
+            embedder=embedder,
+            on_checkpoint=on_checkpoint,
         ) from None
 
 

@@ -34,7 +34,7 @@ from societas.cluster.loop.groups import (
     outbox_digest,
 )
 from societas.cluster.loop.local import drop_results_from
-from societas.cluster.loop.run import TOTAL_KEYS, RunResult, RunSpec, run_groups
+from societas.cluster.loop.run import TOTAL_KEYS, RunInterrupted, RunResult, RunSpec, run_groups
 from societas.cluster.observe.metrics import RunMetrics
 from societas.cluster.ray.groups import (
     GroupActor,
@@ -92,8 +92,9 @@ def run_on_ray(
     Starts local Ray (or attaches to `address` within cluster.attach_timeout_s), sizes the
     groups (`groups`, else the cluster config, else one per free CPU/resource unit), places
     them, serves `/metrics`, checkpoints (default every 6 simulated hours and at the end),
-    stops after a tick when `stop()` is true, writes `config.json`/`run.json` like `--local`,
-    and shuts down the Ray it started on every way out.
+    stops after a tick when `stop()` is true (a slow model tick is cut short and the last
+    finished tick checkpointed, `loop.catch_up`), writes `config.json`/`run.json` like
+    `--local`, and shuts down the Ray it started on every way out.
     """
     from societas.agents.scenario import load_scenario
     from societas.cluster.loop.local import partition, run_spec_of, write_run_manifest
@@ -127,19 +128,27 @@ def run_on_ray(
             metrics = RunMetrics(cfg.metrics)
             metrics.serve()
         spec = run_spec_of(scenario, run_dir, len(ids), cfg)
-        result, summary = asyncio.run(
-            run_groups(
-                handles,
-                spec,
-                cfg,
-                metrics,
-                on_progress,
-                on_tick,
-                resume=resume,
-                stop=stop,
-                on_checkpoint=on_checkpoint,
+        try:
+            result, summary = asyncio.run(
+                run_groups(
+                    handles,
+                    spec,
+                    cfg,
+                    metrics,
+                    on_progress,
+                    on_tick,
+                    resume=resume,
+                    stop=stop,
+                    on_checkpoint=on_checkpoint,
+                )
             )
-        )
+        except RunInterrupted as stopped:  # a cut tick: checkpoint the last finished one
+            from societas.cluster.loop.catch_up import checkpoint_last_finished
+
+            last = checkpoint_last_finished(
+                scenario, run_dir, cfg, stopped, groups=len(ids), on_checkpoint=on_checkpoint
+            )
+            raise asyncio.run(last) from None
     finally:
         if own_metrics and metrics is not None:
             metrics.close()

@@ -4,7 +4,6 @@ the run loop asks the groups for them, so what the progress line reads in the dr
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,8 @@ import yaml
 from societas.agents.llm import inflight
 from societas.cluster.observe.calls_in_flight import merged
 from societas.cluster.ray.runtime import run_on_ray
-from societas.testing.emulator import EmulatorConfig, serve
+
+from .threaded_server import threaded_emulator
 
 TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"
 LATENCY_S = 2.0
@@ -38,22 +38,9 @@ def local_ray() -> Iterator[None]:
 
 @pytest.fixture
 def slow_server() -> Iterator[str]:
-    """A scripted model server on loopback, `LATENCY_S` a call, in a thread of its own."""
-    found: dict[str, Any] = {}
-    ready, done = threading.Event(), threading.Event()
-
-    async def main() -> None:
-        async with serve(EmulatorConfig(base_latency_s=LATENCY_S)) as (_emu, url):
-            found["url"] = url
-            ready.set()
-            await asyncio.to_thread(done.wait)
-
-    thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
-    thread.start()
-    assert ready.wait(30)
-    yield found["url"]
-    done.set()
-    thread.join(10)
+    """A scripted model server on loopback, `LATENCY_S` a call."""
+    with threaded_emulator(base_latency_s=LATENCY_S) as (_emu, url):
+        yield url
 
 
 def town(url: str) -> dict[str, Any]:
