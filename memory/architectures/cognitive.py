@@ -294,6 +294,8 @@ class CognitiveState:
             if data["relation"] == relation:
                 self.facts.edges[subject, obj, key].update(time=time, memory_id=memory_id)
                 return
+        for node in (subject, obj):  # each entity's words, matched against recall queries
+            self.facts.add_node(node, words=_words(node))
         self.facts.add_edge(subject, obj, relation=relation, time=time, memory_id=memory_id)
 
     def facts_about(self, text: str, limit: int) -> list[tuple[str, str, str, float, int]]:
@@ -302,7 +304,8 @@ class CognitiveState:
         if self.fact_graph is None or limit == 0:
             return []
         words = _words(text)
-        named = [n for n in self.fact_graph if _words(str(n)).strip() and _words(str(n)) in words]
+        nodes = self.fact_graph.nodes(data="words")
+        named = [n for n, name in nodes if name.strip() and name in words]
         edges = {
             (a, d["relation"], b, d["time"], d["memory_id"])
             for n in named
