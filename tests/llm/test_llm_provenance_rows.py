@@ -5,8 +5,8 @@ shares."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -14,21 +14,26 @@ import pyarrow.parquet as pq
 from societas.agents.llm.accounting import SOURCE_PREFIX, split_counts
 from societas.agents.llm.provenance import SOURCES
 from societas.cluster.loop.in_process import run_in_process
+from societas.cluster.loop.local import run_local_async
+from societas.cluster.observe.metrics import MetricsConfig, RunMetrics
 from societas.cluster.report.card import answer_sources
+from societas.cluster.report.data import RunData
 from societas.cluster.report.tidy import SOURCE_TABLES
 
 from .parrot import endpoint, parrot
 
 TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"
 WARNING = {"tick": 1, "kind": "event", "text": "A storm warning for the town tonight."}
+POLICY = {"tick": 1, "kind": "policy", "policy": "ubi", "amount": 100.0, "select": {"all": True}}
 TASKS = ("importance", "thought_update", "reaction")
+NOT_MODEL = ("reflection", "ignored", "all_clear", "policy", "payment")  # no model's answer
 
 
 def town(**over: Any) -> dict[str, Any]:
     import yaml
 
     data = yaml.safe_load(TOWN.read_text())
-    data["interventions"] = [{**WARNING, "select": {"all": True}}]
+    data["interventions"] = [{**WARNING, "select": {"all": True}}, POLICY]
     data["agents"] = {**data["agents"], "count": 4}
     data["network"] = {**data["network"], "k": 2}
     data["cognition"] = {**(data.get("cognition") or {}), "thought_hour": 6}  # the first tick
@@ -56,23 +61,33 @@ def model_rows(run: Path) -> dict[str, list[dict[str, Any]]]:
 async def test_a_rules_run_writes_thoughts_importance_and_reactions_as_rules(
     tmp_path, bm25_embedder
 ) -> None:
-    run = await run_in_process(town(ticks=3), tmp_path, embedder=bm25_embedder)
+    metrics = RunMetrics(MetricsConfig(port=0))
+
+    def ingest(report: Any) -> None:
+        for stats in report.groups:
+            metrics.ingest(stats)
+
+    await run_local_async(town(ticks=3), tmp_path, embedder=bm25_embedder, on_tick=ingest)
     found = model_rows(tmp_path)
     for table, got in found.items():
         assert got, f"no {table} rows"
         assert {r["answer_source"] for r in got} == {"rules"}, table
     assert {r["agent_id"] for r in found["thoughts"]} == {0, 1, 2, 3}
     assert all(0 < r["importance"] <= 1 for r in found["importance"])
-    others = [r for r in rows(tmp_path, "events") if r["kind"] not in ("reaction", "replan")]
-    assert all(r["answer_source"] == "" for r in others)  # not a model's answer
-    sources = split_counts(run.result.llm_tasks, SOURCE_PREFIX)  # run.json's llm_tasks
+    events = rows(tmp_path, "events")
+    assert all(r["answer_source"] in ("", *SOURCES) for r in events)
+    plain = [r for r in events if r["kind"] in NOT_MODEL]
+    assert plain and all(r["answer_source"] == "" for r in plain)  # not a model's answer
+    tasks = json.loads((tmp_path / "run.json").read_text())["llm_tasks"]
+    sources = split_counts(tasks, SOURCE_PREFIX)
     for task in TASKS:
         assert set(sources[task]) == {"rules"}, (task, sources)
-    assert sources["reaction"]["rules"] == len(found["events"]) - sum(
-        r["kind"] == "replan" for r in found["events"]
-    )
-
-    card = answer_sources(SimpleNamespace(run={"llm_tasks": run.result.llm_tasks}))  # type: ignore[arg-type]
+        counted = metrics.value("llm_answers_total", group="0", task=task, source="rules")
+        assert counted == sources[task]["rules"], (task, counted)
+    reactions = [r for r in found["events"] if r["kind"] == "reaction"]
+    assert sources["reaction"]["rules"] == len(reactions)
+    assert sources["thought_update"]["rules"] == len(found["thoughts"])
+    card = answer_sources(RunData(tmp_path))
     for task in TASKS:
         assert f"{task}: 100% rules" in card, card
     assert {"thoughts", "importance", "events"} <= set(SOURCE_TABLES)
