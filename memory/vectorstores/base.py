@@ -60,6 +60,52 @@ class PointFilter:
     alive_at: float | None = None  # leave out memories whose expires_at is at or before this
 
 
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One condition of a search filter, for any engine: payload `field` equals `value`, is
+    any of `values`, or lies in the range (`gte`, `lt`, `lte`); field "id": the point's id
+    is one of `values`."""
+
+    field: str
+    value: Any = None
+    values: Sequence[Any] | None = None
+    gte: float | None = None
+    lt: float | None = None
+    lte: float | None = None
+
+
+def filter_conditions(f: PointFilter) -> tuple[list[Condition], list[Condition]]:
+    """(must, must_not): the conditions of one agent's search, which each backend turns into
+    its own filter."""
+    must = [Condition("agent_id", f.agent_id)]
+    must_not: list[Condition] = []
+    if f.topic is not None:
+        must.append(Condition("topic", f.topic))
+    if f.location is not None:
+        must.append(Condition("location", f.location))
+    if f.day_range is not None:
+        start, end = f.day_range[0] * SECONDS_PER_DAY, (f.day_range[1] + 1) * SECONDS_PER_DAY
+        must.append(Condition("time", gte=start, lt=end))
+    if f.time_range is not None:
+        must.append(Condition("t", gte=f.time_range[0], lte=f.time_range[1]))
+    if f.keys is not None:
+        must.append(Condition("key", values=f.keys))
+    if f.ids is not None:
+        must.append(Condition("id", values=f.ids))
+    wanted, unwanted = type_condition(f.types)
+    if wanted:
+        must.append(Condition("type", values=wanted))
+    if unwanted:
+        must_not.append(Condition("type", values=unwanted))
+    if f.tags is not None:
+        must.append(Condition("tags", values=f.tags))
+    if f.layers is not None:
+        must.append(Condition("layer", values=f.layers))
+    if f.alive_at is not None:  # a point without expires_at never expires
+        must_not.append(Condition("expires_at", lte=f.alive_at))
+    return must, must_not
+
+
 def type_condition(types: Sequence[str] | None) -> tuple[list[str], list[str]]:
     """(types a point must have, types it must not have) for a types filter.
 

@@ -10,50 +10,34 @@ import qdrant_edge as qe
 from societas.memory.retrieval.scoring import RetrievalConfig, score_of
 from societas.memory.vectorstores.base import (
     DENSE,
-    SECONDS_PER_DAY,
     SPARSE,
+    Condition,
     PointFilter,
     VectorQuery,
-    type_condition,
+    filter_conditions,
 )
 
 E = qe.Expression
 RELEVANCE = "$score[0]"  # the relevance prefetch's score; absent for recency-only candidates
 
 
+def _condition(c: Condition) -> Any:
+    if c.field == "id":
+        return qe.HasIdCondition(set(c.values or ()))
+    if c.values is not None:
+        return qe.FieldCondition(c.field, match=qe.MatchAny(list(c.values)))
+    if c.value is not None:
+        return qe.FieldCondition(c.field, match=qe.MatchValue(c.value))
+    return qe.FieldCondition(c.field, range=qe.RangeFloat(gte=c.gte, lt=c.lt, lte=c.lte))
+
+
 def edge_filter(f: PointFilter) -> qe.Filter:
     """The Qdrant Edge filter for one agent's search."""
-    must: list[Any] = [
-        qe.FieldCondition("agent_id", match=qe.MatchValue(f.agent_id)),
-    ]
-    if f.topic is not None:
-        must.append(qe.FieldCondition("topic", match=qe.MatchValue(f.topic)))
-    if f.location is not None:
-        must.append(qe.FieldCondition("location", match=qe.MatchValue(f.location)))
-    if f.day_range is not None:
-        start, end = f.day_range[0] * SECONDS_PER_DAY, (f.day_range[1] + 1) * SECONDS_PER_DAY
-        must.append(qe.FieldCondition("time", range=qe.RangeFloat(gte=start, lt=end)))
-    if f.time_range is not None:
-        must.append(
-            qe.FieldCondition("t", range=qe.RangeFloat(gte=f.time_range[0], lte=f.time_range[1]))
-        )
-    if f.keys is not None:
-        must.append(qe.FieldCondition("key", match=qe.MatchAny(list(f.keys))))
-    if f.ids is not None:
-        must.append(qe.HasIdCondition(set(f.ids)))
-    must_not: list[Any] = []
-    wanted, unwanted = type_condition(f.types)
-    if wanted:
-        must.append(qe.FieldCondition("type", match=qe.MatchAny(wanted)))
-    if unwanted:
-        must_not.append(qe.FieldCondition("type", match=qe.MatchAny(unwanted)))
-    if f.tags is not None:
-        must.append(qe.FieldCondition("tags", match=qe.MatchAny(list(f.tags))))
-    if f.layers is not None:
-        must.append(qe.FieldCondition("layer", match=qe.MatchAny(list(f.layers))))
-    if f.alive_at is not None:  # a point without expires_at never expires
-        must_not.append(qe.FieldCondition("expires_at", range=qe.RangeFloat(lte=f.alive_at)))
-    return qe.Filter(must=must, must_not=must_not) if must_not else qe.Filter(must=must)
+    must, must_not = filter_conditions(f)
+    conditions = [_condition(c) for c in must]
+    if must_not:
+        return qe.Filter(must=conditions, must_not=[_condition(c) for c in must_not])
+    return qe.Filter(must=conditions)
 
 
 def relevance_stage(q: VectorQuery, limit: int) -> tuple[Any, list[Any], bool]:

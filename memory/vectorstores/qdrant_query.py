@@ -10,53 +10,32 @@ from qdrant_client import models
 from societas.memory.retrieval.scoring import RetrievalConfig, score_of
 from societas.memory.vectorstores.base import (
     DENSE,
-    SECONDS_PER_DAY,
     SPARSE,
+    Condition,
     PointFilter,
     VectorQuery,
-    type_condition,
+    filter_conditions,
 )
 
 RELEVANCE = "$score[0]"  # the relevance prefetch's score; absent for recency-only candidates
 
 
+def _condition(c: Condition) -> Any:
+    if c.field == "id":
+        return models.HasIdCondition(has_id=list(c.values or ()))
+    if c.values is not None:
+        return models.FieldCondition(key=c.field, match=models.MatchAny(any=list(c.values)))
+    if c.value is not None:
+        return models.FieldCondition(key=c.field, match=models.MatchValue(value=c.value))
+    return models.FieldCondition(key=c.field, range=models.Range(gte=c.gte, lt=c.lt, lte=c.lte))
+
+
 def qdrant_filter(f: PointFilter) -> models.Filter:
-    """The qdrant-client filter for one agent's search (same conditions as the edge one)."""
-    must: list[Any] = [
-        models.FieldCondition(key="agent_id", match=models.MatchValue(value=f.agent_id)),
-    ]
-    if f.topic is not None:
-        must.append(models.FieldCondition(key="topic", match=models.MatchValue(value=f.topic)))
-    if f.location is not None:
-        must.append(
-            models.FieldCondition(key="location", match=models.MatchValue(value=f.location))
-        )
-    if f.day_range is not None:
-        start, end = f.day_range[0] * SECONDS_PER_DAY, (f.day_range[1] + 1) * SECONDS_PER_DAY
-        must.append(models.FieldCondition(key="time", range=models.Range(gte=start, lt=end)))
-    if f.time_range is not None:
-        must.append(
-            models.FieldCondition(
-                key="t", range=models.Range(gte=f.time_range[0], lte=f.time_range[1])
-            )
-        )
-    if f.keys is not None:
-        must.append(models.FieldCondition(key="key", match=models.MatchAny(any=list(f.keys))))
-    if f.ids is not None:
-        must.append(models.HasIdCondition(has_id=list(f.ids)))
-    must_not: list[Any] = []
-    wanted, unwanted = type_condition(f.types)
-    if wanted:
-        must.append(models.FieldCondition(key="type", match=models.MatchAny(any=wanted)))
-    if unwanted:
-        must_not.append(models.FieldCondition(key="type", match=models.MatchAny(any=unwanted)))
-    if f.tags is not None:
-        must.append(models.FieldCondition(key="tags", match=models.MatchAny(any=list(f.tags))))
-    if f.layers is not None:
-        must.append(models.FieldCondition(key="layer", match=models.MatchAny(any=list(f.layers))))
-    if f.alive_at is not None:  # a point without expires_at never expires
-        must_not.append(models.FieldCondition(key="expires_at", range=models.Range(lte=f.alive_at)))
-    return models.Filter(must=must, must_not=must_not or None)
+    """The qdrant-client filter for one agent's search (the conditions the edge one has)."""
+    must, must_not = filter_conditions(f)
+    return models.Filter(
+        must=[_condition(c) for c in must], must_not=[_condition(c) for c in must_not] or None
+    )
 
 
 def relevance_stage(q: VectorQuery, limit: int) -> tuple[dict[str, Any], bool]:
