@@ -8,7 +8,7 @@ one strict pydantic call: the values come from columns already checked on the wa
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
@@ -58,7 +58,7 @@ def _lean(
     places, place_of = store.locations.values, store.locations.codes
     layers, layer_of = store.layers.values, store.layers.codes
     types, type_of = store.types.values, store.types.codes
-    sparse = [  # empty in most runs: then no lookup a hit
+    sparse: list[tuple[str, Mapping[int, Any], Callable[[Any], Any]]] = [  # mostly empty
         (name, found, made)
         for name, found, made in (
             ("cognition_ids", store.cognition_links, tuple),

@@ -261,7 +261,8 @@ async def restore(
         if written:
             await group.store.upsert(written)
         if len(written) < len(points):  # only a DeferredStore has pending ids
-            group.store.restore_pending([p for p, h in zip(points, held, strict=True) if h])
+            assert group.deferred is not None
+            group.deferred.restore_pending([p for p, h in zip(points, held, strict=True) if h])
             # Pending memories that had left hot: their columns back in warm_rows.
             group.warm_rows.set_state(
                 row for row, h in zip(rows, held, strict=True) if h and row["id"] not in group.hot

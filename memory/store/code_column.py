@@ -84,12 +84,12 @@ class CodeColumn:
         mine: dict[int, int] = {}  # src code → this column's code, for the values met
         src_codes, src_values, codes = src.codes, src.values, self.codes
         for row in rows:
-            theirs = src_codes[row]
-            code = mine.get(theirs)
-            if code is None:
-                code = mine[theirs] = self._code(src_values[theirs])
+            src_code = src_codes[row]
+            known = mine.get(src_code)
+            if known is None:
+                known = mine[src_code] = self._code(src_values[src_code])
                 codes = self.codes  # widened past 65,535 values: read them again
-            codes.append(code)
+            codes.append(known)
 
     def equals(self, rows: np.ndarray, value: str | None) -> np.ndarray:
         """Whether each of `rows` holds `value` (a vectorised filter: no row is decoded)."""

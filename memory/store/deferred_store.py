@@ -39,20 +39,24 @@ class DeferredStore:
         self.pending.set_many(ids, agent_ids)
 
     def _points(self, ids: Sequence[int]) -> list[ScoredPoint]:
+        """Pending memories `ids` as the engine would return them (a fetch, a checkpoint)."""
+        return [ScoredPoint(p.id, 0.0, p.payload, p.vectors) for p in self._written(ids)]
+
+    def _written(self, ids: Sequence[int]) -> list[MemoryPoint]:
         """Pending memories `ids` as the points a write makes: payloads with their patches
         and indexed vectors, built for the batch in one pass (memory.store.pending_points)."""
         index = self.group.sparse_index
         assert index is not None
         payloads = hot_payloads(self.group, ids, self.patches)
         vectors = index_vectors(index, ids, self.pending)
-        return [ScoredPoint(i, 0.0, pl, v) for i, pl, v in zip(ids, payloads, vectors, strict=True)]
+        return [MemoryPoint(i, v, pl) for i, pl, v in zip(ids, payloads, vectors, strict=True)]
 
     async def persist(self, ids: Sequence[int] | None = None) -> int:
         """Write pending memories (all, or those of `ids`) to the engine in one batch."""
         todo = sorted(self.pending) if ids is None else sorted(i for i in ids if i in self.pending)
         if not todo:
             return 0
-        points = [MemoryPoint(p.id, p.vectors, p.payload) for p in self._points(todo)]
+        points = self._written(todo)
         await self.inner.upsert(points)
         hot = self.group.hot
         # Reads of hot memories are in the written rows; those of warm_rows are in the ledger.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     from societas.memory.store.kv_columns import KVColumn
     from societas.memory.store.kv_index import KVIndex
     from societas.memory.store.slot_map import SlotMap
-    from societas.memory.store.write_queue import WriteQueue
+    from societas.memory.store.write_queue import OwnedLock, WriteQueue
     from societas.memory.vectorstores import VectorStore
 
 UpdateMode = Literal["replace", "merge"]
@@ -46,7 +45,7 @@ class GroupKV:
     embedder: Embedder
     kv_store: VectorStore
     counters: dict[str, int]
-    op_lock: asyncio.Lock
+    op_lock: OwnedLock
     kv_by_key: dict[str, KVColumn]
     _kv_derived: dict[str, Callable[[int], Any]]
     kv_point: SlotMap[int]
@@ -65,7 +64,7 @@ class GroupKV:
         column = self.kv_by_key.get(key)  # the usual read, a stored str (nothing to copy): inline
         if column is not None and agent_id in self.known_agents:
             slot = column.slots.slot_of.get(agent_id)
-            values = column.values
+            values = column.cells
             if slot is not None and slot < len(values):
                 value = values[slot]
                 if type(value) is str:
@@ -150,12 +149,12 @@ class GroupKV:
             # `kv_apply`'s steps inline, as the value changes every tick for every agent.
             column = self.kv_by_key[key]
             slot = column.slots.slot_of.get(agent_id)
-            values = column.values
+            values = column.cells
             if slot is not None and slot < len(values) and values[slot] is not NO_VALUE:
                 embedded = attr.whether_embedding
                 points = self.kv_point.columns().get(key) if embedded else None
                 if not embedded or (
-                    points is not None and slot < len(points.values) and points.values[slot] >= 0
+                    points is not None and slot < len(points.cells) and points.cells[slot] >= 0
                 ):
                     values[slot] = value
                     self.counters["kv_updates"] += 1

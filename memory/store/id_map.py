@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -94,19 +95,19 @@ class IdMap(MutableMapping[int, int]):
                     self[key] = value
                     slots, base = self._values, self._base
             return
-        at = np.array(keys, np.int64) - self._base
+        where = np.array(keys, np.int64) - self._base
         new = _int64s(values)
-        if at[0] < 0 or new.min() < 0 or not (at[1:] > at[:-1]).all():  # rare: one by one
+        if where[0] < 0 or new.min() < 0 or not (where[1:] > where[:-1]).all():  # rare
             for key, value in zip(keys, values, strict=True):
                 self[key] = value
             return
-        end = int(at[-1]) + 1
+        end = int(where[-1]) + 1
         if end > len(self._values):
             grow = max(end - len(self._values), len(self._values) // 8)
             self._values.extend(array("q", [_ABSENT]) * grow)
-        slots = np.frombuffer(self._values, np.int64)
-        self._live += int(np.count_nonzero(slots[at] == _ABSENT))
-        slots[at] = new
+        cells = np.frombuffer(self._values, np.int64)
+        self._live += int(np.count_nonzero(cells[where] == _ABSENT))
+        cells[where] = new
 
     def get_many(self, keys: Sequence[int]) -> list[int]:
         """`self[k]` for each key (KeyError for one that is absent), in numpy passes for a
@@ -292,7 +293,7 @@ class RowQueue(array):
     __slots__ = ()
 
     def __new__(cls, rows: Iterable[int] = ()) -> RowQueue:
-        return super().__new__(cls, "q", rows)
+        return cast("RowQueue", super().__new__(cls, "q", rows))  # typeshed: array[int]
 
     def popleft(self) -> int:
         return self.pop(0)

@@ -8,13 +8,13 @@ pointer an agent: the values themselves are the same objects.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping, MutableSequence
 from itertools import repeat
 from typing import Any
 
 _ABSENT: Any = object()  # a slot with no value for this attribute (not None: None is a value)
 _NO_INT = -1  # an IntColumn slot with no value
-NO_VALUE: Any = _ABSENT  # what `KVColumn.values` holds at a slot with no value (fast readers)
+NO_VALUE: Any = _ABSENT  # what `KVColumn.cells` holds at a slot with no value (fast readers)
 
 
 class AgentSlots:
@@ -36,11 +36,11 @@ class AgentSlots:
 class KVColumn(MutableMapping[int, Any]):
     """One attribute's values by agent id (a mapping; absent: no value stored)."""
 
-    __slots__ = ("_count", "slots", "values")
+    __slots__ = ("_count", "cells", "slots")
 
     def __init__(self, slots: AgentSlots) -> None:
         self.slots = slots
-        self.values: list[Any] = []
+        self.cells: MutableSequence[Any] = []  # slot → value
         self._count = 0
 
     def __getitem__(self, agent_id: int) -> Any:
@@ -51,9 +51,9 @@ class KVColumn(MutableMapping[int, Any]):
 
     def get(self, agent_id: int, default: Any = None) -> Any:
         slot = self.slots.slot_of.get(agent_id)
-        if slot is None or slot >= len(self.values):
+        if slot is None or slot >= len(self.cells):
             return default
-        value = self.values[slot]
+        value = self.cells[slot]
         return default if value is _ABSENT else value
 
     def __contains__(self, agent_id: object) -> bool:
@@ -61,7 +61,7 @@ class KVColumn(MutableMapping[int, Any]):
 
     def __setitem__(self, agent_id: int, value: Any) -> None:
         slot = self.slots.slot(agent_id)
-        values = self.values
+        values = self.cells
         if slot >= len(values):
             values.extend([_ABSENT] * (slot + 1 - len(values)))
         if values[slot] is _ABSENT:
@@ -70,13 +70,13 @@ class KVColumn(MutableMapping[int, Any]):
 
     def __delitem__(self, agent_id: int) -> None:
         slot = self.slots.slot_of.get(agent_id)
-        if slot is None or slot >= len(self.values) or self.values[slot] is _ABSENT:
+        if slot is None or slot >= len(self.cells) or self.cells[slot] is _ABSENT:
             raise KeyError(agent_id)
-        self.values[slot] = _ABSENT
+        self.cells[slot] = _ABSENT
         self._count -= 1
 
     def __iter__(self) -> Iterator[int]:
-        values, n = self.values, len(self.values)
+        values, n = self.cells, len(self.cells)
         return (a for a, s in self.slots.slot_of.items() if s < n and values[s] is not _ABSENT)
 
     def __len__(self) -> int:
@@ -94,20 +94,20 @@ class IntColumn(KVColumn):
 
     def __init__(self, slots: AgentSlots) -> None:
         super().__init__(slots)
-        self.values = array("q")  # type: ignore[assignment]
+        self.cells = array("q")
 
     def get(self, agent_id: int, default: Any = None) -> Any:
         slot = self.slots.slot_of.get(agent_id)
-        if slot is None or slot >= len(self.values):
+        if slot is None or slot >= len(self.cells):
             return default
-        value = self.values[slot]
+        value = self.cells[slot]
         return default if value < 0 else value
 
     def __setitem__(self, agent_id: int, value: int) -> None:
         if value < 0:
             raise ValueError(f"IntColumn holds non-negative integers, got {value}")
         slot = self.slots.slot(agent_id)
-        values = self.values
+        values = self.cells
         if slot >= len(values):
             values.extend(repeat(_NO_INT, slot + 1 - len(values)))
         if values[slot] < 0:
@@ -116,11 +116,11 @@ class IntColumn(KVColumn):
 
     def __delitem__(self, agent_id: int) -> None:
         slot = self.slots.slot_of.get(agent_id)
-        if slot is None or slot >= len(self.values) or self.values[slot] < 0:
+        if slot is None or slot >= len(self.cells) or self.cells[slot] < 0:
             raise KeyError(agent_id)
-        self.values[slot] = _NO_INT
+        self.cells[slot] = _NO_INT
         self._count -= 1
 
     def __iter__(self) -> Iterator[int]:
-        values, n = self.values, len(self.values)
+        values, n = self.cells, len(self.cells)
         return (a for a, s in self.slots.slot_of.items() if s < n and values[s] >= 0)

@@ -20,28 +20,29 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class OwnedLock(asyncio.Lock):
+class OwnedLock:
     """The group's operation lock, knowing which task holds it (reads inside a locked
     operation apply queued writes without taking the lock a second time)."""
 
-    owner: asyncio.Task | None = None
+    __slots__ = ("_lock", "owner")
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self.owner: asyncio.Task | None = None
+
+    def locked(self) -> bool:
+        return self._lock.locked()
 
     async def acquire(self) -> bool:
-        await super().acquire()
+        await self._lock.acquire()  # returns at once, without suspending, when free
         self.owner = asyncio.current_task()
         return True
 
     def release(self) -> None:
         self.owner = None
-        super().release()
+        self._lock.release()
 
     async def __aenter__(self) -> None:
-        """`async with`: a free lock with no one waiting is taken without the two coroutine
-        calls of `acquire` (a lone agent's search takes it once a turn)."""
-        if not self._locked and not self._waiters:
-            self._locked = True
-            self.owner = asyncio.current_task()
-            return
         await self.acquire()
 
     async def __aexit__(self, *exc_info: object) -> None:
