@@ -213,7 +213,8 @@ async def recent(mem: AgentMemory, top_k: int, **filters: Any) -> list[MemoryHit
 async def newest(mem: AgentMemory, n: int, pool: int = 4) -> list[MemoryHit]:
     """The agent's `n` newest memories, oldest first (Generative Agents' 'recent N' read in
     the order lived): today's memories, then any day's, each from one recency-ranked search
-    of `pool` × `n` candidates, kept in time order."""
+    of `pool` × `n` candidates, kept in time order. Not passed through working memory
+    (`held`): the caller decides what a prompt shows."""
     top_k = min(1000, max(n, pool * n))
     day = mem.clock.day
     found = await mem.stream.search(RECENCY_ONLY, top_k=top_k, day_range=(day, day))
@@ -221,9 +222,12 @@ async def newest(mem: AgentMemory, n: int, pool: int = 4) -> list[MemoryHit]:
         seen = {h.id for h in found}
         more = await mem.stream.search(RECENCY_ONLY, top_k=top_k)
         found += [h for h in more if h.id not in seen]
-    chosen = sorted(found, key=lambda h: (h.time, h.id))[-n:]
-    kept = await held(mem, chosen, "recent")
-    return sorted(kept, key=lambda h: (h.time, h.id))
+    return in_time_order(found)[-n:]
+
+
+def in_time_order(hits: Sequence[MemoryHit]) -> list[MemoryHit]:
+    """`hits` oldest first (ties: in the order they were stored)."""
+    return sorted(hits, key=lambda h: (h.time, h.id))
 
 
 async def recall(

@@ -12,7 +12,15 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
-from societas.agents.cognition.persona import Persona, held, lines, named, newest, persona
+from societas.agents.cognition.persona import (
+    Persona,
+    held,
+    in_time_order,
+    lines,
+    named,
+    newest,
+    persona,
+)
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.provenance import combine, mark
@@ -86,9 +94,10 @@ class Reflector:
         With fewer than `min_recent` memories nothing is asked and the importance stays
         accumulated, so the agent reflects once it has lived enough."""
         cfg = self.config
-        recent_hits = await newest(mem, cfg.n_recent)
-        if len(recent_hits) < cfg.min_recent:
+        lived = await newest(mem, cfg.n_recent)
+        if len(lived) < cfg.min_recent:
             return []
+        recent_hits = in_time_order(await held(mem, lived, "recent"))
         self.accumulated[mem.agent_id] = 0.0
         p = await persona(mem)
         statements = [h.text for h in recent_hits]
