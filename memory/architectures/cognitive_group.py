@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from societas.memory.architectures.cognitive import (
     LAYER_NAMES,
     CognitiveState,
@@ -69,7 +71,7 @@ class CognitiveMemory:
         self.metacognition = metacognition
         self.recent_observations: dict[int, list[str]] = {}
         self.counters = dict.fromkeys(
-            ("raw_events", "observations", "consolidations", "facts", "meta"), 0
+            ("raw_events", "observations", "consolidations", "facts", "meta", "meta_fallbacks"), 0
         )
 
     def state(self, agent_id: int) -> CognitiveState:
@@ -171,8 +173,13 @@ class CognitiveMemory:
         """Meta-cognition now: the agent's report to `metacognition`, whose strategy retunes
         its attention and consolidation (logged with the reflection)."""
         state, now = self.state(agent_id), self.group.clock.abs_seconds
-        answer = await _maybe(self.metacognition(state.report(agent_id)))
-        strategy = answer if isinstance(answer, Strategy) else Strategy.model_validate(answer)
+        report = state.report(agent_id)
+        answer = await _maybe(self.metacognition(report))
+        try:
+            strategy = answer if isinstance(answer, Strategy) else Strategy.model_validate(answer)
+        except ValidationError:  # a model's answer out of bounds: the rules decide (counted)
+            strategy = rules_metacognition(report)
+            self.counters["meta_fallbacks"] += 1
         changes = state.adopt(strategy)
         state.clocks["metacognition"].ran(now)
         self.counters["meta"] += 1

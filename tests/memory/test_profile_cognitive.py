@@ -285,6 +285,10 @@ async def test_an_llm_metacognition_retunes_attention_and_consolidation(cognitiv
     assert "I attend too often. Strategy: attention every 2 → 3; consolidation every 4 → 9." in log
     with pytest.raises(ValidationError, match="attention_every"):
         Strategy.model_validate({"attention_every": 0})
+    g.cognition.metacognition = lambda report: {"attention_every": -1}  # out of bounds
+    strategy = await g.cognition.reflect(1)
+    assert strategy.reflection.startswith("What I perceive is")  # the rules decided
+    assert g.cognition.counters["meta_fallbacks"] == 1
 
 
 async def test_recall_fills_working_memory_within_capacity_and_reconsolidates(cognitive):
