@@ -60,14 +60,14 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
 # mypy over the installed layout: a link tree maps societas.cluster/agents/memory onto their
-# folders, as setup.py does, since mypy cannot follow an editable install's import hook.
-TYPECHECK := $(VENV)/typecheck
+# folders, as setup.py does, since mypy cannot follow an editable install's import hook. Each
+# run builds its own tree (and cache), so two runs at once do not pull it from under each other.
 typecheck: $(STAMP)
-	@rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/societas
-	@for f in societas/*; do ln -s $(CURDIR)/$$f $(TYPECHECK)/societas/; done
-	@for d in cluster agents memory; do ln -s $(CURDIR)/$$d $(TYPECHECK)/societas/$$d; done
-	cd $(TYPECHECK) && MYPYPATH=$(CURDIR)/$(TYPECHECK) $(CURDIR)/$(VENV)/bin/mypy \
-	  --config-file $(CURDIR)/pyproject.toml -p societas
+	@tree=$$(mktemp -d) && mkdir $$tree/societas && \
+	for f in societas/*; do ln -s $(CURDIR)/$$f $$tree/societas/; done && \
+	for d in cluster agents memory; do ln -s $(CURDIR)/$$d $$tree/societas/$$d; done && \
+	echo "mypy -p societas" && cd $$tree && MYPYPATH=$$tree $(CURDIR)/$(VENV)/bin/mypy \
+	  --config-file $(CURDIR)/pyproject.toml -p societas; status=$$?; rm -rf $$tree; exit $$status
 
 bench: $(STAMP)
 	$(PY) benchmarks/memory_ops.py --json benchmarks/results/memory_ops.json
