@@ -55,6 +55,13 @@ RANKINGS: dict[str, dict[str, float]] = {
     "recency_only": {"importance_weight": 0.0, "relevance_weight": 0.0},
     "importance_only": {"recency_weight": 0.0, "relevance_weight": 0.0},
 }
+# Candidate defaults for the relevance scale, tried on the default society (bm25).
+SCALES: dict[str, dict[str, Any]] = {
+    "bm25_raw": {"relevance_normalization": "identity"},
+    "saturation_k_0.5": {"saturation_k": 0.5},
+    "relevance_weight_3": {"relevance_weight": 3.0},
+    "relevance_weight_3_decay_0.999": {"relevance_weight": 3.0, "recency_decay_per_hour": 0.999},
+}
 VARIANTS = {  # name -> (memory profile, embedder)
     "default/bm25": ("default", "bm25"),
     "finmem/bm25": ("finmem", "bm25"),
@@ -89,7 +96,7 @@ def memory_dir(run: Path, group: int) -> Path:
 async def restore(society: Society, ranking: str, embedder: Any, scratch: Path) -> GroupMemory:
     """Group 0's memory as checkpointed, ranked by `ranking`'s weights."""
     sc = society.scenario
-    retrieval = sc.memory.retrieval.model_copy(update=RANKINGS[ranking])
+    retrieval = sc.memory.retrieval.model_copy(update={**RANKINGS, **SCALES}[ranking])
     config = sc.memory.model_copy(update={"group_id": 0, "retrieval": retrieval})
     root = Path(tempfile.mkdtemp(prefix=f"{ranking}-", dir=scratch))
     return await GroupMemory.restore(
@@ -217,7 +224,11 @@ async def society_figures(
     out = scratch / f"{variant.replace('/', '-')}-{days}d"
     society = Society.from_scenario(scenario(profile, kind, agents, days), out=out)
     t0 = time.perf_counter()
-    society.run()
+    try:
+        society.run()
+    except Exception as err:  # a society that fails is reported, the others still measured
+        shutil.rmtree(out, ignore_errors=True)
+        return {"days": days, "agents": agents, "error": f"{type(err).__name__}: {err}"}
     run_s = time.perf_counter() - t0
     embedder = build_embedder(society.scenario.memory.embedding)
     t1 = time.perf_counter()
@@ -228,9 +239,8 @@ async def society_figures(
     end = Clock(sc.tick_seconds, sc.start_hour).at(sc.ticks)
     warm_days = sc.memory.tiers.warm_max_age_days
     old_before = end - warm_days * 86_400 if warm_days is not None else float("-inf")
-    rankings = {
-        r: await ask(society, questions, r, embedder, scratch, old_before) for r in RANKINGS
-    }
+    names = [*RANKINGS, *(SCALES if variant == "default/bm25" else ())]
+    rankings = {r: await ask(society, questions, r, embedder, scratch, old_before) for r in names}
     result = {
         "days": days,
         "agents": agents,
@@ -259,14 +269,25 @@ async def society_figures(
 
 
 def pooled(blocks: list[dict[str, Any]], ranking: str, key: str) -> float | None:
-    """recall@5 over the questions of several societies together."""
-    scores = [s for b in blocks for s in b["rankings"][ranking][key]]
+    """recall@5 over the questions of several societies together (those that ran)."""
+    scores = [s for b in blocks if "error" not in b for s in b["rankings"][ranking][key]]
     return summary(scores)
+
+
+def longest_old(blocks: dict[str, dict[str, Any]], ranking: str, key: str) -> float | None:
+    """A recall figure of old evidence in the longest society, None if it failed."""
+    block = blocks[max(blocks, key=lambda name: int(name[:-1]))]
+    return None if "error" in block else block["rankings"][ranking][key]
+
+
+def suffix(ranking: str) -> str:
+    """'' for the default ranking, '_relevance_only' and so on for the others."""
+    return "" if ranking == "default" else f"_{ranking}"
 
 
 def strip(block: dict[str, Any]) -> dict[str, Any]:
     """A society's figures without the per-question scores."""
-    for figures in block["rankings"].values():
+    for figures in block.get("rankings", {}).values():
         figures.pop("_scores", None)
         figures.pop("_old", None)
     return block
@@ -298,31 +319,40 @@ def main() -> None:
     figures: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
         for variant in variants:
-            figures[variant] = {
-                f"{d}d": asyncio.run(
+            figures[variant] = {}
+            for d in days:
+                block = asyncio.run(
                     society_figures(
                         variant, d, args.agents, args.sample, args.per_kind, args.seed, Path(tmp)
                     )
                 )
-                for d in days
-            }
+                figures[variant][f"{d}d"] = block
+                done = block.get("error") or block["rankings"]["default"]["recall_at_5"]
+                print(f"{variant} {d}d: {done} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     result: dict[str, Any] = {}
     default = list(figures["default/bm25"].values())
     for ranking in RANKINGS:
-        suffix = "" if ranking == "default" else f"_{ranking}"
-        result[f"recall_at_5{suffix}"] = pooled(default, ranking, "_scores")
-    longest = figures["default/bm25"][f"{max(days)}d"]["rankings"]["default"]
-    result["recall_at_5_old"] = longest["recall_at_5_old"]
-    result["recall_at_5_old_all_tiers"] = longest["recall_at_5_old_all_tiers"]
+        result[f"recall_at_5{suffix(ranking)}"] = pooled(default, ranking, "_scores")
+    for key in ("recall_at_5_old", "recall_at_5_old_all_tiers"):
+        result[key] = longest_old(figures["default/bm25"], "default", key)
+    result["relevance_scales"] = {
+        scale: {
+            "retrieval": SCALES[scale],
+            "recall_at_5": pooled(default, scale, "_scores"),
+            "recall_at_5_old_all_tiers": longest_old(
+                figures["default/bm25"], scale, "recall_at_5_old_all_tiers"
+            ),
+        }
+        for scale in SCALES
+    }
     result["variants"] = {
         v: {
             **{
-                f"recall_at_5{'' if r == 'default' else '_' + r}": pooled(
-                    list(blocks.values()), r, "_scores"
-                )
+                f"recall_at_5{suffix(r)}": pooled(list(blocks.values()), r, "_scores")
                 for r in RANKINGS
             },
-            "recall_at_5_old": blocks[f"{max(days)}d"]["rankings"]["default"]["recall_at_5_old"],
+            "recall_at_5_old": longest_old(blocks, "default", "recall_at_5_old"),
+            "failed": [name for name, b in blocks.items() if "error" in b],
             "societies": {name: strip(b) for name, b in blocks.items()},
         }
         for v, blocks in figures.items()
