@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -246,14 +245,3 @@ class GroupMemoryConfig(BaseModel):
                 "and no agent type with profile 'cognitive'"
             )
         return self
-
-
-def validate_importance(importance: float | None, default: float) -> float:
-    """Importance in [0, 1]; None means the configured default. NaN/inf are rejected."""
-    if importance is None:
-        return default
-    if isinstance(importance, bool) or not isinstance(importance, int | float):
-        raise TypeError(f"importance must be a number in [0, 1], got {importance!r}")
-    if not math.isfinite(importance) or not 0.0 <= importance <= 1.0:
-        raise ValueError(f"importance must be a finite number in [0, 1], got {importance!r}")
-    return float(importance)
