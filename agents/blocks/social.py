@@ -108,7 +108,8 @@ class SocialBlock:
         """Invite one of the people met, or nobody. A meeting is an occasion to talk with
         chance `friend_chat_prob` for a friend, `chat_prob` x sociability otherwise; whom of
         the occasions (closest first, none talked with in the last hours) the agent talks
-        to is the talk decision, recorded as a `talk_decision` event with its source."""
+        to, with its newest news, is the talk decision, recorded as a `talk_decision` event
+        with its source."""
         s = ctx.state
         occasions: dict[int, Message] = {}
         for enc in met:
@@ -135,11 +136,13 @@ class SocialBlock:
                 Candidate(agent_id=other, name=name, relation=known[other], memories=memories)
             )
         place = str(occasions[open_[0]].payload.get("place", ""))
+        facts = s["knowledge"]
         choice = await choose_partner(
             ctx.llm,
             persona_now(ctx),
             candidates,
             place,
+            news=self.fact_text.get(facts[-1], facts[-1]) if facts else "",
             seed=self.scenario.seed * 1_000_003 + tick,
             people=self.people(ctx),
         )

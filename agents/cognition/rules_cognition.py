@@ -92,19 +92,24 @@ def _facts(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 
 
 SOUGHT = 0.3  # closeness at which a person met is sought out without memories of them
+LONELY = 0.5  # social satisfaction below which anyone met will do
 
 
 @register_rule("talk_decision")
 def _talk_decision(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """The closest person met who is close enough or of whom the agent remembers something,
-    never one it dislikes (ties: more memories, then the first listed); nobody otherwise. The
-    reason quotes what the agent remembers of them."""
+    """The closest person met who is close enough or of whom the agent remembers something
+    (anyone, when the agent is lonely or has news to tell), never one it dislikes (ties: more
+    memories, then the first listed); nobody otherwise. The reason quotes what the agent
+    remembers of them, or its news."""
     people = [c for c in ctx.get("candidates") or [] if isinstance(c, dict)]
+    news = str(ctx.get("news") or "")
+    social = float((ctx.get("needs") or {}).get("social", 1.0))
+    open_to_anyone = bool(news) or social < LONELY
     best, key = 0, (-1.0, -1)
     for i, c in enumerate(people, 1):
         closeness, sentiment = float(c.get("closeness", 0.0)), float(c.get("sentiment", 0.0))
         memories = c.get("memories") or []
-        if sentiment < DISLIKED or (closeness < SOUGHT and not memories):
+        if sentiment < DISLIKED or (closeness < SOUGHT and not memories and not open_to_anyone):
             continue
         if (closeness, len(memories)) > key:
             best, key = i, (closeness, len(memories))
@@ -113,5 +118,13 @@ def _talk_decision(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     chosen = people[best - 1]
     memories = [str(m) for m in chosen.get("memories") or []]
     name = str(chosen.get("name", ""))
-    reason = f"I remember: {_short(memories[0], 100)}" if memories else f"{name} and I are close."
+    closeness = float(chosen.get("closeness", 0.0))
+    if memories:
+        reason = f"I remember: {_short(memories[0], 100)}"
+    elif closeness >= SOUGHT:
+        reason = f"{name} and I are close."
+    elif news:
+        reason = f"I want to tell {name}: {_short(news, 100)}"
+    else:
+        reason = f"I feel lonely and {name} is here."
     return {"talk_to": best, "reason": reason}

@@ -1,7 +1,8 @@
 """Whether an agent starts a conversation with someone it meets, decided as Generative Agents
 decides it: from the relationship with each person and what the agent retrieves about them.
 One call per agent and tick covers everyone it meets (the model, or the rules policy: talk
-to the closest person that is a friend or remembered, never to someone disliked)."""
+to the closest person that is a friend or remembered, or to anyone when lonely or with news
+to tell, never to someone disliked)."""
 
 from __future__ import annotations
 
@@ -65,10 +66,12 @@ async def choose_partner(
     me: Persona,
     candidates: Sequence[Candidate],
     place: str,
+    news: str = "",
     seed: int = 0,
     people: Sequence[str] = (),
 ) -> TalkChoice:
-    """Whom of `candidates` the agent talks to (`talk_to`, 1-based; 0: nobody)."""
+    """Whom of `candidates` the agent talks to (`talk_to`, 1-based; 0: nobody); `news` is
+    what it has to tell, if anything."""
     return await llm.json(
         messages(
             "talk_decision",
@@ -77,6 +80,7 @@ async def choose_partner(
             place=place or "town",
             mood=me.mood(),
             needs=fmt_needs(me.needs),
+            news=news or "nothing in particular",
             people=describe_people(candidates),
         ),
         TalkChoice,
@@ -84,6 +88,7 @@ async def choose_partner(
         context={
             "name": me.name,
             "place": place,
+            "news": news,
             "n": len(candidates),
             "candidates": [
                 {

@@ -37,7 +37,7 @@ def _every_meeting_an_occasion(engine) -> None:
     engine.scenario.social.friend_chat_prob = 1.0
     a = engine.agents[ME]
     a.profile = dataclasses.replace(a.profile, sociability=1.0)  # shared profiles: a copy
-    a.state["category"] = "leisure"
+    a.state.update(category="leisure", social_satisfaction=0.9, knowledge=[])
 
 
 def _decisions(engine) -> list[tuple[Any, ...]]:
@@ -66,6 +66,19 @@ async def test_rules_talk_to_whom_the_agent_knows_or_remembers(engine) -> None:
     before = len(_decisions(engine))
     await block.forward(make_ctx(engine, ME, tick=11, inbox=_met(other, tick=11)))
     assert INVITE not in a.state and len(_decisions(engine)) == before  # talked half an hour ago
+
+
+async def test_rules_talk_to_a_stranger_with_news_or_when_lonely(engine) -> None:
+    _every_meeting_an_occasion(engine)
+    block, a = SocialBlock(engine.scenario), engine.agents[ME]
+    other = _stranger(engine)
+    a.state["social_satisfaction"] = 0.3
+    await block.forward(make_ctx(engine, ME, tick=1, inbox=_met(other)))
+    assert a.state.pop(INVITE)[0] == other  # lonely: anyone will do
+    a.state.update(social_satisfaction=0.9, knowledge=["f1"])
+    await block.forward(make_ctx(engine, ME, tick=2, inbox=_met(other, tick=2)))
+    partner, _, topic = a.state.pop(INVITE)
+    assert partner == other and "bridge" in topic.lower()  # news to tell
 
 
 async def test_rules_pick_the_closest_friend_among_those_met(engine) -> None:
