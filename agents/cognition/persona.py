@@ -205,11 +205,6 @@ async def held(mem: AgentMemory, hits: list[MemoryHit], context: str) -> list[Me
     return await cognition.hold_hits(mem.agent_id, hits, context)
 
 
-async def recent(mem: AgentMemory, top_k: int, **filters: Any) -> list[MemoryHit]:
-    """The most recent/important memories, whatever their text (GA's 'recent N')."""
-    return await held(mem, await mem.stream.search(RECENCY_ONLY, top_k=top_k, **filters), "recent")
-
-
 async def newest(mem: AgentMemory, n: int, pool: int = 4) -> list[MemoryHit]:
     """The agent's `n` newest memories, oldest first (Generative Agents' 'recent N' read in
     the order lived): today's memories, then any day's, each from one recency-ranked search
