@@ -9,7 +9,7 @@ a shared group, ranked by the group's retrieval. Searches return the seed's line
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from time import gmtime, strftime
 from typing import Any
 
@@ -159,6 +159,16 @@ class Status:
         return "\n".join(f"- {hit.text}" for hit in hits) or NOTHING
 
 
+def _topic_add(topic: str, doc: str) -> Callable[[Stream, str], Awaitable[int]]:
+    """A seed `Stream.add_<topic>` method: `add` under that topic."""
+
+    async def add(self: Stream, description: str) -> int:
+        return await self.add(topic, description)
+
+    add.__name__, add.__doc__ = f"add_{topic}", doc
+    return add
+
+
 class Stream:
     """`memory.stream`: the seed's StreamMemory on the group's ranked stream."""
 
@@ -192,29 +202,12 @@ class Stream:
         stream = await self._stream("add")
         return await stream.add(topic, description, importance, self._location())
 
-    async def add_cognition(self, description: str) -> int:
-        """A thought or insight."""
-        return await self.add("cognition", description)
-
-    async def add_social(self, description: str) -> int:
-        """Something about other people (a chat, a message)."""
-        return await self.add("social", description)
-
-    async def add_economy(self, description: str) -> int:
-        """Money, work, prices."""
-        return await self.add("economy", description)
-
-    async def add_mobility(self, description: str) -> int:
-        """Moving from place to place."""
-        return await self.add("mobility", description)
-
-    async def add_event(self, description: str) -> int:
-        """Something that happened."""
-        return await self.add("event", description)
-
-    async def add_other(self, description: str) -> int:
-        """Anything else."""
-        return await self.add("other", description)
+    add_cognition = _topic_add("cognition", "A thought or insight.")
+    add_social = _topic_add("social", "Something about other people (a chat, a message).")
+    add_economy = _topic_add("economy", "Money, work, prices.")
+    add_mobility = _topic_add("mobility", "Moving from place to place.")
+    add_event = _topic_add("event", "Something that happened.")
+    add_other = _topic_add("other", "Anything else.")
 
     async def search(
         self,

@@ -238,7 +238,8 @@ class CognitiveMemory:
                     meta = ledger.value(h.id, "metadata", None)
                     meta = json.loads(meta) if meta is not None else h.metadata
                     importance, metadata = state.reconsolidate(before, context, meta)
-                    fields = {"importance": importance, "metadata": _json(metadata)}
+                    as_json = json.dumps(metadata, sort_keys=True)
+                    fields = {"importance": importance, "metadata": as_json}
                     ledger.patch(self.group, r.agent_id, h.id, fields)
                     layer = ledger.value(h.id, "layer", h.layer)
                     since = ledger.value(h.id, "layer_since", h.layer_since)
@@ -369,10 +370,6 @@ def _fact_hit(agent_id: int, fact: tuple[str, str, str, float, int], score: floa
         score=score,
         tier="graph",
     )
-
-
-def _json(metadata: dict) -> str:
-    return json.dumps(metadata, sort_keys=True)
 
 
 def _dump(hit: MemoryHit | None) -> dict[str, Any] | None:

@@ -39,12 +39,10 @@ def layered_requests(
     flat: list[SearchRequest] = []
     spans: list[int] = []
     for r, per_layer in zip(requests, split, strict=True):
-        layers = (r.layers or LAYERS) if per_layer else (None,)
-        if per_layer:
-            flat.extend(r.model_copy(update={"layers": (layer,)}) for layer in layers)
-        else:
-            flat.append(r)
-        spans.append(len(layers))
+        layers = (r.layers or LAYERS) if per_layer else ()
+        parts = [r.model_copy(update={"layers": (layer,)}) for layer in layers] or [r]
+        flat.extend(parts)
+        spans.append(len(parts))
     return flat, spans
 
 

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from societas.memory.model.config import GroupMemoryConfig
 
 ProfileName = Literal["default", "finmem", "cognitive"]
-PROFILES: tuple[str, ...] = ("default", "finmem", "cognitive")
 DEFAULT_TYPE = "citizen"  # the built-in `type` attribute's default
 
 
@@ -86,12 +85,10 @@ def resolve(config: GroupMemoryConfig, agent_type: str) -> Resolved:
         return _decaying(Resolved(config.profile, config.policies.forgetting, config.cognitive))
     if own.forgetting is not None:
         forgetting = own.forgetting
-    elif own.profile == "finmem":
-        forgetting = (
-            config.policies.forgetting if config.profile == "finmem" else finmem_forgetting()
-        )
-    else:  # default or cognitive: the scenario's forgetting unless that is FinMem's
-        forgetting = config.policies.forgetting if config.profile != "finmem" else _OFF
+    elif (own.profile == "finmem") == (config.profile == "finmem"):
+        forgetting = config.policies.forgetting  # both FinMem or neither: the scenario's
+    else:  # FinMem's own for a finmem type, none for another type in a FinMem scenario
+        forgetting = finmem_forgetting() if own.profile == "finmem" else _OFF
     return _decaying(Resolved(own.profile, forgetting, own.cognitive or config.cognitive))
 
 
@@ -109,9 +106,8 @@ class AgentProfiles:
 
     def __init__(self, config: GroupMemoryConfig) -> None:
         self.config = config
-        self.by_type: dict[str, Resolved] = {DEFAULT_TYPE: resolve(config, DEFAULT_TYPE)}
-        for name in config.agent_types:
-            self.by_type[name] = resolve(config, name)
+        names = [DEFAULT_TYPE, *config.agent_types]
+        self.by_type: dict[str, Resolved] = {name: resolve(config, name) for name in names}
         self.scenario = resolve(config, "\0")  # agents of a type not listed
         self.type_of: dict[int, str] = {}
         self._refresh()
@@ -156,31 +152,26 @@ class AgentProfiles:
     def cognitive(self, agent_id: int) -> CognitiveConfig:
         return self._of(agent_id).cognitive
 
+    def _per_layer(self, agent_id: int, knob: str) -> dict[str, float] | None:
+        policy = self._of(agent_id).forgetting
+        return {n: getattr(p, knob) for n, p in policy.layers.items()} if policy.enabled else None
+
     def layer_decay(self, agent_id: int) -> dict[str, float] | None:
         """The agent's daily importance decay per layer for the engine's formula (None: off)."""
-        policy = self._of(agent_id).forgetting
-        if not policy.enabled:
-            return None
-        return {name: p.importance_decay_per_day for name, p in policy.layers.items()}
+        return self._per_layer(agent_id, "importance_decay_per_day")
 
     def layer_recency(self, agent_id: int) -> dict[str, float] | None:
         """The agent's recency constant Q in days per layer (FinMem's e^(−Δ/Q); None: off)."""
-        policy = self._of(agent_id).forgetting
-        if not policy.enabled:
-            return None
-        return {name: p.recency_tau_days for name, p in policy.layers.items()}
+        return self._per_layer(agent_id, "recency_tau_days")
 
     def is_cognitive(self, agent_id: int) -> bool:
         return self._of(agent_id).profile == "cognitive"
 
     def due_forgetting(self, ticks: int) -> list[ForgettingPolicy]:
         """Enabled forgetting policies whose cadence falls on `ticks` (distinct objects)."""
-        seen: dict[int, ForgettingPolicy] = {}
-        for r in [self.scenario, *self.by_type.values()]:
-            f = r.forgetting
-            if f.enabled and ticks % f.run_every_ticks == 0:
-                seen[id(f)] = f
-        return list(seen.values())
+        policies = [r.forgetting for r in [self.scenario, *self.by_type.values()]]
+        due = {id(f): f for f in policies if f.enabled and ticks % f.run_every_ticks == 0}
+        return list(due.values())
 
     def rows(self) -> list[tuple[int, str, str]]:
         """(agent_id, agent type, profile) of every registered agent, by id."""
