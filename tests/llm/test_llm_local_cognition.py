@@ -1,7 +1,7 @@
 """The other cognition prompts on a real language model (SmolLM2-135M on llama-cpp-python's
 server, loopback): dialogue, thought, conversation summary, reflection, consolidation,
-attitude and fact prompts, rendered as cognition renders them and answered by the model,
-give answers with no filler copied from the format line ("...", "<what Ada says now>"),
+attitude, fact and talk-decision prompts, rendered as cognition renders them and answered by
+the model, give answers with no filler copied from the format line ("...", "<what Ada says now>"),
 and most of them are the model's own answers, not fallbacks."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from pydantic import BaseModel
 
 from societas.agents.cognition.attention import Facts
 from societas.agents.cognition.conversation import ConversationSummary
+from societas.agents.cognition.emotions import OCC_WORDS
 from societas.agents.cognition.prompts import messages
+from societas.agents.cognition.talk import TalkChoice
 from societas.agents.llm.answer_checks import is_filler
 from societas.agents.llm.tasks import (
     AttitudeUpdate,
@@ -33,6 +35,13 @@ MEMORIES = (
     "- Ada bought apples at the market"
 )
 NUMBERED = "1. Ada saw the river flood the bakery\n2. Ada talked with Ben about the storm"
+SELF = (
+    "You are a female, aged 58, belonging to the white race and identifying as christianity. "
+    "Your marital status is married, and you currently reside in a suburban area. Your "
+    "occupation is baker, and your education level is below bachelor. You are careful, kind, "
+    "with a consumption level of 1200 and a family consumption level of medium. Your income is "
+    "2500, and you are skilled in baking bread and pastry."
+)
 PROMPTS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
     "dialogue_turn": (
         DialogueTurn,
@@ -49,7 +58,13 @@ PROMPTS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
     ),
     "thought_update": (
         ThoughtUpdate,
-        {"name": "Ada", "thought": "a quiet day", "needs": "safety 0.4", "memories": MEMORIES},
+        {
+            "name": "Ada",
+            "words": ", ".join(OCC_WORDS),
+            "self_description": SELF,
+            "needs": "safety 0.4",
+            "memories": MEMORIES,
+        },
     ),
     "conversation_summary": (
         ConversationSummary,
@@ -74,8 +89,21 @@ PROMPTS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
             "name": "Ada",
             "topic": "the flood barrier",
             "attitude": 5.0,
-            "personality": "careful, kind",
+            "self_description": SELF,
             "memories": MEMORIES,
+        },
+    ),
+    "talk_decision": (
+        TalkChoice,
+        {
+            "name": "Ada",
+            "place": "the market",
+            "mood": "fear (intensity 0.6)",
+            "needs": "safety 0.4, social 0.3",
+            "news": "The river flooded the bakery.",
+            "people": "1. Ben (closeness 0.6, sentiment +0.3, talked 4 times); remembers: "
+            "Ada talked with Ben about the storm\n2. Cleo (closeness 0.0, sentiment +0.0, "
+            "talked 0 times); remembers: nothing",
         },
     ),
     "facts": (Facts, {"name": "Ada", "limit": 5, "observations": MEMORIES}),
