@@ -8,6 +8,7 @@ chamber) or by anyone, ignored from people the reader dislikes."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from societas.agents.blocks.plan import me as persona_now
@@ -128,13 +129,12 @@ class SocialBlock:
         open_ = sorted(open_, key=lambda o: (-known[o].closeness, o))[:MAX_CANDIDATES]
         if not open_:
             return
-        candidates = []
-        for other in open_:
-            name = ctx.population.profiles[other].name
-            memories = await remembered(ctx.agent.memory, name)
-            candidates.append(
-                Candidate(agent_id=other, name=name, relation=known[other], memories=memories)
-            )
+        names = [ctx.population.profiles[other].name for other in open_]
+        found = await asyncio.gather(*(remembered(ctx.agent.memory, n) for n in names))
+        candidates = [
+            Candidate(agent_id=other, name=name, relation=known[other], memories=memories)
+            for other, name, memories in zip(open_, names, found, strict=True)
+        ]
         place = str(occasions[open_[0]].payload.get("place", ""))
         facts = s["knowledge"]
         choice = await choose_partner(
