@@ -153,12 +153,10 @@ def rules_metacognition(report: MetaReport) -> Strategy:
         return None if base is None else max(1, math.ceil(base / 4), min(4 * base, round(value)))
 
     att, con = report.attention.every, report.consolidation.every
-    every = None
-    if att is not None and report.events >= 2 and report.novelty < 0.5:
-        every = within(math.ceil(att * 1.25), report.base.attention.every)
-    elif att is not None and report.events >= 2 and report.novelty >= 0.9:
-        every = within(math.floor(att * 0.8), report.base.attention.every)
-    consolidate = None
+    every = consolidate = None
+    if att is not None and report.events >= 2 and not 0.5 <= report.novelty < 0.9:
+        scaled = math.ceil(att * 1.25) if report.novelty < 0.5 else math.floor(att * 0.8)
+        every = within(scaled, report.base.attention.every)
     if con is not None and report.consolidations and report.new_facts == 0:
         consolidate = within(con * 2, report.base.consolidation.every)
     elif con is not None and report.new_facts >= 2 * report.consolidations > 0:
