@@ -115,11 +115,6 @@ class BoostLedger:
             group.hot.set_layer(hit.id, layer, boosted, now)
         group.counters["accesses"] += len(hits)
 
-    def forget(self, memory_ids: Sequence[int]) -> None:
-        for memory_id in memory_ids:
-            self.pending.pop(memory_id, None)
-            self.agent_of.pop(memory_id, None)
-
     async def flush(self, group: GroupMemory) -> int:
         """Write the pending changes: one `set_payload` per distinct payload; memories the
         engine does not hold yet and still hot (their hot columns carry the change) or no
