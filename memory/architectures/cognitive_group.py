@@ -127,16 +127,14 @@ class CognitiveMemory:
         return self.group.kv_peek(agent_id, "position", None) or None
 
     async def observed(self, observations: Sequence[tuple[int, str]]) -> None:
-        """Observations now stored: count them, then consolidation and meta-cognition for the
-        agents whose triggers fire."""
+        """Count observations now stored, then run each agent's due consolidation and reflection."""
         self.counters["observations"] += len(observations)
         for agent_id, text in observations:
             self.recent_observations.setdefault(agent_id, []).append(text)
         await self._schedules([a for a, _ in observations])
 
     async def perceive_many(self, events: Sequence[tuple[Any, ...]]) -> list[int]:
-        """Raw events into the sensory buffers; each observation attention makes is stored
-        (one add_many). Returns the new memory ids."""
+        """`attend_many`, then its observations stored in one add_many; returns their memory ids."""
         observations = await self.attend_many(events)
         if not observations:
             return []
@@ -298,8 +296,7 @@ class CognitiveMemory:
         return paths
 
     def get_state(self) -> dict[str, Any]:
-        """Every agent's layers as JSON (checkpoints): buffers, working memory, triggers as
-        retuned, layer clocks, logs and facts."""
+        """Every agent's layers as JSON for checkpoints (triggers as retuned, logs, facts)."""
         agents = {}
         for agent_id, st in sorted(self.agents.items()):
             facts = st.fact_graph.edges(data=True) if st.fact_graph is not None else []
