@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from societas.memory.model.config import GroupMemoryConfig
     from societas.memory.model.records_meta import AccessLedger
     from societas.memory.retrieval.ranking import Ranker
-    from societas.memory.store.deferred_store import DeferredStore
     from societas.memory.store.hot_store import HotStore
     from societas.memory.store.id_map import IdMap
     from societas.memory.store.write_queue import OwnedLock, WriteQueue
@@ -54,15 +53,12 @@ class GroupSearch:
     ranker: Ranker
     normalization: str
     counters: dict[str, int]
-    max_importance: dict[int, float]
     access: AccessLedger
     profiles: AgentProfiles
     boosts: BoostLedger
     associations: AssociationIndex
     access_log: AccessLog | None
     expiring: dict[int, float]
-    deferred: DeferredStore | None
-    warm_rows: HotStore
     op_lock: OwnedLock
     known_agents: set[int]
     writes: WriteQueue
