@@ -1,7 +1,8 @@
 """Samples of what agents said, decided, thought, reflected and answered in surveys.
 
-Each quote names its agent and links to the agent's page in the report; the agents quoted
-are the sample that gets agent pages. Samples are drawn deterministically (hash order), so
+Each quote names its agent and links to the agent's page in the report, and a quote of a
+model's text or decision its answer_source; the agents quoted are the sample that gets agent
+pages. Samples are drawn deterministically (hash order), so
 the same run gives the same page.
 """
 
@@ -47,14 +48,14 @@ def samples(run: RunData) -> dict[str, list[dict[str, Any]]]:
         for t, s, li, ch, tx, src in sorted(said)
     ]  # fmt: skip
     decided = run.rows(
-        "SELECT tick, agent_id, kind, detail FROM events WHERE kind NOT IN ('policy') "
-        "ORDER BY hash(tick, agent_id, kind) LIMIT ?",
+        f"SELECT tick, agent_id, kind, detail, {_source(run, 'events')} FROM events "
+        "WHERE kind NOT IN ('policy') ORDER BY hash(tick, agent_id, kind) LIMIT ?",
         PER_KIND,
     )
     out["decided"] = [
         {"agent": int(a), "name": names.get(int(a), str(a)), "when": run.tick_label(int(t)),
-         "how": k, "text": d}
-        for t, a, k, d in sorted(decided)
+         "how": k, "text": d, "source": src}
+        for t, a, k, d, src in sorted(decided)
     ]  # fmt: skip
     if run.has("reflections"):
         refl = run.rows(
@@ -68,7 +69,18 @@ def samples(run: RunData) -> dict[str, list[dict[str, Any]]]:
                     "memories", "text": tx, "source": src}
             for t, a, tx, ev, src in sorted(refl)
         ]  # fmt: skip
-    kinds = [("thought", THOUGHT_TOPICS)]
+    kinds = [] if run.has("thoughts") else [("thought", THOUGHT_TOPICS)]
+    if run.has("thoughts"):
+        thought = run.rows(
+            f"SELECT tick, agent_id, thought, emotion, intensity, {_source(run, 'thoughts')} "
+            "FROM thoughts ORDER BY hash(tick, agent_id) LIMIT ?",
+            PER_KIND,
+        )
+        out["thought"] = [
+            {"agent": int(a), "name": names.get(int(a), str(a)), "when": run.tick_label(int(t)),
+             "how": f"{em} {float(i or 0):.1f}", "text": tx, "source": src}
+            for t, a, tx, em, i, src in sorted(thought)
+        ]  # fmt: skip
     if "reflected" not in out:
         kinds.append(("reflected", M.REFLECTION_TOPICS))
     for kind, topics in kinds:

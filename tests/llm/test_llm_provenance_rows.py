@@ -17,6 +17,7 @@ from societas.cluster.loop.in_process import run_in_process
 from societas.cluster.loop.local import run_local_async
 from societas.cluster.observe.metrics import MetricsConfig, RunMetrics
 from societas.cluster.report.card import answer_sources
+from societas.cluster.report.conversations import samples
 from societas.cluster.report.data import RunData
 from societas.cluster.report.tidy import SOURCE_TABLES
 
@@ -87,9 +88,15 @@ async def test_a_rules_run_writes_thoughts_importance_and_reactions_as_rules(
     reactions = [r for r in found["events"] if r["kind"] == "reaction"]
     assert sources["reaction"]["rules"] == len(reactions)
     assert sources["thought_update"]["rules"] == len(found["thoughts"])
-    card = answer_sources(RunData(tmp_path))
+    report = RunData(tmp_path)
+    card = answer_sources(report)
     for task in TASKS:
         assert f"{task}: 100% rules" in card, card
+    quotes = samples(report)  # the report page's quotes say their source
+    assert quotes["thought"] and {q["source"] for q in quotes["thought"]} == {"rules"}
+    assert quotes["decided"]
+    for q in quotes["decided"]:
+        assert q["source"] == ("" if q["how"] in NOT_MODEL else "rules"), q
     assert {"thoughts", "importance", "events"} <= set(SOURCE_TABLES)
 
 
