@@ -65,7 +65,7 @@ async def checkpoint_last_finished(
     except Exception as err:  # a cache miss, a lost file: the earlier checkpoint stands
         log.warning("checkpoint of tick %s not written: %s", target, err)
         return _kept(stopped, f"replaying the finished ticks failed: {err}")
-    if ckpt.last_complete(run_dir) != target:
+    if await asyncio.to_thread(ckpt.last_complete, run_dir) != target:
         return _kept(stopped, "the replay wrote no checkpoint")
     return RunInterrupted(
         target,
