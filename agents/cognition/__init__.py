@@ -1,6 +1,7 @@
-"""Agent cognition: importance, reflection, planning, reaction, dialogue, thought, attitude
-and consolidation. Every call goes through the LLM gateway, so the same code runs on the
-`rules` policy (not a language model), the bundled emulator, or a real endpoint."""
+"""Agent cognition: importance, reflection, planning, reaction, talk decisions, dialogue,
+thought, attitude and consolidation. Every call goes through the LLM gateway, so the same
+code runs on the `rules` policy (not a language model), the bundled emulator, or a real
+endpoint."""
 
 from __future__ import annotations
 
@@ -27,9 +28,11 @@ from societas.agents.cognition.planning import (
 )
 from societas.agents.cognition.reaction import react
 from societas.agents.cognition.reflection import ReflectionConfig, Reflector
+from societas.agents.cognition.talk import Candidate, TalkChoice, choose_partner
 from societas.agents.cognition.thought import update_thought
 
 __all__ = [
+    "Candidate",
     "Conversation",
     "ConversationSummary",
     "ImmediateWriter",
@@ -38,9 +41,11 @@ __all__ = [
     "Persona",
     "ReflectionConfig",
     "Reflector",
+    "TalkChoice",
     "Utterance",
     "action_at",
     "activity_at",
+    "choose_partner",
     "consolidate",
     "converse",
     "decompose_hour",
