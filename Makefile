@@ -15,8 +15,8 @@ export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 $(STAMP): pyproject.toml setup.py $(wildcard memory/*.c)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "societas needs Python 3.11+, found " + sys.version.split()[0])'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	PYTHONWARNINGS=ignore $(PY) -m pip install --quiet -e ".[dev]"  # no build-backend notices
+	$(PY) -m pip install -qq --upgrade pip
+	PYTHONWARNINGS=ignore $(PY) -m pip install -qq -e ".[dev]"  # errors only: a quiet install
 	@touch $(STAMP)
 
 # The local model server (a real model for the `llm` tests and `societas llm-local`):
@@ -56,8 +56,10 @@ test: $(STAMP) $(LLM_STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
 
+# ruff (style) and mypy (types) over the package: both must pass.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+	@$(MAKE) --no-print-directory typecheck
 
 # mypy over the installed layout: a link tree maps societas.cluster/agents/memory onto their
 # folders, as setup.py does, since mypy cannot follow an editable install's import hook. Each

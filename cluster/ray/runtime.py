@@ -145,10 +145,10 @@ def run_on_ray(
         except RunInterrupted as stopped:  # a cut tick: checkpoint the last finished one
             from societas.cluster.loop.catch_up import checkpoint_last_finished
 
-            last = checkpoint_last_finished(
+            catch_up = checkpoint_last_finished(
                 scenario, run_dir, cfg, stopped, groups=len(ids), on_checkpoint=on_checkpoint
             )
-            raise asyncio.run(last) from None
+            raise asyncio.run(catch_up) from None
     finally:
         if own_metrics and metrics is not None:
             metrics.close()

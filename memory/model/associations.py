@@ -48,7 +48,7 @@ class AssociationIndex:
     """Adjacency of typed associations: id → {neighbour: (type, strength)} (both ends)."""
 
     def __init__(self) -> None:
-        self.edges: dict[int, dict[int, tuple[str, float]]] = {}
+        self.edges: dict[int, dict[int, tuple[AssociationType, float]]] = {}
         self.directed: list[Association] = []  # as added (for checkpoints), deduplicated
 
     def __len__(self) -> int:
@@ -69,7 +69,7 @@ class AssociationIndex:
             ]
             self.directed.append(a)
 
-    def neighbours(self, memory_id: int) -> list[tuple[int, str, float]]:
+    def neighbours(self, memory_id: int) -> list[tuple[int, AssociationType, float]]:
         return [(n, t, s) for n, (t, s) in sorted(self.edges.get(memory_id, {}).items())]
 
     def drop(self, memory_ids: Iterable[int]) -> None:
@@ -102,7 +102,7 @@ class AssociationIndex:
 
 
 def weighted_neighbours(
-    record: MemoryRecord, index: AssociationIndex, weights: Mapping[str, float]
+    record: MemoryRecord, index: AssociationIndex, weights: Mapping[AssociationType, float]
 ) -> dict[int, float]:
     """Each neighbour of a memory and the share of activation it receives (the best edge):
     untyped links (cognitions, evidence) are causal with strength 1."""
