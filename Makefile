@@ -20,13 +20,11 @@ $(STAMP): pyproject.toml setup.py $(wildcard memory/*.c)
 	@touch $(STAMP)
 
 # The local model server (a real model for the `llm` tests and `societas llm-local`):
-# llama-cpp-python ships only its source on PyPI, so its wheel is built once (~8 min on 2
-# cores) into WHEELS, outside the repo, and every later install reuses it. It is built for
-# any x86-64 with AVX2, not for the build host's own instructions (GGML_NATIVE=OFF): a native
-# build on an Intel host with AMX crashed the server at its first request (a general
-# protection fault in libggml-cpu), and a cached wheel may meet another host. Its own folder
-# keeps a native wheel cached by an earlier version of this Makefile from being reused, and
-# it is installed over whatever build a .venv already holds.
+# llama-cpp-python ships only its source on PyPI, so its wheel is built once into WHEELS,
+# outside the repo, and every later install reuses it. It is built for any x86-64 with AVX2,
+# not for the build host's own instructions (GGML_NATIVE=OFF), since a cached wheel may meet
+# another host and a native build can crash on one with other extensions; its own folder
+# keeps wheels built another way from being reused.
 WHEELS ?= $(HOME)/.cache/societas/wheels
 LLAMA_WHEELS := $(WHEELS)/x86-64-avx2
 LLAMA_CPP_VERSION := 0.3.36
