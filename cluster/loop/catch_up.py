@@ -2,11 +2,12 @@
 
 The cut tick left the groups mid-tick, so the state after the last finished tick is rebuilt:
 fresh engines restore the run's last checkpoint (or start afresh without one) and run the
-ticks since with the LLM response cache in replay mode (no model call; a miss is an error),
-then checkpoint and stop there. The checkpoint records the figures the interrupted run had
-counted, not the replay's (its answers came from the cache), so a resume neither loses nor
-counts twice a call of the finished ticks. If the replay cannot be done in time (no cache,
-a miss, past `CATCH_UP_S`), the run keeps its earlier checkpoint and says so.
+ticks since with the LLM response cache in replay mode (no model call; a miss is an error;
+the rules policy answers as before), then checkpoint and stop there. The checkpoint records
+the figures the interrupted run had counted, not the replay's (its answers came from the
+cache), so a resume neither loses nor counts twice a call of the finished ticks. If the
+replay cannot be done in time (no cache, a miss, past `CATCH_UP_S`), the run keeps its
+earlier checkpoint and says so.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ CATCH_UP_S = 9.0  # the replay's time limit: with the stop's grace, the run ends
 
 
 def replayable(scenario: ScenarioConfig, run_dir: Path) -> bool:
-    """Whether the run's model answers are kept in a response cache a replay can read."""
+    """Whether the finished ticks can be replayed without a model: the rules policy answers
+    them again, or a response cache holds the model's answers."""
     llm = run_llm_config(scenario, run_dir)
-    return llm.provider != "rules" and llm.cache.mode != "off"
+    return llm.provider == "rules" or llm.cache.mode != "off"
 
 
 async def checkpoint_last_finished(
@@ -102,8 +104,9 @@ async def _replay(
 
     def gateway(_group: int) -> LLMGateway:
         llm = run_llm_config(scenario, run_dir)
-        replay = llm.cache.model_copy(update={"mode": "replay"})
-        return LLMGateway(llm.model_copy(update={"cache": replay}))
+        if llm.cache.mode != "off":  # the model's answers from the cache only
+            llm = llm.model_copy(update={"cache": llm.cache.model_copy(update={"mode": "replay"})})
+        return LLMGateway(llm)
 
     ids = partition(scenario.agents.count, groups)
     engines = EngineFactory(

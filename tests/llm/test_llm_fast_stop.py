@@ -88,3 +88,48 @@ async def test_a_stop_during_a_slow_tick_checkpoints_the_last_finished_tick_and_
     assert rows(split) == rows(tmp_path / "whole")
     assert resumed.ticks_run == 2  # ticks 3 and 4: nothing finished is run twice
     assert whole.ticks_run == 5
+
+
+async def test_a_rules_run_cut_short_replays_its_finished_ticks_without_a_cache(
+    tmp_path, bm25_embedder
+) -> None:
+    """The rules policy needs no response cache: the finished ticks after the last
+    checkpoint are answered again, checkpointed, and the run resumes to the same rows."""
+    import shutil
+
+    from societas.agents.scenario import load_scenario
+    from societas.cluster.cluster_config import cluster_config_of
+    from societas.cluster.loop.catch_up import checkpoint_last_finished
+
+    def rules() -> dict[str, Any]:
+        data = town("http://127.0.0.1:9/v1")
+        data["llm"] = {"provider": "rules"}
+        return data
+
+    await run_local_async(rules(), tmp_path / "whole", embedder=bm25_embedder)
+    split = tmp_path / "split"
+    asked: list[bool] = []
+
+    def finished(report: Any) -> None:
+        if report.tick == 2:
+            asked.append(True)
+
+    with pytest.raises(RunInterrupted):
+        await run_local_async(
+            rules(), split, embedder=bm25_embedder, stop=lambda: bool(asked), on_tick=finished
+        )
+    shutil.rmtree(ckpt.tick_dir(split, 3))  # as if tick 3 had been cut short: checkpoint 2
+    assert ckpt.last_complete(split) == 2
+    scenario = load_scenario(rules())
+    stopped = await checkpoint_last_finished(
+        scenario,
+        split,
+        cluster_config_of(scenario, None),
+        RunInterrupted(3, 2),
+        groups=1,
+        embedder=bm25_embedder,
+    )
+    assert (stopped.tick, stopped.checkpoint) == (3, 3), str(stopped)
+    assert ckpt.last_complete(split) == 3
+    await run_local_async(rules(), split, embedder=bm25_embedder, resume=True)
+    assert rows(split) == rows(tmp_path / "whole")
