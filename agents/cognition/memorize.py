@@ -202,9 +202,10 @@ class PendingMemories:
 
     async def _attend(self, group: GroupMemory, items: list[_Pending]) -> list[_Pending]:
         """Cognitive profile: what its agents perceived this tick (topics in the agent's
-        `perceived_topics`, no evidence) enters their sensory buffers instead of the stream;
-        every N raw events become one `observation` memory (batched summaries), stored and
-        rated with the rest. Other agents' items pass unchanged."""
+        `perceived_topics`, no evidence) enters their sensory buffers instead of the stream, with
+        its place and its importance when given or fixed; when attention's trigger fires, the
+        buffer becomes one `observation` memory (batched summaries), stored and rated with the
+        rest. Other agents' items pass unchanged."""
         cognition = group.cognition
         assert cognition is not None
         profiles = group.profiles
@@ -219,7 +220,9 @@ class PendingMemories:
             (raw if perceived else kept).append(p)
         if not raw:
             return items
-        observations = await cognition.attend_many([(p.agent_id, p.text) for p in raw])
+        # (agent, text, place, importance): a given importance fires the important-event trigger
+        events = [(p.agent_id, p.text, p.location, p.importance) for p in raw]
+        observations = await cognition.attend_many(events)
         last_place = {p.agent_id: p.location for p in raw}
         for n, (agent_id, text) in enumerate(observations):  # after the agent's own items
             place = last_place[agent_id]

@@ -37,6 +37,7 @@ from societas.agents.experiments.survey import run_surveys
 from societas.agents.llm import LLMGateway
 from societas.agents.population import Population, population_for
 from societas.agents.rng import AgentRandom
+from societas.agents.runtime import memory_policies
 from societas.agents.runtime.conversations import ConversationHost
 from societas.agents.runtime.group_json import write_group_json
 from societas.agents.runtime.hot_state import write_back
@@ -54,8 +55,10 @@ from societas.agents.runtime.stepping import checked_in_flight, step_agents
 from societas.agents.scenario import Intervention, ScenarioConfig, load_scenario
 from societas.memory import GroupMemory
 from societas.memory.embedding import Embedder
+from societas.memory.policies.importance import give_feedback
 
 Concurrency = Literal["gather", "sequential"]
+EVIDENCE_FEEDBACK = 1.0  # feedback each memory gets per reflection it was evidence of
 
 
 def agent_seed(seed: int, agent_id: int) -> int:
@@ -110,6 +113,8 @@ class GroupEngine:
         self.results = ResultsWriter(self.run_dir, group_id, res.flush_every, res.compression)
         self.outcomes = OutcomeRecorder(self.scenario)  # the researcher's outcomes, baseline
         self._deltas = Deltas()  # running totals -> per-tick figures, each reported once
+        self._tick_reports: list[dict[str, int]] = []  # memory end_tick reports, this tick
+        self._evidence: list[int] = []  # evidence of this flush's reflections: feedback
         self.loop_lag = LoopLagMonitor()
         self._closed = False
 
@@ -159,6 +164,9 @@ class GroupEngine:
         await self.loop_lag.stop()
         self.results.flush()
         if self.memory is not None:
+            if self.memory.cognition is not None:  # the layers' logs, one Markdown per agent
+                logs = self.run_dir / "memory_logs"
+                await asyncio.to_thread(self.memory.cognition.write_logs, logs)
             await self.memory.flush()
             await self.memory.close()
         if self._own_llm:
@@ -217,7 +225,7 @@ class GroupEngine:
         await self._write_back()
         if sc.surveys:  # scheduled surveys of this tick, on the state just written
             await run_surveys(self, tick, now)
-        await self.memory.end_tick()  # tier migration and memory policies
+        self._tick_reports.append(await self.memory.end_tick())  # tiers and memory policies
         self._record(tick)
         outbox.sort(key=Message.sort_key)
         self._open_tick = tick  # closed by finish_tick: conversation rounds still add rows
@@ -235,6 +243,9 @@ class GroupEngine:
                 f"group {self.group_id}: finish_tick({tick}), open {self._open_tick}"
             )
         stats = self._stats(tick, *self._stepped, await self.memory.tier_counts())  # `llm` row
+        reports, self._tick_reports = self._tick_reports, []
+        row = memory_policies.row(tick, self.group_id, self._deltas, self.memory, reports)
+        self.results.add("memory_policies", row)
         window = self.results.end_tick(tick)  # after the row: the window may be due
         if window is not None:
             await asyncio.to_thread(write_window, window)  # Parquet encoding off the loop
@@ -245,6 +256,7 @@ class GroupEngine:
         """Forget a tick cut short by a stop: `close` does not finish it (no more LLM calls);
         the run resumes from a checkpoint taken before it."""
         self._open_tick = None
+        self._tick_reports = []
 
     async def _finish_open(self) -> None:
         """Finish a tick the driver left open (its stats are not reported; its rows are)."""
@@ -259,6 +271,19 @@ class GroupEngine:
         """Rate the group's pending memories in batched LLM calls and store them."""
         assert self.memory is not None
         await self.pending.flush(self.memory, salt)
+        evidence, self._evidence = self._evidence, []
+        if evidence and self.memory.config.policies.importance.enabled:
+            await self._feedback(evidence)
+
+    async def _feedback(self, evidence: list[int]) -> None:
+        """Positive feedback to the memories that were evidence of a reflection (those still
+        hot or warm: cold rows are read-only), read by importance recomputation."""
+        assert self.memory is not None
+        ids = sorted(set(evidence))
+        warm = await self.memory.store.retrieve([i for i in ids if i not in self.memory.hot])
+        live = [i for i in ids if i in self.memory.hot or i in warm]
+        if live:
+            await give_feedback(self.memory, dict.fromkeys(live, EVIDENCE_FEEDBACK))
 
     def _insight(
         self, agent_id: int, memory_id: int, text: str, evidence: list[int], source: str
@@ -266,6 +291,7 @@ class GroupEngine:
         tick = self.now.tick if self.now is not None else 0
         row = (tick, agent_id, memory_id, text, ",".join(map(str, evidence)), source)
         self.results.add("reflections", row)
+        self._evidence.extend(evidence)
 
     def _rated(self, agent_id: int, memory_id: int, topic: str, imp: float, source: str) -> None:
         """A memory's rated importance and where the rating came from (`importance` table)."""
@@ -425,3 +451,4 @@ class GroupEngine:
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)
         self._deltas.rebase("mem.", self.memory.counters)  # its counters start afresh
+        self._deltas.rebase(memory_policies.PREFIX, memory_policies.totals(self.memory))

@@ -13,6 +13,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from societas.agents.runtime.memory_policies import COLUMNS as POLICY_COLUMNS
+
 _I, _F, _S, _B = pa.int64(), pa.float64(), pa.string(), pa.bool_()
 
 SCHEMAS: dict[str, pa.Schema] = {
@@ -160,6 +162,10 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("completion_tokens", _I),
             ("memories_added", _I),
         ]
+    ),
+    # One row per group per tick: what each memory mechanism did (agents.runtime.memory_policies).
+    "memory_policies": pa.schema(
+        [("tick", _I), ("group_id", _I), *((name, _I) for name in POLICY_COLUMNS)]
     ),
 }
 TABLES = tuple(SCHEMAS)
