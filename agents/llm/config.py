@@ -38,6 +38,7 @@ KNOWN_TASKS = frozenset(
         "reflection_questions",
         "replan",
         "survey",
+        "talk_decision",
         "thought_update",
     }
 )

@@ -53,7 +53,8 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "worked_today": "Hours worked so far today.",
             "transfers": "Monthly transfer received from a policy (0 when none).",
             "evacuating": "True while the agent heads to or stays at a shelter.",
-            "emotion": "Dominant emotion (joy, fear, sadness, anger, surprise, disgust, calm).",
+            "emotion": "Dominant emotion: one of the 21 OCC words of AgentSociety (Joy, "
+            "Distress, Fear, Relief, ...; agents.cognition.emotions).",
         },
     ),
     "needs": (
@@ -87,7 +88,7 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "tick": _TICK,
             "agent_id": _AGENT,
             "thought": "The agent's inner thought.",
-            "emotion": "Its dominant emotion (sadness, joy, fear, disgust, anger, surprise).",
+            "emotion": "Its dominant emotion, one of the 21 OCC words (agents.cognition.emotions).",
             "intensity": "The emotion's intensity, 0..1.",
             "answer_source": _SOURCE,
         },
