@@ -187,11 +187,10 @@ class PlanBlock:
         where = f"{reaction.new_activity or ''} {reaction.location or ''}".lower()
         if reaction.react and ev.danger and any(w in where for w in ("evacuat", "shelter")):
             agent.set("evacuating", True)
-        detail = reaction.new_activity or "no reaction" if reaction.react else "no reaction"
-        ctx.event("reaction", detail, reaction.answer_source)
 
     async def _react(self, ctx: AgentContext, text: str, importance: float | None) -> Reaction:
-        """React to an observation; a reaction re-plans the rest of the day (recorded)."""
+        """React to an observation or news; the decision is a `reaction` event and a
+        reaction re-plans the rest of the day (recorded), both with their answer_source."""
         agent, hour = ctx.agent, int(ctx.time.hour)
         reaction = await react(
             agent.memory,
@@ -206,6 +205,8 @@ class PlanBlock:
             people=self.people(ctx),
         )
         await agent.refresh("plan")
+        detail = reaction.new_activity or "no reaction" if reaction.react else "no reaction"
+        ctx.event("reaction", detail, reaction.answer_source)
         if reaction.react and reaction.new_activity:
             self._record(ctx, "replan", ctx.state["plan"]["items"], since=hour)
             ctx.event("replan", reaction.new_activity, reaction.answer_source)
