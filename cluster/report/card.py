@@ -6,6 +6,7 @@ import platform
 from importlib import metadata
 from typing import Any
 
+from societas.agents.runtime.memory_policies import COLUMNS as POLICY_COLUMNS
 from societas.cluster.report.data import RunData
 
 RULES_CAVEAT = (
@@ -84,6 +85,24 @@ def answer_sources(run: RunData) -> str:
     return "; ".join(parts) or "not recorded"
 
 
+def memory_policy_totals(run: RunData) -> dict[str, int]:
+    """Each memory mechanism's count over the whole run (`memory_policies`; {} without it)."""
+    if not run.has("memory_policies"):
+        return {}
+    sums = ", ".join(f"coalesce(sum({c}), 0)" for c in POLICY_COLUMNS)
+    (row,) = run.rows(f"SELECT {sums} FROM memory_policies")
+    return {c: int(v) for c, v in zip(POLICY_COLUMNS, row, strict=True)}
+
+
+def memory_policies_label(run: RunData) -> str:
+    """'consolidations 12, promotions 40, ...' (mechanisms that acted), else why none."""
+    totals = memory_policy_totals(run)
+    if not totals:
+        return "not recorded"
+    acted = [f"{c.replace('_', ' ')} {n:,}" for c, n in totals.items() if n]
+    return ", ".join(acted) or "none acted"
+
+
 def embedder_of(config: dict[str, Any]) -> str:
     emb = config.get("memory", {}).get("embedding", {})
     kind = emb.get("kind", "?")
@@ -128,6 +147,7 @@ def run_card(run: RunData) -> dict[str, Any]:
         "LLM fallbacks": f"{totals['fallbacks']:,}",
         "LLM answer sources": answer_sources(run),
         "memories": f"{int(run.run.get('memories_total', 0) or 0):,}",
+        "memory policies": memory_policies_label(run),
         "checkpoints": ", ".join(str(c) for c in run.run.get("checkpoints", []) or []) or "none",
         "versions": ", ".join(f"{k} {v}" for k, v in _versions(run).items()),
     }

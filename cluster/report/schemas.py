@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
+from societas.agents.runtime.memory_policies import COLUMNS as POLICY_COLUMNS
 from societas.agents.runtime.results import SCHEMAS
 
 SCHEMAS_FILE = "schemas.json"
@@ -128,6 +129,10 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "agent_id": _AGENT,
             "topic": "Topic name from the scenario's `topics`.",
             "value": "Attitude, 0 (against) .. 10 (for).",
+            "answer_source": "Of the update that set the attitude in force: "
+            + _SOURCE[0].lower()
+            + _SOURCE[1:]
+            + " Empty while the attitude is the agent's initial one.",
         },
     ),
     "knowledge": (
@@ -148,6 +153,15 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "prompt_tokens": "Prompt tokens (the prompts' estimated size for rules).",
             "completion_tokens": "Completion tokens.",
             "memories_added": "Stream memories written this tick.",
+        },
+    ),
+    "memory_policies": (
+        "One row per group per tick: what each memory mechanism did this tick (counts, each "
+        "event counted once; a mechanism that is off stays 0).",
+        {
+            "tick": _TICK,
+            "group_id": "Agent group (engine) whose memory it is.",
+            **POLICY_COLUMNS,
         },
     ),
     "profiles": (

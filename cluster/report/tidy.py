@@ -18,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from societas.cluster.report.card import memory_policy_totals
 from societas.cluster.report.data import Arm, ReportInputError, RunData, discover
 
 FORMATS = ("parquet", "csv", "duckdb")
@@ -148,7 +149,8 @@ def _answer_sources(run: RunData) -> dict[str, int]:
 
 
 def methods_record(runs: list[tuple[str, RunData]]) -> dict[str, Any]:
-    """Version, scenario digests, models and endpoints, prompt hashes, seeds, answer sources."""
+    """Version, scenario digests, models and endpoints, prompt hashes, seeds, answer sources,
+    and what each memory mechanism did (summed over the runs)."""
     try:
         version = metadata.version("societas")
     except metadata.PackageNotFoundError:
@@ -160,6 +162,10 @@ def methods_record(runs: list[tuple[str, RunData]]) -> dict[str, Any]:
         for k, v in _answer_sources(run).items():
             sources[k] = sources.get(k, 0) + v
     total = sum(sources.values())
+    policies: dict[str, int] = {}  # each memory mechanism's count, summed over the runs
+    for _, run in runs:
+        for k, v in memory_policy_totals(run).items():
+            policies[k] = policies.get(k, 0) + v
     return {
         "societas_version": version,
         "scenario": first.config.get("name"),
@@ -185,6 +191,7 @@ def methods_record(runs: list[tuple[str, RunData]]) -> dict[str, Any]:
         "answer_sources": {
             k: {"rows": v, "share": round(v / total, 4)} for k, v in sorted(sources.items())
         },
+        "memory_policies": policies or None,
         "analysis": first.config.get("analysis"),
         "outcomes": first.config.get("outcomes"),
         "versions": first.run.get("versions"),

@@ -3,6 +3,7 @@ as a user would, each mechanism acts, and the `memory_policies` table counts it 
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -51,3 +52,18 @@ def test_cognitive_counts_match_the_layers_logs(full_run):
         ("meta_cognition", "L4 meta-cognition"),
     ):
         assert sum(table.column(column).to_pylist()) == sum(_log_entries(t, title) for t in texts)
+
+
+def test_report_card_and_tidy_methods_give_each_mechanisms_total(full_run, tmp_path):
+    from societas.cluster.report.tidy import export_tidy
+
+    table = read_table(full_run, "memory_policies")
+    sums = {c: sum(table.column(c).to_pylist()) for c in COLUMNS}
+    res = CliRunner().invoke(app, ["report", str(full_run)])
+    assert res.exit_code == 0, res.output
+    page = (full_run / "report.html").read_text()
+    assert f"moves to cold {sums['moves_to_cold']:,}" in page
+    assert f"meta cognition {sums['meta_cognition']:,}" in page
+    target = export_tidy(full_run, "csv", tmp_path / "tidy.csv")
+    methods = json.loads(target.with_name("tidy.methods.json").read_text())
+    assert methods["memory_policies"] == sums
