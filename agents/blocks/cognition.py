@@ -86,5 +86,6 @@ class CognitionBlock:
         )
         value = round(float(out.attitude), 4)
         agent.set("attitude", {**s["attitude"], topic: value})
+        s["_attitude_source"] = {**(s.get("_attitude_source") or {}), topic: out.answer_source}
         await ctx.remember("cognition", f"My stance on {topic} is now {value:.1f} of 10.")
         return value

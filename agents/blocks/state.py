@@ -79,7 +79,7 @@ COGNITION = BlockState(
         for k in ("race", "religion", "marriage_status", "residence", "skill", "family_consumption")
     ),
     hot_keys=("attitude", "emotion", "emotion_types"),
-    kept=("_emotion",),
+    kept=("_emotion", "_attitude_source"),  # topic -> answer_source of the stance in force
 )
 
 BUILTIN: tuple[BlockState, ...] = (NEEDS, MOBILITY, PLAN, ECONOMY, EVACUATION, SOCIAL, COGNITION)

@@ -338,8 +338,10 @@ class GroupEngine:
             )
             n = [s[key] for key in NEED_KEYS.values()]
             add("needs", (tick, i, n[1], n[2], n[0], n[3], s["current_need"]))
+            sources = s.get("_attitude_source") or {}
             for topic in topics:
-                add("attitudes", (tick, i, topic, float(s["attitude"].get(topic, 5.0))))
+                value = float(s["attitude"].get(topic, 5.0))
+                add("attitudes", (tick, i, topic, value, sources.get(topic, "")))
         self.outcomes.end(self, tick)
 
     def _stats(

@@ -127,7 +127,10 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("answer_source", _S),
         ]
     ),
-    "attitudes": pa.schema([("tick", _I), ("agent_id", _I), ("topic", _S), ("value", _F)]),
+    # answer_source: of the update that set the stance in force ("" before any update).
+    "attitudes": pa.schema(
+        [("tick", _I), ("agent_id", _I), ("topic", _S), ("value", _F), ("answer_source", _S)]
+    ),
     "knowledge": pa.schema([("tick", _I), ("agent_id", _I), ("fact", _S), ("source", _I)]),
     # Scheduled surveys (agents.experiments.survey): value = likert point, option index,
     # number, or null for open questions.

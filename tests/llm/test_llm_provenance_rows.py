@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
 
 from societas.agents.llm.accounting import SOURCE_PREFIX, split_counts
 from societas.agents.llm.provenance import SOURCES
@@ -118,3 +119,39 @@ async def test_a_parrot_run_writes_no_thought_or_reaction_as_first_try(
         assert sum(sources[task].values()) > 0, (task, sources)
     rated = {r["answer_source"] for r in found["importance"]}
     assert rated <= set(sources["importance"]), (rated, sources["importance"])
+
+
+async def test_attitude_rows_say_where_the_stance_in_force_came_from(
+    tmp_path, bm25_embedder
+) -> None:
+    import yaml
+
+    from societas.cluster.loop.run import RunInterrupted
+
+    data = yaml.safe_load((TOWN.parent / "polarization.yaml").read_text())
+    data.update(ticks=6)
+    data["agents"] = {"count": 12}
+    data["network"] = {**data["network"], "k": 4}
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    await run_local_async(data, whole, embedder=bm25_embedder)
+    got = rows(whole, "attitudes")
+    assert {r["answer_source"] for r in got} == {"", "rules"}  # initial, then updated
+    first: dict[int, int] = {}
+    for r in sorted(got, key=lambda r: (r["agent_id"], r["tick"])):
+        if r["answer_source"]:
+            first.setdefault(r["agent_id"], r["tick"])
+        else:  # an initial stance is never shown after an update
+            assert r["agent_id"] not in first, r
+    assert first
+    asked: list[bool] = []
+
+    def finished(report: Any) -> None:
+        asked.extend([True] if report.tick == 2 else [])
+
+    with pytest.raises(RunInterrupted):  # a checkpoint mid-run keeps each stance's source
+        await run_local_async(
+            data, split, embedder=bm25_embedder, stop=lambda: bool(asked), on_tick=finished
+        )
+    await run_local_async(data, split, embedder=bm25_embedder, resume=True)
+    key = lambda r: (r["tick"], r["agent_id"], r["topic"])  # noqa: E731
+    assert sorted(rows(split, "attitudes"), key=key) == sorted(got, key=key)
