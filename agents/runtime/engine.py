@@ -303,6 +303,8 @@ class GroupEngine:
         assert self.memory is not None
         self.memory.check_update(agent_id, key, value, "replace")  # type errors name the key
         agent.set(key, value)
+        if key == "attitude":  # the stances are the scenario's now, no model's answer
+            agent.state.pop("_attitude_source", None)
 
     async def _write_back(self) -> None:
         """Every agent's changed hot state in one batched, validated KV write."""
