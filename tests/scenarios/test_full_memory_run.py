@@ -67,3 +67,25 @@ def test_report_card_and_tidy_methods_give_each_mechanisms_total(full_run, tmp_p
     target = export_tidy(full_run, "csv", tmp_path / "tidy.csv")
     methods = json.loads(target.with_name("tidy.methods.json").read_text())
     assert methods["memory_policies"] == sums
+
+
+async def test_reflections_give_their_evidence_feedback_when_importance_is_recomputed(run):
+    """Each tick, every memory cited as evidence by that tick's reflections gets feedback once;
+    with importance recomputation off, none is given."""
+    from .conftest import scenario
+
+    talk = {"chat_prob": 0.6, "friend_chat_prob": 0.9, "message_prob": 0.05}
+    base = {"agents": {"count": 12}, "ticks": 24, "social": talk}
+    on = {"policies": {"importance": {"enabled": True, "run_every_ticks": 6}}}
+    out = await run(scenario("town", memory=on, **base), "on")
+    evidence: dict[int, set[str]] = {}
+    for r in read_table(out, "reflections").to_pylist():
+        evidence.setdefault(r["tick"], set()).update(r["evidence_ids"].split(","))
+    assert evidence  # the talkative town reflects within half a day
+    table = read_table(out, "memory_policies").to_pylist()
+    given = {r["tick"]: r["feedback"] for r in table if r["feedback"]}
+    assert given == {t: len(ids - {""}) for t, ids in evidence.items() if ids - {""}}
+    assert sum(r["importance_recomputations"] for r in table) > 0
+    off = await run(scenario("town", **base), "off")
+    assert read_table(off, "reflections").num_rows > 0
+    assert sum(r["feedback"] for r in read_table(off, "memory_policies").to_pylist()) == 0
