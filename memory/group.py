@@ -163,8 +163,8 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.expiring: dict[int, float] = {}  # hot/warm memories with an expiry → expires_at
         yields = self.config.batch_yields
         self.writes = WriteQueue(self, yields)  # adds and KV updates return at once
-        self._search_batcher = MicroBatcher(self.search_many, yields, self._alone)
-        self._kv_search_batcher = MicroBatcher(self.kv_search_many, yields, self._alone)
+        self._search_batcher = MicroBatcher(self.search_many, yields)
+        self._kv_search_batcher = MicroBatcher(self.kv_search_many, yields)
 
     # ------------------------------------------------------------------ agents
     @property
@@ -245,13 +245,6 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         await write_memories(self, requests, ids, stamp)
 
     # ------------------------------------------------------------------ batching entry points
-
-    def _alone(self) -> bool:
-        """Whether nothing but this group's own write wake-up is ready to run on the loop: a
-        call now has no one to share a batch with (CPython's loop; other loops: batch)."""
-        loop = asyncio.get_running_loop()
-        ready = getattr(loop, "_ready", None)
-        return ready is not None and len(ready) <= self.writes.waking_on(loop)
 
     def queue_add(self, request: AddRequest) -> int:
         """Queue one validated memory and return its id at once, without suspending: it is

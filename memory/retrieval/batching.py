@@ -12,44 +12,32 @@ Res = TypeVar("Res")
 
 class MicroBatcher(Generic[Req, Res]):
     """Agents awaiting `submit` in the same tick share one `run_batch` call, in submission
-    order; when `alone` says nothing else could join, the call runs at once as a batch of one."""
+    order; a lone call is a batch of one."""
 
     def __init__(
         self,
         run_batch: Callable[[Sequence[Req]], Awaitable[Sequence[Res]]],
         yields: int = 1,
-        alone: Callable[[], bool] | None = None,
     ) -> None:
         self._run_batch = run_batch
         self._yields = yields
-        self._alone = alone
         self._pending: list[tuple[Req, asyncio.Future[Res]]] = []
         self._drain_task: asyncio.Task[None] | None = None
         self.batches = 0
         self.items = 0
-        self.inline = 0  # batches of one run at once (counted in batches and items too)
 
     async def submit(self, request: Req) -> Res:
         return await self.enqueue(request)
 
     def enqueue(self, request: Req) -> Awaitable[Res]:
         """`submit` without its own coroutine (a caller awaiting per agent per tick saves a
-        frame): the future of the batch `request` joined, or, alone, the coroutine running
-        it as a batch of one. Await what it returns, once, at once."""
-        if self._drain_task is None and self._alone is not None and self._alone():
-            return self._run_alone(request)
+        frame): the future of the batch `request` joined. Await it once, at once."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Res] = loop.create_future()
         self._pending.append((request, future))
         if self._drain_task is None:
             self._drain_task = loop.create_task(self._drain())
         return future
-
-    async def _run_alone(self, request: Req) -> Res:
-        self.batches += 1
-        self.items += 1
-        self.inline += 1
-        return (await self._run_batch((request,)))[0]
 
     async def _drain(self) -> None:
         for _ in range(self._yields):

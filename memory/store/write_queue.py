@@ -67,10 +67,6 @@ class WriteQueue:
     def __len__(self) -> int:
         return len(self.adds) + len(self.kv)
 
-    def waking_on(self, loop: asyncio.AbstractEventLoop) -> bool:
-        """Whether this queue's wake-up callback waits in `loop`'s ready queue."""
-        return self._wake_loop is loop
-
     def _draining_on(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Whether a drain task of `loop` is still to run (one of an ended loop is not)."""
         drain = self._drain

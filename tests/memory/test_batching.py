@@ -36,10 +36,9 @@ async def test_concurrent_agents_share_one_batch(group_factory, bm25_embedder):
     assert not group.writes.kv
 
 
-async def test_a_lone_agent_runs_at_once_and_concurrent_ones_still_share(group_factory):
-    """One agent at a time (nothing else ready on the loop): each search runs at once as a
-    batch of one and writes the adds queued before it (no drain task, no loop turn); agents
-    gathered still share one batch. The answers are the same both ways."""
+async def test_a_lone_search_is_a_batch_of_one_and_concurrent_ones_share(group_factory):
+    """One agent at a time: each search is a batch of one; agents gathered share one batch.
+    The answers are the same both ways."""
     lone, together = group_factory("edge", sub="lone"), group_factory("edge", sub="together")
     for group in (lone, together):
         await group.add_agents({a: {} for a in range(20)})
@@ -50,17 +49,11 @@ async def test_a_lone_agent_runs_at_once_and_concurrent_ones_still_share(group_f
         await memory.stream.add("event", f"agent {agent_id} bought bread")
         return [h.text for h in await memory.stream.search("parade river", top_k=2)]
 
-    lone_answers = []
-    for a in range(20):  # driven by hand: a step that suspended would not stop at once
-        coroutine = step(lone, a)
-        with pytest.raises(StopIteration) as finished:
-            coroutine.send(None)
-        lone_answers.append(finished.value.value)
-    assert lone._search_batcher.inline == lone._search_batcher.batches == 20
-    assert lone.writes.drains == 0 and len(lone.hot) == 40  # each search wrote its adds
+    lone_answers = [await step(lone, a) for a in range(20)]
+    assert lone._search_batcher.batches == lone._search_batcher.items == 20
+    assert len(lone.hot) == 40  # each search saw the adds queued before it
     together_answers = await asyncio.gather(*(step(together, a) for a in range(20)))
-    assert together._search_batcher.batches == 1 and together._search_batcher.inline == 0
-    assert together.writes.drains == 1
+    assert together._search_batcher.batches == 1 and together._search_batcher.items == 20
     assert [answer[0] for answer in lone_answers] == [
         answer[0] for answer in together_answers
     ]  # each agent's own parade first, however the searches were batched
@@ -71,12 +64,10 @@ async def test_queued_adds_without_a_read_are_still_written_a_turn_later(group_f
     group = group_factory("edge")
     await group.add_agents({1: {}})
     await group.agent(1).stream.add("event", "a quiet morning")
-    loop = asyncio.get_running_loop()
-    assert len(group.writes) == 1 and group.writes.waking_on(loop)
+    assert len(group.writes) == 1 and len(group.hot) == 0
     for _ in range(3):
         await asyncio.sleep(0)
     assert len(group.writes) == 0 and group.writes.drains == 1 and len(group.hot) == 1
-    assert not group.writes.waking_on(loop)
 
 
 async def test_rejected_call_writes_nothing_and_a_failed_write_is_not_lost(group_factory):
