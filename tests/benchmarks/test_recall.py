@@ -14,7 +14,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
 from _recall_questions import Clock, questions_for, recall_at  # noqa: E402
-from recall import RANKINGS, memories_of  # noqa: E402
+from recall import RANKINGS, SCALES, memories_of  # noqa: E402
 
 HEADLINE = (
     "recall_at_5",
@@ -39,7 +39,7 @@ def test_tiny_run_reports_every_ranking_as_shares(tmp_path):
             sys.executable,
             str(BENCHMARKS / "recall.py"),
             *("--agents", "8", "--days", "1", "--sample", "3", "--per-kind", "1"),
-            *("--json", str(out)),
+            *("--variants", "default/bm25", "--workers", "1", "--json", str(out)),
         ],
         check=True,
         capture_output=True,
@@ -50,10 +50,11 @@ def test_tiny_run_reports_every_ranking_as_shares(tmp_path):
         assert key in run
         assert run[key] is None or 0.0 <= run[key] <= 1.0
     assert run["recall_at_5"] is not None
+    assert set(run["relevance_scales"]) == set(SCALES)
     assert "machine" in run and "cached" in run and "baselines" in run
     society = run["variants"]["default/bm25"]["societies"]["1d"]
     assert society["questions"] > 0
-    assert set(society["rankings"]) == set(RANKINGS)
+    assert set(RANKINGS) | set(SCALES) == set(society["rankings"])
     for figures in society["rankings"].values():
         assert all(0.0 <= v <= 1.0 for v in _shares(figures))
 
