@@ -191,7 +191,7 @@ class PendingMemories:
         for p, mid in zip(items, ids, strict=True):
             imp = float(p.importance or 0.0)
             if p.evidence:
-                await group.link_cognition(p.agent_id, list(p.evidence), mid)
+                await group.link_cognition(p.agent_id, list(p.evidence), mid, skip_cold=True)
             if self.reflector is not None:
                 self.reflector.note(p.agent_id, imp)
             if p.on_stored is not None:

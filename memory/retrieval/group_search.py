@@ -345,14 +345,19 @@ class GroupSearch:
         }
 
     async def link_cognition(
-        self, agent_id: int, memory_ids: Sequence[int], cognition_id: int
+        self, agent_id: int, memory_ids: Sequence[int], cognition_id: int, skip_cold: bool = False
     ) -> None:
-        """Link memories to the cognition (thought, reflection) they led to; both the agent's."""
+        """Link memories to the cognition (thought, reflection) they led to; both the agent's.
+        Cold memories are read-only: an error, or with `skip_cold` left out of the link and of
+        the cognition's evidence (a memory that went cold after the agent recalled it)."""
         self.require_agent(agent_id)
         records = await self.get_by_ids([*memory_ids, cognition_id], agent_id)
         warm = await self.store.retrieve([r.id for r in records])
         frozen = [r.id for r in records if r.id not in warm]
-        if frozen:
+        if frozen and skip_cold and cognition_id not in frozen:
+            memory_ids = [i for i in memory_ids if i not in frozen]
+            records = [r for r in records if r.id not in frozen]
+        elif frozen:
             raise ValueError(
                 f"memories {frozen} are in the cold tier (read-only); link hot or warm memories"
             )

@@ -274,3 +274,25 @@ async def test_free_pages_go_back_after_enough_evictions_or_a_move(tiered, monke
     trims.clear()
     await run_days(moving, 2)
     assert len(trims) >= 4
+
+
+async def test_linking_cold_evidence_is_refused_or_skipped_when_asked(tiered):
+    """Cold rows are read-only: linking cold evidence is an error, and with `skip_cold` (a
+    memory recalled before it went cold) only the hot and warm evidence is linked."""
+    group = tiered(
+        hot_window_hours=6, warm_max_age_days=1, warm_cap_per_agent=None, cold_day_window=2
+    )
+    await group.add_agents({1: {}, 2: {}})
+    await run_days(group, 4)
+    cold_id = min(
+        r.id for r in await group.get_by_ids(sorted(group.cold.all_ids())) if r.agent_id == 1
+    )
+    hot_id = group.hot.memory_ids(1)[-1]
+    cognition = await group.agent(1).stream.add("reflection", "I keep going to the harbour")
+    with pytest.raises(ValueError, match="cold tier"):
+        await group.link_cognition(1, [cold_id, hot_id], cognition)
+    await group.link_cognition(1, [cold_id, hot_id], cognition, skip_cold=True)
+    hot, thought = await group.get_by_ids([hot_id, cognition])
+    assert cognition in hot.cognition_ids and list(thought.evidence_ids) == [hot_id]
+    (cold,) = await group.get_by_ids([cold_id])
+    assert cognition not in cold.cognition_ids
