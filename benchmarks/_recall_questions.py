@@ -49,6 +49,7 @@ class Clock:
         return self.start_hour * 3600.0 + tick * self.tick_seconds
 
     def day(self, tick: int) -> int:
+        """The simulated day `tick` starts in."""
         return int(self.at(tick) // 86_400)
 
     def clock_text(self, tick: int) -> str:
@@ -58,6 +59,7 @@ class Clock:
 
 
 def _within(memories: Iterable[Memory], start: float, end: float) -> list[Memory]:
+    """Experience memories stored between `start` and `end`."""
     return [m for m in memories if start <= m.time <= end and m.topic in EXPERIENCE]
 
 

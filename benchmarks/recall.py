@@ -130,6 +130,7 @@ async def memories_of(group: GroupMemory, agent: int, days: int) -> list[Memory]
 
 
 def table_rows(run: Path, name: str, columns: list[str]) -> list[dict[str, Any]]:
+    """The rows of one results table of the run, these columns only."""
     return read_table(run, name).select(columns).to_pylist()
 
 
@@ -168,6 +169,7 @@ async def build_questions(
 
 
 def summary(scores: list[float]) -> float | None:
+    """The mean, rounded; None when there was nothing to score."""
     return round(statistics.fmean(scores), 4) if scores else None
 
 
