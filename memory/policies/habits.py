@@ -22,7 +22,7 @@ HabitKey = tuple[int, str, str, int]  # agent, action, place ('' when not counte
 
 
 @dataclass(slots=True)
-class _Habit:
+class Habit:
     count: int = 0
     days: set[int] = field(default_factory=set)
     memory_id: int | None = None
@@ -44,14 +44,14 @@ class HabitTracker:
 
     def __init__(self, group: GroupMemory) -> None:
         self.group = group
-        self.habits: dict[HabitKey, _Habit] = {}
+        self.habits: dict[HabitKey, Habit] = {}
         self.due: list[HabitKey] = []  # reached min_repeats: to write
         self.strengthened: set[HabitKey] = set()  # repeated after being written
-        self._loaded = False  # habits already stored (a restored group) not yet read back
+        self.loaded = False  # habits already stored (a restored group) not yet read back
 
     async def _load(self) -> None:
         """Habits a restored group already holds (tagged, in the store): never written twice."""
-        self._loaded = True
+        self.loaded = True
         tag = self.policy.tag
         async for memory_id, pl in stored_payloads(self.group.store):
             if pl.get("type") != "procedural" or tag not in (pl.get("tags") or ()):
@@ -61,7 +61,7 @@ class HabitTracker:
                 continue
             place = (pl.get("location") or "") if self.policy.same_place else ""
             key = (pl["agent_id"], meta["action"], place, int(meta["bucket"]))
-            habit = self.habits.setdefault(key, _Habit())
+            habit = self.habits.setdefault(key, Habit())
             habit.memory_id, habit.importance = memory_id, float(pl["importance"])
 
     @property
@@ -83,7 +83,7 @@ class HabitTracker:
                 continue
             actions += 1
             key = (agent_id, action, (place or "") if policy.same_place else "", bucket)
-            habit = self.habits.setdefault(key, _Habit())
+            habit = self.habits.setdefault(key, Habit())
             if policy.distinct_days and clock.day in habit.days:
                 continue
             habit.days.add(clock.day)
@@ -105,7 +105,7 @@ class HabitTracker:
         (hot column at once, one store write per distinct importance)."""
         policy, group = self.policy, self.group
         out = {"habits_new": 0, "habits_strengthened": 0}
-        if self.due and not self._loaded:
+        if self.due and not self.loaded:
             await self._load()
         known = [k for k in self.due if self.habits[k].memory_id is not None]
         self.strengthened.update(known)  # stored before a restore: strengthened, not doubled
@@ -134,7 +134,7 @@ class HabitTracker:
             out["habits_new"] = len(due)
         strengthened, self.strengthened = sorted(self.strengthened), set()
         writes: dict[float, list[int]] = {}
-        written: list[tuple[HabitKey, _Habit, int]] = []
+        written: list[tuple[HabitKey, Habit, int]] = []
         for key in strengthened:  # only written habits are strengthened: each has its id
             habit = self.habits[key]
             if habit.memory_id is not None:

@@ -3,10 +3,11 @@ contradiction check's progress, counters) and their run on the tier schedule."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
 
 from societas.memory.policies.contradictions import contradiction_pass
-from societas.memory.policies.habits import HabitTracker
+from societas.memory.policies.habits import Habit, HabitTracker
 from societas.memory.policies.importance import importance_pass
 from societas.memory.policies.temporal import TemporalLinker
 
@@ -29,6 +30,36 @@ class PolicyState:
             "importance_recomputed": 0,
             "importance_writes": 0,
         }
+
+    def get_state(self) -> dict[str, Any]:
+        """What the policies hold in RAM only (counts toward habits, open episodes, the
+        contradiction mark): a resumed run forms the same habits and links at the same ticks."""
+        habits = self.habits
+        return {
+            "habits": [
+                [list(k), h.count, sorted(h.days), h.memory_id, h.importance]
+                for k, h in habits.habits.items()
+            ],
+            "habits_due": [list(k) for k in habits.due],
+            "habits_strengthened": sorted(list(k) for k in habits.strengthened),
+            "episodes": [[a, e, ids] for (a, e), ids in self.episodes.open.items()],
+            "linked": self.episodes.linked,
+            "contradiction_mark": self.contradiction_mark,
+            "counters": dict(self.counters),
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Put back what `get_state` returned."""
+        habits = self.habits
+        for key, count, days, memory_id, importance in state["habits"]:
+            habits.habits[tuple(key)] = Habit(count, set(days), memory_id, importance)
+        habits.due = [tuple(k) for k in state["habits_due"]]
+        habits.strengthened = {tuple(k) for k in state["habits_strengthened"]}
+        habits.loaded = True  # the stored habits are among those just put back
+        self.episodes.open = OrderedDict(((a, e), ids) for a, e, ids in state["episodes"])
+        self.episodes.linked = state["linked"]
+        self.contradiction_mark = state["contradiction_mark"]
+        self.counters.update(state["counters"])
 
 
 async def run_policies(group: GroupMemory, ticks: int) -> dict[str, int]:

@@ -111,6 +111,7 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         "config": group.config.model_dump(mode="json"),
         "cognitive": group.cognition.get_state() if group.cognition is not None else None,
         "boosts": group.boosts.get_state(),  # kept pending: written when the run would have
+        "policies": group.policy_state.get_state(),
     }
     tmp = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -286,6 +287,8 @@ async def restore(
     if group.cognition is not None and state.get("cognitive"):  # buffers, working memory
         group.cognition.set_state(state["cognitive"])
     group.boosts.set_state(group, state.get("boosts", []))
+    if "policies" in state:  # older checkpoints: habits counted afresh, read back from the store
+        group.policy_state.set_state(state["policies"])
     if (directory / "reads.parquet").exists():  # older checkpoints wrote reads to the store
         group.access.set_state(pq.read_table(directory / "reads.parquet").to_pydict())
     if (directory / "associations.parquet").exists():  # older checkpoints have none

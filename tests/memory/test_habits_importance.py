@@ -201,6 +201,8 @@ async def test_habits_and_feedback_survive_a_checkpoint(habitual, tmp_path):
     g = habitual
     for day in range(3):
         await _perceive_on(g, day, 8 * HOUR, [(1, "Ann is going to get coffee")])
+    for day in range(2):  # another action twice: one short of a habit at the checkpoint
+        await _perceive_on(g, day, 18 * HOUR, [(1, "Ann is going to read")])
     (habit,) = await g.agent(1).stream.search("coffee", top_k=5)
     assert await give_feedback(g, {habit.id: -1.0}) == {habit.id: -1.0}
     await g.checkpoint(tmp_path / "ckpt")
@@ -210,12 +212,15 @@ async def test_habits_and_feedback_survive_a_checkpoint(habitual, tmp_path):
     try:
         (record,) = await restored.get_by_ids([habit.id])
         assert record.metadata["feedback"] == -1.0 and record.type == "procedural"
-        # the restored group counts afresh but knows the habit: strengthened, not doubled
+        # the restored group goes on counting: the habit is strengthened by each repeat, not
+        # written twice, and the action seen twice before becomes a habit at its third time
         for day in range(3, 6):
             await _perceive_on(restored, day, 8 * HOUR, [(1, "Ann is going to get coffee")])
         assert await restored.memory_count(1) == 1
         (record,) = await restored.get_by_ids([habit.id])
-        assert record.importance == pytest.approx(0.6)  # one repeat past min_repeats after load
+        assert record.importance == pytest.approx(0.8)  # three repeats past the third
+        report = await _perceive_on(restored, 6, 18 * HOUR, [(1, "Ann is going to read")])
+        assert report["habits_new"] == 1 and await restored.memory_count(1) == 2
     finally:
         await restored.close()
 
