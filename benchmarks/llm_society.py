@@ -131,7 +131,17 @@ def figures(run: Any, agents: int, ticks: int, ticks_per_day: int) -> dict[str, 
     }
 
 
-MODEL_TABLES = ("plans", "dialogues", "reflections", "surveys")  # tables holding model text
+# tables holding model text or a model decision
+MODEL_TABLES = (
+    "plans",
+    "dialogues",
+    "reflections",
+    "surveys",
+    "thoughts",
+    "importance",
+    "events",
+    "attitudes",
+)
 
 
 def provenance_columns(run_dir: Path) -> dict[str, bool | None]:
