@@ -185,14 +185,12 @@ class CognitionConfig(_Strict):
 
     thought_hour: int | None = Field(21, ge=0, le=23, description="Daily thought; None: off.")
     reflection_threshold: float = Field(
-        8.0,
+        7.0,
         gt=0,
         description="Reflect when the importance an agent accumulated since its last "
-        "reflection passes this (stored units: rating/10, so 8 = 80 on GA's 1..10 sum). "
-        "Chosen by measurement (benchmarks/cognition.py, rules policy, 40 agents, 2 days; "
-        "reflections per agent-day, busiest decile in brackets): at 6 town 1.8 (2.5), "
-        "hurricane 2.5 (3.0), ubi 1.6 (2.0), polarization 4.7 (5.5); at 8 town 1.1 (1.5), "
-        "polarization 3.2 (4.0). GA's 150 (15 here) gave under 1 in town.",
+        "reflection passes this (stored units: rating/10, so 7 = 70 on GA's 1..10 sum); "
+        "chosen with benchmarks/cognition.py so that town agents reflect one to a few times a "
+        "day (benchmarks/RESULTS.md#cognition).",
     )
     reflection: bool = True
     attitude_every: int = Field(4, ge=1, description="Ticks between attitude updates.")
