@@ -55,12 +55,9 @@ def unreported_totals(engine: GroupEngine) -> dict[str, int]:
         totals.update(
             {key + "requests": c.requests, key + "tokens": c.tokens, key + "errors": c.errors}
         )
-    seen = engine._deltas._seen
-    return {k: int(v) - seen.get(k, 0) for k, v in sorted(totals.items()) if v != seen.get(k, 0)}
+    return engine.deltas.unread(totals)
 
 
 def carry_over(engine: GroupEngine, unreported: dict[str, int]) -> None:
     """After a restore: the next tick's stats also report what the checkpoint left unreported."""
-    seen = engine._deltas._seen
-    for key, amount in unreported.items():
-        seen[key] = seen.get(key, 0) - int(amount)
+    engine.deltas.owe(unreported)

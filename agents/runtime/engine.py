@@ -112,7 +112,7 @@ class GroupEngine:
         res = self.scenario.results
         self.results = ResultsWriter(self.run_dir, group_id, res.flush_every, res.compression)
         self.outcomes = OutcomeRecorder(self.scenario)  # the researcher's outcomes, baseline
-        self._deltas = Deltas()  # running totals -> per-tick figures, each reported once
+        self.deltas = Deltas()  # running totals -> per-tick figures, each reported once
         self._tick_reports: list[dict[str, int]] = []  # memory end_tick reports, this tick
         self._evidence: list[int] = []  # evidence of this flush's reflections: feedback
         self.loop_lag = LoopLagMonitor()
@@ -244,7 +244,7 @@ class GroupEngine:
             )
         stats = self._stats(tick, *self._stepped, await self.memory.tier_counts())  # `llm` row
         reports, self._tick_reports = self._tick_reports, []
-        row = memory_policies.row(tick, self.group_id, self._deltas, self.memory, reports)
+        row = memory_policies.row(tick, self.group_id, self.deltas, self.memory, reports)
         self.results.add("memory_policies", row)
         window = self.results.end_tick(tick)  # after the row: the window may be due
         if window is not None:
@@ -351,7 +351,7 @@ class GroupEngine:
     ) -> GroupStats:
         """This tick's figures (deltas of the running totals) and its `llm` results row."""
         assert self.memory is not None
-        d = self._deltas
+        d = self.deltas
         models = self.llm.accounting.models.values()
         req = d("llm.requests", sum(m.requests for m in models))
         pt = d("llm.prompt_tokens", sum(m.prompt_tokens for m in models))
@@ -454,5 +454,5 @@ class GroupEngine:
         memory_profiles.wire(self.memory, self.llm, self.scenario.seed)
         for agent_id, agent in self.agents.items():
             agent.memory = self.memory.agent(agent_id)
-        self._deltas.rebase("mem.", self.memory.counters)  # its counters start afresh
-        self._deltas.rebase(memory_policies.PREFIX, memory_policies.totals(self.memory))
+        self.deltas.rebase("mem.", self.memory.counters)  # its counters start afresh
+        self.deltas.rebase(memory_policies.PREFIX, memory_policies.totals(self.memory))

@@ -40,6 +40,16 @@ class Deltas:
         for key, value in totals.items():
             self._seen[prefix + key] = int(value)
 
+    def unread(self, totals: Mapping[str, int]) -> dict[str, int]:
+        """What each total gained since it was last read, without reading it (zeros left out)."""
+        gained = {k: int(v) - self._seen.get(k, 0) for k, v in sorted(totals.items())}
+        return {k: n for k, n in gained.items() if n}
+
+    def owe(self, amounts: Mapping[str, int]) -> None:
+        """Report `amounts` again with the next reads (carried over a checkpoint)."""
+        for key, amount in amounts.items():
+            self._seen[key] = self._seen.get(key, 0) - int(amount)
+
     def money(self, key: str, total: float) -> float:
         """As a call, for a running total in dollars."""
         delta = total - self._money.get(key, 0.0)
