@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -19,7 +20,7 @@ from societas.memory.model.records import (
 )
 from societas.memory.retrieval.hits import HotHits, waiting_warm_hits
 from societas.memory.retrieval.ranking import RankJob
-from societas.memory.retrieval.scoring import Numbers, mmr_select, score_of
+from societas.memory.retrieval.scoring import Numbers, exact_match_score, mmr_select, score_of
 from societas.memory.store.id_map import BATCH_AT
 from societas.memory.tiers.cold import cold_relevance
 from societas.memory.vectorstores import PointFilter, ScoredPoint
@@ -253,9 +254,14 @@ class GroupSearch:
         rows = table.to_pylist()
         vectors = self.cold.vectors((row["id"] for row in rows), r.agent_id)
         cfg = self.config.retrieval
-        raw, mode = cold_relevance(
-            query, [vectors.get(row["id"]) for row in rows], self.normalization, cfg
-        )
+        docs = [vectors.get(row["id"]) for row in rows]
+        raw, mode = cold_relevance(query, docs, self.normalization, cfg)
+        scale = 1.0
+        if mode == "exact" and query.sparse is not None:  # IDF over these rows, as cold's BM25
+            held = [set(d.sparse.indices) if d and d.sparse else set() for d in docs]
+            counts = (sum(t in h for h in held) for t in query.sparse.indices)
+            idf = [math.log(1 + (len(held) - c + 0.5) / (c + 0.5)) for c in counts if c]
+            scale = exact_match_score(idf, len(query.sparse.indices))
         numbers = Numbers(
             time=np.array([row["time"] for row in rows]),
             importance=np.array([row["importance"] for row in rows], np.float64),
@@ -264,7 +270,7 @@ class GroupSearch:
             layer=np.array([row["layer"] for row in rows]),
         )
         layers = (self.profiles.layer_decay(r.agent_id), self.profiles.layer_recency(r.agent_id))
-        scores = score_of(numbers, cfg, now, mode, True, *layers).tolist()
+        scores = score_of(numbers, cfg, now, mode, True, *layers, scale).tolist()
         hits = [
             _hit(record_from_payload(row["id"], row), score, "cold")
             for row, score, rel in zip(rows, scores, raw, strict=True)

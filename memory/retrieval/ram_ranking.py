@@ -16,7 +16,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from societas.memory.retrieval.ranking import RankJob, has_terms
-from societas.memory.retrieval.scoring import Numbers, base_terms, weighted_relevance
+from societas.memory.retrieval.scoring import (
+    Numbers,
+    base_terms,
+    exact_match_score,
+    weighted_relevance,
+)
 from societas.memory.vectorstores import ScoredPoint
 
 if TYPE_CHECKING:
@@ -82,6 +87,7 @@ class RamRanker:
         base = rows.add(base_terms(rows, cfg, now))
         segmented = len(found) >= SEGMENTED_AT
         raw_all = np.zeros(len(base))  # every search's raw relevance, in its own slice
+        scale_all = np.ones(len(base))  # and its `exact` scale
         masks: list[NDArray[np.bool_] | None] = []
         end = 0
         for job, p in found:
@@ -105,15 +111,19 @@ class RamRanker:
                 )
                 mask = alive if mask is None else mask & alive
             sparse = job.vectors.sparse
-            raw = None if sparse is None else index.relevance(p, query_weights(sparse))
+            weights = [] if sparse is None else query_weights(sparse)
+            raw = index.relevance(p, weights)
             if relevant_only_cfg and has_terms(job.vectors):
                 relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)
                 mask = relevant if mask is None else mask & relevant
             if raw is not None:
                 raw_all[start:end] = raw
+                scale_all[start:end] = exact_match_score(
+                    (w for _, w in weights), len(sparse.indices) if sparse else 0
+                )
             masks.append(mask)
         # γ·relevance of the whole batch at once (0 where a search matched nothing).
-        base += weighted_relevance(Numbers(0.0, 0.0, raw_all), cfg, g.normalization)
+        base += weighted_relevance(Numbers(0.0, 0.0, raw_all), cfg, g.normalization, scale_all)
         picks: list[tuple[RankJob, AgentPostings, int]] = []  # segmented: (job, postings, k)
         end = 0
         for (job, p), mask in zip(found, masks, strict=True):

@@ -17,8 +17,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from societas.memory.embedding import TextVectors
+from societas.memory.embedding.base import SparseVector
 from societas.memory.model.records import SearchRequest
-from societas.memory.retrieval.scoring import Numbers, base_terms, relevance_term
+from societas.memory.retrieval.scoring import (
+    Numbers,
+    base_terms,
+    exact_match_score,
+    relevance_term,
+)
 from societas.memory.vectorstores import PointFilter, ScoredPoint, VectorQuery
 
 if TYPE_CHECKING:
@@ -41,6 +47,7 @@ class RankJob:
     candidates: int = 0  # memories the score covers
     scored: int = 0  # memories scored exactly
     exhaustive: bool = False  # rescored in the engine over all memories
+    scale: float = 1.0  # the `exact` normalisation's scale of the query (Ranker.scale)
 
 
 @dataclass(slots=True)
@@ -74,7 +81,11 @@ class Ranker:
     def fast_path(self) -> bool:
         """Python rescoring applies to one relevance signal (not RRF) without MMR."""
         g = self.group
-        return g.config.retrieval.mmr_lambda is None and g.normalization in ("saturate", "identity")
+        return g.config.retrieval.mmr_lambda is None and g.normalization in (
+            "exact",
+            "saturate",
+            "identity",
+        )
 
     def pool(self, job: RankJob) -> int:
         """How many memories an exhaustive engine query must consider for this agent."""
@@ -97,9 +108,45 @@ class Ranker:
         for job in fallback:  # the engine's conditions, for the searches that go there
             if job.filter is None:
                 job.filter = self.group.point_filter(job.request)
+        await self.scale(fallback)
         if self.fast_path():
             fallback = await self._rank_fast(fallback, now)
         await self._rank_in_engine(fallback, now)
+
+    async def scale(self, jobs: Sequence[RankJob]) -> None:
+        """Set each sparse search's `exact` scale with the IDF the engine's relevance uses: the
+        RAM index's counts, else the engine's own (a one-term query per term: its best hit's
+        score over that memory's weight of the term)."""
+        g = self.group
+        sparse = [(j, q) for j in jobs if (q := j.vectors.sparse) and g.normalization == "exact"]
+        index, probes = g.sparse_index, []
+        for job, query in sparse:
+            if index is not None:
+                idf = [w for _, w in index.query_weights(query)]
+                job.scale = exact_match_score(idf, len(query.indices))
+            else:
+                probes += [(job, t, w) for t, w in zip(query.indices, query.values, strict=True)]
+        if not probes:
+            return
+        found = await g.store.query_batch(
+            [
+                VectorQuery(
+                    TextVectors(sparse=SparseVector.of([t], [1.0])),
+                    PointFilter(agent_id=job.request.agent_id, every_agent=True),
+                    1,
+                    with_payload=False,
+                    with_vectors=True,
+                )
+                for job, t, _ in probes
+            ]
+        )
+        idf_weights: dict[int, list[float]] = {}
+        for (job, term, w), hits in zip(probes, found, strict=True):
+            vec = hits[0].vectors.sparse if hits and hits[0].vectors else None
+            d = dict(zip(vec.indices, vec.values, strict=True)).get(term) if vec else None
+            idf_weights.setdefault(id(job), []).append(w * hits[0].score / d if d else 0.0)
+        for job, query in sparse:
+            job.scale = exact_match_score(idf_weights.get(id(job), []), len(query.indices))
 
     # ------------------------------------------------------------------ engine
     async def _rank_in_engine(self, jobs: Sequence[RankJob], now: float) -> None:
@@ -124,6 +171,7 @@ class Ranker:
                 layer_decay=g.profiles.layer_decay(job.request.agent_id),
                 layer_recency=g.profiles.layer_recency(job.request.agent_id),
                 candidates=self.pool(job),
+                relevance_scale=job.scale,
             )
             for job in jobs
         ]
@@ -239,11 +287,11 @@ class Ranker:
         since = payload.get("layer_since", payload["time"])
         return forgetting.effective_importance(payload["importance"], layer, since, now)
 
-    def _normalise(self, raw: np.ndarray) -> np.ndarray:
+    def _normalise(self, raw: np.ndarray, scale: float) -> np.ndarray:
         """Engine relevance scores normalised as the score does (0 where there is none)."""
         cfg = self.group.config.retrieval
         mode = self.group.normalization
-        normalised = relevance_term(Numbers(0.0, 0.0, raw), mode, cfg)
+        normalised = relevance_term(Numbers(0.0, 0.0, raw), mode, cfg, scale)
         return np.where(raw > 0, normalised, 0.0) if mode == "saturate" else normalised
 
     def _first_pass(self, job: RankJob, hits: list[ScoredPoint], now: float) -> _Pass:
@@ -256,7 +304,8 @@ class Ranker:
         truncated = len(hits) >= cfg.candidate_limit
         relevant_only = cfg.candidates == "relevant" and has_terms(job.vectors)
         hit_ids = np.fromiter((p.id for p in hits), np.int64, len(hits))
-        hit_rel = self._normalise(np.fromiter((p.score for p in hits), np.float64, len(hits)))
+        raw = np.fromiter((p.score for p in hits), np.float64, len(hits))
+        hit_rel = self._normalise(raw, job.scale)
         # Non-hits: relevance 0 when the hit list is complete (sparse: no common term);
         # at most the last hit's when it was cut at candidate_limit.
         rest_rel = float(hit_rel.min()) if truncated and len(hits) else 0.0

@@ -8,7 +8,7 @@ into that engine's Formula query (prefetch + rescoring inside Qdrant).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 if TYPE_CHECKING:
     from societas.memory.embedding.base import SparseVector, TextVectors
 
-RelevanceNormalization = Literal["auto", "saturate", "identity", "rrf"]
+RelevanceNormalization = Literal["auto", "exact", "saturate", "identity", "rrf"]
 N = TypeVar("N")
+BM25_K1, BM25_B, BM25_AVG_LEN = 1.2, 0.75, 256.0  # the BM25 embedder's parameters
 
 
 class RetrievalConfig(BaseModel):
@@ -45,8 +46,9 @@ class RetrievalConfig(BaseModel):
     )
     relevance_normalization: RelevanceNormalization = Field(
         "auto",
-        description="saturate: s/(s+k) for BM25; identity: cosine as is; rrf: RRF score "
-        "scaled to 0..1; auto picks by embedder (sparse→saturate, dense→identity, hybrid→rrf).",
+        description="exact: BM25 over the score of a memory equal to the query, at most 1; "
+        "saturate: s/(s+k); identity: as is (cosine); rrf: RRF score scaled to 0..1; auto "
+        "picks by embedder (sparse→exact, dense→identity, hybrid→rrf).",
     )
     saturation_k: float = Field(2.0, gt=0.0)
     rrf_k: int = Field(60, ge=1)
@@ -103,7 +105,7 @@ class RetrievalConfig(BaseModel):
             return self.relevance_normalization
         if dense and sparse:
             return "rrf"
-        return "identity" if dense else "saturate"
+        return "identity" if dense else "exact"
 
 
 class ScoreAlgebra(Protocol[N]):
@@ -125,6 +127,8 @@ class ScoreAlgebra(Protocol[N]):
     def div(self, left: N, right: N) -> N: ...  # 0 where `right` is 0
 
     def neg(self, value: N) -> N: ...
+
+    def least(self, terms: list[N]) -> N: ...
 
     def pow(self, base: float, exponent: N) -> N: ...
 
@@ -172,9 +176,21 @@ def recency_term(
     )
 
 
-def relevance_term(alg: ScoreAlgebra[N], normalization: str, config: RetrievalConfig) -> N:
-    """The raw relevance mapped onto about 0..1: s/(s+k) for BM25, RRF scaled, cosine as is."""
+def exact_match_score(idf_weights: Iterable[float], query_terms: int) -> float:
+    """BM25 of a memory equal to the query: Σ idf·q of the query's known terms times the
+    weight one occurrence has in a text as long as the query (the `exact` scale)."""
+    length = 1.0 - BM25_B + BM25_B * query_terms / BM25_AVG_LEN
+    return (BM25_K1 + 1.0) / (1.0 + BM25_K1 * length) * sum(idf_weights)
+
+
+def relevance_term(
+    alg: ScoreAlgebra[N], normalization: str, config: RetrievalConfig, scale: Any = 1.0
+) -> N:
+    """The raw relevance on 0..1: BM25 over the query's `exact_match_score` (`scale`, 1 for
+    an exact match) or saturated s/(s+k), RRF scaled, cosine as is."""
     raw = alg.relevance()
+    if normalization == "exact":
+        return alg.least([alg.div(raw, alg.constant(scale)), alg.constant(1.0)])
     if normalization == "saturate":
         return alg.div(raw, alg.add([raw, alg.constant(config.saturation_k)]))
     if normalization == "rrf":
@@ -198,11 +214,12 @@ def base_terms(
     ]
 
 
-def weighted_relevance(alg: ScoreAlgebra[N], config: RetrievalConfig, normalization: str) -> N:
+def weighted_relevance(
+    alg: ScoreAlgebra[N], config: RetrievalConfig, normalization: str, scale: Any = 1.0
+) -> N:
     """γ·relevance, the score's query term."""
-    return alg.mul(
-        [alg.constant(config.relevance_weight), relevance_term(alg, normalization, config)]
-    )
+    relevance = relevance_term(alg, normalization, config, scale)
+    return alg.mul([alg.constant(config.relevance_weight), relevance])
 
 
 def score_of(
@@ -213,12 +230,13 @@ def score_of(
     relevance: bool = True,
     layer_decay: Mapping[str, float] | None = None,
     layer_recency: Mapping[str, float] | None = None,
+    scale: Any = 1.0,
 ) -> N:
     """α·recency + β·importance + γ·relevance: the one definition of the retrieval score,
     from which every path (RAM, cold, the Qdrant formulas) builds its own."""
     terms = base_terms(alg, config, now, layer_decay, layer_recency)
     if relevance:
-        terms.append(weighted_relevance(alg, config, normalization))
+        terms.append(weighted_relevance(alg, config, normalization, scale))
     return alg.add(terms)
 
 
@@ -259,13 +277,16 @@ class Numbers:
 
     def div(self, left: Any, right: Any) -> Any:
         if not isinstance(right, np.ndarray):
-            return left / right if right != 0 else 0.0
+            return left / right if right != 0 else left * 0.0
         if right.all():
             return left / right
         return np.divide(left, right, out=np.zeros(np.shape(right)), where=right != 0)
 
     def neg(self, value: Any) -> Any:
         return -value
+
+    def least(self, terms: list[Any]) -> Any:
+        return np.minimum(*terms)
 
     def pow(self, base: float, exponent: Any) -> Any:
         return base**exponent

@@ -45,7 +45,7 @@ class MemoryPoint:
 
 @dataclass(slots=True)
 class PointFilter:
-    """Conditions one search applies; always scoped to one agent."""
+    """Conditions one search applies; scoped to one agent."""
 
     agent_id: int
     topic: str | None = None
@@ -58,6 +58,7 @@ class PointFilter:
     tags: Sequence[str] | None = None  # any of these tags
     layers: Sequence[str] | None = None  # FinMem layers (forgetting on)
     alive_at: float | None = None  # leave out memories whose expires_at is at or before this
+    every_agent: bool = False  # no agent scope: a probe of the engine's IDF
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ class Condition:
 def filter_conditions(f: PointFilter) -> tuple[list[Condition], list[Condition]]:
     """(must, must_not): the conditions of one agent's search, which each backend turns into
     its own filter."""
-    must = [Condition("agent_id", f.agent_id)]
+    must = [] if f.every_agent else [Condition("agent_id", f.agent_id)]
     must_not: list[Condition] = []
     if f.topic is not None:
         must.append(Condition("topic", f.topic))
@@ -139,6 +140,7 @@ class VectorQuery:
     layer_decay: dict[str, float] | None = None  # forgetting on: importance decays per layer
     layer_recency: dict[str, float] | None = None  # FinMem: recency e^(-days/Q) per layer
     candidates: int | None = None  # memories the formula rescores (default: candidate_limit)
+    relevance_scale: float = 1.0  # `exact` normalisation: the query's exact_match_score
 
 
 @dataclass(slots=True)

@@ -100,7 +100,14 @@ def query_request(q: VectorQuery) -> qe.QueryRequest:
             )
         )
     formula = score_of(
-        EdgeAlgebra(), cfg, q.now, q.normalization, has_relevance, q.layer_decay, q.layer_recency
+        EdgeAlgebra(),
+        cfg,
+        q.now,
+        q.normalization,
+        has_relevance,
+        q.layer_decay,
+        q.layer_recency,
+        q.relevance_scale,
     )
     return qe.QueryRequest(
         limit=q.limit,
@@ -143,6 +150,9 @@ class EdgeAlgebra:
 
     def neg(self, value: Any) -> Any:
         return E.Neg(value)
+
+    def least(self, terms: list[Any]) -> Any:
+        return E.Min(terms)
 
     def pow(self, base: float, exponent: Any) -> Any:
         return E.Pow(E.Constant(base), exponent)

@@ -92,6 +92,7 @@ def query_request(q: VectorQuery, shard_key: str | None) -> models.QueryRequest:
             has_relevance,
             q.layer_decay,
             q.layer_recency,
+            q.relevance_scale,
         ),
         defaults={RELEVANCE: 0.0},
     )
@@ -130,6 +131,9 @@ class QdrantAlgebra:
 
     def neg(self, value: Any) -> Any:
         return models.NegExpression(neg=value)
+
+    def least(self, terms: list[Any]) -> Any:
+        return models.MinExpression(min=terms)
 
     def pow(self, base: float, exponent: Any) -> Any:
         return models.PowExpression(pow=models.PowParams(base=base, exponent=exponent))

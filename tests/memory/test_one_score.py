@@ -7,6 +7,7 @@ import pytest
 
 from societas.memory import GroupMemory, RetrievalConfig
 from societas.memory.model.records import SearchRequest
+from societas.memory.retrieval.ranking import RankJob
 from societas.memory.vectorstores.base import PointFilter, VectorQuery
 
 FIXTURE = [  # (hours since start, importance, text)
@@ -38,6 +39,8 @@ async def _remember(group: GroupMemory) -> None:
 async def _engine(group: GroupMemory, query: str) -> list[tuple[int, float]]:
     """The vector store's own formula query over all of the agent's memories."""
     (vectors,) = await group.embedder.embed_queries([query])
+    job = RankJob(SearchRequest(agent_id=1, query=query), vectors, PointFilter(agent_id=1), 1)
+    await group.ranker.scale([job])  # the query's `exact` scale, as the ranker sets it
     (found,) = await group.store.query_batch(
         [
             VectorQuery(
@@ -49,6 +52,7 @@ async def _engine(group: GroupMemory, query: str) -> list[tuple[int, float]]:
                 normalization=group.normalization,
                 with_payload=False,
                 candidates=len(FIXTURE),
+                relevance_scale=job.scale,
             )
         ]
     )
@@ -62,7 +66,9 @@ async def _search(group: GroupMemory, query: str, tiers: tuple[str, ...]) -> lis
 
 
 @pytest.mark.parametrize("weights", CONFIGS)
-@pytest.mark.parametrize("query", ["river flood", "coffee market", "budget"])
+@pytest.mark.parametrize(
+    "query", ["river flood", "coffee market", "budget", "flood warning: the river is rising fast"]
+)
 async def test_every_retrieval_path_ranks_alike(group_factory, weights, query):
     retrieval = RetrievalConfig(**weights).model_dump()
     ram = group_factory("edge", sub="ram", retrieval=retrieval)

@@ -29,6 +29,7 @@ CONFIGS = [
         importance_weight=0.5,
         relevance_weight=3.0,
         recency_half_life_hours=6.0,
+        relevance_normalization="saturate",
         saturation_k=0.7,
     ),
     RetrievalConfig(recency_weight=0.0, importance_weight=0.0, relevance_weight=1.0),
@@ -46,6 +47,15 @@ def bm25_relevance(query_terms, doc_vectors, doc_index, total):
         n = sum(1 for v in doc_vectors if term in v.indices)
         score += doc[term] * math.log(1 + (total - n + 0.5) / (n + 0.5))
     return score
+
+
+def exact_relevance(query_terms, doc_vectors, doc_index, total):
+    """Independent `exact` relevance: BM25 over that of a text equal to the query (each term
+    once, as long as the query), at most 1."""
+    counts = [sum(1 for v in doc_vectors if t in v.indices) for t in query_terms]
+    idf = sum(math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts if n)
+    equal = 2.2 / (1 + 1.2 * (0.25 + 0.75 * len(query_terms) / 256)) * idf
+    return min(1.0, bm25_relevance(query_terms, doc_vectors, doc_index, total) / equal)
 
 
 @pytest.mark.parametrize("config_index", range(len(CONFIGS)))
@@ -76,7 +86,9 @@ async def test_engine_score_matches_independent_formula(
         expected[text] = retrieval_score(
             age_seconds=(now_hours - hours) * 3600,
             importance=importance,
-            relevance=relevance_term(Numbers(0.0, 0.0, raw), "saturate", config),
+            relevance=relevance_term(Numbers(0.0, 0.0, raw), "saturate", config)
+            if config.relevance_normalization == "saturate"
+            else exact_relevance(q.sparse.indices, all_vectors, i, len(all_vectors)),
             config=config,
         )
     assert {h.text for h in hits} == set(expected)
@@ -84,6 +96,28 @@ async def test_engine_score_matches_independent_formula(
         assert hit.score == pytest.approx(expected[hit.text], rel=1e-4, abs=1e-5)
     ordered = [expected[h.text] for h in hits]  # the engine ranks as the formula does (ties aside)
     assert all(a >= b - 1e-5 for a, b in itertools.pairwise(ordered))
+
+
+@pytest.mark.parametrize("tiers", [("hot", "warm"), ("cold",)])
+async def test_exact_match_counts_as_one(group_factory, tiers):
+    """A memory equal to the query has relevance 1, one holding half its terms less, the
+    rest 0: with relevance alone the scores are those values, in RAM and in cold."""
+    tiering = {"hot_window_hours": 1.0, "warm_max_age_days": 1.0, "migrate_every_ticks": 1}
+    only = {"recency_weight": 0.0, "importance_weight": 0.0}
+    group = group_factory("edge", retrieval=only, tiers=tiering if "cold" in tiers else {})
+    await group.add_agents({1: {}})
+    stream = group.agent(1).stream
+    texts = ["storm harbour", "storm", "bread market"]
+    ids = [await stream.add("event", text) for text in texts]
+    group.clock.set(3, 0.0)
+    await group.end_tick()
+    scores = {h.id: h.score for h in await stream.search("storm harbour", top_k=3, tiers=tiers)}
+    idf = [math.log(1 + (3 - n + 0.5) / (n + 0.5)) for n in (2, 1)]  # storm, harbour
+    one = 2.2 / (1 + 1.2 * (0.25 + 0.75 * 1 / 256))  # a term's weight in a one-word text
+    two = 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / 256))
+    assert scores[ids[0]] == pytest.approx(1.0, abs=1e-6)
+    assert scores[ids[1]] == pytest.approx(one * idf[0] / (two * sum(idf)), rel=1e-5)
+    assert 0.0 < scores[ids[1]] < 1.0 and scores.get(ids[2], 0.0) == 0.0
 
 
 def test_recency_halves_every_half_life():
