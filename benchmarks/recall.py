@@ -42,9 +42,8 @@ from _common import emit, machine
 from _recall_questions import KINDS, Clock, Memory, Question, questions_for, recall_at
 
 from societas import GroupMemory, Society
-from societas.agents.experiments.checks import memory_config_of
 from societas.agents.runtime.results import read_table
-from societas.cluster import checkpoint as ckpt
+from societas.cluster.experiments.interview import open_memory
 from societas.memory import build_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,27 +86,11 @@ def scenario(profile: str, embedder: str, agents: int, days: int) -> dict[str, A
     return data
 
 
-def memory_dir(run: Path, group: int) -> Path:
-    """The group's memory in the run's last complete checkpoint."""
-    tick = ckpt.last_complete(run)
-    if tick is None:
-        raise SystemExit(f"{run}: the run wrote no checkpoint")
-    return ckpt.group_dir(run, tick, group) / f"group-{group:04d}-memory"
-
-
 async def restore(society: Society, ranking: str, embedder: Any, scratch: Path) -> GroupMemory:
-    """Group 0's memory as checkpointed, ranked by `ranking`'s weights."""
-    sc = society.scenario
-    retrieval = sc.memory.retrieval.model_copy(update={**RANKINGS, **SCALES}[ranking])
-    config = sc.memory.model_copy(update={"group_id": 0, "retrieval": retrieval})
+    """Group 0's memory as the run's last checkpoint holds it, ranked by `ranking`'s weights."""
     root = Path(tempfile.mkdtemp(prefix=f"{ranking}-", dir=scratch))
-    return await GroupMemory.restore(
-        memory_dir(society.out, 0),
-        root,
-        config=config,
-        memory_config=memory_config_of(sc),
-        embedder=embedder,
-    )
+    settings = {**RANKINGS, **SCALES}[ranking]
+    return await open_memory(society.out, 0, root, retrieval=settings, embedder=embedder)
 
 
 async def memories_of(group: GroupMemory, agent: int, days: int) -> list[Memory]:

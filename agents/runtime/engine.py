@@ -66,6 +66,11 @@ def agent_seed(seed: int, agent_id: int) -> int:
     return (seed * 1_000_003 + agent_id) * 2_654_435_761 % 2**63
 
 
+def memory_checkpoint_dir(directory: str | Path, group_id: int) -> Path:
+    """Where a group's checkpoint in `directory` keeps its memory (GroupMemory.restore reads it)."""
+    return Path(directory) / f"group-{group_id:04d}-memory"
+
+
 class GroupEngine:
     """A group of agents with its memory, gateway and results writer."""
 
@@ -420,7 +425,7 @@ class GroupEngine:
         self.memory.set_kv_default("social_network", lambda i: [[f, w] for f, w in friends[i]])
 
     def _memory_checkpoint(self, directory: str) -> Path:
-        return Path(directory) / f"group-{self.group_id:04d}-memory"
+        return memory_checkpoint_dir(directory, self.group_id)
 
     async def restore(self, directory: str) -> None:
         """Load what `checkpoint` wrote (call after `setup`)."""

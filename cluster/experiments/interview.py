@@ -17,16 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from societas.agents.environment import SimTime
-from societas.agents.experiments.checks import tick_at
+from societas.agents.experiments.checks import memory_config_of, tick_at
 from societas.agents.experiments.schema import Question
 from societas.agents.experiments.survey import ask
 from societas.agents.llm import LLMGateway
 from societas.agents.llm.config import LLMConfig
-from societas.agents.runtime.engine import GroupEngine
+from societas.agents.runtime.engine import GroupEngine, memory_checkpoint_dir
 from societas.cluster import checkpoint as ckpt
 from societas.cluster.experiments.branch import run_scenario_of
 from societas.cluster.loop.engines import EngineFactory
 from societas.cluster.loop.local import partition
+from societas.memory import GroupMemory
 
 
 class NoCheckpointError(FileNotFoundError):
@@ -109,6 +110,35 @@ async def open_agent(
         await engine.close()
         await engine.llm.aclose()
         await asyncio.to_thread(shutil.rmtree, scratch, True)
+
+
+async def open_memory(
+    run_dir: str | Path,
+    group: int,
+    root: str | Path,
+    *,
+    at: tuple[int, int] | None = None,
+    retrieval: dict[str, Any] | None = None,
+    embedder: Any = None,
+) -> GroupMemory:
+    """Group `group`'s memory as the run's last checkpoint (or the one at `at`, day and hour)
+    holds it, restored under `root`; `retrieval` overrides ranking settings, so several
+    rankings can be compared on the same memories. The caller closes it."""
+    run_dir = Path(run_dir)
+    cfg = run_scenario_of(run_dir)
+    tick = checkpoint_at(run_dir, cfg, at)
+    source = memory_checkpoint_dir(ckpt.group_dir(run_dir, tick, group), group)
+    if not source.is_dir():
+        raise ValueError(f"group: the checkpoint at tick {tick} has no group {group}")
+    config = cfg.memory.model_copy(update={"group_id": group})
+    if retrieval:  # validated as the scenario's own retrieval section would be
+        ranking = type(config.retrieval).model_validate(
+            {**config.retrieval.model_dump(), **retrieval}
+        )
+        config = config.model_copy(update={"retrieval": ranking})
+    return await GroupMemory.restore(
+        source, Path(root), config=config, memory_config=memory_config_of(cfg), embedder=embedder
+    )
 
 
 INTERVIEWS = "interviews.jsonl"  # in the run folder: every interview asked, with provenance
