@@ -10,8 +10,9 @@ from typing import Any
 
 from societas.agents.blocks.cognition import CognitionBlock
 from societas.agents.llm.gateway import LLMGateway
+from tests.chat_server import user_text
 
-from ..cognition.scripted import gateway_config, scripted, user_text
+from ..cognition.scripted import gateway_config, scripted
 from .conftest import make_ctx
 
 

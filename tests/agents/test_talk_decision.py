@@ -13,8 +13,9 @@ from societas.agents.cognition.relationships import Relation
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.runtime.conversations import accepts
 from societas.agents.runtime.protocol import Message
+from tests.chat_server import user_text
 
-from ..cognition.scripted import gateway_config, scripted, user_text
+from ..cognition.scripted import gateway_config, scripted
 from .conftest import make_ctx
 
 ME = 5

@@ -8,49 +8,20 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from aiohttp import web
+from tests.chat_server import chat_server, schema_of
 
 Reply = Callable[[dict[str, Any], list[dict[str, Any]]], dict[str, Any]]
-
-
-def user_text(body: dict[str, Any]) -> str:
-    """The first user message of a request."""
-    return next(m["content"] for m in body["messages"] if m["role"] == "user")
 
 
 @asynccontextmanager
 async def scripted(reply: Reply) -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
     """(base URL, requests received) of a server answering `reply(schema, messages)`."""
-    seen: list[dict[str, Any]] = []
 
-    async def chat(request: web.Request) -> web.Response:
-        body = await request.json()
-        seen.append(body)
-        schema = (body.get("response_format") or {}).get("schema") or {}
-        text = json.dumps(reply(schema, body["messages"]))
-        choice = {"index": 0, "message": {"role": "assistant", "content": text}}
-        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
-        return web.json_response(
-            {
-                "id": f"s{len(seen)}",
-                "object": "chat.completion",
-                "model": "scripted",
-                "choices": [{**choice, "finish_reason": "stop"}],
-                "usage": usage,
-            }
-        )
+    def answer(body: dict[str, Any]) -> str:
+        return json.dumps(reply(schema_of(body), body["messages"]))
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/v1", seen
-    finally:
-        await runner.cleanup()
+    async with chat_server(answer) as served:
+        yield served
 
 
 def gateway_config(url: str) -> dict[str, Any]:

@@ -8,9 +8,9 @@ import itertools
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
-from aiohttp import web
 from pydantic import ValidationError
 
 from societas.agents.cognition import plan_day
@@ -19,6 +19,7 @@ from societas.agents.llm.meaning import tiles_hour
 from societas.agents.llm.plan_checks import is_placeholder, not_an_action
 from societas.agents.llm.rules import answer
 from societas.agents.llm.tasks import DailyPlan, HourlyPlan, Reaction
+from tests.chat_server import chat_server
 
 PLACEHOLDERS = [
     "",
@@ -180,40 +181,17 @@ async def canned(replies: list[str]) -> AsyncIterator[str]:
     one repeated): a model that keeps copying the prompt's placeholders."""
     served: list[str] = []
 
-    async def chat(request: web.Request) -> web.Response:
-        last = (await request.json())["messages"][-1]["content"]
+    def answer(body: dict[str, Any]) -> str:
+        last = body["messages"][-1]["content"]
         if not last.startswith(("Plan ", "That ")):  # importance of a memory
             text = json.dumps({"score": 5, "results": [{"score": 5}] * 8})
         else:
             text = replies[min(len(served), len(replies) - 1)]
         served.append(text)
-        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
-        body = {
-            "id": f"c{len(served)}",
-            "object": "chat.completion",
-            "model": "canned",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": usage,
-        }
-        return web.json_response(body)
+        return text
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        await runner.cleanup()
+    async with chat_server(answer, model="canned") as (url, _):
+        yield url
 
 
 async def test_a_placeholder_plan_is_reasked_then_falls_back_counted() -> None:

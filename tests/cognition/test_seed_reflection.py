@@ -9,8 +9,9 @@ from typing import Any
 
 from societas.agents.cognition import ReflectionConfig, Reflector
 from societas.agents.llm.gateway import LLMGateway
+from tests.chat_server import user_text
 
-from .scripted import gateway_config, scripted, user_text
+from .scripted import gateway_config, scripted
 
 QUESTIONS = ["Why do I tend the tomatoes?", "What does the orchard mean to me?", "Who waters?"]
 INSIGHTS = [

@@ -18,8 +18,9 @@ from societas.agents.llm.gateway import LLMGateway
 from societas.agents.population import population_for
 from societas.agents.scenario import load_scenario
 from societas.memory import GroupMemory, GroupMemoryConfig, MemoryConfig
+from tests.chat_server import user_text
 
-from .scripted import gateway_config, scripted, user_text
+from .scripted import gateway_config, scripted
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
-from aiohttp import web
+from tests.chat_server import chat_server
 
 Mode = Literal["example", "schema"]
 
@@ -79,35 +79,12 @@ async def parrot(mode: Mode = "example") -> AsyncIterator[tuple[str, list[str]]]
     use structured_output json_object_schema, so the schema travels in the request."""
     served: list[str] = []
 
-    async def chat(request: web.Request) -> web.Response:
-        text = answer(await request.json(), mode)
-        served.append(text)
-        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
-        choice = {
-            "index": 0,
-            "message": {"role": "assistant", "content": text},
-            "finish_reason": "stop",
-        }
-        body = {
-            "id": f"p{len(served)}",
-            "object": "chat.completion",
-            "model": "parrot",
-            "choices": [choice],
-            "usage": usage,
-        }
-        return web.json_response(body)
+    def say(body: dict[str, Any]) -> str:
+        served.append(answer(body, mode))
+        return served[-1]
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/v1", served
-    finally:
-        await runner.cleanup()
+    async with chat_server(say, model="parrot") as (url, _):
+        yield url, served
 
 
 def endpoint(url: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from societas.agents.cognition import converse, speak, summarize_conversation
 from societas.agents.cognition.conversation import ConversationSummary
@@ -27,6 +26,7 @@ from societas.agents.llm.meaning import (
 )
 from societas.agents.llm.tasks import DialogueTurn
 from societas.memory import GroupMemory, GroupMemoryConfig
+from tests.chat_server import chat_server
 
 from .parrot import endpoint
 
@@ -96,31 +96,8 @@ async def scripted(
     reply: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> AsyncIterator[tuple[str, list[Any]]]:
     """(base URL, requests received) of a loopback server that always answers `reply()`."""
-    seen: list[Any] = []
-
-    async def chat(request: web.Request) -> web.Response:
-        body = await request.json()
-        seen.append(body)
-        choice = {
-            "index": 0,
-            "message": {"role": "assistant", "content": json.dumps(reply(body))},
-            "finish_reason": "stop",
-        }
-        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
-        body = {"id": f"s{len(seen)}", "object": "chat.completion", "model": "parrot"}
-        return web.json_response({**body, "choices": [choice], "usage": usage})
-
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/v1", seen
-    finally:
-        await runner.cleanup()
+    async with chat_server(lambda body: json.dumps(reply(body)), model="parrot") as served:
+        yield served
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-from aiohttp import web
 
 from societas.agents.llm.accounting import MEANING_PREFIX, SOURCE_PREFIX, split_counts
 from societas.cluster.loop.in_process import run_in_process
+from tests.chat_server import chat_server, schema_of
 
 from .parrot import endpoint
 
@@ -64,34 +64,12 @@ def reply(schema: dict[str, Any], asked_again: bool) -> dict[str, Any]:
 async def scripted() -> AsyncIterator[str]:
     """A model server on 127.0.0.1 answering by `reply`; yields its base URL."""
 
-    async def chat(request: web.Request) -> web.Response:
-        body = await request.json()
-        schema = (body.get("response_format") or {}).get("schema") or {}
+    def answer(body: dict[str, Any]) -> str:
         again = any(m["role"] == "assistant" for m in body["messages"])
-        text = json.dumps(reply(schema, again))
-        choice = {"index": 0, "message": {"role": "assistant", "content": text}}
-        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
-        return web.json_response(
-            {
-                "id": "s",
-                "object": "chat.completion",
-                "model": "parrot",
-                "choices": [{**choice, "finish_reason": "stop"}],
-                "usage": usage,
-            }
-        )
+        return json.dumps(reply(schema_of(body), again))
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        await runner.cleanup()
+    async with chat_server(answer, model="parrot") as (url, _):
+        yield url
 
 
 def town(url: str) -> dict[str, Any]:
