@@ -71,7 +71,9 @@ async def whole_checkpoint(engine: Any, directory: Path) -> None:
         write_parquet_atomic(
             directory / "pending.parquet", pa.table({"id": pa.array(pending, pa.int64())})
         )
-        write_parquet_atomic(directory / "kv_points.parquet", ck._kv_points_table(kv_points))
+        write_parquet_atomic(
+            directory / "kv_points.parquet", vectors_table(kv_points, ck.KV_POINT_SCHEMA)
+        )
         write_bytes_atomic(directory / "state.json", json.dumps(state, indent=1).encode())
 
     await asyncio.to_thread(write)

@@ -19,7 +19,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.model.associations import AssociationIndex
 from societas.memory.model.records_meta import restored_payload
 from societas.memory.store.checkpoint_pages import (
@@ -37,7 +36,13 @@ from societas.memory.store.deferred_store import DeferredStore
 from societas.memory.store.fsutil import fsync_dir, write_bytes_atomic, write_parquet_atomic
 from societas.memory.store.heap import release_free_memory
 from societas.memory.store.kv_index import KVDeferredStore
-from societas.memory.tiers.cold import ROW_SCHEMA, VECTOR_SCHEMA, rows_table
+from societas.memory.tiers.cold import (
+    ROW_SCHEMA,
+    VECTOR_SCHEMA,
+    row_vectors,
+    rows_table,
+    vectors_table,
+)
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint
 
 if TYPE_CHECKING:
@@ -74,21 +79,6 @@ async def _scroll_pages(scroll) -> AsyncIterator[list[ScoredPoint]]:
 async def _all_points(store, scroll=None) -> list[ScoredPoint]:
     """Every point a store's `scroll` (or the given scroll function) pages through."""
     return [p async for page in _scroll_pages(scroll or store.scroll) for p in page]
-
-
-def _kv_points_table(points: list[ScoredPoint]) -> pa.Table:
-    cols: dict[str, list[Any]] = {name: [] for name in KV_POINT_SCHEMA.names}
-    for p in points:
-        v = p.vectors or TextVectors()
-        pl = p.payload or {}
-        cols["id"].append(p.id)
-        cols["agent_id"].append(pl["agent_id"])
-        cols["key"].append(pl["key"])
-        cols["text"].append(pl["text"])
-        cols["sparse_indices"].append(list(v.sparse.indices) if v.sparse else None)
-        cols["sparse_values"].append(list(v.sparse.values) if v.sparse else None)
-        cols["dense"].append(list(v.dense) if v.dense is not None else None)
-    return pa.table(cols, schema=KV_POINT_SCHEMA)
 
 
 async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
@@ -151,7 +141,9 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         else:
             kv_count, kv_pages = len(kv_engine_points), iter([kv_engine_points])
         write_pages(
-            tmp / "kv_points.parquet", KV_POINT_SCHEMA, (_kv_points_table(p) for p in kv_pages)
+            tmp / "kv_points.parquet",
+            KV_POINT_SCHEMA,
+            (vectors_table(p, KV_POINT_SCHEMA) for p in kv_pages),
         )
         write_parquet_atomic(tmp / "associations.parquet", group.associations.to_table())
         cold_files = []
@@ -181,17 +173,6 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
         return manifest
 
     return await asyncio.to_thread(write)
-
-
-def _vectors_of(row: dict[str, Any]) -> TextVectors:
-    sparse = (
-        SparseVector.of(row["sparse_indices"], row["sparse_values"])
-        if row["sparse_indices"] is not None
-        else None
-    )
-    return TextVectors(
-        dense=tuple(row["dense"]) if row["dense"] is not None else None, sparse=sparse
-    )
 
 
 async def restore(
@@ -253,7 +234,7 @@ async def restore(
         for row, vectors in page:
             if row["id"] != vectors["id"]:
                 raise ValueError(f"checkpoint {str(directory)!r}: warm rows and vectors differ")
-            points.append(MemoryPoint(row["id"], _vectors_of(vectors), _payload_of(row, layers)))
+            points.append(MemoryPoint(row["id"], row_vectors(vectors), _payload_of(row, layers)))
             if row.get("expires_at") is not None:
                 expiring[row["id"]] = row["expires_at"]
         ids = np.fromiter((p.id for p in points), np.int64, len(points))
@@ -275,7 +256,7 @@ async def restore(
             [
                 MemoryPoint(
                     r["id"],
-                    _vectors_of(r),
+                    row_vectors(r),
                     {"agent_id": r["agent_id"], "key": r["key"], "text": r["text"]},
                 )
                 for r in page

@@ -38,10 +38,6 @@ class DeferredStore:
         """Memories just added to hot and the index, to be written to the engine later."""
         self.pending.set_many(ids, agent_ids)
 
-    def _points(self, ids: Sequence[int]) -> list[ScoredPoint]:
-        """Pending memories `ids` as the engine would return them (a fetch, a checkpoint)."""
-        return [ScoredPoint(p.id, 0.0, p.payload, p.vectors) for p in self._written(ids)]
-
     def _written(self, ids: Sequence[int]) -> list[MemoryPoint]:
         """Pending memories `ids` as the points a write makes: payloads with their patches
         and indexed vectors, built for the batch in one pass (memory.store.pending_points)."""
@@ -68,13 +64,11 @@ class DeferredStore:
         self.group.counters["vector_upserts"] += len(points)
         return len(points)
 
-    async def persist_agents(self, agent_ids: set[int]) -> int:
-        return await self.persist([i for i, a in self.pending.items() if a in agent_ids])
-
     def pending_points(self, ids: Sequence[int] | None = None) -> list[ScoredPoint]:
-        """Pending memories (all, ids sorted, or those of `ids`, in that order) as the points
-        a write would make (for a checkpoint)."""
-        return self._points(sorted(self.pending) if ids is None else ids)
+        """Pending memories (all, ids sorted, or those of `ids`, in that order) as the engine
+        would return them (a fetch, a checkpoint)."""
+        written = self._written(sorted(self.pending) if ids is None else ids)
+        return [ScoredPoint(p.id, 0.0, p.payload, p.vectors) for p in written]
 
     async def engine_scroll(
         self, offset: int | None, limit: int, with_vectors: bool = True
@@ -131,7 +125,7 @@ class DeferredStore:
         return mine
 
     async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
-        mine = self._points([i for i in ids if i in self.pending])
+        mine = self.pending_points([i for i in ids if i in self.pending])
         rest = [i for i in ids if i not in self.pending]
         return mine + (await self.inner.fetch(rest) if rest else [])
 
@@ -180,7 +174,7 @@ class DeferredStore:
     ) -> list[ScoredPoint]:
         """Pending memories that could be among the oldest asked for are written first."""
         if agent_id is not None:
-            await self.persist_agents({agent_id})
+            await self.persist([i for i, a in self.pending.items() if a == agent_id])
         elif before_time is not None:
             await self.persist(self.older_than(before_time).tolist())
         else:

@@ -141,7 +141,4 @@ def _run(stamps: list[tuple[int, float]]) -> int:
     first = stamps[0]
     if stamps.count(first) == len(stamps):  # the usual case: one tick's adds
         return len(stamps)
-    for i, stamp in enumerate(stamps):
-        if stamp != first:
-            return i
-    return len(stamps)
+    return next(i for i, stamp in enumerate(stamps) if stamp != first)

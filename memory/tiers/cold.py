@@ -125,9 +125,7 @@ class ColdStore:
             vectors = folder / f"part-{part:06d}.vectors.parquet"
             write_parquet_atomic(vectors, vectors_table(group), FRESH_ROW_GROUP)
             write_parquet_atomic(rows, rows_table(group), FRESH_ROW_GROUP)  # rows last: done
-            self._datasets = None
-            self._open = None
-            self._count = None
+            self._forget_open()
             written.append(rows)
         return written
 
@@ -169,6 +167,10 @@ class ColdStore:
                 (folder / name).unlink(missing_ok=True)
                 (folder / name.replace(".rows.", ".vectors.")).unlink(missing_ok=True)
         journal.unlink()
+        self._forget_open()
+
+    def _forget_open(self) -> None:
+        """The parts changed: datasets, open parts and the row count are read afresh."""
         self._datasets = None
         self._open = None
         self._count = None
@@ -290,16 +292,7 @@ class ColdStore:
             if not tables:
                 return {}
             table = pa.concat_tables(tables).filter(pc.field("id").isin(wanted))
-        out = {}
-        for row in table.to_pylist():
-            sparse = (
-                SparseVector.of(row["sparse_indices"], row["sparse_values"])
-                if row["sparse_indices"] is not None
-                else None
-            )
-            dense = tuple(row["dense"]) if row["dense"] is not None else None
-            out[row["id"]] = TextVectors(dense=dense, sparse=sparse)
-        return out
+        return {row["id"]: row_vectors(row) for row in table.to_pylist()}
 
     def all_ids(self) -> set[int]:
         dataset = self._dataset()
@@ -328,16 +321,33 @@ def rows_table(points: Sequence[ScoredPoint]) -> pa.Table:
     return pa.table(cols, schema=ROW_SCHEMA)
 
 
-def vectors_table(points: Sequence[ScoredPoint]) -> pa.Table:
-    cols: dict[str, list[Any]] = {name: [] for name in VECTOR_SCHEMA.names}
+def vectors_table(points: Sequence[ScoredPoint], schema: pa.Schema = VECTOR_SCHEMA) -> pa.Table:
+    """Points' ids, agents and vectors as a table of `schema`: VECTOR_SCHEMA, or one with
+    payload columns besides (a checkpoint's KV points: key, text)."""
+    cols: dict[str, list[Any]] = {name: [] for name in schema.names}
+    payload_columns = [name for name in schema.names if name not in VECTOR_SCHEMA.names]
     for p in points:
         v = p.vectors or TextVectors()
+        pl = p.payload or {}
         cols["id"].append(p.id)
-        cols["agent_id"].append((p.payload or {})["agent_id"])
+        cols["agent_id"].append(pl["agent_id"])
+        for name in payload_columns:
+            cols[name].append(pl[name])
         cols["sparse_indices"].append(list(v.sparse.indices) if v.sparse else None)
         cols["sparse_values"].append(list(v.sparse.values) if v.sparse else None)
         cols["dense"].append(list(v.dense) if v.dense is not None else None)
-    return pa.table(cols, schema=VECTOR_SCHEMA)
+    return pa.table(cols, schema=schema)
+
+
+def row_vectors(row: dict[str, Any]) -> TextVectors:
+    """The vectors of one row of a vectors table (`vectors_table`) read back."""
+    sparse = (
+        SparseVector.of(row["sparse_indices"], row["sparse_values"])
+        if row["sparse_indices"] is not None
+        else None
+    )
+    dense = tuple(row["dense"]) if row["dense"] is not None else None
+    return TextVectors(dense=dense, sparse=sparse)
 
 
 def cold_relevance(

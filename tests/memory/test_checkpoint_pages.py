@@ -38,7 +38,7 @@ async def whole_tables(group) -> dict[str, pa.Table]:
         "pending": pa.table({"id": pa.array(pending, pa.int64())}),
         "hot": rows_table(hot),
         "kv": pa.table(group.kv_rows(), schema=ck.KV_SCHEMA),
-        "kv_points": ck._kv_points_table(kv_points),
+        "kv_points": vectors_table(kv_points, ck.KV_POINT_SCHEMA),
     }
 
 
