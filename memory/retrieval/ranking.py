@@ -117,36 +117,24 @@ class Ranker:
         """Set each sparse search's `exact` scale with the IDF the engine's relevance uses: the
         RAM index's counts, else the engine's own (a one-term query per term: its best hit's
         score over that memory's weight of the term)."""
-        g = self.group
-        sparse = [(j, q) for j in jobs if (q := j.vectors.sparse) and g.normalization == "exact"]
-        index, probes = g.sparse_index, []
-        for job, query in sparse:
+        g, probes = self.group, []
+        index = g.sparse_index
+        for job in jobs:
+            if (query := job.vectors.sparse) is None or g.normalization != "exact":
+                continue
+            n = len(query.indices)
             if index is not None:
-                idf = [w for _, w in index.query_weights(query)]
-                job.scale = exact_match_score(idf, len(query.indices))
+                job.scale = exact_match_score((w for _, w in index.query_weights(query)), n)
             else:
-                probes += [(job, t, w) for t, w in zip(query.indices, query.values, strict=True)]
-        if not probes:
-            return
-        found = await g.store.query_batch(
-            [
-                VectorQuery(
-                    TextVectors(sparse=SparseVector.of([t], [1.0])),
-                    PointFilter(agent_id=job.request.agent_id, every_agent=True),
-                    1,
-                    with_payload=False,
-                    with_vectors=True,
-                )
-                for job, t, _ in probes
-            ]
-        )
-        idf_weights: dict[int, list[float]] = {}
-        for (job, term, w), hits in zip(probes, found, strict=True):
+                job.scale = 0.0
+                probes += [(job, t, w, n) for t, w in zip(query.indices, query.values, strict=True)]
+        every = PointFilter(agent_id=0, every_agent=True)
+        one_term = [TextVectors(sparse=SparseVector.of([p[1]], [1.0])) for p in probes]
+        asked = [VectorQuery(v, every, 1, with_payload=False, with_vectors=True) for v in one_term]
+        for (job, term, w, n), hits in zip(probes, await g.store.query_batch(asked), strict=True):
             vec = hits[0].vectors.sparse if hits and hits[0].vectors else None
             d = dict(zip(vec.indices, vec.values, strict=True)).get(term) if vec else None
-            idf_weights.setdefault(id(job), []).append(w * hits[0].score / d if d else 0.0)
-        for job, query in sparse:
-            job.scale = exact_match_score(idf_weights.get(id(job), []), len(query.indices))
+            job.scale += exact_match_score([w * hits[0].score / d], n) if d else 0.0
 
     # ------------------------------------------------------------------ engine
     async def _rank_in_engine(self, jobs: Sequence[RankJob], now: float) -> None:

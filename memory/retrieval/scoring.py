@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from societas.memory.embedding.base import SparseVector, TextVectors
+    from societas.memory.vectorstores.base import VectorQuery
 
 RelevanceNormalization = Literal["auto", "exact", "saturate", "identity", "rrf"]
 N = TypeVar("N")
@@ -64,21 +65,9 @@ class RetrievalConfig(BaseModel):
         description="Relevance hits fetched per search; the rest are bounded, and a search "
         "whose bound cannot rule them out is rescored over all of the agent's memories.",
     )
-    recency_candidates: int | None = Field(
-        None,
-        ge=0,
-        le=10_000,
-        description="Deprecated (every memory competes); 0 means candidates='relevant'.",
-    )
     mmr_lambda: float | None = Field(
         None, ge=0.0, le=1.0, description="Set to diversify results with MMR (1 = no diversity)."
     )
-
-    @model_validator(mode="after")
-    def _legacy_recency_candidates(self) -> RetrievalConfig:
-        if self.recency_candidates == 0:
-            self.candidates = "relevant"
-        return self
 
     @property
     def decay_per_hour(self) -> float:
@@ -238,6 +227,13 @@ def score_of(
     if relevance:
         terms.append(weighted_relevance(alg, config, normalization, scale))
     return alg.add(terms)
+
+
+def query_score(alg: ScoreAlgebra[N], q: VectorQuery, relevance: bool) -> N:
+    """`score_of` as a vector store's query asks for it (`q.scoring` set)."""
+    assert q.scoring is not None
+    layers = (q.layer_decay, q.layer_recency, q.relevance_scale)
+    return score_of(alg, q.scoring, q.now, q.normalization, relevance, *layers)
 
 
 @dataclass(slots=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from societas.memory.retrieval.scoring import RetrievalConfig, score_of
+from societas.memory.retrieval.scoring import RetrievalConfig, query_score
 from societas.memory.vectorstores.base import (
     DENSE,
     SPARSE,
@@ -99,16 +99,7 @@ def query_request(q: VectorQuery) -> qe.QueryRequest:
                 filter=edge_filter(q.filter),
             )
         )
-    formula = score_of(
-        EdgeAlgebra(),
-        cfg,
-        q.now,
-        q.normalization,
-        has_relevance,
-        q.layer_decay,
-        q.layer_recency,
-        q.relevance_scale,
-    )
+    formula = query_score(EdgeAlgebra(), q, has_relevance)
     return qe.QueryRequest(
         limit=q.limit,
         prefetches=stages,

@@ -7,7 +7,7 @@ from typing import Any
 
 from qdrant_client import models
 
-from societas.memory.retrieval.scoring import RetrievalConfig, score_of
+from societas.memory.retrieval.scoring import RetrievalConfig, query_score
 from societas.memory.vectorstores.base import (
     DENSE,
     SPARSE,
@@ -84,16 +84,7 @@ def query_request(q: VectorQuery, shard_key: str | None) -> models.QueryRequest:
             )
         )
     formula = models.FormulaQuery(
-        formula=score_of(
-            QdrantAlgebra(),
-            cfg,
-            q.now,
-            q.normalization,
-            has_relevance,
-            q.layer_decay,
-            q.layer_recency,
-            q.relevance_scale,
-        ),
+        formula=query_score(QdrantAlgebra(), q, has_relevance),
         defaults={RELEVANCE: 0.0},
     )
     return models.QueryRequest(limit=q.limit, prefetch=prefetches, query=formula, **common)

@@ -23,7 +23,7 @@ async def _linked(group):
     return anchor, others
 
 
-RELEVANCE_ONLY = {"recency_candidates": 0, "recency_weight": 0, "importance_weight": 0}
+RELEVANCE_ONLY = {"candidates": "relevant", "recency_weight": 0, "importance_weight": 0}
 
 
 async def test_spreading_activation_weights_each_association_type(group_factory, backend):

@@ -169,7 +169,7 @@ async def test_custom_async_summarizer(make):
 
 async def test_spreading_activation_follows_links(make):
     group = make(
-        {}, retrieval={"recency_candidates": 0, "recency_weight": 0, "importance_weight": 0}
+        {}, retrieval={"candidates": "relevant", "recency_weight": 0, "importance_weight": 0}
     )
     await group.add_agents({1: {}})
     stream = group.agent(1).stream

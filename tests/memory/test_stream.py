@@ -59,7 +59,7 @@ FILTERS = {
 @pytest.mark.parametrize("query", ["apples", "hurricane", "market storm"])
 async def test_search_finds_what_add_wrote_under_every_filter(group_factory, combo, query):
     # Relevance candidates only: exactly the memories sharing a word with the query.
-    lexical = group_factory("edge", sub="lexical", retrieval={"recency_candidates": 0})
+    lexical = group_factory("edge", sub="lexical", retrieval={"candidates": "relevant"})
     # Default: the most recent memories compete too, so every memory passing the filters.
     default = group_factory("edge", sub="default")
     kwargs = dict(zip(FILTERS, combo, strict=True))

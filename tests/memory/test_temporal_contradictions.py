@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from societas.memory import GroupMemoryConfig
 from societas.memory.policies.contradictions import rule_contradicts
 
-RELEVANCE_ONLY = {"recency_candidates": 0, "recency_weight": 0, "importance_weight": 0}
+RELEVANCE_ONLY = {"candidates": "relevant", "recency_weight": 0, "importance_weight": 0}
 
 
 def _edges(group, memory_id):
