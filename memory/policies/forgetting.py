@@ -134,35 +134,30 @@ class ForgettingPolicy(BaseModel):
         """('keep'|'cleanup'|'promote'|'demote', effective importance) for one memory."""
         policy = self.layers[layer]
         eff = self.effective_importance(importance, layer, since, now)
-        if policy.cleanup_below is not None and eff < policy.cleanup_below:
+        recency = self.layer_recency(layer, last_access, now)
+        if _below(eff, policy.cleanup_below) or _below(recency, policy.cleanup_recency_below):
             return "cleanup", eff
-        if (
-            policy.cleanup_recency_below is not None
-            and self.layer_recency(layer, last_access, now) < policy.cleanup_recency_below
-        ):
-            return "cleanup", eff
-        if policy.promote_at is not None and layer in _UP and eff >= policy.promote_at:
-            return "promote", eff
-        if (
-            policy.promote_after_accesses is not None
-            and layer in _UP
-            and access_count >= policy.promote_after_accesses
+        if layer in _UP and (
+            _reached(eff, policy.promote_at)
+            or _reached(access_count, policy.promote_after_accesses)
         ):
             return "promote", eff
-        if (
-            policy.demote_importance_below is not None
-            and layer in _DOWN
-            and eff < policy.demote_importance_below
-            and not self._earned(layer, access_count)
-        ):
-            return "demote", eff
-        if (
-            policy.demote_below is not None
-            and layer in _DOWN
-            and self.layer_recency(layer, last_access, now) < policy.demote_below
+        if layer in _DOWN and (
+            (_below(eff, policy.demote_importance_below) and not self._earned(layer, access_count))
+            or _below(recency, policy.demote_below)
         ):
             return "demote", eff
         return "keep", eff
+
+
+def _below(value: float, threshold: float | None) -> bool:
+    """Whether a rule is on (`threshold` set) and `value` falls below it."""
+    return threshold is not None and value < threshold
+
+
+def _reached(value: float, threshold: float | None) -> bool:
+    """Whether a rule is on (`threshold` set) and `value` reaches it."""
+    return threshold is not None and value >= threshold
 
 
 def finmem_layers() -> dict[LayerName, LayerPolicy]:

@@ -61,15 +61,18 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
             group.associations.drop(drop)
             tiering.uncount_warm(group, agents)
             group.counters["forgotten"] += len(drop)
-        keep = [i for i in cleanup if i not in dropped]
-        for start in range(0, len(keep), PAGE):
-            await tiering.migrate(group, await group.store.fetch(keep[start : start + PAGE]))
+        await _migrate_ids(group, [i for i in cleanup if i not in dropped])
         group.counters["cleaned_up"] += len(cleanup)
     promoted = sum(1 for c in changes if c[3] == "promote")
     return {"cleaned_up": len(cleanup), "promoted": promoted, "demoted": len(changes) - promoted}
 
 
 CONSOLIDATED, PATTERN = "consolidated", "pattern"
+
+
+def _marked(tags: tuple[str, ...]) -> bool:
+    """Whether a memory is a pattern or was consolidated already (never taken again)."""
+    return CONSOLIDATED in tags or PATTERN in tags
 
 
 def _hot_candidates(group: GroupMemory, since: float) -> dict[int, list[dict[str, Any]]]:
@@ -80,12 +83,8 @@ def _hot_candidates(group: GroupMemory, since: float) -> dict[int, list[dict[str
         for row in hot.rows_of_agent[agent_id]:
             memory_id = hot.ids[row]
             tags = hot.tags.get(memory_id, ())
-            if (
-                hot.times[row] < since
-                or memory_id in hot.evidence  # summaries, reflections: derived, kept
-                or CONSOLIDATED in tags
-                or PATTERN in tags
-            ):
+            derived = memory_id in hot.evidence  # summaries, reflections: derived, kept
+            if hot.times[row] < since or derived or _marked(tags):
                 continue
             out.setdefault(agent_id, []).append(
                 {
@@ -106,13 +105,7 @@ async def _warm_candidates(
     """Add the warm-only memories of the window (when it reaches past the hot tier)."""
     async for memory_id, pl in stored_payloads(group.store, PAGE):
         tags = tuple(pl.get("tags") or ())
-        if (
-            memory_id in group.hot
-            or pl["time"] < since
-            or pl.get("evidence")
-            or CONSOLIDATED in tags
-            or PATTERN in tags
-        ):
+        if memory_id in group.hot or pl["time"] < since or pl.get("evidence") or _marked(tags):
             continue
         into.setdefault(pl["agent_id"], []).append(
             {
@@ -132,8 +125,6 @@ async def consolidation_pass(group: GroupMemory) -> int:
     """Cluster each agent's similar recent memories (cosine to the cluster's first at least
     `similarity`) into linked pattern memories; the originals are tagged `consolidated` so no
     pass takes them again. Returns the number of clusters."""
-    from societas.memory.tiers import tiering
-
     policy = group.config.policies.consolidation
     now = group.clock.abs_seconds
     since = -math.inf if policy.window_days is None else now - policy.window_days * 86_400.0
@@ -198,7 +189,13 @@ async def consolidation_pass(group: GroupMemory) -> int:
     for tags, ids in sorted(marks.items()):
         await group.store.set_payload(ids, {"tags": list(tags)})
     if policy.sources == "cold":
-        sources = sorted(i for ids in marks.values() for i in ids)
-        for start in range(0, len(sources), PAGE):
-            await tiering.migrate(group, await group.store.fetch(sources[start : start + PAGE]))
+        await _migrate_ids(group, sorted(i for ids in marks.values() for i in ids))
     return len(clusters)
+
+
+async def _migrate_ids(group: GroupMemory, ids: list[int]) -> None:
+    """Move these warm memories to cold, PAGE at a time."""
+    from societas.memory.tiers import tiering
+
+    for start in range(0, len(ids), PAGE):
+        await tiering.migrate(group, await group.store.fetch(ids[start : start + PAGE]))
