@@ -7,7 +7,7 @@ in RAM, saved with checkpoints; forgotten memories take theirs along.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,13 +16,6 @@ if TYPE_CHECKING:
     from societas.memory.model.records import MemoryRecord
 
 AssociationType = Literal["similar", "causal", "temporal", "contradictory"]
-ASSOCIATION_TYPES: tuple[str, ...] = get_args(AssociationType)
-DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
-    "causal": 1.0,
-    "similar": 0.8,
-    "temporal": 0.6,
-    "contradictory": 0.3,
-}
 SCHEMA = pa.schema(
     [
         ("source", pa.int64()),
@@ -84,15 +77,7 @@ class AssociationIndex:
 
     def to_table(self) -> pa.Table:
         rows = sorted(self.directed, key=lambda a: (a.source, a.target))
-        return pa.table(
-            {
-                "source": [a.source for a in rows],
-                "target": [a.target for a in rows],
-                "type": [a.type for a in rows],
-                "strength": [a.strength for a in rows],
-            },
-            schema=SCHEMA,
-        )
+        return pa.Table.from_pylist([a.model_dump() for a in rows], schema=SCHEMA)
 
     @classmethod
     def from_table(cls, table: pa.Table) -> AssociationIndex:

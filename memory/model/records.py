@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from societas.memory.model.clock import format_time_of_day
 from societas.memory.model.records_meta import MemoryType, check_metadata, check_tags, meta_of
@@ -13,12 +21,17 @@ from societas.memory.model.records_meta import MemoryType, check_metadata, check
 Importance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
-def _check_text(value: Any, field: str) -> str:
+def _check_text(value: Any, info: ValidationInfo) -> str:
+    """A request's text must be a non-empty string (the error names the field)."""
+    field = info.field_name
     if not isinstance(value, str):
         raise ValueError(f"{field} must be a string, got {type(value).__name__} {value!r:.80}")
     if not value.strip():
         raise ValueError(f"{field} must be a non-empty string, got {value!r}")
     return value
+
+
+Text = Annotated[str, BeforeValidator(_check_text)]
 
 
 class AddRequest(BaseModel):
@@ -28,7 +41,7 @@ class AddRequest(BaseModel):
 
     agent_id: int
     topic: str = Field(min_length=1, max_length=64)
-    description: str
+    description: Text
     importance: Importance | None = None
     location: str | None = None
     type: MemoryType = "episodic"
@@ -37,11 +50,6 @@ class AddRequest(BaseModel):
     expires_at: float | None = Field(
         None, allow_inf_nan=False, description="Simulated seconds after which it is gone."
     )
-
-    @field_validator("description", mode="before")
-    @classmethod
-    def _description(cls, value: Any) -> str:
-        return _check_text(value, "description")
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -65,7 +73,7 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     agent_id: int
-    query: str
+    query: Text
     topic: str | None = None
     top_k: int = Field(3, ge=1, le=1000)
     day_range: tuple[int, int] | None = None
@@ -78,11 +86,6 @@ class SearchRequest(BaseModel):
     layers: tuple[Literal["short", "mid", "long", "reflection"], ...] | None = Field(
         None, min_length=1, description="FinMem layers to search (forgetting on)."
     )
-
-    @field_validator("query", mode="before")
-    @classmethod
-    def _query(cls, value: Any) -> str:
-        return _check_text(value, "query")
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -102,14 +105,9 @@ class KVSearchRequest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     agent_id: int
-    query: str
+    query: Text
     top_k: int = Field(3, ge=1, le=1000)
     keys: tuple[str, ...] | None = None
-
-    @field_validator("query", mode="before")
-    @classmethod
-    def _query(cls, value: Any) -> str:
-        return _check_text(value, "query")
 
 
 class MemoryRecord(BaseModel):

@@ -163,12 +163,7 @@ class IdMap(MutableMapping[int, int]):
             return
         slots[at] = _ABSENT
         del slots  # the buffer is no longer exported: the array may be cut
-        self._live -= len(at)
-        self._deletes += len(at)
-        if not self._live:
-            self._values, self._base, self._deletes = array("q"), 0, 0
-        elif self._deletes * 4 >= len(values):
-            self._trim_front()
+        self._deleted(len(at))
 
     def __delitem__(self, key: int) -> None:
         at = key - self._base
@@ -177,11 +172,16 @@ class IdMap(MutableMapping[int, int]):
             del self._outliers[key]  # KeyError if absent there too
             return
         values[at] = _ABSENT
-        self._live -= 1
-        self._deletes += 1
+        self._deleted(1)
+
+    def _deleted(self, n: int) -> None:
+        """`n` entries of the array were just deleted: an empty array starts afresh, and one
+        with a quarter of its span deleted since the last trim drops its empty front."""
+        self._live -= n
+        self._deletes += n
         if not self._live:
             self._values, self._base, self._deletes = array("q"), 0, 0
-        elif self._deletes * 4 >= len(values):
+        elif self._deletes * 4 >= len(self._values):
             self._trim_front()
 
     def pop(self, key: int, *default: int | None) -> int | None:  # type: ignore[override]
