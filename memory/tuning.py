@@ -8,11 +8,10 @@ the collector stays off the hot path. Nothing here happens on import or construc
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
-import sys
-from collections.abc import Callable
+
+from societas.memory.store.heap import libc_function
 
 YOUNG_THRESHOLD = 50_000
 LARGE_BLOCK = 64 * 1024
@@ -20,20 +19,10 @@ M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 _tuned = False
 
 
-def _mallopt() -> Callable[[int, int], int] | None:
-    """glibc's `mallopt`, or None where the C library has none."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None).mallopt  # the symbols already loaded, without forking ldconfig
-    except (OSError, AttributeError):
-        return None
-
-
 def map_large_blocks(threshold: int = LARGE_BLOCK) -> bool:
     """Give every allocation of `threshold` bytes or more its own mapping, returned to the OS
     when freed; False where the C library cannot."""
-    mallopt = _mallopt()
+    mallopt = libc_function("mallopt")
     return mallopt is not None and bool(mallopt(M_MMAP_THRESHOLD, threshold))
 
 

@@ -11,13 +11,19 @@ import ctypes
 import sys
 from collections.abc import Callable
 
-_trim: Callable[[int], int] | None = None
-if sys.platform.startswith("linux"):
-    try:
-        # The symbols already loaded (glibc's among them), without forking `ldconfig -p`.
-        _trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-        _trim = None
+
+def libc_function(name: str) -> Callable[..., int] | None:
+    """A function of the C library by name (glibc's `malloc_trim`, `mallopt`), or None where
+    the C library has none (not Linux; musl has no malloc_trim)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:  # the symbols already loaded, without forking `ldconfig -p`
+        return ctypes.CDLL(None)[name]
+    except (OSError, AttributeError):
+        return None
+
+
+_trim = libc_function("malloc_trim")
 
 
 def release_free_memory() -> bool:
