@@ -76,13 +76,8 @@ def hot_point_pages(hot: HotStore) -> Iterator[list[ScoredPoint]]:
     """Hot rows per agent oldest first (as `HotStore.get_state`), as payload-shaped points,
     a page at a time."""
 
-    def rows() -> Iterator[ScoredPoint]:
-        for agent_id in sorted(hot.rows_of_agent):
-            for row in hot.rows_of_agent[agent_id]:
-                payload = hot.row(hot.ids[row])
-                yield ScoredPoint(id=payload.pop("id"), score=0.0, payload=payload)
-
-    return pages(rows())
+    points = (ScoredPoint(id=p.pop("id"), score=0.0, payload=p) for p in hot.rows_in_order())
+    return pages(points)
 
 
 def pending_ids(store: DeferredStore | None) -> np.ndarray:

@@ -96,8 +96,7 @@ class CodeColumn:
         code = self._code_of.get(value)
         if code is None or not len(self.codes):
             return np.zeros(len(rows), bool)
-        dtype = np.uint16 if self.codes.typecode == "H" else np.uint32
-        return np.frombuffer(self.codes, dtype)[rows] == code
+        return np.frombuffer(self.codes, _dtype(self.codes))[rows] == code
 
     def keep_rows(self, rows: np.ndarray) -> None:
         """Keep only `rows` (ascending, distinct) in place, as a hot compaction does: values no

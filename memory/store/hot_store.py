@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 
 import numpy as np
@@ -145,11 +145,13 @@ class HotStore:
 
     def get_state(self) -> list[dict]:
         """Every hot row, per agent oldest first, as a payload-shaped dict with its id."""
-        return [
-            self.row(self.ids[row])
-            for agent_id in sorted(self.rows_of_agent)
-            for row in self.rows_of_agent[agent_id]
-        ]
+        return list(self.rows_in_order())
+
+    def rows_in_order(self) -> Iterator[dict]:
+        """`get_state`'s rows one at a time (a checkpoint writes them a page at a time)."""
+        for agent_id in sorted(self.rows_of_agent):
+            for row in self.rows_of_agent[agent_id]:
+                yield self.row(self.ids[row])
 
     def row(self, memory_id: int) -> dict:
         """One hot memory as a full payload-shaped dict with its id (every field present;

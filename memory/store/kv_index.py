@@ -143,9 +143,8 @@ class KVDeferredStore:
         """Every KV point as the engine would hold it, ids ascending, from the index: what a
         checkpoint saves, without writing them to the engine first (a write costs the engine's
         RAM for the rest of the run)."""
-        points = [self.index_point(slot) for slot in self.index.packed]
-        points.sort(key=lambda p: p.id)
-        return points
+        _, pages = self.index_point_pages(max(1, len(self.index.packed)))
+        return [point for page in pages for point in page]
 
     def index_point_pages(self, size: int) -> tuple[int, Iterator[list[ScoredPoint]]]:
         """How many KV points, and `index_points` in lists of `size`: the order is found on
