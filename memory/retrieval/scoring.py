@@ -31,13 +31,14 @@ class RetrievalConfig(BaseModel):
 
     recency_weight: float = Field(1.0, ge=0.0, description="α")
     importance_weight: float = Field(1.0, ge=0.0, description="β")
-    relevance_weight: float = Field(1.0, ge=0.0, description="γ")
+    relevance_weight: float = Field(2.0, ge=0.0, description="γ")
     recency_decay_per_hour: float = Field(
-        0.99,
+        0.999,
         gt=0.0,
         lt=1.0,
         description="Recency is this factor to the power of the simulated hours since the "
-        "memory (0.99 as in Generative Agents and AgentSociety).",
+        "memory (Generative Agents and AgentSociety: 0.99; 0.999 and γ = 2 recall more "
+        "of what an agent lived through, benchmarks/recall.py).",
     )
     recency_half_life_hours: float | None = Field(
         None,

@@ -22,7 +22,7 @@ WORDS = (
 async def test_old_important_memory_under_many_relevant_recent_ones_is_found(
     group_factory, backend
 ):
-    group = group_factory(backend)
+    group = group_factory(backend, retrieval={"relevance_weight": 1.0})  # importance decides
     await group.add_agents({1: {}})
     stream = group.agent(1).stream
     group.clock.set(0, 8 * 3600)

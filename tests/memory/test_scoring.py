@@ -103,7 +103,7 @@ async def test_exact_match_counts_as_one(group_factory, tiers):
     """A memory equal to the query has relevance 1, one holding half its terms less, the
     rest 0: with relevance alone the scores are those values, in RAM and in cold."""
     tiering = {"hot_window_hours": 1.0, "warm_max_age_days": 1.0, "migrate_every_ticks": 1}
-    only = {"recency_weight": 0.0, "importance_weight": 0.0}
+    only = {"recency_weight": 0.0, "importance_weight": 0.0, "relevance_weight": 1.0}
     group = group_factory("edge", retrieval=only, tiers=tiering if "cold" in tiers else {})
     await group.add_agents({1: {}})
     stream = group.agent(1).stream
