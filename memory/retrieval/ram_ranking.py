@@ -16,12 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from societas.memory.retrieval.ranking import RankJob, has_terms
-from societas.memory.retrieval.scoring import (
-    Numbers,
-    base_terms,
-    exact_match_score,
-    weighted_relevance,
-)
+from societas.memory.retrieval.scoring import Numbers, base_terms, weighted_relevance
 from societas.memory.vectorstores import ScoredPoint
 
 if TYPE_CHECKING:
@@ -111,16 +106,13 @@ class RamRanker:
                 )
                 mask = alive if mask is None else mask & alive
             sparse = job.vectors.sparse
-            weights = [] if sparse is None else query_weights(sparse)
-            raw = index.relevance(p, weights)
+            raw = None if sparse is None else index.relevance(p, query_weights(sparse))
             if relevant_only_cfg and has_terms(job.vectors):
                 relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)
                 mask = relevant if mask is None else mask & relevant
             if raw is not None:
                 raw_all[start:end] = raw
-                scale_all[start:end] = exact_match_score(
-                    (w for _, w in weights), len(sparse.indices) if sparse else 0
-                )
+                scale_all[start:end] = job.scale
             masks.append(mask)
         # γ·relevance of the whole batch at once (0 where a search matched nothing).
         base += weighted_relevance(Numbers(0.0, 0.0, raw_all), cfg, g.normalization, scale_all)

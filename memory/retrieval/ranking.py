@@ -97,6 +97,7 @@ class Ranker:
     async def rank(self, jobs: Sequence[RankJob], now: float) -> None:
         """Fill each job's `hits` with its exact top `limit`, best first."""
         fallback: list[RankJob] = list(jobs)
+        await self.scale(fallback)
         ram = self.group.ram_ranker
         if ram is not None:  # answered from RAM (memory.retrieval.ram_ranking); the rest below
             in_ram = ram.eligible(fallback)
@@ -108,7 +109,6 @@ class Ranker:
         for job in fallback:  # the engine's conditions, for the searches that go there
             if job.filter is None:
                 job.filter = self.group.point_filter(job.request)
-        await self.scale(fallback)
         if self.fast_path():
             fallback = await self._rank_fast(fallback, now)
         await self._rank_in_engine(fallback, now)
