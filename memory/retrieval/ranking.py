@@ -275,13 +275,6 @@ class Ranker:
         since = payload.get("layer_since", payload["time"])
         return forgetting.effective_importance(payload["importance"], layer, since, now)
 
-    def _normalise(self, raw: np.ndarray, scale: float) -> np.ndarray:
-        """Engine relevance scores normalised as the score does (0 where there is none)."""
-        cfg = self.group.config.retrieval
-        mode = self.group.normalization
-        normalised = relevance_term(Numbers(0.0, 0.0, raw), mode, cfg, scale)
-        return np.where(raw > 0, normalised, 0.0) if mode == "saturate" else normalised
-
     def _first_pass(self, job: RankJob, hits: list[ScoredPoint], now: float) -> _Pass:
         """Score the agent's hot memories from RAM and bound the warm-only ones."""
         g = self.group
@@ -292,8 +285,8 @@ class Ranker:
         truncated = len(hits) >= cfg.candidate_limit
         relevant_only = cfg.candidates == "relevant" and has_terms(job.vectors)
         hit_ids = np.fromiter((p.id for p in hits), np.int64, len(hits))
-        raw = np.fromiter((p.score for p in hits), np.float64, len(hits))
-        hit_rel = self._normalise(raw, job.scale)
+        raw = Numbers(0.0, 0.0, np.fromiter((p.score for p in hits), np.float64, len(hits)))
+        hit_rel = relevance_term(raw, g.normalization, cfg, job.scale)
         # Non-hits: relevance 0 when the hit list is complete (sparse: no common term);
         # at most the last hit's when it was cut at candidate_limit.
         rest_rel = float(hit_rel.min()) if truncated and len(hits) else 0.0
