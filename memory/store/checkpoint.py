@@ -264,7 +264,7 @@ async def restore(
         )
     group.set_kv_rows(read_rows(directory / "kv.parquet"))
     group.set_state(state)
-    group.profiles.assign_from_kv(group.kv_values(), group.agent_set())  # follow agent types
+    group.profiles.assign_from_kv(group.kv_by_key, group.known_agents)  # follow agent types
     if group.cognition is not None and state.get("cognitive"):  # buffers, working memory
         group.cognition.set_state(state["cognitive"])
     group.boosts.set_state(group, state.get("boosts", []))

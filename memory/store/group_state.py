@@ -99,11 +99,3 @@ class GroupState:
             if column is None:
                 raise KeyError(f"checkpoint has KV attribute {row['key']!r}, not in the config")
             column[row["agent_id"]] = json.loads(row["value"])
-
-    def kv_values(self) -> dict[str, KVColumn]:
-        """The KV columns, read-only (attribute → agent id → value)."""
-        return self.kv_by_key
-
-    def agent_set(self) -> set[int]:
-        """The ids of this group's agents, read-only."""
-        return self.known_agents

@@ -196,12 +196,14 @@ class HotStore:
                 [meta["type"]],
                 [meta["expires_at"]],
             )
-            self.set_access(memory_id, meta["access_count"], meta["last_accessed"])
+            at, last = self.row_of[memory_id], meta["last_accessed"]
+            self.access_counts[at] = meta["access_count"]
+            self.last_accessed[at] = math.nan if last is None else last
+            self.layer_since[at] = row["layer_since"]  # layer and importance: appended as they are
             if meta["tags"]:
                 self.tags[memory_id] = meta["tags"]
             if meta["metadata"]:
                 self.metadata[memory_id] = meta["metadata"]
-            self.set_layer(memory_id, row["layer"], row["importance"], row["layer_since"])
             if row["links"]:
                 self.cognition_links[memory_id] = list(row["links"])
             if row["evidence"]:
@@ -226,12 +228,6 @@ class HotStore:
 
     def access_count(self, memory_id: int) -> int:
         return self.access_counts[self.row_of[memory_id]]
-
-    def set_access(self, memory_id: int, count: int, last: float | None) -> None:
-        """Restore a hot memory's read count (checkpoint restore)."""
-        row = self.row_of[memory_id]
-        self.access_counts[row] = count
-        self.last_accessed[row] = math.nan if last is None else last
 
     def agent_of(self, memory_id: int) -> int:
         return self.agent_ids[self.row_of[memory_id]]
