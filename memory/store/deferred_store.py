@@ -202,9 +202,6 @@ class DeferredStore:
         await self.persist()
         return await self.inner.scroll(offset, limit, with_vectors=with_vectors)
 
-    async def optimize(self) -> None:
-        await self.inner.optimize()
-
     async def flush(self) -> None:
         """The engine's buffers to disk; pending memories stay in RAM (checkpoints save them)."""
         await self.inner.flush()
