@@ -48,12 +48,8 @@ def _row_payloads(
     """`hot_payloads` of memories that all have a row in `hot`."""
     row_of, agent_ids, topics, ts, times = hot.row_of, hot.agent_ids, hot.topics, hot.ts, hot.times
     importances, texts, locations = hot.importances, hot.texts, hot.locations
-    links, evidence, layers, layer_since = (
-        hot.cognition_links,
-        hot.evidence,
-        hot.layers,
-        hot.layer_since,
-    )
+    links, evidence = hot.cognition_links, hot.evidence
+    layers, layer_since = hot.layers, hot.layer_since
     types, tags, metadata, expires = hot.types, hot.tags, hot.metadata, hot.expires
     counts, last_read = hot.access_counts, hot.last_accessed
     isinf, isnan = math.isinf, math.isnan
