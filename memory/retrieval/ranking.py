@@ -16,15 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from societas.memory.embedding import TextVectors
-from societas.memory.embedding.base import SparseVector
+from societas.memory.embedding import SparseVector, TextVectors
 from societas.memory.model.records import SearchRequest
-from societas.memory.retrieval.scoring import (
-    Numbers,
-    base_terms,
-    exact_match_score,
-    relevance_term,
-)
+from societas.memory.retrieval.scoring import Numbers, base_terms, exact_match_score, relevance_term
 from societas.memory.vectorstores import PointFilter, ScoredPoint, VectorQuery
 
 if TYPE_CHECKING:
