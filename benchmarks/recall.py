@@ -56,12 +56,12 @@ RANKINGS: dict[str, dict[str, float]] = {
     "recency_only": {"importance_weight": 0.0, "relevance_weight": 0.0},
     "importance_only": {"recency_weight": 0.0, "relevance_weight": 0.0},
 }
-# Candidate defaults for the relevance scale, tried on the default society (bm25).
+# Other relevance scales and weights, tried on the default society (bm25) beside the default.
 SCALES: dict[str, dict[str, Any]] = {
     "bm25_raw": {"relevance_normalization": "identity"},
-    "saturation_k_0.5": {"saturation_k": 0.5},
+    "bm25_saturate": {"relevance_normalization": "saturate"},
+    "equal_weights_hourly": {"relevance_weight": 1.0, "recency_decay_per_hour": 0.99},
     "relevance_weight_3": {"relevance_weight": 3.0},
-    "relevance_weight_3_decay_0.999": {"relevance_weight": 3.0, "recency_decay_per_hour": 0.999},
 }
 VARIANTS = {  # name -> (memory profile, embedder)
     "default/bm25": ("default", "bm25"),

@@ -111,6 +111,7 @@ def test_shipped_yaml_configs_validate():
     configs = Path(__file__).resolve().parents[2] / "configs"
     default = GroupMemoryConfig.from_yaml(configs / "memory.yaml")
     assert default.embedding.kind == "bm25" and default.vector_store.backend == "edge"
+    assert default.retrieval == GroupMemoryConfig().retrieval  # it shows the defaults as they are
     cluster = GroupMemoryConfig.from_yaml(configs / "memory-qdrant-cluster.yaml")
     assert cluster.vector_store.api_key_env == "QDRANT_API_KEY"
     assert cluster.embedding.openai.dimensions == 384
