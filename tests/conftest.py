@@ -19,3 +19,19 @@ def bm25_embedder():
     from societas.memory.embedding import EmbeddingConfig, build_embedder
 
     return build_embedder(EmbeddingConfig())
+
+
+@pytest.fixture(scope="module")
+def own_local_ray():
+    """A Ray of the module's own (address="local"), even if another runs on the machine."""
+    import ray
+
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        _node_ip_address="127.0.0.1",
+    )
+    yield
+    ray.shutdown()

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-import ray
 import yaml
 
 from societas.cluster import checkpoint as ckpt
@@ -23,19 +21,6 @@ from .threaded_server import threaded_emulator
 
 TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"
 TABLES = ("agent_state", "plans", "dialogues", "needs", "thoughts", "importance")
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        _node_ip_address="127.0.0.1",
-    )
-    yield
-    ray.shutdown()
 
 
 def town(url: str) -> dict[str, Any]:
@@ -60,7 +45,7 @@ def rows(run: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def test_a_stop_during_a_slow_tick_on_ray_checkpoints_the_last_finished_tick(
-    local_ray, tmp_path
+    own_local_ray, tmp_path
 ) -> None:
     with threaded_emulator(base_latency_s=0.001) as (_emu, url):
         run_on_ray(town(url), tmp_path / "whole", 2)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ray
 import yaml
 
 from societas.agents.llm import inflight
@@ -21,19 +20,6 @@ from .threaded_server import threaded_emulator
 
 TOWN = Path(__file__).resolve().parents[2] / "configs" / "town.yaml"
 LATENCY_S = 2.0
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        _node_ip_address="127.0.0.1",
-    )
-    yield
-    ray.shutdown()
 
 
 @pytest.fixture
@@ -65,7 +51,7 @@ def test_merged_counts_other_processes_only() -> None:
     assert merged(replies, me=9) == (3, 7.5)
 
 
-def test_a_ray_run_shows_its_actors_calls_in_flight(local_ray, slow_server, tmp_path) -> None:
+def test_a_ray_run_shows_its_actors_calls_in_flight(own_local_ray, slow_server, tmp_path) -> None:
     seen: list[tuple[int, float]] = []
     stop = threading.Event()
 
