@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import random
+
 import pytest
 
 from societas.agents.llm import rules
@@ -89,3 +93,26 @@ def test_seed_changes_jittered_answers() -> None:
     a = rules.answer("importance", items, seed=1)
     b = rules.answer("importance", items, seed=2)
     assert a != b and a == rules.answer("importance", items, seed=1)
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"name": "Ann", "people": ["Bob", "Zoë", "Ann"], "place": "café", "n": 2},
+        {"people": ("Bob", "Zoë"), "zz": {"people": ["x"]}},
+        {"people": ["Bob", 3, {"k": "v"}]},  # not all names: encoded with the rest
+        {"people": ["Bob"], "note": "\x00people\x00"},  # a value holding the stand-in
+        {"people": []},
+        {"n": 1},
+    ],
+)
+def test_seeded_rng_hashes_the_whole_call(context: dict) -> None:
+    """The draws depend on the JSON of (task, context, seed) exactly, the population of
+    names included, whether its JSON was made on this call or taken from an earlier one."""
+    blob = json.dumps(["talk", context, 7], sort_keys=True, default=str, ensure_ascii=False)
+    seed = int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big")
+    expected = random.Random(seed).random()
+    assert rules.seeded_rng("talk", context, 7).random() == expected
+    assert rules.seeded_rng("talk", context, 7).random() == expected
+    other = {**context, "people": ["Bob", "Zoë", "Ann", "Eve"]}
+    assert rules.seeded_rng("talk", other, 7).random() != expected
