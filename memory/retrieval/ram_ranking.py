@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from societas.memory.retrieval.ranking import RankJob, has_terms
+from societas.memory.retrieval.ranking import RankJob, RankSources, has_terms, rescored_here
 from societas.memory.retrieval.scoring import Numbers, base_terms, weighted_relevance
 from societas.memory.vectorstores import ScoredPoint
 
 if TYPE_CHECKING:
-    from societas.memory.group import GroupMemory
     from societas.memory.retrieval.sparse_index import AgentPostings
 
 
@@ -32,14 +31,14 @@ SEGMENTED_AT = 32
 class RamRanker:
     """Ranks a group's searches from its `SparseIndex` (see the module docstring)."""
 
-    def __init__(self, group: GroupMemory) -> None:
+    def __init__(self, group: RankSources) -> None:
         self.group = group
 
     def eligible(self, jobs: Sequence[RankJob]) -> list[bool]:
         """Which of these searches are answered from RAM (the group's settings read once a
         batch; per search only its own fields)."""
         g = self.group
-        if g.sparse_index is None or not g.ranker.fast_path():  # MMR, rank fusion: engine
+        if g.sparse_index is None or not rescored_here(g):  # MMR, rank fusion: engine
             return [False] * len(jobs)
         forgetting = g.profiles.forgetting if g.profiles.any_forgetting else None
         return [
@@ -64,7 +63,6 @@ class RamRanker:
         hot_ids = g.hot.row_of
         expiring = g.expiring
         agents = index.agents
-        query_weights = index.query_weights
         f64 = np.float64
         found = [
             (job, p)
@@ -81,8 +79,8 @@ class RamRanker:
         )
         base = rows.add(base_terms(rows, cfg, now))
         segmented = len(found) >= SEGMENTED_AT
-        raw_all = np.zeros(len(base))  # every search's raw relevance, in its own slice
-        scale_all = np.ones(len(base))  # and its `exact` scale
+        matched: list[NDArray[np.intp]] = []  # rows of the batch holding a query term
+        products: list[NDArray[np.float64]] = []  # and their idf · q · d, in posting order
         masks: list[NDArray[np.bool_] | None] = []
         end = 0
         for job, p in found:
@@ -106,22 +104,30 @@ class RamRanker:
                 )
                 mask = alive if mask is None else mask & alive
             sparse = job.vectors.sparse
-            raw = None if sparse is None else index.relevance(p, query_weights(sparse))
-            if relevant_only_cfg and has_terms(job.vectors):
-                relevant = raw > 0 if raw is not None else np.zeros(n_all, bool)
-                mask = relevant if mask is None else mask & relevant
-            if raw is not None:
-                raw_all[start:end] = raw
-                scale_all[start:end] = job.scale
+            if sparse is not None:
+                weights = index.query_weights(sparse) if job.weights is None else job.weights
+                if (terms := index.matches(p, weights)) is not None:
+                    matched.append(terms[0] + start)
+                    products.append(terms[1])
             masks.append(mask)
-        # γ·relevance of the whole batch at once (0 where a search matched nothing).
-        base += weighted_relevance(Numbers(0.0, 0.0, raw_all), cfg, g.normalization, scale_all)
+        # Raw relevance of the batch's rows in one count (each row's products summed in
+        # posting order), then γ·relevance of the whole batch at once (0 where none matched).
+        lengths = np.fromiter((len(p.ids) for _, p in found), np.intp, len(found))
+        raw: np.ndarray = np.zeros(len(base))
+        if matched:
+            raw = np.bincount(np.concatenate(matched), np.concatenate(products), len(base))
+        scales = np.repeat(np.fromiter((job.scale for job, _ in found), f64, len(found)), lengths)
+        base += weighted_relevance(Numbers(0.0, 0.0, raw), cfg, g.normalization, scales)
         picks: list[tuple[RankJob, AgentPostings, int]] = []  # segmented: (job, postings, k)
         end = 0
-        for (job, p), mask in zip(found, masks, strict=True):
+        for (job, p), given in zip(found, masks, strict=True):
             n_all = len(p.ids)
             start, end = end, end + n_all
             score = base[start:end]  # this search's own slice: changed in place below
+            mask = given
+            if relevant_only_cfg and has_terms(job.vectors):
+                relevant = raw[start:end] > 0
+                mask = relevant if mask is None else mask & relevant
             n = n_all if mask is None else int(np.count_nonzero(mask))
             job.candidates = job.scored = n
             if segmented:  # left out rows score -inf: never taken while a candidate is left

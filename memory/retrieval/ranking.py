@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -22,7 +22,11 @@ from societas.memory.retrieval.scoring import Numbers, base_terms, exact_match_s
 from societas.memory.vectorstores import PointFilter, ScoredPoint, VectorQuery
 
 if TYPE_CHECKING:
-    from societas.memory.group import GroupMemory
+    from societas.memory.architectures.profiles import AgentProfiles
+    from societas.memory.model.config import GroupMemoryConfig
+    from societas.memory.retrieval.sparse_index import SparseIndex
+    from societas.memory.store.hot_store import HotStore
+    from societas.memory.vectorstores import VectorStore
 
 TIE_MARGIN = 16  # engine results fetched beyond top_k so exact score ties are ordered here
 _EPS = 1e-9  # a bound this close to the k-th score counts as a possible winner
@@ -42,6 +46,7 @@ class RankJob:
     scored: int = 0  # memories scored exactly
     exhaustive: bool = False  # rescored in the engine over all memories
     scale: float = 1.0  # the `exact` normalisation's scale of the query (Ranker.scale)
+    weights: list[tuple[int, float]] | None = None  # (term, q·idf) from the RAM index
 
 
 @dataclass(slots=True)
@@ -66,20 +71,40 @@ def has_terms(vectors: TextVectors) -> bool:
     return vectors.sparse is not None and not vectors.sparse.is_empty()
 
 
+class RankSources(Protocol):
+    """What ranking reads of a group, read at each call (a restore may replace them)."""
+
+    config: GroupMemoryConfig
+    normalization: str
+    hot: HotStore
+    sparse_index: SparseIndex | None
+    store: VectorStore
+    profiles: AgentProfiles
+    warm_counts: dict[int, int]
+    max_importance: dict[int, float]
+    expiring: dict[int, float]
+    counters: dict[str, int]
+
+    def point_filter(self, r: SearchRequest) -> PointFilter: ...
+
+
+def rescored_here(sources: RankSources) -> bool:
+    """Python rescoring applies to one relevance signal (not RRF) without MMR."""
+    return sources.config.retrieval.mmr_lambda is None and sources.normalization in (
+        "exact",
+        "saturate",
+        "identity",
+    )
+
+
 class Ranker:
     """Ranks a batch of searches of one group exactly (see the module docstring)."""
 
-    def __init__(self, group: GroupMemory) -> None:
-        self.group = group
+    def __init__(self, group: RankSources) -> None:
+        from societas.memory.retrieval.ram_ranking import RamRanker
 
-    def fast_path(self) -> bool:
-        """Python rescoring applies to one relevance signal (not RRF) without MMR."""
-        g = self.group
-        return g.config.retrieval.mmr_lambda is None and g.normalization in (
-            "exact",
-            "saturate",
-            "identity",
-        )
+        self.group = group
+        self.ram = RamRanker(group) if group.sparse_index is not None else None
 
     def pool(self, job: RankJob) -> int:
         """How many memories an exhaustive engine query must consider for this agent."""
@@ -92,18 +117,16 @@ class Ranker:
         """Fill each job's `hits` with its exact top `limit`, best first."""
         fallback: list[RankJob] = list(jobs)
         await self.scale(fallback)
-        ram = self.group.ram_ranker
-        if ram is not None:  # answered from RAM (memory.retrieval.ram_ranking); the rest below
-            in_ram = ram.eligible(fallback)
-            if all(in_ram):  # the usual case: nothing left for the engine
-                ram.rank(fallback, now)
-                return
-            ram.rank([j for j, ok in zip(fallback, in_ram, strict=True) if ok], now)
+        if self.ram is not None:  # answered from RAM (memory.retrieval.ram_ranking); the rest below
+            in_ram = self.ram.eligible(fallback)
+            self.ram.rank([j for j, ok in zip(fallback, in_ram, strict=True) if ok], now)
             fallback = [j for j, ok in zip(fallback, in_ram, strict=True) if not ok]
+        if not fallback:  # the usual case: nothing left for the engine
+            return
         for job in fallback:  # the engine's conditions, for the searches that go there
             if job.filter is None:
                 job.filter = self.group.point_filter(job.request)
-        if self.fast_path():
+        if rescored_here(self.group):
             fallback = await self._rank_fast(fallback, now)
         await self._rank_in_engine(fallback, now)
 
@@ -113,13 +136,16 @@ class Ranker:
         score over that memory's weight of the term)."""
         g, probes = self.group, []
         index = g.sparse_index
+        exact = g.normalization == "exact"
         for job in jobs:
-            if (query := job.vectors.sparse) is None or g.normalization != "exact":
+            if (query := job.vectors.sparse) is None:
                 continue
             n = len(query.indices)
             if index is not None:
-                job.scale = exact_match_score((w for _, w in index.query_weights(query)), n)
-            else:
+                job.weights = index.query_weights(query)
+                if exact:
+                    job.scale = exact_match_score((w for _, w in job.weights), n)
+            elif exact:
                 job.scale = 0.0
                 probes += [(job, t, w, n) for t, w in zip(query.indices, query.values, strict=True)]
         every = PointFilter(agent_id=0, every_agent=True)
@@ -345,45 +371,35 @@ class Ranker:
 
     def _hot_mask(self, flt: PointFilter, rows: np.ndarray, times: np.ndarray) -> Any:
         """Which of the agent's hot rows pass the search filter (None: all of them)."""
-        hot = self.group.hot
-        mask = None
-
-        def both(current: Any, new: Any) -> Any:
-            return new if current is None else current & new
-
+        hot, kept, listed = self.group.hot, [], rows.tolist()
         if flt.topic is not None:
-            mask = both(mask, hot.topics.equals(rows, flt.topic))
+            kept.append(hot.topics.equals(rows, flt.topic))
         if flt.location is not None:
-            mask = both(mask, hot.locations.equals(rows, flt.location))
+            kept.append(hot.locations.equals(rows, flt.location))
         if flt.day_range is not None:
             start, end = flt.day_range[0] * 86_400.0, (flt.day_range[1] + 1) * 86_400.0
-            mask = both(mask, (times >= start) & (times < end))
+            kept.append((times >= start) & (times < end))
         if flt.time_range is not None:
             ts = np.frombuffer(hot.ts, np.float64)[rows]
-            mask = both(mask, (ts >= flt.time_range[0]) & (ts <= flt.time_range[1]))
+            kept.append((ts >= flt.time_range[0]) & (ts <= flt.time_range[1]))
         if flt.ids is not None:
             wanted = np.fromiter(flt.ids, np.int64)
-            mask = both(mask, np.isin(np.frombuffer(hot.ids, np.int64)[rows], wanted))
+            kept.append(np.isin(np.frombuffer(hot.ids, np.int64)[rows], wanted))
         if flt.types is not None:
             kinds, types = set(flt.types), hot.types
-            mask = both(mask, np.fromiter((types[r] in kinds for r in rows.tolist()), bool))
+            kept.append(np.fromiter((types[r] in kinds for r in listed), bool, len(listed)))
         if flt.tags is not None:
             wanted_tags, ids, tags = set(flt.tags), hot.ids, hot.tags
-            mask = both(
-                mask,
-                np.fromiter(
-                    (not wanted_tags.isdisjoint(tags.get(ids[r], ())) for r in rows.tolist()),
-                    bool,
-                ),
-            )
+            has = (not wanted_tags.isdisjoint(tags.get(ids[r], ())) for r in listed)
+            kept.append(np.fromiter(has, bool, len(listed)))
         if flt.alive_at is not None:
-            mask = both(mask, np.frombuffer(hot.expires, np.float64)[rows] > flt.alive_at)
+            kept.append(np.frombuffer(hot.expires, np.float64)[rows] > flt.alive_at)
         if flt.layers is not None:
             wanted_layers, layers = set(flt.layers), hot.layers
-            mask = both(
-                mask, np.fromiter((layers[r] in wanted_layers for r in rows.tolist()), bool)
+            kept.append(
+                np.fromiter((layers[r] in wanted_layers for r in listed), bool, len(listed))
             )
-        return mask
+        return np.logical_and.reduce(kept) if kept else None
 
 
 def _engine_filter(job: RankJob) -> PointFilter:

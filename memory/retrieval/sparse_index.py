@@ -11,6 +11,7 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import numpy as np
 from numpy.typing import NDArray
@@ -81,8 +82,7 @@ class SparseIndex:
         vectors: Sequence[SparseVector | None],
     ) -> None:
         """Index new memories (ids ascending per agent, as the group allocates them)."""
-        count_terms, agents = self.df.update, self.agents  # Counter.update: counted in C
-        topic_id = self.topic_id
+        agents, topic_id = self.agents, self.topic_id
         unsorted: set[int] = set()
         for memory_id, agent_id, time, imp, topic, vec in zip(
             ids, agent_ids, times, importances, topics, vectors, strict=True
@@ -96,11 +96,11 @@ class SparseIndex:
             p.times.append(time)
             p.importances.append(imp)
             p.topics.append(topic_id(topic))
-            if vec is not None and vec.indices:
+            if vec is not None:
                 p.terms.extend(vec.indices)
                 p.weights.extend(vec.values)
-                count_terms(vec.indices)
             p.ends.append(len(p.terms))
+        self.df.update(chain.from_iterable(v.indices for v in vectors if v is not None))
         self.docs += len(ids)
         for agent_id in unsorted:
             agents[agent_id] = _sorted(agents[agent_id])
@@ -164,10 +164,12 @@ class SparseIndex:
                 out.append((term, value * math.log(1.0 + (n - count + 0.5) / (count + 0.5))))
         return out
 
-    def relevance(self, p: AgentPostings, weights: list[tuple[int, float]]) -> np.ndarray | None:
-        """Raw relevance (Σ idf · q · d) of each of the agent's memories, in row order, each
-        row's terms summed in their stored order (float64); None when no query term is among
-        the agent's (0 everywhere). Few numpy calls: it runs once a search."""
+    def matches(
+        self, p: AgentPostings, weights: list[tuple[int, float]]
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64]] | None:
+        """The agent's postings that hold a query term: their rows and idf · q · d products,
+        in posting order (a row's raw relevance is its products summed in that order, as
+        `np.bincount` sums them); None when there are none. Few numpy calls: once a search."""
         if not weights or not p.terms:
             return None
         terms = np.frombuffer(p.terms, np.uint32)
@@ -191,7 +193,7 @@ class SparseIndex:
         if not at.size:
             return None
         rows = np.frombuffer(p.ends, np.uint32).searchsorted(at, side="right")
-        return np.bincount(rows, np.frombuffer(p.weights, np.float32)[at] * w_at, len(p.ids))
+        return rows, np.frombuffer(p.weights, np.float32)[at] * w_at
 
 
 def _copy_row(src: AgentPostings, r: int, dst: AgentPostings) -> None:

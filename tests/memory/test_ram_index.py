@@ -47,7 +47,9 @@ async def test_relevance_from_ram_equals_the_engines(group_factory, backend):
     )
     engine = {p.id: p.score for p in engine_hits[0]}
     postings = index.agents[1]
-    raw = index.relevance(postings, index.query_weights(query.sparse))
+    found = index.matches(postings, index.query_weights(query.sparse))
+    assert found is not None
+    raw = np.bincount(*found, minlength=len(postings))
     ram = {i: float(r) for i, r in zip(postings.ids, raw, strict=True) if r > 0}
     assert engine.keys() == ram.keys() and engine
     for memory_id, score in engine.items():
