@@ -8,7 +8,7 @@ for, so the hot rows and the RAM index stay in id order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from societas.memory.model.clock import SECONDS_PER_DAY
 from societas.memory.model.records_meta import meta_payload
@@ -31,7 +31,7 @@ async def write_memories(
     clock now). The caller holds the operation lock."""
     if not requests:
         return
-    (agent_ids, topics, texts, locations, importances, layers, types, expires, typed) = _columns(
+    agent_ids, topics, texts, locations, importances, layers, types, expires = _columns(
         group, requests
     )
     vectors = await group.embedder.embed_documents(texts)
@@ -57,8 +57,7 @@ async def write_memories(
     hot.append_many(
         ids, agent_ids, topics, texts, locations, importances, day, t, times, layers, types, expires
     )
-    for at in typed:
-        r, point_id = requests[at], ids[at]
+    for r, point_id in zip(requests, ids, strict=True):  # kept beside the columns
         if r.tags:
             hot.tags[point_id] = r.tags
         if r.metadata:
@@ -77,52 +76,27 @@ async def write_memories(
     group.counters["embedded_texts"] += len(texts)
 
 
-Columns = tuple[
-    Sequence[int],
-    Sequence[str],
-    Sequence[str],
-    Sequence[str | None],
-    Sequence[float],
-    Sequence[str],
-    Sequence[str],
-    Sequence[float | None] | None,
-    Sequence[int],
-]  # agent ids, topics, texts, locations, importances, layers, types, expiries, typed rows
-
-
-def _columns(group: GroupMemory, requests: Sequence[AddRequest]) -> Columns:
-    """The batch's columns in one pass over the requests (a lone agent writes 2: one pass,
-    not a comprehension a column)."""
-    agent_ids: list[int] = []
-    topics: list[str] = []
-    texts: list[str] = []
-    locations: list[str | None] = []
-    importances: list[float] = []
-    layers: list[str] = []
-    types: list[str] = []
-    expires: list[float | None] = []
-    typed: list[int] = []  # positions of requests with tags, metadata or an expiry
-    default, agents = group.config.default_importance, group.known_agents
-    for at, r in enumerate(requests):
-        agent_id, topic = r.agent_id, r.topic
-        if agent_id not in agents:
-            group.require_agent(agent_id)  # raises, naming it
-        agent_ids.append(agent_id)
-        topics.append(topic)
-        texts.append(r.description)
-        locations.append(r.location)
-        importances.append(default if r.importance is None else r.importance)
-        layers.append(initial_layer(topic))
-        types.append(r.type)
-        expires.append(r.expires_at)
-        if _typed(r):
-            typed.append(at)
-    return agent_ids, topics, texts, locations, importances, layers, types, expires, typed
-
-
-def _typed(r: AddRequest) -> bool:
-    """Whether a request carries tags, metadata or an expiry (kept beside the columns)."""
-    return bool(r.tags or r.metadata or r.expires_at is not None)
+def _columns(group: GroupMemory, requests: Sequence[AddRequest]) -> list[tuple[Any, ...]]:
+    """The batch's columns (agent ids, topics, texts, locations, importances, layers, types,
+    expiries): a tuple a request, transposed."""
+    agents, default = group.known_agents, group.config.default_importance
+    for r in requests:
+        if r.agent_id not in agents:
+            group.require_agent(r.agent_id)  # raises, naming it
+    rows = [
+        (
+            r.agent_id,
+            r.topic,
+            r.description,
+            r.location,
+            default if r.importance is None else r.importance,
+            initial_layer(r.topic),
+            r.type,
+            r.expires_at,
+        )
+        for r in requests
+    ]
+    return list(zip(*rows, strict=True))
 
 
 def _points(
