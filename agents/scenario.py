@@ -426,7 +426,7 @@ def _problems_from(err: ValidationError) -> list[tuple[str, str]]:
     out = []
     for e in err.errors():
         path = ".".join(str(p) for p in e["loc"]) or "<root>"
-        msg = e["msg"]
+        msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             msg = f"unknown field {e['loc'][-1]!r}" + did_you_mean(ScenarioConfig, e["loc"])
         elif "input" in e and not isinstance(e["input"], dict | list):

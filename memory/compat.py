@@ -19,7 +19,7 @@ from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.group import GroupMemory
 from societas.memory.model.citizen import CITIZEN_ATTRIBUTES
 from societas.memory.model.config import GroupMemoryConfig, MemoryAttribute, MemoryConfig
-from societas.memory.model.records import MemoryRecord
+from societas.memory.model.records import MemoryHit, MemoryRecord
 from societas.memory.retrieval.scoring import RetrievalConfig
 from societas.memory.store.kv_columns import KVColumn
 
@@ -142,8 +142,15 @@ class Status:
             raise KeyError(f"No attribute `{key}` in memories!")
         return default_value
 
-    async def update(self, key: str, value: Any, mode: str = "replace") -> None:
-        """Set (`replace`) or extend (`merge`: dict update / list append); new keys allowed."""
+    async def update(
+        self, key: str | Mapping[str, Any], value: Any = None, mode: str = "replace"
+    ) -> None:
+        """Set (`replace`) or extend (`merge`: dict update / list append); new keys allowed;
+        a mapping alone sets each of its keys."""
+        if not isinstance(key, str):  # a mapping alone
+            for name, item in key.items():
+                await self.update(name, item, mode)
+            return
         status = await self._status()
         if isinstance(value, tuple | set):
             value = list(value)
@@ -175,17 +182,30 @@ class Stream:
     def __init__(self, memory: Memory) -> None:
         self._memory, self._group = memory, memory.group
 
-    async def _stream(self, stamp: str | None = None) -> StreamMemory:
-        """The agent's stream view, the clock set from the environment when `stamp` names
-        the call that needs the time."""
+    async def _stream(self) -> StreamMemory:
+        """The agent's stream view, the clock set from the environment (without one: the
+        group's own clock, day 0 at 00:00 until `group.clock` is moved)."""
         view = await self._memory.view()
         environment = self._memory.environment
         if environment is not None:
             day, t = environment.get_datetime()
             self._group.clock.set(int(day), float(t))
-        elif stamp is not None and self._memory.owns_group:
-            raise ValueError(f"stream.{stamp}: the environment is None; it gives the time")
         return view.stream
+
+    @property
+    def _vectorstore(self) -> Stream:
+        """The seed's `stream._vectorstore` (its skeleton's `similarity_search`)."""
+        return self
+
+    async def similarity_search(self, query: str, k: int = 4) -> list[MemoryHit]:
+        """The `k` best memories for `query`, best first (the seed's vector search)."""
+        return await (await self._stream()).search(query, top_k=k)
+
+    async def add_memory_node(
+        self, text: str, topic: str = "other", importance: float | None = None
+    ) -> int:
+        """The seed skeleton's insert: `add` under `topic`."""
+        return await self.add(topic, text, importance)
 
     def _location(self) -> str:
         """Where the agent is, as the seed reads it from status `position`."""
@@ -199,7 +219,7 @@ class Stream:
 
     async def add(self, topic: str, description: str, importance: float | None = None) -> int:
         """Remember `description` under `topic` now, where the agent is; returns its id."""
-        stream = await self._stream("add")
+        stream = await self._stream()
         return await stream.add(topic, description, importance, self._location())
 
     add_cognition = _topic_add("cognition", "A thought or insight.")
@@ -228,7 +248,7 @@ class Stream:
         self, query: str = "", topic: str | None = None, top_k: int = 100
     ) -> str:
         """Today's memories: the best for `query`, or without one the latest `top_k`."""
-        await self._stream("search_today")
+        await self._stream()
         day = self._group.clock.day
         if query.strip():
             return await self.search(query, topic=topic, top_k=top_k, day_range=(day, day))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from societas.agents.cognition import update_thought
 from societas.agents.cognition.attitude import N_MEMORIES
 from societas.agents.cognition.persona import describe_self, recall
+from societas.agents.cognition.preferences import note_preference
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.tasks import AttitudeUpdate
 from societas.agents.scenario import ScenarioConfig
@@ -87,5 +88,12 @@ class CognitionBlock:
         value = round(float(out.attitude), 4)
         agent.set("attitude", {**s["attitude"], topic: value})
         s["_attitude_source"] = {**(s.get("_attitude_source") or {}), topic: out.answer_source}
+        prefs = self.scenario.memory.policies.preferences
+        timelines = s.get("preferences") or {}
+        new = await note_preference(
+            ctx.memory_writer(), agent.memory, prefs, timelines, topic, value
+        )
+        if new is not None:
+            agent.set("preferences", new)
         await ctx.remember("cognition", f"My stance on {topic} is now {value:.1f} of 10.")
         return value

@@ -18,6 +18,7 @@ from societas.agents.cognition import (
     reuse_hour,
 )
 from societas.agents.cognition.persona import Persona, persona_of, plain_names
+from societas.agents.cognition.short_term import note_task
 from societas.agents.scenario import ScenarioConfig
 
 if TYPE_CHECKING:
@@ -125,6 +126,10 @@ class PlanBlock:
                 await ctx.remember(
                     "activity", f"{agent.profile.name} is going to {activity}", location=place
                 )
+            policy = self.scenario.memory.policies.sessions
+            await note_task(
+                writer, agent.memory, policy, s["plan"], hour, activity, category, place
+            )
 
     def _awake_hour(self, ctx: AgentContext, hour: int) -> bool:
         """Whether `hour` is planned, not yet decomposed, and not spent asleep."""

@@ -82,7 +82,24 @@ COGNITION = BlockState(
     kept=("_emotion", "_attitude_source"),  # topic -> answer_source of the stance in force
 )
 
-BUILTIN: tuple[BlockState, ...] = (NEEDS, MOBILITY, PLAN, ECONOMY, EVACUATION, SOCIAL, COGNITION)
+PREFERENCES = BlockState(  # memory.policies.preferences: each attitude topic's timeline
+    "cognition",
+    attributes=(
+        _A(name="preferences", type="dict", default_or_value={}, description="Topic -> timeline"),
+    ),
+    hot_keys=("preferences",),
+)
+
+BUILTIN: tuple[BlockState, ...] = (
+    NEEDS,
+    MOBILITY,
+    PLAN,
+    ECONOMY,
+    EVACUATION,
+    SOCIAL,
+    COGNITION,
+    PREFERENCES,
+)
 
 
 def attributes_of(states: tuple[BlockState, ...] = BUILTIN) -> list[MemoryAttribute]:

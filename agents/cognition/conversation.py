@@ -13,6 +13,12 @@ from pydantic import Field
 from societas.agents.cognition.persona import Persona, fmt_needs, lines, plain_name, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.cognition.relationships import Relation
+from societas.agents.cognition.short_term import (
+    SESSION_IMPORTANCE,
+    conversation_record,
+    session_context,
+    session_memory,
+)
 from societas.agents.llm.answer_checks import Said
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import DialogueTurn, Reply
@@ -32,9 +38,11 @@ class ConversationSummary(Reply):
     tone: float = Field(0.0, ge=-1.0, le=1.0)
 
 
-async def about(mem: AgentMemory, other: str, topic: str) -> list[str]:
-    """What the speaker retrieves about the other person and the topic."""
-    return [h.text for h in await recall(mem, f"{other} {topic}".strip(), top_k=3)]
+async def about(mem: AgentMemory, other: str, topic: str, sessions: bool = False) -> list[str]:
+    """What the speaker retrieves about the other person and the topic; with `sessions`, the
+    live session with them first (seed 001's short-term context)."""
+    found = [h.text for h in await recall(mem, f"{other} {topic}".strip(), top_k=3)]
+    return [*(await session_context(mem, other)), *found] if sessions else found
 
 
 def describe_relation(rel: Relation) -> str:
@@ -161,13 +169,29 @@ async def remember_conversation(
     summary: str,
     heard: Sequence[tuple[str, str]] = (),
     location: str | None = None,
+    *,
+    other: str = "",
+    topic: str = "",
+    history: Sequence[tuple[str, str]] = (),
+    tone: float | None = None,
 ) -> None:
     """What one participant remembers of a conversation: with the memory's temporal policy on,
     the other's lines (`remember_turns`, "Bob said: ...") then the summary, linked in the
-    order stored by `temporal` associations (memory.temporal); otherwise the summary alone."""
+    order stored by `temporal` associations (memory.temporal); otherwise the summary alone.
+    With sessions on (memory.policies.sessions) the summary is a typed `conversation` memory
+    with structured content, and the conversation's context (`history`) a `session` memory
+    that expires after its TTL."""
+    sessions = group.config.policies.sessions
+    typed = conversation_record(episode, summary, other, heard, tone) if sessions.enabled else None
+    session = session_memory(sessions, mem.clock.abs_seconds, episode, other, topic, history, tone)
+    if session is not None:
+        text, record = session
+        await writer.add(
+            mem, "session", text, location=location, importance=SESSION_IMPORTANCE, record=record
+        )
     policy = group.config.policies.temporal
     if not policy.enabled:
-        await writer.add(mem, "dialogue", summary, location=location)
+        await writer.add(mem, "dialogue", summary, location=location, record=typed)
         return
     episodes = group.policy_state.episodes
 
@@ -175,5 +199,6 @@ async def remember_conversation(
         episodes.note(mem.agent_id, episode, memory_id)
 
     lines = [f"{name} said: {text}" for name, text in heard] if policy.remember_turns else []
-    for text in [*lines, summary]:
+    for text in lines:
         await writer.add(mem, "dialogue", text, location=location, on_stored=stored)
+    await writer.add(mem, "dialogue", summary, location=location, on_stored=stored, record=typed)

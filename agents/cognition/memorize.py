@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from societas.agents.cognition.importance import rate_with_source
+from societas.agents.cognition.short_term import count_typed
 from societas.memory import AgentMemory
 from societas.memory.model.records import AddRequest
 
@@ -34,7 +35,8 @@ OnRated = Callable[[int, int, str, float, str], None]
 
 
 class MemoryWriter(Protocol):
-    """Where cognition puts memories; the importance is rated unless given or configured."""
+    """Where cognition puts memories; the importance is rated unless given or configured;
+    `record` holds typed-record fields (type, tags, metadata, expires_at)."""
 
     async def add(
         self,
@@ -46,6 +48,7 @@ class MemoryWriter(Protocol):
         importance: float | None = None,
         evidence: Sequence[int] = (),
         on_stored: OnStored | None = None,
+        record: Mapping[str, Any] | None = None,
     ) -> int | None: ...
 
 
@@ -73,13 +76,14 @@ class ImmediateWriter:
         importance: float | None = None,
         evidence: Sequence[int] = (),
         on_stored: OnStored | None = None,
+        record: Mapping[str, Any] | None = None,
     ) -> int | None:
         """Rate `text` (unless fixed), add it, link `evidence` to it; returns its id."""
         imp = importance if importance is not None else self.fixed.get(topic)
         source = None
         if imp is None:
             ((imp, source),) = await rate_with_source(self.llm, [text], seed=mem.agent_id)
-        mid = await mem.stream.add(topic, text, importance=imp, location=location)
+        mid = await mem.stream.add(topic, text, importance=imp, location=location, **(record or {}))
         if source is not None and self.on_rated is not None:
             self.on_rated(mem.agent_id, mid, topic, imp, source)
         if evidence:
@@ -103,6 +107,7 @@ class _Pending:
     on_stored: OnStored | None = field(default=None)
     observed: bool = False  # an attention observation of the cognitive profile
     source: str | None = None  # answer_source of a rated importance (None: given)
+    record: Mapping[str, Any] | None = None  # typed-record fields
 
 
 class PendingMemories:
@@ -140,14 +145,17 @@ class PendingMemories:
         importance: float | None = None,
         evidence: Sequence[int] = (),
         on_stored: OnStored | None = None,
+        record: Mapping[str, Any] | None = None,
     ) -> int | None:
         """Queue a memory (stored at the next `flush`); returns None (no id yet)."""
         seq = self._seq.get(mem.agent_id, 0)
         self._seq[mem.agent_id] = seq + 1
         imp = importance if importance is not None else self.fixed.get(topic)
-        self.items.append(
-            _Pending(mem.agent_id, seq, topic, text, location, imp, tuple(evidence), on_stored)
+        pending = _Pending(
+            mem.agent_id, seq, topic, text, location, imp, tuple(evidence), on_stored
         )
+        pending.record = record
+        self.items.append(pending)
         return None
 
     async def flush(self, group: GroupMemory, salt: int = 0) -> list[int]:
@@ -179,11 +187,13 @@ class PendingMemories:
                     importance=p.importance,
                     location=p.location,
                     **({"type": "episodic"} if p.observed else {}),
+                    **(p.record or {}),
                 )
                 for p in items
             ]
         )
         self.stored += len(ids)
+        count_typed(group, [str((p.record or {}).get("type", "")) for p in items])
         if group.cognition is not None:
             observed = [(p.agent_id, p.text) for p in items if p.observed]
             if observed:

@@ -179,7 +179,9 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "temporal": "Memories of one episode linked in order.",
         "contradiction": "Contradictory memory pairs found by a judge and linked.",
         "habits": "Repeated actions become procedural memories.",
-        "importance": "Importance recomputed from age, reads, feedback and links.",
+        "importance": "Importance recomputed from age, reads, feedback, links and content.",
+        "sessions": "Short-term session and task memories that expire after a TTL.",
+        "preferences": "Preference timelines (confidence, stability, trend) from attitudes.",
     },
     "ForgettingPolicy": {
         "enabled": "Run the policy.",
@@ -223,7 +225,11 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "access_weight": "Weight of reads.",
         "feedback_weight": "Weight of feedback given with `give_feedback`.",
         "association_weight": "Weight of association strength.",
+        "formula": "additive (rating plus adjustments) or seed (seed 001's weighted sum).",
+        "content_weight": "Weight of content richness.",
     },
+    "SessionPolicy": {"enabled": "Write session and task memories with these TTLs."},
+    "PreferencePolicy": {"enabled": "Keep a timeline per attitude topic (KV `preferences`)."},
     "LLMConfig": {
         "endpoints": "OpenAI-compatible servers, with weights and limits; least-loaded "
         "dispatch across them.",

@@ -156,7 +156,8 @@ class ConversationHost:
         history = [(line.name, line.text) for line in r.history]
         key = (r.conversation_id, agent.id)
         if key not in self.retrieved:
-            self.retrieved[key] = await about(agent.memory, other, r.topic)
+            sessions = sc.memory.policies.sessions.enabled
+            self.retrieved[key] = await about(agent.memory, other, r.topic, sessions)
         out = await speak(
             ctx.llm,
             agent.memory,
@@ -218,6 +219,10 @@ class ConversationHost:
             summary.summary,
             said,
             r.place or None,
+            other=other_name,
+            topic=r.topic,
+            history=history,
+            tone=summary.tone,
         )
         new = after_conversation(rel, summary.tone, len(r.history), r.tick)
         rels = {**(s.get("relationships") or {}), str(other): new.model_dump()}

@@ -32,6 +32,10 @@ COLUMNS: dict[str, str] = {
     "cognitive_consolidations": "Cognitive L3 consolidation passes (observations into facts).",
     "facts": "Cognitive facts learnt (fact-graph edges and semantic memories).",
     "meta_cognition": "Cognitive L4 meta-cognition passes (reflections retuning L2 and L3).",
+    "sessions": "Session memories written (a conversation's context, with a TTL).",
+    "tasks": "Task memories written (the activity in progress, with a TTL).",
+    "expirations": "Memories deleted when their TTL (expires_at) passed.",
+    "preference_updates": "Points added to preference timelines (attitude re-evaluations).",
 }
 PREFIX = "policy."  # of the engine's Deltas keys
 # Running totals: column -> (source, key) in `totals`' sources.
@@ -41,11 +45,15 @@ _GROUP = {
     "deletions": "forgotten",
     "moves_to_cold": "migrated_to_cold",
     "access_boosts": "accesses",
+    "expirations": "expired",
 }
 _POLICY = {
     "importance_recomputations": "importance_recomputed",
     "feedback": "feedback",
     "contradictions": "contradictions",
+    "sessions": "written_session",
+    "tasks": "written_task",
+    "preference_updates": "written_preference",
 }
 _COGNITION = {
     "observations": "observations",
@@ -58,7 +66,8 @@ _COGNITION = {
 def totals(memory: GroupMemory) -> dict[str, int]:
     """The running totals behind the delta columns, by column name."""
     out = {col: int(memory.counters[key]) for col, key in _GROUP.items()}
-    out.update({col: int(memory.policy_state.counters[key]) for col, key in _POLICY.items()})
+    policy = memory.policy_state.counters
+    out.update({col: int(policy.get(key, 0)) for col, key in _POLICY.items()})
     out["temporal_links"] = int(memory.policy_state.episodes.linked)
     cognition = memory.cognition.counters if memory.cognition is not None else {}
     out.update({col: int(cognition.get(key, 0)) for col, key in _COGNITION.items()})

@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from societas.memory.model.clock import format_time_of_day
+from societas.memory.model.content import check_content
 from societas.memory.model.records_meta import MemoryType, check_metadata, check_tags, meta_of
 
 Importance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
@@ -60,6 +61,12 @@ class AddRequest(BaseModel):
     @classmethod
     def _metadata(cls, value: Any) -> dict[str, Any]:
         return check_metadata(value)
+
+    @model_validator(mode="after")
+    def _content(self) -> AddRequest:
+        if self.metadata and "content" in self.metadata:
+            check_content(self.type, self.metadata["content"])
+        return self
 
 
 def _ordered_range(value: tuple[float, float] | None, name: str) -> None:

@@ -21,9 +21,10 @@ if TYPE_CHECKING:
     from societas.memory.store.id_map import IdMap
     from societas.memory.vectorstores.base import VectorStore
 
-MemoryType = Literal[
+LongTermType = Literal[
     "episodic", "semantic", "procedural", "conversation", "preference", "style", "context"
 ]
+MemoryType = Literal[LongTermType, "session", "task"]  # session, task: short-term (with a TTL)
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 DEFAULT_TYPE = "episodic"
 

@@ -3,7 +3,18 @@ habits and importance recomputation (each off by default, each switchable on its
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from societas.memory.model.records_meta import MemoryType
+
+# Seed 001's weights: 0.2 base, 0.2 time, 0.2 access, 0.2 feedback, 0.1 links, 0.1 content.
+SEED_WEIGHTS = {
+    **dict.fromkeys(("base_weight", "age_weight", "access_weight", "feedback_weight"), 0.2),
+    **dict.fromkeys(("association_weight", "content_weight"), 0.1),
+    "access_saturation": 10.0,
+}
 
 
 class TemporalPolicy(BaseModel):
@@ -65,13 +76,20 @@ class HabitPolicy(BaseModel):
 
 
 class ImportanceRecompute(BaseModel):
-    """Importance recomputed in batch on the tier schedule from the rated (base) importance:
-    base + w_age·(recency−1) + w_access·access + w_feedback·feedback + w_association·links,
-    clamped to [0, 1] and quantised so the vector store gets one write per distinct value."""
+    """Importance recomputed in batch on the tier schedule from the rated (base) importance,
+    clamped to [0, 1] and quantised so the vector store gets one write per distinct value.
+    additive: base + w_age·(recency−1) + w_access·access + w_feedback·tanh(feedback/scale) +
+    w_association·links + w_content·richness; seed (001's weighted sum, its weights unless
+    set): w_base·base + w_age·recency + w_access·min(reads/saturation, 1) +
+    w_feedback·(1+tanh(feedback/scale))/2 + w_association·links + w_content·richness."""
 
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
+    formula: Literal["additive", "seed"] = "additive"
+    base_weight: float = Field(
+        1.0, ge=0.0, le=1.0, description="Seed formula: weight of the rating."
+    )
     run_every_ticks: int = Field(48, ge=1)
     age_weight: float = Field(0.2, ge=0.0, le=1.0)
     age_tau_days: float = Field(7.0, gt=0.0, description="Recency exp(-age/τ).")
@@ -84,16 +102,57 @@ class ImportanceRecompute(BaseModel):
     feedback_scale: float = Field(2.0, gt=0.0, description="tanh(feedback/scale).")
     association_weight: float = Field(0.1, ge=0.0, le=1.0)
     association_saturation: float = Field(3.0, gt=0.0, description="1-exp(-Σstrength/s).")
+    content_weight: float = Field(0.0, ge=0.0, le=1.0)
+    richness_words: int = Field(
+        20, ge=1, description="Distinct words of unstructured text at which richness is 1."
+    )
     quantum: float = Field(0.01, gt=0.0, le=0.1, description="Importance rounded to this.")
 
     @model_validator(mode="after")
     def _some_weight(self) -> ImportanceRecompute:
+        if self.formula == "seed":
+            for name, value in SEED_WEIGHTS.items():
+                if name not in self.model_fields_set:
+                    setattr(self, name, value)
         weights = (
             self.age_weight,
             self.access_weight,
             self.feedback_weight,
             self.association_weight,
+            self.content_weight,
         )
         if self.enabled and not any(weights):
             raise ValueError("importance recompute is enabled but every weight is 0")
         return self
+
+
+SEED_TTLS: dict[MemoryType, float] = {"session": 3600.0, "task": 7200.0}  # the seed's Redis TTLs
+
+
+class SessionPolicy(BaseModel):
+    """Seed 001's short-term memory: memories of these types live `ttl_seconds` (simulated)
+    once written, then expire; agents write a conversation's context as a `session` memory
+    (its summary as a typed `conversation` memory) and the activity in progress as a `task`
+    memory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    ttl_seconds: dict[MemoryType, Annotated[float, Field(gt=0.0)]] = Field(
+        default_factory=lambda: dict(SEED_TTLS),
+        description="Memory type -> seconds it lives (the seed's session and task TTLs).",
+    )
+
+
+class PreferencePolicy(BaseModel):
+    """Seed 001's preference evolution: each re-evaluation of an attitude adds a point (value,
+    confidence) to its timeline, with stability and trend over the last `window` points."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    window: int = Field(5, ge=2, le=100, description="Points stability and trend read.")
+    trend_threshold: float = Field(
+        0.25, ge=0.0, description="Slope (scale units per point) below which the trend is stable."
+    )
+    max_points: int = Field(20, ge=2, le=1000, description="Timeline points kept.")

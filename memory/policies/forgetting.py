@@ -20,6 +20,8 @@ from societas.memory.policies.configs import (
     ContradictionPolicy,
     HabitPolicy,
     ImportanceRecompute,
+    PreferencePolicy,
+    SessionPolicy,
     TemporalPolicy,
 )
 
@@ -229,7 +231,7 @@ class ConsolidationPolicy(BaseModel):
     min_group: int = Field(3, ge=2)
     run_every_ticks: int = Field(48, ge=1)
     window_days: float | None = Field(
-        3.0, gt=0.0, description="D: only memories this recent (None: all hot and warm)."
+        7.0, gt=0.0, description="D: only memories this recent (None: all hot and warm)."
     )
     same_topic: bool = Field(True, description="Cluster only memories of one topic.")
     sources: Literal["mark", "cold"] = Field(
@@ -273,6 +275,8 @@ class MemoryPolicies(BaseModel):
     contradiction: ContradictionPolicy = Field(default_factory=ContradictionPolicy)
     habits: HabitPolicy = Field(default_factory=HabitPolicy)
     importance: ImportanceRecompute = Field(default_factory=ImportanceRecompute)
+    sessions: SessionPolicy = Field(default_factory=SessionPolicy)
+    preferences: PreferencePolicy = Field(default_factory=PreferencePolicy)
 
 
 def default_summary(texts: list[str]) -> str:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from societas.memory.model.content import richness
 from societas.memory.model.records_meta import meta_of
 from societas.memory.policies.configs import ImportanceRecompute
 from societas.memory.vectorstores.base import stored_payloads
@@ -33,10 +34,23 @@ def recomputed(
     since_access: float | None,
     feedback: float,
     association: float,
+    content: float = 0.0,
 ) -> float:
-    """The new importance of one memory (clamped to [0, 1], quantised)."""
+    """The new importance of one memory (clamped to [0, 1], quantised); `content` is its
+    content richness in [0, 1] (see `ImportanceRecompute` for both formulas)."""
     day = 86_400.0
     recency = math.exp(-max(0.0, age_seconds) / day / policy.age_tau_days)
+    links = 1.0 - math.exp(-association / policy.association_saturation)
+    shared = policy.association_weight * links + policy.content_weight * content
+    if policy.formula == "seed":
+        value = (
+            policy.base_weight * base
+            + policy.age_weight * recency
+            + policy.access_weight * min(access_count / policy.access_saturation, 1.0)
+            + policy.feedback_weight * (1.0 + math.tanh(feedback / policy.feedback_scale)) / 2
+            + shared
+        )
+        return round(round(min(1.0, max(0.0, value)) / policy.quantum) * policy.quantum, 6)
     access = 1.0 - math.exp(-access_count / policy.access_saturation)
     if since_access is not None:
         access *= math.exp(-max(0.0, since_access) / day / policy.access_tau_days)
@@ -45,7 +59,7 @@ def recomputed(
         + policy.age_weight * (recency - 1.0)
         + policy.access_weight * access
         + policy.feedback_weight * math.tanh(feedback / policy.feedback_scale)
-        + policy.association_weight * (1.0 - math.exp(-association / policy.association_saturation))
+        + shared
     )
     value = min(1.0, max(0.0, value))
     return round(round(value / policy.quantum) * policy.quantum, 6)
@@ -127,6 +141,9 @@ async def importance_pass(group: GroupMemory) -> dict[str, int]:
             None if last is None else now - last,
             float(metadata.get(FEEDBACK_KEY, 0.0)),
             _association(group, memory_id, f["links"]),
+            richness(f["text"], metadata.get("content"), f["type"], policy.richness_words)
+            if policy.content_weight
+            else 0.0,
         )
         if BASE_KEY not in metadata:
             metadata[BASE_KEY] = base

@@ -84,7 +84,8 @@ def _hot_candidates(group: GroupMemory, since: float) -> dict[int, list[dict[str
             memory_id = hot.ids[row]
             tags = hot.tags.get(memory_id, ())
             derived = memory_id in hot.evidence  # summaries, reflections: derived, kept
-            if hot.times[row] < since or derived or _marked(tags):
+            short = memory_id in group.expiring  # short-term (a TTL): never consolidated
+            if hot.times[row] < since or derived or short or _marked(tags):
                 continue
             out.setdefault(agent_id, []).append(
                 {
@@ -106,6 +107,8 @@ async def _warm_candidates(
     async for memory_id, pl in stored_payloads(group.store, PAGE):
         tags = tuple(pl.get("tags") or ())
         if memory_id in group.hot or pl["time"] < since or pl.get("evidence") or _marked(tags):
+            continue
+        if pl.get("expires_at") is not None:
             continue
         into.setdefault(pl["agent_id"], []).append(
             {

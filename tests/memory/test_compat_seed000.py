@@ -471,17 +471,71 @@ async def test_custom_agent_config_as_written(bm25_embedder):
     await memory.close()
 
 
-async def test_without_an_environment_the_stream_cannot_stamp_time(bm25_embedder):
+async def test_without_an_environment_the_stream_uses_the_groups_clock(bm25_embedder):
     memory = Memory(environment=None, embedding=bm25_embedder, memory_config=None)
     await memory.initialize_embeddings()
     assert await memory.status.get("age") == 20  # the society agent's config by default
-    with pytest.raises(ValueError, match="environment"):
-        await memory.stream.add(topic="social", description="Talked about the traffic jam")
-    with pytest.raises(ValueError, match="environment"):
-        await memory.stream.search_today()
-    assert await memory.stream.search("traffic") == NOTHING
+    await memory.stream.add(topic="social", description="Talked about the traffic jam")
+    memory.group.clock.set(1, 9 * 3600.0)
+    await memory.stream.add(topic="social", description="Traffic again this morning")
+    rows = parse(await memory.stream.search("traffic"))
+    assert [(r["day"], r["time"]) for r in rows] == [("1", "09:00:00"), ("0", "00:00:00")]
     with pytest.raises(TypeError, match="embedding"):
         Memory(Environment(), embedding="bm25")
+    await memory.close()
+
+
+# Seed 000's "minimal code skeleton", verbatim. Run with two substitutions: the imports name
+# societas.memory.compat, and `SparseTextEmbedding()` (fastembed needs a model name and a
+# download) is the bundled BM25 model, the same fastembed class.
+SKELETON = """
+from agentsociety.memory.memory import Memory
+from agentsociety.agent.memory_config_generator import default_memory_config_citizen
+from fastembed import SparseTextEmbedding
+
+# 1) 初始化
+embedding = SparseTextEmbedding()
+memory = Memory(environment=None, embedding=embedding, memory_config=default_memory_config_citizen())
+await memory.initialize_embeddings()
+
+# 2) Insert: 从环境接收到新事件，写入流记忆
+event_id = await memory.stream.add_memory_node(
+    text="Talked with neighbor about traffic jam",
+    topic="social"
+)
+
+# 3) Update: 更新状态记忆
+await memory.status.update({"mood": "frustrated"})
+
+# 4) Retrieval: 按上下文查询相关记忆
+hits = await memory.stream._vectorstore.similarity_search(query="commute issue", k=3)
+"""  # noqa: E501 (verbatim)
+
+
+async def test_the_minimal_skeleton_as_written():
+    from societas.memory.embedding import EmbeddingConfig
+
+    folder = str(EmbeddingConfig().bm25_path)
+    code = (
+        SKELETON.replace("agentsociety.memory.memory", "societas.memory.compat")
+        .replace("agentsociety.agent.memory_config_generator", "societas.memory.compat")
+        .replace(
+            "SparseTextEmbedding()",
+            f"SparseTextEmbedding('Qdrant/bm25', specific_model_path={folder!r})",
+        )
+    )
+    body = "\n".join("    " + line for line in code.splitlines())
+    scope: dict = {}
+    exec(f"async def skeleton():\n{body}\n    return locals()", scope)
+    found = await scope["skeleton"]()
+    memory = found["memory"]
+    assert await memory.status.get("mood") == "frustrated"
+    assert found["event_id"] >= 0
+    assert found["hits"] == []  # nothing about a commute: BM25 finds no shared word
+    more = await memory.stream._vectorstore.similarity_search(query="traffic jam", k=3)
+    assert [(h.text, h.topic) for h in more] == [
+        ("Talked with neighbor about traffic jam", "social")
+    ]
     await memory.close()
 
 
