@@ -116,7 +116,7 @@ class RamRanker:
         raw: np.ndarray = np.zeros(len(base))
         if matched:
             raw = np.bincount(np.concatenate(matched), np.concatenate(products), len(base))
-        scales = np.repeat(np.fromiter((job.scale for job, _ in found), f64, len(found)), lengths)
+        scales = np.fromiter((job.scale for job, _ in found), f64, len(found)).repeat(lengths)
         base += weighted_relevance(Numbers(0.0, 0.0, raw), cfg, g.normalization, scales)
         picks: list[tuple[RankJob, AgentPostings, int]] = []  # segmented: (job, postings, k)
         end = 0
@@ -155,7 +155,7 @@ def _take_tops(score: np.ndarray, picks: Sequence[tuple[RankJob, AgentPostings, 
     last = np.empty(len(score), bool)
     for i in range(k_max):
         top = np.maximum.reduceat(score, starts)
-        at = np.flatnonzero(score == np.repeat(top, lengths))  # every segment has its max
+        at = np.flatnonzero(score == top.repeat(lengths))  # every segment has its max
         segment = starts.searchsorted(at, side="right")
         ends = last[: len(at)]  # the last (newest) position of each segment's max
         np.not_equal(segment[1:], segment[:-1], out=ends[:-1])
