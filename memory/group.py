@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -34,19 +35,15 @@ from societas.memory.model.records_meta import AccessLedger
 from societas.memory.policies.contradictions import ContradictionJudge, rule_judge
 from societas.memory.policies.forgetting import default_summary
 from societas.memory.policies.state import PolicyState
+from societas.memory.retrieval import group_search
 from societas.memory.retrieval.batching import MicroBatcher
-from societas.memory.retrieval.group_search import GroupSearch
 from societas.memory.retrieval.ram_ranking import RamRanker
 from societas.memory.retrieval.ranking import TIE_MARGIN, Ranker
 from societas.memory.retrieval.sparse_index import SparseIndex
 from societas.memory.store.deferred_store import DeferredStore
 from societas.memory.store.group_kv import GroupKV, KVUpdate, UpdateMode
-from societas.memory.store.group_state import GroupState
 from societas.memory.store.hot_store import HotStore
 from societas.memory.store.id_map import IdMap
-from societas.memory.store.kv_columns import AgentSlots, IntColumn, KVColumn
-from societas.memory.store.kv_index import KVDeferredStore, KVIndex
-from societas.memory.store.slot_map import SlotMap
 from societas.memory.store.stream_write import write_memories
 from societas.memory.store.write_queue import OwnedLock, WriteQueue
 from societas.memory.tiers import tiering
@@ -58,8 +55,10 @@ ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of on
 __all__ = ["ID_BITS", "TIE_MARGIN", "GroupMemory", "KVUpdate", "UpdateMode"]
 
 
-class GroupMemory(GroupKV, GroupSearch, GroupState):
-    """KV + stream memory of all agents in one group, over one embedder and vector store."""
+class GroupMemory:
+    """KV + stream memory of all agents in one group, over one embedder and vector store:
+    the KV part (memory.store.group_kv) and the search part (memory.retrieval.group_search),
+    each given what it uses, and the stream writes, tiers and lifecycle here."""
 
     def __init__(
         self,
@@ -72,25 +71,24 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         store: VectorStore | None = None,
         kv_store: VectorStore | None = None,
     ) -> None:
-        self.config = config or GroupMemoryConfig()
-        self.memory_config = memory_config
-        self.clock = clock or SimClock()
-        self.embedder: Embedder = embedder or build_embedder(self.config.embedding)
+        config = self.config = config or GroupMemoryConfig()
+        clock = self.clock = clock or SimClock()
+        self.embedder: Embedder = embedder or build_embedder(config.embedding)
         dense, sparse = self.embedder.dense_size, self.embedder.has_sparse
-        group_id = self.config.group_id
+        group_id = config.group_id
         root = Path(tempfile.mkdtemp(prefix="societas-memory-")) if root is None else Path(root)
         self.root = root
-        base = Path(self.config.vector_store.path or root)
+        base = Path(config.vector_store.path or root)
         shard_dir = base / f"group-{group_id}" if base else None
         self.store: VectorStore = store or build_vector_store(
-            self.config.vector_store, group_id, dense, sparse, shard_dir, "stream"
+            config.vector_store, group_id, dense, sparse, shard_dir, "stream"
         )
-        self.kv_store: VectorStore = kv_store or build_vector_store(
-            self.config.vector_store, group_id, dense, sparse, shard_dir, "kv"
+        kv_store = kv_store or build_vector_store(
+            config.vector_store, group_id, dense, sparse, shard_dir, "kv"
         )
-        self.normalization = self.config.retrieval.resolved_normalization(dense is not None, sparse)
+        self.normalization = config.retrieval.resolved_normalization(dense is not None, sparse)
         # Sparse embeddings: relevance from RAM for hot and warm, engine writes when leaving hot.
-        ram = dense is None and sparse and self.config.tiers.ram_index
+        ram = dense is None and sparse and config.tiers.ram_index
         self.sparse_index: SparseIndex | None = SparseIndex() if ram else None
         self.deferred: DeferredStore | None = DeferredStore(self.store, self) if ram else None
         if self.deferred is not None:
@@ -98,10 +96,10 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         self.hot = HotStore()
         # Warm memories still in RAM columns, not yet in the engine (tiers.warm_in_ram).
         self.warm_rows = HotStore()
-        keep = self.config.tiers.warm_in_ram
-        on_edge = self.config.vector_store.backend == "edge"
+        keep = config.tiers.warm_in_ram
+        on_edge = config.vector_store.backend == "edge"
         self.warm_in_ram = self.deferred is not None and (on_edge if keep is None else keep)
-        self.cold = ColdStore(root / "cold", group_id, self.config.tiers.cold_day_window)
+        self.cold = ColdStore(root / "cold", group_id, config.tiers.cold_day_window)
         self.journal = tiering.MigrationJournal(self.cold.dir)
         self.warm_counts: dict[int, int] = {}
         self.ticks_since_migration = 0
@@ -113,12 +111,6 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
         # Judges contradictions (memory.policies.contradictions): rules by default, an LLM in runs.
         self.contradiction_judge: ContradictionJudge = rule_judge
         self.policy_state = PolicyState(self)  # temporal episodes, habits (memory.policies.state)
-        self.kv_slots = AgentSlots()  # agent → slot, shared by the KV columns
-        self.kv_by_key: dict[str, KVColumn] = {
-            key: KVColumn(self.kv_slots) for key in memory_config.attributes
-        }
-        self._kv_derived: dict[str, Callable[[int], Any]] = {}  # set_kv_default
-        self.kv_point: SlotMap[int] = SlotMap(self.kv_slots, IntColumn)  # → engine point id
         self.known_agents: set[int] = set()
         self._next_seq = 0
         self.counters = {
@@ -141,30 +133,92 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
             "retrieval_exhaustive": 0,  # searches rescored in the engine over all memories
             "expired": 0,  # memories removed at their expires_at (hot and warm)
         }
-        self.kv_index: KVIndex | None = None
-        if ram:  # embedded KV attributes: searched from RAM, engine writes batched
-            self.kv_index = KVIndex(self.kv_slots)
-            self.kv_store = KVDeferredStore(
-                self.kv_store, self.kv_index, lambda a, k: self.kv_point[(a, k)], self.counters
-            )
         # One batched operation at a time: store calls run on worker threads, and another
         # batch must not see one half applied (hot columns vs the engine), so runs replay.
         self.op_lock: OwnedLock = OwnedLock()
+        yields = config.batch_yields
+        self.writes = WriteQueue(self, yields)  # adds and KV updates return at once
+        kv = self.kv = GroupKV(
+            memory_config,
+            self.embedder,
+            kv_store,
+            ram=bool(ram),
+            known_agents=self.known_agents,
+            require_agent=self.require_agent,
+            allocate_ids=self._allocate_ids,
+            counters=self.counters,
+            op_lock=self.op_lock,
+            writes=self.writes,
+        )
+        self.kv_store, self.kv_index = kv.kv_store, kv.kv_index
+        self.kv_slots, self.kv_by_key, self.kv_point = kv.kv_slots, kv.kv_by_key, kv.kv_point
         self.max_importance: dict[int, float] = {}  # per agent: bounds warm-only memories
         self.ranker = Ranker(self)
         self.ram_ranker = RamRanker(self) if self.sparse_index is not None else None
         self.associations = AssociationIndex()  # typed edges for spreading activation
-        self.access_log = AccessLog(root, group_id) if self.config.access_log else None
+        self.access_log = AccessLog(root, group_id) if config.access_log else None
         self.access = AccessLedger()
-        # The cognitive profile's layers (sensory buffer, working memory, facts), else None.
-        self.profiles = AgentProfiles(self.config)  # each agent's profile, by its type
         self.boosts = BoostLedger()  # FinMem access boosts, written on the tier schedule
-        self.cognition = CognitiveMemory(self) if self.profiles.uses_cognitive else None
         self.expiring: dict[int, float] = {}  # hot/warm memories with an expiry → expires_at
-        yields = self.config.batch_yields
-        self.writes = WriteQueue(self, yields)  # adds and KV updates return at once
+        self.search = group_search.GroupSearch(
+            config.retrieval,
+            config.policies.associations,
+            clock=clock,
+            embedder=self.embedder,
+            store=self.store,
+            hot=self.hot,
+            cold=self.cold,
+            ranker=self.ranker,
+            normalization=self.normalization,
+            profiles=AgentProfiles(config),  # each agent's profile, by its type
+            associations=self.associations,
+            access=self.access,
+            access_log=self.access_log,
+            expiring=self.expiring,
+            unsent=self.unsent,
+            counters=self.counters,
+            known_agents=self.known_agents,
+            require_agent=self.require_agent,
+            op_lock=self.op_lock,
+            writes=self.writes,
+            sync_writes=self.sync_writes,
+            warm_hits=functools.partial(group_search.waiting_warm_hits, self),
+            boost=functools.partial(self.boosts.record, self),
+        )
+        # The cognitive profile's layers (sensory buffer, working memory, facts), else None.
+        self.cognition = CognitiveMemory(self) if self.profiles.uses_cognitive else None
+        # The parts' operations as the group's own, bound once (KV reads run per agent-turn).
+        self.kv_get, self.kv_peek, self.kv_column = kv.kv_get, kv.kv_peek, kv.kv_column
+        self.set_kv_default, self.check_update = kv.set_kv_default, kv.check_update
+        self.kv_update_now, self.kv_apply = kv.kv_update_now, kv.kv_apply
+        self.embed_kv, self.update_many = kv.embed_kv, kv.update_many
+        self.kv_search_many, self.export = kv.kv_search_many, kv.export
+        self.kv_row_iter, self.kv_rows = kv.kv_row_iter, kv.kv_rows
+        self.set_kv_rows = kv.set_kv_rows
+        search = self.search
+        self.search_many, self.point_filter = search.search_many, search.point_filter
+        self.get_by_ids, self.link_cognition = search.get_by_ids, search.link_cognition
+        self.associate, self.related_cognition = search.associate, search.related_cognition
         self._search_batcher = MicroBatcher(self.search_many, yields)
         self._kv_search_batcher = MicroBatcher(self.kv_search_many, yields)
+
+    @property
+    def memory_config(self) -> MemoryConfig:
+        """The KV attributes' config (replaced when a seed adds an attribute at run time)."""
+        return self.kv.memory_config
+
+    @memory_config.setter
+    def memory_config(self, memory_config: MemoryConfig) -> None:
+        self.kv.memory_config = memory_config
+
+    @property
+    def profiles(self) -> AgentProfiles:
+        """Each agent's profile, by its type (a survey swaps in a quiet copy for a search)."""
+        return self.search.profiles
+
+    @profiles.setter
+    def profiles(self, profiles: AgentProfiles) -> None:
+        self.search.profiles = profiles
 
     # ------------------------------------------------------------------ agents
     @property
@@ -282,6 +336,47 @@ class GroupMemory(GroupKV, GroupSearch, GroupState):
     async def submit_kv_search(self, request: KVSearchRequest) -> list[KVHit]:
         self.require_agent(request.agent_id)
         return await self._kv_search_batcher.submit(request)
+
+    # ------------------------------------------------------------------ state
+    def get_state(self) -> dict[str, Any]:
+        """The group's scalars as JSON-ready values (sorted: a checkpoint is deterministic),
+        what `memory.store.checkpoint` saves beside the stores. The KV points' ids are not
+        among them: kv_points.parquet holds them (six an agent)."""
+        return {
+            "group_id": self.config.group_id,
+            "clock": {"day": self.clock.day, "t": self.clock.t},
+            "next_seq": self._next_seq,
+            "agents": sorted(self.known_agents),
+            "warm_counts": sorted([a, n] for a, n in self.warm_counts.items()),
+            # the ranker's bounds on warm-only memories: a resumed run ranks by the same path
+            "max_importance": sorted([a, v] for a, v in self.max_importance.items()),
+            "newest_evicted": sorted([a, v] for a, v in self.hot.newest_evicted.items()),
+            "counters": dict(self.counters),
+            # the tier-migration and policy cadence: a restored group moves memories to cold
+            # at the same ticks as the run it continues (else its searches diverge)
+            "cadence": {
+                "ticks_since_migration": self.ticks_since_migration,
+                "ticks_since_policies": self.ticks_since_policies,
+            },
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Put back what `get_state` returned (older checkpoints: missing keys default)."""
+        self.known_agents.clear()
+        self.known_agents.update(state["agents"])
+        self._next_seq = state["next_seq"]
+        for a, k, i in state.get("kv_points", ()):  # older checkpoints kept KV point ids here
+            self.kv_point[(a, k)] = i
+        self.warm_counts.clear()
+        self.warm_counts.update(state["warm_counts"])
+        self.max_importance.clear()
+        self.max_importance.update(state.get("max_importance", []))
+        self.hot.newest_evicted = {a: v for a, v in state.get("newest_evicted", [])}
+        self.counters.update(state["counters"])
+        cadence = state.get("cadence", {})
+        self.ticks_since_migration = int(cadence.get("ticks_since_migration", 0))
+        self.ticks_since_policies = int(cadence.get("ticks_since_policies", 0))
+        self.clock.set(state["clock"]["day"], state["clock"]["t"])
 
     # ------------------------------------------------------------------ tiers
     async def end_tick(self) -> dict[str, int]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from societas.memory.architectures.finmem import layered_requests, merge_layers
-from societas.memory.model.associations import Association, AssociationIndex, weighted_neighbours
+from societas.memory.model.associations import Association, weighted_neighbours
 from societas.memory.model.records import (
     MemoryHit,
     MemoryRecord,
@@ -26,14 +26,14 @@ from societas.memory.tiers.cold import cold_relevance
 from societas.memory.vectorstores import PointFilter, ScoredPoint
 
 if TYPE_CHECKING:
-    from societas.memory.architectures.finmem import BoostLedger
     from societas.memory.architectures.profiles import AgentProfiles
     from societas.memory.embedding import Embedder, SparseVector, TextVectors
-    from societas.memory.group import GroupMemory
+    from societas.memory.model.associations import AssociationIndex
     from societas.memory.model.clock import SimClock
-    from societas.memory.model.config import GroupMemoryConfig
     from societas.memory.model.records_meta import AccessLedger
+    from societas.memory.policies.forgetting import AssociationPolicy
     from societas.memory.retrieval.ranking import Ranker
+    from societas.memory.retrieval.scoring import RetrievalConfig
     from societas.memory.store.hot_store import HotStore
     from societas.memory.store.id_map import IdMap
     from societas.memory.store.write_queue import OwnedLock, WriteQueue
@@ -41,37 +41,62 @@ if TYPE_CHECKING:
     from societas.memory.tiers.cold import ColdStore
     from societas.memory.vectorstores import VectorStore
 
+__all__ = ["GroupSearch", "waiting_warm_hits"]  # the group binds the latter (timing hooks wrap it)
+
 
 class GroupSearch:
-    """Search, spreading activation, get_by_ids and links; mixed into GroupMemory."""
+    """Search, spreading activation, get_by_ids and links over a group's tiers."""
 
-    config: GroupMemoryConfig
-    clock: SimClock
-    embedder: Embedder
-    store: VectorStore
-    hot: HotStore
-    cold: ColdStore
-    ranker: Ranker
-    normalization: str
-    counters: dict[str, int]
-    access: AccessLedger
-    profiles: AgentProfiles
-    boosts: BoostLedger
-    associations: AssociationIndex
-    access_log: AccessLog | None
-    expiring: dict[int, float]
-    op_lock: OwnedLock
-    known_agents: set[int]
-    writes: WriteQueue
-
-    if TYPE_CHECKING:  # provided by GroupMemory
-
-        @property
-        def unsent(self) -> IdMap | None: ...
-
-        def require_agent(self, agent_id: int) -> None: ...
-
-        async def sync_writes(self, kv: bool = False) -> None: ...
+    def __init__(
+        self,
+        retrieval: RetrievalConfig,
+        spreading: AssociationPolicy,
+        *,
+        clock: SimClock,
+        embedder: Embedder,
+        store: VectorStore,
+        hot: HotStore,
+        cold: ColdStore,
+        ranker: Ranker,
+        normalization: str,
+        profiles: AgentProfiles,
+        associations: AssociationIndex,
+        access: AccessLedger,
+        access_log: AccessLog | None,
+        expiring: dict[int, float],
+        unsent: IdMap | None,
+        counters: dict[str, int],
+        known_agents: set[int],
+        require_agent: Callable[[int], None],
+        op_lock: OwnedLock,
+        writes: WriteQueue,
+        sync_writes: Callable[[], Awaitable[None]],
+        warm_hits: Callable[[list[int], list[float], list[int]], dict[int, MemoryHit]],
+        boost: Callable[[Sequence[MemoryHit]], None],
+    ) -> None:
+        self.retrieval = retrieval
+        self.spreading = spreading
+        self.clock = clock
+        self.embedder = embedder
+        self.store = store
+        self.hot = hot
+        self.cold = cold
+        self.ranker = ranker
+        self.normalization = normalization
+        self.profiles = profiles  # swapped for a quiet copy by a survey (forgetting off)
+        self.associations = associations
+        self.access = access
+        self.access_log = access_log
+        self.expiring = expiring
+        self.unsent = unsent
+        self.counters = counters
+        self.known_agents = known_agents
+        self.require_agent = require_agent
+        self.op_lock = op_lock
+        self.writes = writes
+        self.sync_writes = sync_writes
+        self._warm_hits = warm_hits  # memories waiting in RAM for the engine, as hits
+        self._boost = boost  # FinMem access boosts (memory.architectures.finmem)
 
     async def search_many(self, requests: Sequence[SearchRequest]) -> list[list[MemoryHit]]:
         """Rank many agents' memories by α·recency + β·importance + γ·relevance.
@@ -93,7 +118,7 @@ class GroupSearch:
             for r in requests:
                 if r.agent_id not in agents:
                     self.require_agent(r.agent_id)  # raises, naming it
-            mmr = self.config.retrieval.mmr_lambda
+            mmr = self.retrieval.mmr_lambda
             vectors = await self.embedder.embed_queries([r.query for r in requests])
             now = self.clock.abs_seconds
             jobs = {
@@ -113,8 +138,8 @@ class GroupSearch:
                     results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]
                 if r.expand:
                     results[i] = await self._spread(r, results[i])
-            if self.profiles.any_forgetting:
-                await self._record_access([h for hits in results for h in hits if h.tier != "cold"])
+            if self.profiles.any_forgetting:  # a retrieved memory gains importance (FinMem)
+                self._boost([h for hits in results for h in hits if h.tier != "cold"])
             if self.access_log is not None:
                 for r, hits in zip(requests, results, strict=True):
                     self.access_log.log(now, "read", [(h.agent_id, h.id) for h in hits], r.query)
@@ -168,8 +193,7 @@ class GroupSearch:
                 start += count
             return results
         warm_at = [j for j, row in enumerate(rows) if row is None]
-        group = cast("GroupMemory", self)  # the one class this mixes into
-        pending_hits = waiting_warm_hits(group, ids, scores, warm_at)  # from RAM columns, now
+        pending_hits = self._warm_hits(ids, scores, warm_at)  # from RAM columns, now
         warm_ids = [ids[j] for j in warm_at if j not in pending_hits]
         records = {}
         if warm_ids:  # read from the engine: that may wait, so hot rows are looked up after
@@ -198,15 +222,10 @@ class GroupSearch:
             start += count
         return results
 
-    async def _record_access(self, hits: Sequence[MemoryHit]) -> None:
-        """Forgetting on: a retrieved memory gains importance and its decay clock restarts
-        (in RAM; the store gets them on the tier schedule: memory.architectures.finmem)."""
-        self.boosts.record(cast("GroupMemory", self), hits)  # the one class this mixes into
-
     async def _spread(self, r: SearchRequest, hits: list[MemoryHit]) -> list[MemoryHit]:
         """Spreading activation: linked memories get a hit's score × decay per hop × the
         association type's weight × its strength (untyped links: causal, strength 1)."""
-        policy = self.config.policies.associations
+        policy = self.spreading
         scores = {h.id: h for h in hits}
         frontier = [(h.id, h.score) for h in hits]
         for _ in range(policy.max_hops):
@@ -253,7 +272,7 @@ class GroupSearch:
             return []
         rows = table.to_pylist()
         vectors = self.cold.vectors((row["id"] for row in rows), r.agent_id)
-        cfg = self.config.retrieval
+        cfg = self.retrieval
         docs = [vectors.get(row["id"]) for row in rows]
         raw, mode = cold_relevance(query, docs, self.normalization, cfg)
         scale = 1.0

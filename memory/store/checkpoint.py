@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from societas.memory.model.associations import AssociationIndex
+from societas.memory.model.associations import Association
 from societas.memory.model.records_meta import restored_payload
 from societas.memory.store.checkpoint_pages import (
     PAGE,
@@ -39,6 +39,7 @@ from societas.memory.store.kv_index import KVDeferredStore
 from societas.memory.tiers.cold import (
     ROW_SCHEMA,
     VECTOR_SCHEMA,
+    ColdStore,
     row_vectors,
     rows_table,
     vectors_table,
@@ -206,14 +207,12 @@ async def restore(
             f"config.group_id {config.group_id} does not match the checkpoint's "
             f"group {state['group_id']}"
         )
+    cold_src = directory / "cold"
+    if cold_src.exists():  # in place before the group opens its cold store
+        cold_dir = ColdStore(Path(root) / "cold", config.group_id).dir
+        shutil.copytree(cold_src, cold_dir, dirs_exist_ok=True)
     group = GroupMemory(
         config, memory_config or CITIZEN_MEMORY_CONFIG, root=Path(root), embedder=embedder
-    )
-    cold_src = directory / "cold"
-    if cold_src.exists():
-        shutil.copytree(cold_src, group.cold.dir, dirs_exist_ok=True)
-    group.cold = type(group.cold)(
-        Path(root) / "cold", config.group_id, config.tiers.cold_day_window
     )
     pending_file = directory / "pending.parquet"  # older checkpoints: everything was written
     pending = (
@@ -222,7 +221,7 @@ async def restore(
         else np.empty(0, np.int64)  # no RAM index to hold them: they go to the engine
     )
     layers = group.profiles.any_forgetting
-    expiring: dict[int, float] = {}
+    expiring = group.expiring
     group.hot.set_state(read_rows(directory / "hot.parquet"))
     warm = zip(  # the two files hold the same points in the same order
         read_rows(directory / "warm.rows.parquet"),
@@ -273,10 +272,8 @@ async def restore(
     if (directory / "reads.parquet").exists():  # older checkpoints wrote reads to the store
         group.access.set_state(pq.read_table(directory / "reads.parquet").to_pydict())
     if (directory / "associations.parquet").exists():  # older checkpoints have none
-        group.associations = AssociationIndex.from_table(
-            pq.read_table(directory / "associations.parquet")
-        )
-    group.expiring = expiring
+        table = pq.read_table(directory / "associations.parquet")
+        group.associations.add_many(Association(**row) for row in table.to_pylist())
     return group
 
 

@@ -97,7 +97,7 @@ def pending_point_pages(store: DeferredStore, ids: np.ndarray) -> Iterator[list[
 
 
 def kv_row_pages(group: GroupMemory, schema: pa.Schema) -> Iterator[pa.Table]:
-    """Every agent's KV values (`GroupState.kv_row_iter`), a table of up to PAGE rows at a
+    """Every agent's KV values (`GroupKV.kv_row_iter`), a table of up to PAGE rows at a
     time."""
     for chunk in pages(group.kv_row_iter()):
         agent_ids, keys, values = zip(*chunk, strict=True)

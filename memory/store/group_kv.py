@@ -1,24 +1,24 @@
-"""The KV (status) half of a group's memory: typed attribute columns, embedded on change."""
+"""The KV (status) part of a group's memory: typed attribute columns, embedded on change."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from societas.memory.embedding.base import SparseVector
 from societas.memory.model.config import check_value, private_copy
 from societas.memory.model.records import KVHit, KVSearchRequest
-from societas.memory.store.kv_columns import NO_VALUE
+from societas.memory.store.kv_columns import NO_VALUE, AgentSlots, IntColumn, KVColumn
+from societas.memory.store.kv_index import KVDeferredStore, KVIndex
+from societas.memory.store.slot_map import SlotMap
 from societas.memory.vectorstores import MemoryPoint, PointFilter, VectorQuery
 
 if TYPE_CHECKING:
     from societas.memory.embedding import Embedder
     from societas.memory.embedding.base import TextVectors
     from societas.memory.model.config import MemoryConfig
-    from societas.memory.store.kv_columns import KVColumn
-    from societas.memory.store.kv_index import KVIndex
-    from societas.memory.store.slot_map import SlotMap
     from societas.memory.store.write_queue import OwnedLock, WriteQueue
     from societas.memory.vectorstores import VectorStore
 
@@ -39,25 +39,41 @@ class KVUpdate:
 
 
 class GroupKV:
-    """KV columns (attribute → agent → value) of a group; mixed into GroupMemory."""
+    """KV columns (attribute → agent → value) of a group's agents, embedded on change."""
 
-    memory_config: MemoryConfig
-    embedder: Embedder
-    kv_store: VectorStore
-    counters: dict[str, int]
-    op_lock: OwnedLock
-    kv_by_key: dict[str, KVColumn]
-    _kv_derived: dict[str, Callable[[int], Any]]
-    kv_point: SlotMap[int]
-    known_agents: set[int]
-    kv_index: KVIndex | None
-    writes: WriteQueue
-
-    if TYPE_CHECKING:  # provided by GroupMemory
-
-        def require_agent(self, agent_id: int) -> None: ...
-
-        def _allocate_ids(self, n: int) -> list[int]: ...
+    def __init__(
+        self,
+        memory_config: MemoryConfig,
+        embedder: Embedder,
+        kv_store: VectorStore,
+        *,
+        ram: bool,
+        known_agents: set[int],
+        require_agent: Callable[[int], None],
+        allocate_ids: Callable[[int], list[int]],
+        counters: dict[str, int],
+        op_lock: OwnedLock,
+        writes: WriteQueue,
+    ) -> None:
+        self.memory_config = memory_config
+        self.embedder = embedder
+        self.known_agents = known_agents
+        self.require_agent = require_agent
+        self._allocate_ids = allocate_ids
+        self.counters = counters
+        self.op_lock = op_lock
+        self.writes = writes
+        self.kv_slots = AgentSlots()  # agent → slot, shared by the KV columns
+        self.kv_by_key = {key: KVColumn(self.kv_slots) for key in memory_config.attributes}
+        self._kv_derived: dict[str, Callable[[int], Any]] = {}  # set_kv_default
+        self.kv_point: SlotMap[int] = SlotMap(self.kv_slots, IntColumn)  # → engine point id
+        self.kv_index = KVIndex(self.kv_slots) if ram else None
+        self.kv_store: VectorStore = kv_store
+        if self.kv_index is not None:  # embedded attributes searched from RAM, writes batched
+            point = self.kv_point
+            self.kv_store = KVDeferredStore(
+                kv_store, self.kv_index, lambda a, k: point[(a, k)], counters
+            )
 
     def kv_get(self, agent_id: int, key: str, default: Any = ...) -> Any:
         """Current value (a copy) of `key`; KeyError naming it unless `default` is given."""
@@ -273,3 +289,27 @@ class GroupKV:
         """Copies of the agent's KV values (all attributes, or `keys`)."""
         names = list(keys) if keys is not None else list(self.memory_config.attributes)
         return {key: self.kv_get(agent_id, key) for key in names}
+
+    def kv_row_iter(self) -> Iterator[tuple[int, str, str]]:
+        """Every agent's KV values as (agent_id, key, sorted-key JSON), attribute by
+        attribute, agents ascending (a checkpoint writes them a page at a time)."""
+        for key, column in self.kv_by_key.items():
+            for agent_id in sorted(column):
+                yield agent_id, key, json.dumps(column[agent_id], sort_keys=True)
+
+    def kv_rows(self) -> dict[str, list[Any]]:
+        """Every agent's KV values as columns (agent_id, key, JSON value)."""
+        rows: dict[str, list[Any]] = {"agent_id": [], "key": [], "value": []}
+        for agent_id, key, value in self.kv_row_iter():
+            rows["agent_id"].append(agent_id)
+            rows["key"].append(key)
+            rows["value"].append(value)
+        return rows
+
+    def set_kv_rows(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Put back KV values written by `kv_rows` (keys not in the config: a clear error)."""
+        for row in rows:
+            column = self.kv_by_key.get(row["key"])
+            if column is None:
+                raise KeyError(f"checkpoint has KV attribute {row['key']!r}, not in the config")
+            column[row["agent_id"]] = json.loads(row["value"])

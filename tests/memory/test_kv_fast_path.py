@@ -40,7 +40,8 @@ async def test_status_updates_leave_the_state_of_the_general_path(group_factory)
         value = _value(rng, key)
         mode = "merge" if key == "social_network" and rng.random() < 0.5 else "replace"
         await fast.agent(agent).status.update(key, value, mode)
-        general.kv_apply(agent, key, general._checked(agent, key, value, mode), mode)
+        checked = general.check_update(agent, key, value, mode)
+        general.kv_apply(agent, key, checked.value, checked.mode)
         assert _state(fast) == _state(general)
         status = fast.agent(agent).status
         assert await status.get(key) == general.kv_get(agent, key)

@@ -273,7 +273,7 @@ async def test_hits_read_from_the_columns_equal_the_payload_round_trip(
         (fast,) = pending_warm_hits(
             kept.warm_rows, [memory_id], [row], [0.25], layered, kept.access
         )
-        (record,) = (await kept._records([memory_id])).values()
+        (record,) = (await kept.search._records([memory_id])).values()
         slow = _hit(record, 0.25, "warm")
         if memory_id in kept.warm_rows.metadata:
             assert fast is None
@@ -286,9 +286,9 @@ async def test_hits_read_from_the_columns_equal_the_payload_round_trip(
             set(kept.warm_rows.row_of) - set(kept.warm_rows.metadata) - set(kept.deferred.patches)
         )
         round_trips = []
-        records = kept._records
+        records = kept.search._records
         monkeypatch.setattr(
-            kept, "_records", lambda ids, *a: round_trips.extend(ids) or records(ids, *a)
+            kept.search, "_records", lambda ids, *a: round_trips.extend(ids) or records(ids, *a)
         )
         found = {h.id for a in (1, 2) for h in await kept.agent(a).stream.search("harbour storm")}
         assert found & warm and not warm & set(round_trips)  # searches take the column path
