@@ -37,7 +37,6 @@ from societas.memory.policies.forgetting import default_summary
 from societas.memory.policies.state import PolicyState
 from societas.memory.retrieval import group_search
 from societas.memory.retrieval.batching import MicroBatcher
-from societas.memory.retrieval.ram_ranking import RamRanker
 from societas.memory.retrieval.ranking import TIE_MARGIN, Ranker
 from societas.memory.retrieval.sparse_index import SparseIndex
 from societas.memory.store.deferred_store import DeferredStore
@@ -154,7 +153,6 @@ class GroupMemory:
         self.kv_slots, self.kv_by_key, self.kv_point = kv.kv_slots, kv.kv_by_key, kv.kv_point
         self.max_importance: dict[int, float] = {}  # per agent: bounds warm-only memories
         self.ranker = Ranker(self)
-        self.ram_ranker = RamRanker(self) if self.sparse_index is not None else None
         self.associations = AssociationIndex()  # typed edges for spreading activation
         self.access_log = AccessLog(root, group_id) if config.access_log else None
         self.access = AccessLedger()
