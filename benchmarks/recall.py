@@ -6,7 +6,8 @@ who told you that ..., where were you when you first heard that ...; `agent_stat
 you doing at HH:MM on day D; `dialogues`: what did you and B talk about on day D). A
 question's evidence is the agent's own memories of that event (matched by time and text).
 Each question is put, as written, to the agent's own stream search (`stream.search(question,
-top_k=5)`, hot and warm tiers: the search agents make in a run) on the group memory restored
+top_k=5)`, its default tiers: the search agents make in a run, every tier with
+tiers.search_cold) on the group memory restored
 from the run's last checkpoint, and scored by the share of its evidence in the top 5.
 
 Baselines in the same run: the same memories ranked by one factor of the score alone
@@ -168,16 +169,16 @@ async def ask(
     kind, for evidence older than the warm window (and those again over every tier)."""
     group = await restore(society, ranking, embedder, scratch)
 
-    async def one(q: Question, tiers: tuple[str, ...]) -> list[int]:
+    async def one(q: Question, tiers: tuple[str, ...] | None) -> list[int]:
         hits = await group.agent(q.agent_id).stream.search(q.text, top_k=TOP_K, tiers=tiers)
         return [h.id for h in hits]
 
     t0 = time.perf_counter()
     try:
-        tops = await asyncio.gather(*(one(q, ("hot", "warm")) for q in questions))
+        tops = await asyncio.gather(*(one(q, None) for q in questions))
         wall = time.perf_counter() - t0
         old = [i for i, q in enumerate(questions) if q.evidence_time < old_before]
-        tops_cold = await asyncio.gather(*(one(questions[i], ("hot", "warm", "cold")) for i in old))
+        tops_warm = await asyncio.gather(*(one(questions[i], ("hot", "warm")) for i in old))
     finally:
         await group.close()
     scores = [recall_at(t, q.evidence, TOP_K) for t, q in zip(tops, questions, strict=True)]
@@ -190,10 +191,10 @@ async def ask(
             for k in KINDS
         },
         "recall_at_5_old": summary([scores[i] for i in old]),
-        "recall_at_5_old_all_tiers": summary(
+        "recall_at_5_old_hot_warm": summary(
             [
                 recall_at(t, questions[i].evidence, TOP_K)
-                for t, i in zip(tops_cold, old, strict=True)
+                for t, i in zip(tops_warm, old, strict=True)
             ]
         ),
         "search_ms_per_question": round(wall * 1e3 / max(len(questions), 1), 3),
@@ -339,14 +340,14 @@ def main() -> None:
     default = list(figures["default/bm25"].values())
     for ranking in RANKINGS:
         result[f"recall_at_5{suffix(ranking)}"] = pooled(default, ranking, "_scores")
-    for key in ("recall_at_5_old", "recall_at_5_old_all_tiers"):
+    for key in ("recall_at_5_old", "recall_at_5_old_hot_warm"):
         result[key] = longest_old(figures["default/bm25"], "default", key)
     result["relevance_scales"] = {
         scale: {
             "retrieval": SCALES[scale],
             "recall_at_5": pooled(default, scale, "_scores"),
-            "recall_at_5_old_all_tiers": longest_old(
-                figures["default/bm25"], scale, "recall_at_5_old_all_tiers"
+            "recall_at_5_old_hot_warm": longest_old(
+                figures["default/bm25"], scale, "recall_at_5_old_hot_warm"
             ),
         }
         for scale in SCALES
@@ -367,11 +368,12 @@ def main() -> None:
         f"town (configs/town.yaml, rules policy: not a language model), {args.agents} agents, "
         f"{' and '.join(map(str, days))} simulated days; {args.sample} agents sampled per society, "
         f"up to {args.per_kind} questions of each kind per agent; each question's text is the "
-        f"query of the agent's own stream.search(top_k={TOP_K}) over hot+warm (as in a run) on "
+        f"query of the agent's own stream.search(top_k={TOP_K}) over its default tiers (as in a "
+        "run: every tier with tiers.search_cold) on "
         "the group memory restored from the run's last checkpoint; recall@5 = share of the "
         "question's evidence memories in the top 5 (out of min(5, evidence)); hit@5 = at least "
         "one; pooled over the societies; *_old: evidence older than tiers.warm_max_age_days "
-        "at the run's end (longest society), *_all_tiers: the same searched over cold too"
+        "at the run's end (longest society), *_hot_warm: the same searched over hot and warm only"
     )
     result["baselines"] = (
         "the same memories and questions ranked by one factor alone: memory.retrieval weights "

@@ -110,14 +110,14 @@ class StreamMemory:
         day_range: tuple[int, int] | None = None,
         time_range: tuple[float, float] | None = None,
         location: str | None = None,
-        tiers: Sequence[str] = ("hot", "warm"),
+        tiers: Sequence[str] | None = None,
         expand: bool = False,
         types: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
         layers: Sequence[str] | None = None,
     ) -> list[MemoryHit]:
         """Best memories for `query`, optionally within a topic, days, times of day, place;
-        `tiers=("hot", "warm", "cold")` also searches the cold Parquet tier; `expand=True`
+        `tiers` (default: all, see tiers.search_cold) picks hot, warm, cold; `expand=True`
         adds memories linked to the hits (associations, with decaying weight)."""
         request = SearchRequest(
             agent_id=self.agent_id,
@@ -127,7 +127,7 @@ class StreamMemory:
             day_range=day_range,
             time_range=time_range,
             location=location,
-            tiers=tuple(tiers),
+            **({} if tiers is None else {"tiers": tuple(tiers)}),
             expand=expand,
             types=None if types is None else tuple(types),
             tags=None if tags is None else tuple(tags),

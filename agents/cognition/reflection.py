@@ -156,7 +156,9 @@ class Reflector:
         self, mem: AgentMemory, p: Persona, question: str
     ) -> list[tuple[Insight, list[int]]]:
         hits = await held(
-            mem, await mem.stream.search(question, top_k=self.config.evidence_k), question
+            mem,
+            await mem.stream.search(question, top_k=self.config.evidence_k, expand=True),
+            question,
         )
         if not hits:
             return []

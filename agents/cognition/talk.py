@@ -42,7 +42,7 @@ class Candidate(BaseModel):
 async def remembered(mem: AgentMemory, name: str, top_k: int = N_MEMORIES) -> list[str]:
     """What the agent retrieves about `name`: its best memories for the name that name them."""
     plain = plain_name(name)
-    hits = await mem.stream.search(plain, top_k=top_k)
+    hits = await mem.stream.search(plain, top_k=top_k, expand=True)  # linked memories too
     return [h.text for h in hits if plain in h.text]
 
 

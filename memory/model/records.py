@@ -86,7 +86,11 @@ class SearchRequest(BaseModel):
     day_range: tuple[int, int] | None = None
     time_range: tuple[float, float] | None = None
     location: str | None = None
-    tiers: tuple[Literal["hot", "warm", "cold"], ...] = Field(("hot", "warm"), min_length=1)
+    tiers: tuple[Literal["hot", "warm", "cold"], ...] = Field(
+        ("hot", "warm", "cold"),
+        min_length=1,
+        description="Unset: no cold with tiers.search_cold off.",
+    )
     expand: bool = Field(False, description="Spread activation along links (associations).")
     types: tuple[MemoryType, ...] | None = Field(None, min_length=1)
     tags: tuple[str, ...] | None = Field(None, description="Memories with any of these tags.")

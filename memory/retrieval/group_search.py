@@ -102,7 +102,8 @@ class GroupSearch:
         """Rank many agents' memories by α·recency + β·importance + γ·relevance.
 
         Every hot and warm memory of the agent competes (see memory.retrieval.ranking); `tiers` with
-        "cold" adds a Parquet scan of the agent's cold memories, rescored the same way.
+        "cold" (the default with `tiers.search_cold`) adds the agent's cold memories that can
+        beat the k-th hit, scored the same way (`_cold_search`).
         """
         per_layer = (
             layered_requests(self.profiles, requests) if self.profiles.any_forgetting else None
@@ -131,13 +132,17 @@ class GroupSearch:
                 for job in jobs.values():
                     job.hits = self._diversify(job.hits, job.limit, mmr)
             results = await self._hits_of(requests, jobs)
+            cold_default = self.ranker.group.config.tiers.search_cold  # else where a search asks
             for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
-                if "cold" in r.tiers:
-                    cold_hits = await asyncio.to_thread(self._cold_search, r, v, now)
+                if "cold" in r.tiers and (cold_default or "tiers" in r.model_fields_set):
+                    cold_hits = await asyncio.to_thread(
+                        self._cold_search, r, v, now, jobs.get(i), results[i]
+                    )
                     merged = results[i] + cold_hits
                     results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]
                 if r.expand:
-                    results[i] = await self._spread(r, results[i])
+                    scale = jobs[i].scale if i in jobs else 1.0
+                    results[i] = await self._spread(r, results[i], v, scale)
             if self.profiles.any_forgetting:  # a retrieved memory gains importance (FinMem)
                 self._boost([h for hits in results for h in hits if h.tier != "cold"])
             if self.access_log is not None:
@@ -222,11 +227,14 @@ class GroupSearch:
             start += count
         return results
 
-    async def _spread(self, r: SearchRequest, hits: list[MemoryHit]) -> list[MemoryHit]:
-        """Spreading activation: linked memories get a hit's score × decay per hop × the
-        association type's weight × its strength (untyped links: causal, strength 1)."""
+    async def _spread(
+        self, r: SearchRequest, hits: list[MemoryHit], query: TextVectors, scale: float
+    ) -> list[MemoryHit]:
+        """Spreading activation: a memory linked to a hit adds the hit's score × decay per hop ×
+        type weight × strength (untyped links: causal, 1) to its own score (`_own_scores`)."""
         policy = self.spreading
-        scores = {h.id: h for h in hits}
+        active: dict[int, float] = {}
+        reached: dict[int, MemoryRecord] = {}
         frontier = [(h.id, h.score) for h in hits]
         for _ in range(policy.max_hops):
             ids = [i for i, _ in frontier]
@@ -237,18 +245,38 @@ class GroupSearch:
                 shares = weighted_neighbours(rec, self.associations, policy.type_weights)
                 for neighbour, share in shares.items():
                     activation = score * policy.decay * share
-                    if neighbour not in scores and activation > spread.get(neighbour, 0.0):
+                    if activation > max(spread.get(neighbour, 0.0), active.get(neighbour, 0.0)):
                         spread[neighbour] = activation
-            if not spread:
-                break
             # Linked memories that expired (or are another agent's) are not activated.
-            found = list((await self._find(list(spread), r.agent_id)).values())
-            tiers = await self.store.retrieve([rec.id for rec in found])
-            for rec in found:
-                tier = "hot" if rec.id in self.hot else "warm" if rec.id in tiers else "cold"
-                scores[rec.id] = _hit(rec, spread[rec.id], tier)
-            frontier = [(i, a) for i, a in spread.items() if i in scores]
-        return sorted(scores.values(), key=lambda h: (-h.score, -h.id))[: r.top_k]
+            reached.update(await self._find(list(spread), r.agent_id))
+            frontier = [(i, a) for i, a in spread.items() if i in reached]
+            active.update(frontier)
+        scores = {h.id: h for h in hits}
+        others = [rec for i, rec in reached.items() if i not in scores]
+        tiers = await self.store.retrieve([rec.id for rec in others])
+        for rec, own in zip(others, self._own_scores(others, query, scale), strict=True):
+            tier = "hot" if rec.id in self.hot else "warm" if rec.id in tiers else "cold"
+            scores[rec.id] = _hit(rec, own, tier)
+        out = [
+            h.model_copy(update={"score": h.score + active.get(h.id, 0.0)}) for h in scores.values()
+        ]
+        return sorted(out, key=lambda h: (-h.score, -h.id))[: r.top_k]
+
+    def _own_scores(
+        self, records: Sequence[MemoryRecord], query: TextVectors, scale: float
+    ) -> list[float]:
+        """The score of memories that were not hits (relevance from the RAM or cold index)."""
+        index, raw = self.ranker.group.sparse_index, []
+        weights = dict(index.query_weights(query.sparse)) if index and query.sparse else {}
+        for rec in records:
+            vec = index.vector(rec.agent_id, rec.id) if index and weights else None
+            vec = vec or (self.cold.index().vector(rec.agent_id, rec.id) if weights else None)
+            pairs = zip(vec.indices, vec.values, strict=True) if vec else ()
+            raw.append(sum(weights.get(t, 0.0) * v for t, v in pairs))
+        times, imps = [rec.time for rec in records], [rec.importance for rec in records]
+        numbers = Numbers(np.array(times), np.array(imps), np.array(raw))
+        now, norm = self.clock.abs_seconds, self.normalization
+        return score_of(numbers, self.retrieval, now, norm, True, None, None, scale).tolist()
 
     def point_filter(self, r: SearchRequest) -> PointFilter:
         hot_only = "warm" not in r.tiers
@@ -265,14 +293,36 @@ class GroupSearch:
             alive_at=self.clock.abs_seconds if self.expiring else None,
         )
 
-    def _cold_search(self, r: SearchRequest, query: TextVectors, now: float) -> list[MemoryHit]:
-        """Score the agent's cold memories with the same formula (IDF over those rows)."""
-        table = self.cold.scan(dataclasses.replace(self.point_filter(r), ids=None, alive_at=now))
+    def _cold_search(
+        self,
+        r: SearchRequest,
+        query: TextVectors,
+        now: float,
+        job: RankJob | None = None,
+        found: Sequence[MemoryHit] = (),
+    ) -> list[MemoryHit]:
+        """Cold memories that beat the k-th hit `found`, scored with the job's term weights and
+        scale; else (no RAM ranking, cold only) all of them, IDF over those rows."""
+        flt = dataclasses.replace(self.point_filter(r), ids=None, alive_at=now)
+        index, ram, sparse = self.ranker.group.sparse_index, self.ranker.ram, query.sparse
+        cfg = self.retrieval
+        if job and index is not None and ram and sparse is not None and ram.eligible([job])[0]:
+            kth = (found[-1].score, found[-1].id) if len(found) >= r.top_k else None
+            norm, scale = self.normalization, job.scale
+            rows = self.cold.best(
+                flt,
+                index.query_weights(sparse) if job.weights is None else job.weights,
+                lambda n: score_of(n, cfg, now, norm, True, None, None, scale),
+                kth,
+                r.top_k,
+                cfg.candidates == "relevant" and not sparse.is_empty(),
+            )
+            return [_hit(record_from_payload(row["id"], row), s, "cold") for row, s in rows]
+        table = self.cold.scan(flt)
         if table.num_rows == 0:
             return []
         rows = table.to_pylist()
         vectors = self.cold.vectors((row["id"] for row in rows), r.agent_id)
-        cfg = self.retrieval
         docs = [vectors.get(row["id"]) for row in rows]
         raw, mode = cold_relevance(query, docs, self.normalization, cfg)
         scale = 1.0

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
@@ -23,7 +25,8 @@ import pyarrow.parquet as pq
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.model.clock import SECONDS_PER_DAY
 from societas.memory.model.records_meta import META_FIELDS, conform, meta_row
-from societas.memory.retrieval.scoring import RetrievalConfig, cosine
+from societas.memory.retrieval.scoring import Numbers, RetrievalConfig, cosine
+from societas.memory.retrieval.sparse_index import SparseIndex
 from societas.memory.store.fsutil import write_bytes_atomic, write_parquet_atomic
 from societas.memory.tiers.cold_merge import merge_parts
 from societas.memory.vectorstores.base import PointFilter, ScoredPoint
@@ -73,21 +76,28 @@ class _Part:
     rows: pq.ParquetFile
     vectors: pq.ParquetFile
     agent_ranges: list[tuple[int, int]]
+    id_ranges: list[tuple[int, int]]
 
     @classmethod
     def open(cls, rows_path: Path) -> _Part:
         rows = pq.ParquetFile(rows_path)
         vectors = pq.ParquetFile(str(rows_path).replace(".rows.", ".vectors."))
-        column = rows.schema_arrow.get_field_index("agent_id")
-        ranges = []
-        for i in range(rows.metadata.num_row_groups):
-            stats = rows.metadata.row_group(i).column(column).statistics
-            ranges.append((stats.min, stats.max))
-        return cls(rows, vectors, ranges)
+        meta, ranges = rows.metadata, []
+        for column in (rows.schema_arrow.get_field_index(n) for n in ("agent_id", "id")):
+            stats = (
+                meta.row_group(i).column(column).statistics for i in range(meta.num_row_groups)
+            )
+            ranges.append([(s.min, s.max) for s in stats])
+        return cls(rows, vectors, *ranges)
 
-    def groups_of(self, agent_id: int) -> list[int]:
-        """Row groups that may hold this agent (both files share row order and group size)."""
-        return [i for i, (lo, hi) in enumerate(self.agent_ranges) if lo <= agent_id <= hi]
+    def groups_of(self, agent_id: int, ids: tuple[int, int] = (0, 1 << 63)) -> list[int]:
+        """Row groups that may hold this agent and an id in `ids` (rows and vectors alike)."""
+        (lo, hi), ranges = ids, zip(self.agent_ranges, self.id_ranges, strict=True)
+        return [
+            i
+            for i, ((a, b), (c, d)) in enumerate(ranges)
+            if a <= agent_id <= b and c <= hi and lo <= d
+        ]
 
 
 class ColdStore:
@@ -99,6 +109,9 @@ class ColdStore:
         self._datasets: tuple[pds.Dataset, pds.Dataset] | None = None
         self._open: list[_Part] | None = None
         self._count: int | None = None  # rows in all parts, re-read only after a change
+        self._index: SparseIndex | None = None  # every row's id, time, importance and terms
+        self._index_lock = threading.Lock()  # written by `write` and read by searches
+        self.rows_read = 0  # rows a bounded search took out of the parts
         self._next_part = 1 + max(
             (int(m.group(1)) for f in self.row_files() if (m := _PART.search(f.name))), default=0
         )
@@ -123,11 +136,65 @@ class ColdStore:
             rows = folder / f"part-{part:06d}.rows.parquet"
             # Row groups of rows sorted by agent: a scan for one agent reads a few.
             vectors = folder / f"part-{part:06d}.vectors.parquet"
-            write_parquet_atomic(vectors, vectors_table(group), FRESH_ROW_GROUP)
-            write_parquet_atomic(rows, rows_table(group), FRESH_ROW_GROUP)  # rows last: done
+            tables = (rows_table(group), vectors_table(group))
+            write_parquet_atomic(vectors, tables[1], FRESH_ROW_GROUP)
+            write_parquet_atomic(rows, tables[0], FRESH_ROW_GROUP)  # rows last: done
             self._forget_open()
             written.append(rows)
+            with self._index_lock:
+                if self._index is not None:
+                    _index_rows(self._index, *tables)
         return written
+
+    def index(self) -> SparseIndex:
+        """Each agent's cold rows as RAM postings (read at first use, kept by `write`): searches
+        score every cold memory from them and read only winners (a read drops expired ones)."""
+        with self._index_lock:
+            if self._index is None:
+                self._index = SparseIndex()
+                for f in self.row_files():  # each part's rows and vectors
+                    paths = (f, str(f).replace(".rows.", ".vectors."))
+                    _index_rows(self._index, *(pq.read_table(p) for p in paths))
+            return self._index
+
+    def best(
+        self,
+        flt: PointFilter,
+        weights: list[tuple[int, float]],
+        score: Any,
+        kth: tuple[float, int] | None,
+        limit: int,
+        relevant_only: bool,
+    ) -> list[tuple[dict[str, Any], float]]:
+        """Up to `limit` of the agent's rows passing `flt` that beat `kth` (score, id), best first,
+        scored from the index (`score` of their Numbers); only rows that beat `kth` are read."""
+        index = self.index()
+        p = index.agents.get(flt.agent_id)
+        if p is None:
+            return []
+        ids, times = np.frombuffer(p.ids, np.int64), np.frombuffer(p.times, np.float64)
+        terms = index.matches(p, weights)  # raw relevance: each row's products summed
+        raw = np.zeros(len(ids)) if terms is None else np.bincount(*terms, minlength=len(ids))
+        scores = score(Numbers(times, np.frombuffer(p.importances), raw))
+        can = (raw > 0) | (not relevant_only)
+        if kth is not None:
+            can &= (scores > kth[0]) | ((scores == kth[0]) & (ids > kth[1]))
+        if flt.topic is not None:
+            can &= np.frombuffer(p.topics, np.uint16) == index.topic_id_of(flt.topic)
+        if flt.day_range is not None:
+            first, end = flt.day_range[0] * 86_400.0, (flt.day_range[1] + 1) * 86_400.0
+            can &= (times >= first) & (times < end)
+        at = can.nonzero()[0]
+        order = at[np.lexsort((-ids[at], -scores[at]))]
+        out: list[tuple[dict[str, Any], float]] = []
+        for start in range(0, len(order), limit):
+            chunk = order[start : start + limit]
+            rows = {r["id"]: r for r in self.scan(flt, ids[chunk].tolist()).to_pylist()}
+            self.rows_read += len(rows)
+            out += [(rows[i], float(scores[j])) for j in chunk if (i := int(ids[j])) in rows]
+            if len(out) >= limit:
+                break
+        return out[:limit]
 
     def compact(self, folder: Path, drop_expired_before: float | None = None) -> Path | None:
         """Merge the parts of one day window into one part sorted by agent, crash-safely: the
@@ -251,23 +318,26 @@ class ColdStore:
     def scan(self, flt: PointFilter | None = None, ids: Iterable[int] | None = None) -> pa.Table:
         """Rows matching an agent filter and/or ids: with an agent, only the row groups whose
         agent range holds it are read; by ids alone, a dataset scan pruned by statistics."""
+        ids = None if ids is None else list(ids)
         expr = self._filter_expr(flt, ids)
         if flt is None:
             dataset = self._dataset()
             return ROW_SCHEMA.empty_table() if dataset is None else dataset.to_table(filter=expr)
-        table = self._scan_agent(flt, expr)
+        table = self._scan_agent(flt, expr, (min(ids), max(ids)) if ids else (0, 1 << 63))
         if flt.tags is not None and table.num_rows:  # any of the tags (no list kernel here)
             wanted = set(flt.tags)
             mask = [bool(v) and not wanted.isdisjoint(v) for v in table["tags"].to_pylist()]
             table = table.filter(pa.array(mask, pa.bool_()))
         return table
 
-    def _scan_agent(self, flt: PointFilter, expr: pc.Expression | None) -> pa.Table:
-        """The agent's rows from the row groups that may hold it, filtered by `expr`."""
+    def _scan_agent(
+        self, flt: PointFilter, expr: pc.Expression | None, ids: tuple[int, int]
+    ) -> pa.Table:
+        """The agent's rows from the row groups that may hold it and `ids`, filtered by `expr`."""
         tables = [
             conform(part.rows.read_row_groups(groups), ROW_SCHEMA)
             for part in self._parts()
-            if (groups := part.groups_of(flt.agent_id))
+            if (groups := part.groups_of(flt.agent_id, ids))
         ]
         if not tables:
             return ROW_SCHEMA.empty_table()
@@ -297,6 +367,13 @@ class ColdStore:
     def all_ids(self) -> set[int]:
         dataset = self._dataset()
         return set() if dataset is None else set(dataset.to_table(columns=["id"])["id"].to_pylist())
+
+
+def _index_rows(index: SparseIndex, rows: pa.Table, vectors: pa.Table) -> None:
+    """Add a part's rows (and their vectors, in the same order) to a cold index."""
+    c = rows.to_pydict()
+    sparse = [row_vectors({**v, "dense": None}).sparse for v in vectors.to_pylist()]
+    index.add(c["id"], c["agent_id"], c["time"], c["importance"], c["topic"], sparse)
 
 
 def rows_table(points: Sequence[ScoredPoint]) -> pa.Table:

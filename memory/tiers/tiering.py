@@ -44,6 +44,11 @@ class TierConfig(BaseModel):
         5000, ge=1, description="Beyond this many, an agent's oldest memories move to cold."
     )
     cold_day_window: int = Field(7, ge=1, description="Days per cold partition.")
+    search_cold: bool = Field(
+        True,
+        description="Searches that name no tiers search cold too: every memory competes; "
+        "a cold one is read only when its score can beat the k-th hot or warm hit.",
+    )
     migrate_batch: int = Field(
         5_000,
         ge=1,

@@ -28,7 +28,7 @@ HEADLINE = (
 def _shares(figures: dict) -> list[float]:
     """Every recall or hit figure in a ranking's block (None: no question of that group)."""
     values = [figures["recall_at_5"], figures["hit_at_5"], *figures["by_kind"].values()]
-    values += [figures["recall_at_5_old"], figures["recall_at_5_old_all_tiers"]]
+    values += [figures["recall_at_5_old"], figures["recall_at_5_old_hot_warm"]]
     return [v for v in values if v is not None]
 
 

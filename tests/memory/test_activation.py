@@ -1,0 +1,30 @@
+"""Spreading activation adds: a memory linked to a hit scores its own score plus the hit's
+score × decay × the association's weight × strength, checked against a hand computation."""
+
+from __future__ import annotations
+
+import pytest
+
+HOUR = 3600.0
+
+
+async def test_activation_adds_to_the_linked_memorys_own_score(group_factory):
+    group = group_factory("edge")
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    anchor = await s.add("event", "the river flooded the lower town", importance=0.9)
+    group.clock.set(0, 2 * HOUR)
+    linked = await s.add("event", "bought fresh bread at the bakery", importance=0.4)
+    group.clock.set(0, 10 * HOUR)
+    walks = [await s.add("event", "a walk in the park", importance=0.5) for _ in range(3)]
+    await s.associate(anchor, linked, "similar", 1.0)
+    (top, second) = await s.search("river flooded", top_k=2)
+    assert top.id == anchor and second.id in walks  # without activation: a walk
+    hits = {h.id: h.score for h in await s.search("river flooded", top_k=2, expand=True)}
+    # Own score: α·0.999^hours + β·importance + γ·0 (no common word); activation: the
+    # anchor's score × decay 0.5 × the similar weight 0.8 × strength 1.
+    assert hits == {
+        anchor: pytest.approx(top.score),
+        linked: pytest.approx(0.999**8 + 0.4 + top.score * 0.5 * 0.8),
+    }
+    await group.close()
