@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from societas.agents.cognition import metacognition
 from societas.agents.cognition.attention import attend, extract_facts
-from societas.memory.architectures.cognitive import novelty_metacognition
 from societas.memory.store.fsutil import write_bytes_atomic
 
 if TYPE_CHECKING:
@@ -35,12 +35,13 @@ FOLDER = "agent_profiles"
 
 
 def wire(memory: GroupMemory, llm: LLMGateway, seed: int) -> None:
-    """The cognitive profile's steps in a run: attention summaries (batched across agents)
-    and fact extraction through the run's gateway; meta-cognition by novelty."""
+    """The cognitive profile's steps in a run, each through the run's gateway: attention
+    summaries (batched across agents), fact extraction and meta-cognition (the model's
+    reflection and strategy; on the rules provider the rules reflection by novelty)."""
     if memory.cognition is not None:
         memory.cognition.summarise = partial(attend, llm, seed=seed)
         memory.cognition.extract_facts = partial(extract_facts, llm, seed=seed)
-        memory.cognition.metacognition = novelty_metacognition  # attention by novelty
+        memory.cognition.metacognition = partial(metacognition.reflect, llm, seed=seed)
 
 
 def write_agent_profiles(run_dir: Path, group_id: int, memory: GroupMemory) -> Path:

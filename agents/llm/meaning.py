@@ -4,7 +4,8 @@ Checked for every task: a copy of the prompt's example, an echo of the schema's 
 a copy of the prompt's format text. Checked per task: importance ratings that count
 (1, 2, 3... or 10, 1, 2, 3...) instead of rating, a dialogue line said before, a day plan
 that contradicts the agent's state (asleep at noon while rested) or names places the agent
-does not know, an hour whose steps do not tile it, a word outside the ones the task lists.
+does not know, an hour whose steps do not tile it, a word outside the ones the task lists,
+a memory strategy setting outside its allowed range.
 A failed check makes the gateway re-ask with a short correction (`CORRECTIONS`, text with
 nothing in it to copy) and then fall back; both are counted per task and kind.
 """
@@ -45,6 +46,7 @@ KINDS = (
     "opposite_tone",
     "unknown_person",
     "not_a_choice",
+    "out_of_range",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -72,6 +74,10 @@ CORRECTIONS["unknown_person"] = (
 )
 CORRECTIONS["not_a_choice"] = (
     "That reply is not one of the words the task lists. Choose one of them. Reply again."
+)
+CORRECTIONS["out_of_range"] = (
+    "A setting in that reply is outside the range the task allows for it. Choose values "
+    "within the ranges. Reply again."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -491,6 +497,25 @@ def _talk(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _people(value, ctx)
 
 
+def _strategy(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """A memory strategy setting outside its range (`ranges`: setting -> [low, high], None:
+    not to be set), or the settings given all repeating the prompt's example numbers
+    (`example`) where they differ from the settings now."""
+    given: dict[str, Any] = {}
+    for key, allowed in (ctx.get("ranges") or {}).items():
+        chosen = getattr(value, key, None)
+        if chosen is None:
+            continue
+        if not allowed or not allowed[0] <= chosen <= allowed[1]:
+            return Failure("out_of_range", f"{key} {chosen} not in {allowed}")
+        given[key] = chosen
+    example = ctx.get("example") or {}
+    copied = [k for k, v in given.items() if example.get(k) == v and ctx.get(k) != v]
+    if len(copied) >= 2 and len(copied) == len(given):
+        return Failure("copied_example", ", ".join(f"{k} {given[k]}" for k in copied))
+    return None
+
+
 def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _choice(value, ctx) or _people(value, ctx)
 
@@ -520,6 +545,7 @@ _BY_TASK = {
     "conversation_summary": _summary,
     "thought_update": _thought_checks,
     "talk_decision": _talk,
+    "metacognition": _strategy,
 }
 
 

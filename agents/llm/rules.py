@@ -510,6 +510,14 @@ def _consolidate(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return {"summary": f"{head}: {body}" if body else head}
 
 
+@register_rule("metacognition")
+def _metacognition(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The cognitive profile's rules reflection on the memory report in the context."""
+    from societas.agents.cognition.metacognition import rules_answer
+
+    return rules_answer(ctx)
+
+
 # The `survey` task (answers from status) lives with the survey code; importing it registers it.
 from societas.agents.experiments import survey_rules as _survey_rules  # noqa: E402, F401
 
