@@ -1,10 +1,13 @@
 """The two baselines of memory_ops, each running the per-agent workload of _memory_workload.
 
 naive: per-agent Python lists and growing numpy arrays of the memories' BM25 term weights;
-search is a numpy sparse dot over them with Qdrant's IDF (counted over the group, as the
-shared shard does), scored like societas (recency + importance + saturated relevance, every
-memory a candidate, ties newest first). Same tokenizer (Qdrant Edge's BM25 with the bundled
-stop words), same answers. Status is a dict per agent. Nothing cached.
+search scores every memory of the agent with societas's default retrieval score, computed
+directly: α·recency + β·importance + γ·relevance, recency = decay ** hours since the memory,
+relevance = BM25 (Qdrant's IDF counted over the group, as the shared shard counts it: a
+numpy sparse dot) over the BM25 of a memory equal to the query, at most 1 (the `exact`
+normalisation); ties newest first. The weights and decay are read from societas's default
+`RetrievalConfig`. Same tokenizer (Qdrant Edge's BM25 with the bundled stop words), same
+vectors (f32 weights), same answers. Status is a dict per agent. Nothing cached.
 
 agentsociety: AgentSociety 1.5.7's design: two in-memory Qdrant clients per agent (stream and
 status), one text embedded (fastembed BM25) and one point upserted per call, one query per
@@ -23,9 +26,10 @@ from _common import CollectorClock
 from _memory_workload import SEED, TOP_K, Turn, clock_of, digest_hits, tick_plan
 
 from societas.memory.embedding.config import BUNDLED_BM25_DIR
+from societas.memory.model.config import GroupMemoryConfig
 
-HALF_LIFE_S = 3600.0 * math.log(0.5) / math.log(0.99)  # recency 0.99 per simulated hour
-SATURATION_K = 2.0
+# Qdrant's BM25 embedder: k1, b and the average length its document weights assume.
+K1, B, AVG_LEN = 1.2, 0.75, 256.0
 
 
 def _edge_bm25():
@@ -33,6 +37,27 @@ def _edge_bm25():
 
     stopwords = set((Path(BUNDLED_BM25_DIR) / "english.txt").read_text().split())
     return qe.Bm25(qe.Bm25Config(language="english", stopwords=qe.StopwordsSet(custom=stopwords)))
+
+
+class Score:
+    """societas's default retrieval score (the weights and decay of its default config)."""
+
+    def __init__(self) -> None:
+        cfg = GroupMemoryConfig().retrieval
+        norm = cfg.resolved_normalization(dense=False, sparse=True)
+        assert norm == "exact" and cfg.candidates == "all", (norm, cfg.candidates)
+        self.alpha, self.beta, self.gamma = (
+            cfg.recency_weight,
+            cfg.importance_weight,
+            cfg.relevance_weight,
+        )
+        self.log_decay_per_s = math.log(cfg.decay_per_hour) / 3600.0
+
+    @staticmethod
+    def exact_match(idf_weights: list[float], query_terms: int) -> float:
+        """BM25 of a memory whose text is the query: each term once in a text that long."""
+        length = 1.0 - B + B * query_terms / AVG_LEN
+        return (K1 + 1.0) / (1.0 + K1 * length) * sum(idf_weights)
 
 
 class NaiveAgent:
@@ -44,7 +69,7 @@ class NaiveAgent:
         self.importance = np.empty(16)
         self.rows = np.empty(64, dtype=np.int32)
         self.terms = np.empty(64, dtype=np.int64)
-        self.weights = np.empty(64, dtype=np.float64)
+        self.weights = np.empty(64, dtype=np.float32)
         self.nnz = 0
         self.status: dict[str, str] = {}
 
@@ -66,25 +91,27 @@ class NaiveAgent:
         self.weights[self.nnz : end] = weights
         self.nnz = end
 
-    def search(self, q_terms: np.ndarray, q_idf: np.ndarray, now: float) -> list[str]:
+    def search(
+        self, q_terms: np.ndarray, q_idf: np.ndarray, scale: float, now: float, s: Score
+    ) -> list[str]:
         n, nnz = len(self.texts), self.nnz
         if n == 0:
             return []
-        order = np.argsort(q_terms)
-        q_sorted, idf_sorted = q_terms[order], q_idf[order]
-        terms = self.terms[:nnz]
-        pos = np.searchsorted(q_sorted, terms).clip(0, len(q_sorted) - 1)
-        hit = q_sorted[pos] == terms
-        raw = np.bincount(
-            self.rows[:nnz][hit],
-            weights=self.weights[:nnz][hit] * idf_sorted[pos[hit]],
-            minlength=n,
-        )
-        score = (
-            0.5 ** (np.abs(now - self.times[:n]) / HALF_LIFE_S)
-            + self.importance[:n]
-            + raw / (raw + SATURATION_K)
-        )
+        raw = np.zeros(n)
+        if len(q_terms):
+            order = np.argsort(q_terms)
+            q_sorted, idf_sorted = q_terms[order], q_idf[order]
+            terms = self.terms[:nnz]
+            pos = np.searchsorted(q_sorted, terms).clip(0, len(q_sorted) - 1)
+            hit = q_sorted[pos] == terms
+            raw = np.bincount(
+                self.rows[:nnz][hit],
+                weights=self.weights[:nnz][hit] * idf_sorted[pos[hit]],
+                minlength=n,
+            )
+        recency = np.exp(np.abs(now - self.times[:n]) * s.log_decay_per_s)
+        relevance = np.minimum(raw / scale, 1.0) if scale else raw * 0.0
+        score = s.alpha * recency + s.beta * self.importance[:n] + s.gamma * relevance
         k = min(TOP_K, n)
         best = np.argpartition(-score, k - 1)[:k] if n > k else np.arange(n)
         ranked = sorted(best.tolist(), key=lambda i: (-score[i], -i))  # ties: newest first
@@ -94,6 +121,7 @@ class NaiveAgent:
 def run_naive(agents: int, memories: int, rss_mb) -> dict:
     """The workload on per-agent lists; returns timings, RSS and per-search digests."""
     bm25 = _edge_bm25()
+    score = Score()
     rng = random.Random(SEED)
     base = rss_mb()
     mem = [NaiveAgent() for _ in range(agents)]
@@ -116,17 +144,19 @@ def run_naive(agents: int, memories: int, rss_mb) -> dict:
                 for term in terms.tolist():
                     df[term] = df.get(term, 0) + 1
                 docs += 1
-                m.add(text, now, importance, terms, np.asarray(v.values, dtype=np.float64))
+                m.add(text, now, importance, terms, np.asarray(v.values, dtype=np.float32))
             t1 = time.perf_counter()
             q = bm25.embed_query(turn.query)
-            q_terms = np.asarray(q.indices, dtype=np.int64)
-            q_idf = np.array(
-                [
-                    w * math.log(1 + (docs - df.get(term, 0) + 0.5) / (df.get(term, 0) + 0.5))
-                    for term, w in zip(q_terms.tolist(), q.values, strict=True)
-                ]
-            )
-            hits = m.search(q_terms, q_idf, now)
+            q_values = np.asarray(q.values, np.float32).tolist()
+            known = [  # (term, q · idf) of the query's terms some memory holds
+                (term, w * math.log(1 + (docs - df[term] + 0.5) / (df[term] + 0.5)))
+                for term, w in zip(q.indices, q_values, strict=True)
+                if df.get(term)
+            ]
+            q_terms = np.array([term for term, _ in known], dtype=np.int64)
+            q_idf = np.array([w for _, w in known])
+            scale = score.exact_match([w for _, w in known], len(q.indices))
+            hits = m.search(q_terms, q_idf, scale, now, score)
             t2 = time.perf_counter()
             m.status["thought"] = turn.thought
             assert m.status["thought"] == turn.thought

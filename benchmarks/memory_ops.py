@@ -239,6 +239,9 @@ def compare(agents: int, memories: int, repeats: int) -> dict:
         "adds_vs_agentsociety": round(p["adds_per_s"] / agsoc["adds_per_s"], 2),
         "searches_vs_agentsociety": round(p["searches_per_s"] / agsoc["searches_per_s"], 2),
         "same_top3_as_naive": round(agreement(g["digests"], naive["digests"]), 4),
+        # One at a time, each search's IDF counts the memories added before it, as the lists
+        # count them; gathered, it counts its whole batch's adds of the tick.
+        "same_top3_sequential_as_naive": round(agreement(seq["digests"], naive["digests"]), 4),
         "same_top3_gather_vs_sequential": round(agreement(g["digests"], seq["digests"]), 4),
         "same_top3_as_agentsociety": round(agreement(g["digests"], agsoc["digests"]), 4),
         "societas_tiers": g["tiers"],
