@@ -35,15 +35,16 @@ def _phase_ticks(run: RunTables) -> dict[str, tuple[int, int]]:
 
 
 def measure(runs: Mapping[str, RunTables]) -> dict[str, Measured]:
-    """Activity ratio per phase against the first day's activity at the same clock hours."""
+    """Activity ratio per phase against the first day's activity at the same clock hours; the
+    landfall ratio is compared both with AgentSociety's simulated figure and the real visits."""
     run = runs["storm"]
     per_day = round(24 * 60 / run.scenario.tick_minutes)
     state = run.table("agent_state")
     names = {"before_landfall": "activity_before_landfall", "at_landfall": "activity_at_landfall"}
-    names["after"] = "activity_after"
+    names["after"] = "visits_after_real"
     if state.empty or run.scenario.ticks <= per_day:
         gap = Measured(None, "the run has no storm days after the first")
-        return dict.fromkeys(names.values(), gap)
+        return dict.fromkeys([*names.values(), "visits_at_landfall_real"], gap)
     away = ~state["place_kind"].isin(AWAY)
     share = away.groupby(state["tick"]).mean().reindex(range(run.scenario.ticks), fill_value=0.0)
     activity = share.to_numpy(dtype=float)
@@ -58,6 +59,7 @@ def measure(runs: Mapping[str, RunTables]) -> dict[str, Measured]:
         base = float(baseline[ticks % per_day].sum())
         value = float(activity[ticks].sum()) / base if base > 0 else None
         out[metric] = Measured(value, DEFINITION)
+    out["visits_at_landfall_real"] = out["activity_at_landfall"]
     return out
 
 

@@ -49,9 +49,12 @@ def _row(m: Metric, seeds: list[int]) -> str:
     per_seed = "".join(f"<td>{_num(v)}</td>" for v in m.per_seed)
     per_seed += "<td></td>" * (len(seeds) - len(m.per_seed))
     distance = "n/a" if m.ours_mean is None else f"{m.ours_mean - m.published:+.3f}"
+    published = f"{m.published:.3f}"
+    if m.published_range is not None:
+        published += f"<div class='note'>[{m.published_range[0]:g}, {m.published_range[1]:g}]</div>"
     return (
         f"<tr><td><b>{html.escape(m.name)}</b><div class='note'>{html.escape(m.source)}</div>"
-        f"</td><td>{m.published:.3f}</td><td>{_num(m.ours_mean)}</td><td>{interval}</td>"
+        f"</td><td>{published}</td><td>{_num(m.ours_mean)}</td><td>{interval}</td>"
         f"<td>{distance}</td><td>{_bar(m)}</td>{per_seed}"
         f"<td class='note'>{html.escape(m.note)}</td></tr>"
     )
@@ -76,6 +79,13 @@ def render(report: Report) -> str:
         else ""
     )
     title = f"Validation: {html.escape(report.suite)}"
+    checked = "".join(f"<li>{html.escape(x)}</li>" for x in report.sources)
+    where = (
+        f"<h2>Where the published figures were checked</h2><ul class='note'>{checked}</ul>"
+        f"<p class='note'>Protocol: {html.escape(report.protocol)}</p>"
+        if checked
+        else ""
+    )
     return (
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
         f"<style>{STYLE}</style></head><body><h1>{title}</h1>{caveat}"
@@ -85,7 +95,7 @@ def render(report: Report) -> str:
         "Intervals: 95 % t over seeds.</p>"
         "<table><tr><th>metric</th><th>published</th><th>ours (mean)</th><th>ours 95 % CI</th>"
         f"<th>ours - published</th><th>published vs ours</th>{head}<th>note</th></tr>{rows}"
-        f"</table>{unpublished}</body></html>"
+        f"</table>{unpublished}{where}</body></html>"
     )
 
 

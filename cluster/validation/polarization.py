@@ -22,13 +22,14 @@ OPPOSING_NOTE = (
 )
 DEFINITIONS = (
     "more polarized: same side of the midpoint (5) and further from it at the end; more "
-    "moderate: closer to it; flipped: on the other side at the end"
+    "moderate: closer to it; flipped: on the other side at the end; unchanged: as far from it"
 )
+SHARES = ("more_polarized", "more_moderate", "flipped", "unchanged")
 
 
 def changes(run: RunTables) -> dict[str, float] | None:
-    """Shares of agents more polarized, more moderate and flipped between first and last
-    attitude on the topic; None when the run recorded no attitudes."""
+    """Shares of agents more polarized, more moderate, flipped and unchanged between first and
+    last attitude on the topic; None when the run recorded no attitudes."""
     a = run.table("attitudes")
     if a.empty:
         return None
@@ -41,21 +42,23 @@ def changes(run: RunTables) -> dict[str, float] | None:
     same = ~flipped
     more = same & (last.abs() > first.abs())
     less = same & (last.abs() < first.abs())
+    kept = same & (last.abs() == first.abs())
     n = len(first)
     return {
         "more_polarized": float(more.sum()) / n,
         "more_moderate": float(less.sum()) / n,
         "flipped": float(flipped.sum()) / n,
+        "unchanged": float(kept.sum()) / n,
     }
 
 
 def measure(runs: Mapping[str, RunTables]) -> dict[str, Measured]:
-    """The paper's three shares per condition (the opposing condition is not measurable)."""
+    """The paper's four shares per condition."""
     out: dict[str, Measured] = {}
     for condition in ("control", "echo_chamber", "opposing"):
         shares = changes(runs[condition])
         note = DEFINITIONS + ("; " + OPPOSING_NOTE if condition == "opposing" else "")
-        for key in ("more_polarized", "more_moderate", "flipped"):
+        for key in SHARES:
             value = None if shares is None else shares[key]
             out[f"{condition}_{key}"] = Measured(value, note)
     return out

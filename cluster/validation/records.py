@@ -16,28 +16,32 @@ class _Strict(BaseModel):
 
 
 class PublishedValue(_Strict):
-    """One published figure: what it measures, the number and where it is printed."""
+    """One published figure: what it measures, the number, where it is printed and how it was
+    checked against that print (`verified`)."""
 
     name: str
     published: float | None
     kind: Literal["share", "ratio"]
     section: str
     detail: str
+    verified: str = Field(min_length=1)
     low: float | None = None
     high: float | None = None
 
 
 class SuiteData(_Strict):
-    """A suite's published values and the paper they come from."""
+    """A suite's published values, the paper they come from, the texts they were checked
+    against (`sources`) and how the paper's protocol compares with the suite's."""
 
     suite: str
     paper: str
-    verification: str
+    sources: list[str] = Field(min_length=1)
+    protocol: str
     values: list[PublishedValue] = Field(min_length=1)
 
     def source(self, value: PublishedValue) -> str:
-        """Paper, section and how the figure was checked, in one line."""
-        return f"{self.paper}, {value.section}: {value.detail} ({self.verification})"
+        """Paper, section, what the figure is and how it was checked, in one line."""
+        return f"{self.paper}, {value.section}: {value.detail}. Checked: {value.verified}"
 
 
 class Metric(_Strict):
@@ -54,6 +58,7 @@ class Metric(_Strict):
     kind: Literal["share", "ratio"]
     per_seed: list[float | None]
     interval_method: str
+    published_range: list[float] | None = Field(default=None, min_length=2, max_length=2)
     note: str = ""
 
 
@@ -80,6 +85,8 @@ class Report(_Strict):
     hours: float
     elapsed_s: float
     caveat: str
+    protocol: str = ""
+    sources: list[str] = Field(default_factory=list)
     metrics: list[Metric]
     unpublished: list[Unpublished] = Field(default_factory=list)
     runs: list[str] = Field(default_factory=list)

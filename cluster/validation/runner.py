@@ -186,6 +186,9 @@ def _report(
                 kind=value.kind,
                 per_seed=values,
                 interval_method=METHOD,
+                published_range=(
+                    None if value.low is None or value.high is None else [value.low, value.high]
+                ),
                 note=note,
             )
         )
@@ -199,6 +202,8 @@ def _report(
         hours=round(hours, 3),
         elapsed_s=round(time.monotonic() - began, 2),
         caveat=RULES_CAVEAT if rules else "",
+        protocol=data.protocol,
+        sources=data.sources,
         metrics=metrics,
         unpublished=unpublished,
     )

@@ -16,6 +16,10 @@ PARTY_DAY, PARTY_FROM, PARTY_TO = 1, 17.0, 19.0  # February 14, 5 to 7 pm
 PARTY_PLACE_KIND = "cafe"  # the town has one cafe: Hobbs Cafe
 RESIDENTS = 25
 RELATIONS = CONFIGS / "smallville-relations.csv"
+DENSITY = (
+    "density 2|E| / (|V|(|V|-1)) over the residents, an edge joining two residents who know "
+    "each other (undirected)"
+)
 
 
 def _aware(run: RunTables, fact: str, by_tick: int | None = None) -> set[int]:
@@ -26,6 +30,21 @@ def _aware(run: RunTables, fact: str, by_tick: int | None = None) -> set[int]:
     if by_tick is not None:
         rows = rows[rows["tick"] <= by_tick]
     return {int(a) for a in rows["agent_id"]}
+
+
+def invitations(run: RunTables, before_tick: int) -> list[tuple[int, int, int]]:
+    """(tick, inviter, invitee) for each resident first told of the party by another one, in
+    conversation or a message, before `before_tick`: the host's invitations and the ones
+    passed on by guests, as the paper tells them (§3.4.3)."""
+    k = run.table("knowledge")
+    if k.empty:
+        return []
+    rows = k[(k["fact"] == "party") & (k["source"] >= 0) & (k["tick"] < before_tick)]
+    return sorted(
+        (int(t), int(by), int(to))
+        for t, by, to in zip(rows["tick"], rows["source"], rows["agent_id"], strict=True)
+        if int(to) != HOST
+    )
 
 
 def _party_window(run: RunTables) -> tuple[int, int, str]:
@@ -56,18 +75,27 @@ def measure(runs: Mapping[str, RunTables]) -> dict[str, Measured]:
         out[f"{fact}_aware_start"] = Measured(len(_aware(run, fact, 0)) / n, seeded)
         out[f"{fact}_aware_end"] = Measured(len(_aware(run, fact)) / n)
     start, end, moved = _party_window(run)
-    invited = _aware(run, "party", start - 1) - {HOST}
+    invites = invitations(run, start)
+    with (run.folder / "invitations.csv").open("w", encoding="utf-8") as f:
+        f.write("tick,inviter,invitee\n" + "".join(f"{t},{a},{b}\n" for t, a, b in invites))
+    invited = {b for _, _, b in invites}
     state = run.table("agent_state")
     came: set[int] = set()
     if not state.empty:
         at = state[(state["tick"] >= start) & (state["tick"] < end)]
         came = {int(a) for a in at[at["place_kind"] == PARTY_PLACE_KIND]["agent_id"]}
-    note = "invited: residents who had heard of the party before it began (no invitation list)"
+    by_host = sum(1 for _, a, _ in invites if a == HOST)
+    note = (
+        "invited: residents told of the party by another one before it began (the host's "
+        "invitations and those passed on; each invitee's first, in the run's invitations.csv); "
+        "came: at the cafe during the party"
+    )
     note = "; ".join(x for x in (note, moved) if x)
+    detail = f"{len(invited & came)}/{len(invited)} (by the host {by_host})"
     out["party_attendance_invited"] = (
-        Measured(len(invited & came) / len(invited), note, f"{len(invited & came)}/{len(invited)}")
+        Measured(len(invited & came) / len(invited), note, detail)
         if invited
-        else Measured(None, note + "; nobody had heard of the party before it began")
+        else Measured(None, note + "; nobody was invited before the party began")
     )
     start_pairs = _pairs(run.population.friends)
     rel = run.table("relationships")
@@ -81,10 +109,17 @@ def measure(runs: Mapping[str, RunTables]) -> dict[str, Measured]:
             )
             if a != b
         }
-    edge = "an edge: a tie of the starting network or a conversation held (undirected)"
-    gap = "housemates and acquaintances from smallville-relations.csv, not the paper's interviews"
-    out["density_start"] = Measured(_density(start_pairs, n), f"{edge}; start: {gap}")
-    out["density_end"] = Measured(_density(start_pairs | met, n), edge)
+    out["density_start"] = Measured(
+        _density(start_pairs, n),
+        f"{DENSITY}; at the start: {len(start_pairs)} pairs, the town's ties "
+        "(smallville-relations.csv: housemates and acquaintances read from the residents' "
+        "descriptions), not the paper's interviews",
+    )
+    out["density_end"] = Measured(
+        _density(start_pairs | met, n),
+        f"{DENSITY}; at the end: the starting pairs and every pair that held a conversation",
+        f"{len(start_pairs | met)} pairs",
+    )
     out["hallucination_share"] = hallucination.measure(run)
     return out
 

@@ -11,13 +11,13 @@ from societas.cluster.validation.hallucination import invented, share_invented
 def test_polarization_measures_three_conditions(tmp_path: Path) -> None:
     report = validate("polarization", tmp_path, seeds=[0, 1], agents=24, hours=3)
     by_name = {m.name: m for m in report.metrics}
-    assert set(by_name) == {
-        "control_more_polarized",
-        "control_more_moderate",
-        "echo_chamber_more_polarized",
-        "opposing_more_moderate",
-        "opposing_flipped",
-    }
+    shares = ("more_polarized", "more_moderate", "flipped", "unchanged")
+    conditions = ("control", "echo_chamber", "opposing")
+    assert set(by_name) == {f"{c}_{s}" for c in conditions for s in shares}
+    assert by_name["echo_chamber_more_polarized"].published == 0.52
+    for c in conditions:
+        total = sum(by_name[f"{c}_{s}"].per_seed[0] or 0.0 for s in shares)
+        assert abs(total - 1.0) < 1e-9, c  # every agent falls in exactly one category
     for m in report.metrics:
         assert "Piao et al. 2025" in m.source and m.n_seeds == 2
         low, high = m.ours_ci
@@ -28,13 +28,21 @@ def test_polarization_measures_three_conditions(tmp_path: Path) -> None:
 
 def test_hurricane_measures_phases_against_the_first_day(tmp_path: Path) -> None:
     report = validate("hurricane", tmp_path, seeds=[0, 1], agents=12)
-    names = [m.name for m in report.metrics]
-    assert names == ["activity_before_landfall", "activity_at_landfall"]
+    by_name = {m.name: m for m in report.metrics}
+    assert list(by_name) == [
+        "activity_before_landfall",
+        "activity_at_landfall",
+        "visits_at_landfall_real",
+        "visits_after_real",
+    ]
     for m in report.metrics:
         assert m.ours_mean is not None and m.ours_mean >= 0.0
         low, high = m.ours_ci
         assert low is not None and high is not None and 0.0 <= low <= m.ours_mean <= high
-    assert [u.name for u in report.unpublished] == ["activity_after"]
+    assert by_name["visits_at_landfall_real"].per_seed == by_name["activity_at_landfall"].per_seed
+    assert by_name["activity_before_landfall"].published_range == [0.7, 0.9]
+    assert "SafeGraph" in by_name["visits_after_real"].source
+    assert report.unpublished == []
 
 
 def test_interview_check_flags_names_that_do_not_exist() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from societas.cluster.validation.records import Report
+from societas.cluster.validation.records import Report, load_suite_data
+from societas.cluster.validation.runner import SUITES
 
 FIVE = {
     "candidacy_aware_end",
@@ -55,3 +56,43 @@ def test_runs_are_kept_per_seed(small_smallville: tuple[Path, dict[str, Any]]) -
     out, data = small_smallville
     assert data["runs"] == ["runs/town/seed-0", "runs/town/seed-1"]
     assert all((out / r / "results" / "knowledge").exists() for r in data["runs"])
+
+
+def test_invitations_are_recorded_and_make_the_invited(
+    small_smallville: tuple[Path, dict[str, Any]],
+) -> None:
+    out, data = small_smallville
+    by_name = {m["name"]: m for m in data["metrics"]}
+    attendance = by_name["party_attendance_invited"]
+    assert "invitations.csv" in attendance["note"]
+    details = attendance["note"].split("per seed: ")[1].split(", ")
+    for run, detail in zip(data["runs"], details, strict=True):
+        lines = (out / run / "invitations.csv").read_text(encoding="utf-8").splitlines()
+        assert lines[0] == "tick,inviter,invitee"
+        rows = [tuple(int(x) for x in line.split(",")) for line in lines[1:]]
+        knew = {0: -1}  # the host knows from tick 0; an inviter must know before inviting
+        for tick, inviter, invitee in rows:
+            assert inviter in knew and knew[inviter] <= tick, (run, tick, inviter)
+            knew.setdefault(invitee, tick)
+        invitees = {b for _, _, b in rows}
+        assert len(invitees) == len(rows) and 0 not in invitees  # each invitee's first
+        if not rows:
+            assert detail.startswith("-"), detail
+            continue
+        assert detail.split(" ")[0].split("/")[1] == str(len(invitees))
+        assert f"(by the host {sum(1 for _, a, _ in rows if a == 0)})" in detail
+
+
+def test_every_published_value_says_where_it_was_checked() -> None:
+    for suite in SUITES:
+        data = load_suite_data(suite)
+        assert data.sources and data.protocol, suite
+        for value in data.values:
+            source = data.source(value)
+            assert "§" in source or "figure" in source, (suite, value.name)
+            assert "Checked: " in source and value.verified, (suite, value.name)
+            assert (
+                "verified" in value.verified
+                or "not verifiable" in value.verified
+                or ("digitized" in value.verified or "read from" in value.verified)
+            ), (suite, value.name)
