@@ -28,7 +28,7 @@ from societas.cluster.validation.inputs import parse_seeds
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--suite", required=True, choices=SUITES)
+    ap.add_argument("--suite", required=True, help=" | ".join(SUITES))
     ap.add_argument("--provider", default="rules", help="rules or a YAML file with llm:")
     ap.add_argument("--seeds", default="3", help="N (0..N-1) or a list like 0,1,2")
     ap.add_argument("--agents", type=int, default=None)

@@ -26,7 +26,8 @@ COMMON = (
 )
 NOTE = (
     "share of interview answers with a capitalised word, not at a sentence's start, that is no "
-    "resident, place, fact word, day or month (an automatic check; the paper judged by hand)"
+    "resident, place, fact word, day or month (an automatic check and a proxy: the paper judged "
+    "by hand, against each memory stream, the answers to 'Do you know of <name>?')"
 )
 _WORD = re.compile(r"[A-Z][a-zA-Z'\-]+")
 

@@ -24,6 +24,10 @@ def test_polarization_measures_three_conditions(tmp_path: Path) -> None:
         assert m.ours_mean is not None and low is not None and high is not None
         assert 0.0 <= low <= m.ours_mean <= high <= 1.0
     assert (tmp_path / "inputs" / "opposing" / "seed-1" / "edges.csv").exists()
+    for condition in ("control", "echo_chamber", "opposing"):
+        profiles = tmp_path / "inputs" / condition / "seed-0" / "profiles.csv"
+        starts = {line.split(",")[1] for line in profiles.read_text().splitlines()[1:]}
+        assert starts == {"3.0", "7.0"}, condition  # the paper's start, half each
 
 
 def test_hurricane_measures_phases_against_the_first_day(tmp_path: Path) -> None:
