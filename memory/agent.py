@@ -8,7 +8,7 @@ event-loop turn, so agents stepping concurrently share embedding and ranking cal
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.model.associations import Association
@@ -24,34 +24,40 @@ from societas.memory.model.records import (
 if TYPE_CHECKING:
     from societas.memory.architectures.cognitive_group import CognitiveMemory
     from societas.memory.group import GroupMemory
+    from societas.memory.store.group_kv import GroupKV
 
 
 class StatusMemory:
     """The agent's KV state: typed attributes from the memory config."""
 
-    __slots__ = ("_group", "agent_id")  # one per agent: no instance dict
+    __slots__ = ("_kv", "_search", "agent_id")  # one per agent: no instance dict
 
-    def __init__(self, group: GroupMemory, agent_id: int) -> None:
-        self._group, self.agent_id = group, agent_id
+    def __init__(
+        self,
+        kv: GroupKV,
+        search: Callable[[KVSearchRequest], Awaitable[list[KVHit]]],
+        agent_id: int,
+    ) -> None:
+        self._kv, self._search, self.agent_id = kv, search, agent_id
 
     async def get(self, key: str, default: Any = ...) -> Any:
         """The value of `key` (a copy); KeyError naming it if unknown and no default given."""
-        return self._group.kv_get(self.agent_id, key, default)
+        return self._kv.kv_get(self.agent_id, key, default)
 
     def peek(self, key: str, default: Any = ...) -> Any:
         """The stored value of `key` now, synchronously and without a copy: the one source
         of truth for readers that must not await per key (do not mutate what it returns)."""
-        return self._group.kv_peek(self.agent_id, key, default)
+        return self._kv.kv_peek(self.agent_id, key, default)
 
     def peek_many(self, keys: Iterable[str]) -> dict[str, Any]:
         """`peek` for several keys at once (read-only values)."""
-        peek = self._group.kv_peek
+        peek = self._kv.kv_peek
         return {key: peek(self.agent_id, key) for key in keys}
 
     async def update(self, key: str, value: Any, mode: str = "replace") -> None:
         """Set (`replace`) or extend (`merge`: dict update / list append) an attribute, at
         once (an embedded attribute is re-embedded, batched, when KV search needs it)."""
-        self._group.kv_update_now(self.agent_id, key, value, mode)
+        self._kv.kv_update_now(self.agent_id, key, value, mode)
 
     async def search(
         self, query: str, top_k: int = 3, filter: Mapping[str, Any] | None = None
@@ -65,13 +71,13 @@ class StatusMemory:
             wanted = filter["key"]
             keys = (wanted,) if isinstance(wanted, str) else tuple(wanted)
             for key in keys:
-                self._group.memory_config.attribute(key)
+                self._kv.memory_config.attribute(key)
         request = KVSearchRequest(agent_id=self.agent_id, query=query, top_k=top_k, keys=keys)
-        return await self._group.submit_kv_search(request)
+        return await self._search(request)
 
     async def export(self, keys: Iterable[str] | None = None) -> dict[str, Any]:
         """Copies of all (or the given) attributes."""
-        return self._group.export(self.agent_id, keys)
+        return self._kv.export(self.agent_id, keys)
 
 
 class StreamMemory:
@@ -181,7 +187,7 @@ class AgentMemory:
         self.agent_id = agent_id
         self._group = group
         self.clock = group.clock  # the group's simulated clock (day, t)
-        self.status = StatusMemory(group, agent_id)
+        self.status = StatusMemory(group.kv, group.submit_kv_search, agent_id)
         self.stream = StreamMemory(group, agent_id)
 
     @property

@@ -34,7 +34,9 @@ from societas.memory.model.records import (
 from societas.memory.model.records_meta import AccessLedger
 from societas.memory.policies.contradictions import ContradictionJudge, rule_judge
 from societas.memory.policies.forgetting import default_summary
+from societas.memory.policies.habits import HabitTracker
 from societas.memory.policies.state import PolicyState
+from societas.memory.policies.temporal import TemporalLinker
 from societas.memory.retrieval import group_search
 from societas.memory.retrieval.batching import MicroBatcher
 from societas.memory.retrieval.ranking import TIE_MARGIN, Ranker
@@ -51,6 +53,26 @@ from societas.memory.tiers.cold import ColdStore
 from societas.memory.vectorstores import VectorStore, build_vector_store
 
 ID_BITS = 40  # point id = group_id << 40 | sequence: unique across groups of one run
+COUNTERS = (  # the group's operation counts, reported in its stats
+    "adds",
+    "searches",
+    "kv_updates",
+    "kv_searches",
+    "embedded_texts",
+    "vector_upserts",
+    "vector_queries",
+    "migrated_to_cold",
+    "forgotten",
+    "cleaned_up",
+    "promoted",
+    "demoted",
+    "consolidated",
+    "accesses",
+    "retrieval_candidates",  # memories the ranking covered (all hot + warm)
+    "retrieval_scored",  # of which scored exactly (the rest ruled out by bound)
+    "retrieval_exhaustive",  # searches rescored in the engine over all memories
+    "expired",  # memories removed at their expires_at (hot and warm)
+)
 __all__ = ["ID_BITS", "TIE_MARGIN", "GroupMemory", "KVUpdate", "UpdateMode"]
 
 
@@ -79,7 +101,7 @@ class GroupMemory:
         self.root = root
         base = Path(config.vector_store.path or root)
         shard_dir = base / f"group-{group_id}" if base else None
-        self.store: VectorStore = store or build_vector_store(
+        store = store or build_vector_store(
             config.vector_store, group_id, dense, sparse, shard_dir, "stream"
         )
         kv_store = kv_store or build_vector_store(
@@ -88,13 +110,24 @@ class GroupMemory:
         self.normalization = config.retrieval.resolved_normalization(dense is not None, sparse)
         # Sparse embeddings: relevance from RAM for hot and warm, engine writes when leaving hot.
         ram = dense is None and sparse and config.tiers.ram_index
-        self.sparse_index: SparseIndex | None = SparseIndex() if ram else None
-        self.deferred: DeferredStore | None = DeferredStore(self.store, self) if ram else None
-        if self.deferred is not None:
-            self.store = self.deferred
         self.hot = HotStore()
         # Warm memories still in RAM columns, not yet in the engine (tiers.warm_in_ram).
         self.warm_rows = HotStore()
+        self.access = AccessLedger()  # reads of memories, written to the store in batches
+        self.counters = dict.fromkeys(COUNTERS, 0)
+        self.sparse_index: SparseIndex | None = None
+        self.deferred: DeferredStore | None = None
+        if ram:
+            self.sparse_index = SparseIndex()
+            store = self.deferred = DeferredStore(
+                store,
+                self.sparse_index,
+                hot=self.hot,
+                warm_rows=self.warm_rows,
+                access=self.access,
+                counters=self.counters,
+                layered=lambda: self.profiles.any_forgetting,
+            )
         keep = config.tiers.warm_in_ram
         on_edge = config.vector_store.backend == "edge"
         self.warm_in_ram = self.deferred is not None and (on_edge if keep is None else keep)
@@ -109,34 +142,14 @@ class GroupMemory:
         self.summarizer: Callable[[list[str]], str | Awaitable[str]] = default_summary
         # Judges contradictions (memory.policies.contradictions): rules by default, an LLM in runs.
         self.contradiction_judge: ContradictionJudge = rule_judge
-        self.policy_state = PolicyState(self)  # temporal episodes, habits (memory.policies.state)
         self.known_agents: set[int] = set()
         self._next_seq = 0
-        self.counters = {
-            "adds": 0,
-            "searches": 0,
-            "kv_updates": 0,
-            "kv_searches": 0,
-            "embedded_texts": 0,
-            "vector_upserts": 0,
-            "vector_queries": 0,
-            "migrated_to_cold": 0,
-            "forgotten": 0,
-            "cleaned_up": 0,
-            "promoted": 0,
-            "demoted": 0,
-            "consolidated": 0,
-            "accesses": 0,
-            "retrieval_candidates": 0,  # memories the ranking covered (all hot + warm)
-            "retrieval_scored": 0,  # of which scored exactly (the rest ruled out by bound)
-            "retrieval_exhaustive": 0,  # searches rescored in the engine over all memories
-            "expired": 0,  # memories removed at their expires_at (hot and warm)
-        }
         # One batched operation at a time: store calls run on worker threads, and another
         # batch must not see one half applied (hot columns vs the engine), so runs replay.
         self.op_lock: OwnedLock = OwnedLock()
         yields = config.batch_yields
-        self.writes = WriteQueue(self, yields)  # adds and KV updates return at once
+        # Adds and KV updates return at once; the queue writes them (memory.store.write_queue).
+        self.writes = WriteQueue(self.write_memories, self.embed_slots, self.op_lock, yields)
         kv = self.kv = GroupKV(
             memory_config,
             self.embedder,
@@ -155,15 +168,16 @@ class GroupMemory:
         self.ranker = Ranker(self)
         self.associations = AssociationIndex()  # typed edges for spreading activation
         self.access_log = AccessLog(root, group_id) if config.access_log else None
-        self.access = AccessLedger()
-        self.boosts = BoostLedger()  # FinMem access boosts, written on the tier schedule
+        self.boosts = BoostLedger(
+            self.sparse_index
+        )  # FinMem access boosts, written on the tier schedule
         self.expiring: dict[int, float] = {}  # hot/warm memories with an expiry → expires_at
         self.search = group_search.GroupSearch(
             config.retrieval,
             config.policies.associations,
             clock=clock,
             embedder=self.embedder,
-            store=self.store,
+            store=store,
             hot=self.hot,
             cold=self.cold,
             ranker=self.ranker,
@@ -183,8 +197,32 @@ class GroupMemory:
             warm_hits=functools.partial(group_search.waiting_warm_hits, self),
             boost=functools.partial(self.boosts.record, self),
         )
+        policies = config.policies  # temporal episodes, habits (memory.policies.state)
+        self.policy_state = PolicyState(
+            TemporalLinker(policies.temporal, self.associations, self.search.get_by_ids),
+            HabitTracker(
+                policies.habits,
+                clock=clock,
+                store=store,
+                hot=self.hot,
+                max_importance=self.max_importance,
+                add_many=self.add_many,
+            ),
+        )
         # The cognitive profile's layers (sensory buffer, working memory, facts), else None.
-        self.cognition = CognitiveMemory(self) if self.profiles.uses_cognitive else None
+        self.cognition: CognitiveMemory | None = None
+        if self.profiles.uses_cognitive:
+            self.cognition = CognitiveMemory(
+                clock=clock,
+                profiles=lambda: self.profiles,
+                kv=kv,
+                hot=self.hot,
+                boosts=self.boosts,
+                habits=self.policy_state.habits,
+                max_importance=self.max_importance,
+                add_many=self.add_many,
+                search_many=self.search.search_many,
+            )
         # The parts' operations as the group's own, bound once (KV reads run per agent-turn).
         self.kv_get, self.kv_peek, self.kv_column = kv.kv_get, kv.kv_peek, kv.kv_column
         self.set_kv_default, self.check_update = kv.set_kv_default, kv.check_update
@@ -208,6 +246,15 @@ class GroupMemory:
     @memory_config.setter
     def memory_config(self, memory_config: MemoryConfig) -> None:
         self.kv.memory_config = memory_config
+
+    @property
+    def store(self) -> VectorStore:
+        """The stream's vector store (wrapped by the write-behind `deferred` when RAM-indexed)."""
+        return self.search.store
+
+    @store.setter
+    def store(self, store: VectorStore) -> None:
+        self.search.store = store
 
     @property
     def profiles(self) -> AgentProfiles:
@@ -297,6 +344,11 @@ class GroupMemory:
         await write_memories(self, requests, ids, stamp)
 
     # ------------------------------------------------------------------ batching entry points
+
+    async def embed_slots(self, slots: Sequence[tuple[int, str]]) -> None:
+        """Embed the current values of (agent, key) slots, stale since they changed."""
+        peek = self.kv_peek
+        await self.embed_kv([(a, k, peek(a, k)) for a, k in slots])
 
     def queue_add(self, request: AddRequest) -> int:
         """Queue one validated memory and return its id at once, without suspending: it is

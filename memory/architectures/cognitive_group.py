@@ -30,7 +30,12 @@ from societas.memory.model.records import AddRequest, MemoryHit, SearchRequest
 from societas.memory.store.fsutil import write_bytes_atomic
 
 if TYPE_CHECKING:
-    from societas.memory.group import GroupMemory
+    from societas.memory.architectures.finmem import BoostLedger
+    from societas.memory.architectures.profiles import AgentProfiles
+    from societas.memory.model.clock import SimClock
+    from societas.memory.policies.habits import HabitTracker
+    from societas.memory.store.group_kv import GroupKV
+    from societas.memory.store.hot_store import HotStore
 
 Fact = tuple[str, str, str]
 FactExtractor = Callable[[list[str]], list[Fact] | Awaitable[list[Fact]]]
@@ -58,12 +63,26 @@ class CognitiveMemory:
 
     def __init__(
         self,
-        group: GroupMemory,
+        *,
+        clock: SimClock,
+        profiles: Callable[[], AgentProfiles],
+        kv: GroupKV,
+        hot: HotStore,
+        boosts: BoostLedger,
+        habits: HabitTracker,
+        max_importance: dict[int, float],
+        add_many: Callable[[Sequence[AddRequest]], Awaitable[list[int]]],
+        search_many: Callable[[Sequence[SearchRequest]], Awaitable[list[list[MemoryHit]]]],
         summarise: BatchSummariser | None = None,
         extract_facts: FactExtractor = _no_facts,
         metacognition: MetaCognition = rules_metacognition,
     ) -> None:
-        self.group = group
+        self.clock = clock
+        self.profiles = profiles  # the group's current profiles (a survey swaps them)
+        self.kv = kv  # KV values: an agent's `position` for its habits
+        self.hot, self.boosts, self.habits = hot, boosts, habits
+        self.max_importance = max_importance  # the ranker's bound per agent, kept valid
+        self.add_many, self.search_many = add_many, search_many
         self.agents: dict[int, CognitiveState] = {}  # each with its agent type's config
         # Summaries of many agents' event batches in one call (an LLM batch), rule-based default.
         self.summarise = summarise or (lambda batches: [default_attention(b) for b in batches])
@@ -76,21 +95,22 @@ class CognitiveMemory:
 
     def state(self, agent_id: int) -> CognitiveState:
         """The agent's cognitive layers; ValueError naming it when its profile is another."""
-        self.group.require_agent(agent_id)
-        if not self.group.profiles.is_cognitive(agent_id):
-            profile = self.group.profiles.profile(agent_id)
+        self.kv.require_agent(agent_id)
+        profiles = self.profiles()
+        if not profiles.is_cognitive(agent_id):
+            profile = profiles.profile(agent_id)
             raise ValueError(f"agent {agent_id} runs memory profile {profile!r}, not 'cognitive'")
         return self._of(agent_id)
 
     def _of(self, agent_id: int) -> CognitiveState:
         state = self.agents.get(agent_id)
         if state is None:
-            state = self.agents[agent_id] = CognitiveState(self.group.profiles.cognitive(agent_id))
+            state = self.agents[agent_id] = CognitiveState(self.profiles().cognitive(agent_id))
         return state
 
     def runs(self, agent_id: int) -> bool:
         """Whether `agent_id` runs the cognitive profile."""
-        return self.group.profiles.is_cognitive(agent_id)
+        return self.profiles().is_cognitive(agent_id)
 
     async def attend_many(self, events: Sequence[tuple[Any, ...]]) -> list[tuple[int, str]]:
         """Raw events (agent, text[, place[, importance]]) into the sensory buffers; attention
@@ -98,7 +118,7 @@ class CognitiveMemory:
         batches summarised in one call). Returns (agent, observation), unstored; each
         observation is also the agent's newest active thought. Without a place, habits take
         the agent's KV `position`."""
-        now = self.group.clock.abs_seconds
+        now = self.clock.abs_seconds
         due: list[tuple[int, list[str], str]] = []
         for agent_id, text, *rest in events:
             importance = rest[1] if len(rest) > 1 else None
@@ -106,7 +126,7 @@ class CognitiveMemory:
             if fired is not None:
                 due.append((agent_id, *fired))
         self.counters["raw_events"] += len(events)
-        habits = self.group.policy_state.habits  # repeated actions → procedural memories
+        habits = self.habits  # repeated actions → procedural memories
         if habits.policy.enabled:
             habits.observe((e[0], e[1], e[2] if len(e) > 2 else self._place(e[0])) for e in events)
         if not due:
@@ -122,9 +142,9 @@ class CognitiveMemory:
 
     def _place(self, agent_id: int) -> str | None:
         """Where the agent is now (its KV `position`, when the memory config has one)."""
-        if "position" not in self.group.memory_config.attributes:
+        if "position" not in self.kv.memory_config.attributes:
             return None
-        return self.group.kv_peek(agent_id, "position", None) or None
+        return self.kv.kv_peek(agent_id, "position", None) or None
 
     async def observed(self, observations: Sequence[tuple[int, str]]) -> None:
         """Count observations now stored, then run each agent's due consolidation and reflection."""
@@ -138,7 +158,7 @@ class CognitiveMemory:
         observations = await self.attend_many(events)
         if not observations:
             return []
-        ids = await self.group.add_many(
+        ids = await self.add_many(
             [
                 AddRequest(agent_id=a, topic="observation", description=t, type="episodic")
                 for a, t in observations
@@ -149,7 +169,7 @@ class CognitiveMemory:
 
     async def _schedules(self, agents: list[int]) -> None:
         """L3 and L4 of each agent, when one of their triggers fires."""
-        now = self.group.clock.abs_seconds
+        now = self.clock.abs_seconds
         for agent_id in dict.fromkeys(agents):
             state = self._of(agent_id)
             trigger = state.due("consolidation", now)
@@ -170,7 +190,7 @@ class CognitiveMemory:
     async def reflect(self, agent_id: int, trigger: str = "request") -> Strategy:
         """Meta-cognition now: the agent's report to `metacognition`, whose strategy retunes
         its attention and consolidation (logged with the reflection)."""
-        state, now = self.state(agent_id), self.group.clock.abs_seconds
+        state, now = self.state(agent_id), self.clock.abs_seconds
         report = state.report(agent_id)
         answer = await _maybe(self.metacognition(report))
         try:
@@ -189,12 +209,12 @@ class CognitiveMemory:
         """Semantic knowledge: facts as semantic memories and edges of the agent's graph."""
         if not facts:
             return []
-        state, now = self.state(agent_id), self.group.clock.abs_seconds
+        state, now = self.state(agent_id), self.clock.abs_seconds
         for fact in facts:
             for name, value in zip(("subject", "relation", "object"), fact, strict=True):
                 if not isinstance(value, str) or not value.strip():
                     raise ValueError(f"fact {name} must be a non-empty string, got {value!r}")
-        ids = await self.group.add_many(
+        ids = await self.add_many(
             [
                 AddRequest(
                     agent_id=agent_id,
@@ -216,7 +236,7 @@ class CognitiveMemory:
         self, requests: Sequence[SearchRequest], context: str = "recall"
     ) -> list[list[MemoryHit]]:
         """Search, then `absorb`: each result with the facts about its query's entities."""
-        return await self.absorb(requests, await self.group.search_many(requests), context)
+        return await self.absorb(requests, await self.search_many(requests), context)
 
     async def absorb(
         self, requests: Sequence[SearchRequest], results: Sequence[list[MemoryHit]], context: str
@@ -224,8 +244,8 @@ class CognitiveMemory:
         """Recalled hits into working memory, reconsolidated (importance nudged up, the recall
         context kept in metadata), and the fact graph's facts about each query's entities
         joined to its result and to working memory."""
-        now = self.group.clock.abs_seconds
-        ledger = self.group.boosts  # store writes on the tier schedule, not per recall
+        now = self.clock.abs_seconds
+        ledger = self.boosts  # store writes on the tier schedule, not per recall
         out = []
         for r, hits in zip(requests, results, strict=True):
             state = self.state(r.agent_id)
@@ -238,13 +258,13 @@ class CognitiveMemory:
                     importance, metadata = state.reconsolidate(before, context, meta)
                     as_json = json.dumps(metadata, sort_keys=True)
                     fields = {"importance": importance, "metadata": as_json}
-                    ledger.patch(self.group, r.agent_id, h.id, fields)
+                    ledger.patch(r.agent_id, h.id, fields)
                     layer = ledger.value(h.id, "layer", h.layer)
                     since = ledger.value(h.id, "layer_since", h.layer_since)
-                    self.group.hot.set_layer(h.id, layer, importance, since)
-                    if h.id in self.group.hot:
-                        self.group.hot.metadata[h.id] = metadata
-                    agent_max = self.group.max_importance
+                    self.hot.set_layer(h.id, layer, importance, since)
+                    if h.id in self.hot:
+                        self.hot.metadata[h.id] = metadata
+                    agent_max = self.max_importance
                     if importance > agent_max.get(r.agent_id, -1.0):
                         agent_max[r.agent_id] = importance  # keeps the ranker's bound valid
             top = max((h.score for h in hits), default=0.0)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from societas.memory.architectures.profiles import AgentProfiles
     from societas.memory.group import GroupMemory
     from societas.memory.model.records import MemoryHit, SearchRequest
+    from societas.memory.retrieval.sparse_index import SparseIndex
 
 
 def _split(profiles: AgentProfiles, r: SearchRequest) -> bool:
@@ -61,7 +62,8 @@ class BoostLedger:
     reconsolidation — kept in RAM (hot columns updated at once) and written to the vector
     store on the tier schedule: reads never write to the store per hit."""
 
-    def __init__(self) -> None:
+    def __init__(self, index: SparseIndex | None) -> None:
+        self.index = index  # the RAM index, ranking by importance (None: the engine ranks)
         self.pending: dict[int, dict[str, Any]] = {}  # memory id → payload fields to write
         self.agent_of: dict[int, int] = {}
         self.writes = 0  # store calls made by flushes (a figure for tests and benchmarks)
@@ -74,26 +76,24 @@ class BoostLedger:
         patch = self.pending.get(memory_id)
         return patch[key] if patch is not None and key in patch else stored
 
-    def patch(
-        self, group: GroupMemory, agent_id: int, memory_id: int, fields: dict[str, Any]
-    ) -> None:
+    def patch(self, agent_id: int, memory_id: int, fields: dict[str, Any]) -> None:
         """Fields to write at the next flush; a new importance reaches the RAM index now
         (what the searches rank by), as a store write would have."""
         self.pending.setdefault(memory_id, {}).update(fields)
         self.agent_of[memory_id] = agent_id
-        if group.sparse_index is not None and "importance" in fields:
-            group.sparse_index.set_importance(agent_id, memory_id, fields["importance"])
+        if self.index is not None and "importance" in fields:
+            self.index.set_importance(agent_id, memory_id, fields["importance"])
 
     def get_state(self) -> list[list[Any]]:
         """Pending changes as JSON rows (checkpoints keep them pending: a resumed run writes
         them when the uninterrupted one would, so both rank alike)."""
         return [[i, self.agent_of[i], self.pending[i]] for i in sorted(self.pending)]
 
-    def set_state(self, group: GroupMemory, rows: Sequence[Sequence[Any]]) -> None:
+    def set_state(self, rows: Sequence[Sequence[Any]]) -> None:
         self.pending.clear()
         self.agent_of.clear()
         for memory_id, agent_id, fields in rows:
-            self.patch(group, int(agent_id), int(memory_id), dict(fields))
+            self.patch(int(agent_id), int(memory_id), dict(fields))
 
     def record(self, group: GroupMemory, hits: Sequence[MemoryHit]) -> None:
         """Boost each distinct hit of an agent whose forgetting policy is on: importance
@@ -111,7 +111,7 @@ class BoostLedger:
             if boosted > group.max_importance.get(hit.agent_id, -1.0):
                 group.max_importance[hit.agent_id] = boosted  # keeps the ranker's bound valid
             fields = {"importance": boosted, "layer": layer, "layer_since": now}
-            self.patch(group, hit.agent_id, hit.id, fields)
+            self.patch(hit.agent_id, hit.id, fields)
             group.hot.set_layer(hit.id, layer, boosted, now)
         group.counters["accesses"] += len(hits)
 

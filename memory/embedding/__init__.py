@@ -14,31 +14,29 @@ from societas.memory.embedding.config import (
 def build_embedder(config: EmbeddingConfig) -> CachedEmbedder:
     """The embedder a config names, behind the de-duplicating cache."""
     from societas.memory.embedding.bm25 import Bm25Embedder
+    from societas.memory.embedding.dense import MiniLmEmbedder
+
+    def bm25() -> Embedder:
+        args = (config.batch_size, config.bm25_engine, config.bm25_multilingual)
+        return Bm25Embedder(config.bm25_path, *args)
+
+    def minilm() -> Embedder:
+        return MiniLmEmbedder(config.minilm_path, dense_model=config.dense_model)
 
     inner: Embedder
     if config.kind == "bm25":
-        inner = Bm25Embedder(
-            config.bm25_path, config.batch_size, config.bm25_engine, config.bm25_multilingual
-        )
+        inner = bm25()
     elif config.kind == "minilm":
-        from societas.memory.embedding.dense import MiniLmEmbedder
-
-        inner = MiniLmEmbedder(config.minilm_path, dense_model=config.dense_model)
+        inner = minilm()
     elif config.kind == "openai":
         from societas.memory.embedding.openai_embedder import OpenAIEmbedder
 
         assert config.openai is not None  # checked by EmbeddingConfig
         inner = OpenAIEmbedder(config.openai)
     else:
-        from societas.memory.embedding.dense import MiniLmEmbedder
         from societas.memory.embedding.hybrid import HybridEmbedder
 
-        inner = HybridEmbedder(
-            MiniLmEmbedder(config.minilm_path, dense_model=config.dense_model),
-            Bm25Embedder(
-                config.bm25_path, config.batch_size, config.bm25_engine, config.bm25_multilingual
-            ),
-        )
+        inner = HybridEmbedder(minilm(), bm25())
     return CachedEmbedder(inner, config.cache_size)
 
 

@@ -6,7 +6,7 @@ repeated. Actions are counted in RAM; habits are written on the tier schedule, i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -16,7 +16,9 @@ from societas.memory.policies.configs import HabitPolicy
 from societas.memory.vectorstores.base import stored_payloads
 
 if TYPE_CHECKING:
-    from societas.memory.group import GroupMemory
+    from societas.memory.model.clock import SimClock
+    from societas.memory.store.hot_store import HotStore
+    from societas.memory.vectorstores import VectorStore
 
 HabitKey = tuple[int, str, str, int]  # agent, action, place ('' when not counted), bucket
 
@@ -42,8 +44,20 @@ def action_of(text: str, policy: HabitPolicy) -> str | None:
 class HabitTracker:
     """Repeated actions of a group's agents and the procedural memories they became."""
 
-    def __init__(self, group: GroupMemory) -> None:
-        self.group = group
+    def __init__(
+        self,
+        policy: HabitPolicy,
+        *,
+        clock: SimClock,
+        store: VectorStore,
+        hot: HotStore,
+        max_importance: dict[int, float],
+        add_many: Callable[[Sequence[AddRequest]], Awaitable[list[int]]],
+    ) -> None:
+        self.policy = policy
+        self.clock, self.store, self.hot = clock, store, hot
+        self.max_importance = max_importance  # the ranker's bound per agent, kept valid
+        self.add_many = add_many  # writes the procedural memories
         self.habits: dict[HabitKey, Habit] = {}
         self.due: list[HabitKey] = []  # reached min_repeats: to write
         self.strengthened: set[HabitKey] = set()  # repeated after being written
@@ -53,7 +67,7 @@ class HabitTracker:
         """Habits a restored group already holds (tagged, in the store): never written twice."""
         self.loaded = True
         tag = self.policy.tag
-        async for memory_id, pl in stored_payloads(self.group.store):
+        async for memory_id, pl in stored_payloads(self.store):
             if pl.get("type") != "procedural" or tag not in (pl.get("tags") or ()):
                 continue
             meta = json.loads(pl.get("metadata") or "{}")
@@ -64,17 +78,13 @@ class HabitTracker:
             habit = self.habits.setdefault(key, Habit())
             habit.memory_id, habit.importance = memory_id, float(pl["importance"])
 
-    @property
-    def policy(self) -> HabitPolicy:
-        return self.group.config.policies.habits
-
     def observe(self, items: Iterable[tuple[int, str, str | None]]) -> int:
         """(agent, perceived text, place or None) now (the group clock's time of day);
         returns how many were actions."""
         policy = self.policy
         if not policy.enabled:
             return 0
-        clock = self.group.clock
+        clock = self.clock
         bucket = int(clock.t // (policy.time_window_minutes * 60))
         actions = 0
         for agent_id, text, place in items:
@@ -103,7 +113,7 @@ class HabitTracker:
     async def flush(self) -> dict[str, int]:
         """Write the habits that became due (one add_many) and re-strengthen repeated ones
         (hot column at once, one store write per distinct importance)."""
-        policy, group = self.policy, self.group
+        policy, hot, max_importance = self.policy, self.hot, self.max_importance
         out = {"habits_new": 0, "habits_strengthened": 0}
         if self.due and not self.loaded:
             await self._load()
@@ -128,7 +138,7 @@ class HabitTracker:
                 )
                 for key in due
             ]
-            for key, memory_id in zip(due, await group.add_many(requests), strict=True):
+            for key, memory_id in zip(due, await self.add_many(requests), strict=True):
                 self.habits[key].memory_id = memory_id
                 self.habits[key].importance = policy.importance
             out["habits_new"] = len(due)
@@ -140,17 +150,17 @@ class HabitTracker:
             if habit.memory_id is not None:
                 written.append((key, habit, habit.memory_id))
         ids = [memory_id for _, _, memory_id in written]
-        alive = await group.store.retrieve(ids) if ids else {}
+        alive = await self.store.retrieve(ids) if ids else {}
         for key, habit, memory_id in written:
-            if memory_id not in alive and memory_id not in group.hot:
+            if memory_id not in alive and memory_id not in hot:
                 continue  # moved to cold or forgotten: read-only now
             habit.importance = min(1.0, habit.importance + policy.strengthen_by)
             writes.setdefault(habit.importance, []).append(memory_id)
-            if memory_id in group.hot:  # its layer and layer clock stay
-                group.hot.importances[group.hot.row_of[memory_id]] = habit.importance
-            if habit.importance > group.max_importance.get(key[0], -1.0):
-                group.max_importance[key[0]] = habit.importance  # the ranker's bound
+            if memory_id in hot:  # its layer and layer clock stay
+                hot.importances[hot.row_of[memory_id]] = habit.importance
+            if habit.importance > max_importance.get(key[0], -1.0):
+                max_importance[key[0]] = habit.importance  # the ranker's bound
         for importance, members in sorted(writes.items()):  # write-behind stores patch pending
-            await group.store.set_payload(members, {"importance": importance})
+            await self.store.set_payload(members, {"importance": importance})
         out["habits_strengthened"] = sum(len(v) for v in writes.values())
         return out

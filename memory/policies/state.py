@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 class PolicyState:
     """Per-group state of the temporal, contradiction, habit and importance policies."""
 
-    def __init__(self, group: GroupMemory) -> None:
-        self.episodes = TemporalLinker(group)
-        self.habits = HabitTracker(group)
+    def __init__(self, episodes: TemporalLinker, habits: HabitTracker) -> None:
+        self.episodes = episodes
+        self.habits = habits
         self.contradiction_mark = -1  # memory ids up to this one were checked
         self.counters = {
             "feedback": 0,

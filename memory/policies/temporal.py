@@ -6,14 +6,11 @@ memories of at most `max_open_episodes` open episodes are kept, so RAM stays bou
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
-from societas.memory.model.associations import Association
+from societas.memory.model.associations import Association, AssociationIndex
 from societas.memory.policies.configs import TemporalPolicy
-
-if TYPE_CHECKING:
-    from societas.memory.group import GroupMemory
 
 
 def links_to(previous: Sequence[int], memory_id: int, policy: TemporalPolicy) -> list[Association]:
@@ -32,14 +29,17 @@ def links_to(previous: Sequence[int], memory_id: int, policy: TemporalPolicy) ->
 class TemporalLinker:
     """Open episodes of a group: (agent, episode key) → its last `span` memory ids."""
 
-    def __init__(self, group: GroupMemory) -> None:
-        self.group = group
+    def __init__(
+        self,
+        policy: TemporalPolicy,
+        associations: AssociationIndex,
+        get_by_ids: Callable[[Sequence[int], int], Awaitable[Any]],
+    ) -> None:
+        self.policy = policy
+        self.associations = associations  # the group's typed edges, added to in place
+        self.get_by_ids = get_by_ids  # KeyError for a memory that is not the agent's
         self.open: OrderedDict[tuple[int, str], list[int]] = OrderedDict()
         self.linked = 0  # associations added (a figure for tests and results)
-
-    @property
-    def policy(self) -> TemporalPolicy:
-        return self.group.config.policies.temporal
 
     def note(self, agent_id: int, episode: str, memory_id: int) -> list[Association]:
         """Memory `memory_id` of `agent_id` was written in `episode`: link it to the episode's
@@ -52,7 +52,7 @@ class TemporalLinker:
         key = (agent_id, episode)
         previous = self.open.pop(key, [])
         edges = links_to(previous, memory_id, policy)
-        self.group.associations.add_many(edges)
+        self.associations.add_many(edges)
         self.linked += len(edges)
         self.open[key] = [*previous, memory_id][-policy.span :]
         while len(self.open) > policy.max_open_episodes:
@@ -68,11 +68,11 @@ class TemporalLinker:
         policy = self.policy
         if not policy.enabled or len(memory_ids) < 2:
             return []
-        await self.group.get_by_ids(memory_ids, agent_id)  # KeyError: not that agent's
+        await self.get_by_ids(memory_ids, agent_id)  # KeyError: not that agent's
         ids, span = list(memory_ids), policy.span  # each memory to its `span` predecessors
         edges = [
             e for i, m in enumerate(ids) for e in links_to(ids[max(0, i - span) : i], m, policy)
         ]
-        self.group.associations.add_many(edges)
+        self.associations.add_many(edges)
         self.linked += len(edges)
         return edges

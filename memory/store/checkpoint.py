@@ -266,7 +266,7 @@ async def restore(
     group.profiles.assign_from_kv(group.kv_by_key, group.known_agents)  # follow agent types
     if group.cognition is not None and state.get("cognitive"):  # buffers, working memory
         group.cognition.set_state(state["cognitive"])
-    group.boosts.set_state(group, state.get("boosts", []))
+    group.boosts.set_state(state.get("boosts", []))
     if "policies" in state:  # older checkpoints: habits counted afresh, read back from the store
         group.policy_state.set_state(state["policies"])
     if (directory / "reads.parquet").exists():  # older checkpoints wrote reads to the store

@@ -18,16 +18,32 @@ from societas.memory.store.pending_points import hot_payloads, index_vectors
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
 
 if TYPE_CHECKING:
-    from societas.memory.group import GroupMemory
+    from collections.abc import Callable
+
+    from societas.memory.model.records_meta import AccessLedger
+    from societas.memory.retrieval.sparse_index import SparseIndex
+    from societas.memory.store.hot_store import HotStore
     from societas.memory.vectorstores import VectorStore
 
 
 class DeferredStore:
     """The group's vector store with new memories written late (see the module docstring)."""
 
-    def __init__(self, inner: VectorStore, group: GroupMemory) -> None:
+    def __init__(
+        self,
+        inner: VectorStore,
+        index: SparseIndex,
+        *,
+        hot: HotStore,
+        warm_rows: HotStore,
+        access: AccessLedger,
+        counters: dict[str, int],
+        layered: Callable[[], bool],
+    ) -> None:
         self.inner = inner
-        self.group = group
+        self.index = index  # the RAM index that answers searches of pending memories
+        self.hot, self.warm_rows, self.access, self.counters = hot, warm_rows, access, counters
+        self.layered = layered  # whether payloads carry forgetting layers (the profiles say)
         self.pending = IdMap()  # memory id → agent id, not yet in the engine
         self.patches: dict[int, dict[str, Any]] = {}  # payload updates of pending memories
 
@@ -41,10 +57,8 @@ class DeferredStore:
     def _written(self, ids: Sequence[int]) -> list[MemoryPoint]:
         """Pending memories `ids` as the points a write makes: payloads with their patches
         and indexed vectors, built for the batch in one pass (memory.store.pending_points)."""
-        index = self.group.sparse_index
-        assert index is not None
-        payloads = hot_payloads(self.group, ids, self.patches)
-        vectors = index_vectors(index, ids, self.pending)
+        payloads = self._payloads(ids)
+        vectors = index_vectors(self.index, ids, self.pending)
         return [MemoryPoint(i, v, pl) for i, pl, v in zip(ids, payloads, vectors, strict=True)]
 
     async def persist(self, ids: Sequence[int] | None = None) -> int:
@@ -54,15 +68,19 @@ class DeferredStore:
             return 0
         points = self._written(todo)
         await self.inner.upsert(points)
-        hot = self.group.hot
+        hot = self.hot
         # Reads of hot memories are in the written rows; those of warm_rows are in the ledger.
-        self.group.access.forget(i for i in todo if i in hot)
-        self.group.warm_rows.evict(todo)  # written: their RAM columns go
+        self.access.forget(i for i in todo if i in hot)
+        self.warm_rows.evict(todo)  # written: their RAM columns go
         for memory_id in todo:
             del self.pending[memory_id]
             self.patches.pop(memory_id, None)
-        self.group.counters["vector_upserts"] += len(points)
+        self.counters["vector_upserts"] += len(points)
         return len(points)
+
+    def _payloads(self, ids: Sequence[int]) -> list[dict[str, Any]]:
+        """Pending memories' engine payloads, patches applied (memory.store.pending_points)."""
+        return hot_payloads(self.hot, self.warm_rows, ids, self.patches, self.layered())
 
     def pending_points(self, ids: Sequence[int] | None = None) -> list[ScoredPoint]:
         """Pending memories (all, ids sorted, or those of `ids`, in that order) as the engine
@@ -79,7 +97,6 @@ class DeferredStore:
     def restore_pending(self, points: Sequence[MemoryPoint]) -> None:
         """Checkpointed pending memories back in the RAM index, still not in the engine (their
         hot rows are restored apart)."""
-        assert self.group.sparse_index is not None
         fresh = self._index(points)
         self.defer([p.id for p in fresh], [p.payload["agent_id"] for p in fresh])
 
@@ -89,9 +106,7 @@ class DeferredStore:
             (p for p in points if p.payload and p.vectors and p.vectors.sparse is not None),
             key=lambda p: p.id,
         )
-        index = self.group.sparse_index
-        assert index is not None
-        index.add(
+        self.index.add(
             [p.id for p in fresh],
             [p.payload["agent_id"] for p in fresh],
             [p.payload["time"] for p in fresh],
@@ -104,8 +119,7 @@ class DeferredStore:
     # ------------------------------------------------------------------ VectorStore
     async def upsert(self, points: Sequence[MemoryPoint]) -> None:
         """Points written by others (a restore): indexed for RAM search, written now."""
-        if self.group.sparse_index is not None:
-            self._index(points)
+        self._index(points)
         for p in points:
             self.pending.pop(p.id, None)
         await self.inner.upsert(points)
@@ -118,7 +132,7 @@ class DeferredStore:
 
     async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         pending = [i for i in ids if i in self.pending]
-        mine = dict(zip(pending, hot_payloads(self.group, pending, self.patches), strict=True))
+        mine = dict(zip(pending, self._payloads(pending), strict=True))
         rest = [i for i in ids if i not in self.pending]
         if rest:
             mine.update(await self.inner.retrieve(rest))
@@ -138,14 +152,13 @@ class DeferredStore:
                 rest.append(memory_id)
         if rest:
             await self.inner.set_payload(rest, payload)
-        index = self.group.sparse_index
-        if index is not None and "importance" in payload:  # the RAM index ranks by it
+        if "importance" in payload:  # the RAM index ranks by it
             agents = {i: self.pending[i] for i in ids if i in self.pending}
             if rest:
                 found = await self.inner.retrieve(rest)
                 agents.update((i, pl["agent_id"]) for i, pl in found.items())
             for memory_id, agent_id in agents.items():
-                index.set_importance(agent_id, memory_id, payload["importance"])
+                self.index.set_importance(agent_id, memory_id, payload["importance"])
 
     async def delete(self, ids: Sequence[int]) -> None:
         pairs = [(self.pending[i], i) for i in ids if i in self.pending]
@@ -153,15 +166,12 @@ class DeferredStore:
         for _, memory_id in pairs:
             del self.pending[memory_id]
             self.patches.pop(memory_id, None)
-        self.group.warm_rows.evict(i for _, i in pairs)  # gone: their RAM columns with them
-        index = self.group.sparse_index
+        self.warm_rows.evict(i for _, i in pairs)  # gone: their RAM columns with them
         if rest:
-            if index is not None:
-                found = await self.inner.retrieve(rest)
-                pairs += [(pl["agent_id"], i) for i, pl in found.items()]
+            found = await self.inner.retrieve(rest)
+            pairs += [(pl["agent_id"], i) for i, pl in found.items()]
             await self.inner.delete(rest)
-        if index is not None:
-            index.remove(pairs)
+        self.index.remove(pairs)
 
     async def count(self, agent_id: int | None = None) -> int:
         engine = await self.inner.count(agent_id=agent_id)
@@ -185,7 +195,7 @@ class DeferredStore:
         """Pending ids with a time before `cutoff`, oldest first (ties by id), read from the
         hot and warm_rows columns in numpy, not as (time, id) tuples one id at a time."""
         ids, times = [], []
-        for store in (self.group.hot, self.group.warm_rows):
+        for store in (self.hot, self.warm_rows):
             rows = store.row_of.value_array()
             row_times = np.frombuffer(store.times, np.float64)[rows]
             old = row_times < cutoff

@@ -18,20 +18,21 @@ from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.model.records_meta import DEFAULT_TYPE
 
 if TYPE_CHECKING:
-    from societas.memory.group import GroupMemory
     from societas.memory.retrieval.sparse_index import SparseIndex
     from societas.memory.store.hot_store import HotStore
 
 
 def hot_payloads(
-    group: GroupMemory, ids: Sequence[int], patches: Mapping[int, dict[str, Any]]
+    hot: HotStore,
+    warm: HotStore,
+    ids: Sequence[int],
+    patches: Mapping[int, dict[str, Any]],
+    layered: bool,
 ) -> list[dict[str, Any]]:
     """The engine payload of each pending memory in `ids` (in the hot columns or, once it left
     hot, in `warm_rows`) with its pending patches applied: its `HotStore.row` without the id
     (absent location, links, evidence and default typed-record fields left out; layers only
     when forgetting is on) + patch."""
-    layered = group.profiles.any_forgetting
-    hot, warm = group.hot, group.warm_rows
     if not len(warm):
         return _row_payloads(hot, ids, patches, layered)
     in_hot = hot.row_of

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from societas.memory.group import GroupMemory
     from societas.memory.model.records import AddRequest
+
+Write = Callable[[Sequence["AddRequest"], Sequence[int], tuple[int, float]], Awaitable[None]]
+EmbedStale = Callable[[list[tuple[int, str]]], Awaitable[None]]
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +55,10 @@ class OwnedLock:
 class WriteQueue:
     """A group's queued adds (ids already taken) and KV slots whose embedding is stale."""
 
-    def __init__(self, group: GroupMemory, yields: int) -> None:
-        self.group = group
+    def __init__(self, write: Write, embed_stale: EmbedStale, lock: OwnedLock, yields: int) -> None:
+        self.write = write  # stores memories under ids taken, at a clock stamp (lock held)
+        self.embed_stale = embed_stale  # embeds the current values of (agent, key) slots
+        self.lock = lock  # the group's operation lock, taken by the drain task
         self.yields = yields
         self.adds: list[AddRequest] = []
         self.add_ids: list[int] = []
@@ -100,16 +105,14 @@ class WriteQueue:
             requests, ids = self.adds[:n], self.add_ids[:n]
             del self.adds[:n], self.add_ids[:n], self.stamps[:n]
             try:
-                await self.group.write_memories(requests, ids, stamp)
+                await self.write(requests, ids, stamp)
             except BaseException:
                 self.adds[:0], self.add_ids[:0], self.stamps[:0] = requests, ids, [stamp] * n
                 raise
         if kv and self.kv:
             slots, self.kv = list(self.kv), {}
-            group = self.group
-            peek = group.kv_peek
             try:
-                await group.embed_kv([(a, k, peek(a, k)) for a, k in slots])
+                await self.embed_stale(slots)
             except BaseException:
                 self.kv = {**dict.fromkeys(slots), **self.kv}
                 raise
@@ -130,7 +133,7 @@ class WriteQueue:
             return
         self.drains += 1
         try:
-            async with self.group.op_lock:
+            async with self.lock:
                 await self.apply(kv=False)
         except Exception as exc:  # kept queued: the next read retries and raises
             log.warning("queued memories not written yet (%d): %r", len(self.adds), exc)

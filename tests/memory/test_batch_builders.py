@@ -50,7 +50,8 @@ async def test_batch_points_equal_the_per_memory_ones(group_factory, profile):
     assert deferred is not None and set(ids) <= set(deferred.pending)
     todo = sorted(deferred.pending)
     expected = [{**hot_payload(group, i), **deferred.patches.get(i, {})} for i in todo]
-    got = hot_payloads(group, todo, deferred.patches)
+    layered = group.profiles.any_forgetting
+    got = hot_payloads(group.hot, group.warm_rows, todo, deferred.patches, layered)
     assert got == expected
     assert [list(p) for p in got] == [list(p) for p in expected]  # same key order too
     assert any("links" in p for p in got) and any("evidence" in p for p in got)
