@@ -133,13 +133,18 @@ class GroupSearch:
                     job.hits = self._diversify(job.hits, job.limit, mmr)
             results = await self._hits_of(requests, jobs)
             cold_default = self.ranker.group.config.tiers.search_cold  # else where a search asks
+            cold = [  # the batch's cold searches, off the loop in one hand-off
+                (i, r, v)
+                for i, (r, v) in enumerate(zip(requests, vectors, strict=True))
+                if "cold" in r.tiers and (cold_default or "tiers" in r.model_fields_set)
+            ]
+            found = await asyncio.to_thread(
+                lambda: [self._cold_search(r, v, now, jobs.get(i), results[i]) for i, r, v in cold]
+            )
+            for (i, r, _), cold_hits in zip(cold, found, strict=True):
+                merged = results[i] + cold_hits
+                results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]
             for i, (r, v) in enumerate(zip(requests, vectors, strict=True)):
-                if "cold" in r.tiers and (cold_default or "tiers" in r.model_fields_set):
-                    cold_hits = await asyncio.to_thread(
-                        self._cold_search, r, v, now, jobs.get(i), results[i]
-                    )
-                    merged = results[i] + cold_hits
-                    results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]
                 if r.expand:
                     scale = jobs[i].scale if i in jobs else 1.0
                     results[i] = await self._spread(r, results[i], v, scale)
@@ -155,16 +160,11 @@ class GroupSearch:
                 self.hot,
                 self.unsent,
             )
-            candidates = scored = exhaustive = 0
-            for job in jobs.values():
-                candidates += job.candidates
-                scored += job.scored
-                exhaustive += job.exhaustive
-            counters = self.counters
+            counters, done = self.counters, jobs.values()
             counters["searches"] += len(requests)
-            counters["retrieval_candidates"] += candidates
-            counters["retrieval_scored"] += scored
-            counters["retrieval_exhaustive"] += exhaustive
+            counters["retrieval_candidates"] += sum(job.candidates for job in done)
+            counters["retrieval_scored"] += sum(job.scored for job in done)
+            counters["retrieval_exhaustive"] += sum(job.exhaustive for job in done)
             return results
 
     async def _hits_of(
