@@ -97,7 +97,8 @@ class StreamMemory:
         **record: Any,
     ) -> int:
         """Remember `description` now (day and t from the clock); returns the memory id.
-        `record` takes the typed-record fields: type, tags, metadata, expires_at."""
+        `record` takes the typed-record fields: type, tags, related_agents (agent ids, stored
+        as `agent:<id>` tags), metadata, expires_at."""
         request = AddRequest(
             agent_id=self.agent_id,
             topic=topic,
@@ -121,8 +122,10 @@ class StreamMemory:
         types: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
         layers: Sequence[str] | None = None,
+        involving: int | None = None,
     ) -> list[MemoryHit]:
-        """Best memories for `query`, optionally within a topic, days, times of day, place;
+        """Best memories for `query`, optionally within a topic, days, times of day, place,
+        or involving an agent (its id in their related_agents; not combined with `tags`);
         `tiers` (default: all, see tiers.search_cold) picks hot, warm, cold; `expand=True`
         adds memories linked to the hits (associations, with decaying weight)."""
         request = SearchRequest(
@@ -138,6 +141,7 @@ class StreamMemory:
             types=None if types is None else tuple(types),
             tags=None if tags is None else tuple(tags),
             layers=None if layers is None else tuple(layers),
+            involving=involving,
         )
         return await self._group.join_search(request)
 

@@ -34,6 +34,14 @@ CHAT_RESTORE, SPEAK_RESTORE = 0.15, 0.1
 INVITE = "_invite"  # scratch: (partner, place, topic) of the conversation asked for this tick
 
 
+async def _remember_with(
+    ctx: AgentContext, other: int, topic: str, text: str, location: str | None = None
+) -> None:
+    """`ctx.remember` of a memory involving `other` (its related_agents)."""
+    mem, record = ctx.agent.memory, {"related_agents": [other]}
+    await ctx.memory_writer().add(mem, topic, text, location=location, record=record)
+
+
 def stance_text(topic: str, value: float) -> str:
     """What an agent posts about `topic` given its stance 0..10."""
     if value >= 6.0:
@@ -130,7 +138,10 @@ class SocialBlock:
         if not open_:
             return
         names = [ctx.population.profiles[other].name for other in open_]
-        found = await asyncio.gather(*(remembered(ctx.agent.memory, n) for n in names))
+        mem = ctx.agent.memory
+        found = await asyncio.gather(
+            *(remembered(mem, n, agent_id=o) for n, o in zip(names, open_, strict=True))
+        )
         candidates = [
             Candidate(agent_id=other, name=name, relation=known[other], memories=memories)
             for other, name, memories in zip(open_, names, found, strict=True)
@@ -218,7 +229,8 @@ class SocialBlock:
         said = (ctx.time.tick, agent.id, listener, place, channel, text, ",".join(facts))
         ctx.results.add("dialogues", (*said, "", 0, out.answer_source))
         agent.set("social_satisfaction", min(1.0, s["social_satisfaction"] + SPEAK_RESTORE))
-        await ctx.remember("dialogue", f"I told {other.name}: {text}", location=place or None)
+        told = f"I told {other.name}: {text}"
+        await _remember_with(ctx, listener, "dialogue", told, place or None)
 
     async def _heard(self, ctx: AgentContext, msg: Message) -> None:
         s, p = ctx.state, msg.payload
@@ -230,11 +242,8 @@ class SocialBlock:
                 await self.learn(ctx, fact, msg.sender)
         s_val = min(1.0, s["social_satisfaction"] + CHAT_RESTORE)
         ctx.agent.set("social_satisfaction", s_val)
-        await ctx.remember(
-            "dialogue",
-            f"{p.get('name', msg.sender)} told me: {p.get('text', '')}",
-            location=p.get("place") or None,
-        )
+        heard = f"{p.get('name', msg.sender)} told me: {p.get('text', '')}"
+        await _remember_with(ctx, msg.sender, "dialogue", heard, p.get("place") or None)
 
     def _post(self, ctx: AgentContext, friends: list[int]) -> None:
         n = len(ctx.population)
@@ -264,5 +273,5 @@ class SocialBlock:
         rels = ctx.state.get("relationships") or {}
         if str(msg.sender) in rels and relation(rels, msg.sender).sentiment < DISLIKED:
             return  # not believed from someone the reader dislikes
-        await ctx.remember("post", f"{p['name']} posted: {p['text']}")
+        await _remember_with(ctx, msg.sender, "post", f"{p['name']} posted: {p['text']}")
         ctx.state["_exposed"] = True

@@ -174,20 +174,31 @@ async def remember_conversation(
     topic: str = "",
     history: Sequence[tuple[str, str]] = (),
     tone: float | None = None,
+    involved: Sequence[int] = (),
 ) -> None:
-    """What one participant remembers of a conversation: with the memory's temporal policy on,
+    """What one participant remembers of a conversation, each memory recording the others
+    `involved` (their ids, the memory's related_agents): with the memory's temporal policy on,
     the other's lines (`remember_turns`, "Bob said: ...") then the summary, linked in the
     order stored by `temporal` associations (memory.temporal); otherwise the summary alone.
     With sessions on (memory.policies.sessions) the summary is a typed `conversation` memory
     with structured content, and the conversation's context (`history`) a `session` memory
     that expires after its TTL."""
     sessions = group.config.policies.sessions
-    typed = conversation_record(episode, summary, other, heard, tone) if sessions.enabled else None
+    people = {"related_agents": list(involved)}
+    typed = {
+        **(conversation_record(episode, summary, other, heard, tone) if sessions.enabled else {}),
+        **people,
+    }
     session = session_memory(sessions, mem.clock.abs_seconds, episode, other, topic, history, tone)
     if session is not None:
         text, record = session
         await writer.add(
-            mem, "session", text, location=location, importance=SESSION_IMPORTANCE, record=record
+            mem,
+            "session",
+            text,
+            location=location,
+            importance=SESSION_IMPORTANCE,
+            record={**record, **people},
         )
     policy = group.config.policies.temporal
     if not policy.enabled:
@@ -200,5 +211,5 @@ async def remember_conversation(
 
     lines = [f"{name} said: {text}" for name, text in heard] if policy.remember_turns else []
     for text in lines:
-        await writer.add(mem, "dialogue", text, location=location, on_stored=stored)
+        await writer.add(mem, "dialogue", text, location=location, on_stored=stored, record=people)
     await writer.add(mem, "dialogue", summary, location=location, on_stored=stored, record=typed)

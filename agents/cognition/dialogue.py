@@ -73,7 +73,10 @@ async def converse(
                 other_tone=first,
             )
             first = summary.tone if first is None else first
-            mid = await writer.add(mem, "dialogue", summary.summary, location=location)
+            involved = {"related_agents": [other.agent_id]}
+            mid = await writer.add(
+                mem, "dialogue", summary.summary, location=location, record=involved
+            )
             if mid is not None:
                 memory_ids[mem.agent_id].append(mid)
     turns = [Utterance(speaker=s, text=t) for s, t in history]

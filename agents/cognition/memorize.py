@@ -215,7 +215,8 @@ class PendingMemories:
         `perceived_topics`, no evidence) enters their sensory buffers instead of the stream, with
         its place and its importance when given or fixed; when attention's trigger fires, the
         buffer becomes one `observation` memory (batched summaries), stored and rated with the
-        rest. Other agents' items pass unchanged."""
+        rest, involving the agents that the raw events given with it involve (kept per flush, so
+        a resumed run tags alike). Other agents' items pass unchanged."""
         cognition = group.cognition
         assert cognition is not None
         profiles = group.profiles
@@ -232,10 +233,15 @@ class PendingMemories:
             return items
         # (agent, text, place, importance): a given importance fires the important-event trigger
         events = [(p.agent_id, p.text, p.location, p.importance) for p in raw]
+        involved: dict[int, dict[int, None]] = {}
+        for p in raw:
+            people = (p.record or {}).get("related_agents") or ()
+            involved.setdefault(p.agent_id, {}).update(dict.fromkeys(people))
         observations = await cognition.attend_many(events)
         last_place = {p.agent_id: p.location for p in raw}
         for n, (agent_id, text) in enumerate(observations):  # after the agent's own items
             place = last_place[agent_id]
             kept.append(_Pending(agent_id, (1 << 30) + n, "observation", text, place, None, ()))
             kept[-1].observed = True
+            kept[-1].record = {"related_agents": list(involved[agent_id])}
         return sorted(kept, key=lambda p: (p.agent_id, p.seq))

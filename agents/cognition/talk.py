@@ -39,11 +39,14 @@ class Candidate(BaseModel):
     memories: list[str] = Field(default_factory=list)
 
 
-async def remembered(mem: AgentMemory, name: str, top_k: int = N_MEMORIES) -> list[str]:
-    """What the agent retrieves about `name`: its best memories for the name that name them."""
+async def remembered(
+    mem: AgentMemory, name: str, top_k: int = N_MEMORIES, agent_id: int | None = None
+) -> list[str]:
+    """What the agent retrieves about `name`: its best memories for the name that name them
+    or involve them (`agent_id` among their related_agents)."""
     plain = plain_name(name)
     hits = await mem.stream.search(plain, top_k=top_k, expand=True)  # linked memories too
-    return [h.text for h in hits if plain in h.text]
+    return [h.text for h in hits if plain in h.text or agent_id in h.related_agents]
 
 
 def talked_recently(rel: Relation, tick: int, tick_hours: float) -> bool:

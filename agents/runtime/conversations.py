@@ -223,6 +223,7 @@ class ConversationHost:
             topic=r.topic,
             history=history,
             tone=summary.tone,
+            involved=(other,),
         )
         new = after_conversation(rel, summary.tone, len(r.history), r.tick)
         rels = {**(s.get("relationships") or {}), str(other): new.model_dump()}

@@ -33,6 +33,15 @@ def _check_text(value: Any, info: ValidationInfo) -> str:
 
 
 Text = Annotated[str, BeforeValidator(_check_text)]
+AGENT_TAG = "agent:"  # reserved tag form `agent:<id>`: the agents a memory involves
+
+
+def check_agents(value: Any, field: str) -> tuple[int, ...]:
+    """Agent ids (ints >= 0), order kept, duplicates dropped (the error names the field)."""
+    ids = tuple(value) if isinstance(value, list | tuple) else (value,)
+    if bad := [i for i in ids if type(i) is not int or i < 0]:
+        raise ValueError(f"{field} must be agent ids (ints >= 0), got {bad!r:.80}")
+    return tuple(dict.fromkeys(ids))
 
 
 class AddRequest(BaseModel):
@@ -47,10 +56,20 @@ class AddRequest(BaseModel):
     location: str | None = None
     type: MemoryType = "episodic"
     tags: tuple[str, ...] = ()
+    related_agents: tuple[int, ...] = Field((), description="Stored as `agent:<id>` tags.")
     metadata: dict[str, Any] | None = None
     expires_at: float | None = Field(
         None, allow_inf_nan=False, description="Simulated seconds after which it is gone."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _related(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("related_agents") is not None:
+            ids = check_agents(data["related_agents"], "related_agents")
+            tags = (*check_tags(data.get("tags")), *(f"{AGENT_TAG}{i}" for i in ids))
+            data = {**data, "related_agents": ids, "tags": tags}
+        return data
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -94,6 +113,7 @@ class SearchRequest(BaseModel):
     expand: bool = Field(False, description="Spread activation along links (associations).")
     types: tuple[MemoryType, ...] | None = Field(None, min_length=1)
     tags: tuple[str, ...] | None = Field(None, description="Memories with any of these tags.")
+    involving: int | None = Field(None, description="Memories whose related_agents hold it.")
     layers: tuple[Literal["short", "mid", "long", "reflection"], ...] | None = Field(
         None, min_length=1, description="FinMem layers to search (forgetting on)."
     )
@@ -102,6 +122,20 @@ class SearchRequest(BaseModel):
     @classmethod
     def _tags(cls, value: Any) -> tuple[str, ...] | None:
         return None if value is None else check_tags(value) or None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _involving(cls, data: Any) -> Any:
+        """`involving` is a filter on its reserved tag (every tier filters by tags)."""
+        if isinstance(data, dict) and data.get("involving") is not None:
+            agent = data["involving"]
+            if type(agent) is not int or agent < 0:
+                raise ValueError(f"involving must be an agent id (int >= 0), got {agent!r:.80}")
+            tag = (f"{AGENT_TAG}{agent}",)
+            if data.get("tags") and check_tags(data["tags"]) != tag:
+                raise ValueError("involving cannot be combined with tags (tags match any)")
+            data = {**data, "tags": tag}
+        return data
 
     @model_validator(mode="after")
     def _ranges(self) -> SearchRequest:
@@ -147,6 +181,12 @@ class MemoryRecord(BaseModel):
     access_count: int = 0
     last_accessed: float | None = None
     expires_at: float | None = None
+
+    @property
+    def related_agents(self) -> tuple[int, ...]:
+        """The agents this memory involves: its `agent:<id>` tags (kept in `tags` too)."""
+        n = len(AGENT_TAG)
+        return tuple(int(t[n:]) for t in self.tags if t[:n] == AGENT_TAG and t[n:].isdecimal())
 
 
 def record_from_payload(memory_id: int, payload: dict[str, Any]) -> MemoryRecord:
