@@ -49,11 +49,6 @@ class StatusMemory:
         of truth for readers that must not await per key (do not mutate what it returns)."""
         return self._kv.kv_peek(self.agent_id, key, default)
 
-    def peek_many(self, keys: Iterable[str]) -> dict[str, Any]:
-        """`peek` for several keys at once (read-only values)."""
-        peek = self._kv.kv_peek
-        return {key: peek(self.agent_id, key) for key in keys}
-
     async def update(self, key: str, value: Any, mode: str = "replace") -> None:
         """Set (`replace`) or extend (`merge`: dict update / list append) an attribute, at
         once (an embedded attribute is re-embedded, batched, when KV search needs it)."""

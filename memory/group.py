@@ -199,7 +199,7 @@ class GroupMemory:
         )
         policies = config.policies  # temporal episodes, habits (memory.policies.state)
         self.policy_state = PolicyState(
-            TemporalLinker(policies.temporal, self.associations, self.search.get_by_ids),
+            TemporalLinker(policies.temporal, self.associations),
             HabitTracker(
                 policies.habits,
                 clock=clock,
@@ -221,7 +221,6 @@ class GroupMemory:
                 habits=self.policy_state.habits,
                 max_importance=self.max_importance,
                 add_many=self.add_many,
-                search_many=self.search.search_many,
             )
         # The parts' operations as the group's own, bound once (KV reads run per agent-turn).
         self.kv_get, self.kv_peek, self.kv_column = kv.kv_get, kv.kv_peek, kv.kv_column

@@ -72,7 +72,6 @@ class CognitiveMemory:
         habits: HabitTracker,
         max_importance: dict[int, float],
         add_many: Callable[[Sequence[AddRequest]], Awaitable[list[int]]],
-        search_many: Callable[[Sequence[SearchRequest]], Awaitable[list[list[MemoryHit]]]],
         summarise: BatchSummariser | None = None,
         extract_facts: FactExtractor = _no_facts,
         metacognition: MetaCognition = rules_metacognition,
@@ -82,7 +81,7 @@ class CognitiveMemory:
         self.kv = kv  # KV values: an agent's `position` for its habits
         self.hot, self.boosts, self.habits = hot, boosts, habits
         self.max_importance = max_importance  # the ranker's bound per agent, kept valid
-        self.add_many, self.search_many = add_many, search_many
+        self.add_many = add_many
         self.agents: dict[int, CognitiveState] = {}  # each with its agent type's config
         # Summaries of many agents' event batches in one call (an LLM batch), rule-based default.
         self.summarise = summarise or (lambda batches: [default_attention(b) for b in batches])
@@ -231,12 +230,6 @@ class CognitiveMemory:
         state.new_facts += len(facts)
         self.counters["facts"] += len(facts)
         return ids
-
-    async def recall_many(
-        self, requests: Sequence[SearchRequest], context: str = "recall"
-    ) -> list[list[MemoryHit]]:
-        """Search, then `absorb`: each result with the facts about its query's entities."""
-        return await self.absorb(requests, await self.search_many(requests), context)
 
     async def absorb(
         self, requests: Sequence[SearchRequest], results: Sequence[list[MemoryHit]], context: str

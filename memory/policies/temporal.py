@@ -6,8 +6,7 @@ memories of at most `max_open_episodes` open episodes are kept, so RAM stays bou
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from societas.memory.model.associations import Association, AssociationIndex
 from societas.memory.policies.configs import TemporalPolicy
@@ -29,15 +28,9 @@ def links_to(previous: Sequence[int], memory_id: int, policy: TemporalPolicy) ->
 class TemporalLinker:
     """Open episodes of a group: (agent, episode key) → its last `span` memory ids."""
 
-    def __init__(
-        self,
-        policy: TemporalPolicy,
-        associations: AssociationIndex,
-        get_by_ids: Callable[[Sequence[int], int], Awaitable[Any]],
-    ) -> None:
+    def __init__(self, policy: TemporalPolicy, associations: AssociationIndex) -> None:
         self.policy = policy
         self.associations = associations  # the group's typed edges, added to in place
-        self.get_by_ids = get_by_ids  # KeyError for a memory that is not the agent's
         self.open: OrderedDict[tuple[int, str], list[int]] = OrderedDict()
         self.linked = 0  # associations added (a figure for tests and results)
 
@@ -62,17 +55,3 @@ class TemporalLinker:
     def close(self, agent_id: int, episode: str) -> None:
         """The episode is over: later memories under the same key start a new chain."""
         self.open.pop((agent_id, episode), None)
-
-    async def link_sequence(self, agent_id: int, memory_ids: Sequence[int]) -> list[Association]:
-        """Link an ordered sequence of the agent's memories (checked to be the agent's)."""
-        policy = self.policy
-        if not policy.enabled or len(memory_ids) < 2:
-            return []
-        await self.get_by_ids(memory_ids, agent_id)  # KeyError: not that agent's
-        ids, span = list(memory_ids), policy.span  # each memory to its `span` predecessors
-        edges = [
-            e for i, m in enumerate(ids) for e in links_to(ids[max(0, i - span) : i], m, policy)
-        ]
-        self.associations.add_many(edges)
-        self.linked += len(edges)
-        return edges

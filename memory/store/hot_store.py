@@ -360,10 +360,6 @@ class HotStore:
             if rows
         }
 
-    def live_texts(self) -> list[str]:
-        """The texts of the memories hot now, in row order (dropped rows left out)."""
-        return [self.texts[row] for row in np.sort(self.row_of.value_array()).tolist()]
-
     def nbytes(self) -> int:
         """Approximate bytes held by the columns (texts counted by length)."""
         arrays = (self.ids, self.agent_ids, self.days, self.ts, self.times, self.importances)

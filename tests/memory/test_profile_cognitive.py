@@ -297,11 +297,8 @@ async def test_recall_fills_working_memory_within_capacity_and_reconsolidates(co
     ids = [
         await s.add("event", f"the market sold apples batch {i}", importance=0.4) for i in range(4)
     ]
-    hits = (
-        await g.cognition.recall_many(
-            [SearchRequest(agent_id=1, query="market apples", top_k=4)], "planning"
-        )
-    )[0]
+    requests = [SearchRequest(agent_id=1, query="market apples", top_k=4)]
+    (hits,) = await g.cognition.absorb(requests, await g.search_many(requests), "planning")
     assert len(hits) == 4
     prompt = g.cognition.prompt_block(1).splitlines()
     assert len(prompt) == 2  # capacity 2, though 4 memories were recalled
@@ -322,7 +319,8 @@ async def test_facts_about_the_query_s_entities_join_the_recall(group_factory):
         1, [("Alice", "works at", "the bakery"), ("Bob", "owns", "a boat")]
     )
     request = SearchRequest(agent_id=1, query="what does Alice do", topic="event", top_k=1)
-    (hits,) = await g.cognition.recall_many([request])  # events only: the graph adds facts
+    found = await g.search_many([request])
+    (hits,) = await g.cognition.absorb([request], found, "recall")  # the graph adds facts
     facts = [h for h in hits if h.topic == "fact"]
     assert [(h.id, h.text, h.type) for h in facts] == [
         (learnt[0], "Alice works at the bakery", "semantic")

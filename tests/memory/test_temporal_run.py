@@ -107,7 +107,11 @@ async def test_temporal_off_keeps_one_summary_per_conversation(tmp_path, bm25_em
         for e in engines:
             assert not any(a.type == "temporal" for a in e.memory.associations.directed)
             names = {p.name for p in e.population.profiles}
-            said = [t for t in e.memory.hot.live_texts() if t.split(" said: ", 1)[0] in names]
+            said = [
+                t
+                for t in e.memory.hot.texts.take(e.memory.hot.row_of.values())
+                if t.split(" said: ", 1)[0] in names
+            ]
             assert said == []  # no per-line memories unless the policy asks for them
     finally:
         for e in engines:

@@ -87,7 +87,7 @@ def memory_items(prompt: str, texts: set[str]) -> int:
 
 async def _all_texts(engine: GroupEngine) -> set[str]:
     group = engine.memory
-    texts = set(group.hot.live_texts())
+    texts = set(group.hot.texts.take(group.hot.row_of.values()))
     offset = None
     while True:
         page, offset = await group.store.scroll(offset, 1000, with_vectors=False)
