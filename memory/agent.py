@@ -1,10 +1,4 @@
-"""Per-agent views of a group's memory: `memory.status`, `memory.stream`.
-
-Every call is validated at once (a rejected call writes nothing). Status updates apply at
-once and stream adds return their id at once, queued and written in one batch a loop turn
-later or before any read (memory.store.write_queue); searches join the group's batch for this
-event-loop turn, so agents stepping concurrently share embedding and ranking calls.
-"""
+"""Per-agent views of a group's memory: `memory.status`, `memory.stream`, validated at once."""
 
 from __future__ import annotations
 
@@ -45,13 +39,11 @@ class StatusMemory:
         return self._kv.kv_get(self.agent_id, key, default)
 
     def peek(self, key: str, default: Any = ...) -> Any:
-        """The stored value of `key` now, synchronously and without a copy: the one source
-        of truth for readers that must not await per key (do not mutate what it returns)."""
+        """The stored value of `key` now, synchronously and without a copy (do not mutate it)."""
         return self._kv.kv_peek(self.agent_id, key, default)
 
     async def update(self, key: str, value: Any, mode: str = "replace") -> None:
-        """Set (`replace`) or extend (`merge`: dict update / list append) an attribute, at
-        once (an embedded attribute is re-embedded, batched, when KV search needs it)."""
+        """Set (`replace`) or extend (`merge`: dict update / list append) an attribute, at once."""
         self._kv.kv_update_now(self.agent_id, key, value, mode)
 
     async def search(
@@ -91,9 +83,7 @@ class StreamMemory:
         location: str | None = None,
         **record: Any,
     ) -> int:
-        """Remember `description` now (day and t from the clock); returns the memory id.
-        `record` takes the typed-record fields: type, tags, related_agents (agent ids, stored
-        as `agent:<id>` tags), metadata, expires_at."""
+        """Remember `description`; `record`: type, tags, related_agents, metadata, expires_at."""
         request = AddRequest(
             agent_id=self.agent_id,
             topic=topic,
@@ -119,10 +109,7 @@ class StreamMemory:
         layers: Sequence[str] | None = None,
         involving: int | None = None,
     ) -> list[MemoryHit]:
-        """Best memories for `query`, optionally within a topic, days, times of day, place,
-        or involving an agent (its id in their related_agents; not combined with `tags`);
-        `tiers` (default: all, see tiers.search_cold) picks hot, warm, cold; `expand=True`
-        adds memories linked to the hits (associations, with decaying weight)."""
+        """Best memories for `query` within the filters; `expand=True` adds linked ones."""
         request = SearchRequest(
             agent_id=self.agent_id,
             query=query,
@@ -148,8 +135,7 @@ class StreamMemory:
         return await self.search(query, topic=topic, top_k=top_k, day_range=(day, day))
 
     async def associate(self, source: int, target: int, type: str, strength: float = 1.0) -> None:
-        """Link two of this agent's memories by a typed association (similar, causal,
-        temporal, contradictory) with a strength in (0, 1]; used by `search(expand=True)`."""
+        """Link two of this agent's memories by a typed association (for `expand=True`)."""
         association = Association(source=source, target=target, type=type, strength=strength)
         await self._group.get_by_ids([source, target], self.agent_id)  # KeyError: not its own
         await self._group.associate([association])
@@ -162,8 +148,7 @@ class StreamMemory:
     async def add_cognition_to_memory(
         self, memory_ids: int | Sequence[int], cognition: int | str
     ) -> int:
-        """Link memories to a cognition memory (an id, or a text stored as topic 'cognition');
-        returns the cognition's id."""
+        """Link memories to a cognition memory (an id, or a text to store); returns its id."""
         ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
         await self._group.get_by_ids(ids, self.agent_id)  # validate before writing anything
         cognition_id = (

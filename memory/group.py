@@ -1,9 +1,4 @@
-"""One group's memory: every agent's KV state and stream, batched over one embedder and store.
-
-The runtime (or any caller) batches a tick's work through `add_many` / `search_many` /
-`update_many`. The per-agent views share those batches: adds and KV updates return at once
-and are written in batches (memory.store.write_queue); searches go through a micro-batcher.
-"""
+"""One group's memory: every agent's KV state and stream, batched over one embedder and store."""
 
 from __future__ import annotations
 
@@ -77,9 +72,7 @@ __all__ = ["ID_BITS", "TIE_MARGIN", "GroupMemory", "KVUpdate", "UpdateMode"]
 
 
 class GroupMemory:
-    """KV + stream memory of all agents in one group, over one embedder and vector store:
-    the KV part (memory.store.group_kv) and the search part (memory.retrieval.group_search),
-    each given what it uses, and the stream writes, tiers and lifecycle here."""
+    """KV + stream memory of one group: the KV and search parts, stream writes, tiers, lifecycle."""
 
     def __init__(
         self,
@@ -144,8 +137,7 @@ class GroupMemory:
         self.contradiction_judge: ContradictionJudge = rule_judge
         self.known_agents: set[int] = set()
         self._next_seq = 0
-        # One batched operation at a time: store calls run on worker threads, and another
-        # batch must not see one half applied (hot columns vs the engine), so runs replay.
+        # One batched operation at a time: no batch sees another half applied.
         self.op_lock: OwnedLock = OwnedLock()
         yields = config.batch_yields
         # Adds and KV updates return at once; the queue writes them (memory.store.write_queue).
@@ -264,7 +256,6 @@ class GroupMemory:
     def profiles(self, profiles: AgentProfiles) -> None:
         self.search.profiles = profiles
 
-    # ------------------------------------------------------------------ agents
     @property
     def agent_ids(self) -> list[int]:
         return sorted(self.known_agents)
@@ -309,7 +300,6 @@ class GroupMemory:
             self.known_agents.add(agent_id)
             self.profiles.assign(agent_id, values.get("type"))
 
-    # ------------------------------------------------------------------ stream
     def issued_count(self) -> int:
         """How many memory ids the group has handed out: sequences 0 to n - 1 of its prefix."""
         return self._next_seq
@@ -338,11 +328,8 @@ class GroupMemory:
         ids: Sequence[int],
         stamp: tuple[int, float] | None = None,
     ) -> None:
-        """Store memories under ids already taken, at clock `stamp` (day, t; None: now), as
-        memory.store.stream_write does; the operation lock is held."""
+        """Store memories under ids already taken, at clock `stamp` (None: now); lock held."""
         await write_memories(self, requests, ids, stamp)
-
-    # ------------------------------------------------------------------ batching entry points
 
     async def embed_slots(self, slots: Sequence[tuple[int, str]]) -> None:
         """Embed the current values of (agent, key) slots, stale since they changed."""
@@ -350,8 +337,7 @@ class GroupMemory:
         await self.embed_kv([(a, k, peek(a, k)) for a, k in slots])
 
     def queue_add(self, request: AddRequest) -> int:
-        """Queue one validated memory and return its id at once, without suspending: it is
-        written a loop turn later with the others queued, and before any read sees memories."""
+        """Queue one validated memory and return its id at once; written with the others queued."""
         if request.agent_id not in self.known_agents:
             self.require_agent(request.agent_id)  # raises, naming it
         seq = self._next_seq  # as _allocate_ids(1), inline: every agent adds every tick
@@ -362,16 +348,13 @@ class GroupMemory:
         return memory_id
 
     def join_search(self, request: SearchRequest) -> Awaitable[list[MemoryHit]]:
-        """Join this loop turn's search batch (the agent view awaits what the batcher's
-        `enqueue` returns, without a coroutine of its own). KeyError for an agent not of
-        this group."""
+        """Join this loop turn's search batch; KeyError for an agent not of this group."""
         if request.agent_id not in self.known_agents:
             self.require_agent(request.agent_id)  # raises, naming it
         return self._search_batcher.enqueue(request)
 
     async def sync_writes(self, kv: bool = False) -> None:
-        """Write queued adds (and with `kv` stale KV embeddings) before a read: every read
-        sees the writes made before it. Inside a locked operation the lock is not retaken."""
+        """Write queued adds (and, with `kv`, stale KV embeddings) before a read."""
         writes = self.writes
         if not writes.adds and not (kv and writes.kv):
             return
@@ -386,23 +369,18 @@ class GroupMemory:
         self.require_agent(request.agent_id)
         return await self._kv_search_batcher.submit(request)
 
-    # ------------------------------------------------------------------ state
     def get_state(self) -> dict[str, Any]:
-        """The group's scalars as JSON-ready values (sorted: a checkpoint is deterministic),
-        what `memory.store.checkpoint` saves beside the stores. The KV points' ids are not
-        among them: kv_points.parquet holds them (six an agent)."""
+        """The group's scalars as sorted JSON-ready values, saved by a checkpoint."""
         return {
             "group_id": self.config.group_id,
             "clock": {"day": self.clock.day, "t": self.clock.t},
             "next_seq": self._next_seq,
             "agents": sorted(self.known_agents),
             "warm_counts": sorted([a, n] for a, n in self.warm_counts.items()),
-            # the ranker's bounds on warm-only memories: a resumed run ranks by the same path
             "max_importance": sorted([a, v] for a, v in self.max_importance.items()),
             "newest_evicted": sorted([a, v] for a, v in self.hot.newest_evicted.items()),
             "counters": dict(self.counters),
-            # the tier-migration and policy cadence: a restored group moves memories to cold
-            # at the same ticks as the run it continues (else its searches diverge)
+            # a restored group migrates and runs policies at the same ticks as the run it continues
             "cadence": {
                 "ticks_since_migration": self.ticks_since_migration,
                 "ticks_since_policies": self.ticks_since_policies,
@@ -427,7 +405,6 @@ class GroupMemory:
         self.ticks_since_policies = int(cadence.get("ticks_since_policies", 0))
         self.clock.set(state["clock"]["day"], state["clock"]["t"])
 
-    # ------------------------------------------------------------------ tiers
     async def end_tick(self) -> dict[str, int]:
         """Tier migration at the end of a tick (hot eviction, warm → cold moves)."""
         await self.sync_writes()
@@ -458,7 +435,6 @@ class GroupMemory:
 
         return await restore(Path(directory), Path(root), **kwargs)
 
-    # ------------------------------------------------------------------ lifecycle
     async def memory_count(self, agent_id: int | None = None) -> int:
         """Stream memories in the vector store (all agents, or one)."""
         await self.sync_writes()

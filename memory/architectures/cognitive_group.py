@@ -1,8 +1,4 @@
-"""The `cognitive` profile over a group's memory: perception into stream memories, recall into
-working memory with reconsolidation and the facts about the query's entities, consolidation
-and meta-cognition when their triggers fire, each batched across the group's agents, and
-the layers' logs as Markdown per agent (see memory.architectures.cognitive for the layers).
-"""
+"""The `cognitive` profile over a group's memory, batched across the group's agents."""
 
 from __future__ import annotations
 
@@ -112,11 +108,7 @@ class CognitiveMemory:
         return self.profiles().is_cognitive(agent_id)
 
     async def attend_many(self, events: Sequence[tuple[Any, ...]]) -> list[tuple[int, str]]:
-        """Raw events (agent, text[, place[, importance]]) into the sensory buffers; attention
-        turns an agent's unattended events into one observation when a trigger fires (all due
-        batches summarised in one call). Returns (agent, observation), unstored; each
-        observation is also the agent's newest active thought. Without a place, habits take
-        the agent's KV `position`."""
+        """Raw events (agent, text[, place[, importance]]) in; returns (agent, observation)."""
         now = self.clock.abs_seconds
         due: list[tuple[int, list[str], str]] = []
         for agent_id, text, *rest in events:
@@ -187,8 +179,7 @@ class CognitiveMemory:
                 await self.reflect(agent_id, trigger)
 
     async def reflect(self, agent_id: int, trigger: str = "request") -> Strategy:
-        """Meta-cognition now: the agent's report to `metacognition`, whose strategy retunes
-        its attention and consolidation (logged with the reflection)."""
+        """Meta-cognition now: its strategy retunes the agent's attention and consolidation."""
         state, now = self.state(agent_id), self.clock.abs_seconds
         report = state.report(agent_id)
         answer = await _maybe(self.metacognition(report))
@@ -234,9 +225,7 @@ class CognitiveMemory:
     async def absorb(
         self, requests: Sequence[SearchRequest], results: Sequence[list[MemoryHit]], context: str
     ) -> list[list[MemoryHit]]:
-        """Recalled hits into working memory, reconsolidated (importance nudged up, the recall
-        context kept in metadata), and the fact graph's facts about each query's entities
-        joined to its result and to working memory."""
+        """Recalled hits into working memory, reconsolidated, with the facts about each query."""
         now = self.clock.abs_seconds
         ledger = self.boosts  # store writes on the tier schedule, not per recall
         out = []
@@ -275,8 +264,7 @@ class CognitiveMemory:
     async def hold_hits(
         self, agent_id: int, hits: Sequence[MemoryHit], context: str
     ) -> list[MemoryHit]:
-        """One agent's recall into working memory (see `absorb`, `context` as the query);
-        returns the memories and facts working memory now holds, strongest first."""
+        """One agent's recall into working memory; returns what it now holds, strongest first."""
         request = SearchRequest(
             agent_id=agent_id, query=context or "recall", top_k=max(1, len(hits))
         )

@@ -1,10 +1,4 @@
-"""The `finmem` profile's retrieval and access boost.
-
-FinMem (Yu et al. 2023) retrieves the top k of each layer (short, mid, long, reflection)
-separately, so a prompt sees some of each. A read raises a memory's importance and restarts
-its decay: `BoostLedger` keeps these in RAM and writes them to the vector store in one pass
-on the tier schedule, never once per hit. The policy is per agent (profiles).
-"""
+"""The `finmem` profile's per-layer retrieval and access boost (FinMem, Yu et al. 2023)."""
 
 from __future__ import annotations
 
@@ -32,8 +26,7 @@ def _split(profiles: AgentProfiles, r: SearchRequest) -> bool:
 def layered_requests(
     profiles: AgentProfiles, requests: Sequence[SearchRequest]
 ) -> tuple[list[SearchRequest], list[int]] | None:
-    """One request per (request, layer) for agents with per-layer retrieval (the others'
-    requests kept whole) and how many each request became; None when none is split."""
+    """One request per (request, layer) for per-layer agents, and how many each became; or None."""
     split = [_split(profiles, r) for r in requests]
     if not any(split):
         return None
@@ -58,9 +51,7 @@ def merge_layers(results: Sequence[list[MemoryHit]], spans: Sequence[int]) -> li
 
 
 class BoostLedger:
-    """Payload changes made by reads — FinMem access boosts, the cognitive profile's
-    reconsolidation — kept in RAM (hot columns updated at once) and written to the vector
-    store on the tier schedule: reads never write to the store per hit."""
+    """Payload changes made by reads, kept in RAM and written to the store on the tier schedule."""
 
     def __init__(self, index: SparseIndex | None) -> None:
         self.index = index  # the RAM index, ranking by importance (None: the engine ranks)
@@ -77,16 +68,14 @@ class BoostLedger:
         return patch[key] if patch is not None and key in patch else stored
 
     def patch(self, agent_id: int, memory_id: int, fields: dict[str, Any]) -> None:
-        """Fields to write at the next flush; a new importance reaches the RAM index now
-        (what the searches rank by), as a store write would have."""
+        """Fields to write at the next flush; a new importance reaches the RAM index now."""
         self.pending.setdefault(memory_id, {}).update(fields)
         self.agent_of[memory_id] = agent_id
         if self.index is not None and "importance" in fields:
             self.index.set_importance(agent_id, memory_id, fields["importance"])
 
     def get_state(self) -> list[list[Any]]:
-        """Pending changes as JSON rows (checkpoints keep them pending: a resumed run writes
-        them when the uninterrupted one would, so both rank alike)."""
+        """Pending changes as JSON rows (checkpoints keep them pending)."""
         return [[i, self.agent_of[i], self.pending[i]] for i in sorted(self.pending)]
 
     def set_state(self, rows: Sequence[Sequence[Any]]) -> None:
@@ -96,8 +85,7 @@ class BoostLedger:
             self.patch(int(agent_id), int(memory_id), dict(fields))
 
     def record(self, group: GroupMemory, hits: Sequence[MemoryHit]) -> None:
-        """Boost each distinct hit of an agent whose forgetting policy is on: importance
-        decayed to now plus `access_boost`, decay clock restarted (hot columns updated)."""
+        """Boost each distinct hit of an agent with forgetting on (decayed + access_boost)."""
         now = group.clock.abs_seconds
         for hit in {h.id: h for h in hits}.values():
             policy = group.profiles.forgetting(hit.agent_id)
@@ -116,9 +104,7 @@ class BoostLedger:
         group.counters["accesses"] += len(hits)
 
     async def flush(self, group: GroupMemory) -> int:
-        """Write the pending changes: one `set_payload` per distinct payload; memories the
-        engine does not hold yet and still hot (their hot columns carry the change) or no
-        longer holds are skipped. Returns the number of store writes."""
+        """Write the pending changes, one `set_payload` per distinct payload; returns the writes."""
         if not self.pending:
             return 0
         pending, agent_of = self.pending, self.agent_of
@@ -146,9 +132,7 @@ IMPORTANCE_DECIMALS = 3  # importance as stored by the tier-schedule writes (±0
 def rebased(
     group: GroupMemory, agent_id: int, fields: dict[str, Any], now: float
 ) -> dict[str, Any]:
-    """A boost as of `now`: importance decayed to now and rounded, its clock restarted now.
-    The same value the formula gives (to 0.0005), and one payload shared by many memories:
-    a flush writes once per distinct (layer, importance), not once per memory."""
+    """A boost as of `now`: importance decayed to now and rounded, so payloads are shared."""
     if "layer_since" not in fields or "importance" not in fields:
         return fields
     policy = group.profiles.forgetting(agent_id)

@@ -1,7 +1,4 @@
-"""Procedural habits of the cognitive profile: an action repeated `min_repeats` times at a
-similar time of day (and place) becomes one `procedural` memory, re-strengthened when
-repeated. Actions are counted in RAM; habits are written on the tier schedule, in batches.
-"""
+"""Procedural habits: an action repeated at a similar time of day (and place) becomes a memory."""
 
 from __future__ import annotations
 
@@ -79,8 +76,7 @@ class HabitTracker:
             habit.memory_id, habit.importance = memory_id, float(pl["importance"])
 
     def observe(self, items: Iterable[tuple[int, str, str | None]]) -> int:
-        """(agent, perceived text, place or None) now (the group clock's time of day);
-        returns how many were actions."""
+        """Count (agent, perceived text, place or None) now; returns how many were actions."""
         policy = self.policy
         if not policy.enabled:
             return 0
@@ -111,8 +107,7 @@ class HabitTracker:
         return f"I usually {action} around {at}{where}."
 
     async def flush(self) -> dict[str, int]:
-        """Write the habits that became due (one add_many) and re-strengthen repeated ones
-        (hot column at once, one store write per distinct importance)."""
+        """Write the habits that became due (one add_many) and re-strengthen repeated ones."""
         policy, hot, max_importance = self.policy, self.hot, self.max_importance
         out = {"habits_new": 0, "habits_strengthened": 0}
         if self.due and not self.loaded:

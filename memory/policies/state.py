@@ -1,5 +1,4 @@
-"""What the memory policies keep per group (open temporal episodes, repeated actions, the
-contradiction check's progress, counters) and their run on the tier schedule."""
+"""What the memory policies keep per group, and their run on the tier schedule."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ class PolicyState:
         }
 
     def get_state(self) -> dict[str, Any]:
-        """What the policies hold in RAM only (counts toward habits, open episodes, the
-        contradiction mark): a resumed run forms the same habits and links at the same ticks."""
+        """What the policies hold in RAM only, so a resumed run forms the same habits and links."""
         habits = self.habits
         return {
             "habits": [
@@ -63,8 +61,7 @@ class PolicyState:
 
 
 async def run_policies(group: GroupMemory, ticks: int) -> dict[str, int]:
-    """Habits, contradiction check and importance recomputation when due (all off by
-    default); `ticks` is the group's policy tick counter."""
+    """Habits, contradiction check and importance recomputation when due (all off by default)."""
     policies = group.config.policies
     out: dict[str, int] = {}
     if policies.habits.enabled:

@@ -1,7 +1,4 @@
-"""Temporal associations: the memories one agent writes from one episode (a conversation),
-linked in the order they were written, for spreading activation. Only the last `span`
-memories of at most `max_open_episodes` open episodes are kept, so RAM stays bounded.
-"""
+"""Temporal associations: an agent's memories of one episode, linked in the order written."""
 
 from __future__ import annotations
 
@@ -35,8 +32,7 @@ class TemporalLinker:
         self.linked = 0  # associations added (a figure for tests and results)
 
     def note(self, agent_id: int, episode: str, memory_id: int) -> list[Association]:
-        """Memory `memory_id` of `agent_id` was written in `episode`: link it to the episode's
-        previous memories (nothing when the policy is off). Returns the edges added."""
+        """Link `memory_id` to the last memories of its `episode`; returns the edges added."""
         policy = self.policy
         if not policy.enabled:
             return []

@@ -1,9 +1,4 @@
-"""Checkpoint and restore of one group's memory: Parquet + JSON, written atomically.
-
-A checkpoint holds the KV state, the hot rows, every warm point with its vectors, the cold
-parts and `manifest.json` (written last), assembled beside its final name and renamed into
-place: a reader sees a complete checkpoint or none. Never pickle.
-"""
+"""Checkpoint and restore of one group's memory: Parquet + JSON, renamed into place atomically."""
 
 from __future__ import annotations
 
@@ -83,8 +78,7 @@ async def _all_points(store, scroll=None) -> list[ScoredPoint]:
 
 
 async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
-    """Write the group's memory under `directory` (must not exist yet); returns the manifest.
-    Memories and KV values are written a page at a time (memory.store.checkpoint_pages)."""
+    """Write the group's memory under `directory` (must not exist yet); returns the manifest."""
     from societas.memory.tiers import tiering
 
     directory = Path(directory)

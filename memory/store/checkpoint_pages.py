@@ -1,10 +1,4 @@
-"""A group checkpoint's large files, written a page at a time.
-
-A checkpoint holds every memory of a group (warm points, memories pending in RAM, hot rows)
-and every KV value and KV point. Each file is written page by page (one row group a page),
-so at most one page of rows exists as Python objects at a time rather than the whole group
-again. The rows and their order are those of a whole-table writer (tests compare them).
-"""
+"""A group checkpoint's large files, written a page (one row group) at a time."""
 
 from __future__ import annotations
 
@@ -73,8 +67,7 @@ def pages(items: Iterator[Any], size: int | None = None) -> Iterator[list[Any]]:
 
 
 def hot_point_pages(hot: HotStore) -> Iterator[list[ScoredPoint]]:
-    """Hot rows per agent oldest first (as `HotStore.get_state`), as payload-shaped points,
-    a page at a time."""
+    """Hot rows per agent oldest first, as payload-shaped points, a page at a time."""
 
     points = (ScoredPoint(id=p.pop("id"), score=0.0, payload=p) for p in hot.rows_in_order())
     return pages(points)
@@ -90,15 +83,13 @@ def pending_ids(store: DeferredStore | None) -> np.ndarray:
 
 
 def pending_point_pages(store: DeferredStore, ids: np.ndarray) -> Iterator[list[ScoredPoint]]:
-    """The pending memories `ids` as points (as `pending_points` builds them), a page at a
-    time."""
+    """The pending memories `ids` as points, a page at a time."""
     for start in range(0, len(ids), PAGE):
         yield store.pending_points(ids[start : start + PAGE].tolist())
 
 
 def kv_row_pages(group: GroupMemory, schema: pa.Schema) -> Iterator[pa.Table]:
-    """Every agent's KV values (`GroupKV.kv_row_iter`), a table of up to PAGE rows at a
-    time."""
+    """Every agent's KV values as tables of up to PAGE rows."""
     for chunk in pages(group.kv_row_iter()):
         agent_ids, keys, values = zip(*chunk, strict=True)
         yield pa.table(

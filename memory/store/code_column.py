@@ -1,8 +1,4 @@
-"""A column of few distinct strings (topics, places, layers, record types) as small codes.
-
-Each row holds a 2-byte code into the column's vocabulary (widened to 4 bytes past 65,535
-values) instead of a `str` reference; rows read back as the very strings written.
-"""
+"""A column of few distinct strings (topics, places, layers, types) as small integer codes."""
 
 from __future__ import annotations
 
@@ -71,8 +67,7 @@ class CodeColumn:
             codes.append(code)
 
     def extend_rows(self, src: CodeColumn, rows: Sequence[int]) -> None:
-        """Append `src`'s values at `rows` (each distinct value coded once, not per row; a
-        tick's hot leavers in numpy passes)."""
+        """Append `src`'s values at `rows`, coding each distinct value once."""
         if len(rows) >= _GATHER_AT and len(src.codes):
             theirs = np.frombuffer(src.codes, _dtype(src.codes))[np.array(rows, np.intp)]
             counts = np.bincount(theirs)  # which codes occur (np.unique sorts: slower)
@@ -99,10 +94,7 @@ class CodeColumn:
         return np.frombuffer(self.codes, _dtype(self.codes))[rows] == code
 
     def keep_rows(self, rows: np.ndarray) -> None:
-        """Keep only `rows` (ascending, distinct) in place, as a hot compaction does: values no
-        kept row holds are let go (free-text places cannot pile up) and codes narrow back to
-        2 bytes when the rest fit. Read and moved in chunks (memory.store.column_ops): a gather of
-        the whole column and numpy's unique made ~1,000 fresh pages a compaction."""
+        """Keep only `rows` (ascending, distinct) in place; values no row holds are let go."""
         codes = np.frombuffer(self.codes, _dtype(self.codes))
         used = np.zeros(len(self.values), bool)
         for start in range(0, len(rows), KEEP_CHUNK):

@@ -1,10 +1,4 @@
-"""Write-behind for the vector engine: a new memory reaches Qdrant late, in bulk.
-
-Searches of hot memories are answered from RAM, so `DeferredStore` wraps the group's vector
-store and keeps the ids not yet written ("pending"): every call behaves as if they were in
-the engine, and the calls that need the engine's own view (a formula query, a scroll) write
-them first, in one batch. Checkpoints save and restore pending memories as pending.
-"""
+"""Write-behind for the vector engine: memories reach it late, in bulk, as if already there."""
 
 from __future__ import annotations
 
@@ -55,8 +49,7 @@ class DeferredStore:
         self.pending.set_many(ids, agent_ids)
 
     def _written(self, ids: Sequence[int]) -> list[MemoryPoint]:
-        """Pending memories `ids` as the points a write makes: payloads with their patches
-        and indexed vectors, built for the batch in one pass (memory.store.pending_points)."""
+        """Pending memories `ids` as the points a write makes, patches applied, in one pass."""
         payloads = self._payloads(ids)
         vectors = index_vectors(self.index, ids, self.pending)
         return [MemoryPoint(i, v, pl) for i, pl, v in zip(ids, payloads, vectors, strict=True)]
@@ -83,8 +76,7 @@ class DeferredStore:
         return hot_payloads(self.hot, self.warm_rows, ids, self.patches, self.layered())
 
     def pending_points(self, ids: Sequence[int] | None = None) -> list[ScoredPoint]:
-        """Pending memories (all, ids sorted, or those of `ids`, in that order) as the engine
-        would return them (a fetch, a checkpoint)."""
+        """Pending memories (all, ids sorted, or those of `ids`) as the engine would return them."""
         written = self._written(sorted(self.pending) if ids is None else ids)
         return [ScoredPoint(p.id, 0.0, p.payload, p.vectors) for p in written]
 
@@ -95,8 +87,7 @@ class DeferredStore:
         return await self.inner.scroll(offset, limit, with_vectors=with_vectors)
 
     def restore_pending(self, points: Sequence[MemoryPoint]) -> None:
-        """Checkpointed pending memories back in the RAM index, still not in the engine (their
-        hot rows are restored apart)."""
+        """Checkpointed pending memories back in the RAM index, still not in the engine."""
         fresh = self._index(points)
         self.defer([p.id for p in fresh], [p.payload["agent_id"] for p in fresh])
 
@@ -116,7 +107,6 @@ class DeferredStore:
         )
         return fresh
 
-    # ------------------------------------------------------------------ VectorStore
     async def upsert(self, points: Sequence[MemoryPoint]) -> None:
         """Points written by others (a restore): indexed for RAM search, written now."""
         self._index(points)
@@ -192,8 +182,7 @@ class DeferredStore:
         return await self.inner.scroll_oldest(agent_id, before_time, limit)
 
     def older_than(self, cutoff: float) -> np.ndarray:
-        """Pending ids with a time before `cutoff`, oldest first (ties by id), read from the
-        hot and warm_rows columns in numpy, not as (time, id) tuples one id at a time."""
+        """Pending ids with a time before `cutoff`, oldest first (ties by id)."""
         ids, times = [], []
         for store in (self.hot, self.warm_rows):
             rows = store.row_of.value_array()

@@ -29,8 +29,7 @@ _SCALARS = frozenset({str, int, float, bool})
 
 @dataclass(frozen=True, slots=True)
 class KVUpdate:
-    """One KV write, already checked against the config (`check_update` makes them): a plain
-    record, since one is made per changed value per agent and tick."""
+    """One KV write, already checked against the config (`check_update` makes them)."""
 
     agent_id: int
     key: str
@@ -89,8 +88,7 @@ class GroupKV:
         return self.kv_peek(agent_id, key, default, copy_value=True)
 
     def kv_peek(self, agent_id: int, key: str, default: Any = ..., copy_value: bool = False) -> Any:
-        """The stored value of `key` without a copy (read-only use): the cheap synchronous
-        read for engines and cognition that must not await or copy per agent per tick."""
+        """The stored value of `key` without a copy, synchronously (do not mutate it)."""
         attr = self.memory_config.attributes.get(key)
         if attr is None:
             if default is ...:
@@ -105,18 +103,14 @@ class GroupKV:
         return attr.default() if derived is None else derived(agent_id)
 
     def set_kv_default(self, key: str, value_of: Callable[[int], Any]) -> None:
-        """Give `key` a per-agent default, `value_of(agent_id)` (a new object each call), read
-        until a value is written: static profile data already held elsewhere in the process
-        (the population's friend lists) is not copied per agent.
-        Not for embedded attributes (their vectors are made from stored values)."""
+        """Give non-embedded `key` a per-agent default `value_of(agent_id)` until written."""
         attr = self.memory_config.attribute(key)
         if attr.whether_embedding:
             raise ValueError(f"{key!r} is embedded: its values must be stored, not derived")
         self._kv_derived[key] = value_of
 
     def kv_column(self, key: str) -> KVColumn:
-        """The live column of one attribute (agent id → value; absent = the default or the
-        derived value, `set_kv_default`), read-only."""
+        """The live column of one attribute (absent: the default or derived value), read-only."""
         self.memory_config.attribute(key)
         return self.kv_by_key[key]
 
@@ -151,8 +145,7 @@ class GroupKV:
         return value
 
     def kv_update_now(self, agent_id: int, key: str, value: Any, mode: str = "replace") -> None:
-        """Validate and apply one KV write at once (no suspension); an embedded attribute is
-        re-embedded when something reads embeddings (memory.store.write_queue)."""
+        """Validate and apply one KV write at once; an embedded attribute is re-embedded lazily."""
         attr = self.memory_config.attributes.get(key)
         if (  # the usual write, a str into a str attribute: `_checked`'s checks, inline
             type(value) is str
@@ -161,8 +154,7 @@ class GroupKV:
             and attr.type == "str"
             and agent_id in self.known_agents
         ):
-            # A value replacing one already stored (with its engine point taken, if embedded):
-            # `kv_apply`'s steps inline, as the value changes every tick for every agent.
+            # `kv_apply` inline for a value replacing a stored one (its engine point taken).
             column = self.kv_by_key[key]
             slot = column.slots.slot_of.get(agent_id)
             values = column.cells
@@ -291,8 +283,7 @@ class GroupKV:
         return {key: self.kv_get(agent_id, key) for key in names}
 
     def kv_row_iter(self) -> Iterator[tuple[int, str, str]]:
-        """Every agent's KV values as (agent_id, key, sorted-key JSON), attribute by
-        attribute, agents ascending (a checkpoint writes them a page at a time)."""
+        """Every agent's KV values as (agent_id, key, sorted-key JSON), by attribute."""
         for key, column in self.kv_by_key.items():
             for agent_id in sorted(column):
                 yield agent_id, key, json.dumps(column[agent_id], sort_keys=True)

@@ -1,9 +1,4 @@
-"""The hot tier: a group's recent memories as columns (struct of arrays), not objects.
-
-One row per memory in typed arrays plus an id → row map and an agent → rows index. This is
-what keeps thousands of agents' memories in one process cheap: ~60 bytes of columns per
-memory besides its text, against a Python object (and a Qdrant instance) per memory or agent.
-"""
+"""The hot tier: a group's recent memories as columns (struct of arrays), not objects."""
 
 from __future__ import annotations
 
@@ -100,8 +95,7 @@ class HotStore:
         self._index_rows(start, ids, agent_ids)
 
     def _index_rows(self, start: int, ids: Sequence[int], agent_ids: Sequence[int]) -> None:
-        """Map the rows appended from `start` (these ids and agents) into `row_of` and each
-        agent's row queue."""
+        """Map the rows appended from `start` into `row_of` and each agent's row queue."""
         self.row_of.set_many(ids, range(start, start + len(ids)))
         queues = self.rows_of_agent
         for row, agent_id in enumerate(agent_ids, start):
@@ -112,8 +106,7 @@ class HotStore:
         return MemoryRecord.model_validate(self.fields(memory_id))
 
     def fields(self, memory_id: int, row: int | None = None) -> dict:
-        """The record fields of hot memory `memory_id` (at `row`, when known), from the
-        columns."""
+        """The record fields of hot memory `memory_id` (at `row`, when known)."""
         if row is None:
             row = self.row_of[memory_id]
         last = self.last_accessed[row]
@@ -154,8 +147,7 @@ class HotStore:
                 yield self.row(self.ids[row])
 
     def row(self, memory_id: int) -> dict:
-        """One hot memory as a full payload-shaped dict with its id (every field present;
-        typed-record fields only when not their default)."""
+        """One hot memory as a payload-shaped dict with its id."""
         from societas.memory.model.records_meta import restored_payload
 
         row = self.row_of[memory_id]
@@ -212,8 +204,7 @@ class HotStore:
     def touch_many(
         self, memory_ids: Sequence[int], now: float, rows: Sequence[int] | None = None
     ) -> None:
-        """One read of each of these hot memories (their counts and last access times, in RAM;
-        an id given twice is read twice); ids not hot are passed over. `rows`: theirs, if known."""
+        """One read of each hot memory (ids not hot skipped); `rows`: theirs, if known."""
         if rows is not None or len(memory_ids) < 8:  # a few: one by one, not numpy calls
             counts, last = self.access_counts, self.last_accessed
             for row in map(self.row_of.get, memory_ids) if rows is None else rows:
@@ -257,8 +248,7 @@ class HotStore:
             self.layer_since[row] = since
 
     def leaving(self, before_time: float, cap: int) -> dict[int, list[int]]:
-        """Per agent, the ids (oldest first) older than `before_time` or beyond its newest
-        `cap`: what `evict` drops at tick end. Nothing is dropped here."""
+        """Per agent, the ids (oldest first) older than `before_time` or beyond its newest `cap`."""
         out: dict[int, list[int]] = {}
         times, ids = self.times, self.ids
         for agent_id, rows in self.rows_of_agent.items():
@@ -270,8 +260,7 @@ class HotStore:
         return out
 
     def adopt(self, src: HotStore, memory_ids: Sequence[int]) -> None:
-        """Append `src`'s rows of `memory_ids` (each agent's oldest first), every column and
-        sparse field as it is: memories that left hot but stay in RAM (`GroupMemory.warm_rows`)."""
+        """Append `src`'s rows of `memory_ids`, every column and sparse field as it is."""
         rows = src.row_of.get_many(memory_ids)
         start = len(self.ids)
         at = np.array(rows, np.intp)
@@ -319,8 +308,7 @@ class HotStore:
         self._maybe_compact()
 
     def _drop_rows(self, rows: list[int]) -> list[int]:
-        """Forget these rows' ids (their values stay in the columns, unread, until
-        compaction); returns the ids."""
+        """Forget these rows' ids (values stay, unread, until compaction); returns the ids."""
         ids = list(map(self.ids.__getitem__, rows))
         self.row_of.delete_many(ids)
         for sparse in (self.cognition_links, self.evidence, self.tags, self.metadata):
@@ -330,17 +318,13 @@ class HotStore:
         return ids
 
     def _maybe_compact(self) -> None:
-        """Compact the columns once more than a quarter of the rows are dead: the hot tier
-        turns over once a simulated day, so dead rows would otherwise reach the day's peak."""
+        """Compact the columns once more than a quarter of the rows are dead."""
         total, live = len(self.ids), len(self.row_of)
         if total >= 1024 and (total - live) * 4 > total:
             self.compact()
 
     def compact(self) -> None:
-        """Drop the dead rows from the columns (now: `warm_rows` after a daily move
-        to cold, whose dead rows would otherwise stay until they outnumber the live ones).
-        In place and in numpy: the kept rows never become Python ints, and each column is
-        shifted down over its dead rows, so a compaction needs no second copy of the store."""
+        """Drop the dead rows from the columns, in place and in numpy."""
         total = len(self.ids)
         if len(self.row_of) == total:
             return

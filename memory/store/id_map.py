@@ -1,9 +1,4 @@
-"""Maps keyed by a group's memory ids, held as one array instead of a dict of Python ints.
-
-A group allocates ids densely, and what its hot tier and write-behind keep per id spans about
-a simulated day of ids: `IdMap` pays one array slot per id of that span and drops leading
-slots as the oldest ids go. `RowQueue` is a hot agent's rows, oldest first, in an `array`.
-"""
+"""Maps keyed by a group's memory ids, held as one array instead of a dict of Python ints."""
 
 from __future__ import annotations
 
@@ -18,9 +13,7 @@ BATCH_AT = 16  # keys in a batch call from which numpy passes beat one call a ke
 
 
 class IdMap(MutableMapping[int, int]):
-    """memory id → non-negative int, in an array indexed by id − base (see module doc).
-    Ids far below the span's live ones (a straggler that outlives its day) are moved to a
-    small dict, so the array always spans about the ids in use."""
+    """Memory id → non-negative int in an array over the ids in use; stragglers in a small dict."""
 
     __slots__ = ("_base", "_deletes", "_live", "_outliers", "_values")
 
@@ -81,8 +74,7 @@ class IdMap(MutableMapping[int, int]):
         values[at] = value
 
     def set_many(self, keys: Sequence[int], values: Sequence[int]) -> None:
-        """`self[k] = v` for each pair: a batch's ids (a gathered tick writes hundreds) in
-        numpy passes when they ascend inside or above the array's span, else one by one."""
+        """`self[k] = v` for each pair, in numpy when keys ascend within or above the span."""
         if len(keys) < BATCH_AT or not self._values or len(keys) != len(values):
             slots, base = self._values, self._base
             for key, value in zip(keys, values, strict=True):
@@ -110,8 +102,7 @@ class IdMap(MutableMapping[int, int]):
         cells[where] = new
 
     def get_many(self, keys: Sequence[int]) -> list[int]:
-        """`self[k]` for each key (KeyError for one that is absent), in numpy passes for a
-        batch (`get_array`)."""
+        """`self[k]` for each key (KeyError for one that is absent)."""
         if len(keys) < BATCH_AT:
             return [self[key] for key in keys]
         found = self.get_array(keys)
@@ -142,8 +133,7 @@ class IdMap(MutableMapping[int, int]):
         return [key for key, there in zip(keys, found.tolist(), strict=True) if there]
 
     def delete_many(self, keys: Sequence[int]) -> None:
-        """`del self[k]` for each key (KeyError for one that is absent), in numpy passes for
-        distinct keys inside the array's span."""
+        """`del self[k]` for each key (KeyError for one that is absent)."""
         values = self._values
         if len(keys) < BATCH_AT or not values:
             for key in keys:
@@ -175,8 +165,7 @@ class IdMap(MutableMapping[int, int]):
         self._deleted(1)
 
     def _deleted(self, n: int) -> None:
-        """`n` entries of the array were just deleted: an empty array starts afresh, and one
-        with a quarter of its span deleted since the last trim drops its empty front."""
+        """Count `n` deleted entries; reset when empty, trim the front once a quarter is deleted."""
         self._live -= n
         self._deletes += n
         if not self._live:
@@ -194,16 +183,14 @@ class IdMap(MutableMapping[int, int]):
         return value
 
     def _absorb_outliers(self) -> None:
-        """Outliers the array's span now covers move into it (outliers stay below the base,
-        so a lookup inside the span never has to look at them)."""
+        """Move the outliers the array's span now covers into it."""
         base, values = self._base, self._values
         for key in [k for k in self._outliers if k >= base]:
             values[key - base] = self._outliers.pop(key)
             self._live += 1
 
     def _trim_front(self) -> None:
-        """Drop the leading empty slots; the few live ids left in a mostly empty front half
-        go to the outliers (amortized: runs once a quarter of the span was deleted)."""
+        """Drop the leading empty slots; a sparse front half's live ids go to the outliers."""
         self._deletes = 0
         present = self._present()
         half = len(self._values) // 2

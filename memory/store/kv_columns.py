@@ -1,9 +1,4 @@
-"""A group's KV attribute columns: one list of values per attribute over shared agent slots.
-
-A `dict` per attribute (agent id → value) costs a hash table entry an agent per attribute.
-Here the agent → slot map is one dict for the group and each attribute holds one list
-pointer an agent: the values themselves are the same objects.
-"""
+"""A group's KV attribute columns: one list of values per attribute over shared agent slots."""
 
 from __future__ import annotations
 
@@ -87,8 +82,7 @@ class KVColumn(MutableMapping[int, Any]):
 
 
 class IntColumn(KVColumn):
-    """A column of non-negative integers (engine point ids) in one `array('q')`: 8 bytes an
-    agent instead of a list slot and a 28-byte int object each."""
+    """A column of non-negative integers (engine point ids) in one `array('q')`."""
 
     __slots__ = ()
 

@@ -1,9 +1,4 @@
-"""Embedded status attributes searched from RAM, written to the vector engine late.
-
-With sparse (BM25) embeddings an agent's embedded KV attributes are scored here exactly as
-the engine would, so re-embedding one every tick costs no engine write: `KVDeferredStore`
-writes the changed points in one batch when the engine's own view is needed.
-"""
+"""Embedded status attributes searched from RAM, written to the vector engine late."""
 
 from __future__ import annotations
 
@@ -21,9 +16,7 @@ from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQu
 
 
 class KVIndex:
-    """One sparse vector per (agent, key) and the group's KV term counts. A vector is kept
-    as one `bytes` (term ids, then weights) and the maps are nested by key (`SlotMap`):
-    ~370 bytes an embedded attribute instead of ~710 with a `SparseVector` and tuple keys."""
+    """One sparse vector per (agent, key), packed as bytes, and the group's KV term counts."""
 
     def __init__(self, slots: AgentSlots | None = None) -> None:
         self.slots = AgentSlots() if slots is None else slots  # shared with the group's KV
@@ -116,8 +109,7 @@ class KVDeferredStore:
         return len(points)
 
     async def upsert(self, points: Sequence[MemoryPoint]) -> None:
-        """Points written by others (a restore): indexed for RAM search and written with the
-        next batch, as in the run they come from (where they had not reached the engine)."""
+        """Points written by a restore: indexed for RAM search, written with the next batch."""
         rest = []
         for p in points:
             if p.payload and p.vectors is not None and p.vectors.sparse is not None:
@@ -140,15 +132,12 @@ class KVDeferredStore:
         )
 
     def index_points(self) -> list[ScoredPoint]:
-        """Every KV point as the engine would hold it, ids ascending, from the index: what a
-        checkpoint saves, without writing them to the engine first (a write costs the engine's
-        RAM for the rest of the run)."""
+        """Every KV point as the engine would hold it, ids ascending, from the index."""
         _, pages = self.index_point_pages(max(1, len(self.index.packed)))
         return [point for page in pages for point in page]
 
     def index_point_pages(self, size: int) -> tuple[int, Iterator[list[ScoredPoint]]]:
-        """How many KV points, and `index_points` in lists of `size`: the order is found on
-        integer arrays, the points built a list at a time (a checkpoint's pages)."""
+        """How many KV points, and `index_points` in lists of `size` (a checkpoint's pages)."""
         columns = self.index.packed.columns()
         keys = list(columns)
         ids, agents, key_of = array("q"), array("q"), array("q")
@@ -185,7 +174,5 @@ class KVDeferredStore:
         return await self.inner.count(agent_id=agent_id)
 
     async def close(self) -> None:
-        """Close without writing the changed attributes: a closed shard is never reopened (a
-        later run or interview restores from a checkpoint, which saves them from the index),
-        and writing every agent's points at the end would be a large run's peak."""
+        """Close without writing the changed attributes (a checkpoint saves them from the index)."""
         await self.inner.close()

@@ -1,9 +1,4 @@
-"""Engine points of hot memories written late, built for a whole batch in one pass.
-
-`DeferredStore` writes a memory to the engine when it leaves hot; here the hot columns are
-read once per batch, each agent's rows found with one search, and the payload is the hot row
-(`HotStore.row`) without its id and default fields, key for key (tests compare them).
-"""
+"""Engine points of hot memories written late, built for a whole batch in one pass."""
 
 from __future__ import annotations
 
@@ -29,10 +24,7 @@ def hot_payloads(
     patches: Mapping[int, dict[str, Any]],
     layered: bool,
 ) -> list[dict[str, Any]]:
-    """The engine payload of each pending memory in `ids` (in the hot columns or, once it left
-    hot, in `warm_rows`) with its pending patches applied: its `HotStore.row` without the id
-    (absent location, links, evidence and default typed-record fields left out; layers only
-    when forgetting is on) + patch."""
+    """Each pending memory's engine payload (its `HotStore.row` minus id and defaults) + patch."""
     if not len(warm):
         return _row_payloads(hot, ids, patches, layered)
     in_hot = hot.row_of
@@ -94,8 +86,7 @@ def _row_payloads(
 def index_vectors(
     index: SparseIndex, ids: Sequence[int], agent_of: Mapping[int, int]
 ) -> list[TextVectors]:
-    """The indexed sparse vector of each memory in `ids` (as `SparseIndex.vector` gives it),
-    each agent's rows found in one search."""
+    """The indexed sparse vector of each memory in `ids` (as `SparseIndex.vector` gives it)."""
     by_agent: dict[int, list[int]] = {}
     for position, memory_id in enumerate(ids):
         by_agent.setdefault(agent_of[memory_id], []).append(position)

@@ -1,8 +1,4 @@
-"""A mapping keyed by (agent id, attribute), stored as one column per attribute.
-
-Each attribute is a `KVColumn` over agent slots shared with the group's KV columns rather than
-a dict per attribute; callers still write `slots[(agent, key)]`.
-"""
+"""A mapping keyed by (agent id, attribute), stored as one `KVColumn` per attribute."""
 
 from __future__ import annotations
 

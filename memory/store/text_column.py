@@ -1,10 +1,4 @@
-"""Texts of the hot tier as one UTF-8 buffer and offsets, not a Python string per memory.
-
-A short `str` costs its header besides its text and is one more long-lived object among a
-tick's temporaries, which is how pymalloc's arenas fragment. Here a group's hot texts are one
-`bytearray` and one `array` of end offsets: 8 bytes a text besides its UTF-8 bytes. A read
-decodes the slice; a dropped row keeps its bytes until the hot store compacts its columns.
-"""
+"""Texts of the hot tier as one UTF-8 buffer and end offsets, not a Python string per memory."""
 
 from __future__ import annotations
 
@@ -19,8 +13,7 @@ _ANY = "surrogatepass"  # any str round-trips, lone surrogates from a model's JS
 
 
 class TextColumn:
-    """A list-like column of texts: append/extend, index, keep rows (a dropped row keeps its
-    bytes, unread, until the owner compacts with `keep_rows`)."""
+    """A list-like column of texts; a dropped row keeps its bytes until `keep_rows` compacts."""
 
     __slots__ = ("_data", "_ends")
 
@@ -66,9 +59,7 @@ class TextColumn:
             out_ends.append(len(out_data))
 
     def keep_rows(self, rows: np.ndarray) -> None:
-        """Keep only `rows` (ascending, distinct), in place and in chunks: each run of kept
-        texts moves forward in one `memmove` and the offsets are rewritten over themselves, so
-        no second buffer exists (a chunk never overwrites an offset a later chunk reads)."""
+        """Keep only `rows` (ascending, distinct), moving texts forward in place, chunk by chunk."""
         n = len(rows)
         if not n:
             self._data, self._ends = bytearray(), array("q")

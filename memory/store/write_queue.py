@@ -1,11 +1,4 @@
-"""Per-agent writes that return at once: queued stream adds and lazy KV re-embeddings.
-
-`stream.add` takes its memory id and queues the memory; `status.update` sets the value and
-marks an embedded attribute for re-embedding. Queued adds are written in one batch by a
-drain task a few loop turns later, and before anything reads memories, so reads see every
-earlier write; KV embeddings are computed when something reads them. A failed write keeps
-its memories queued and raises to the reader that asked for it: never a silent loss.
-"""
+"""Per-agent writes that return at once: queued stream adds and lazy KV re-embeddings."""
 
 from __future__ import annotations
 
@@ -24,8 +17,7 @@ log = logging.getLogger(__name__)
 
 
 class OwnedLock:
-    """The group's operation lock, knowing which task holds it (reads inside a locked
-    operation apply queued writes without taking the lock a second time)."""
+    """The group's operation lock, knowing which task holds it (so it is not retaken inside)."""
 
     __slots__ = ("_lock", "owner")
 
@@ -66,8 +58,7 @@ class WriteQueue:
         self.kv: dict[tuple[int, str], None] = {}  # (agent, key), in first-changed order
         self.drains = 0  # batches written by the drain task (tests, stats)
         self._drain: asyncio.Task[None] | None = None
-        self._wake_loop: asyncio.AbstractEventLoop | None = None  # whose ready queue holds
-        # this queue's wake-up callback (a loop closed before running it holds it no more)
+        self._wake_loop: asyncio.AbstractEventLoop | None = None  # holding the wake-up
 
     def __len__(self) -> int:
         return len(self.adds) + len(self.kv)
@@ -78,8 +69,7 @@ class WriteQueue:
         return drain is not None and not drain.done() and drain.get_loop() is loop
 
     def add(self, request: AddRequest, memory_id: int, stamp: tuple[int, float]) -> None:
-        """Queue one validated memory under its id, stamped with the clock of the call; the
-        drain writes it a loop turn later."""
+        """Queue one validated memory under its id, stamped with the clock of the call."""
         self.adds.append(request)
         self.add_ids.append(memory_id)
         self.stamps.append(stamp)
@@ -97,8 +87,7 @@ class WriteQueue:
         self.kv[slot] = None
 
     async def apply(self, kv: bool = True) -> None:
-        """Write the queued adds (and, with `kv`, the stale KV embeddings). The caller holds
-        the group's operation lock. On failure or cancellation nothing is dropped."""
+        """Write the queued adds (and, with `kv`, stale KV embeddings); caller holds the lock."""
         while self.adds:  # one batch per clock value, in the order they were added
             stamp = self.stamps[0]
             n = _run(self.stamps)
@@ -118,8 +107,7 @@ class WriteQueue:
                 raise
 
     def _wake(self, loop: asyncio.AbstractEventLoop, turns: int) -> None:
-        """A loop turn after an add (of `turns` to wait): start the drain task, which writes
-        a turn later, if adds are still queued."""
+        """A loop turn after an add: start the drain task if adds are still queued."""
         if turns > 1 and self.adds:
             loop.call_soon(self._wake, loop, turns - 1)
             return

@@ -1,10 +1,4 @@
-"""Tier migration: hot (group RAM) → warm (vector store) → cold (Parquet), at tick end.
-
-Hot is each agent's recent memories in RAM (a window and a per-agent cap); with the RAM index
-a memory reaches the vector engine late, in bulk (memory.store.deferred_store). Warm → cold
-is a move made crash-safe by a journal: write the Parquet part, record the move, delete from
-warm, clear the record, so a crash at any step leaves each memory counted once.
-"""
+"""Tier migration at tick end: hot (RAM) → warm (vector store) → cold (Parquet), journaled."""
 
 from __future__ import annotations
 
@@ -179,9 +173,7 @@ async def _move_to_cold(group: GroupMemory, now: float) -> int:
 
 
 async def _move_pending_to_cold(group: GroupMemory, cutoff: float) -> int:
-    """Memories past the warm age never written to the engine (pending in RAM: warm_rows, or
-    hot with a window longer than the warm age) go straight to cold, oldest first, without
-    the engine write and delete a move through the engine would cost."""
+    """Memories past the warm age never written to the engine go straight to cold, oldest first."""
     deferred = group.deferred
     if deferred is None or not deferred.pending:
         return 0
@@ -193,8 +185,7 @@ async def _move_pending_to_cold(group: GroupMemory, cutoff: float) -> int:
 
 
 async def remove_expired(group: GroupMemory, now: float) -> int:
-    """Delete hot and warm memories whose expires_at has passed (searches already skip them;
-    cold rows are skipped on read and dropped when their day window is compacted)."""
+    """Delete hot and warm memories whose expires_at has passed."""
     expired = sorted(i for i, at in group.expiring.items() if at <= now)
     if not expired:
         return 0
@@ -215,17 +206,14 @@ async def remove_expired(group: GroupMemory, now: float) -> int:
 
 
 def _seal_due(store: Any, cfg: TierConfig) -> bool:
-    """Whether an Edge shard compacted in a child holds enough points written since its last
-    compaction (in process, a compaction frees none of their RAM: not worth its stall)."""
+    """Whether an Edge shard compacted in a child holds enough points written since then."""
     if not getattr(store, "compact_in_child", False) or cfg.seal_after_points is None:
         return False
     return bool(getattr(store, "unsealed_points", 0) >= cfg.seal_after_points)
 
 
 async def end_tick(group: GroupMemory) -> dict[str, int]:
-    """Tier migration for one tick: evict hot, move aged or surplus warm memories to cold.
-    A move or merge a crash or an error stopped half-way is finished first; the disk is
-    looked at for one only then (at the first tick of a process, or after a failed one)."""
+    """Tier migration for one tick: finish a half-done move, evict hot, move warm to cold."""
     if group.recovery_due:
         await recover(group)
         group.recovery_due = False
@@ -244,8 +232,6 @@ async def _tick(group: GroupMemory) -> dict[str, int]:
     if group.deferred is not None:
         ids = [i for ids in leaving.values() for i in ids]
         if group.warm_in_ram:  # the columns move to warm_rows, still pending (no engine write)
-            # Only those not in the engine yet (a search that needed it wrote the others):
-            # those are read from the engine, their reads since in the ledger, overlaid.
             ids = group.deferred.pending.among(ids)
             group.warm_rows.adopt(group.hot, ids)
             group.access.forget(ids)  # their reads so far are in the columns moved
@@ -257,10 +243,6 @@ async def _tick(group: GroupMemory) -> dict[str, int]:
     if group.ticks_since_migration >= cfg.migrate_every_ticks:
         group.ticks_since_migration = 0
         await remove_expired(group, now)
-        # Read counts are not written here: hot ones live in the hot columns (written with the
-        # memory when it leaves hot), warm ones in the ledger, overlaid on every read, put into
-        # the rows that move to cold, kept by checkpoints, and written only before a pass that
-        # reads them from the store (forgetting, importance).
         await group.boosts.flush(group)  # FinMem access boosts: one pass, not per hit
         moved = await _move_to_cold(group, now)
         if moved:  # a day of warm_rows left for cold: drop their rows now, not at half dead
