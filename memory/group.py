@@ -141,7 +141,8 @@ class GroupMemory:
         self.op_lock: OwnedLock = OwnedLock()
         yields = config.batch_yields
         # Adds and KV updates return at once; the queue writes them (memory.store.write_queue).
-        self.writes = WriteQueue(self.write_memories, self.embed_slots, self.op_lock, yields)
+        write = functools.partial(write_memories, self)
+        self.writes = WriteQueue(write, self.embed_slots, self.op_lock, yields)
         kv = self.kv = GroupKV(
             memory_config,
             self.embedder,
@@ -321,15 +322,6 @@ class GroupMemory:
             ids = self._allocate_ids(len(requests))
             await write_memories(self, requests, ids)
             return ids
-
-    async def write_memories(
-        self,
-        requests: Sequence[AddRequest],
-        ids: Sequence[int],
-        stamp: tuple[int, float] | None = None,
-    ) -> None:
-        """Store memories under ids already taken, at clock `stamp` (None: now); lock held."""
-        await write_memories(self, requests, ids, stamp)
 
     async def embed_slots(self, slots: Sequence[tuple[int, str]]) -> None:
         """Embed the current values of (agent, key) slots, stale since they changed."""

@@ -220,9 +220,6 @@ class HotStore:
     def access_count(self, memory_id: int) -> int:
         return self.access_counts[self.row_of[memory_id]]
 
-    def agent_of(self, memory_id: int) -> int:
-        return self.agent_ids[self.row_of[memory_id]]
-
     def memory_ids(self, agent_id: int) -> list[int]:
         """Every hot memory id of one agent, oldest first."""
         return [self.ids[row] for row in self.rows_of_agent.get(agent_id, ())]

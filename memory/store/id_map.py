@@ -173,15 +173,6 @@ class IdMap(MutableMapping[int, int]):
         elif self._deletes * 4 >= len(self._values):
             self._trim_front()
 
-    def pop(self, key: int, *default: int | None) -> int | None:  # type: ignore[override]
-        value = self.get(key)
-        if value is None:
-            if default:
-                return default[0]
-            raise KeyError(key)
-        del self[key]
-        return value
-
     def _absorb_outliers(self) -> None:
         """Move the outliers the array's span now covers into it."""
         base, values = self._base, self._values

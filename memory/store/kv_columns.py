@@ -8,7 +8,6 @@ from itertools import repeat
 from typing import Any
 
 _ABSENT: Any = object()  # a slot with no value for this attribute (not None: None is a value)
-_NO_INT = -1  # an IntColumn slot with no value
 NO_VALUE: Any = _ABSENT  # what `KVColumn.cells` holds at a slot with no value (fast readers)
 
 
@@ -32,11 +31,16 @@ class KVColumn(MutableMapping[int, Any]):
     """One attribute's values by agent id (a mapping; absent: no value stored)."""
 
     __slots__ = ("_count", "cells", "slots")
+    _FILL: Any = _ABSENT  # what a slot with no value holds
 
     def __init__(self, slots: AgentSlots) -> None:
         self.slots = slots
         self.cells: MutableSequence[Any] = []  # slot → value
         self._count = 0
+
+    @staticmethod
+    def _empty(value: Any) -> bool:
+        return value is _ABSENT
 
     def __getitem__(self, agent_id: int) -> Any:
         value = self.get(agent_id, _ABSENT)
@@ -49,7 +53,7 @@ class KVColumn(MutableMapping[int, Any]):
         if slot is None or slot >= len(self.cells):
             return default
         value = self.cells[slot]
-        return default if value is _ABSENT else value
+        return default if self._empty(value) else value
 
     def __contains__(self, agent_id: object) -> bool:
         return self.get(agent_id, _ABSENT) is not _ABSENT  # type: ignore[arg-type]
@@ -58,21 +62,21 @@ class KVColumn(MutableMapping[int, Any]):
         slot = self.slots.slot(agent_id)
         values = self.cells
         if slot >= len(values):
-            values.extend([_ABSENT] * (slot + 1 - len(values)))
-        if values[slot] is _ABSENT:
+            values.extend(repeat(self._FILL, slot + 1 - len(values)))
+        if self._empty(values[slot]):
             self._count += 1
         values[slot] = value
 
     def __delitem__(self, agent_id: int) -> None:
         slot = self.slots.slot_of.get(agent_id)
-        if slot is None or slot >= len(self.cells) or self.cells[slot] is _ABSENT:
+        if slot is None or slot >= len(self.cells) or self._empty(self.cells[slot]):
             raise KeyError(agent_id)
-        self.cells[slot] = _ABSENT
+        self.cells[slot] = self._FILL
         self._count -= 1
 
     def __iter__(self) -> Iterator[int]:
-        values, n = self.cells, len(self.cells)
-        return (a for a, s in self.slots.slot_of.items() if s < n and values[s] is not _ABSENT)
+        values, n, empty = self.cells, len(self.cells), self._empty
+        return (a for a, s in self.slots.slot_of.items() if s < n and not empty(values[s]))
 
     def __len__(self) -> int:
         return self._count
@@ -85,36 +89,17 @@ class IntColumn(KVColumn):
     """A column of non-negative integers (engine point ids) in one `array('q')`."""
 
     __slots__ = ()
+    _FILL = -1
 
     def __init__(self, slots: AgentSlots) -> None:
         super().__init__(slots)
         self.cells = array("q")
 
-    def get(self, agent_id: int, default: Any = None) -> Any:
-        slot = self.slots.slot_of.get(agent_id)
-        if slot is None or slot >= len(self.cells):
-            return default
-        value = self.cells[slot]
-        return default if value < 0 else value
+    @staticmethod
+    def _empty(value: Any) -> bool:
+        return value < 0
 
     def __setitem__(self, agent_id: int, value: int) -> None:
         if value < 0:
             raise ValueError(f"IntColumn holds non-negative integers, got {value}")
-        slot = self.slots.slot(agent_id)
-        values = self.cells
-        if slot >= len(values):
-            values.extend(repeat(_NO_INT, slot + 1 - len(values)))
-        if values[slot] < 0:
-            self._count += 1
-        values[slot] = value
-
-    def __delitem__(self, agent_id: int) -> None:
-        slot = self.slots.slot_of.get(agent_id)
-        if slot is None or slot >= len(self.cells) or self.cells[slot] < 0:
-            raise KeyError(agent_id)
-        self.cells[slot] = _NO_INT
-        self._count -= 1
-
-    def __iter__(self) -> Iterator[int]:
-        values, n = self.cells, len(self.cells)
-        return (a for a, s in self.slots.slot_of.items() if s < n and values[s] >= 0)
+        super().__setitem__(agent_id, value)

@@ -64,7 +64,9 @@ async def test_cap_evicts_oldest_hot_first(tiered):
     group = tiered(hot_window_hours=1000, hot_cap_per_agent=2, warm_max_age_days=None)
     await group.add_agents({1: {}, 2: {}})
     await run_days(group, 1)
-    kept = sorted(group.hot.record(i).t for i in group.hot.row_of if group.hot.agent_of(i) == 1)
+    kept = sorted(
+        group.hot.record(i).t for i in group.hot.row_of if group.hot.record(i).agent_id == 1
+    )
     assert kept == [12 * HOUR, 18 * HOUR]
 
 
