@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from societas.memory.embedding.base import SparseVector
 from societas.memory.model.config import check_value, private_copy
 from societas.memory.model.records import KVHit, KVSearchRequest
-from societas.memory.store.kv_columns import NO_VALUE, AgentSlots, IntColumn, KVColumn
+from societas.memory.store.kv_columns import NO_VALUE, AgentSlots, IntColumn, KVColumn, SlotMap
 from societas.memory.store.kv_index import KVDeferredStore, KVIndex
-from societas.memory.store.slot_map import SlotMap
 from societas.memory.vectorstores import MemoryPoint, PointFilter, VectorQuery
 
 if TYPE_CHECKING:

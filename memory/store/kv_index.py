@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 
 from societas.memory.embedding.base import SparseVector, TextVectors, packed_views
-from societas.memory.store.kv_columns import AgentSlots
-from societas.memory.store.slot_map import SlotMap
+from societas.memory.store.kv_columns import AgentSlots, SlotMap
 from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from societas.memory.embedding.base import TextVectors
-from societas.memory.store.pending_points import hot_payloads, index_vectors
+from societas.memory.store.deferred_store import hot_payloads, index_vectors
 
 
 def hot_payload(group, memory_id: int) -> dict:

@@ -7,7 +7,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import societas.memory.store.checkpoint as ck
-import societas.memory.store.checkpoint_pages as pages
 from societas.memory.store.deferred_store import DeferredStore
 from societas.memory.store.kv_index import KVDeferredStore
 from societas.memory.tiers.cold import rows_table, vectors_table
@@ -47,7 +46,7 @@ async def whole_tables(group) -> dict[str, pa.Table]:
 async def test_paged_checkpoint_files_hold_the_whole_tables_rows(
     group_factory, backend, tmp_path, monkeypatch, page, warm_in_ram
 ):
-    monkeypatch.setattr(pages, "PAGE", page)  # 3: every file spans many pages
+    monkeypatch.setattr(ck, "PAGE", page)  # 3: every file spans many pages
     monkeypatch.setattr(ck, "PAGE", page)
     tiers = {"hot_window_hours": 12, "warm_max_age_days": 2, "migrate_every_ticks": 1}
     group = group_factory(backend, tiers=tiers | {"warm_in_ram": warm_in_ram})

@@ -9,9 +9,8 @@ from array import array
 import pytest
 
 from societas.memory.embedding.base import SparseVector
-from societas.memory.store.kv_columns import AgentSlots, IntColumn, KVColumn
+from societas.memory.store.kv_columns import AgentSlots, IntColumn, KVColumn, SlotMap
 from societas.memory.store.kv_index import KVIndex
-from societas.memory.store.slot_map import SlotMap
 
 
 @pytest.mark.parametrize("column", [KVColumn, IntColumn])
