@@ -1,10 +1,4 @@
-"""Contradiction check: new memories against their most similar memories of the same agent.
-
-On the tier schedule each memory written since the last pass is paired with the agent's most
-similar hot memories; the pairs go to `group.contradiction_judge` in batches (the runtime
-wires an LLM judge), and pairs judged contradictory get a `contradictory` association. The
-default judge is a deterministic rule, not a language model.
-"""
+"""Contradiction check: new memories judged against the agent's most similar ones, in batches."""
 
 from __future__ import annotations
 
@@ -26,17 +20,13 @@ NEGATIONS = frozenset(
     "not no never none nobody nothing neither nor cannot without isn't aren't wasn't weren't "
     "don't doesn't didn't won't can't couldn't shouldn't hasn't haven't".split()
 )
-ANTONYMS = (
-    ("open", "closed"),
-    ("like", "dislike"),
-    ("love", "hate"),
-    ("trust", "distrust"),
-    ("safe", "dangerous"),
-    ("true", "false"),
-    ("agree", "disagree"),
-    ("arrived", "left"),
-    ("increase", "decrease"),
-    ("rose", "fell"),
+ANTONYMS = tuple(
+    (x, y)
+    for x, _, y in (
+        p.partition("/")
+        for p in "open/closed like/dislike love/hate trust/distrust safe/dangerous true/false "
+        "agree/disagree arrived/left increase/decrease rose/fell".split()
+    )
 )
 _STOP = frozenset("a an the is are was were be to of in on at and or i my me it this that".split())
 _WORD = re.compile(r"[a-z']+")
@@ -47,8 +37,7 @@ def _words(text: str) -> list[str]:
 
 
 def rule_contradicts(a: str, b: str, overlap: float = 0.6) -> bool:
-    """Rule judge: the two share most content words and one negates what the other says (a
-    negation word in one only, or an antonym pair across them)."""
+    """Rule judge: most content words shared and one negates the other (negation or antonym)."""
     wa, wb = _words(a), _words(b)
     neg_a, neg_b = bool(NEGATIONS & set(wa)), bool(NEGATIONS & set(wb))
     content_a = {w for w in wa if w not in NEGATIONS and w not in _STOP}

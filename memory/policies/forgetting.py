@@ -1,12 +1,4 @@
-"""Memory policies, each a config block with defaults (all off unless enabled).
-
-Forgetting, after FinMem: every memory sits in a layer (short, mid, long, reflection) whose
-importance decays per simulated day; access raises importance; a daily pass cleans up,
-promotes and demotes memories by the layer's thresholds. Consolidation turns similar
-memories of one agent into one linked pattern memory. Associations let a search expand its
-hits through links with a weight that decays per hop. The other policies' configs are in
-`memory.policies.configs`.
-"""
+"""Memory policy configs: FinMem forgetting layers, consolidation, associations, and all."""
 
 from __future__ import annotations
 
@@ -41,8 +33,6 @@ class LayerPolicy(BaseModel):
     promote_at: float | None = Field(None, ge=0.0, le=1.0)
     demote_below: float | None = Field(None, gt=0.0, lt=1.0)
     cleanup_below: float | None = Field(None, ge=0.0, le=1.0)
-    # FinMem's other rules (None: off): demotion by importance (the lower jump threshold),
-    # clean-up by layer recency, and promotion by the access counter.
     demote_importance_below: float | None = Field(None, gt=0.0, lt=1.0)
     cleanup_recency_below: float | None = Field(None, gt=0.0, lt=1.0)
     promote_after_accesses: int | None = Field(
@@ -107,8 +97,7 @@ class ForgettingPolicy(BaseModel):
     def effective_importance(
         self, importance: float, layer: LayerName, since: float, now: float
     ) -> float:
-        """Importance decayed per simulated day since it was last set (Python twin of the
-        engine formula)."""
+        """Importance decayed per simulated day since it was last set (the engine's formula)."""
         days = max(0.0, now - since) / 86_400.0
         return importance * self.layers[layer].importance_decay_per_day ** days
 
@@ -163,12 +152,7 @@ def _reached(value: float, threshold: float | None) -> bool:
 
 
 def finmem_layers() -> dict[LayerName, LayerPolicy]:
-    """FinMem's layer settings (Yu et al. 2023, its released config), importance on 0–1.
-
-    Recency factors 3 / 90 / 365 days, importance decays 0.9 / 0.967 / 0.988 per day, jump
-    thresholds 60 and 80 (of 100) up and down between layers, clean-up below importance 5
-    or recency 0.05; promotion also after 3 and 6 reads (the access counter).
-    """
+    """FinMem's layer settings (Yu et al. 2023, its released config), importance on 0–1."""
     cleanup = {"cleanup_below": 0.05, "cleanup_recency_below": 0.05}
     return {
         "short": LayerPolicy(
@@ -197,9 +181,7 @@ def finmem_layers() -> dict[LayerName, LayerPolicy]:
 
 
 def finmem_forgetting() -> ForgettingPolicy:
-    """The `finmem` profile's forgetting: the paper's layers, per-layer retrieval, daily pass,
-    clean-up that deletes (FinMem drops what falls below the thresholds; `forget: false`
-    moves it to cold instead)."""
+    """The `finmem` profile's forgetting: the paper's layers, per-layer retrieval, deletion."""
     return ForgettingPolicy(
         enabled=True,
         layers=finmem_layers(),

@@ -1,10 +1,4 @@
-"""Importance recomputation and feedback.
-
-Feedback on memory ids is summed into each memory's metadata, so it lives in every tier.
-On the tier schedule `importance_pass` recomputes every hot and warm memory's importance
-from its base importance (kept in metadata, so passes never compound), age, reads, feedback
-and associations, in one batch.
-"""
+"""Importance recomputation (from the base importance kept in metadata) and feedback."""
 
 from __future__ import annotations
 
@@ -36,8 +30,7 @@ def recomputed(
     association: float,
     content: float = 0.0,
 ) -> float:
-    """The new importance of one memory (clamped to [0, 1], quantised); `content` is its
-    content richness in [0, 1] (see `ImportanceRecompute` for both formulas)."""
+    """The new importance of one memory, clamped to [0, 1] and quantised (`ImportanceRecompute`)."""
     day = 86_400.0
     recency = math.exp(-max(0.0, age_seconds) / day / policy.age_tau_days)
     links = 1.0 - math.exp(-association / policy.association_saturation)
@@ -50,24 +43,23 @@ def recomputed(
             + policy.feedback_weight * (1.0 + math.tanh(feedback / policy.feedback_scale)) / 2
             + shared
         )
-        return round(round(min(1.0, max(0.0, value)) / policy.quantum) * policy.quantum, 6)
-    access = 1.0 - math.exp(-access_count / policy.access_saturation)
-    if since_access is not None:
-        access *= math.exp(-max(0.0, since_access) / day / policy.access_tau_days)
-    value = (
-        base
-        + policy.age_weight * (recency - 1.0)
-        + policy.access_weight * access
-        + policy.feedback_weight * math.tanh(feedback / policy.feedback_scale)
-        + shared
-    )
+    else:
+        access = 1.0 - math.exp(-access_count / policy.access_saturation)
+        if since_access is not None:
+            access *= math.exp(-max(0.0, since_access) / day / policy.access_tau_days)
+        value = (
+            base
+            + policy.age_weight * (recency - 1.0)
+            + policy.access_weight * access
+            + policy.feedback_weight * math.tanh(feedback / policy.feedback_scale)
+            + shared
+        )
     value = min(1.0, max(0.0, value))
     return round(round(value / policy.quantum) * policy.quantum, 6)
 
 
 async def give_feedback(group: GroupMemory, feedback: Mapping[int, float]) -> dict[int, float]:
-    """Add feedback (+ useful, - wrong or unhelpful) to memories; returns each one's total.
-    Hot and warm memories only (cold rows are read-only): an error names the others."""
+    """Add feedback (+ useful, - wrong) to hot or warm memories; returns each one's total."""
     for memory_id, value in feedback.items():
         if (
             isinstance(value, bool)
@@ -111,7 +103,7 @@ def _association(group: GroupMemory, memory_id: int, links: Iterable[int]) -> fl
 
 
 async def importance_pass(group: GroupMemory) -> dict[str, int]:
-    """Recompute the importance of every hot and warm memory (see module doc)."""
+    """Recompute the importance of every hot and warm memory in one batch."""
     policy = group.config.policies.importance
     await group.access.flush(group.store, group.hot, unsent=group.unsent)  # counts into the store
     await group.boosts.flush(group)

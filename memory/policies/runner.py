@@ -20,8 +20,7 @@ PAGE = 5_000
 
 
 async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
-    """Clean up, promote and demote warm memories by their layer's rules (each memory by
-    its agent's forgetting policy: profiles are per agent type)."""
+    """Clean up, promote and demote warm memories by their agent's forgetting policy."""
     from societas.memory.tiers import tiering
 
     policy_of = group.profiles.forgetting
@@ -87,17 +86,23 @@ def _hot_candidates(group: GroupMemory, since: float) -> dict[int, list[dict[str
             short = memory_id in group.expiring  # short-term (a TTL): never consolidated
             if hot.times[row] < since or derived or short or _marked(tags):
                 continue
-            out.setdefault(agent_id, []).append(
-                {
-                    "id": memory_id,
-                    "text": hot.texts[row],
-                    "topic": hot.topics[row],
-                    "importance": hot.importances[row],
-                    "location": hot.locations[row],
-                    "tags": tags,
-                }
-            )
+            fields = (hot.texts[row], hot.topics[row], hot.importances[row], hot.locations[row])
+            out.setdefault(agent_id, []).append(_candidate(memory_id, *fields, tags))
     return out
+
+
+def _candidate(
+    memory_id: int, text: str, topic: str, importance: float, location: Any, tags: tuple
+) -> dict[str, Any]:
+    """One memory a consolidation pass may cluster."""
+    return {
+        "id": memory_id,
+        "text": text,
+        "topic": topic,
+        "importance": importance,
+        "location": location,
+        "tags": tags,
+    }
 
 
 async def _warm_candidates(
@@ -108,26 +113,15 @@ async def _warm_candidates(
         tags = tuple(pl.get("tags") or ())
         if memory_id in group.hot or pl["time"] < since or pl.get("evidence") or _marked(tags):
             continue
-        if pl.get("expires_at") is not None:
-            continue
-        into.setdefault(pl["agent_id"], []).append(
-            {
-                "id": memory_id,
-                "text": pl["text"],
-                "topic": pl["topic"],
-                "importance": pl["importance"],
-                "location": pl.get("location"),
-                "tags": tags,
-            }
-        )
+        if pl.get("expires_at") is None:
+            fields = (pl["text"], pl["topic"], pl["importance"], pl.get("location"))
+            into.setdefault(pl["agent_id"], []).append(_candidate(memory_id, *fields, tags))
     for memories in into.values():
         memories.sort(key=lambda m: m["id"])
 
 
 async def consolidation_pass(group: GroupMemory) -> int:
-    """Cluster each agent's similar recent memories (cosine to the cluster's first at least
-    `similarity`) into linked pattern memories; the originals are tagged `consolidated` so no
-    pass takes them again. Returns the number of clusters."""
+    """Cluster each agent's similar recent memories into linked pattern memories (count)."""
     policy = group.config.policies.consolidation
     now = group.clock.abs_seconds
     since = -math.inf if policy.window_days is None else now - policy.window_days * 86_400.0

@@ -1,9 +1,5 @@
-"""The cold tier: memories aged out of the vector store, as zstd Parquet under the run dir.
-
-Layout: `cold/group=<g>/days=<d0>-<d1>/part-<n>.rows.parquet` (text and metadata, rows sorted
-by agent_id then id) and `part-<n>.vectors.parquet` (id + sparse/dense vectors) beside it,
-so reading one agent's text never reads vectors.
-"""
+"""The cold tier: memories aged out of the vector store, as Parquet parts per day window
+(`days=<d0>-<d1>/part-<n>.rows.parquet`, rows by agent, and `.vectors.parquet` beside it)."""
 
 from __future__ import annotations
 
@@ -58,14 +54,8 @@ VECTOR_SCHEMA = pa.schema(
         ("dense", pa.list_(pa.float32())),
     ]
 )
-# Rows per row group. A scan for one agent reads the few groups whose agent range holds it;
-# every group costs its column chunks' metadata in RAM wherever the part is open, and larger
-# groups do not slow one agent's scan.
-ROW_GROUP = 4096
-# A move's part is small (a `migrate_batch` of rows, merged into its window's part at the same
-# pass when the window has more than `cold_max_parts_per_window`): small row groups let the
-# merge's agent slices read little of it.
-FRESH_ROW_GROUP = 512
+ROW_GROUP = 4096  # rows per row group of a merged part
+FRESH_ROW_GROUP = 512  # a move's small part: a merge's agent slices read little of it
 _PART = re.compile(r"part-(\d+)\.rows\.parquet$")
 
 
@@ -134,7 +124,6 @@ class ColdStore:
             part = self._next_part
             self._next_part += 1
             rows = folder / f"part-{part:06d}.rows.parquet"
-            # Row groups of rows sorted by agent: a scan for one agent reads a few.
             vectors = folder / f"part-{part:06d}.vectors.parquet"
             tables = (rows_table(group), vectors_table(group))
             write_parquet_atomic(vectors, tables[1], FRESH_ROW_GROUP)
@@ -147,8 +136,7 @@ class ColdStore:
         return written
 
     def index(self) -> SparseIndex:
-        """Each agent's cold rows as RAM postings (read at first use, kept by `write`): searches
-        score every cold memory from them and read only winners (a read drops expired ones)."""
+        """Each agent's cold rows as RAM postings, read at first use and kept by `write`."""
         with self._index_lock:
             if self._index is None:
                 self._index = SparseIndex()
@@ -166,8 +154,7 @@ class ColdStore:
         limit: int,
         relevant_only: bool,
     ) -> list[tuple[dict[str, Any], float]]:
-        """Up to `limit` of the agent's rows passing `flt` that beat `kth` (score, id), best first,
-        scored from the index (`score` of their Numbers); only rows that beat `kth` are read."""
+        """Up to `limit` of the agent's rows passing `flt` that beat `kth` (score, id)."""
         index = self.index()
         p = index.agents.get(flt.agent_id)
         if p is None:
@@ -197,8 +184,7 @@ class ColdStore:
         return out[:limit]
 
     def compact(self, folder: Path, drop_expired_before: float | None = None) -> Path | None:
-        """Merge the parts of one day window into one part sorted by agent, crash-safely: the
-        merged part, then a journal naming the parts it replaces, then their deletion."""
+        """Merge one day window's parts crash-safely: merged part, journal, then deletion."""
         parts = sorted(folder.glob("part-*.rows.parquet"))
         if len(parts) < 2:
             return None
@@ -238,9 +224,7 @@ class ColdStore:
 
     def _forget_open(self) -> None:
         """The parts changed: datasets, open parts and the row count are read afresh."""
-        self._datasets = None
-        self._open = None
-        self._count = None
+        self._datasets = self._open = self._count = None
 
     def recover_compaction(self) -> None:
         """Finish any merge a crash interrupted (old parts go once the merged one exists)."""
@@ -249,8 +233,7 @@ class ColdStore:
                 self._finish_compaction(journal.parent)
 
     def compact_crowded(self, max_parts: int, now: float | None = None) -> int:
-        """Compact every day window holding more than `max_parts` parts (dropping memories
-        expired by `now`); returns how many."""
+        """Compact every day window with more than `max_parts` parts; returns how many."""
         done = 0
         if self.dir.exists():
             for folder in sorted(self.dir.glob("days=*")):
@@ -316,8 +299,7 @@ class ColdStore:
         return expr
 
     def scan(self, flt: PointFilter | None = None, ids: Iterable[int] | None = None) -> pa.Table:
-        """Rows matching an agent filter and/or ids: with an agent, only the row groups whose
-        agent range holds it are read; by ids alone, a dataset scan pruned by statistics."""
+        """Rows matching an agent filter and/or ids (an agent's: only its row groups are read)."""
         ids = None if ids is None else list(ids)
         expr = self._filter_expr(flt, ids)
         if flt is None:
@@ -399,8 +381,7 @@ def rows_table(points: Sequence[ScoredPoint]) -> pa.Table:
 
 
 def vectors_table(points: Sequence[ScoredPoint], schema: pa.Schema = VECTOR_SCHEMA) -> pa.Table:
-    """Points' ids, agents and vectors as a table of `schema`: VECTOR_SCHEMA, or one with
-    payload columns besides (a checkpoint's KV points: key, text)."""
+    """Points' ids, agents and vectors (and `schema`'s payload columns) as a table."""
     cols: dict[str, list[Any]] = {name: [] for name in schema.names}
     payload_columns = [name for name in schema.names if name not in VECTOR_SCHEMA.names]
     for p in points:
@@ -430,8 +411,7 @@ def row_vectors(row: dict[str, Any]) -> TextVectors:
 def cold_relevance(
     query: TextVectors, docs: Sequence[TextVectors | None], mode: str, config: RetrievalConfig
 ) -> tuple[list[float], str]:
-    """Raw relevance of cold rows (0 where none) and the normalisation that maps it onto the
-    score as the engine maps warm ones: RRF-fused when the query has both vector kinds."""
+    """Raw relevance of cold rows and its normalisation (RRF-fused when both vector kinds)."""
     sparse = dense = None
     if query.sparse is not None and not query.sparse.is_empty():
         sparse = bm25_relevance(query.sparse, [d.sparse if d else None for d in docs])

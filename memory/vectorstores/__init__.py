@@ -25,11 +25,7 @@ def build_vector_store(
     shard_dir: Path | None = None,
     role: str = "stream",
 ) -> VectorStore:
-    """The backend a config names, for the `stream` or the `kv` points of one group.
-
-    An edge shard lives in `shard_dir/role`; on a server, KV points go to a sibling
-    `<collection>_kv` collection, so stream payloads need no `kind` field.
-    """
+    """The backend a config names, for the `stream` or the `kv` points of one group."""
     if role not in ("stream", "kv"):
         raise ValueError(f"role must be 'stream' or 'kv', got {role!r}")
     if config.backend == "edge":

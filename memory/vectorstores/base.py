@@ -12,10 +12,6 @@ from societas.memory.retrieval.scoring import RetrievalConfig
 DENSE = "dense"
 SPARSE = "bm25"
 
-# Stream points carry agent_id, topic, t, time, importance, text (+ location, links when
-# set); the day is time // 86400 and the group is the point id's top bits. KV points live in
-# their own shard/collection with agent_id, key, text. Each payload field and each index
-# slows writes, so both are kept to what filtering and scoring need.
 STREAM_INDEXES = {
     "agent_id": "integer_tenant",
     "time": "float",
@@ -24,11 +20,7 @@ STREAM_INDEXES = {
     "tags": "keyword",
     "expires_at": "float",
 }
-# A group's own Qdrant Edge shard indexes only what narrows a pass over the whole shard: the
-# agent (every search and scroll names one) and time (tier moves scroll the oldest first,
-# which needs a range index). Its searches are answered from RAM (memory.retrieval.ram_ranking) or
-# filtered within one agent's points, where the other conditions are checked point by point;
-# an index costs RAM and write time per point.
+# An edge shard indexes only the agent and time (tier moves scroll the oldest first).
 EDGE_STREAM_INDEXES = {"agent_id": "integer_tenant", "time": "float"}
 KV_INDEXES = {"agent_id": "integer_tenant", "key": "keyword"}
 SECONDS_PER_DAY = 86_400
@@ -63,9 +55,7 @@ class PointFilter:
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """One condition of a search filter, for any engine: payload `field` equals `value`, is
-    any of `values`, or lies in the range (`gte`, `lt`, `lte`); field "id": the point's id
-    is one of `values`."""
+    """One filter condition for any engine: `field` equals `value`, is in `values`, or in range."""
 
     field: str
     value: Any = None
@@ -76,8 +66,7 @@ class Condition:
 
 
 def filter_conditions(f: PointFilter) -> tuple[list[Condition], list[Condition]]:
-    """(must, must_not): the conditions of one agent's search, which each backend turns into
-    its own filter."""
+    """(must, must_not): the conditions of one agent's search, for any backend's filter."""
     must = [] if f.every_agent else [Condition("agent_id", f.agent_id)]
     must_not: list[Condition] = []
     if f.topic is not None:
@@ -108,10 +97,7 @@ def filter_conditions(f: PointFilter) -> tuple[list[Condition], list[Condition]]
 
 
 def type_condition(types: Sequence[str] | None) -> tuple[list[str], list[str]]:
-    """(types a point must have, types it must not have) for a types filter.
-
-    The default type (episodic) is left out of payloads, so a filter that accepts it
-    excludes the other types instead of matching the field."""
+    """(types a point must have, must not have): the default type is absent from payloads."""
     from societas.memory.model.records_meta import DEFAULT_TYPE, MEMORY_TYPES
 
     if types is None:
@@ -123,11 +109,7 @@ def type_condition(types: Sequence[str] | None) -> tuple[list[str], list[str]]:
 
 @dataclass(slots=True)
 class VectorQuery:
-    """A search: vectors, filter, result count, and how to score.
-
-    With `scoring` set, the store returns α·recency + β·importance + γ·relevance computed in
-    the engine at simulated time `now`; without it, the raw relevance score.
-    """
+    """A search: vectors, filter, result count, and how to score (None: raw relevance)."""
 
     vectors: TextVectors
     filter: PointFilter

@@ -1,8 +1,4 @@
-"""Qdrant Edge backend: the real Qdrant engine in-process, one persisted shard per group.
-
-Every engine call runs on the store's own worker thread (calls keep their order), and long
-calls are cut into chunks, so the group's event loop keeps serving agents meanwhile.
-"""
+"""Qdrant Edge backend: one persisted shard per group, every call chunked on its own thread."""
 
 from __future__ import annotations
 
@@ -42,8 +38,6 @@ def _index_params(kind: str, mmap: bool) -> Any:
     cold = qe.Memory.Cold if mmap else None
     if kind == "integer_tenant":
         return qe.IntegerIndexParams(lookup=True, range=False, is_principal=True, memory=cold)
-    if kind == "integer":
-        return qe.IntegerIndexParams(lookup=True, range=True, memory=cold)
     if kind == "float":
         return qe.FloatIndexParams(memory=cold)
     return qe.KeywordIndexParams(memory=cold)
@@ -61,9 +55,7 @@ def _edge_vectors(vectors: TextVectors) -> dict[str, Any]:
 
 
 class EdgeVectorStore:
-    """A Qdrant Edge shard under `path`; created with payload indexes or reopened from disk.
-    `compact_in_child`: `optimize` runs in a child process and reopens the shard mmapped
-    (memory.vectorstores.edge_seal); otherwise in process, on the worker thread."""
+    """A Qdrant Edge shard under `path`; created with payload indexes or reopened from disk."""
 
     def __init__(
         self,
@@ -83,9 +75,7 @@ class EdgeVectorStore:
         self._config = shard_config(self._spec)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdrant-edge")
         self.unsealed_points = 0  # points written since the last compaction
-        # A write (or a new shard) since the last flush: flushing a clean shard still syncs
-        # its files with the GIL held, at every migration of every group.
-        self.unflushed = True
+        self.unflushed = True  # a write since the last flush (a clean shard is not flushed)
         if self.path.exists() and any(self.path.iterdir()):
             self._shard = qe.EdgeShard.load(str(self.path), self._config)
         else:
@@ -119,16 +109,14 @@ class EdgeVectorStore:
                 qe.QueryBatchRequest([query_request(q) for q in chunk])
             )
             for q, hits in zip(chunk, results, strict=True):
-                if not q.with_payload and not q.with_vectors:
-                    out.append([ScoredPoint(int(p.id), float(p.score)) for p in hits])
-                    continue
+                keep, vec = q.with_payload or q.with_vectors, q.with_vectors
                 out.append(
                     [
                         ScoredPoint(
-                            id=int(p.id),
-                            score=float(p.score),
-                            payload=p.payload,
-                            vectors=vectors_of(p.vector) if q.with_vectors else None,
+                            int(p.id),
+                            float(p.score),
+                            p.payload if keep else None,
+                            vectors_of(p.vector) if vec else None,
                         )
                         for p in hits
                     ]
@@ -175,23 +163,15 @@ class EdgeVectorStore:
             await self._run(self._update_now, qe.UpdateOperation.delete_points, ids)
 
     async def count(self, agent_id: int | None = None) -> int:
-        must: list[Any] = []
-        if agent_id is not None:
-            must.append(qe.FieldCondition("agent_id", match=qe.MatchValue(agent_id)))
-        request = qe.CountRequest(exact=True, filter=qe.Filter(must=must) if must else None)
+        request = qe.CountRequest(exact=True, filter=_agent_filter(agent_id, None))
         return int(await self._run(self._shard.count, request))
 
     async def scroll_oldest(
         self, agent_id: int | None, before_time: float | None, limit: int
     ) -> list[ScoredPoint]:
-        must: list[Any] = []
-        if agent_id is not None:
-            must.append(qe.FieldCondition("agent_id", match=qe.MatchValue(agent_id)))
-        if before_time is not None:
-            must.append(qe.FieldCondition("time", range=qe.RangeFloat(lt=before_time)))
         request = qe.ScrollRequest(
             limit=limit,
-            filter=qe.Filter(must=must) if must else None,
+            filter=_agent_filter(agent_id, before_time),
             with_payload=True,
             with_vector=True,
             order_by=qe.OrderBy("time", direction=qe.Direction.Asc),
@@ -209,15 +189,11 @@ class EdgeVectorStore:
         return stored_points(records), int(next_offset) if next_offset is not None else None
 
     def _seal_now(self) -> None:
-        """Flush and close the shard, optimize it in a child process, load it again (see
-        memory.vectorstores.edge_seal). Other calls queue behind this one on the worker
-        thread, so none meets the shard closed. Should the child fail, the shard is loaded as
-        it was and optimized here instead: slower for the loop, nothing lost."""
+        """Flush and close the shard, optimize it in a child process (in process if that fails)
+        and load it again; other calls queue behind this one on the worker thread."""
         self._shard.flush()
         self._shard.close()
-        # The closed shard's RAM goes back to the OS before the child loads the same points:
-        # otherwise the machine holds them twice while the child runs.
-        release_free_memory()
+        release_free_memory()  # the closed shard's RAM goes back before the child loads it
         failed = None
         try:
             seal_in_child(self.path, self._spec)
@@ -234,16 +210,12 @@ class EdgeVectorStore:
         self.unsealed_points = 0
 
     async def optimize(self) -> None:
-        """Merge segments and vacuum deleted points: in a child process that leaves the
-        event loop and the GIL free and the segments mmapped (`compact_in_child`), or here
-        on the worker thread (the binding holds the GIL for the whole optimize)."""
+        """Merge segments and vacuum deleted points (in a child with `compact_in_child`)."""
         self.unflushed = True
         await self._run(self._seal_now if self.compact_in_child else self._optimize_now)
 
     async def flush(self) -> None:
-        """Persist what was written since the last flush; nothing to do if nothing was. The
-        flag is read and cleared on the loop, and calls run in order on the one worker, so a
-        write queued before this flush is flushed by it and one queued after sets the flag."""
+        """Persist what was written since the last flush (calls run in order on one worker)."""
         if not self.unflushed:
             return
         self.unflushed = False
@@ -261,3 +233,13 @@ class EdgeVectorStore:
 
 def _set_payload_op(ids: list[qe.PointId], payload: dict[str, Any]) -> Any:
     return qe.UpdateOperation.set_payload(ids, payload)
+
+
+def _agent_filter(agent_id: int | None, before_time: float | None) -> qe.Filter | None:
+    """One agent's points (None: all), older than `before_time` when given."""
+    must: list[Any] = []
+    if agent_id is not None:
+        must.append(qe.FieldCondition("agent_id", match=qe.MatchValue(agent_id)))
+    if before_time is not None:
+        must.append(qe.FieldCondition("time", range=qe.RangeFloat(lt=before_time)))
+    return qe.Filter(must=must) if must else None

@@ -1,5 +1,4 @@
-"""Qdrant Edge query requests: the agent filter, the relevance stage and the Generative
-Agents formula (prefetch + Formula rescoring)."""
+"""Qdrant Edge query requests: agent filter, relevance stage, scoring formula."""
 
 from __future__ import annotations
 
@@ -90,8 +89,7 @@ def query_request(q: VectorQuery) -> qe.QueryRequest:
         )
     ]
     if has_relevance and cfg.candidates == "all":
-        # The most recent memories compete too (relevance 0 unless also matched), as in
-        # Generative Agents where every memory is a candidate.
+        # the most recent memories compete too (relevance 0 unless also matched)
         stages.append(
             qe.Prefetch(
                 limit=candidates,

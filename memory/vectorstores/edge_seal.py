@@ -1,10 +1,4 @@
-"""Seal a Qdrant Edge shard in a child process: optimize it there, then reopen it mmapped.
-
-Opt-in (`vector_store.compact_in_child`): the binding holds the GIL for the whole optimize,
-so a child does it and the group's loop is never stalled; the shard is flushed, closed,
-optimized by `python edge_seal.py PATH SPEC` and loaded again. Run as a script, this file is
-the child; imported, it gives the shard config both sides use.
-"""
+"""Seal a Qdrant Edge shard in a child process (run as a script) and the shard config."""
 
 from __future__ import annotations
 
@@ -21,9 +15,7 @@ SEAL_TIMEOUT_S = 3600.0
 
 
 def shard_config(spec: dict[str, Any], sealing: bool = False) -> Any:
-    """The shard's config from `spec` (`dense`: (name, size) or None, `sparse`: name or None,
-    `mmap`: vectors, payload and ids placed `Cold`, i.e. mmapped once optimized); `sealing`
-    (the child) turns every appendable segment into an optimized one."""
+    """The shard's config from `spec` (dense, sparse, mmap); `sealing`: the child's thresholds."""
     cold = qe.Memory.Cold if spec.get("mmap") else None
     dense, sparse = spec.get("dense"), spec.get("sparse")
     vectors = (
@@ -48,16 +40,12 @@ def shard_config(spec: dict[str, Any], sealing: bool = False) -> Any:
         ),
         payload_memory=cold,
         id_tracker_memory=cold,
-        # No write-ahead log: a shard is never reopened after a crash (a lost group is
-        # rebuilt from its last checkpoint, taken after `flush`), and the WAL's mmapped
-        # segments cost RAM for every point.
-        wal_enabled=False,
+        wal_enabled=False,  # a crashed group is rebuilt from its checkpoint, never its shard
     )
 
 
 def seal_in_child(path: Path, spec: dict[str, Any]) -> None:
-    """Optimize the closed shard at `path` (config `spec`) in a child process; RuntimeError
-    with its stderr if it fails."""
+    """Optimize the closed shard at `path` in a child process; RuntimeError if it fails."""
     try:
         done = subprocess.run(
             [sys.executable, str(Path(__file__).resolve()), str(path), json.dumps(spec)],

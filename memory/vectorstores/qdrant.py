@@ -1,8 +1,4 @@
-"""Qdrant server/cluster backend through qdrant-client: one collection per run, shared by groups.
-
-Tests run this code path with `location=":memory:"` (qdrant-client local mode). Local mode
-filters in Python and ignores payload indexes, so it is for tests and small data only.
-"""
+"""Qdrant server/cluster backend through qdrant-client: one collection per run, shared by groups."""
 
 from __future__ import annotations
 
@@ -34,14 +30,8 @@ def _index_schema(kind: str) -> Any:
         return models.IntegerIndexParams(
             type=models.IntegerIndexType.INTEGER, lookup=True, range=False, is_principal=True
         )
-    if kind == "integer":
-        return models.IntegerIndexParams(
-            type=models.IntegerIndexType.INTEGER, lookup=True, range=True
-        )
     if kind == "float":
         return models.PayloadSchemaType.FLOAT
-    if kind == "keyword_tenant":
-        return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
     return models.PayloadSchemaType.KEYWORD
 
 
@@ -199,14 +189,9 @@ class QdrantVectorStore:
 
     async def count(self, agent_id: int | None = None) -> int:
         await self._ensure_collection()
-        must: list[Any] = []
-        if agent_id is not None:
-            must.append(
-                models.FieldCondition(key="agent_id", match=models.MatchValue(value=agent_id))
-            )
         result = await self._client.count(
             self._collection,
-            count_filter=models.Filter(must=must) if must else None,
+            count_filter=_agent_filter(agent_id, None),
             exact=True,
             shard_key_selector=self._shard_key,
         )
@@ -216,16 +201,9 @@ class QdrantVectorStore:
         self, agent_id: int | None, before_time: float | None, limit: int
     ) -> list[ScoredPoint]:
         await self._ensure_collection()
-        must: list[Any] = []
-        if agent_id is not None:
-            must.append(
-                models.FieldCondition(key="agent_id", match=models.MatchValue(value=agent_id))
-            )
-        if before_time is not None:
-            must.append(models.FieldCondition(key="time", range=models.Range(lt=before_time)))
         records, _ = await self._client.scroll(
             self._collection,
-            scroll_filter=models.Filter(must=must) if must else None,
+            scroll_filter=_agent_filter(agent_id, before_time),
             limit=limit,
             order_by=models.OrderBy(key="time", direction=models.Direction.ASC),
             with_payload=True,
@@ -256,3 +234,13 @@ class QdrantVectorStore:
 
     async def close(self) -> None:
         await self._client.close()
+
+
+def _agent_filter(agent_id: int | None, before_time: float | None) -> models.Filter | None:
+    """One agent's points (None: all), older than `before_time` when given."""
+    must: list[Any] = []
+    if agent_id is not None:
+        must.append(models.FieldCondition(key="agent_id", match=models.MatchValue(value=agent_id)))
+    if before_time is not None:
+        must.append(models.FieldCondition(key="time", range=models.Range(lt=before_time)))
+    return models.Filter(must=must) if must else None

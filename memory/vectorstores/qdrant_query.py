@@ -1,5 +1,4 @@
-"""Qdrant query requests for qdrant-client: the agent filter, the relevance stage and the
-Generative Agents formula (the same scoring as the Qdrant Edge backend builds)."""
+"""Qdrant query requests for qdrant-client: agent filter, relevance stage, scoring formula."""
 
 from __future__ import annotations
 
@@ -74,7 +73,6 @@ def query_request(q: VectorQuery, shard_key: str | None) -> models.QueryRequest:
     stage, has_relevance = relevance_stage(q, candidates)
     prefetches = [models.Prefetch(limit=candidates, **stage)]
     if has_relevance and cfg.candidates == "all":
-        # The most recent memories compete too (relevance 0 unless also matched).
         order = models.OrderBy(key="time", direction=models.Direction.DESC)
         prefetches.append(
             models.Prefetch(
