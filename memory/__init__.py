@@ -1,7 +1,4 @@
-"""societas.memory: agent KV + stream memory, columnar per group, over a real Qdrant engine.
-
-No LLM and no Ray here: the memory is testable in one process.
-"""
+"""societas.memory: agent KV + stream memory, columnar per group, over a real Qdrant engine."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""AgentSociety's memory API (seed 000) as written, on the group memory: code written against
-that design runs unchanged.
-
-`Memory(environment, embedding, memory_config)` is one agent in a group of its own, ranked by
-relevance alone as the seed's vector search is; `Memory(group=g, agent_id=a)` is one agent of
-a shared group, ranked by the group's retrieval. Searches return the seed's lines, newest first.
-"""
+"""AgentSociety's memory API (seed 000) on the group memory: seed-style code runs unchanged."""
 
 from __future__ import annotations
 
@@ -44,8 +38,7 @@ def memory_config_societyagent(
     distributions: Mapping[str, Any] | None = None,
     class_config: Iterable[MemoryAttribute] | None = None,
 ) -> MemoryConfig:
-    """The seed's society-agent memory: values from `distributions` (a value, a callable or
-    an object with `.sample()`) and `class_config`'s extra attributes."""
+    """The seed's society-agent memory, values drawn from `distributions`, plus `class_config`."""
     attributes = {a.name: a for a in [*CITIZEN_ATTRIBUTES, *_SOCIETY_EXTRA, *(class_config or ())]}
     chosen: dict[str, Any] = {"name": "unknown", "age": 20}
     for key, source in (distributions or {}).items():
@@ -108,8 +101,7 @@ class _FastEmbedSparse:
 
 
 def _embedder_of(embedding: Any) -> Embedder:
-    """An Embedder from the seed's `embedding`: one, its config, a fastembed sparse model,
-    or None (the default BM25)."""
+    """An Embedder from the seed's `embedding` (an Embedder, config, fastembed model or None)."""
     if embedding is None or isinstance(embedding, EmbeddingConfig):
         return build_embedder(embedding or EmbeddingConfig())
     if isinstance(embedding, Embedder):
@@ -145,8 +137,7 @@ class Status:
     async def update(
         self, key: str | Mapping[str, Any], value: Any = None, mode: str = "replace"
     ) -> None:
-        """Set (`replace`) or extend (`merge`: dict update / list append); new keys allowed;
-        a mapping alone sets each of its keys."""
+        """Set (`replace`) or extend (`merge`) one key, or each key of a mapping."""
         if not isinstance(key, str):  # a mapping alone
             for name, item in key.items():
                 await self.update(name, item, mode)
@@ -183,8 +174,7 @@ class Stream:
         self._memory, self._group = memory, memory.group
 
     async def _stream(self) -> StreamMemory:
-        """The agent's stream view, the clock set from the environment (without one: the
-        group's own clock, day 0 at 00:00 until `group.clock` is moved)."""
+        """The agent's stream view, the group clock set from the environment if there is one."""
         view = await self._memory.view()
         environment = self._memory.environment
         if environment is not None:
@@ -266,8 +256,7 @@ class Stream:
     async def add_cognition_to_memory(
         self, memory_ids: int | Sequence[int], cognition: int | str
     ) -> int:
-        """Link memories to a cognition (an id, or a text stored now as topic 'cognition');
-        returns the cognition's id."""
+        """Link memories to a cognition (an id, or a text stored now); returns its id."""
         stream = await self._stream()
         await stream.get_by_ids(memory_ids)  # KeyError for an id not its own, before writing
         if isinstance(cognition, str):

@@ -1,10 +1,4 @@
-"""Opt-in tuning of a worker process that hosts groups: allocator, Arrow pool and collector.
-
-glibc gives every large block its own mapping (returned to the OS when freed), Arrow
-allocates from the C library rather than its own arena, and the cyclic collector runs young
-collections rarely and never traverses the startup heap again, so RSS tracks the data and
-the collector stays off the hot path. Nothing here happens on import or construction.
-"""
+"""Opt-in tuning of a process that hosts groups, so RSS tracks the data: allocator, Arrow, gc."""
 
 from __future__ import annotations
 
@@ -20,8 +14,7 @@ _tuned = False
 
 
 def map_large_blocks(threshold: int = LARGE_BLOCK) -> bool:
-    """Give every allocation of `threshold` bytes or more its own mapping, returned to the OS
-    when freed; False where the C library cannot."""
+    """Give allocations of `threshold` bytes or more their own mapping; False where impossible."""
     mallopt = libc_function("mallopt")
     return mallopt is not None and bool(mallopt(M_MMAP_THRESHOLD, threshold))
 
@@ -36,8 +29,7 @@ def arrow_on_system_allocator() -> None:
 
 
 def tune_collector(young: int = YOUNG_THRESHOLD) -> None:
-    """Raise the young-generation threshold to `young` (kept if higher, left alone if 0) and
-    collect then freeze the heap that exists now, once per process."""
+    """Raise the young-generation threshold to `young`; collect and freeze the heap, once."""
     global _tuned
     first, second, third = gc.get_threshold()
     if 0 < first < young:
@@ -49,8 +41,7 @@ def tune_collector(young: int = YOUNG_THRESHOLD) -> None:
 
 
 def tune_worker() -> None:
-    """Change this process for hosting groups (allocator, Arrow pool, gc); the Ray actor, the
-    CLI and the benchmarks call it, idempotent."""
+    """Tune this process for hosting groups (allocator, Arrow pool, gc); idempotent."""
     map_large_blocks()
     arrow_on_system_allocator()
     tune_collector()

@@ -1,12 +1,5 @@
-"""The `cognitive` memory profile (seed 004), per agent in RAM: a sensory buffer, working
-memory (the current task, active thoughts, recalled memories and facts), attention (L2:
-raw events into observations), consolidation (L3: observations into a fact graph) and
-meta-cognition (L4: a reflection on the agent's own memory whose strategy retunes L2 and L3).
-
-Each of L2, L3 and L4 runs when one of its triggers fires (`Trigger`): a count of raw
-events since it last ran, a simulated-time interval, an important event, or its inputs
-reaching a capacity. Each run is logged per agent (`Markdown` export in cognitive_group).
-"""
+"""The `cognitive` memory profile (seed 004) per agent in RAM: sensory buffer, working memory,
+attention (L2), consolidation into a fact graph (L3) and meta-cognition (L4), each triggered."""
 
 from __future__ import annotations
 
@@ -22,10 +15,8 @@ LAYER_NAMES = ("attention", "consolidation", "metacognition")
 
 
 class Trigger(BaseModel):
-    """When a layer runs: as soon as one condition holds (None: off). Count: `every` raw
-    events since it last ran; time interval: `every_hours` simulated; important event: a raw
-    event at least `importance_at`; capacity: `capacity` inputs waiting (raw events for
-    attention, observations for consolidation and meta-cognition)."""
+    """When a layer runs: as soon as one condition holds (None: off): `every` raw events,
+    `every_hours` simulated, a raw event of `importance_at`, or `capacity` inputs waiting."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -104,8 +95,7 @@ class CognitiveConfig(BaseModel):
 
 @dataclass(slots=True)
 class LayerClock:
-    """What a layer has seen since it last ran: raw events, inputs waiting, their peak
-    importance, and when it last ran (None: not yet; the interval counts from the first)."""
+    """What a layer has seen since it last ran: events, inputs, peak importance, last run."""
 
     events: int = 0
     inputs: int = 0
@@ -259,8 +249,7 @@ class CognitiveState:
     def hold(
         self, text: str, priority: float, time: float, kind: str = "memory", hit: Any = None
     ) -> None:
-        """A recalled memory or fact into working memory; the weakest (then oldest) leaves
-        when task, thoughts and items exceed the capacity."""
+        """A recalled memory or fact into working memory; the weakest leaves when it is full."""
         self.working = [w for w in self.working if w.text != text]
         self.working.append(WorkingItem(priority, time, text, kind, hit))
         self._fit()
@@ -297,8 +286,7 @@ class CognitiveState:
         self.facts.add_edge(subject, obj, relation=relation, time=time, memory_id=memory_id)
 
     def facts_about(self, text: str, limit: int) -> list[tuple[str, str, str, float, int]]:
-        """Facts (s, r, o, time, memory id) naming an entity of `text` as subject or object,
-        newest first, at most `limit`: what the fact graph adds to a recall."""
+        """Facts (s, r, o, time, memory id) about the entities of `text`, newest first."""
         if self.fact_graph is None or limit == 0:
             return []
         words = _words(text)

@@ -1,7 +1,4 @@
-"""Memory profiles per agent: which architecture (default, finmem, cognitive) each agent of a
-group runs, chosen by its agent type (the KV attribute `type`); the columns, tiers and
-vector store are shared, the forgetting policy and cognitive config are looked up per agent.
-"""
+"""Memory profiles per agent: the architecture each agent runs, chosen by its agent type."""
 
 from __future__ import annotations
 
@@ -62,10 +59,7 @@ class Resolved:
 
 
 def natural_decay(config: CognitiveConfig) -> ForgettingPolicy:
-    """The cognitive profile's natural decay: importance × `decay_per_day` per day and recency
-    e^(−days/`recency_days`), both since the memory was stored or last recalled, in every
-    layer; nothing is moved or cleaned up (seed 004 fades memories instead of deleting
-    them), so the forgetting pass has nothing to do for these agents."""
+    """The cognitive profile's natural decay in every layer; nothing is ever moved or dropped."""
     if config.decay_per_day is None:
         return _OFF
     layer = LayerPolicy(
@@ -78,8 +72,7 @@ def natural_decay(config: CognitiveConfig) -> ForgettingPolicy:
 
 
 def resolve(config: GroupMemoryConfig, agent_type: str) -> Resolved:
-    """The profile of `agent_type` under `config` (the scenario's when the type has none);
-    a cognitive agent without a forgetting policy of its own decays naturally."""
+    """The profile of `agent_type` under `config` (the scenario's when the type has none)."""
     own = config.agent_types.get(agent_type)
     if own is None:
         return _decaying(Resolved(config.profile, config.policies.forgetting, config.cognitive))
@@ -116,7 +109,6 @@ class AgentProfiles:
         """Figures every search reads, computed once (the config does not change)."""
         possible = [self.scenario, *self.by_type.values()]
         self.uses_cognitive = any(r.profile == "cognitive" for r in possible)
-        # whether any agent may run a forgetting policy (layers kept in payloads)
         self.any_forgetting = any(r.forgetting.enabled for r in possible)
 
     def assign(self, agent_id: int, agent_type: Any) -> None:
@@ -125,8 +117,7 @@ class AgentProfiles:
         self.type_of[agent_id] = name
 
     def quiet(self) -> AgentProfiles:
-        """A view with every forgetting policy off, for searches that must not count as
-        reads (surveys): no access boost, no per-layer split, no layer decay."""
+        """A view with every forgetting policy off, for searches that must not count as reads."""
         other = copy.copy(self)
         other.by_type = {k: replace(r, forgetting=_OFF) for k, r in self.by_type.items()}
         other.scenario = replace(self.scenario, forgetting=_OFF)

@@ -10,11 +10,7 @@ from typing import Protocol, runtime_checkable
 
 @dataclass(frozen=True, slots=True)
 class SparseVector:
-    """Term ids and weights (BM25 term frequencies; Qdrant applies IDF).
-
-    Stored as typed arrays (4 bytes a term id, 4 a weight) rather than tuples of Python
-    numbers: the embedding cache holds many of these.
-    """
+    """Term ids and weights (BM25 term frequencies; Qdrant applies IDF) as compact arrays."""
 
     indices: array
     values: array
@@ -27,8 +23,7 @@ class SparseVector:
         return not self.indices
 
     def packed(self) -> bytes:
-        """Term ids, then weights, as one bytes (4 + 4 bytes a term): how the embedding cache
-        and the KV index keep many vectors without four objects each."""
+        """Term ids, then weights, as one bytes (4 + 4 bytes a term) for caches and indexes."""
         indices = self.indices if self.indices.typecode == "I" else array("I", self.indices)
         values = self.values if self.values.typecode == "f" else array("f", self.values)
         return indices.tobytes() + values.tobytes()

@@ -1,11 +1,5 @@
-"""Sparse BM25: fastembed's `Qdrant/bm25` model, from the stop-word folder shipped with societas.
-
-Two engines compute the same English vectors: `qdrant-edge` (default, the Rust
-implementation in qdrant-edge-py) and `fastembed` itself. With `qdrant-edge`, a text in an
-unspaced script (Chinese, Japanese, Korean, Thai) goes through Qdrant's multilingual
-tokenizer instead, with the same mmh3 term ids, so a word shared by both kinds of text
-matches across them.
-"""
+"""Sparse BM25: fastembed's `Qdrant/bm25` vectors by Qdrant Edge (unspaced scripts: its
+multilingual tokenizer, same term ids) or by fastembed itself."""
 
 from __future__ import annotations
 
@@ -18,7 +12,7 @@ from pathlib import Path
 
 from societas.memory.embedding.base import SparseVector, TextVectors, sparse_text_vectors
 
-# Scripts written without spaces between words: CJK ideographs, kana, Hangul, Thai.
+# scripts written without spaces between words: CJK ideographs, kana, Hangul, Thai
 _UNSPACED = re.compile(
     r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
 )
@@ -29,10 +23,7 @@ def needs_segmentation(text: str) -> bool:
     return not text.isascii() and _UNSPACED.search(text) is not None
 
 
-# Batches this large are embedded on a worker thread, off the event loop. The Rust BM25 holds
-# the GIL (two threads embed no faster than one), so a thread only helps the loop when a batch
-# would hold it for long; smaller batches cost less inline than the hand-off.
-OFFLOAD_AT = 1024
+OFFLOAD_AT = 1024  # batches this large are embedded on a worker thread, off the event loop
 
 
 class Bm25Embedder:

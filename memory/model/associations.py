@@ -1,8 +1,4 @@
-"""Typed associations between an agent's memories, with a strength, for spreading activation:
-`similar` (consolidation), `causal` (a reflection and its evidence), `temporal` (one
-episode), `contradictory` (a contradiction check). Edges live in a group-level adjacency map
-in RAM, saved with checkpoints; forgotten memories take theirs along.
-"""
+"""Typed, weighted associations between an agent's memories, for spreading activation."""
 
 from __future__ import annotations
 
@@ -79,18 +75,11 @@ class AssociationIndex:
         rows = sorted(self.directed, key=lambda a: (a.source, a.target))
         return pa.Table.from_pylist([a.model_dump() for a in rows], schema=SCHEMA)
 
-    @classmethod
-    def from_table(cls, table: pa.Table) -> AssociationIndex:
-        index = cls()
-        index.add_many(Association(**row) for row in table.to_pylist())
-        return index
-
 
 def weighted_neighbours(
     record: MemoryRecord, index: AssociationIndex, weights: Mapping[AssociationType, float]
 ) -> dict[int, float]:
-    """Each neighbour of a memory and the share of activation it receives (the best edge):
-    untyped links (cognitions, evidence) are causal with strength 1."""
+    """Each neighbour's share of activation (best edge; untyped links are causal, strength 1)."""
     causal = weights.get("causal", 1.0)
     out = {n: causal for n in (*record.cognition_ids, *record.evidence_ids)}
     for neighbour, kind, strength in index.neighbours(record.id):

@@ -19,14 +19,7 @@ from societas.memory.vectorstores.config import VectorStoreConfig
 
 AttributeType = Literal["str", "int", "float", "bool", "list", "dict"]
 
-_PY_TYPES: dict[str, type] = {
-    "str": str,
-    "int": int,
-    "float": float,
-    "bool": bool,
-    "list": list,
-    "dict": dict,
-}
+_PY_TYPES: dict[str, type] = {t.__name__: t for t in (str, int, float, bool, list, dict)}
 _TYPE_NAMES = {v: k for k, v in _PY_TYPES.items()}
 
 
@@ -44,10 +37,7 @@ _ATOMIC = frozenset({str, int, float, bool, type(None)})
 
 
 def private_copy(value: Any, owned: Any = None) -> Any:
-    """A deep copy of a KV value that keeps the lists and dicts of `owned` (a value the memory
-    already holds privately) that `value` still holds at the same key or in the same list: an
-    hourly plan update copies its new steps, not the day's items again. Lists and dicts are
-    walked here (a KV value is JSON-like); anything else goes through `copy.deepcopy`."""
+    """A deep copy of a KV value that reuses what of `owned` (already private) it still holds."""
     cls = type(value)
     if cls in _ATOMIC or value is owned:
         return value
@@ -143,8 +133,7 @@ class MemoryConfig(BaseModel):
     def from_list(
         cls, items: Iterable[MemoryAttribute | Mapping[str, Any] | tuple]
     ) -> MemoryConfig:
-        """Build from MemoryAttribute objects, dicts, or seed-style tuples
-        `(name, type, default, description, whether_embedding, embedding_template)`."""
+        """Build from MemoryAttribute objects, dicts, or seed-style tuples (name, type, ...)."""
         attributes: dict[str, MemoryAttribute] = {}
         for item in items:
             if isinstance(item, MemoryAttribute):
@@ -152,14 +141,7 @@ class MemoryConfig(BaseModel):
             elif isinstance(item, Mapping):
                 attr = MemoryAttribute(**item)
             elif isinstance(item, tuple):
-                fields = (
-                    "name",
-                    "type",
-                    "default_or_value",
-                    "description",
-                    "whether_embedding",
-                    "embedding_template",
-                )
+                fields = tuple(MemoryAttribute.model_fields)
                 if not 2 <= len(item) <= len(fields):
                     raise ValueError(f"attribute tuple needs 2..6 items, got {item!r}")
                 attr = MemoryAttribute(**dict(zip(fields, item, strict=False)))

@@ -1,8 +1,4 @@
-"""Typed memory records: type, tags, metadata, access counts and expiry, in every tier.
-
-One place says how these fields live in a payload, a Parquet row and a record, with the
-defaults for rows written before they existed; access counts are batched (`AccessLedger`).
-"""
+"""Memory type, tags, metadata, access counts and expiry as payload, row and record fields."""
 
 from __future__ import annotations
 
@@ -71,8 +67,7 @@ def meta_payload(
     metadata: Mapping[str, Any] | None,
     expires_at: float | None,
 ) -> dict[str, Any]:
-    """The payload fields of a new memory (absent ones left out: each costs write time and
-    RAM; the default type too, as filters read a missing type as episodic)."""
+    """The payload fields of a new memory; absent and default ones left out."""
     payload: dict[str, Any] = {} if memory_type == DEFAULT_TYPE else {"type": memory_type}
     if tags:
         payload["tags"] = list(tags)
@@ -103,14 +98,8 @@ def meta_of(payload: Mapping[str, Any]) -> dict[str, Any]:
 def meta_row(payload: Mapping[str, Any]) -> dict[str, Any]:
     """Row values of the META_FIELDS columns for one payload."""
     meta = meta_of(payload)
-    return {
-        "type": meta["type"],
-        "tags": list(meta["tags"]),
-        "metadata": json.dumps(meta["metadata"], sort_keys=True) if meta["metadata"] else None,
-        "access_count": meta["access_count"],
-        "last_accessed": meta["last_accessed"],
-        "expires_at": meta["expires_at"],
-    }
+    metadata = json.dumps(meta["metadata"], sort_keys=True) if meta["metadata"] else None
+    return {**meta, "tags": list(meta["tags"]), "metadata": metadata}
 
 
 def restored_payload(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -153,12 +142,7 @@ class AccessLedger:
         unsent: IdMap | None = None,
         rows: Sequence[int] | None = None,
     ) -> None:
-        """Count one read of each id now: hot memories in their columns at once, and in the
-        ledger those the store holds or will hold without their columns. A batch (a gathered
-        tick's searches) leaves out the hot memories still `unsent`: they reach the store from
-        their columns, counts included. A few ids (a lone search) are counted without the
-        checks, which cost more than the count; `flush` passes those over. `rows`: the hot
-        rows of all the ids, when the caller has them (a lone search's hits)."""
+        """Count one read of each id now: in the hot columns, and in the ledger unless `unsent`."""
         ids = list(memory_ids)
         hot.touch_many(ids, now, rows)
         if unsent is not None and len(ids) >= BATCH_AT:
@@ -212,12 +196,7 @@ class AccessLedger:
         with_hot: bool = True,
         unsent: IdMap | None = None,
     ) -> int:
-        """Write pending counts: one set_payload per distinct count, one per distinct last
-        access time (a few dozen calls for a day of reads, whatever the number of hits).
-        `with_hot=False` leaves hot memories' counts in RAM (their columns are exact) until
-        they leave hot; a checkpoint or a policy pass that reads counts writes them all.
-        Hot memories still `unsent` are not written but forgotten: their columns reach the
-        store with them (a count written now would stand in for their later reads)."""
+        """Write pending counts, one set_payload per distinct value (`with_hot`: hot ones too)."""
         if not self.pending:
             return 0
         if unsent is not None:

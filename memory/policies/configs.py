@@ -1,5 +1,4 @@
-"""Configs of the memory policies: temporal links, contradiction check, procedural
-habits and importance recomputation (each off by default, each switchable on its own)."""
+"""Configs of the memory policies besides forgetting; each off by default, each on its own."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ SEED_WEIGHTS = {
 
 
 class TemporalPolicy(BaseModel):
-    """Memories written from one episode (a conversation) linked in order by `temporal`
-    associations: each to the previous `span` ones, `strength` × `decay` per step back."""
+    """Memories of one episode linked in order by `temporal` associations to the previous ones."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -38,8 +36,7 @@ class TemporalPolicy(BaseModel):
 
 
 class ContradictionPolicy(BaseModel):
-    """New memories compared with their most similar memories of the same agent by a judge
-    (rules, or the LLM in runs), one judge call per `batch_size` pairs, on the tier schedule."""
+    """New memories judged against the agent's most similar ones (rules, or the LLM in runs)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -54,8 +51,7 @@ class ContradictionPolicy(BaseModel):
 
 
 class HabitPolicy(BaseModel):
-    """Cognitive profile: actions repeated `min_repeats` times at a similar time of day (and
-    place) become one procedural memory, re-strengthened when repeated again."""
+    """Actions repeated at a similar time of day (and place) become one procedural memory."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -76,12 +72,8 @@ class HabitPolicy(BaseModel):
 
 
 class ImportanceRecompute(BaseModel):
-    """Importance recomputed in batch on the tier schedule from the rated (base) importance,
-    clamped to [0, 1] and quantised so the vector store gets one write per distinct value.
-    additive: base + w_age·(recency−1) + w_access·access + w_feedback·tanh(feedback/scale) +
-    w_association·links + w_content·richness; seed (001's weighted sum, its weights unless
-    set): w_base·base + w_age·recency + w_access·min(reads/saturation, 1) +
-    w_feedback·(1+tanh(feedback/scale))/2 + w_association·links + w_content·richness."""
+    """Importance recomputed in batch from the base importance by the additive formula or seed
+    001's weighted sum (its weights unless set), clamped to [0, 1] and quantised."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -114,14 +106,8 @@ class ImportanceRecompute(BaseModel):
             for name, value in SEED_WEIGHTS.items():
                 if name not in self.model_fields_set:
                     setattr(self, name, value)
-        weights = (
-            self.age_weight,
-            self.access_weight,
-            self.feedback_weight,
-            self.association_weight,
-            self.content_weight,
-        )
-        if self.enabled and not any(weights):
+        weights = ("age", "access", "feedback", "association", "content")
+        if self.enabled and not any(getattr(self, f"{w}_weight") for w in weights):
             raise ValueError("importance recompute is enabled but every weight is 0")
         return self
 
@@ -130,10 +116,7 @@ SEED_TTLS: dict[MemoryType, float] = {"session": 3600.0, "task": 7200.0}  # the 
 
 
 class SessionPolicy(BaseModel):
-    """Seed 001's short-term memory: memories of these types live `ttl_seconds` (simulated)
-    once written, then expire; agents write a conversation's context as a `session` memory
-    (its summary as a typed `conversation` memory) and the activity in progress as a `task`
-    memory."""
+    """Seed 001's short-term memory: memories of these types expire `ttl_seconds` after writing."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -145,8 +128,7 @@ class SessionPolicy(BaseModel):
 
 
 class PreferencePolicy(BaseModel):
-    """Seed 001's preference evolution: each re-evaluation of an attitude adds a point (value,
-    confidence) to its timeline, with stability and trend over the last `window` points."""
+    """Seed 001's preference evolution: a timeline per attitude, stability and trend over it."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -201,10 +201,7 @@ def next_layer(layer: LayerName, action: str) -> LayerName:
 
 
 class ConsolidationPolicy(BaseModel):
-    """Cluster >= `min_group` similar memories of one agent from the last `window_days` into
-    one pattern memory (type semantic, tag `pattern`, the summarizer's text) linked to them;
-    the originals are tagged `consolidated` (never consolidated twice) and, with
-    `sources="cold"`, moved to the cold tier."""
+    """Similar recent memories of one agent clustered into one linked pattern memory."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -6,15 +6,11 @@ from array import array
 
 import numpy as np
 
-# Rows gathered per numpy pass in keep_in_place: small temporaries reused from the heap rather
-# than a fresh mapping a column, faulted in page by page at every compaction.
-KEEP_CHUNK = 4096
+KEEP_CHUNK = 4096  # rows a numpy pass of keep_in_place gathers: small reused temporaries
 
 
 def keep_in_place(column: array, rows: np.ndarray) -> None:
-    """Shift a typed column's values at `rows` (ascending, distinct) down to its front and cut
-    the rest, KEEP_CHUNK rows a pass: a pass writes positions below every row a later pass
-    reads (rows[j] >= j), so no pass overwrites a value still to be moved."""
+    """Keep a typed column's values at `rows` (ascending, distinct), moved to its front."""
     values = np.frombuffer(column, column.typecode)
     n = len(rows)
     for start in range(0, n, KEEP_CHUNK):

@@ -40,8 +40,7 @@ def write_parquet_atomic(path: Path, table: pa.Table, row_group_size: int = 64_0
 
 @contextmanager
 def parquet_writer_atomic(path: Path, schema: pa.Schema) -> Iterator[pq.ParquetWriter]:
-    """A zstd Parquet writer whose file appears at `path` only once complete and synced
-    (tables can be appended a slice at a time); on an error the partial file is removed."""
+    """A zstd Parquet writer whose file appears at `path` only once complete and synced."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     writer = pq.ParquetWriter(tmp, schema, compression="zstd")

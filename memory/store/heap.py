@@ -1,9 +1,4 @@
-"""Give freed heap pages back to the OS (glibc `malloc_trim`) so a group's RSS tracks its data.
-
-A tick allocates and frees many short-lived objects between long-lived ones, and glibc keeps
-the freed pages; a trim at tick end returns them. It changes no setting of the process.
-Elsewhere (not glibc) it does nothing.
-"""
+"""Give freed heap pages back to the OS (glibc `malloc_trim`) so a group's RSS tracks its data."""
 
 from __future__ import annotations
 
@@ -13,8 +8,7 @@ from collections.abc import Callable
 
 
 def libc_function(name: str) -> Callable[..., int] | None:
-    """A function of the C library by name (glibc's `malloc_trim`, `mallopt`), or None where
-    the C library has none (not Linux; musl has no malloc_trim)."""
+    """A function of the C library by name, or None where it has none (not Linux, musl)."""
     if not sys.platform.startswith("linux"):
         return None
     try:  # the symbols already loaded, without forking `ldconfig -p`

@@ -1,9 +1,4 @@
-"""An access log per group: reads, writes and deletes of stream memories with their context,
-buffered in RAM as columns and appended to Parquet (zstd) on the tier schedule.
-
-Layout: `access_log/group=<g>/part-<n>.parquet` under the run directory, one part per flush,
-rows in the order the operations happened (simulated time, agent, memory, op, context).
-"""
+"""A group's access log: memory reads, writes and deletes, flushed as Parquet parts in order."""
 
 from __future__ import annotations
 

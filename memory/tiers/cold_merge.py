@@ -1,9 +1,4 @@
-"""Merging a cold day window's Parquet parts into one, a slice of agents at a time.
-
-Every part is sorted by (agent, id) and each row group's agent range is in the footer, so
-each slice reads only the row groups that may hold its agents and RAM holds about
-`MERGE_ROWS` rows rather than the window; the merged rows and their order are the same.
-"""
+"""Merging a cold day window's Parquet parts into one, a slice of agents at a time."""
 
 from __future__ import annotations
 
@@ -30,17 +25,14 @@ def merge_parts(
     row_group: int,
     drop_expired_before: float | None = None,
 ) -> None:
-    """Write every row of `parts` (rows file, vectors file, each row group's agent range;
-    the two files of a part share row order) sorted by (agent, id) into the two outputs,
-    atomically, leaving out memories expired by `drop_expired_before`."""
+    """Write `parts`' unexpired rows and vectors, sorted by (agent, id), atomically."""
     total = sum(rows.metadata.num_rows for rows, _, _ in parts)
     ranges = [r for _, _, agent_ranges in parts for r in agent_ranges]
     lowest, highest = min(lo for lo, _ in ranges), max(hi for _, hi in ranges)
     slices = max(1, math.ceil(total / MERGE_ROWS))
     step = max(1, math.ceil((highest - lowest + 1) / slices))
     vector_schema = parts[0][1].schema_arrow
-    # Leaving the block closes the vectors file first: its rows file appears last (a part is
-    # done once its rows file exists).
+    # the vectors file closes first: a part is done once its rows file exists
     with (
         parquet_writer_atomic(out_rows, row_schema) as rows_out,
         parquet_writer_atomic(out_vectors, vector_schema) as vectors_out,

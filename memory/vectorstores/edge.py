@@ -24,10 +24,9 @@ from societas.memory.vectorstores.base import (
     stored_points,
     vectors_of,
 )
-from societas.memory.vectorstores.edge_query import edge_filter, query_request
+from societas.memory.vectorstores.edge_query import query_request
 from societas.memory.vectorstores.edge_seal import seal_in_child, shard_config
 
-__all__ = ["CHUNK_POINTS", "CHUNK_QUERIES", "EdgeVectorStore", "edge_filter"]
 CHUNK_POINTS = 256  # points per write: a write holds the GIL, so chunks keep it short
 CHUNK_QUERIES = 32  # formula queries per call: a call holds the GIL, so chunks keep it short
 log = logging.getLogger(__name__)

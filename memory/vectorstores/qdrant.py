@@ -20,9 +20,7 @@ from societas.memory.vectorstores.base import (
     vectors_of,
 )
 from societas.memory.vectorstores.config import VectorStoreConfig
-from societas.memory.vectorstores.qdrant_query import qdrant_filter, query_request
-
-__all__ = ["QdrantVectorStore", "qdrant_filter"]
+from societas.memory.vectorstores.qdrant_query import query_request
 
 
 def _index_schema(kind: str) -> Any:
