@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from societas.memory.embedding.base import Embedder, SparseVector, TextVectors
 from societas.memory.embedding.cache import CachedEmbedder
-from societas.memory.embedding.config import (
-    EmbeddingConfig,
-    LocalDenseModel,
-    OpenAIEmbeddingConfig,
-)
+from societas.memory.embedding.config import EmbeddingConfig, LocalDenseModel, OpenAIEmbeddingConfig
 
 
 def build_embedder(config: EmbeddingConfig) -> CachedEmbedder:

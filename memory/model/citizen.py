@@ -19,13 +19,6 @@ def _embedded(name: str, default: str, description: str, template: str) -> Memor
     )
 
 
-def _need(name: str, default: float) -> MemoryAttribute:
-    """The satisfaction of one need, 0..1."""
-    return MemoryAttribute(
-        name=name, type="float", default_or_value=default, description="Need satisfaction 0..1"
-    )
-
-
 def _plain(name: str, type: str, default: Any, description: str) -> MemoryAttribute:
     """An attribute that is not embedded."""
     return MemoryAttribute(name=name, type=type, default_or_value=default, description=description)
@@ -47,10 +40,10 @@ CITIZEN_ATTRIBUTES: list[MemoryAttribute] = [
     _plain("home", "str", "", "Home place id"),
     _plain("work", "str", "", "Workplace id"),
     _plain("position", "str", "", "Current place id"),
-    _need("hunger_satisfaction", 0.9),
-    _need("energy_satisfaction", 0.9),
-    _need("safety_satisfaction", 0.4),
-    _need("social_satisfaction", 0.6),
+    _plain("hunger_satisfaction", "float", 0.9, "Need satisfaction 0..1"),
+    _plain("energy_satisfaction", "float", 0.9, "Need satisfaction 0..1"),
+    _plain("safety_satisfaction", "float", 0.4, "Need satisfaction 0..1"),
+    _plain("social_satisfaction", "float", 0.6, "Need satisfaction 0..1"),
     _plain("current_need", "str", "none", "Most urgent need"),
     _plain("emotion", "dict", dict.fromkeys(_EMOTIONS, 5), "Emotion intensities 0..10"),
     _embedded("emotion_types", "Relief", "Dominant emotion word", "I feel {}"),

@@ -190,11 +190,7 @@ class AccessLedger:
             self.forget([memory_id])
 
     async def flush(
-        self,
-        store: VectorStore,
-        hot: HotStore,
-        with_hot: bool = True,
-        unsent: IdMap | None = None,
+        self, store: VectorStore, hot: HotStore, with_hot: bool = True, unsent: IdMap | None = None
     ) -> int:
         """Write pending counts, one set_payload per distinct value (`with_hot`: hot ones too)."""
         if not self.pending:

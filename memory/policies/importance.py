@@ -61,11 +61,8 @@ def recomputed(
 async def give_feedback(group: GroupMemory, feedback: Mapping[int, float]) -> dict[int, float]:
     """Add feedback (+ useful, - wrong) to hot or warm memories; returns each one's total."""
     for memory_id, value in feedback.items():
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value):
             raise ValueError(
                 f"feedback for memory {memory_id} must be a finite number, got {value!r}"
             )

@@ -67,6 +67,7 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
 
 
 CONSOLIDATED, PATTERN = "consolidated", "pattern"
+_FIELDS = ("id", "text", "topic", "importance", "location", "tags")  # of a candidate
 
 
 def _marked(tags: tuple[str, ...]) -> bool:
@@ -87,22 +88,10 @@ def _hot_candidates(group: GroupMemory, since: float) -> dict[int, list[dict[str
             if hot.times[row] < since or derived or short or _marked(tags):
                 continue
             fields = (hot.texts[row], hot.topics[row], hot.importances[row], hot.locations[row])
-            out.setdefault(agent_id, []).append(_candidate(memory_id, *fields, tags))
+            out.setdefault(agent_id, []).append(
+                dict(zip(_FIELDS, (memory_id, *fields, tags), strict=True))
+            )
     return out
-
-
-def _candidate(
-    memory_id: int, text: str, topic: str, importance: float, location: Any, tags: tuple
-) -> dict[str, Any]:
-    """One memory a consolidation pass may cluster."""
-    return {
-        "id": memory_id,
-        "text": text,
-        "topic": topic,
-        "importance": importance,
-        "location": location,
-        "tags": tags,
-    }
 
 
 async def _warm_candidates(
@@ -115,7 +104,9 @@ async def _warm_candidates(
             continue
         if pl.get("expires_at") is None:
             fields = (pl["text"], pl["topic"], pl["importance"], pl.get("location"))
-            into.setdefault(pl["agent_id"], []).append(_candidate(memory_id, *fields, tags))
+            into.setdefault(pl["agent_id"], []).append(
+                dict(zip(_FIELDS, (memory_id, *fields, tags), strict=True))
+            )
     for memories in into.values():
         memories.sort(key=lambda m: m["id"])
 

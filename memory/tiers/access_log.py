@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from societas.memory.store.fsutil import write_parquet_atomic
 
@@ -62,10 +61,3 @@ class AccessLog:
         self._next += 1
         write_parquet_atomic(path, pa.table(cols, schema=SCHEMA), 65_536)
         return path
-
-    def read(self) -> pa.Table:
-        """Every flushed record, in order."""
-        files = self.files()
-        if not files:
-            return SCHEMA.empty_table()
-        return pa.concat_tables([pq.read_table(f, schema=SCHEMA) for f in files])

@@ -96,7 +96,7 @@ class ColdStore:
     def __init__(self, root: Path, group_id: int, day_window: int = 7) -> None:
         self.dir = Path(root) / f"group={group_id}"
         self.day_window = day_window
-        self._datasets: tuple[pds.Dataset, pds.Dataset] | None = None
+        self._rows_dataset: pds.Dataset | None = None
         self._open: list[_Part] | None = None
         self._count: int | None = None  # rows in all parts, re-read only after a change
         self._index: SparseIndex | None = None  # every row's id, time, importance and terms
@@ -224,7 +224,7 @@ class ColdStore:
 
     def _forget_open(self) -> None:
         """The parts changed: datasets, open parts and the row count are read afresh."""
-        self._datasets = self._open = self._count = None
+        self._rows_dataset = self._open = self._count = None
 
     def recover_compaction(self) -> None:
         """Finish any merge a crash interrupted (old parts go once the merged one exists)."""
@@ -247,21 +247,14 @@ class ColdStore:
             self._count = sum(pq.ParquetFile(f).metadata.num_rows for f in self.row_files())
         return self._count
 
-    def _dataset(self, vectors: bool = False) -> pds.Dataset | None:
-        """The rows (or vectors) dataset over all parts, rebuilt only after a write."""
-        if self._datasets is None:
+    def _dataset(self) -> pds.Dataset | None:
+        """The rows dataset over all parts, rebuilt only after a write."""
+        if self._rows_dataset is None:
             files = [str(f) for f in self.row_files()]
             if not files:
                 return None
-            self._datasets = (
-                pds.dataset(files, schema=ROW_SCHEMA, format="parquet"),
-                pds.dataset(
-                    [f.replace(".rows.", ".vectors.") for f in files],
-                    schema=VECTOR_SCHEMA,
-                    format="parquet",
-                ),
-            )
-        return self._datasets[1 if vectors else 0]
+            self._rows_dataset = pds.dataset(files, schema=ROW_SCHEMA, format="parquet")
+        return self._rows_dataset
 
     def _parts(self) -> list[_Part]:
         """Open parts with the agent range of each row group (from Parquet statistics)."""
@@ -325,25 +318,14 @@ class ColdStore:
             return ROW_SCHEMA.empty_table()
         return pa.concat_tables(tables).filter(expr)
 
-    def vectors(self, ids: Iterable[int], agent_id: int | None = None) -> dict[int, TextVectors]:
-        """Vectors of cold memories by id (give their agent to read only its row groups)."""
+    def vectors(self, ids: Iterable[int], agent_id: int) -> dict[int, TextVectors]:
+        """Vectors of one agent's cold memories by id (only its row groups are read)."""
         wanted = pa.array(list(ids), pa.int64())
-        if len(wanted) == 0:
+        parts = self._parts() if len(wanted) else []
+        tables = [p.vectors.read_row_groups(g) for p in parts if (g := p.groups_of(agent_id))]
+        if not tables:
             return {}
-        if agent_id is None:
-            dataset = self._dataset(vectors=True)
-            if dataset is None:
-                return {}
-            table = dataset.to_table(filter=pc.field("id").isin(wanted))
-        else:
-            tables = [
-                part.vectors.read_row_groups(groups)
-                for part in self._parts()
-                if (groups := part.groups_of(agent_id))
-            ]
-            if not tables:
-                return {}
-            table = pa.concat_tables(tables).filter(pc.field("id").isin(wanted))
+        table = pa.concat_tables(tables).filter(pc.field("id").isin(wanted))
         return {row["id"]: row_vectors(row) for row in table.to_pylist()}
 
     def all_ids(self) -> set[int]:

@@ -135,15 +135,12 @@ class EdgeVectorStore:
         return out
 
     async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        if not ids:
-            return {}
-        records = await self._run(self._retrieve_now, ids, False)
-        return {int(r.id): dict(r.payload or {}) for r in records}
+        return {p.id: p.payload or {} for p in await self.fetch(ids, with_vectors=False)}
 
-    async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
+    async def fetch(self, ids: Sequence[int], with_vectors: bool = True) -> list[ScoredPoint]:
         if not ids:
             return []
-        return stored_points(await self._run(self._retrieve_now, ids, True))
+        return stored_points(await self._run(self._retrieve_now, ids, with_vectors))
 
     def _update_now(self, make: Callable[[list[qe.PointId]], Any], ids: Sequence[int]) -> None:
         for start in range(0, len(ids), CHUNK_POINTS * 4):

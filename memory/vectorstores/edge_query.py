@@ -46,9 +46,7 @@ def relevance_stage(q: VectorQuery, limit: int) -> tuple[Any, list[Any], bool]:
     if q.vectors.dense is not None:
         stages.append(
             qe.Prefetch(
-                limit=limit,
-                query=qe.Query.Nearest(list(q.vectors.dense), using=DENSE),
-                filter=flt,
+                limit=limit, query=qe.Query.Nearest(list(q.vectors.dense), using=DENSE), filter=flt
             )
         )
     if q.vectors.sparse is not None and not q.vectors.sparse.is_empty():

@@ -82,20 +82,14 @@ class QdrantVectorStore:
         if self._ready:
             return
         if not await self._client.collection_exists(self._collection):
+            size, cosine = self._dense_size, models.Distance.COSINE
+            idf = models.SparseVectorParams(modifier=models.Modifier.IDF)
             await self._client.create_collection(
                 self._collection,
-                vectors_config={
-                    DENSE: models.VectorParams(
-                        size=self._dense_size, distance=models.Distance.COSINE
-                    )
-                }
-                if self._dense_size
+                vectors_config={DENSE: models.VectorParams(size=size, distance=cosine)}
+                if size
                 else {},
-                sparse_vectors_config={
-                    SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
-                }
-                if self._sparse
-                else None,
+                sparse_vectors_config={SPARSE: idf} if self._sparse else None,
                 sharding_method=models.ShardingMethod.CUSTOM if self._shard_key else None,
             )
             # Local mode ignores payload indexes (and warns); a server needs them.
@@ -145,15 +139,9 @@ class QdrantVectorStore:
         ]
 
     async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        if not ids:
-            return {}
-        await self._ensure_collection()
-        records = await self._client.retrieve(
-            self._collection, list(ids), with_payload=True, shard_key_selector=self._shard_key
-        )
-        return {int(r.id): dict(r.payload or {}) for r in records}
+        return {p.id: p.payload or {} for p in await self.fetch(ids, with_vectors=False)}
 
-    async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
+    async def fetch(self, ids: Sequence[int], with_vectors: bool = True) -> list[ScoredPoint]:
         if not ids:
             return []
         await self._ensure_collection()
@@ -161,7 +149,7 @@ class QdrantVectorStore:
             self._collection,
             list(ids),
             with_payload=True,
-            with_vectors=True,
+            with_vectors=with_vectors,
             shard_key_selector=self._shard_key,
         )
         return stored_points(records)

@@ -60,11 +60,7 @@ def relevance_stage(q: VectorQuery, limit: int) -> tuple[dict[str, Any], bool]:
 
 
 def query_request(q: VectorQuery, shard_key: str | None) -> models.QueryRequest:
-    common = {
-        "with_payload": q.with_payload,
-        "with_vector": q.with_vectors,
-        "shard_key": shard_key,
-    }
+    common = {"with_payload": q.with_payload, "with_vector": q.with_vectors, "shard_key": shard_key}
     if q.scoring is None:
         stage, _ = relevance_stage(q, q.limit)
         return models.QueryRequest(limit=q.limit, **stage, **common)
@@ -82,8 +78,7 @@ def query_request(q: VectorQuery, shard_key: str | None) -> models.QueryRequest:
             )
         )
     formula = models.FormulaQuery(
-        formula=query_score(QdrantAlgebra(), q, has_relevance),
-        defaults={RELEVANCE: 0.0},
+        formula=query_score(QdrantAlgebra(), q, has_relevance), defaults={RELEVANCE: 0.0}
     )
     return models.QueryRequest(limit=q.limit, prefetch=prefetches, query=formula, **common)
 

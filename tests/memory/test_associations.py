@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pydantic import ValidationError
 
 from societas.memory import GroupMemory
+from societas.memory.tiers.access_log import SCHEMA
 
 DAY = 86_400.0
 
@@ -103,8 +106,8 @@ async def test_access_log_records_reads_writes_and_moves(group_factory, tmp_path
     await group.agent(1).stream.search("bakery", top_k=1)
     group.clock.set(2, 0.0)
     await group.end_tick()  # both move to cold; the log is flushed on this schedule
-    table = group.access_log.read()
-    rows = table.to_pylist()
+    log = group.access_log
+    rows = pa.concat_tables(pq.read_table(f, schema=SCHEMA) for f in log.files()).to_pylist()
     ops = [(r["op"], r["agent_id"]) for r in rows]
     assert ops[:3] == [("write", 1), ("write", 2), ("read", 1)]
     assert rows[2]["memory_id"] == first and rows[2]["context"] == "bakery"
