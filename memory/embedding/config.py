@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 BUNDLED_BM25_DIR = Path(__file__).resolve().parent.parent / "models" / "bm25"
+
+
+def key_from_env(field: str, name: str | None, default: str | None = None) -> str | None:
+    """The secret in environment variable `name` (the config `field` names it), else `default`."""
+    if not name:
+        return default
+    key = os.environ.get(name)
+    if not key:
+        raise ValueError(f"{field} names {name!r}, which is not set in the environment")
+    return key
 
 
 class OpenAIEmbeddingConfig(BaseModel):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 from societas.memory.embedding.base import TextVectors
-from societas.memory.embedding.config import OpenAIEmbeddingConfig
+from societas.memory.embedding.config import OpenAIEmbeddingConfig, key_from_env
 
 
 class OpenAIEmbedder:
@@ -17,14 +16,7 @@ class OpenAIEmbedder:
     def __init__(self, config: OpenAIEmbeddingConfig) -> None:
         import openai
 
-        api_key = "not-needed"
-        if config.api_key_env:
-            api_key = os.environ.get(config.api_key_env, "")
-            if not api_key:
-                raise ValueError(
-                    f"embedding.openai.api_key_env names {config.api_key_env!r}, "
-                    "which is not set in the environment"
-                )
+        api_key = key_from_env("embedding.openai.api_key_env", config.api_key_env, "not-needed")
         self.name = f"openai:{config.model}"
         self.dense_size: int | None = config.dimensions
         self._config = config

@@ -56,21 +56,14 @@ def private_copy(value: Any, owned: Any = None) -> Any:
 
 def check_value(key: str, type_name: str, value: Any) -> Any:
     """Return `value` if it fits `type_name` (ints widen to float), else raise TypeError."""
-    ok: bool
-    if type_name == "float":
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if ok:
-            value = float(value)
-    elif type_name == "int":
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    else:
-        ok = isinstance(value, _PY_TYPES[type_name])
-    if not ok:
+    kind: Any = int | float if type_name == "float" else _PY_TYPES[type_name]
+    numeric = type_name in ("int", "float")
+    if not isinstance(value, kind) or (numeric and isinstance(value, bool)):
         raise TypeError(
             f"memory attribute {key!r}: expected {type_name}, got {type(value).__name__} "
             f"({value!r:.80})"
         )
-    return value
+    return float(value) if type_name == "float" else value
 
 
 class MemoryAttribute(BaseModel):

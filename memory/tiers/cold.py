@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import operator
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -269,27 +271,19 @@ class ColdStore:
             conds.append(pc.field("id").isin(pa.array(list(ids), pa.int64())))
         if flt is not None:
             conds.append(pc.field("agent_id") == flt.agent_id)
-            if flt.topic is not None:
-                conds.append(pc.field("topic") == flt.topic)
-            if flt.location is not None:
-                conds.append(pc.field("location") == flt.location)
-            if flt.day_range is not None:
-                conds.append(
-                    (pc.field("day") >= flt.day_range[0]) & (pc.field("day") <= flt.day_range[1])
-                )
-            if flt.time_range is not None:
-                conds.append(
-                    (pc.field("t") >= flt.time_range[0]) & (pc.field("t") <= flt.time_range[1])
-                )
+            for name, value in (("topic", flt.topic), ("location", flt.location)):
+                if value is not None:
+                    conds.append(pc.field(name) == value)
+            for name, span in (("day", flt.day_range), ("t", flt.time_range)):
+                if span is not None:
+                    conds.append((pc.field(name) >= span[0]) & (pc.field(name) <= span[1]))
             if flt.types is not None:  # rows written before types were episodic
                 typed = pc.coalesce(pc.field("type"), pc.scalar("episodic"))
                 conds.append(typed.isin(list(flt.types)))
-        if flt is not None and flt.alive_at is not None:
-            conds.append(pc.field("expires_at").is_null() | (pc.field("expires_at") > flt.alive_at))
-        expr = None
-        for cond in conds:
-            expr = cond if expr is None else expr & cond
-        return expr
+            if flt.alive_at is not None:
+                expires = pc.field("expires_at")
+                conds.append(expires.is_null() | (expires > flt.alive_at))
+        return functools.reduce(operator.and_, conds) if conds else None
 
     def scan(self, flt: PointFilter | None = None, ids: Iterable[int] | None = None) -> pa.Table:
         """Rows matching an agent filter and/or ids (an agent's: only its row groups are read)."""

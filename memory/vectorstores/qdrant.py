@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qdrant_client import AsyncQdrantClient, models
 
 from societas.memory.embedding.base import TextVectors
+from societas.memory.embedding.config import key_from_env
 from societas.memory.vectorstores.base import (
     DENSE,
     SPARSE,
@@ -56,14 +56,7 @@ class QdrantVectorStore:
         indexes: Mapping[str, str] = STREAM_INDEXES,
         collection_suffix: str = "",
     ) -> None:
-        api_key = None
-        if config.api_key_env:
-            api_key = os.environ.get(config.api_key_env)
-            if not api_key:
-                raise ValueError(
-                    f"vector_store.api_key_env names {config.api_key_env!r}, "
-                    "which is not set in the environment"
-                )
+        api_key = key_from_env("vector_store.api_key_env", config.api_key_env)
         if config.location:
             self._client = AsyncQdrantClient(location=config.location)
         else:
