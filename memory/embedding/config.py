@@ -67,23 +67,16 @@ class EmbeddingConfig(BaseModel):
     kind: Literal["bm25", "minilm", "openai", "hybrid"] = "bm25"
     bm25_path: Path = Field(BUNDLED_BM25_DIR, description="Folder with english.txt stop words.")
     bm25_engine: Literal["qdrant-edge", "fastembed"] = Field(
-        "qdrant-edge",
-        description="Who computes fastembed's Qdrant/bm25 vectors: Qdrant Edge's Rust "
-        "implementation (fast) or fastembed; the vectors are identical.",
+        "qdrant-edge", description="Who computes the Qdrant/bm25 vectors (identical either way)."
     )
     bm25_multilingual: bool = Field(
-        True,
-        description="Texts in Chinese, Japanese, Korean or Thai are segmented by Qdrant's "
-        "multilingual tokenizer (jieba for Chinese) with Chinese stop words (qdrant-edge "
-        "engine); other texts are embedded exactly as before.",
+        True, description="qdrant-edge: segment Chinese, Japanese, Korean and Thai texts first."
     )
     minilm_path: Path | None = Field(
         None, description="Folder with model.onnx + tokenizer files; default: bundled package."
     )
     dense_model: LocalDenseModel | None = Field(
-        None,
-        description="A local fastembed model folder used instead of MiniLM by the 'minilm' "
-        "(dense) and 'hybrid' kinds.",
+        None, description="A local fastembed model used instead of MiniLM (minilm, hybrid)."
     )
     openai: OpenAIEmbeddingConfig | None = None
     cache_size: int = Field(

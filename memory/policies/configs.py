@@ -26,9 +26,7 @@ class TemporalPolicy(BaseModel):
     span: int = Field(1, ge=1, le=16, description="How many earlier memories each links to.")
     decay: float = Field(0.5, gt=0.0, le=1.0, description="Strength factor per step back.")
     remember_turns: bool = Field(
-        True,
-        description="Runs: each participant also remembers the other's lines of a routed "
-        "conversation (topic dialogue), so the summary has an ordered episode to link to.",
+        True, description="Runs: each participant also remembers the other's conversation lines."
     )
     max_open_episodes: int = Field(
         100_000, ge=1, description="Episodes whose last memories are kept (oldest dropped)."

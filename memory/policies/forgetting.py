@@ -41,14 +41,9 @@ class LayerPolicy(BaseModel):
 
     @model_validator(mode="after")
     def _ordered(self) -> LayerPolicy:
-        if (
-            self.promote_at is not None
-            and self.cleanup_below is not None
-            and self.promote_at <= self.cleanup_below
-        ):
-            raise ValueError(
-                f"promote_at ({self.promote_at}) must be above cleanup_below ({self.cleanup_below})"
-            )
+        promote, cleanup = self.promote_at, self.cleanup_below
+        if promote is not None and cleanup is not None and promote <= cleanup:
+            raise ValueError(f"promote_at ({promote}) must be above cleanup_below ({cleanup})")
         return self
 
 

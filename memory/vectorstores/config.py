@@ -34,8 +34,7 @@ class VectorStoreConfig(BaseModel):
     compact_in_child: bool = Field(
         False,
         description="edge: compact a shard in a child process and reopen it mmapped (the loop "
-        "never stalls; less RAM between compactions, but each child briefly holds up to the "
-        "shard's size again); also after `tiers.seal_after_points` new points.",
+        "never stalls); also after `tiers.seal_after_points` new points.",
     )
 
     @model_validator(mode="after")
