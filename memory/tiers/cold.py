@@ -108,6 +108,12 @@ class ColdStore:
             (int(m.group(1)) for f in self.row_files() if (m := _PART.search(f.name))), default=0
         )
 
+    def _new_part(self, folder: Path) -> tuple[Path, Path]:
+        """The rows and vectors paths of the next part in `folder`."""
+        self._next_part += 1
+        name = f"part-{self._next_part - 1:06d}"
+        return folder / f"{name}.rows.parquet", folder / f"{name}.vectors.parquet"
+
     def row_files(self) -> list[Path]:
         return sorted(self.dir.glob("days=*/part-*.rows.parquet")) if self.dir.exists() else []
 
@@ -123,10 +129,7 @@ class ColdStore:
             group.sort(key=lambda p: ((p.payload or {})["agent_id"], p.id))
             d0 = window * self.day_window
             folder = self.dir / f"days={d0:05d}-{d0 + self.day_window - 1:05d}"
-            part = self._next_part
-            self._next_part += 1
-            rows = folder / f"part-{part:06d}.rows.parquet"
-            vectors = folder / f"part-{part:06d}.vectors.parquet"
+            rows, vectors = self._new_part(folder)
             tables = (rows_table(group), vectors_table(group))
             write_parquet_atomic(vectors, tables[1], FRESH_ROW_GROUP)
             write_parquet_atomic(rows, tables[0], FRESH_ROW_GROUP)  # rows last: done
@@ -191,13 +194,11 @@ class ColdStore:
         if len(parts) < 2:
             return None
         opened = [_Part.open(f) for f in parts]
-        part = self._next_part
-        self._next_part += 1
-        merged = folder / f"part-{part:06d}.rows.parquet"
+        merged, merged_vectors = self._new_part(folder)
         merge_parts(
             [(p.rows, p.vectors, p.agent_ranges) for p in opened],
             merged,
-            folder / f"part-{part:06d}.vectors.parquet",
+            merged_vectors,
             ROW_SCHEMA,
             ROW_GROUP,
             drop_expired_before,

@@ -69,28 +69,25 @@ def filter_conditions(f: PointFilter) -> tuple[list[Condition], list[Condition]]
     """(must, must_not): the conditions of one agent's search, for any backend's filter."""
     must = [] if f.every_agent else [Condition("agent_id", f.agent_id)]
     must_not: list[Condition] = []
-    if f.topic is not None:
-        must.append(Condition("topic", f.topic))
-    if f.location is not None:
-        must.append(Condition("location", f.location))
+    for name, value in (("topic", f.topic), ("location", f.location)):
+        if value is not None:
+            must.append(Condition(name, value))
     if f.day_range is not None:
         start, end = f.day_range[0] * SECONDS_PER_DAY, (f.day_range[1] + 1) * SECONDS_PER_DAY
         must.append(Condition("time", gte=start, lt=end))
     if f.time_range is not None:
         must.append(Condition("t", gte=f.time_range[0], lte=f.time_range[1]))
-    if f.keys is not None:
-        must.append(Condition("key", values=f.keys))
-    if f.ids is not None:
-        must.append(Condition("id", values=f.ids))
+    for name, values in (("key", f.keys), ("id", f.ids)):
+        if values is not None:
+            must.append(Condition(name, values=values))
     wanted, unwanted = type_condition(f.types)
     if wanted:
         must.append(Condition("type", values=wanted))
     if unwanted:
         must_not.append(Condition("type", values=unwanted))
-    if f.tags is not None:
-        must.append(Condition("tags", values=f.tags))
-    if f.layers is not None:
-        must.append(Condition("layer", values=f.layers))
+    for name, values in (("tags", f.tags), ("layer", f.layers)):
+        if values is not None:
+            must.append(Condition(name, values=values))
     if f.alive_at is not None:  # a point without expires_at never expires
         must_not.append(Condition("expires_at", lte=f.alive_at))
     return must, must_not
