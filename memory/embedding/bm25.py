@@ -77,8 +77,7 @@ class Bm25Embedder:
             answers = list(map(english, texts))
         else:  # unspaced scripts (CJK, kana, Hangul, Thai): the multilingual tokenizer
             other = self._multilingual.embed_query if query else self._multilingual.embed_document
-            search = _UNSPACED.search
-            answers = [english(t) if t.isascii() or not search(t) else other(t) for t in texts]
+            answers = [other(t) if needs_segmentation(t) else english(t) for t in texts]
         made = sparse_text_vectors
         return [made(array("I", v.indices), array("f", v.values)) for v in answers]
 
