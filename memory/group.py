@@ -101,7 +101,6 @@ class GroupMemory:
             config.vector_store, group_id, dense, sparse, shard_dir, "kv"
         )
         self.normalization = config.retrieval.resolved_normalization(dense is not None, sparse)
-        # Sparse embeddings: relevance from RAM for hot and warm, engine writes when leaving hot.
         ram = dense is None and sparse and config.tiers.ram_index
         self.hot = HotStore()
         # Warm memories still in RAM columns, not yet in the engine (tiers.warm_in_ram).
@@ -140,7 +139,6 @@ class GroupMemory:
         # One batched operation at a time: no batch sees another half applied.
         self.op_lock: OwnedLock = OwnedLock()
         yields = config.batch_yields
-        # Adds and KV updates return at once; the queue writes them (memory.store.write_queue).
         write = functools.partial(write_memories, self)
         self.writes = WriteQueue(write, self.embed_slots, self.op_lock, yields)
         kv = self.kv = GroupKV(
@@ -215,7 +213,6 @@ class GroupMemory:
                 max_importance=self.max_importance,
                 add_many=self.add_many,
             )
-        # The parts' operations as the group's own, bound once (KV reads run per agent-turn).
         self.kv_get, self.kv_peek, self.kv_column = kv.kv_get, kv.kv_peek, kv.kv_column
         self.set_kv_default, self.check_update = kv.set_kv_default, kv.check_update
         self.kv_update_now, self.kv_apply = kv.kv_update_now, kv.kv_apply

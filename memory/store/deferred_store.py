@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class DeferredStore:
-    """The group's vector store with new memories written late (see the module docstring)."""
+    """The group's vector store with new memories written late; flush and close keep them."""
 
     def __init__(
         self,
@@ -203,14 +203,6 @@ class DeferredStore:
     ) -> tuple[list[ScoredPoint], int | None]:
         await self.persist()
         return await self.inner.scroll(offset, limit, with_vectors=with_vectors)
-
-    async def flush(self) -> None:
-        """The engine's buffers to disk; pending memories stay in RAM (checkpoints save them)."""
-        await self.inner.flush()
-
-    async def close(self) -> None:
-        """Close the engine; pending memories are not written (see the module doc)."""
-        await self.inner.close()
 
 
 def hot_payloads(

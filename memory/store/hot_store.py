@@ -340,8 +340,3 @@ class HotStore:
             for agent, rows in self.rows_of_agent.items()
             if rows
         }
-
-    def nbytes(self) -> int:
-        """Approximate bytes held by the columns (texts counted by length)."""
-        arrays = (self.ids, self.agent_ids, self.days, self.ts, self.times, self.importances)
-        return sum(a.itemsize * len(a) for a in arrays) + self.texts.nbytes()

@@ -71,7 +71,7 @@ class KVIndex:
 
 
 class KVDeferredStore:
-    """The group's KV vector store with changed attributes written in batches."""
+    """The group's KV vector store with changed attributes written in batches (not at close)."""
 
     def __init__(
         self,
@@ -171,7 +171,3 @@ class KVDeferredStore:
     async def count(self, agent_id: int | None = None) -> int:
         await self.persist()
         return await self.inner.count(agent_id=agent_id)
-
-    async def close(self) -> None:
-        """Close without writing the changed attributes (a checkpoint saves them from the index)."""
-        await self.inner.close()
