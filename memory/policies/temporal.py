@@ -47,7 +47,3 @@ class TemporalLinker:
         while len(self.open) > policy.max_open_episodes:
             self.open.popitem(last=False)
         return edges
-
-    def close(self, agent_id: int, episode: str) -> None:
-        """The episode is over: later memories under the same key start a new chain."""
-        self.open.pop((agent_id, episode), None)

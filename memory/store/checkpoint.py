@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from societas.memory.embedding import Embedder
     from societas.memory.group import GroupMemory
     from societas.memory.model.config import GroupMemoryConfig, MemoryConfig
-    from societas.memory.store.hot_store import HotStore
 
 FORMAT_VERSION = 1
 KV_SCHEMA = pa.schema([("agent_id", pa.int64()), ("key", pa.string()), ("value", pa.string())])
@@ -95,28 +94,6 @@ def pages(items: Iterator[Any], size: int | None = None) -> Iterator[list[Any]]:
     """`items` in lists of `size` (default PAGE; the last one shorter)."""
     while chunk := list(islice(items, size or PAGE)):
         yield chunk
-
-
-def hot_point_pages(hot: HotStore) -> Iterator[list[ScoredPoint]]:
-    """Hot rows per agent oldest first, as payload-shaped points, a page at a time."""
-
-    points = (ScoredPoint(id=p.pop("id"), score=0.0, payload=p) for p in hot.rows_in_order())
-    return pages(points)
-
-
-def pending_ids(store: DeferredStore | None) -> np.ndarray:
-    """The ids of the memories pending in RAM, ascending (none for a store without any)."""
-    if store is None:
-        return np.empty(0, np.int64)
-    ids = np.fromiter(store.pending, np.int64, len(store.pending))
-    ids.sort()
-    return ids
-
-
-def pending_point_pages(store: DeferredStore, ids: np.ndarray) -> Iterator[list[ScoredPoint]]:
-    """The pending memories `ids` as points, a page at a time."""
-    for start in range(0, len(ids), PAGE):
-        yield store.pending_points(ids[start : start + PAGE].tolist())
 
 
 def kv_row_pages(group: GroupMemory, schema: pa.Schema) -> Iterator[pa.Table]:
@@ -202,19 +179,19 @@ async def checkpoint(group: GroupMemory, directory: Path) -> dict[str, Any]:
     )
 
     def write() -> dict[str, Any]:
-        held = pending_ids(deferred)
+        held = np.empty(0, np.int64)  # ids pending in RAM, ascending
         try:  # then the memories pending in RAM: a restore puts them back as pending
             if deferred is not None:
-                for page in pending_point_pages(deferred, held):
-                    warm.write(page)
+                held = np.sort(np.fromiter(deferred.pending, np.int64, len(deferred.pending)))
+                for start in range(0, len(held), PAGE):
+                    warm.write(deferred.pending_points(held[start : start + PAGE].tolist()))
         finally:
             warm.close()
         write_parquet_atomic(tmp / "pending.parquet", pa.table({"id": pa.array(held, pa.int64())}))
         write_pages(tmp / "kv.parquet", KV_SCHEMA, kv_row_pages(group, KV_SCHEMA))
         write_parquet_atomic(tmp / "reads.parquet", pa.table(reads, schema=READS_SCHEMA))
-        hot_rows = write_pages(
-            tmp / "hot.parquet", ROW_SCHEMA, (rows_table(p) for p in hot_point_pages(group.hot))
-        )
+        hot = (ScoredPoint(id=p.pop("id"), score=0.0, payload=p) for p in group.hot.rows_in_order())
+        hot_rows = write_pages(tmp / "hot.parquet", ROW_SCHEMA, (rows_table(p) for p in pages(hot)))
         if kv_engine_points is None:
             kv_count, kv_pages = kv_store.index_point_pages(PAGE)  # type: ignore[attr-defined]
         else:

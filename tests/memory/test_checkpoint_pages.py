@@ -47,7 +47,6 @@ async def test_paged_checkpoint_files_hold_the_whole_tables_rows(
     group_factory, backend, tmp_path, monkeypatch, page, warm_in_ram
 ):
     monkeypatch.setattr(ck, "PAGE", page)  # 3: every file spans many pages
-    monkeypatch.setattr(ck, "PAGE", page)
     tiers = {"hot_window_hours": 12, "warm_max_age_days": 2, "migrate_every_ticks": 1}
     group = group_factory(backend, tiers=tiers | {"warm_in_ram": warm_in_ram})
     await populated(group)
