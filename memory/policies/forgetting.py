@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -47,22 +47,17 @@ class LayerPolicy(BaseModel):
         return self
 
 
+def _layer(decay: float, tau_days: float, **rules: Any) -> LayerPolicy:
+    """A layer decaying by `decay` a day, with recency time constant `tau_days` and `rules`."""
+    return LayerPolicy(importance_decay_per_day=decay, recency_tau_days=tau_days, **rules)
+
+
 def _default_layers() -> dict[LayerName, LayerPolicy]:
     return {
-        "short": LayerPolicy(
-            importance_decay_per_day=0.9, recency_tau_days=3, promote_at=0.8, cleanup_below=0.05
-        ),
-        "mid": LayerPolicy(
-            importance_decay_per_day=0.967,
-            recency_tau_days=90,
-            promote_at=0.9,
-            demote_below=0.05,
-            cleanup_below=0.02,
-        ),
-        "long": LayerPolicy(
-            importance_decay_per_day=0.988, recency_tau_days=365, demote_below=0.05
-        ),
-        "reflection": LayerPolicy(importance_decay_per_day=0.988, recency_tau_days=365),
+        "short": _layer(0.9, 3, promote_at=0.8, cleanup_below=0.05),
+        "mid": _layer(0.967, 90, promote_at=0.9, demote_below=0.05, cleanup_below=0.02),
+        "long": _layer(0.988, 365, demote_below=0.05),
+        "reflection": _layer(0.988, 365),
     }
 
 
@@ -150,28 +145,17 @@ def finmem_layers() -> dict[LayerName, LayerPolicy]:
     """FinMem's layer settings (Yu et al. 2023, its released config), importance on 0–1."""
     cleanup = {"cleanup_below": 0.05, "cleanup_recency_below": 0.05}
     return {
-        "short": LayerPolicy(
-            importance_decay_per_day=0.9,
-            recency_tau_days=3,
-            promote_at=0.6,
-            promote_after_accesses=3,
-            **cleanup,
-        ),
-        "mid": LayerPolicy(
-            importance_decay_per_day=0.967,
-            recency_tau_days=90,
+        "short": _layer(0.9, 3, promote_at=0.6, promote_after_accesses=3, **cleanup),
+        "mid": _layer(
+            0.967,
+            90,
             promote_at=0.8,
             promote_after_accesses=6,
             demote_importance_below=0.6,
             **cleanup,
         ),
-        "long": LayerPolicy(
-            importance_decay_per_day=0.988,
-            recency_tau_days=365,
-            demote_importance_below=0.8,
-            **cleanup,
-        ),
-        "reflection": LayerPolicy(importance_decay_per_day=0.988, recency_tau_days=365, **cleanup),
+        "long": _layer(0.988, 365, demote_importance_below=0.8, **cleanup),
+        "reflection": _layer(0.988, 365, **cleanup),
     }
 
 
