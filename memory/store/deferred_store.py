@@ -53,7 +53,7 @@ class DeferredStore:
 
     def _written(self, ids: Sequence[int]) -> list[MemoryPoint]:
         """Pending memories `ids` as the points a write makes, patches applied, in one pass."""
-        payloads = self._payloads(ids)
+        payloads = hot_payloads(self.hot, self.warm_rows, ids, self.patches, self.layered())
         vectors = index_vectors(self.index, ids, self.pending)
         return [MemoryPoint(i, v, pl) for i, pl, v in zip(ids, payloads, vectors, strict=True)]
 
@@ -73,10 +73,6 @@ class DeferredStore:
             self.patches.pop(memory_id, None)
         self.counters["vector_upserts"] += len(points)
         return len(points)
-
-    def _payloads(self, ids: Sequence[int]) -> list[dict[str, Any]]:
-        """Pending memories' engine payloads, patches applied (`hot_payloads`)."""
-        return hot_payloads(self.hot, self.warm_rows, ids, self.patches, self.layered())
 
     def pending_points(self, ids: Sequence[int] | None = None) -> list[ScoredPoint]:
         """Pending memories (all, ids sorted, or those of `ids`) as the engine would return them."""
@@ -125,7 +121,8 @@ class DeferredStore:
 
     async def retrieve(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         pending = [i for i in ids if i in self.pending]
-        mine = dict(zip(pending, self._payloads(pending), strict=True))
+        payloads = hot_payloads(self.hot, self.warm_rows, pending, self.patches, self.layered())
+        mine = dict(zip(pending, payloads, strict=True))
         rest = [i for i in ids if i not in self.pending]
         if rest:
             mine.update(await self.inner.retrieve(rest))

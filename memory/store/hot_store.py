@@ -150,21 +150,16 @@ class HotStore:
         """One hot memory as a payload-shaped dict with its id."""
         from societas.memory.model.records_meta import restored_payload
 
-        row = self.row_of[memory_id]
+        f = self.fields(memory_id)
+        head = ("agent_id", "topic", "t", "time", "importance", "text", "location")
         return {
             "id": memory_id,
-            "agent_id": self.agent_ids[row],
-            "topic": self.topics[row],
-            "t": self.ts[row],
-            "time": self.times[row],
-            "importance": self.importances[row],
-            "text": self.texts[row],
-            "location": self.locations[row],
+            **{key: f[key] for key in head},
             "links": self.cognition_links.get(memory_id, []),
             "evidence": self.evidence.get(memory_id, []),
-            "layer": self.layers[row],
-            "layer_since": self.layer_since[row],
-            **restored_payload(self.fields(memory_id)),
+            "layer": f["layer"],
+            "layer_since": f["layer_since"],
+            **restored_payload(f),
         }
 
     def set_state(self, rows: Iterable[dict]) -> None:
