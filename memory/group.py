@@ -103,8 +103,7 @@ class GroupMemory:
         self.normalization = config.retrieval.resolved_normalization(dense is not None, sparse)
         ram = dense is None and sparse and config.tiers.ram_index
         self.hot = HotStore()
-        # Warm memories still in RAM columns, not yet in the engine (tiers.warm_in_ram).
-        self.warm_rows = HotStore()
+        self.warm_rows = HotStore()  # warm memories still in RAM columns (tiers.warm_in_ram)
         self.access = AccessLedger()  # reads of memories, written to the store in batches
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.sparse_index: SparseIndex | None = None
@@ -136,8 +135,7 @@ class GroupMemory:
         self.contradiction_judge: ContradictionJudge = rule_judge
         self.known_agents: set[int] = set()
         self._next_seq = 0
-        # One batched operation at a time: no batch sees another half applied.
-        self.op_lock: OwnedLock = OwnedLock()
+        self.op_lock: OwnedLock = OwnedLock()  # one batched operation at a time
         yields = config.batch_yields
         write = functools.partial(write_memories, self)
         self.writes = WriteQueue(write, self.embed_slots, self.op_lock, yields)
@@ -159,9 +157,7 @@ class GroupMemory:
         self.ranker = Ranker(self)
         self.associations = AssociationIndex()  # typed edges for spreading activation
         self.access_log = AccessLog(root, group_id) if config.access_log else None
-        self.boosts = BoostLedger(
-            self.sparse_index
-        )  # FinMem access boosts, written on the tier schedule
+        self.boosts = BoostLedger(self.sparse_index)  # read boosts, written on the tier schedule
         self.expiring: dict[int, float] = {}  # hot/warm memories with an expiry → expires_at
         self.search = group_search.GroupSearch(
             config.retrieval,
@@ -200,8 +196,7 @@ class GroupMemory:
                 add_many=self.add_many,
             ),
         )
-        # The cognitive profile's layers (sensory buffer, working memory, facts), else None.
-        self.cognition: CognitiveMemory | None = None
+        self.cognition: CognitiveMemory | None = None  # the cognitive profile's layers
         if self.profiles.uses_cognitive:
             self.cognition = CognitiveMemory(
                 clock=clock,

@@ -299,8 +299,7 @@ async def restore(
         if len(written) < len(points):  # only a DeferredStore has pending ids
             assert group.deferred is not None
             group.deferred.restore_pending([p for p, h in zip(points, held, strict=True) if h])
-            # Pending memories that had left hot: their columns back in warm_rows.
-            group.warm_rows.set_state(
+            group.warm_rows.set_state(  # pending memories that had left hot
                 row for row, h in zip(rows, held, strict=True) if h and row["id"] not in group.hot
             )
     for page in pages(read_rows(directory / "kv_points.parquet")):

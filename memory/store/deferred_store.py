@@ -65,8 +65,7 @@ class DeferredStore:
         points = self._written(todo)
         await self.inner.upsert(points)
         hot = self.hot
-        # Reads of hot memories are in the written rows; those of warm_rows are in the ledger.
-        self.access.forget(i for i in todo if i in hot)
+        self.access.forget(i for i in todo if i in hot)  # hot reads are in the rows written
         self.warm_rows.evict(todo)  # written: their RAM columns go
         for memory_id in todo:
             del self.pending[memory_id]

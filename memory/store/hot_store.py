@@ -57,8 +57,7 @@ class HotStore:
         self.metadata: dict[int, dict] = {}  # sparse: only memories with metadata
         self.cognition_links: dict[int, list[int]] = {}
         self.evidence: dict[int, list[int]] = {}
-        # Per agent: time of the newest memory that aged out of hot (it lives on in warm).
-        self.newest_evicted: dict[int, float] = {}
+        self.newest_evicted: dict[int, float] = {}  # per agent: newest time that left hot
 
     def __len__(self) -> int:
         return len(self.row_of)

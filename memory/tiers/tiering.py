@@ -20,8 +20,7 @@ if TYPE_CHECKING:
     from societas.memory.vectorstores.base import ScoredPoint
 
 TIERS = ("hot", "warm", "cold")
-# Hot rows evicted between two returns of free heap pages to the OS (a trim walks the heap).
-TRIM_AFTER_EVICTIONS = 1024
+TRIM_AFTER_EVICTIONS = 1024  # hot rows evicted between two returns of free heap to the OS
 
 
 class TierConfig(BaseModel):
@@ -255,8 +254,7 @@ async def _tick(group: GroupMemory) -> dict[str, int]:
             await group.store.optimize()
         if cfg.optimize_after_migration and _seal_due(group.kv_store, cfg):  # rewritten status
             await group.kv_store.optimize()
-        # Persist and release the engine's write buffers, or RAM grows with every point written.
-        await group.flush()
+        await group.flush()  # persist and release the engine's write buffers
     if moved:  # the Parquet parts' Arrow buffers: Arrow's pool keeps freed ones otherwise
         pa.default_memory_pool().release_unused()
     group.evicted_since_trim += len(evicted)
