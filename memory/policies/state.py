@@ -21,14 +21,8 @@ class PolicyState:
         self.episodes = episodes
         self.habits = habits
         self.contradiction_mark = -1  # memory ids up to this one were checked
-        self.counters = {
-            "feedback": 0,
-            "contradiction_pairs": 0,
-            "contradiction_calls": 0,
-            "contradictions": 0,
-            "importance_recomputed": 0,
-            "importance_writes": 0,
-        }
+        names = ("feedback", "contradiction_pairs", "contradiction_calls", "contradictions")
+        self.counters = dict.fromkeys((*names, "importance_recomputed", "importance_writes"), 0)
 
     def get_state(self) -> dict[str, Any]:
         """What the policies hold in RAM only, so a resumed run forms the same habits and links."""

@@ -46,8 +46,7 @@ class CodeColumn:
         return self.values[self.codes[row]]
 
     def __setitem__(self, row: int, value: str | None) -> None:
-        code = self._code(value)
-        self.codes[row] = code
+        self.codes[row] = self._code(value)  # coded first: a new value may widen the codes
 
     def __iter__(self) -> Iterator[str | None]:
         values = self.values

@@ -120,16 +120,6 @@ class KVDeferredStore:
         if rest:
             await self.inner.upsert(rest)
 
-    def index_point(self, slot: tuple[int, str]) -> ScoredPoint:
-        """The KV point of one (agent, key) as the engine would hold it, from the index."""
-        agent_id, key = slot
-        return ScoredPoint(
-            self.point_id(agent_id, key),
-            0.0,
-            {"agent_id": agent_id, "key": key, "text": self.index.texts[slot]},
-            TextVectors(sparse=self.index.vector(slot)),
-        )
-
     def index_points(self) -> list[ScoredPoint]:
         """Every KV point as the engine would hold it, ids ascending, from the index."""
         _, pages = self.index_point_pages(max(1, len(self.index.packed)))
@@ -147,12 +137,14 @@ class KVDeferredStore:
                 key_of.append(k)
         order = np.argsort(np.frombuffer(ids, np.int64), kind="stable")
 
+        def point(i: int) -> ScoredPoint:  # as the engine would hold it
+            slot = (agents[i], keys[key_of[i]])
+            payload = {"agent_id": slot[0], "key": slot[1], "text": self.index.texts[slot]}
+            return ScoredPoint(ids[i], 0.0, payload, TextVectors(sparse=self.index.vector(slot)))
+
         def chunks() -> Iterator[list[ScoredPoint]]:
             for start in range(0, len(order), size):
-                yield [
-                    self.index_point((agents[i], keys[key_of[i]]))
-                    for i in order[start : start + size].tolist()
-                ]
+                yield [point(i) for i in order[start : start + size].tolist()]
 
         return len(ids), chunks()
 
