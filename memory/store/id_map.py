@@ -88,7 +88,7 @@ class IdMap(MutableMapping[int, int]):
                     slots, base = self._values, self._base
             return
         where = np.array(keys, np.int64) - self._base
-        new = _int64s(values)
+        new = np.array(values, np.int64)
         if where[0] < 0 or new.min() < 0 or not (where[1:] > where[:-1]).all():  # rare
             for key, value in zip(keys, values, strict=True):
                 self[key] = value
@@ -256,13 +256,6 @@ class IdMap(MutableMapping[int, int]):
 
     def __repr__(self) -> str:
         return f"IdMap({len(self)} ids, array span {len(self._values)})"
-
-
-def _int64s(values: Sequence[int]) -> np.ndarray:
-    """Values as an int64 array (a range without a Python int a value)."""
-    if isinstance(values, range):
-        return np.arange(values.start, values.stop, values.step, dtype=np.int64)
-    return np.array(values, np.int64)
 
 
 class RowQueue(array):

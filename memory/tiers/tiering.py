@@ -38,50 +38,30 @@ class TierConfig(BaseModel):
     )
     cold_day_window: int = Field(7, ge=1, description="Days per cold partition.")
     search_cold: bool = Field(
-        True,
-        description="Searches that name no tiers search cold too: every memory competes; "
-        "a cold one is read only when its score can beat the k-th hot or warm hit.",
+        True, description="Searches naming no tiers rank cold memories too (read if they can win)."
     )
     migrate_batch: int = Field(
-        5_000,
-        ge=1,
-        le=1_000_000,
-        description="Memories moved to cold per Parquet part: each batch's points and their "
-        "Parquet encoding are in RAM at once.",
+        5_000, ge=1, le=1_000_000, description="Memories moved to cold per Parquet part."
     )
     cold_max_parts_per_window: int = Field(
         2, ge=1, description="More parts than this in a day window are merged into one."
     )
     migrate_every_ticks: int = Field(
-        48,
-        ge=1,
-        description="Warm → cold moves run every this many ticks (hot eviction every tick): "
-        "fewer, larger Parquet parts make cold scans fast.",
+        48, ge=1, description="Ticks between warm → cold moves (hot eviction runs every tick)."
     )
     ram_index: bool = Field(
-        True,
-        description="Sparse (BM25) embeddings: search hot and warm memories from a RAM index "
-        "and write a memory to the vector engine only when it leaves hot (in bulk).",
+        True, description="Sparse embeddings: search hot and warm from RAM; engine writes in bulk."
     )
     warm_in_ram: bool | None = Field(
         None,
-        description="With the RAM index: a memory leaving hot keeps its columns in RAM "
-        "(`GroupMemory.warm_rows`, less than the point costs in an Edge shard's RAM) instead of "
-        "being written to the vector engine; it is written, in bulk, when a search needs "
-        "the engine (filters, dense, MMR), before it moves to cold, or never. None: on for "
-        "the embedded `edge` backend, off for a Qdrant server (its RAM is not the group's).",
+        description="With the RAM index: memories leaving hot stay as RAM columns, written to "
+        "the engine in bulk when a search needs it. None: on for `edge`, off for a server.",
     )
     optimize_after_migration: bool = Field(
-        True,
-        description="Compact the vector store after a move, so deleted points stop costing "
-        "RAM and stop counting in IDF.",
+        True, description="Compact the vector store after a move (deleted points free RAM, IDF)."
     )
     seal_after_points: int | None = Field(
-        10_000,
-        ge=1,
-        description="Edge shards compacted in a child (`vector_store.compact_in_child`): at a "
-        "migration pass with this many points written since the last compaction, compact "
-        "even without a move (mmapped segments hold a warm point in less RAM).",
+        10_000, ge=1, description="Compact an in-child Edge shard after this many new points."
     )
 
 
