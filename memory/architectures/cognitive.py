@@ -1,5 +1,4 @@
-"""The `cognitive` memory profile (seed 004) per agent in RAM: sensory buffer, working memory,
-attention (L2), consolidation into a fact graph (L3) and meta-cognition (L4), each triggered."""
+"""The `cognitive` memory profile in RAM: sensory buffer, working memory, layers L2–L4."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ LAYER_NAMES = ("attention", "consolidation", "metacognition")
 
 
 class Trigger(BaseModel):
-    """When a layer runs: as soon as one condition holds (None: off): `every` raw events,
-    `every_hours` simulated, a raw event of `importance_at`, or `capacity` inputs waiting."""
+    """When a layer runs: first of `every` events, `every_hours`, `importance_at`, `capacity`."""
 
     model_config = ConfigDict(extra="forbid")
 

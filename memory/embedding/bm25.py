@@ -1,5 +1,4 @@
-"""Sparse BM25: fastembed's `Qdrant/bm25` vectors by Qdrant Edge (unspaced scripts: its
-multilingual tokenizer, same term ids) or by fastembed itself."""
+"""Sparse BM25: fastembed's `Qdrant/bm25` vectors, by Qdrant Edge or by fastembed itself."""
 
 from __future__ import annotations
 

@@ -191,9 +191,7 @@ class GroupMemoryConfig(BaseModel):
     )
     cognitive: CognitiveConfig = Field(default_factory=CognitiveConfig)
     agent_types: dict[str, AgentTypeMemory] = Field(
-        default_factory=dict,
-        description="Agent type (the `type` attribute) -> its own memory profile and config; "
-        "other types run `profile`.",
+        default_factory=dict, description="Agent type -> its memory profile; others run `profile`."
     )
     access_log: bool = Field(
         False, description="Log reads, writes and deletes per group to Parquet (access_log/)."

@@ -1,5 +1,4 @@
-"""Structured content per memory type (seed 001): a memory's `metadata["content"]` is checked
-against its type's schema when written, and its richness feeds importance recomputation."""
+"""Structured content per memory type: checked when written, its richness feeds importance."""
 
 from __future__ import annotations
 
@@ -118,8 +117,7 @@ _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
 def richness(text: str, content: Mapping[str, Any] | None, memory_type: str, words: int) -> float:
-    """Content richness in [0, 1]: structured content's share of its schema's fields that are
-    filled (not empty), else the text's distinct words of 3+ letters over `words`, capped."""
+    """Content richness in [0, 1]: share of schema fields filled, or distinct words over `words`."""
     schema = SCHEMAS.get(memory_type)
     if content and schema is not None:
         filled = sum(

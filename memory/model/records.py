@@ -156,9 +156,7 @@ class KVSearchRequest(BaseModel):
 
 
 class MemoryRecord(BaseModel):
-    """A stored stream memory with its links: the cognitions it led to (`cognition_ids`) and,
-    for a cognition, reflection or summary, the memories it came from (`evidence_ids`).
-    `importance` is as stored at `layer_since`; layers decay it when forgetting is on."""
+    """A stored memory with its links; `importance` as stored at `layer_since` (layers decay it)."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -70,8 +70,7 @@ class HabitPolicy(BaseModel):
 
 
 class ImportanceRecompute(BaseModel):
-    """Importance recomputed in batch from the base importance by the additive formula or seed
-    001's weighted sum (its weights unless set), clamped to [0, 1] and quantised."""
+    """Importance recomputed in batch by the additive formula or the seed's weighted sum."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -11,8 +11,7 @@ Res = TypeVar("Res")
 
 
 class MicroBatcher(Generic[Req, Res]):
-    """Agents awaiting `submit` in the same tick share one `run_batch` call, in submission
-    order; a lone call is a batch of one."""
+    """Agents awaiting `submit` in one tick share one `run_batch` call; alone, a batch of one."""
 
     def __init__(
         self,
@@ -30,8 +29,7 @@ class MicroBatcher(Generic[Req, Res]):
         return await self.enqueue(request)
 
     def enqueue(self, request: Req) -> Awaitable[Res]:
-        """`submit` without its own coroutine (a caller awaiting per agent per tick saves a
-        frame): the future of the batch `request` joined. Await it once, at once."""
+        """`submit` without its own coroutine: the future of the joined batch for `request`."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Res] = loop.create_future()
         self._pending.append((request, future))
@@ -54,8 +52,7 @@ class MicroBatcher(Generic[Req, Res]):
                     future.set_exception(exc)
             return
         except BaseException:
-            # Cancelled (or the process is exiting): the waiters are cancelled too and the
-            # cancellation propagates instead of being turned into a result.
+            # Cancelled (or exiting): the waiters are cancelled too; the cancellation propagates.
             for _, future in batch:
                 future.cancel()
             raise

@@ -99,12 +99,7 @@ class GroupSearch:
         self._boost = boost  # FinMem access boosts (memory.architectures.finmem)
 
     async def search_many(self, requests: Sequence[SearchRequest]) -> list[list[MemoryHit]]:
-        """Rank many agents' memories by α·recency + β·importance + γ·relevance.
-
-        Every hot and warm memory of the agent competes (see memory.retrieval.ranking); `tiers` with
-        "cold" (the default with `tiers.search_cold`) adds the agent's cold memories that can
-        beat the k-th hit, scored the same way (`_cold_search`).
-        """
+        """Rank many agents' memories by α·recency + β·importance + γ·relevance."""
         per_layer = (
             layered_requests(self.profiles, requests) if self.profiles.any_forgetting else None
         )
@@ -180,9 +175,7 @@ class GroupSearch:
     async def _hits_from(
         self, ids: list[int], scores: list[float], counts: list[int], payloads: dict[int, dict]
     ) -> list[list[MemoryHit]]:
-        """Ranked memories as hits, `counts[i]` of them for request i: hot ones from the hot
-        columns (one batch), warm ones waiting in `warm_rows` from those columns, the rest
-        read from the engine (`payloads`: those already read, by id)."""
+        """Ranked memories as hits, `counts[i]` for request i, from RAM columns or the engine."""
         row_of = self.hot.row_of  # each hit's hot row, or None (warm)
         row_get = row_of.get
         if len(ids) < BATCH_AT:
@@ -230,8 +223,7 @@ class GroupSearch:
     async def _spread(
         self, r: SearchRequest, hits: list[MemoryHit], query: TextVectors, scale: float
     ) -> list[MemoryHit]:
-        """Spreading activation: a memory linked to a hit adds the hit's score × decay per hop ×
-        type weight × strength (untyped links: causal, 1) to its own score (`_own_scores`)."""
+        """Spreading activation: a linked memory adds hit score × decay × type weight × strength."""
         policy = self.spreading
         active: dict[int, float] = {}
         reached: dict[int, MemoryRecord] = {}
@@ -301,8 +293,7 @@ class GroupSearch:
         job: RankJob | None = None,
         found: Sequence[MemoryHit] = (),
     ) -> list[MemoryHit]:
-        """Cold memories that beat the k-th hit `found`, scored with the job's term weights and
-        scale; else (no RAM ranking, cold only) all of them, IDF over those rows."""
+        """Cold memories that beat the k-th hit of `found` (all of them without a RAM ranking)."""
         flt = dataclasses.replace(self.point_filter(r), ids=None, alive_at=now)
         index, ram, sparse = self.ranker.group.sparse_index, self.ranker.ram, query.sparse
         cfg = self.retrieval
@@ -389,8 +380,7 @@ class GroupSearch:
     async def get_by_ids(
         self, memory_ids: Iterable[int], agent_id: int | None = None
     ) -> list[MemoryRecord]:
-        """Memories by id from any tier, in the order asked; KeyError naming an id that is
-        not there (or not the agent's)."""
+        """Memories by id from any tier, in the order asked; KeyError naming a missing id."""
         ids = list(memory_ids)
         records = await self._find(ids)
         out = []
@@ -422,9 +412,7 @@ class GroupSearch:
     async def link_cognition(
         self, agent_id: int, memory_ids: Sequence[int], cognition_id: int, skip_cold: bool = False
     ) -> None:
-        """Link memories to the cognition (thought, reflection) they led to; both the agent's.
-        Cold memories are read-only: an error, or with `skip_cold` left out of the link and of
-        the cognition's evidence (a memory that went cold after the agent recalled it)."""
+        """Link memories to the cognition they led to; a cold one fails, or `skip_cold` skips it."""
         self.require_agent(agent_id)
         records = await self.get_by_ids([*memory_ids, cognition_id], agent_id)
         warm = await self.store.retrieve([r.id for r in records])

@@ -1,9 +1,4 @@
-"""Search hits read from RAM columns (hot rows, and warm rows not yet in the engine).
-
-A tick runs a search per agent and each returns several hits, so a batch's hits are built as
-plain dicts holding only the fields that differ from the record's defaults and validated in
-one strict pydantic call: the values come from columns already checked on the way in.
-"""
+"""Search hits read from RAM columns: hot rows, and warm rows not yet in the engine."""
 
 from __future__ import annotations
 
@@ -35,8 +30,7 @@ class HotHits:
         scores: Sequence[float],
         rows: Sequence[int] | None = None,
     ) -> list[MemoryHit]:
-        """The hot memories `memory_ids` as hits with these scores, in that order (`rows`:
-        their hot rows, when the caller has looked them up already)."""
+        """The hot memories `memory_ids` as hits with these scores, in that order."""
         if rows is None:
             row_of = self.hot.row_of
             rows = [row_of[i] for i in memory_ids]
@@ -110,9 +104,7 @@ def pending_warm_hits(
     layered: bool,
     access: AccessLedger,
 ) -> list[MemoryHit | None]:
-    """Warm memories still in RAM (not yet in the engine, no pending patch) as the hits the
-    payload round trip makes, read from their columns; None where that round trip would
-    change a value (metadata goes through JSON), for the caller to take it."""
+    """Warm memories still in RAM as hits; None where the payload round trip changes a value."""
     metadata = warm.metadata
     at = [j for j, memory_id in enumerate(memory_ids) if memory_id not in metadata]
     made = _lean(
@@ -138,8 +130,7 @@ def pending_warm_hits(
 def waiting_warm_hits(
     group: GroupMemory, ids: list[int], scores: list[float], at: list[int]
 ) -> dict[int, MemoryHit]:
-    """Hits of the memories `ids[j]` (j in `at`) that wait in the group's `warm_rows` for the
-    engine (not yet written, no patch pending), by j, as `pending_warm_hits` makes them."""
+    """Hits of the memories `ids[j]` (j in `at`) waiting in `warm_rows` for the engine, by j."""
     deferred = group.deferred
     if deferred is None or not at:
         return {}

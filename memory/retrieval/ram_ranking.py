@@ -1,10 +1,4 @@
-"""Exact Generative Agents retrieval from RAM: hot and warm memories scored in the group.
-
-With sparse (BM25) embeddings the `SparseIndex` holds every hot and warm memory, so the score
-is computed here for every memory of the agent and the top k taken exactly; searches it
-cannot answer (filters on fields it lacks, MMR, rank fusion, FinMem layers) go to
-`memory.retrieval.ranking`.
-"""
+"""Exact Generative Agents retrieval from RAM: every hot and warm memory of the agent."""
 
 from __future__ import annotations
 
@@ -23,8 +17,7 @@ if TYPE_CHECKING:
     from societas.memory.retrieval.sparse_index import AgentPostings
 
 
-# Searches in a batch from which the top k of all of them is taken at once (_take_tops):
-# below, k argmax calls a search (_top) cost less than k passes over the batch.
+# Batch size from which all searches' top k are taken at once (_take_tops), not one by one.
 SEGMENTED_AT = 32
 
 
@@ -35,8 +28,7 @@ class RamRanker:
         self.group = group
 
     def eligible(self, jobs: Sequence[RankJob]) -> list[bool]:
-        """Which of these searches are answered from RAM (the group's settings read once a
-        batch; per search only its own fields)."""
+        """Which of these searches are answered from RAM."""
         g = self.group
         if g.sparse_index is None or not rescored_here(g):  # MMR, rank fusion: engine
             return [False] * len(jobs)
@@ -71,8 +63,7 @@ class RamRanker:
         ]
         if not found:
             return
-        # α·recency + β·importance of every row of the batch's agents in one pass (a few
-        # numpy calls a batch rather than six a search); each search scores a slice of it.
+        # α·recency + β·importance of every row of the batch's agents; a search takes a slice.
         rows = Numbers(
             time=np.frombuffer(b"".join([p.times for _, p in found]), f64),
             importance=np.frombuffer(b"".join([p.importances for _, p in found]), f64),
@@ -110,8 +101,7 @@ class RamRanker:
                     matched.append(terms[0] + start)
                     products.append(terms[1])
             masks.append(mask)
-        # Raw relevance of the batch's rows in one count (each row's products summed in
-        # posting order), then γ·relevance of the whole batch at once (0 where none matched).
+        # Raw relevance of the batch's rows in one count, then γ·relevance (0 where unmatched).
         lengths = np.fromiter((len(p.ids) for _, p in found), np.intp, len(found))
         raw: np.ndarray = np.zeros(len(base))
         if matched:
@@ -143,9 +133,7 @@ class RamRanker:
 
 
 def _take_tops(score: np.ndarray, picks: Sequence[tuple[RankJob, AgentPostings, int]]) -> None:
-    """Each job's top k at once: `score` holds the jobs' rows one after another, each job's
-    k best (ties newest first) taken by k segmented argmax passes over the whole batch
-    (a few numpy calls a pass, not k a search). `score` is used up."""
+    """Each job's top k (ties newest first) by k segmented argmax passes; uses up `score`."""
     lengths = np.fromiter((len(p.ids) for _, p, _ in picks), np.intp, len(picks))
     starts = np.zeros(len(picks), np.intp)
     np.cumsum(lengths[:-1], out=starts[1:])
@@ -172,11 +160,7 @@ def _take_tops(score: np.ndarray, picks: Sequence[tuple[RankJob, AgentPostings, 
 
 
 def _top(p: AgentPostings, score: np.ndarray, rows: np.ndarray | None, k: int) -> list[ScoredPoint]:
-    """The k best of `score` (over `rows` of the agent's rows, or all of them), best first;
-    ties newest first (ids ascend with the row). `score` is used up (taken rows set to -inf).
-
-    k argmax calls over the reversed scores (argmax takes the first of equal maxima, so the
-    reversed view gives the newest), cheaper for a small k than a partition and a sort."""
+    """The k best of `score` over `rows`, best first, ties newest first; uses up `score`."""
     ids = p.ids
     reversed_score = score[::-1]
     last = len(score) - 1

@@ -1,11 +1,4 @@
-"""Exact Generative Agents retrieval over all of an agent's hot and warm memories.
-
-Every memory of the agent competes (memory.retrieval.scoring). One relevance query per
-search runs in the engine; hot memories are scored from the RAM columns; warm-only memories
-are covered by an upper bound and read only when they could still make the top k; a search
-whose bound rules nothing out is rescored by the engine's formula query. Either way the
-result is the exact top k.
-"""
+"""Exact Generative Agents retrieval over all of an agent's hot and warm memories."""
 
 from __future__ import annotations
 
@@ -131,9 +124,7 @@ class Ranker:
         await self._rank_in_engine(fallback, now)
 
     async def scale(self, jobs: Sequence[RankJob]) -> None:
-        """Set each sparse search's `exact` scale with the IDF the engine's relevance uses: the
-        RAM index's counts, else the engine's own (a one-term query per term: its best hit's
-        score over that memory's weight of the term)."""
+        """Set each sparse search's `exact` scale with the IDF the engine's relevance uses."""
         g, probes = self.group, []
         index = g.sparse_index
         exact = g.normalization == "exact"
@@ -156,7 +147,6 @@ class Ranker:
             d = dict(zip(vec.indices, vec.values, strict=True)).get(term) if vec else None
             job.scale += exact_match_score([w * hits[0].score / d], n) if d else 0.0
 
-    # ------------------------------------------------------------------ engine
     async def _rank_in_engine(self, jobs: Sequence[RankJob], now: float) -> None:
         """The formula query over all of each agent's memories (the pool), then tie order."""
         if not jobs:
@@ -168,8 +158,7 @@ class Ranker:
             VectorQuery(
                 vectors=job.vectors,
                 filter=_engine_filter(job),
-                # Room beyond the limit: the engine breaks exact score ties at random, so the
-                # final order (score, then newest id) is decided here, reproducibly.
+                # The engine breaks exact ties at random: the order (score, newest) is set here.
                 limit=job.limit + TIE_MARGIN if mmr is None else max(job.limit * 4, job.limit + 8),
                 now=now,
                 scoring=retrieval,
@@ -192,7 +181,6 @@ class Ranker:
             job.scored = min(job.candidates, query.candidates or 0)
             job.exhaustive = True
 
-    # ------------------------------------------------------------------ fast path
     async def _rank_fast(self, jobs: Sequence[RankJob], now: float) -> list[RankJob]:
         """Rank what the bound settles; return the jobs the engine must rescore."""
         g = self.group
@@ -307,8 +295,7 @@ class Ranker:
         hit_ids = np.fromiter((p.id for p in hits), np.int64, len(hits))
         raw = Numbers(0.0, 0.0, np.fromiter((p.score for p in hits), np.float64, len(hits)))
         hit_rel = relevance_term(raw, g.normalization, cfg, job.scale)
-        # Non-hits: relevance 0 when the hit list is complete (sparse: no common term);
-        # at most the last hit's when it was cut at candidate_limit.
+        # Non-hits: relevance 0 if the hit list is complete, else at most the last hit's.
         rest_rel = float(hit_rel.min()) if truncated and len(hits) else 0.0
 
         deque_rows = hot.rows_of_agent.get(agent, ())
@@ -349,8 +336,7 @@ class Ranker:
         newest = hot.newest_evicted.get(agent)
         if newest is None:
             newest = oldest_hot_time if oldest_hot_time is not None else now
-        # Warm-only memories are older than `newest` and no more important than the agent's
-        # most; a layer clock may have restarted since, so layered recency is bounded by 1.
+        # Warm-only memories: older than `newest`, at most the agent's top importance (layers: 1).
         newest = now if layered else min(newest, now)
         bound = Numbers(time=newest, importance=g.max_importance.get(agent, 1.0))
         warm_base = float(bound.add(base_terms(bound, cfg, now)))

@@ -1,9 +1,4 @@
-"""Retrieval score of Generative Agents: α·recency + β·importance + γ·relevance.
-
-`score_of` is its one definition, written over a `ScoreAlgebra`: `Numbers` evaluates it on
-floats and numpy arrays (RAM ranking, cold search), and each vector store's algebra turns it
-into that engine's Formula query (prefetch + rescoring inside Qdrant).
-"""
+"""Retrieval score of Generative Agents: α·recency + β·importance + γ·relevance."""
 
 from __future__ import annotations
 
@@ -36,35 +31,28 @@ class RetrievalConfig(BaseModel):
         0.999,
         gt=0.0,
         lt=1.0,
-        description="Recency is this factor to the power of the simulated hours since the "
-        "memory (Generative Agents and AgentSociety: 0.99; 0.999 and γ = 2 recall more "
-        "of what an agent lived through, benchmarks/recall.py).",
+        description="Recency: this factor to the power of simulated hours since the memory.",
     )
     recency_half_life_hours: float | None = Field(
         None,
         gt=0.0,
-        description="Alternative to the decay: simulated hours after which recency halves "
-        "(when set, it wins over recency_decay_per_hour).",
+        description="Simulated hours after which recency halves (wins over the decay).",
     )
     relevance_normalization: RelevanceNormalization = Field(
         "auto",
-        description="exact: BM25 over the score of a memory equal to the query, at most 1; "
-        "saturate: s/(s+k); identity: as is (cosine); rrf: RRF score scaled to 0..1; auto "
-        "picks by embedder (sparse→exact, dense→identity, hybrid→rrf).",
+        description="exact: BM25 over a query-equal memory's (≤ 1); saturate: s/(s+k); identity: "
+        "as is; rrf: scaled to 0..1; auto: sparse→exact, dense→identity, hybrid→rrf.",
     )
     saturation_k: float = Field(2.0, gt=0.0)
     rrf_k: int = Field(60, ge=1)
     candidates: Literal["all", "relevant"] = Field(
-        "all",
-        description="all: every hot and warm memory of the agent competes (relevance 0 "
-        "unless matched), as in Generative Agents; relevant: only memories matching the query.",
+        "all", description="all: every memory of the agent competes; relevant: only those matching."
     )
     candidate_limit: int = Field(
         64,
         ge=1,
         le=10_000,
-        description="Relevance hits fetched per search; the rest are bounded, and a search "
-        "whose bound cannot rule them out is rescored over all of the agent's memories.",
+        description="Relevance hits fetched per search; the rest are bounded, else rescored.",
     )
     mmr_lambda: float | None = Field(
         None, ge=0.0, le=1.0, description="Set to diversify results with MMR (1 = no diversity)."
@@ -99,8 +87,7 @@ class RetrievalConfig(BaseModel):
 
 
 class ScoreAlgebra(Protocol[N]):
-    """The operations a retrieval score is built from, in one backend's terms: numbers or
-    numpy arrays (RAM and cold), Qdrant Edge or qdrant-client formula expressions."""
+    """The operations a score is built from, in one backend's terms (numbers or formulas)."""
 
     def constant(self, value: float) -> N: ...
 
@@ -153,8 +140,7 @@ def recency_term(
     now: float,
     layer_recency: Mapping[str, float] | None = None,
 ) -> N:
-    """decay_per_hour ** hours since the memory, or with FinMem layers (`layer_recency`:
-    Q in days per layer) e^(−Δ/Q_layer), Δ the days since its layer clock restarted."""
+    """decay_per_hour ** hours since the memory, or e^(−Δ/Q_layer) with FinMem layers."""
     if not layer_recency:
         return alg.recency(now, config)
     days = _layer_days(alg, now)
@@ -167,8 +153,7 @@ def recency_term(
 
 
 def exact_match_score(idf_weights: Iterable[float], query_terms: int) -> float:
-    """BM25 of a memory equal to the query: Σ idf·q of the query's known terms times the
-    weight one occurrence has in a text as long as the query (the `exact` scale)."""
+    """BM25 of a memory equal to the query: the `exact` relevance scale."""
     length = 1.0 - BM25_B + BM25_B * query_terms / BM25_AVG_LEN
     return (BM25_K1 + 1.0) / (1.0 + BM25_K1 * length) * sum(idf_weights)
 
@@ -176,8 +161,7 @@ def exact_match_score(idf_weights: Iterable[float], query_terms: int) -> float:
 def relevance_term(
     alg: ScoreAlgebra[N], normalization: str, config: RetrievalConfig, scale: Any = 1.0
 ) -> N:
-    """The raw relevance on 0..1: BM25 over the query's `exact_match_score` (`scale`, 1 for
-    an exact match) or saturated s/(s+k), RRF scaled, cosine as is."""
+    """Relevance on 0..1: BM25 over `scale`, saturated s/(s+k), RRF scaled, or cosine as is."""
     raw = alg.relevance()
     if normalization == "exact":
         return alg.least([alg.div(raw, alg.constant(scale)), alg.constant(1.0)])
@@ -222,8 +206,7 @@ def score_of(
     layer_recency: Mapping[str, float] | None = None,
     scale: Any = 1.0,
 ) -> N:
-    """α·recency + β·importance + γ·relevance: the one definition of the retrieval score,
-    from which every path (RAM, cold, the Qdrant formulas) builds its own."""
+    """α·recency + β·importance + γ·relevance: the one definition every path builds from."""
     terms = base_terms(alg, config, now, layer_decay, layer_recency)
     if relevance:
         terms.append(weighted_relevance(alg, config, normalization, scale))

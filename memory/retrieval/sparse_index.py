@@ -1,9 +1,4 @@
-"""Relevance from RAM: every hot and warm memory's BM25 terms, per agent, in typed arrays.
-
-Qdrant's sparse score with the IDF modifier is Σ idf(t) · q(t) · d(t) over the memories the
-shard holds; this index holds the same memories and counts, so it computes the engine's
-relevance exactly, without a call into the engine and without a Python object per memory.
-"""
+"""Relevance from RAM: the BM25 terms of every hot and warm memory, per agent, in typed arrays."""
 
 from __future__ import annotations
 
@@ -167,9 +162,7 @@ class SparseIndex:
     def matches(
         self, p: AgentPostings, weights: list[tuple[int, float]]
     ) -> tuple[NDArray[np.intp], NDArray[np.float64]] | None:
-        """The agent's postings that hold a query term: their rows and idf · q · d products,
-        in posting order (a row's raw relevance is its products summed in that order, as
-        `np.bincount` sums them); None when there are none. Few numpy calls: once a search."""
+        """The agent's postings holding a query term: rows and idf·q·d products, or None."""
         if not weights or not p.terms:
             return None
         terms = np.frombuffer(p.terms, np.uint32)

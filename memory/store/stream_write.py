@@ -1,9 +1,4 @@
-"""Writing a batch of stream memories under ids already taken: one embedding call, one append.
-
-`GroupMemory.add_many` takes ids and calls this; queued per-agent adds (memory.store.write_queue)
-took theirs when they were made. Either way ids ascend in the order the memories were asked
-for, so the hot rows and the RAM index stay in id order.
-"""
+"""Writing a batch of stream memories under ids already taken: one embedding call, one append."""
 
 from __future__ import annotations
 
@@ -27,8 +22,7 @@ async def write_memories(
     ids: Sequence[int],
     stamp: tuple[int, float] | None = None,
 ) -> None:
-    """Embed and store `requests` as memories `ids` at clock `stamp` (day, t; None: the
-    clock now). The caller holds the operation lock."""
+    """Embed and store `requests` as memories `ids` at clock `stamp`; the caller holds the lock."""
     if not requests:
         return
     agent_ids, topics, texts, locations, importances, layers, types, expires = _columns(
@@ -77,8 +71,7 @@ async def write_memories(
 
 
 def _columns(group: GroupMemory, requests: Sequence[AddRequest]) -> list[tuple[Any, ...]]:
-    """The batch's columns (agent ids, topics, texts, locations, importances, layers, types,
-    expiries): a tuple a request, transposed."""
+    """The batch's columns: a tuple a request, transposed."""
     agents, default = group.known_agents, group.config.default_importance
     for r in requests:
         if r.agent_id not in agents:
@@ -109,9 +102,7 @@ def _points(
     times: Sequence[float],
     t: float,
 ) -> list[MemoryPoint]:
-    """The engine points of memories written through (no RAM index). Absent payload fields
-    are left out (each costs write time): the group is in the point id (id >> 40), links and
-    location are set when they exist."""
+    """Engine points of memories written through, absent payload fields left out."""
     layered = group.profiles.any_forgetting
     points = []
     for point_id, r, vec, imp, layer, at in zip(

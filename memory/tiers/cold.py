@@ -1,5 +1,4 @@
-"""The cold tier: memories aged out of the vector store, as Parquet parts per day window
-(`days=<d0>-<d1>/part-<n>.rows.parquet`, rows by agent, and `.vectors.parquet` beside it)."""
+"""The cold tier: memories aged out of the vector store, as Parquet parts per day window."""
 
 from __future__ import annotations
 

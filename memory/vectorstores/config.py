@@ -15,9 +15,7 @@ class VectorStoreConfig(BaseModel):
 
     backend: Literal["edge", "qdrant"] = "edge"
     path: Path | None = Field(
-        None,
-        description="edge: folder for the shards (group-<id>/stream|kv under it); "
-        "default: the run directory.",
+        None, description="edge: the shards' folder (group-<id>/stream|kv); default: the run's."
     )
     url: str | None = Field(None, description="qdrant: server URL, e.g. http://qdrant:6333.")
     location: str | None = Field(

@@ -185,8 +185,7 @@ class EdgeVectorStore:
         return stored_points(records), int(next_offset) if next_offset is not None else None
 
     def _seal_now(self) -> None:
-        """Flush and close the shard, optimize it in a child process (in process if that fails)
-        and load it again; other calls queue behind this one on the worker thread."""
+        """Flush, close, optimize in a child process (else in process) and reload the shard."""
         self._shard.flush()
         self._shard.close()
         release_free_memory()  # the closed shard's RAM goes back before the child loads it
