@@ -37,7 +37,7 @@ TIMED = (  # (module, owner name or None for a module function, attribute, label
     ("societas.memory.model.records_meta", "AccessLedger", "record", "read_counts"),
     ("societas.memory.embedding.cache", "CachedEmbedder", "embed_documents", "embed_documents"),
     ("societas.memory.embedding.cache", "CachedEmbedder", "embed_queries", "embed_queries"),
-    ("societas.memory.group", "GroupMemory", "write_memories", "write"),
+    ("societas.memory.group", None, "write_memories", "write"),
     ("societas.memory.retrieval.group_search", "GroupSearch", "search_many", "search"),
     ("societas.memory.group", "GroupMemory", "end_tick", "tier_pass"),
     ("memory_ops", None, "tick_plan", "tick_plan"),
