@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from societas.memory.model.associations import Association
@@ -18,21 +19,17 @@ from societas.memory.model.records import (
 if TYPE_CHECKING:
     from societas.memory.architectures.cognitive_group import CognitiveMemory
     from societas.memory.group import GroupMemory
+    from societas.memory.model.clock import SimClock
     from societas.memory.store.group_kv import GroupKV
 
 
+@dataclass(slots=True, eq=False, repr=False)  # one per agent: no instance dict
 class StatusMemory:
     """The agent's KV state: typed attributes from the memory config."""
 
-    __slots__ = ("_kv", "_search", "agent_id")  # one per agent: no instance dict
-
-    def __init__(
-        self,
-        kv: GroupKV,
-        search: Callable[[KVSearchRequest], Awaitable[list[KVHit]]],
-        agent_id: int,
-    ) -> None:
-        self._kv, self._search, self.agent_id = kv, search, agent_id
+    _kv: GroupKV
+    _search: Callable[[KVSearchRequest], Awaitable[list[KVHit]]]
+    agent_id: int
 
     async def get(self, key: str, default: Any = ...) -> Any:
         """The value of `key` (a copy); KeyError naming it if unknown and no default given."""
@@ -67,13 +64,12 @@ class StatusMemory:
         return self._kv.export(self.agent_id, keys)
 
 
+@dataclass(slots=True, eq=False, repr=False)  # one per agent: no instance dict
 class StreamMemory:
     """The agent's time-stamped memories, ranked by recency, importance and relevance."""
 
-    __slots__ = ("_group", "agent_id")  # one per agent: no instance dict
-
-    def __init__(self, group: GroupMemory, agent_id: int) -> None:
-        self._group, self.agent_id = group, agent_id
+    _group: GroupMemory
+    agent_id: int
 
     async def add(
         self,
@@ -162,20 +158,18 @@ class StreamMemory:
         return await self._group.related_cognition(self.agent_id, memory_id)
 
 
+@dataclass(slots=True, eq=False, repr=False)  # one per agent: no instance dict
 class AgentMemory:
     """`agent.memory`: `status` (KV) and `stream`, views onto the group's columnar store."""
 
-    __slots__ = ("_group", "agent_id", "clock", "status", "stream")  # no dict an agent
-
-    def __init__(self, group: GroupMemory, agent_id: int) -> None:
-        self.agent_id = agent_id
-        self._group = group
-        self.clock = group.clock  # the group's simulated clock (day, t)
-        self.status = StatusMemory(group.kv, group.submit_kv_search, agent_id)
-        self.stream = StreamMemory(group, agent_id)
+    agent_id: int
+    clock: SimClock  # the group's simulated clock (day, t)
+    status: StatusMemory
+    stream: StreamMemory
+    _layers: CognitiveMemory | None  # the group's cognitive layers, if any agent runs them
 
     @property
     def cognition(self) -> CognitiveMemory | None:
         """The group's cognitive layers when this agent runs the `cognitive` profile."""
-        layers = self._group.cognition
+        layers = self._layers
         return layers if layers is not None and layers.runs(self.agent_id) else None

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from societas.memory.agent import AgentMemory
+from societas.memory.agent import AgentMemory, StatusMemory, StreamMemory
 from societas.memory.architectures.cognitive_group import CognitiveMemory
 from societas.memory.architectures.finmem import BoostLedger
 from societas.memory.architectures.profiles import AgentProfiles
@@ -168,6 +168,8 @@ class GroupMemory:
             hot=self.hot,
             cold=self.cold,
             ranker=self.ranker,
+            sparse_index=self.sparse_index,
+            search_cold=config.tiers.search_cold,
             normalization=self.normalization,
             profiles=AgentProfiles(config),  # each agent's profile, by its type
             associations=self.associations,
@@ -266,7 +268,9 @@ class GroupMemory:
     def agent(self, agent_id: int) -> AgentMemory:
         """The per-agent view (`.status`, `.stream`) of one agent of this group."""
         self.require_agent(agent_id)
-        return AgentMemory(self, agent_id)
+        status = StatusMemory(self.kv, self.submit_kv_search, agent_id)
+        stream = StreamMemory(self, agent_id)
+        return AgentMemory(agent_id, self.clock, status, stream, self.cognition)
 
     async def add_agents(self, profiles: Mapping[int, Mapping[str, Any]]) -> None:
         """Register agents with their initial KV values (defaults for the rest), embedded."""

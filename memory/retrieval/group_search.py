@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from societas.memory.policies.forgetting import AssociationPolicy
     from societas.memory.retrieval.ranking import Ranker
     from societas.memory.retrieval.scoring import RetrievalConfig
+    from societas.memory.retrieval.sparse_index import SparseIndex
     from societas.memory.store.hot_store import HotStore
     from societas.memory.store.id_map import IdMap
     from societas.memory.store.write_queue import OwnedLock, WriteQueue
@@ -58,6 +59,8 @@ class GroupSearch:
         hot: HotStore,
         cold: ColdStore,
         ranker: Ranker,
+        sparse_index: SparseIndex | None,
+        search_cold: bool,
         normalization: str,
         profiles: AgentProfiles,
         associations: AssociationIndex,
@@ -82,6 +85,7 @@ class GroupSearch:
         self.hot = hot
         self.cold = cold
         self.ranker = ranker
+        self.sparse_index, self.search_cold = sparse_index, search_cold
         self.normalization = normalization
         self.profiles = profiles  # swapped for a quiet copy by a survey (forgetting off)
         self.associations = associations
@@ -127,11 +131,10 @@ class GroupSearch:
                 for job in jobs.values():
                     job.hits = self._diversify(job.hits, job.limit, mmr)
             results = await self._hits_of(requests, jobs)
-            cold_default = self.ranker.group.config.tiers.search_cold  # else where a search asks
             cold = [  # the batch's cold searches, off the loop in one hand-off
                 (i, r, v)
                 for i, (r, v) in enumerate(zip(requests, vectors, strict=True))
-                if "cold" in r.tiers and (cold_default or "tiers" in r.model_fields_set)
+                if "cold" in r.tiers and (self.search_cold or "tiers" in r.model_fields_set)
             ]
             found = await asyncio.to_thread(
                 lambda: [self._cold_search(r, v, now, jobs.get(i), results[i]) for i, r, v in cold]
@@ -258,7 +261,7 @@ class GroupSearch:
         self, records: Sequence[MemoryRecord], query: TextVectors, scale: float
     ) -> list[float]:
         """The score of memories that were not hits (relevance from the RAM or cold index)."""
-        index, raw = self.ranker.group.sparse_index, []
+        index, raw = self.sparse_index, []
         weights = dict(index.query_weights(query.sparse)) if index and query.sparse else {}
         for rec in records:
             vec = index.vector(rec.agent_id, rec.id) if index and weights else None
@@ -295,7 +298,7 @@ class GroupSearch:
     ) -> list[MemoryHit]:
         """Cold memories that beat the k-th hit of `found` (all of them without a RAM ranking)."""
         flt = dataclasses.replace(self.point_filter(r), ids=None, alive_at=now)
-        index, ram, sparse = self.ranker.group.sparse_index, self.ranker.ram, query.sparse
+        index, ram, sparse = self.sparse_index, self.ranker.ram, query.sparse
         cfg = self.retrieval
         if job and index is not None and ram and sparse is not None and ram.eligible([job])[0]:
             kth = (found[-1].score, found[-1].id) if len(found) >= r.top_k else None
