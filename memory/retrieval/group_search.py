@@ -131,14 +131,20 @@ class GroupSearch:
                 for job in jobs.values():
                     job.hits = self._diversify(job.hits, job.limit, mmr)
             results = await self._hits_of(requests, jobs)
-            cold = [  # the batch's cold searches, off the loop in one hand-off
+            may_hold = self.cold.may_hold
+            cold = [  # the batch's cold searches, off the loop in one hand-off (if any)
                 (i, r, v)
                 for i, (r, v) in enumerate(zip(requests, vectors, strict=True))
-                if "cold" in r.tiers and (self.search_cold or "tiers" in r.model_fields_set)
+                if "cold" in r.tiers
+                and (self.search_cold or "tiers" in r.model_fields_set)
+                and may_hold(r.agent_id)
             ]
-            found = await asyncio.to_thread(
-                lambda: [self._cold_search(r, v, now, jobs.get(i), results[i]) for i, r, v in cold]
-            )
+            found: list[list[MemoryHit]] = []
+            if cold:
+                one = self._cold_search
+                found = await asyncio.to_thread(
+                    lambda: [one(r, v, now, jobs.get(i), results[i]) for i, r, v in cold]
+                )
             for (i, r, _), cold_hits in zip(cold, found, strict=True):
                 merged = results[i] + cold_hits
                 results[i] = sorted(merged, key=lambda h: (-h.score, -h.id))[: r.top_k]

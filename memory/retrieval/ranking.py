@@ -217,18 +217,13 @@ class Ranker:
                 read = np.fromiter((i in payloads for i in p.warm_ids.tolist()), bool)
                 got = p.warm_ids[read].tolist()
                 times = np.fromiter((payloads[i]["time"] for i in got), np.float64, len(got))
-                imps = np.fromiter(
-                    (self._importance_of(payloads[i], now) for i in got), np.float64, len(got)
-                )
+                imps = np.array([self._importance_of(payloads[i], now) for i in got], np.float64)
                 read_rows = Numbers(time=times, importance=imps)
                 layered = g.profiles.layer_recency(job.request.agent_id)
                 if layered:
                     read_rows.layer = np.array([payloads[i].get("layer", "short") for i in got])
-                    read_rows.layer_since = np.fromiter(
-                        (payloads[i].get("layer_since", payloads[i]["time"]) for i in got),
-                        np.float64,
-                        len(got),
-                    )
+                    since = [payloads[i].get("layer_since", payloads[i]["time"]) for i in got]
+                    read_rows.layer_since = np.array(since, np.float64)
                 exact = read_rows.add(base_terms(read_rows, cfg, now, layer_recency=layered))
                 ids = np.concatenate([ids, p.warm_ids[read]])
                 scores = np.concatenate([scores, exact + gamma * p.warm_rel[read]])
@@ -239,11 +234,7 @@ class Ranker:
                 open_ids.append(np.array([p.warm_max_id], np.float64))
                 open_bounds.append(np.array([p.warm_rest_bound]))
             order = np.lexsort((-ids, -scores))
-            kth = (
-                None
-                if len(ids) < job.limit
-                else (scores[order[job.limit - 1]], ids[order[job.limit - 1]])
-            )
+            kth = _kth(ids, scores, job.limit)
             if _may_win(np.concatenate(open_bounds), np.concatenate(open_ids), kth).any():
                 rest.append(job)
                 continue
@@ -381,10 +372,8 @@ class Ranker:
         if flt.alive_at is not None:
             kept.append(np.frombuffer(hot.expires, np.float64)[rows] > flt.alive_at)
         if flt.layers is not None:
-            wanted_layers, layers = set(flt.layers), hot.layers
-            kept.append(
-                np.fromiter((layers[r] in wanted_layers for r in listed), bool, len(listed))
-            )
+            named, layers = set(flt.layers), hot.layers
+            kept.append(np.fromiter((layers[r] in named for r in listed), bool, len(listed)))
         return np.logical_and.reduce(kept) if kept else None
 
 

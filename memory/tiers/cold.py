@@ -103,9 +103,9 @@ class ColdStore:
         self._index: SparseIndex | None = None  # every row's id, time, importance and terms
         self._index_lock = threading.Lock()  # written by `write` and read by searches
         self.rows_read = 0  # rows a bounded search took out of the parts
-        self._next_part = 1 + max(
-            (int(m.group(1)) for f in self.row_files() if (m := _PART.search(f.name))), default=0
-        )
+        files = self.row_files()
+        self._has_rows, parts = bool(files), (_PART.search(f.name) for f in files)
+        self._next_part = 1 + max((int(m.group(1)) for m in parts if m), default=0)
 
     def _new_part(self, folder: Path) -> tuple[Path, Path]:
         """The rows and vectors paths of the next part in `folder`."""
@@ -133,11 +133,17 @@ class ColdStore:
             write_parquet_atomic(vectors, tables[1], FRESH_ROW_GROUP)
             write_parquet_atomic(rows, tables[0], FRESH_ROW_GROUP)  # rows last: done
             self._forget_open()
+            self._has_rows = True
             written.append(rows)
             with self._index_lock:
                 if self._index is not None:
                     _index_rows(self._index, *tables)
         return written
+
+    def may_hold(self, agent_id: int) -> bool:
+        """Whether the agent may have cold rows (False is certain); reads no file."""
+        index = self._index
+        return self._has_rows and (index is None or agent_id in index.agents)
 
     def index(self) -> SparseIndex:
         """Each agent's cold rows as RAM postings, read at first use and kept by `write`."""

@@ -54,3 +54,22 @@ async def test_search_cold_off_leaves_cold_out_by_default(group_factory):
     everywhere = await group.agent(1).stream.search("river flooded", tiers=("hot", "warm", "cold"))
     assert everywhere[0].id == flood
     await group.close()
+
+
+async def test_only_agents_with_cold_rows_search_the_cold_tier(group_factory, monkeypatch):
+    group = group_factory("edge", tiers=TIERS)
+    assert not group.cold.may_hold(1)  # nothing written yet
+    (flood,) = await _society(group, [("the river flooded the lower town", 1.0)], [("river", 0.0)])
+    await group.add_agents({2: {}})
+    await group.agent(2).stream.add("event", "a river walk")
+    asked: list[int] = []
+    search_one = group.search._cold_search
+    monkeypatch.setattr(
+        group.search, "_cold_search", lambda r, *a: asked.append(r.agent_id) or search_one(r, *a)
+    )
+    hits = await group.agent(1).stream.search("river flooded")
+    assert hits[0].id == flood and asked == [1]
+    assert group.cold.may_hold(1) and not group.cold.may_hold(2)  # the index is loaded now
+    await group.agent(2).stream.search("river")
+    assert asked == [1]  # agent 2 holds no cold row: its search never reached the cold tier
+    await group.close()
