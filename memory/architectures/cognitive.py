@@ -8,15 +8,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 LAYER_NAMES = ("attention", "consolidation", "metacognition")
 
 
-class Trigger(BaseModel):
+class Trigger(BaseModel, extra="forbid"):
     """When a layer runs: first of `every` events, `every_hours`, `importance_at`, `capacity`."""
-
-    model_config = ConfigDict(extra="forbid")
 
     every: int | None = Field(None, ge=1)
     every_hours: float | None = Field(None, gt=0.0)
@@ -39,10 +37,8 @@ class Trigger(BaseModel):
         return None
 
 
-class CognitiveConfig(BaseModel):
+class CognitiveConfig(BaseModel, extra="forbid"):
     """Knobs of the cognitive profile, per agent; the seed's cadences 10 / 50 / 100."""
-
-    model_config = ConfigDict(extra="forbid")
 
     sensory_buffer_size: int = Field(16, ge=1, le=10_000, description="N raw events kept.")
     perceived_topics: list[str] = Field(
@@ -104,10 +100,8 @@ class LayerClock:
         self.events, self.inputs, self.peak, self.last = 0, 0, -1.0, now
 
 
-class Strategy(BaseModel):
+class Strategy(BaseModel, extra="forbid"):
     """Meta-cognition's answer: its reflection and new layer parameters (None: unchanged)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     reflection: str = Field("", max_length=4000)
     attention_every: int | None = Field(None, ge=1, le=10_000)

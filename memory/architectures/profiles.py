@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from societas.memory.architectures.cognitive import CognitiveConfig
 from societas.memory.policies.forgetting import (
@@ -24,10 +24,8 @@ ProfileName = Literal["default", "finmem", "cognitive"]
 DEFAULT_TYPE = "citizen"  # the built-in `type` attribute's default
 
 
-class AgentTypeMemory(BaseModel):
+class AgentTypeMemory(BaseModel, extra="forbid"):
     """The memory profile of one agent type and its config (unset: the scenario's)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     profile: ProfileName = Field(description="Memory architecture of agents of this type.")
     cognitive: CognitiveConfig | None = Field(

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 BUNDLED_BM25_DIR = Path(__file__).resolve().parent.parent / "models" / "bm25"
 
@@ -21,10 +21,8 @@ def key_from_env(field: str, name: str | None, default: str | None = None) -> st
     return key
 
 
-class OpenAIEmbeddingConfig(BaseModel):
+class OpenAIEmbeddingConfig(BaseModel, extra="forbid"):
     """An OpenAI-compatible /v1/embeddings endpoint (vLLM, TEI, OpenAI); key from env only."""
-
-    model_config = ConfigDict(extra="forbid")
 
     base_url: str = Field(min_length=1)
     model: str = Field(min_length=1)
@@ -36,10 +34,8 @@ class OpenAIEmbeddingConfig(BaseModel):
     max_batch: int = Field(256, ge=1)
 
 
-class LocalDenseModel(BaseModel):
+class LocalDenseModel(BaseModel, extra="forbid"):
     """Any fastembed-compatible ONNX sentence model in a local folder (never a download)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     path: Path = Field(description="Folder with the ONNX file and the tokenizer files.")
     dim: int = Field(ge=1, le=65_536, description="Size of the vectors the model outputs.")
@@ -59,10 +55,8 @@ class LocalDenseModel(BaseModel):
         return self
 
 
-class EmbeddingConfig(BaseModel):
+class EmbeddingConfig(BaseModel, extra="forbid"):
     """`bm25` sparse (default), `minilm` dense int8, `openai` dense, or `hybrid` minilm+bm25."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: Literal["bm25", "minilm", "openai", "hybrid"] = "bm25"
     bm25_path: Path = Field(BUNDLED_BM25_DIR, description="Folder with english.txt stop words.")

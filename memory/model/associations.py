@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from societas.memory.model.records import MemoryRecord
@@ -22,10 +22,8 @@ SCHEMA = pa.schema(
 )
 
 
-class Association(BaseModel):
+class Association(BaseModel, frozen=True, extra="forbid"):
     """One typed, weighted edge between two memories of the same agent."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     source: int
     target: int

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 SECONDS_PER_DAY = 86_400
 
 
-class SimClock(BaseModel):
+class SimClock(BaseModel, validate_assignment=True):
     """Simulated time shared by a group's agents; `abs_seconds` orders all memories."""
-
-    model_config = ConfigDict(validate_assignment=True)
 
     day: int = Field(0, ge=0, description="Simulated day, starting at 0.")
     t: float = Field(0.0, ge=0.0, lt=SECONDS_PER_DAY, description="Seconds since midnight.")

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from societas.memory.architectures.cognitive import CognitiveConfig
 from societas.memory.architectures.profiles import AgentTypeMemory
@@ -66,10 +66,8 @@ def check_value(key: str, type_name: str, value: Any) -> Any:
     return float(value) if type_name == "float" else value
 
 
-class MemoryAttribute(BaseModel):
+class MemoryAttribute(BaseModel, frozen=True):
     """One KV (status) attribute: its type, default, and whether its text is searchable."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str = Field(min_length=1)
     type: AttributeType
@@ -108,10 +106,8 @@ class MemoryAttribute(BaseModel):
         return f"{self.name}: {rendered}"
 
 
-class MemoryConfig(BaseModel):
+class MemoryConfig(BaseModel, frozen=True):
     """The KV attributes one agent type has, by name."""
-
-    model_config = ConfigDict(frozen=True)
 
     attributes: dict[str, MemoryAttribute]
 
@@ -158,7 +154,7 @@ class MemoryConfig(BaseModel):
             raise KeyError(f"unknown memory attribute {key!r}") from None
 
 
-class GroupMemoryConfig(BaseModel):
+class GroupMemoryConfig(BaseModel, extra="forbid"):
     """Everything one group's memory needs: where it lives, how it embeds and ranks."""
 
     @classmethod
@@ -174,8 +170,6 @@ class GroupMemoryConfig(BaseModel):
         if not isinstance(raw, dict):
             raise ValueError(f"{source}: expected a mapping at the top, got {type(raw).__name__}")
         return cls.model_validate(raw)
-
-    model_config = ConfigDict(extra="forbid")
 
     group_id: int = Field(0, ge=0, lt=2**23, description="Unique per run; prefixes point ids.")
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)

@@ -6,13 +6,13 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 Unit = Field(0.0, ge=0.0, le=1.0)
 
 
-class _Content(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Content(BaseModel, extra="forbid"):
+    """A memory type's structured content; an unknown field is an error."""
 
 
 class ConversationContent(_Content):

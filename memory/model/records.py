@@ -8,7 +8,6 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
@@ -44,10 +43,8 @@ def check_agents(value: Any, field: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(ids))
 
 
-class AddRequest(BaseModel):
+class AddRequest(BaseModel, frozen=True, extra="forbid"):
     """One stream memory to write for one agent."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     agent_id: int
     topic: str = Field(min_length=1, max_length=64)
@@ -93,10 +90,8 @@ def _ordered_range(value: tuple[float, float] | None, name: str) -> None:
         raise ValueError(f"{name} start must be <= end, got {value!r}")
 
 
-class SearchRequest(BaseModel):
+class SearchRequest(BaseModel, frozen=True, extra="forbid"):
     """One relevance + recency + importance search over one agent's stream."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     agent_id: int
     query: Text
@@ -144,10 +139,8 @@ class SearchRequest(BaseModel):
         return self
 
 
-class KVSearchRequest(BaseModel):
+class KVSearchRequest(BaseModel, frozen=True, extra="forbid"):
     """A search over one agent's embedded KV attributes."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     agent_id: int
     query: Text
@@ -155,10 +148,8 @@ class KVSearchRequest(BaseModel):
     keys: tuple[str, ...] | None = None
 
 
-class MemoryRecord(BaseModel):
+class MemoryRecord(BaseModel, frozen=True):
     """A stored memory with its links; `importance` as stored at `layer_since` (layers decay it)."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: int
     agent_id: int
@@ -215,10 +206,8 @@ class MemoryHit(MemoryRecord):
     tier: str = "warm"
 
 
-class KVHit(BaseModel):
+class KVHit(BaseModel, frozen=True):
     """A KV search result: which attribute matched, its current value and the score."""
-
-    model_config = ConfigDict(frozen=True)
 
     key: str
     value: Any

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from societas.memory.model.records_meta import MemoryType
 
@@ -16,10 +16,8 @@ SEED_WEIGHTS = {
 }
 
 
-class TemporalPolicy(BaseModel):
+class TemporalPolicy(BaseModel, extra="forbid"):
     """Memories of one episode linked in order by `temporal` associations to the previous ones."""
-
-    model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     strength: float = Field(0.9, gt=0.0, le=1.0, description="Link to the previous memory.")
@@ -33,10 +31,8 @@ class TemporalPolicy(BaseModel):
     )
 
 
-class ContradictionPolicy(BaseModel):
+class ContradictionPolicy(BaseModel, extra="forbid"):
     """New memories judged against the agent's most similar ones (rules, or the LLM in runs)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     candidates: int = Field(3, ge=1, le=50, description="Most similar memories per new one.")
@@ -48,10 +44,8 @@ class ContradictionPolicy(BaseModel):
     run_every_ticks: int = Field(1, ge=1)
 
 
-class HabitPolicy(BaseModel):
+class HabitPolicy(BaseModel, extra="forbid"):
     """Actions repeated at a similar time of day (and place) become one procedural memory."""
-
-    model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     min_repeats: int = Field(3, ge=2, le=1000)
@@ -69,10 +63,8 @@ class HabitPolicy(BaseModel):
     tag: str = Field("habit", min_length=1, max_length=64)
 
 
-class ImportanceRecompute(BaseModel):
+class ImportanceRecompute(BaseModel, extra="forbid"):
     """Importance recomputed in batch by the additive formula or the seed's weighted sum."""
-
-    model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     formula: Literal["additive", "seed"] = "additive"
@@ -112,10 +104,8 @@ class ImportanceRecompute(BaseModel):
 SEED_TTLS: dict[MemoryType, float] = {"session": 3600.0, "task": 7200.0}  # the seed's Redis TTLs
 
 
-class SessionPolicy(BaseModel):
+class SessionPolicy(BaseModel, extra="forbid"):
     """Seed 001's short-term memory: memories of these types expire `ttl_seconds` after writing."""
-
-    model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     ttl_seconds: dict[MemoryType, Annotated[float, Field(gt=0.0)]] = Field(
@@ -124,10 +114,8 @@ class SessionPolicy(BaseModel):
     )
 
 
-class PreferencePolicy(BaseModel):
+class PreferencePolicy(BaseModel, extra="forbid"):
     """Seed 001's preference evolution: a timeline per attitude, stability and trend over it."""
-
-    model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     window: int = Field(5, ge=2, le=100, description="Points stability and trend read.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from societas.memory.model.associations import AssociationType
 from societas.memory.policies.configs import (
@@ -23,10 +23,8 @@ _UP: dict[LayerName, LayerName] = {"short": "mid", "mid": "long"}
 _DOWN: dict[LayerName, LayerName] = {"long": "mid", "mid": "short"}
 
 
-class LayerPolicy(BaseModel):
+class LayerPolicy(BaseModel, extra="forbid"):
     """Decay and thresholds of one FinMem layer."""
-
-    model_config = ConfigDict(extra="forbid")
 
     importance_decay_per_day: float = Field(gt=0.0, le=1.0)
     recency_tau_days: float = Field(gt=0.0)
@@ -61,10 +59,8 @@ def _default_layers() -> dict[LayerName, LayerPolicy]:
     }
 
 
-class ForgettingPolicy(BaseModel):
+class ForgettingPolicy(BaseModel, extra="forbid"):
     """FinMem-style layers with importance decay, clean-up, promotion and demotion."""
-
-    model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     layers: dict[LayerName, LayerPolicy] = Field(default_factory=_default_layers)
@@ -179,10 +175,8 @@ def next_layer(layer: LayerName, action: str) -> LayerName:
     return _UP[layer] if action == "promote" else _DOWN[layer]
 
 
-class ConsolidationPolicy(BaseModel):
+class ConsolidationPolicy(BaseModel, extra="forbid"):
     """Similar recent memories of one agent clustered into one linked pattern memory."""
-
-    model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     similarity: float = Field(0.8, gt=0.0, le=1.0, description="Cosine of the vectors.")
@@ -201,10 +195,8 @@ def _default_type_weights() -> dict[AssociationType, float]:
     return {"causal": 1.0, "similar": 0.8, "temporal": 0.6, "contradictory": 0.3}
 
 
-class AssociationPolicy(BaseModel):
+class AssociationPolicy(BaseModel, extra="forbid"):
     """Spreading activation: hits pass a decaying share of their score along links."""
-
-    model_config = ConfigDict(extra="forbid")
 
     decay: float = Field(0.5, gt=0.0, lt=1.0)
     max_hops: int = Field(1, ge=1, le=3)
@@ -221,10 +213,8 @@ class AssociationPolicy(BaseModel):
         return self
 
 
-class MemoryPolicies(BaseModel):
+class MemoryPolicies(BaseModel, extra="forbid"):
     """All memory policies of a group."""
-
-    model_config = ConfigDict(extra="forbid")
 
     forgetting: ForgettingPolicy = Field(default_factory=ForgettingPolicy)
     consolidation: ConsolidationPolicy = Field(default_factory=ConsolidationPolicy)

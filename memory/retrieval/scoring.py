@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from societas.memory.embedding.base import SparseVector, TextVectors
@@ -19,10 +19,8 @@ N = TypeVar("N")
 BM25_K1, BM25_B, BM25_AVG_LEN = 1.2, 0.75, 256.0  # the BM25 embedder's parameters
 
 
-class RetrievalConfig(BaseModel):
+class RetrievalConfig(BaseModel, extra="forbid"):
     """Weights, recency decay and relevance normalisation of the retrieval score."""
-
-    model_config = ConfigDict(extra="forbid")
 
     recency_weight: float = Field(1.0, ge=0.0, description="α")
     importance_weight: float = Field(1.0, ge=0.0, description="β")

@@ -5,13 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 
-class VectorStoreConfig(BaseModel):
+class VectorStoreConfig(BaseModel, extra="forbid"):
     """`edge` (default): a shard on disk per group; `qdrant`: a shared collection on a server."""
-
-    model_config = ConfigDict(extra="forbid")
 
     backend: Literal["edge", "qdrant"] = "edge"
     path: Path | None = Field(
