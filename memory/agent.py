@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from societas.memory.model.associations import Association
 from societas.memory.model.records import (
@@ -18,7 +18,6 @@ from societas.memory.model.records import (
 
 if TYPE_CHECKING:
     from societas.memory.architectures.cognitive_group import CognitiveMemory
-    from societas.memory.group import GroupMemory
     from societas.memory.model.clock import SimClock
     from societas.memory.store.group_kv import GroupKV
 
@@ -64,11 +63,24 @@ class StatusMemory:
         return self._kv.export(self.agent_id, keys)
 
 
+class StreamHost(Protocol):
+    """What a stream view uses of its group (`GroupMemory` is one)."""
+
+    clock: SimClock
+
+    def queue_add(self, request: AddRequest) -> int: ...
+    def join_search(self, request: SearchRequest) -> Awaitable[list[MemoryHit]]: ...
+    async def get_by_ids(self, ids: list[int], agent_id: int, /) -> list[MemoryRecord]: ...
+    async def associate(self, associations: list[Association]) -> None: ...
+    async def link_cognition(self, agent_id: int, ids: list[int], cognition: int, /) -> None: ...
+    async def related_cognition(self, agent_id: int, memory_id: int) -> list[MemoryRecord]: ...
+
+
 @dataclass(slots=True, eq=False, repr=False)  # one per agent: no instance dict
 class StreamMemory:
     """The agent's time-stamped memories, ranked by recency, importance and relevance."""
 
-    _group: GroupMemory
+    _group: StreamHost
     agent_id: int
 
     async def add(

@@ -157,7 +157,7 @@ class GroupMemory:
         self.ranker = Ranker(self)
         self.associations = AssociationIndex()  # typed edges for spreading activation
         self.access_log = AccessLog(root, group_id) if config.access_log else None
-        self.boosts = BoostLedger(self.sparse_index)  # read boosts, written on the tier schedule
+        self.boosts = BoostLedger(self)  # read boosts, written on the tier schedule
         self.expiring: dict[int, float] = {}  # hot/warm memories with an expiry → expires_at
         self.search = group_search.GroupSearch(
             config.retrieval,
@@ -184,7 +184,7 @@ class GroupMemory:
             writes=self.writes,
             sync_writes=self.sync_writes,
             warm_hits=functools.partial(group_search.waiting_warm_hits, self),
-            boost=functools.partial(self.boosts.record, self),
+            boost=self.boosts.record,
         )
         policies = config.policies  # temporal episodes, habits (memory.policies.state)
         self.policy_state = PolicyState(
@@ -207,7 +207,6 @@ class GroupMemory:
                 hot=self.hot,
                 boosts=self.boosts,
                 habits=self.policy_state.habits,
-                max_importance=self.max_importance,
                 add_many=self.add_many,
             )
         self.kv_get, self.kv_peek, self.kv_column = kv.kv_get, kv.kv_peek, kv.kv_column

@@ -66,7 +66,6 @@ class CognitiveMemory:
         hot: HotStore,
         boosts: BoostLedger,
         habits: HabitTracker,
-        max_importance: dict[int, float],
         add_many: Callable[[Sequence[AddRequest]], Awaitable[list[int]]],
         summarise: BatchSummariser | None = None,
         extract_facts: FactExtractor = _no_facts,
@@ -76,7 +75,6 @@ class CognitiveMemory:
         self.profiles = profiles  # the group's current profiles (a survey swaps them)
         self.kv = kv  # KV values: an agent's `position` for its habits
         self.hot, self.boosts, self.habits = hot, boosts, habits
-        self.max_importance = max_importance  # the ranker's bound per agent, kept valid
         self.add_many = add_many
         self.agents: dict[int, CognitiveState] = {}  # each with its agent type's config
         # Summaries of many agents' event batches in one call (an LLM batch), rule-based default.
@@ -240,15 +238,9 @@ class CognitiveMemory:
                     importance, metadata = state.reconsolidate(before, context, meta)
                     as_json = json.dumps(metadata, sort_keys=True)
                     fields = {"importance": importance, "metadata": as_json}
-                    ledger.patch(r.agent_id, h.id, fields)
-                    layer = ledger.value(h.id, "layer", h.layer)
-                    since = ledger.value(h.id, "layer_since", h.layer_since)
-                    self.hot.set_layer(h.id, layer, importance, since)
+                    ledger.apply(r.agent_id, h, fields)  # the hot columns and the ranker's bound
                     if h.id in self.hot:
                         self.hot.metadata[h.id] = metadata
-                    agent_max = self.max_importance
-                    if importance > agent_max.get(r.agent_id, -1.0):
-                        agent_max[r.agent_id] = importance  # keeps the ranker's bound valid
             top = max((h.score for h in hits), default=0.0)
             seen = {h.id for h in hits}
             facts = [

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from societas.memory.policies.forgetting import LAYERS
 
 if TYPE_CHECKING:
     from societas.memory.architectures.profiles import AgentProfiles
-    from societas.memory.group import GroupMemory
+    from societas.memory.model.clock import SimClock
     from societas.memory.model.records import MemoryHit, SearchRequest
     from societas.memory.retrieval.sparse_index import SparseIndex
+    from societas.memory.store.hot_store import HotStore
+    from societas.memory.store.id_map import IdMap
+    from societas.memory.vectorstores import VectorStore
 
 
 def _split(profiles: AgentProfiles, r: SearchRequest) -> bool:
@@ -50,11 +53,26 @@ def merge_layers(results: Sequence[list[MemoryHit]], spans: Sequence[int]) -> li
     return merged
 
 
+class BoostSources(Protocol):
+    """What the ledger reads of a group, at each call (a survey swaps the profiles)."""
+
+    clock: SimClock
+    profiles: AgentProfiles
+    hot: HotStore
+    sparse_index: SparseIndex | None  # the RAM index, ranking by importance (None: the engine)
+    store: VectorStore
+    max_importance: dict[int, float]
+    counters: dict[str, int]
+
+    @property
+    def unsent(self) -> IdMap | None: ...
+
+
 class BoostLedger:
     """Payload changes made by reads, kept in RAM and written to the store on the tier schedule."""
 
-    def __init__(self, index: SparseIndex | None) -> None:
-        self.index = index  # the RAM index, ranking by importance (None: the engine ranks)
+    def __init__(self, group: BoostSources) -> None:
+        self.group = group
         self.pending: dict[int, dict[str, Any]] = {}  # memory id → payload fields to write
         self.agent_of: dict[int, int] = {}
         self.writes = 0  # store calls made by flushes (a figure for tests and benchmarks)
@@ -71,8 +89,18 @@ class BoostLedger:
         """Fields to write at the next flush; a new importance reaches the RAM index now."""
         self.pending.setdefault(memory_id, {}).update(fields)
         self.agent_of[memory_id] = agent_id
-        if self.index is not None and "importance" in fields:
-            self.index.set_importance(agent_id, memory_id, fields["importance"])
+        if self.group.sparse_index is not None and "importance" in fields:
+            self.group.sparse_index.set_importance(agent_id, memory_id, fields["importance"])
+
+    def apply(self, agent_id: int, hit: MemoryHit, fields: dict[str, Any]) -> None:
+        """`patch` with an importance, which the hot columns and the ranker's bound get now."""
+        importance, bound = fields["importance"], self.group.max_importance
+        if importance > bound.get(agent_id, -1.0):
+            bound[agent_id] = importance  # keeps the ranker's bound valid
+        self.patch(agent_id, hit.id, fields)
+        layer = self.value(hit.id, "layer", hit.layer)
+        since = self.value(hit.id, "layer_since", hit.layer_since)
+        self.group.hot.set_layer(hit.id, layer, importance, since)
 
     def get_state(self) -> list[list[Any]]:
         """Pending changes as JSON rows (checkpoints keep them pending)."""
@@ -84,11 +112,11 @@ class BoostLedger:
         for memory_id, agent_id, fields in rows:
             self.patch(int(agent_id), int(memory_id), dict(fields))
 
-    def record(self, group: GroupMemory, hits: Sequence[MemoryHit]) -> None:
+    def record(self, hits: Sequence[MemoryHit]) -> None:
         """Boost each distinct hit of an agent with forgetting on (decayed + access_boost)."""
-        now = group.clock.abs_seconds
+        now, profiles = self.group.clock.abs_seconds, self.group.profiles
         for hit in {h.id: h for h in hits}.values():
-            policy = group.profiles.forgetting(hit.agent_id)
+            policy = profiles.forgetting(hit.agent_id)
             if not policy.enabled:
                 continue
             importance = self.value(hit.id, "importance", hit.importance)
@@ -96,28 +124,25 @@ class BoostLedger:
             since = self.value(hit.id, "layer_since", hit.layer_since)
             current = policy.effective_importance(importance, layer, since, now)
             boosted = min(1.0, current + policy.access_boost)
-            if boosted > group.max_importance.get(hit.agent_id, -1.0):
-                group.max_importance[hit.agent_id] = boosted  # keeps the ranker's bound valid
             fields = {"importance": boosted, "layer": layer, "layer_since": now}
-            self.patch(hit.agent_id, hit.id, fields)
-            group.hot.set_layer(hit.id, layer, boosted, now)
-        group.counters["accesses"] += len(hits)
+            self.apply(hit.agent_id, hit, fields)
+        self.group.counters["accesses"] += len(hits)
 
-    async def flush(self, group: GroupMemory) -> int:
+    async def flush(self) -> int:
         """Write the pending changes, one `set_payload` per distinct payload; returns the writes."""
         if not self.pending:
             return 0
         pending, agent_of = self.pending, self.agent_of
         self.pending, self.agent_of = {}, {}
-        deferred = group.deferred.pending if group.deferred is not None else {}
+        group, unsent = self.group, self.group.unsent
         hot = group.hot  # pending and hot: the hot columns carry the change (warm_rows do not)
-        ids = [i for i in sorted(pending) if i not in deferred or i not in hot]
+        ids = [i for i in sorted(pending) if unsent is None or i not in unsent or i not in hot]
         present = await group.store.retrieve(ids) if ids else {}
-        now = group.clock.abs_seconds
+        now, profiles = group.clock.abs_seconds, group.profiles
         by_payload: dict[str, list[int]] = {}
         for memory_id in ids:
             if memory_id in present:
-                fields = rebased(group, agent_of[memory_id], pending[memory_id], now)
+                fields = rebased(profiles, agent_of[memory_id], pending[memory_id], now)
                 key = json.dumps(fields, sort_keys=True)
                 by_payload.setdefault(key, []).append(memory_id)
         for key, members in sorted(by_payload.items()):
@@ -130,12 +155,12 @@ IMPORTANCE_DECIMALS = 3  # importance as stored by the tier-schedule writes (±0
 
 
 def rebased(
-    group: GroupMemory, agent_id: int, fields: dict[str, Any], now: float
+    profiles: AgentProfiles, agent_id: int, fields: dict[str, Any], now: float
 ) -> dict[str, Any]:
     """A boost as of `now`: importance decayed to now and rounded, so payloads are shared."""
     if "layer_since" not in fields or "importance" not in fields:
         return fields
-    policy = group.profiles.forgetting(agent_id)
+    policy = profiles.forgetting(agent_id)
     if not policy.enabled:
         return fields
     decayed = policy.effective_importance(

@@ -103,7 +103,7 @@ async def importance_pass(group: GroupMemory) -> dict[str, int]:
     """Recompute the importance of every hot and warm memory in one batch."""
     policy = group.config.policies.importance
     await group.access.flush(group.store, group.hot, unsent=group.unsent)  # counts into the store
-    await group.boosts.flush(group)
+    await group.boosts.flush()
     now, hot = group.clock.abs_seconds, group.hot
     items: list[tuple[int, dict[str, Any]]] = []  # id, fields
     for memory_id in list(hot.row_of):

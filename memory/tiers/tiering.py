@@ -222,7 +222,7 @@ async def _tick(group: GroupMemory) -> dict[str, int]:
     if group.ticks_since_migration >= cfg.migrate_every_ticks:
         group.ticks_since_migration = 0
         await remove_expired(group, now)
-        await group.boosts.flush(group)  # FinMem access boosts: one pass, not per hit
+        await group.boosts.flush()  # FinMem access boosts: one pass, not per hit
         moved = await _move_to_cold(group, now)
         if moved:  # a day of warm_rows left for cold: drop their rows now, not at half dead
             group.warm_rows.compact()
@@ -257,7 +257,7 @@ async def _run_policies(group: GroupMemory) -> dict[str, int]:
         out["consolidated_groups"] = await consolidation_pass(group)
     if group.profiles.due_forgetting(group.ticks_since_policies):  # per-agent profiles
         await group.access.flush(group.store, group.hot, unsent=group.unsent)  # the pass reads them
-        await group.boosts.flush(group)
+        await group.boosts.flush()
         out.update(await forgetting_pass(group))
     out.update(await run_policies(group, group.ticks_since_policies))
     return out

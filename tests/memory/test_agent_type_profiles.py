@@ -207,7 +207,7 @@ async def test_pending_boosts_survive_a_checkpoint_unwritten(group_factory, tmp_
             for m in (g, back)
         ]
         assert ranked[0] == ranked[1]  # the restored group ranks as the original
-        assert await back.boosts.flush(back) >= 0 and not back.boosts
+        assert await back.boosts.flush() >= 0 and not back.boosts
         assert {r.id for r in await back.agent(1).stream.get_by_ids(ids)} == set(ids)
     finally:
         await back.close()

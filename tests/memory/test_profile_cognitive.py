@@ -304,7 +304,7 @@ async def test_recall_fills_working_memory_within_capacity_and_reconsolidates(co
     assert len(prompt) == 2  # capacity 2, though 4 memories were recalled
     (rec,) = await s.get_by_ids(hits[0].id)
     assert rec.importance == pytest.approx(0.45) and rec.metadata["recalls"] == ["planning"]
-    assert await g.boosts.flush(g) == 1  # written on the tier schedule, not per recall
+    assert await g.boosts.flush() == 1  # written on the tier schedule, not per recall
     stored = await g.store.retrieve([hits[0].id])
     assert stored[hits[0].id]["importance"] == pytest.approx(0.45)
     assert set(ids) == {h.id for h in hits}
