@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from societas.agents.cognition.emotions import INTENSITIES, OCC_WORDS, family
 from societas.agents.cognition.prompts import render
+from societas.agents.llm.meaning import Population
 from societas.agents.llm.plan_checks import PLACE_WORDS
 from societas.memory import AgentMemory, MemoryHit, MemoryRecord
 
@@ -23,10 +24,10 @@ def plain_name(name: str) -> str:
     return _ID_SUFFIX.sub("", name.strip()) or name
 
 
-def plain_names(names: Iterable[str]) -> tuple[str, ...]:
+def plain_names(names: Iterable[str]) -> Population:
     """A population's names as prompts show them, sorted, each once: who exists, for the
     meaning check that re-asks an answer naming anyone else."""
-    return tuple(sorted({plain_name(n) for n in names}))
+    return Population(sorted({plain_name(n) for n in names}))
 
 
 def named(people: Sequence[str]) -> dict[str, Any]:

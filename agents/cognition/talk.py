@@ -103,7 +103,7 @@ async def choose_partner(
                 }
                 for c in candidates
             ],
-            **({"people": list(people)} if people else {}),
+            **({"people": people} if people else {}),
             **me.feeling(),
         },
         seed=seed * 7919 + me.agent_id,

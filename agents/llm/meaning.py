@@ -12,11 +12,12 @@ nothing in it to copy) and then fall back; both are counted per task and kind.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -459,13 +460,31 @@ def unknown_people(text: str, allowed: Set[str]) -> list[str]:
     return out
 
 
+class Population(tuple[str, ...]):
+    """A population's plain names (a call context's `people`), with their hash and words made
+    once: a call that carries them costs the same whatever the population's size."""
+
+    @cached_property
+    def digest(self) -> str:
+        """The names' hash, which stands for them in a rules seed."""
+        return hashlib.sha256(json.dumps(list(self), ensure_ascii=False).encode()).hexdigest()
+
+    @cached_property
+    def name_words(self) -> frozenset[str]:
+        """Every word of every name: what an answer may name."""
+        return frozenset(w for name in self for w in words(name))
+
+
 def _people(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A person named in the answer who is neither in the population (`people`) nor in the
     prompt; checked only where the call site passes the population's plain names."""
     people = ctx.get("people")
     if not people:
         return None
-    allowed = {w for name in people for w in words(str(name))}
+    if isinstance(people, Population):
+        allowed = set(people.name_words)
+    else:
+        allowed = {w for name in people for w in words(str(name))}
     for key in ("name", "speaker", "listener", "other", "place", "topic"):
         allowed |= set(words(str(ctx.get(key) or "")))
     for p in ctx.get("places") or []:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from societas.agents.llm.errors import UnknownTaskError
+from societas.agents.llm.meaning import Population
 
 RuleFn = Callable[[dict[str, Any], random.Random], "dict[str, Any] | str"]
 _RULES: dict[str, RuleFn] = {}
@@ -74,43 +75,18 @@ def known_tasks() -> list[str]:
     return sorted(_RULES)
 
 
-_PEOPLE_MARK = "\x00people\x00"  # stands in the blob for the population, encoded once
-_PEOPLE_JSON: dict[tuple[str, ...], bytes] = {}  # a run's populations (names), as JSON
-
-
 def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
 
 
-def _names_json(people: list[Any] | tuple[Any, ...]) -> bytes | None:
-    """The JSON of a population of names, encoded once a run (None: not all are str)."""
-    names = tuple(people)
-    try:
-        found = _PEOPLE_JSON.get(names)
-    except TypeError:  # an unhashable item: not names
-        return None
-    if found is None and all(type(n) is str for n in names):
-        if len(_PEOPLE_JSON) >= 16:
-            _PEOPLE_JSON.clear()
-        found = _PEOPLE_JSON[names] = _dumps(names).encode()
-    return found
-
-
 def seeded_rng(task: str, context: dict[str, Any], seed: int) -> random.Random:
     """An RNG that depends only on (task, inputs, seed): same call, same draws. What is
-    hashed is the JSON of [task, context, seed]; a population of names (`people`), the same
-    on many calls, is encoded once and hashed at its place in that JSON."""
+    hashed is the JSON of [task, context, seed]; a `Population` of names enters by its hash."""
     people = context.get("people")
-    names = _names_json(people) if isinstance(people, list | tuple) and people else None
-    mark, head, tail = _dumps(_PEOPLE_MARK), "", ""
-    if names is not None:
-        head, _, tail = _dumps([task, {**context, "people": _PEOPLE_MARK}, seed]).partition(mark)
-    if names is None or mark in tail:  # (a value holding the mark itself: hashed whole)
-        head, names, tail = _dumps([task, context, seed]), b"", ""
-    digest = hashlib.sha256(head.encode())
-    digest.update(names)
-    digest.update(tail.encode())
-    return random.Random(int.from_bytes(digest.digest()[:8], "big"))
+    if isinstance(people, Population):
+        context = {**context, "people": people.digest}
+    blob = _dumps([task, context, seed])
+    return random.Random(int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big"))
 
 
 def answer(task: str | None, context: dict[str, Any], seed: int = 0) -> dict[str, Any] | str:

@@ -27,7 +27,7 @@ from societas.agents.cognition.conversation import (
     speak,
     summarize_conversation,
 )
-from societas.agents.cognition.persona import plain_name
+from societas.agents.cognition.persona import plain_names
 from societas.agents.cognition.relationships import (
     DISLIKED,
     Relation,
@@ -64,7 +64,7 @@ class ConversationHost:
     def people(self, ctx: AgentContext) -> tuple[str, ...]:
         """The population's plain names (no ids), which a line or summary may name."""
         if self._people is None:
-            self._people = tuple(sorted({plain_name(p.name) for p in ctx.population.profiles}))
+            self._people = plain_names(p.name for p in ctx.population.profiles)
         return self._people
 
     def invitations(self, tick: int) -> list[TurnRequest]:

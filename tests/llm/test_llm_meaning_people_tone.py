@@ -18,6 +18,7 @@ from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.meaning import (
     CORRECTIONS,
     KINDS,
+    Population,
     Prompt,
     check,
     opposite,
@@ -56,8 +57,9 @@ def test_unknown_people_are_names_outside_the_population(text: str, found: list[
     assert unknown_people(text, PEOPLE) == found
 
 
-def test_a_line_naming_an_unknown_person_fails_and_a_known_one_passes() -> None:
-    ctx = {"speaker": "Ann Lee", "listener": "Bob Ray", "people": ["Ann Lee", "Bob Ray"]}
+@pytest.mark.parametrize("people", [["Ann Lee", "Bob Ray"], Population(["Ann Lee", "Bob Ray"])])
+def test_a_line_naming_an_unknown_person_fails_and_a_known_one_passes(people) -> None:
+    ctx = {"speaker": "Ann Lee", "listener": "Bob Ray", "people": people}
     bad = check("dialogue_turn", DialogueTurn(utterance="Did you see Zed Quill?"), PROMPT, ctx)
     assert bad is not None and bad.kind == "unknown_person" and bad.detail == "Zed Quill"
     ok = DialogueTurn(utterance="Did you see Ann Lee on Friday, Bob?")

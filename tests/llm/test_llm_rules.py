@@ -10,6 +10,7 @@ import pytest
 
 from societas.agents.llm import rules
 from societas.agents.llm.gateway import RULES_MODEL, LLMGateway
+from societas.agents.llm.meaning import Population
 from societas.agents.llm.tasks import TASK_SCHEMAS, AttitudeUpdate, Reaction
 
 CONTEXTS = {
@@ -107,8 +108,8 @@ def test_seed_changes_jittered_answers() -> None:
     ],
 )
 def test_seeded_rng_hashes_the_whole_call(context: dict) -> None:
-    """The draws depend on the JSON of (task, context, seed) exactly, the population of
-    names included, whether its JSON was made on this call or taken from an earlier one."""
+    """The draws depend on the JSON of (task, context, seed) exactly, plain lists of names
+    included."""
     blob = json.dumps(["talk", context, 7], sort_keys=True, default=str, ensure_ascii=False)
     seed = int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big")
     expected = random.Random(seed).random()
@@ -116,3 +117,22 @@ def test_seeded_rng_hashes_the_whole_call(context: dict) -> None:
     assert rules.seeded_rng("talk", context, 7).random() == expected
     other = {**context, "people": ["Bob", "Zoë", "Ann", "Eve"]}
     assert rules.seeded_rng("talk", other, 7).random() != expected
+
+
+def test_a_population_enters_the_seed_by_its_hash() -> None:
+    """A `Population` (what call sites pass as `people`) is hashed once; the draws depend on
+    its names all the same: same names, same draws; one name more, other draws."""
+    people = Population(["Ann", "Bob", "Zoë"])
+    context = {"name": "Ann", "people": people, "n": 2}
+    stand_in = {**context, "people": people.digest}
+    blob = json.dumps(["talk", stand_in, 7], sort_keys=True, default=str, ensure_ascii=False)
+    expected = random.Random(int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big"))
+    assert rules.seeded_rng("talk", context, 7).random() == expected.random()
+    same = {**context, "people": Population(["Ann", "Bob", "Zoë"])}
+    assert (
+        rules.seeded_rng("talk", same, 7).random() == rules.seeded_rng("talk", context, 7).random()
+    )
+    more = {**context, "people": Population(["Ann", "Bob", "Eve", "Zoë"])}
+    assert (
+        rules.seeded_rng("talk", more, 7).random() != rules.seeded_rng("talk", context, 7).random()
+    )
