@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import shutil
 import time
@@ -282,13 +283,17 @@ class GroupEngine:
 
     async def _feedback(self, evidence: list[int]) -> None:
         """Positive feedback to the memories that were evidence of a reflection (those still
-        hot or warm: cold rows are read-only), read by importance recomputation."""
-        assert self.memory is not None
+        hot or warm and unexpired: cold rows are read-only), read by importance recomputation."""
+        memory = self.memory
+        assert memory is not None
         ids = sorted(set(evidence))
-        warm = await self.memory.store.retrieve([i for i in ids if i not in self.memory.hot])
-        live = [i for i in ids if i in self.memory.hot or i in warm]
+        warm = await memory.store.retrieve([i for i in ids if i not in memory.hot])
+        now, expiring = memory.clock.abs_seconds, memory.expiring
+        live = [
+            i for i in ids if (i in memory.hot or i in warm) and expiring.get(i, math.inf) > now
+        ]
         if live:
-            await give_feedback(self.memory, dict.fromkeys(live, EVIDENCE_FEEDBACK))
+            await give_feedback(memory, dict.fromkeys(live, EVIDENCE_FEEDBACK))
 
     def _insight(
         self, agent_id: int, memory_id: int, text: str, evidence: list[int], source: str

@@ -421,8 +421,12 @@ class GroupSearch:
     async def link_cognition(
         self, agent_id: int, memory_ids: Sequence[int], cognition_id: int, skip_cold: bool = False
     ) -> None:
-        """Link memories to the cognition they led to; a cold one fails, or `skip_cold` skips it."""
+        """Link memories to the cognition they led to; a cold one fails, or `skip_cold` skips
+        it, and one expired or forgotten since it was read."""
         self.require_agent(agent_id)
+        if skip_cold:
+            found = await self._find([*memory_ids, cognition_id], agent_id)
+            memory_ids = [i for i in memory_ids if i in found]
         records = await self.get_by_ids([*memory_ids, cognition_id], agent_id)
         warm = await self.store.retrieve([r.id for r in records])
         frozen = [r.id for r in records if r.id not in warm]

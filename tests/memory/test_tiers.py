@@ -296,3 +296,21 @@ async def test_linking_cold_evidence_is_refused_or_skipped_when_asked(tiered):
     assert cognition in hot.cognition_ids and list(thought.evidence_ids) == [hot_id]
     (cold,) = await group.get_by_ids([cold_id])
     assert cognition not in cold.cognition_ids
+
+
+async def test_evidence_expired_since_it_was_read_is_skipped_when_asked(tiered):
+    """A reflection stored after one of its evidence memories expired links the others; without
+    `skip_cold` the expired one is an unknown id."""
+    group = tiered(hot_window_hours=6, warm_max_age_days=1)
+    await group.add_agents({1: {}})
+    stream = group.agent(1).stream
+    group.clock.set(0, 0.0)
+    brief = await stream.add("social", "a chat at the door", expires_at=600.0)
+    kept = await stream.add("social", "the harbour at dawn")
+    group.clock.set(0, 3600.0)
+    cognition = await stream.add("reflection", "I keep going to the harbour")
+    with pytest.raises(KeyError, match=str(brief)):
+        await group.link_cognition(1, [brief, kept], cognition)
+    await group.link_cognition(1, [brief, kept], cognition, skip_cold=True)
+    (thought,) = await group.get_by_ids([cognition])
+    assert list(thought.evidence_ids) == [kept]

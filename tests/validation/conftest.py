@@ -35,7 +35,8 @@ def browser() -> ModuleType:
 
 @pytest.fixture(scope="session")
 def small_smallville(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """An eight-hour smallville run on two seeds: its folder and validation.json."""
+    """A twelve-hour smallville run on two seeds (long enough for word of the party to pass
+    from one resident to another before it begins): its folder and validation.json."""
     out = tmp_path_factory.mktemp("smallville")
-    validate("smallville", out, provider="rules", seeds=[0, 1], hours=8)
+    validate("smallville", out, provider="rules", seeds=[0, 1], hours=12)
     return out, json.loads((out / "validation.json").read_text(encoding="utf-8"))
