@@ -78,3 +78,15 @@ def quarter_rule(appends: list[int]) -> list[int]:
 def allocated_items(values) -> int:
     """Items an `array` has room for (from its `__sizeof__`)."""
     return (values.__sizeof__() - type(values)(values.typecode).__sizeof__()) // values.itemsize
+
+
+def roomy_tiers(**over):
+    """Tier settings under which memories stay hot unless `over` sets a test's own limits."""
+    tiers = {
+        "hot_window_hours": 1000,
+        "hot_cap_per_agent": 200,
+        "warm_max_age_days": None,
+        "warm_cap_per_agent": None,
+        "migrate_every_ticks": 1,
+    }
+    return {**tiers, **over}

@@ -12,20 +12,10 @@ from societas.memory import GroupMemory
 from societas.memory.model.records_meta import META_FIELDS
 from societas.memory.tiers.cold import ROW_SCHEMA
 
+from .conftest import roomy_tiers
+
 HOUR = 3600.0
 DAY = 86_400.0
-
-
-def _tiers(**over):
-    tiers = {
-        "hot_window_hours": 1000,
-        "hot_cap_per_agent": 200,
-        "warm_max_age_days": None,
-        "warm_cap_per_agent": None,
-        "migrate_every_ticks": 1,
-    }
-    tiers.update(over)
-    return tiers
 
 
 async def _typed(group):
@@ -48,7 +38,7 @@ async def _typed(group):
 
 @pytest.mark.parametrize("hot_cap", [200, 1])  # all hot; or only the newest hot (rest warm-only)
 async def test_search_filters_by_types_and_tags(group_factory, backend, hot_cap):
-    group = group_factory(backend, tiers=_tiers(hot_cap_per_agent=hot_cap))
+    group = group_factory(backend, tiers=roomy_tiers(hot_cap_per_agent=hot_cap))
     await group.add_agents({1: {}})
     ids = await _typed(group)
     await group.end_tick()
@@ -84,7 +74,7 @@ async def test_bad_record_fields_name_the_field(group_factory):
 
 async def test_expired_memories_never_returned_in_any_tier(group_factory, backend):
     group = group_factory(
-        backend, tiers=_tiers(hot_window_hours=1, warm_max_age_days=1, cold_day_window=1)
+        backend, tiers=roomy_tiers(hot_window_hours=1, warm_max_age_days=1, cold_day_window=1)
     )
     await group.add_agents({1: {}})
     s = group.agent(1).stream
@@ -138,7 +128,7 @@ async def test_expired_memories_never_returned_in_any_tier(group_factory, backen
 async def test_access_counts_batched_and_survive_a_checkpoint(group_factory, backend, tmp_path):
     # warm_in_ram off: `old` is in the engine once it leaves hot (tests/memory/test_warm_rows.py
     # has the same reads with its columns kept in RAM instead)
-    group = group_factory(backend, tiers=_tiers(hot_cap_per_agent=1, warm_in_ram=False))
+    group = group_factory(backend, tiers=roomy_tiers(hot_cap_per_agent=1, warm_in_ram=False))
     await group.add_agents({1: {}})
     s = group.agent(1).stream
     old = await s.add("event", "the market sells fresh bread")
@@ -192,7 +182,7 @@ async def test_reads_after_a_count_flush_reach_the_engine_with_the_memory(group_
     """A hot memory not yet in the engine, read before and after a count flush (what a
     forgetting or importance pass does), reaches the engine with every read: no count
     written at the flush stands in for its columns' later one."""
-    group = group_factory("edge", tiers=_tiers(hot_cap_per_agent=1, warm_in_ram=False))
+    group = group_factory("edge", tiers=roomy_tiers(hot_cap_per_agent=1, warm_in_ram=False))
     await group.add_agents({1: {}})
     s = group.agent(1).stream
     memory_id = await s.add("event", "the ferry leaves at dawn")
@@ -216,7 +206,7 @@ async def test_reads_after_a_count_flush_reach_the_engine_with_the_memory(group_
 async def test_a_batch_of_reads_leaves_hot_unsent_memories_out_of_the_ledger(group_factory):
     """A gathered tick's searches (a batch of hits): reads of hot memories not yet in the
     engine count in their columns only; reads of a memory the engine holds, in the ledger."""
-    group = group_factory("edge", tiers=_tiers(hot_cap_per_agent=2, warm_in_ram=False))
+    group = group_factory("edge", tiers=roomy_tiers(hot_cap_per_agent=2, warm_in_ram=False))
     agents = list(range(1, 11))
     await group.add_agents({a: {} for a in agents})
     for a in agents:
@@ -239,7 +229,7 @@ async def test_a_batch_of_reads_leaves_hot_unsent_memories_out_of_the_ledger(gro
 
 
 async def test_cold_parts_without_the_new_columns_load_with_defaults(group_factory):
-    group = group_factory(tiers=_tiers(warm_max_age_days=1))
+    group = group_factory(tiers=roomy_tiers(warm_max_age_days=1))
     await group.add_agents({1: {}})
     s = group.agent(1).stream
     memory_id = await s.add("event", "an old harbour storm", tags=["storm"], type="semantic")
@@ -260,7 +250,7 @@ async def test_cold_parts_without_the_new_columns_load_with_defaults(group_facto
 
 
 async def test_access_counts_reach_cold_parquet(group_factory, backend):
-    group = group_factory(backend, tiers=_tiers(warm_max_age_days=1))  # stays hot till moved
+    group = group_factory(backend, tiers=roomy_tiers(warm_max_age_days=1))  # stays hot till moved
     await group.add_agents({1: {}})
     s = group.agent(1).stream
     memory_id = await s.add("event", "the tram line closed for repairs")

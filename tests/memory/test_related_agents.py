@@ -12,6 +12,8 @@ from societas.agents.cognition.memorize import PendingMemories
 from societas.agents.llm.gateway import LLMGateway
 from societas.memory.model.records import AddRequest, SearchRequest
 
+from .conftest import roomy_tiers
+
 HOUR = 3600.0
 MEMORIES = [  # (text, related agents)
     ("talked with Bob about the harbour storm", [2]),
@@ -19,17 +21,6 @@ MEMORIES = [  # (text, related agents)
     ("Carol told me about the harbour storm", [3]),
     ("watched the harbour storm alone", []),
 ]
-
-
-def _tiers(**over):
-    tiers = {
-        "hot_window_hours": 1000,
-        "hot_cap_per_agent": 200,
-        "warm_max_age_days": None,
-        "warm_cap_per_agent": None,
-        "migrate_every_ticks": 1,
-    }
-    return {**tiers, **over}
 
 
 async def _remember(group) -> list[int]:
@@ -53,7 +44,7 @@ async def _involving(group, agent: int, tiers=None) -> set[int]:
 
 @pytest.mark.parametrize("hot_cap", [200, 1])  # all hot; or the newest hot, the rest warm-only
 async def test_search_involving_a_person_hot_and_warm(group_factory, backend, hot_cap):
-    group = group_factory(backend, tiers=_tiers(hot_cap_per_agent=hot_cap))
+    group = group_factory(backend, tiers=roomy_tiers(hot_cap_per_agent=hot_cap))
     ids = await _remember(group)
     if hot_cap == 1:
         assert sum(i in group.hot for i in ids) == 1
@@ -68,7 +59,7 @@ async def test_search_involving_a_person_hot_and_warm(group_factory, backend, ho
 
 
 async def test_search_involving_a_person_in_cold(group_factory, backend):
-    group = group_factory(backend, tiers=_tiers(warm_max_age_days=1))
+    group = group_factory(backend, tiers=roomy_tiers(warm_max_age_days=1))
     ids = await _remember(group)
     group.clock.set(3, 0.0)
     await group.end_tick()
