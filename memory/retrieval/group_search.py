@@ -391,15 +391,7 @@ class GroupSearch:
     ) -> list[MemoryRecord]:
         """Memories by id from any tier, in the order asked; KeyError naming a missing id."""
         ids = list(memory_ids)
-        records = await self._find(ids)
-        out = []
-        for memory_id in ids:
-            record = records.get(memory_id)
-            if record is None or (agent_id is not None and record.agent_id != agent_id):
-                owner = "" if agent_id is None else f" of agent {agent_id}"
-                raise KeyError(f"unknown memory id {memory_id!r}{owner}")
-            out.append(record)
-        return out
+        return _in_order(ids, await self._find(ids), agent_id)
 
     async def _find(
         self, memory_ids: Sequence[int], agent_id: int | None = None
@@ -424,10 +416,10 @@ class GroupSearch:
         """Link memories to the cognition they led to; a cold one fails, or `skip_cold` skips
         it, and one expired or forgotten since it was read."""
         self.require_agent(agent_id)
+        found = await self._find([*memory_ids, cognition_id])
         if skip_cold:
-            found = await self._find([*memory_ids, cognition_id], agent_id)
-            memory_ids = [i for i in memory_ids if i in found]
-        records = await self.get_by_ids([*memory_ids, cognition_id], agent_id)
+            memory_ids = [i for i in memory_ids if i in found and found[i].agent_id == agent_id]
+        records = _in_order([*memory_ids, cognition_id], found, agent_id)
         warm = await self.store.retrieve([r.id for r in records])
         frozen = [r.id for r in records if r.id not in warm]
         if frozen and skip_cold and cognition_id not in frozen:
@@ -463,6 +455,20 @@ def _dense_or_sparse(vectors: TextVectors | None) -> SparseVector | Sequence[flo
     if vectors is None:
         return None
     return vectors.dense if vectors.dense is not None else vectors.sparse
+
+
+def _in_order(
+    ids: Sequence[int], records: dict[int, MemoryRecord], agent_id: int | None
+) -> list[MemoryRecord]:
+    """The records of `ids` in that order; KeyError naming an id missing (or not the agent's)."""
+    out = []
+    for memory_id in ids:
+        record = records.get(memory_id)
+        if record is None or (agent_id is not None and record.agent_id != agent_id):
+            owner = "" if agent_id is None else f" of agent {agent_id}"
+            raise KeyError(f"unknown memory id {memory_id!r}{owner}")
+        out.append(record)
+    return out
 
 
 def _hit(record: MemoryRecord, score: float, tier: str) -> MemoryHit:
