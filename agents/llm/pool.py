@@ -14,7 +14,7 @@ from societas.agents.llm.config import EndpointConfig
 from societas.agents.llm.errors import env_secret
 from societas.agents.llm.ratelimit import RateLimiter
 
-if TYPE_CHECKING:  # imported with the first client: a rules-policy process never needs it (~38 MB)
+if TYPE_CHECKING:  # imported with the first client: a rules-policy process never loads it
     import openai
 
 _NO_KEY = "sk-no-key-needed"  # placeholder for local servers without auth; not a secret
