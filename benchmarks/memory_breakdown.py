@@ -6,6 +6,12 @@ read counts, the rest of `search_many`, the tier pass and the workload's tick pl
 left is the agent API, micro-batching, asyncio and the status calls. The wrappers add ~1-2 µs
 a call, so the parts add up to a little more than an unwrapped turn (memory_ops).
 
+`floor`: the same turns through the API's fixed costs alone, with no memory behind it:
+validated `AddRequest`s and `SearchRequest`s, a coroutine per call, the tick's searches joined
+by a `MicroBatcher` into one batch, 3 validated `MemoryHit`s a search, a status dict; no
+embedding, storing, ranking or tiering. What a gathered turn cannot go below while the API
+validates its records and every agent awaits its own calls.
+
     python benchmarks/memory_breakdown.py [--agents 300] [--memories 200] [--json P]
 """
 
@@ -122,21 +128,79 @@ def breakdown(agents: int, memories: int, mode: str) -> dict[str, float]:
     return {"turn": round(whole, 1)} | {k: round(v, 1) for k, v in parts.items()}
 
 
+async def api_floor(agents: int, memories: int) -> float:
+    """µs per agent-turn of the API's fixed costs (see the module docstring), tick plan included."""
+    import random
+
+    from _memory_workload import SEED, TOP_K, tick_plan
+    from pydantic import TypeAdapter
+
+    from societas.agents.runtime.stepping import AGENTS_IN_FLIGHT, step_window
+    from societas.memory.model.records import AddRequest, MemoryHit, SearchRequest
+    from societas.memory.retrieval.batching import MicroBatcher
+
+    hits = TypeAdapter(list[MemoryHit])
+    row = {"agent_id": 0, "topic": "event", "day": 0, "t": 0.0, "time": 0.0, "location": None}
+    row |= {"importance": 0.5, "layer": "short", "layer_since": 0.0, "type": "episodic"}
+
+    async def answer(requests):
+        rows = [
+            [{**row, "id": i, "text": r.query, "score": 0.5, "tier": "hot"} for i in range(TOP_K)]
+            for r in requests
+        ]
+        return [hits.validate_python(found, strict=True) for found in rows]
+
+    joined: MicroBatcher = MicroBatcher(answer)
+    queued: list[AddRequest] = []
+    status: list[dict[str, str]] = [{} for _ in range(agents)]
+
+    async def add(agent: int, topic: str, text: str, importance: float) -> int:
+        r = AddRequest(agent_id=agent, topic=topic, description=text, importance=importance)
+        queued.append(r)
+        return len(queued)
+
+    async def search(agent: int, query: str) -> list[MemoryHit]:
+        return await joined.enqueue(SearchRequest(agent_id=agent, query=query, top_k=TOP_K))
+
+    async def update(agent: int, key: str, value: str) -> None:
+        status[agent][key] = value
+
+    async def get(agent: int, key: str) -> str:
+        return status[agent][key]
+
+    async def whole(turn) -> None:
+        for topic, text, importance in turn.adds:
+            await add(turn.agent, topic, text, importance)
+        await search(turn.agent, turn.query)
+        await update(turn.agent, "thought", turn.thought)
+        assert await get(turn.agent, "thought") == turn.thought
+
+    rng = random.Random(SEED)
+    started = time.perf_counter()
+    for _ in range(memories // 2):
+        await step_window(tick_plan(rng, agents), whole, AGENTS_IN_FLIGHT)
+        queued.clear()
+    return round((time.perf_counter() - started) * 1e6 / (agents * (memories // 2)), 1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--agents", type=int, default=300)
     parser.add_argument("--memories", type=int, default=200)
-    parser.add_argument("--mode", choices=["gather", "sequential"], default=None)
+    parser.add_argument("--mode", choices=["gather", "sequential", "floor"], default=None)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     if args.agents < 1 or args.memories < 2:
         parser.error(f"--agents {args.agents} --memories {args.memories}: need >= 1 and >= 2")
     if args.mode is not None:  # one mode in this process (the wrappers stay installed)
         tune_worker()  # a group's process, as the Ray actor tunes it
-        print(json.dumps(breakdown(args.agents, args.memories, args.mode)))
+        if args.mode == "floor":
+            print(json.dumps({"turn": asyncio.run(api_floor(args.agents, args.memories))}))
+        else:
+            print(json.dumps(breakdown(args.agents, args.memories, args.mode)))
         return
     modes = {}
-    for mode in ("gather", "sequential"):
+    for mode in ("gather", "sequential", "floor"):
         cmd = [sys.executable, __file__, "--mode", mode, "--agents", str(args.agents)]
         done = subprocess.run(
             [*cmd, "--memories", str(args.memories)], check=True, capture_output=True, text=True
