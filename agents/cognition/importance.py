@@ -1,7 +1,18 @@
-"""Importance rating (Generative Agents' poignancy, 1..10 stored as 0..1), batched per call."""
+"""Importance rating (Generative Agents' poignancy, 1..10 stored as 0..1), batched per call.
+
+A language model's batch carries two attention-check items at seeded places, one from each
+end of the scale: a model that rates the mundane one above `MUNDANE_MAX` or the poignant one
+below `POIGNANT_MIN` is not rating, so the batch is re-asked and then falls back (meaning
+check `missed_anchor`). Their ratings are never stored. The rules policy is not asked them:
+it is deterministic code, not a respondent that may not attend.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
+import random
 from collections.abc import Sequence
 
 from societas.agents.cognition.prompts import render
@@ -11,6 +22,18 @@ from societas.agents.llm.tasks import ImportanceScore
 from societas.memory import AgentMemory
 
 FALLBACK_SCORE = 3  # when a batch never validates: a mildly mundane memory
+# Attention checks: moments at the scale's two ends, told as a memory (no one named: a batch
+# may hold several people's memories).
+MUNDANE = (
+    "brushed teeth after breakfast",
+    "ate breakfast and had a coffee",
+    "took a nap on the sofa",
+)
+POIGNANT = (
+    "marriage ended in a divorce; cried all night",
+    "closest friend died in hospital; cried at the news",
+    "home burned down in a fire; terrified, crying for hours",
+)
 
 
 async def rate_importance(
@@ -24,17 +47,50 @@ async def rate_with_source(
     llm: LLMGateway, texts: Sequence[str], name: str = "the person", seed: int | None = None
 ) -> list[tuple[float, str]]:
     """(importance in 0..1, answer_source) for each text: where each rating came from."""
+    size = llm.config.batch_size
+    chunks = [list(texts[i : i + size]) for i in range(0, len(texts), size)]
+    parts = await asyncio.gather(*(_rate(llm, chunk, name, seed) for chunk in chunks))
+    return [rated for part in parts for rated in part]
+
+
+async def _rate(
+    llm: LLMGateway, chunk: list[str], name: str, seed: int | None
+) -> list[tuple[float, str]]:
+    """One call's ratings of `chunk`, attention checks asked and left out."""
+    context: dict[str, object] = {"name": name}
+    items, anchors = chunk, None
+    if not llm.answers_by_rules("importance"):
+        items, anchors = with_anchors(chunk, seed)
+        context["anchors"] = anchors
     scores = await batch_json(
         llm,
-        list(texts),
+        items,
         ImportanceScore,
         task="importance",
         instruction=render("importance", name=name),
-        context={"name": name},
+        context=context,
         seed=seed,
+        batch_size=len(items),
         fallback_item=lambda _t: ImportanceScore(score=FALLBACK_SCORE),
     )
-    return [(s.score / 10.0, s.answer_source) for s in scores]
+    return [
+        (s.score / 10.0, s.answer_source)
+        for i, s in enumerate(scores)
+        if anchors is None or i not in anchors
+    ]
+
+
+def with_anchors(chunk: list[str], seed: int | None) -> tuple[list[str], list[int]]:
+    """`chunk` with a mundane and a poignant check inserted at places drawn from the chunk
+    and seed, and those places [mundane, poignant]."""
+    blob = json.dumps([seed, chunk], ensure_ascii=False).encode()
+    rng = random.Random(int.from_bytes(hashlib.sha256(blob).digest()[:8], "big"))
+    n = len(chunk) + 2
+    low, high = rng.sample(range(n), 2)
+    texts = iter(chunk)
+    low_text, high_text = rng.choice(MUNDANE), rng.choice(POIGNANT)
+    items = [low_text if i == low else high_text if i == high else next(texts) for i in range(n)]
+    return items, [low, high]
 
 
 async def remember(

@@ -2,7 +2,8 @@
 
 Checked for every task: a copy of the prompt's example, an echo of the schema's descriptions,
 a copy of the prompt's format text. Checked per task: importance ratings that count
-(1, 2, 3... or 10, 1, 2, 3...) instead of rating, a dialogue line said before, a day plan
+(1, 2, 3... or 10, 1, 2, 3...) instead of rating or that miss the batch's attention checks
+(a mundane moment rated high, a poignant one low), a dialogue line said before, a day plan
 that contradicts the agent's state (asleep at noon while rested) or names places the agent
 does not know, an hour whose steps do not tile it, a word outside the ones the task lists,
 a memory strategy setting outside its allowed range.
@@ -48,6 +49,7 @@ KINDS = (
     "unknown_person",
     "not_a_choice",
     "out_of_range",
+    "missed_anchor",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -80,6 +82,10 @@ CORRECTIONS["out_of_range"] = (
     "A setting in that reply is outside the range the task allows for it. Choose values "
     "within the ranges. Reply again."
 )
+CORRECTIONS["missed_anchor"] = (
+    "Those ratings do not follow the scale: mundane moments rate near 1, poignant ones near "
+    "10. Rate each item again."
+)
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
 MIN_COPY_WORDS = 4  # a shorter text can match instructions by chance ("go to work")
@@ -89,6 +95,8 @@ RESTED = 0.6  # energy satisfaction at which daytime sleep contradicts the agent
 _WORD = re.compile(r"[^\W_]+")
 _SLEEP = re.compile(r"\b(sleep|asleep|nap|go to bed|bedtime)\b", re.IGNORECASE)
 MEAL_HOURS = {"breakfast": range(4, 12), "lunch": range(10, 16), "dinner": range(16, 24)}
+MUNDANE_MAX = 3  # the highest rating an importance batch's mundane attention check may get
+POIGNANT_MIN = 7  # the lowest its poignant one may get
 MIN_DAY_ITEMS = 3  # a day from waking to sleeping has at least this many strokes
 # Words of a prompt's data that are no activity: a need's name, the date line.
 _NOT_DEEDS = frozenset({"hunger", "energy", "safety", "social", "needs", "mood", "today", "day"})
@@ -325,6 +333,11 @@ def _importance(value: Any, ctx: dict[str, Any]) -> Failure | None:
     scores = [int(getattr(r, "score", 0)) for r in results]
     if is_counting(scores):
         return Failure("counting", ", ".join(map(str, scores)))
+    anchors = ctx.get("anchors")
+    if anchors:
+        low, high = (scores[i] for i in anchors)
+        if low > MUNDANE_MAX or high < POIGNANT_MIN:
+            return Failure("missed_anchor", f"mundane rated {low}, poignant rated {high}")
     return None
 
 

@@ -16,6 +16,8 @@ from societas.agents.cognition import (
     speak,
     summarize_conversation,
 )
+from societas.agents.cognition.importance import MUNDANE as ANCHOR_LOW
+from societas.agents.cognition.importance import POIGNANT as ANCHOR_HIGH
 from societas.agents.cognition.persona import persona
 from societas.agents.cognition.relationships import Relation, belief, mood
 from societas.agents.llm.gateway import LLMGateway
@@ -129,6 +131,10 @@ class Recorder:
         self.sent[kw.get("task") or "?"] = messages
         return await self.inner.json(messages, schema, **kw)
 
+    def answers_by_rules(self, task: str | None) -> bool:
+        """False: the prompts are those a model would be sent (attention checks included)."""
+        return False
+
 
 async def test_every_prompt_contains_what_it_claims(group) -> None:
     llm = Recorder()
@@ -143,6 +149,8 @@ async def test_every_prompt_contains_what_it_claims(group) -> None:
     assert "festival" in user  # the retrieved memory
     assert "sadness (intensity 0.8)" in user and "hunger" in user  # mood and needs
     assert user.index("Reply with ONLY") < user.index("festival")  # static text first
+    (rated,) = (m["content"] for m in llm.sent["importance"])
+    assert any(t in rated for t in ANCHOR_LOW) and any(t in rated for t in ANCHOR_HIGH)
     plan = await ann.status.get("plan")
     hour = plan["items"][1]["start_hour"]
     await decompose_hour(ann, llm, hour)  # type: ignore[arg-type]

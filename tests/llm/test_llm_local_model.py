@@ -53,7 +53,13 @@ async def test_a_small_town_runs_end_to_end_on_the_model(tmp_path, server, bm25_
         assert t["json_calls"] == sum(t[k] for k in JSON_OUTCOMES), (name, t)
         assert t["requests"] >= t["json_calls"] + t["reasks"], (name, t)
         assert t["dropped_items"] >= 0, (name, t)  # filler entries screened out, per task
-    assert sum(t["valid_first_try"] + t["repaired"] for t in tasks.values()) > 0
+    # some answer parsed and fit its schema (meaning checks run only on such answers), even
+    # where the tiny model then fails them: its ratings miss the attention checks
+    fitted = sum(
+        t["valid_first_try"] + t["repaired"] + t["valid_after_reask"] for t in tasks.values()
+    )
+    checked = sum(v for t in tasks.values() for k, v in t.items() if k.startswith("meaning."))
+    assert fitted + checked > 0, tasks
     assert run.result.totals["llm_tokens"] > 0
     if run.memories_from_model == 0:  # the tiny model's texts all failed a meaning check
         texts = {n: t for n, t in tasks.items() if n != "importance"}
