@@ -40,4 +40,4 @@ def test_memory_breakdown_times_every_part_of_a_turn(tmp_path):
         parts = run["modes"][mode]
         assert parts["turn"] > 0
         assert parts["rank"] > 0 and parts["hit_records"] > 0 and parts["embed_documents"] > 0
-    assert 0 < run["modes"]["floor"]["turn"]  # the API's fixed costs, nothing stored
+    assert run["modes"]["floor"]["turn"] > 0  # the API's fixed costs, nothing stored
