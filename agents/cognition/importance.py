@@ -4,7 +4,8 @@ A language model's batch carries two attention-check items at seeded places, one
 end of the scale: a model that rates the mundane one above `MUNDANE_MAX` or the poignant one
 below `POIGNANT_MIN` is not rating, so the batch is re-asked and then falls back (meaning
 check `missed_anchor`). Their ratings are never stored. The rules policy is not asked them:
-it is deterministic code, not a respondent that may not attend.
+it is deterministic code, not a respondent that may not attend. `llm.attention_checks: false`
+asks none.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ async def _rate(
     """One call's ratings of `chunk`, attention checks asked and left out."""
     context: dict[str, object] = {"name": name}
     items, anchors = chunk, None
-    if not llm.answers_by_rules("importance"):
+    if llm.config.attention_checks and not llm.answers_by_rules("importance"):
         items, anchors = with_anchors(chunk, seed)
         context["anchors"] = anchors
     scores = await batch_json(

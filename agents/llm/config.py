@@ -180,6 +180,12 @@ class LLMConfig(_Strict):
     json_reasks: int = Field(default=1, ge=0, le=5, description="Re-asks after invalid JSON.")
     prices: dict[str, Price] = Field(default_factory=dict, description="Model -> price.")
     batch_size: int = Field(default=20, ge=1, le=200, description="Items per batched prompt.")
+    attention_checks: bool = Field(
+        default=True,
+        description="A model's importance batches carry a mundane and a poignant moment; a "
+        "batch that rates them against the scale is re-asked, then falls back. Two items "
+        "more per batch; the rules policy is never asked them.",
+    )
     routes: dict[str, str | list[str]] = Field(
         default_factory=dict,
         description="Task name -> endpoint name(s) or `rules`, e.g. {survey: large, "

@@ -51,9 +51,11 @@ def flat(body: dict[str, Any]) -> str:
     return json.dumps({"results": [{"score": 5} for _ in items_of(body)]})
 
 
-def gateway(url: str) -> LLMGateway:
+def gateway(url: str, checks: bool = True) -> LLMGateway:
     endpoint = {"base_url": url, "model": "rater", "structured_output": "json_object_schema"}
-    return LLMGateway({"endpoints": [endpoint], "fallback_stop": {"enabled": False}})
+    return LLMGateway(
+        {"endpoints": [endpoint], "fallback_stop": {"enabled": False}, "attention_checks": checks}
+    )
 
 
 @pytest.mark.parametrize("seed", range(50))
@@ -117,3 +119,11 @@ async def test_the_rules_policy_is_not_asked_the_checks() -> None:
     expected = rules.answer("importance", {"name": "Ann", "items": TEXTS}, 3)
     assert isinstance(expected, dict)
     assert [score for score, _ in rated] == [r["score"] / 10 for r in expected["results"]]
+
+
+async def test_checks_turned_off_ask_the_batch_alone() -> None:
+    """`llm.attention_checks: false`: the same rater's answers are used as given."""
+    async with chat_server(flat, model="rater") as (url, seen), gateway(url, False) as gw:
+        rated = await rate_with_source(gw, TEXTS, "Ann", seed=3)
+    assert rated == [(0.5, "first_try")] * len(TEXTS)
+    assert len(seen) == 1 and items_of(seen[0]) == TEXTS
