@@ -1,12 +1,12 @@
 """Meaning checks: an answer that parses and fits its schema may still not answer the task.
 
-Checked for every task: a copy of the prompt's example, an echo of the schema's descriptions,
-a copy of the prompt's format text. Checked per task: importance ratings that count
-(1, 2, 3... or 10, 1, 2, 3...) instead of rating or that miss the batch's attention checks
-(a mundane moment rated high, a poignant one low), a dialogue line said before, a day plan
-that contradicts the agent's state (asleep at noon while rested) or names places the agent
-does not know, an hour whose steps do not tile it, a word outside the ones the task lists,
-a memory strategy setting outside its allowed range.
+Checked for every task: a copy of the prompt's example, an echo of the schema's
+descriptions, a copy of the prompt's format text. Checked per task: importance ratings that
+count (1, 2, 3... or 10, 1, 2, 3... or 10, 9, 8...) instead of rating or that miss the
+batch's attention checks (a mundane moment rated high, a poignant one low), a dialogue line
+said before, a day plan that contradicts the agent's state (asleep at noon while rested) or
+names places the agent does not know, an hour whose steps do not tile it, a word outside the
+ones the task lists, a memory strategy setting outside its allowed range.
 A failed check makes the gateway re-ask with a short correction (`CORRECTIONS`, text with
 nothing in it to copy) and then fall back; both are counted per task and kind.
 """
@@ -58,7 +58,7 @@ CORRECTIONS: dict[str, str] = {
     "answer.",
     "copied_prompt": "That reply repeated the instructions. Reply again with this person's own "
     "answer.",
-    "counting": "Those numbers count up instead of rating each item. Rate each item on its own.",
+    "counting": "Those numbers count instead of rating each item. Rate each item on its own.",
     "repeated_line": "That was already said. Reply again with something new.",
     "contradiction": "That plan does not fit this person's needs and the time of day. Reply again.",
     "incomplete": "That plan is too short: plan the whole day, from waking up to going to "
@@ -307,13 +307,17 @@ class Prompt:
 
 
 def is_counting(scores: Sequence[int]) -> bool:
-    """Whether four or more ratings count instead of rate: 1, 2, 3, 4 (every step +1, or
-    all but one step for five or more ratings, e.g. 10, 1, 2, 3, 4, 5)."""
+    """Whether four or more ratings count instead of rate, up or down: 1, 2, 3, 4 or 10, 9, 8,
+    7 (every step ±1 the same way, or all but one step for five or more ratings, e.g. 10, 1,
+    2, 3, 4, 5)."""
     n = len(scores)
     if n < 4:
         return False
-    up = sum(1 for a, b in pairwise(scores) if b == a + 1)
-    return up == n - 1 or (n >= 5 and up >= n - 2)
+    for step in (1, -1):
+        run = sum(1 for a, b in pairwise(scores) if b == a + step)
+        if run == n - 1 or (n >= 5 and run >= n - 2):
+            return True
+    return False
 
 
 def tiles_hour(steps: Sequence[tuple[int, int]]) -> bool:

@@ -85,6 +85,10 @@ def test_an_example_value_that_is_the_agents_own_is_no_copy() -> None:
         ([2, 7, 3, 3, 8], False),
         ([1, 2, 3], False),  # too few to tell
         ([4, 5, 6, 2, 8, 1], False),
+        ([10, 9, 8, 7, 6, 5], True),  # counting down, as SmolLM2-135M answers
+        ([9, 8, 7, 6], True),
+        ([8, 7, 7, 6], False),  # a tie is a rating
+        ([1, 2, 1, 2, 1], False),
     ],
 )
 def test_counting_sequences_are_not_ratings(scores: list[int], counting: bool) -> None:
