@@ -10,11 +10,11 @@ asks none.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import random
 from collections.abc import Sequence
+from functools import partial
 
 from societas.agents.cognition.prompts import render
 from societas.agents.llm.batching import batch_json
@@ -48,37 +48,19 @@ async def rate_with_source(
     llm: LLMGateway, texts: Sequence[str], name: str = "the person", seed: int | None = None
 ) -> list[tuple[float, str]]:
     """(importance in 0..1, answer_source) for each text: where each rating came from."""
-    size = llm.config.batch_size
-    chunks = [list(texts[i : i + size]) for i in range(0, len(texts), size)]
-    parts = await asyncio.gather(*(_rate(llm, chunk, name, seed) for chunk in chunks))
-    return [rated for part in parts for rated in part]
-
-
-async def _rate(
-    llm: LLMGateway, chunk: list[str], name: str, seed: int | None
-) -> list[tuple[float, str]]:
-    """One call's ratings of `chunk`, attention checks asked and left out."""
-    context: dict[str, object] = {"name": name}
-    items, anchors = chunk, None
-    if llm.config.attention_checks and not llm.answers_by_rules("importance"):
-        items, anchors = with_anchors(chunk, seed)
-        context["anchors"] = anchors
+    asks_checks = llm.config.attention_checks and not llm.answers_by_rules("importance")
     scores = await batch_json(
         llm,
-        items,
+        list(texts),
         ImportanceScore,
         task="importance",
         instruction=render("importance", name=name),
-        context=context,
+        context={"name": name},
         seed=seed,
-        batch_size=len(items),
         fallback_item=lambda _t: ImportanceScore(score=FALLBACK_SCORE),
+        checks=partial(with_anchors, seed=seed) if asks_checks else None,
     )
-    return [
-        (s.score / 10.0, s.answer_source)
-        for i, s in enumerate(scores)
-        if anchors is None or i not in anchors
-    ]
+    return [(s.score / 10.0, s.answer_source) for s in scores]
 
 
 def with_anchors(chunk: list[str], seed: int | None) -> tuple[list[str], list[int]]:

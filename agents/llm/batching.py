@@ -59,13 +59,16 @@ async def batch_json(
     context: dict[str, Any] | None = None,
     batch_size: int | None = None,
     fallback_item: Callable[[str], M] = MISSING,
+    checks: Callable[[list[str]], tuple[list[str], list[int]]] | None = None,
     **params: Any,
 ) -> list[M]:
     """Answer `item_schema` for every item, `batch_size` items per call, calls concurrent.
 
     The rules provider receives `context={"items": chunk, **context}`. A chunk whose reply
     never validates returns `fallback_item(item)` per item (counted) or raises. Each item
-    carries its chunk's answer_source (`provenance.source_of`).
+    carries its chunk's answer_source (`provenance.source_of`). `checks(chunk)` gives the
+    items asked with attention checks inserted and their places: the places go to the meaning
+    checks as `context["anchors"]`, and the checks' answers are left out of the result.
     """
     if isinstance(items, str) or not isinstance(items, Sequence):
         raise LLMInputError(f"items: expected a list of strings, got {type(items).__name__}")
@@ -76,23 +79,29 @@ async def batch_json(
         return []
 
     async def one(chunk: list[str]) -> list[M]:
-        schema = batch_schema(item_schema, len(chunk))
+        asked, anchors = checks(chunk) if checks is not None else (chunk, [])
+        schema = batch_schema(item_schema, len(asked))
         fb: Any = MISSING
         if fallback_item is not MISSING:
 
             def fb() -> BaseModel:
-                return schema(results=[fallback_item(x) for x in chunk])
+                return schema(results=[fallback_item(x) for x in asked])
 
         out = await gateway.json(
-            batch_messages(chunk, item_schema, instruction, system),
+            batch_messages(asked, item_schema, instruction, system),
             schema,
             task=task,
-            context={**(context or {}), "items": chunk},
+            context={
+                **(context or {}),
+                "items": asked,
+                **({"anchors": anchors} if anchors else {}),
+            },
             fallback=fb,
             **params,
         )
         source = source_of(out)
-        return [mark(item, source) for item in out.results]  # type: ignore[attr-defined]
+        results = out.results  # type: ignore[attr-defined]
+        return [mark(item, source) for i, item in enumerate(results) if i not in anchors]
 
     chunks = [list(items[i : i + size]) for i in range(0, len(items), size)]
     parts = await asyncio.gather(*(one(c) for c in chunks))
