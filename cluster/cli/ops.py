@@ -132,6 +132,8 @@ def status(
         if Path(target).is_dir():
             typer.echo(json.dumps(run_status(Path(target)), indent=2))
             return
+        if "/" in target or target.startswith("."):  # a path, not a job id
+            raise OutDirError(f"{target}: no such run folder")
         info = jobs.status(target, address)
         info["progress"] = jobs.progress_from_logs(jobs.logs(target, address))
         typer.echo(json.dumps(info, indent=2))

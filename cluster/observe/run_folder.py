@@ -15,6 +15,7 @@ import os
 import shutil
 import socket
 import sys
+import tempfile
 import time
 import uuid
 from datetime import UTC, datetime
@@ -160,8 +161,12 @@ def check_out_dir(run_dir: Path, *, overwrite: bool = False, resume: bool = Fals
     if run_dir.is_dir() and not holds_run(run_dir) and any(run_dir.iterdir()) and overwrite:
         raise OutDirError(f"--out {run_dir}: not empty and not a societas run; not overwriting")
     probe = run_dir if run_dir.is_dir() else _existing_parent(run_dir)
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise OutDirError(f"--out {run_dir}: {probe} is not writable; choose another --out")
+    try:  # a folder made and removed: permission bits alone pass root on read-only places
+        os.rmdir(tempfile.mkdtemp(prefix=".societas-probe-", dir=probe))
+    except OSError as err:
+        raise OutDirError(
+            f"--out {run_dir}: cannot write in {probe} ({err.strerror}); choose another --out"
+        ) from None
 
 
 def _existing_parent(path: Path) -> Path:

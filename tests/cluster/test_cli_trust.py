@@ -210,3 +210,23 @@ def test_malformed_config_corpus_gives_clear_errors(tmp_path):
     assert named == {p.name for p in BAD_CONFIGS}
     for block in blocks[:-1]:  # each names a field path and says what is wrong
         assert "invalid field" in block and ":" in block.splitlines()[1], block
+
+
+def test_out_where_no_folder_can_be_made_fails_preflight_and_leaves_nothing(tmp_path):
+    cfg = town(tmp_path, ticks=5)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    res = societas("check", str(cfg), "--out", str(tmp_path / "new" / "run"))
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # the probe left nothing
+    out = "/proc/societas-run"  # permission bits let root pass here; making a folder fails
+    res = societas("check", str(cfg), "--out", out)
+    assert res.returncode == 2 and f"--out {out}: cannot write in /proc" in res.stderr
+    assert "Traceback" not in res.stderr + res.stdout
+    res = societas("run", str(cfg), "--local", "--out", out)
+    assert res.returncode == 2 and "nothing was started" in res.stderr, res.stderr
+
+
+def test_status_of_a_missing_run_folder_names_it(tmp_path):
+    res = societas("status", str(tmp_path / "gone"))
+    assert res.returncode == 2 and f"{tmp_path / 'gone'}: no such run folder" in res.stderr
+    assert "Traceback" not in res.stderr and "Ray" not in res.stderr
