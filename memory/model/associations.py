@@ -36,10 +36,15 @@ class AssociationIndex:
 
     def __init__(self) -> None:
         self.edges: dict[int, dict[int, tuple[AssociationType, float]]] = {}
-        self.directed: list[Association] = []  # as added (for checkpoints), deduplicated
+        self._by_pair: dict[tuple[int, int], Association] = {}  # (low, high id): latest kept
 
     def __len__(self) -> int:
-        return len(self.directed)
+        return len(self._by_pair)
+
+    @property
+    def directed(self) -> list[Association]:
+        """Each linked pair's association as added (for checkpoints), oldest change first."""
+        return list(self._by_pair.values())
 
     def add_many(self, associations: Iterable[Association]) -> None:
         """Add edges; a repeated pair keeps its strongest association."""
@@ -51,10 +56,9 @@ class AssociationIndex:
                 continue
             self.edges.setdefault(a.source, {})[a.target] = (a.type, a.strength)
             self.edges.setdefault(a.target, {})[a.source] = (a.type, a.strength)
-            self.directed = [
-                d for d in self.directed if {d.source, d.target} != {a.source, a.target}
-            ]
-            self.directed.append(a)
+            pair = (a.source, a.target) if a.source < a.target else (a.target, a.source)
+            self._by_pair.pop(pair, None)  # a stronger one replaces it, as the newest
+            self._by_pair[pair] = a
 
     def neighbours(self, memory_id: int) -> list[tuple[int, AssociationType, float]]:
         return [(n, t, s) for n, (t, s) in sorted(self.edges.get(memory_id, {}).items())]
@@ -67,7 +71,7 @@ class AssociationIndex:
         for memory_id in gone:
             for other in self.edges.pop(memory_id):
                 self.edges.get(other, {}).pop(memory_id, None)
-        self.directed = [d for d in self.directed if d.source not in gone and d.target not in gone]
+        self._by_pair = {pair: a for pair, a in self._by_pair.items() if gone.isdisjoint(pair)}
 
     def to_table(self) -> pa.Table:
         rows = sorted(self.directed, key=lambda a: (a.source, a.target))

@@ -115,3 +115,33 @@ async def test_access_log_records_reads_writes_and_moves(group_factory, tmp_path
     assert rows[3]["time"] == 2 * DAY
     assert all(f.suffix == ".parquet" for f in group.access_log.files())
     await group.close()
+
+
+def test_a_pair_keeps_its_strongest_association_whichever_way_it_is_given():
+    from societas.memory.model.associations import Association, AssociationIndex
+
+    index = AssociationIndex()
+    index.add_many(
+        [
+            Association(source=1, target=2, type="temporal", strength=0.4),
+            Association(source=3, target=1, type="similar", strength=0.9),
+            Association(source=2, target=1, type="causal", strength=0.8),  # stronger: replaces
+            Association(source=1, target=2, type="similar", strength=0.5),  # weaker: ignored
+        ]
+    )
+    assert len(index) == 2
+    assert [(a.source, a.target, a.type) for a in index.directed] == [
+        (3, 1, "similar"),
+        (2, 1, "causal"),
+    ]
+    assert index.neighbours(1) == [(2, "causal", 0.8), (3, "similar", 0.9)]
+    table = index.to_table()
+    assert table.column("source").to_pylist() == [2, 3] and table.column("target").to_pylist() == [
+        1,
+        1,
+    ]
+    many = [Association(source=i, target=i + 1, type="temporal") for i in range(10, 20_010)]
+    index.add_many(many)  # one pass: a pair is looked up, not searched for among the others
+    index.drop([2, 10])
+    assert len(index) == 1 + 19_999 and index.neighbours(1) == [(3, "similar", 0.9)]
+    assert index.neighbours(11) == [(12, "temporal", 1.0)]
