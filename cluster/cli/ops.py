@@ -129,14 +129,21 @@ def status(
     from societas.cluster.ray import jobs
 
     with user_errors():
-        if Path(target).is_dir():
-            typer.echo(json.dumps(run_status(Path(target)), indent=2))
+        if (folder := run_folder_of(target)) is not None:
+            typer.echo(json.dumps(run_status(folder), indent=2))
             return
-        if "/" in target or target.startswith("."):  # a path, not a job id
-            raise OutDirError(f"{target}: no such run folder")
         info = jobs.status(target, address)
         info["progress"] = jobs.progress_from_logs(jobs.logs(target, address))
         typer.echo(json.dumps(info, indent=2))
+
+
+def run_folder_of(target: str) -> Path | None:
+    """The run folder `target` names, or None for a job id; a path that is not a folder fails."""
+    if Path(target).is_dir():
+        return Path(target)
+    if "/" in target or target.startswith("."):  # a path, not a job id
+        raise OutDirError(f"{target}: no such run folder")
+    return None
 
 
 def run_status(run_dir: Path) -> dict[str, object]:
@@ -180,8 +187,8 @@ def stop(
     from societas.cluster.ray import jobs
 
     with user_errors():
-        if Path(target).is_dir():
-            stop_run_folder(Path(target), wait)
+        if (folder := run_folder_of(target)) is not None:
+            stop_run_folder(folder, wait)
             return
         was = jobs.stop(target, address)
     typer.echo(f"{target}: {'stopping (final checkpoint first)' if was else 'not running'}")

@@ -226,7 +226,8 @@ def test_out_where_no_folder_can_be_made_fails_preflight_and_leaves_nothing(tmp_
     assert res.returncode == 2 and "nothing was started" in res.stderr, res.stderr
 
 
-def test_status_of_a_missing_run_folder_names_it(tmp_path):
-    res = societas("status", str(tmp_path / "gone"))
-    assert res.returncode == 2 and f"{tmp_path / 'gone'}: no such run folder" in res.stderr
-    assert "Traceback" not in res.stderr and "Ray" not in res.stderr
+def test_status_and_stop_of_a_missing_run_folder_name_it(tmp_path):
+    for command in ("status", "stop"):
+        res = societas(command, str(tmp_path / "gone"))
+        assert res.returncode == 2 and f"{tmp_path / 'gone'}: no such run folder" in res.stderr
+        assert "Traceback" not in res.stderr and "Ray" not in res.stderr
