@@ -309,13 +309,16 @@ class Prompt:
 def is_counting(scores: Sequence[int]) -> bool:
     """Whether four or more ratings count instead of rate, up or down: 1, 2, 3, 4 or 10, 9, 8,
     7 (every step ±1 the same way, or all but one step for five or more ratings, e.g. 10, 1,
-    2, 3, 4, 5)."""
+    2, 3, 4, 5; or, for six or more, every step once one rating is left out: 2, 1, 3, 4, 5, 6)."""
     n = len(scores)
     if n < 4:
         return False
     for step in (1, -1):
         run = sum(1 for a, b in pairwise(scores) if b == a + step)
         if run == n - 1 or (n >= 5 and run >= n - 2):
+            return True
+        rests = ([*scores[:i], *scores[i + 1 :]] for i in range(n))
+        if n >= 6 and any(all(b == a + step for a, b in pairwise(r)) for r in rests):
             return True
     return False
 

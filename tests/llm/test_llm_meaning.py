@@ -89,6 +89,10 @@ def test_an_example_value_that_is_the_agents_own_is_no_copy() -> None:
         ([9, 8, 7, 6], True),
         ([8, 7, 7, 6], False),  # a tie is a rating
         ([1, 2, 1, 2, 1], False),
+        ([2, 1, 3, 4, 5, 6, 7, 8, 9, 10], True),  # SmolLM2-135M: one rating out of the count
+        ([6, 5, 9, 4, 3, 2], True),
+        ([2, 1, 3, 4, 6], False),  # five: too few to leave one out
+        ([1, 3, 4, 5, 6, 8], False),  # two left out: a rating
     ],
 )
 def test_counting_sequences_are_not_ratings(scores: list[int], counting: bool) -> None:
