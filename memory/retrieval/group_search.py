@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -302,21 +302,30 @@ class GroupSearch:
         job: RankJob | None = None,
         found: Sequence[MemoryHit] = (),
     ) -> list[MemoryHit]:
-        """Cold memories that beat the k-th hit of `found` (all of them without a RAM ranking)."""
+        """Cold memories beating the k-th of `found`: from the cold index if it holds the filter."""
         flt = dataclasses.replace(self.point_filter(r), ids=None, alive_at=now)
         index, ram, sparse = self.sparse_index, self.ranker.ram, query.sparse
-        cfg = self.retrieval
-        if job and index is not None and ram and sparse is not None and ram.eligible([job])[0]:
+        cfg, norm = self.retrieval, self.normalization
+        ranked = job is not None and index is not None and ram and ram.eligible([job])[0]
+        filters = (r.location, r.types, r.tags, r.time_range)  # not in the cold index
+        indexed = query.dense is None and all(f is None for f in filters)
+        if sparse is not None and (ranked or indexed):
             kth = (found[-1].score, found[-1].id) if len(found) >= r.top_k else None
-            norm, scale = self.normalization, job.scale
-            rows = self.cold.best(
-                flt,
-                index.query_weights(sparse) if job.weights is None else job.weights,
-                lambda n: score_of(n, cfg, now, norm, True, None, None, scale),
-                kth,
-                r.top_k,
-                cfg.candidates == "relevant" and not sparse.is_empty(),
-            )
+            weights, scale = None, None
+            layers: tuple[Mapping[str, float] | None, Mapping[str, float] | None] = (None, None)
+            relevant = cfg.candidates == "relevant"
+            if ranked and job is not None and index is not None:
+                weights = index.query_weights(sparse) if job.weights is None else job.weights
+                scale, relevant = job.scale, relevant and not sparse.is_empty()
+            else:
+                profiles = self.profiles
+                layers = (profiles.layer_decay(r.agent_id), profiles.layer_recency(r.agent_id))
+
+            def score(n: Numbers, own_scale: float) -> Any:
+                by = scale if scale is not None else own_scale if norm == "exact" else 1.0
+                return score_of(n, cfg, now, norm, True, *layers, by)
+
+            rows = self.cold.best(flt, sparse, weights, score, kth, r.top_k, relevant)
             return [_hit(record_from_payload(row["id"], row), s, "cold") for row, s in rows]
         table = self.cold.scan(flt)
         if table.num_rows == 0:

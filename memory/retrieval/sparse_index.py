@@ -17,7 +17,7 @@ from societas.memory.embedding.base import SparseVector
 class AgentPostings:
     """One agent's memories (ids ascending) and their terms, row by row."""
 
-    __slots__ = ("ends", "ids", "importances", "terms", "times", "topics", "weights")
+    __slots__ = ("ends", "ids", "importances", "layers", "terms", "times", "topics", "weights")
 
     def __init__(self) -> None:
         self.ids = array("q")
@@ -27,6 +27,16 @@ class AgentPostings:
         self.ends = array("I")  # row r's terms are terms[ends[r-1]:ends[r]]
         self.terms = array("I")
         self.weights = array("f")
+        self.layers: tuple[array[int], array[float]] | None = None  # name ids, layer_since
+
+    def mark(self, layer: int, since: float, short: int) -> None:
+        """Keep the newest row's layer (a name id) and clock once a row is not short since then."""
+        if self.layers is None:
+            if layer == short and since == self.times[-1]:
+                return
+            self.layers = (array("H", [short]) * (len(self.ids) - 1), self.times[:-1])
+        self.layers[0].append(layer)
+        self.layers[1].append(since)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -75,12 +85,14 @@ class SparseIndex:
         importances: Sequence[float],
         topics: Sequence[str],
         vectors: Sequence[SparseVector | None],
+        layers: Sequence[tuple[str, float]] | None = None,
     ) -> None:
-        """Index new memories (ids ascending per agent, as the group allocates them)."""
-        agents, topic_id = self.agents, self.topic_id
+        """Index new memories (ids ascending per agent); `layers`: (layer, since) of all or none."""
+        agents, topic_id = self.agents, self.topic_id  # layer names share the topics' ids
         unsorted: set[int] = set()
-        for memory_id, agent_id, time, imp, topic, vec in zip(
-            ids, agent_ids, times, importances, topics, vectors, strict=True
+        marks = [None] * len(ids) if layers is None else layers
+        for memory_id, agent_id, time, imp, topic, vec, mark in zip(
+            ids, agent_ids, times, importances, topics, vectors, marks, strict=True
         ):
             p = agents.get(agent_id)
             if p is None:
@@ -95,6 +107,8 @@ class SparseIndex:
                 p.terms.extend(vec.indices)
                 p.weights.extend(vec.values)
             p.ends.append(len(p.terms))
+            if mark is not None:
+                p.mark(topic_id(mark[0]), mark[1], topic_id("short"))
         self.df.update(chain.from_iterable(v.indices for v in vectors if v is not None))
         self.docs += len(ids)
         for agent_id in unsorted:
@@ -198,6 +212,10 @@ def _copy_row(src: AgentPostings, r: int, dst: AgentPostings) -> None:
     dst.terms.extend(src.terms[begin : src.ends[r]])
     dst.weights.extend(src.weights[begin : src.ends[r]])
     dst.ends.append(len(dst.terms))
+    if src.layers is not None:  # a copy of every row: marked from the first
+        dst.layers = dst.layers or (array("H"), array("d"))
+        dst.layers[0].append(src.layers[0][r])
+        dst.layers[1].append(src.layers[1][r])
 
 
 def _sorted(p: AgentPostings) -> AgentPostings:

@@ -8,7 +8,7 @@ import math
 import operator
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,12 +18,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
+from numpy.typing import NDArray
 
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.model.clock import SECONDS_PER_DAY
 from societas.memory.model.records_meta import META_FIELDS, conform, meta_row
-from societas.memory.retrieval.scoring import Numbers, RetrievalConfig, cosine
-from societas.memory.retrieval.sparse_index import SparseIndex
+from societas.memory.retrieval.scoring import Numbers, RetrievalConfig, cosine, exact_match_score
+from societas.memory.retrieval.sparse_index import AgentPostings, SparseIndex
 from societas.memory.store.fsutil import write_bytes_atomic, write_parquet_atomic
 from societas.memory.tiers.cold_merge import merge_parts
 from societas.memory.vectorstores.base import PointFilter, ScoredPoint
@@ -101,6 +102,7 @@ class ColdStore:
         self._open: list[_Part] | None = None
         self._count: int | None = None  # rows in all parts, re-read only after a change
         self._index: SparseIndex | None = None  # every row's id, time, importance and terms
+        self._expiring: dict[int, float] = {}  # expiry times of the indexed rows that expire
         self._index_lock = threading.Lock()  # written by `write` and read by searches
         self.rows_read = 0  # rows a bounded search took out of the parts
         files = self.row_files()
@@ -137,7 +139,7 @@ class ColdStore:
             written.append(rows)
             with self._index_lock:
                 if self._index is not None:
-                    _index_rows(self._index, *tables)
+                    self._expiring |= _index_rows(self._index, *tables)
         return written
 
     def may_hold(self, agent_id: int) -> bool:
@@ -152,35 +154,39 @@ class ColdStore:
                 self._index = SparseIndex()
                 for f in self.row_files():  # each part's rows and vectors
                     paths = (f, str(f).replace(".rows.", ".vectors."))
-                    _index_rows(self._index, *(pq.read_table(p) for p in paths))
+                    self._expiring |= _index_rows(self._index, *map(pq.read_table, paths))
             return self._index
 
     def best(
         self,
         flt: PointFilter,
-        weights: list[tuple[int, float]],
-        score: Any,
+        query: SparseVector,
+        weights: list[tuple[int, float]] | None,
+        score: Callable[[Numbers, float], Any],
         kth: tuple[float, int] | None,
         limit: int,
         relevant_only: bool,
     ) -> list[tuple[dict[str, Any], float]]:
-        """Up to `limit` of the agent's rows passing `flt` that beat `kth` (score, id)."""
+        """Up to `limit` rows passing `flt` that beat `kth`, best first (weights None: own IDF)."""
         index = self.index()
         p = index.agents.get(flt.agent_id)
         if p is None:
             return []
         ids, times = np.frombuffer(p.ids, np.int64), np.frombuffer(p.times, np.float64)
+        can = self._passing(index, p, flt)
+        if weights is None:
+            weights = _own_weights(index, p, can, query)
         terms = index.matches(p, weights)  # raw relevance: each row's products summed
         raw = np.zeros(len(ids)) if terms is None else np.bincount(*terms, minlength=len(ids))
-        scores = score(Numbers(times, np.frombuffer(p.importances), raw))
-        can = (raw > 0) | (not relevant_only)
+        numbers = Numbers(times, np.frombuffer(p.importances), raw, times, "short")
+        if p.layers is not None:  # else every row is short since its time
+            numbers.layer = np.array(index.topic_names)[np.frombuffer(p.layers[0], np.uint16)]
+            numbers.layer_since = np.frombuffer(p.layers[1], np.float64)
+        scores = score(numbers, exact_match_score([w for _, w in weights], len(query.indices)))
+        if relevant_only:
+            can &= raw > 0
         if kth is not None:
             can &= (scores > kth[0]) | ((scores == kth[0]) & (ids > kth[1]))
-        if flt.topic is not None:
-            can &= np.frombuffer(p.topics, np.uint16) == index.topic_id_of(flt.topic)
-        if flt.day_range is not None:
-            first, end = flt.day_range[0] * 86_400.0, (flt.day_range[1] + 1) * 86_400.0
-            can &= (times >= first) & (times < end)
         at = can.nonzero()[0]
         order = at[np.lexsort((-ids[at], -scores[at]))]
         out: list[tuple[dict[str, Any], float]] = []
@@ -192,6 +198,24 @@ class ColdStore:
             if len(out) >= limit:
                 break
         return out[:limit]
+
+    def _passing(self, index: SparseIndex, p: AgentPostings, flt: PointFilter) -> NDArray[np.bool_]:
+        """Which of the agent's indexed rows pass the filter's topic, days, layers and expiry."""
+        can, times = np.ones(len(p), np.bool_), np.frombuffer(p.times, np.float64)
+        if flt.topic is not None:
+            can &= np.frombuffer(p.topics, np.uint16) == index.topic_id_of(flt.topic)
+        if flt.day_range is not None:
+            first, end = flt.day_range[0] * 86_400.0, (flt.day_range[1] + 1) * 86_400.0
+            can &= (times >= first) & (times < end)
+        if flt.layers is not None and p.layers is None:  # every row is short
+            can &= "short" in flt.layers
+        elif flt.layers is not None and p.layers is not None:
+            wanted = [index.topic_id_of(name) for name in flt.layers]
+            can &= np.isin(np.frombuffer(p.layers[0], np.uint16), wanted)
+        if flt.alive_at is not None and (expiring := self._expiring):
+            alive_at, inf = flt.alive_at, math.inf
+            can &= np.fromiter((expiring.get(i, inf) > alive_at for i in p.ids), np.bool_, len(p))
+        return can
 
     def compact(self, folder: Path, drop_expired_before: float | None = None) -> Path | None:
         """Merge one day window's parts crash-safely: merged part, journal, then deletion."""
@@ -283,6 +307,8 @@ class ColdStore:
             for name, span in (("day", flt.day_range), ("t", flt.time_range)):
                 if span is not None:
                     conds.append((pc.field(name) >= span[0]) & (pc.field(name) <= span[1]))
+            if flt.layers is not None:  # rows written before layers are short
+                conds.append(pc.coalesce(pc.field("layer"), pc.scalar("short")).isin(flt.layers))
             if flt.types is not None:  # rows written before types were episodic
                 typed = pc.coalesce(pc.field("type"), pc.scalar("episodic"))
                 conds.append(typed.isin(list(flt.types)))
@@ -333,11 +359,29 @@ class ColdStore:
         return set() if dataset is None else set(dataset.to_table(columns=["id"])["id"].to_pylist())
 
 
-def _index_rows(index: SparseIndex, rows: pa.Table, vectors: pa.Table) -> None:
-    """Add a part's rows (and their vectors, in the same order) to a cold index."""
+def _index_rows(index: SparseIndex, rows: pa.Table, vectors: pa.Table) -> dict[int, float]:
+    """Index a part's rows and vectors (same order); returns the expiry times of expiring rows."""
     c = rows.to_pydict()
     sparse = [row_vectors({**v, "dense": None}).sparse for v in vectors.to_pylist()]
-    index.add(c["id"], c["agent_id"], c["time"], c["importance"], c["topic"], sparse)
+    marks = [  # rows written before layers are short since their time
+        (layer or "short", time if since is None else since)
+        for layer, since, time in zip(c["layer"], c["layer_since"], c["time"], strict=True)
+    ]
+    index.add(c["id"], c["agent_id"], c["time"], c["importance"], c["topic"], sparse, marks)
+    return {i: at for i, at in zip(c["id"], c["expires_at"], strict=True) if at is not None}
+
+
+def _own_weights(
+    index: SparseIndex, p: AgentPostings, rows: NDArray[np.bool_], query: SparseVector
+) -> list[tuple[int, float]]:
+    """The query's terms weighted by their IDF over `rows` of the agent (Qdrant's formula)."""
+    terms, ends, n = np.frombuffer(p.terms, np.uint32), np.frombuffer(p.ends, np.uint32), rows.sum()
+    weights = []
+    for term in query.indices:
+        holding = ends.searchsorted((terms == term).nonzero()[0], side="right")
+        if count := int(np.count_nonzero(rows[holding])):
+            weights.append((term, math.log(1 + (n - count + 0.5) / (count + 0.5))))
+    return weights
 
 
 def rows_table(points: Sequence[ScoredPoint]) -> pa.Table:
