@@ -255,7 +255,9 @@ class GroupSearch:
         scores = {h.id: h for h in hits}
         others = [rec for i, rec in reached.items() if i not in scores]
         tiers = await self.store.retrieve([rec.id for rec in others])
-        for rec, own in zip(others, self._own_scores(others, query, scale), strict=True):
+        for rec, own in zip(
+            others, self._own_scores(r.agent_id, others, query, scale), strict=True
+        ):
             tier = "hot" if rec.id in self.hot else "warm" if rec.id in tiers else "cold"
             scores[rec.id] = _hit(rec, own, tier)
         out = [
@@ -264,7 +266,7 @@ class GroupSearch:
         return sorted(out, key=lambda h: (-h.score, -h.id))[: r.top_k]
 
     def _own_scores(
-        self, records: Sequence[MemoryRecord], query: TextVectors, scale: float
+        self, agent_id: int, records: Sequence[MemoryRecord], query: TextVectors, scale: float
     ) -> list[float]:
         """The score of memories that were not hits (relevance from the RAM or cold index)."""
         index, raw = self.sparse_index, []
@@ -275,9 +277,11 @@ class GroupSearch:
             pairs = zip(vec.indices, vec.values, strict=True) if vec else ()
             raw.append(sum(weights.get(t, 0.0) * v for t, v in pairs))
         times, imps = [rec.time for rec in records], [rec.importance for rec in records]
-        numbers = Numbers(np.array(times), np.array(imps), np.array(raw))
-        now, norm = self.clock.abs_seconds, self.normalization
-        return score_of(numbers, self.retrieval, now, norm, True, None, None, scale).tolist()
+        since, layer = [rec.layer_since for rec in records], [rec.layer for rec in records]
+        numbers = Numbers(np.array(times), np.array(imps), np.array(raw), np.array(since), layer)
+        now, norm, profiles = self.clock.abs_seconds, self.normalization, self.profiles
+        layers = (profiles.layer_decay(agent_id), profiles.layer_recency(agent_id))
+        return score_of(numbers, self.retrieval, now, norm, True, *layers, scale).tolist()
 
     def point_filter(self, r: SearchRequest) -> PointFilter:
         hot_only = "warm" not in r.tiers

@@ -3,6 +3,8 @@ score × decay × the association's weight × strength, checked against a hand c
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 HOUR = 3600.0
@@ -27,4 +29,20 @@ async def test_activation_adds_to_the_linked_memorys_own_score(group_factory):
         anchor: pytest.approx(top.score),
         linked: pytest.approx(0.999**8 + 0.4 + top.score * 0.5 * 0.8),
     }
+    await group.close()
+
+
+async def test_a_linked_memory_of_a_finmem_agent_scores_by_its_layer(group_factory):
+    """Its own score is FinMem's, e^(−Δ/Q) + importance × f^Δ (short: Q 3, f 0.9), as a hit's."""
+    group = group_factory("edge", profile="finmem", retrieval={"relevance_weight": 0.0})
+    await group.add_agents({1: {}})
+    s = group.agent(1).stream
+    anchor = await s.add("event", "the river flooded the lower town", importance=0.9)
+    linked = await s.add("event", "bought fresh bread at the bakery", importance=0.2)
+    await s.add("event", "a walk in the park", importance=0.5)
+    await s.associate(anchor, linked, "similar", 1.0)
+    group.clock.set(2, 0.0)  # two days later
+    hits = {h.id: h.score for h in await s.search("river flooded", top_k=2, expand=True)}
+    own = math.exp(-2 / 3) + 0.2 * 0.9**2
+    assert hits[linked] == pytest.approx(own + hits[anchor] * 0.5 * 0.8, abs=1e-4)
     await group.close()
