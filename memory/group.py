@@ -92,8 +92,7 @@ class GroupMemory:
         group_id = config.group_id
         root = Path(tempfile.mkdtemp(prefix="societas-memory-")) if root is None else Path(root)
         self.root = root
-        base = Path(config.vector_store.path or root)
-        shard_dir = base / f"group-{group_id}" if base else None
+        shard_dir = Path(config.vector_store.path or root) / f"group-{group_id}"
         store = store or build_vector_store(
             config.vector_store, group_id, dense, sparse, shard_dir, "stream"
         )
@@ -320,8 +319,7 @@ class GroupMemory:
 
     async def embed_slots(self, slots: Sequence[tuple[int, str]]) -> None:
         """Embed the current values of (agent, key) slots, stale since they changed."""
-        peek = self.kv_peek
-        await self.embed_kv([(a, k, peek(a, k)) for a, k in slots])
+        await self.embed_kv([(a, k, self.kv_peek(a, k)) for a, k in slots])
 
     def queue_add(self, request: AddRequest) -> int:
         """Queue one validated memory and return its id at once; written with the others queued."""

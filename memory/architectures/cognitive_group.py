@@ -46,10 +46,6 @@ async def _maybe(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-def _no_facts(texts: list[str]) -> list[Fact]:
-    return []
-
-
 def _when(time: float) -> str:
     return f"day {int(time // 86_400)} {format_time_of_day(time % 86_400)}"
 
@@ -68,7 +64,7 @@ class CognitiveMemory:
         habits: HabitTracker,
         add_many: Callable[[Sequence[AddRequest]], Awaitable[list[int]]],
         summarise: BatchSummariser | None = None,
-        extract_facts: FactExtractor = _no_facts,
+        extract_facts: FactExtractor = lambda texts: [],
         metacognition: MetaCognition = rules_metacognition,
     ) -> None:
         self.clock = clock

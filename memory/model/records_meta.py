@@ -145,8 +145,9 @@ class AccessLedger:
         """Count one read of each id now: in the hot columns, and in the ledger unless `unsent`."""
         ids = list(memory_ids)
         hot.touch_many(ids, now, rows)
-        if unsent is not None and len(ids) >= BATCH_AT:
-            ids = _held_by_store(ids, hot, unsent)
+        if unsent is not None and len(ids) >= BATCH_AT:  # hot memories still unsent: left out
+            wanted = np.array(ids, np.int64)
+            ids = wanted[~_hot_and_unsent(wanted, hot, unsent)].tolist()
             if not ids:
                 return
         pending, last = self.pending, self.last
@@ -219,12 +220,6 @@ class AccessLedger:
             await store.set_payload(members, {"last_accessed": last})
         self.forget(ids)
         return len(counts) + len(lasts)
-
-
-def _held_by_store(ids: list[int], hot: HotStore, unsent: IdMap) -> list[int]:
-    """Those of `ids` that are not hot memories still unsent, in order (numpy passes)."""
-    wanted = np.array(ids, np.int64)
-    return wanted[~_hot_and_unsent(wanted, hot, unsent)].tolist()
 
 
 def _hot_and_unsent(ids: np.ndarray, hot: HotStore, unsent: IdMap) -> np.ndarray:

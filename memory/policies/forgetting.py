@@ -94,10 +94,7 @@ class ForgettingPolicy(BaseModel, extra="forbid"):
 
     def _earned(self, layer: LayerName, access_count: int) -> bool:
         """Whether the access counter alone lifted a memory into `layer` (no demotion then)."""
-        below = self.layers[_DOWN[layer]]
-        return below.promote_after_accesses is not None and (
-            access_count >= below.promote_after_accesses
-        )
+        return _reached(access_count, self.layers[_DOWN[layer]].promote_after_accesses)
 
     def decide(
         self,

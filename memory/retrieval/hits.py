@@ -136,18 +136,11 @@ def waiting_warm_hits(
         return {}
     warm = group.warm_rows
     row_of, pending, patches = warm.row_of, deferred.pending, deferred.patches
-    taken, taken_ids, rows, taken_scores = [], [], [], []
-    for j in at:
-        memory_id = ids[j]
-        row = row_of.get(memory_id)
-        if row is None or memory_id not in pending or memory_id in patches:
-            continue
-        taken.append(j)
-        taken_ids.append(memory_id)
-        rows.append(row)
-        taken_scores.append(scores[j])
+    taken = [j for j in at if (i := ids[j]) in row_of and i in pending and i not in patches]
     if not taken:
         return {}
+    taken_ids = [ids[j] for j in taken]
+    rows, taken_scores = row_of.get_many(taken_ids), [scores[j] for j in taken]
     layered = group.profiles.any_forgetting
     hits = pending_warm_hits(warm, taken_ids, rows, taken_scores, layered, group.access)
     return {j: hit for j, hit in zip(taken, hits, strict=True) if hit is not None}

@@ -101,10 +101,7 @@ class Ranker:
 
     def pool(self, job: RankJob) -> int:
         """How many memories an exhaustive engine query must consider for this agent."""
-        agent = job.request.agent_id
-        hot = len(self.group.hot.rows_of_agent.get(agent, ()))
-        warm = self.group.warm_counts.get(agent, 0) if "warm" in job.request.tiers else 0
-        return max(hot, warm, self.group.config.retrieval.candidate_limit) + 8
+        return max(self._covered(job), self.group.config.retrieval.candidate_limit) + 8
 
     async def rank(self, jobs: Sequence[RankJob], now: float) -> None:
         """Fill each job's `hits` with its exact top `limit`, best first."""
@@ -187,17 +184,11 @@ class Ranker:
         cfg = g.config.retrieval
         gamma = cfg.relevance_weight
         asked = [job for job in jobs if has_terms(job.vectors)]
-        found = await g.store.query_batch(
-            [
-                VectorQuery(
-                    vectors=j.vectors,
-                    filter=_engine_filter(j),
-                    limit=cfg.candidate_limit,
-                    with_payload=False,
-                )
-                for j in asked
-            ]
-        )
+        limit = cfg.candidate_limit
+        queries = [
+            VectorQuery(j.vectors, _engine_filter(j), limit, with_payload=False) for j in asked
+        ]
+        found = await g.store.query_batch(queries)
         g.counters["vector_queries"] += len(asked)
         relevance = {id(job): hits for job, hits in zip(asked, found, strict=True)}
         passes = [self._first_pass(job, relevance.get(id(job), []), now) for job in jobs]
@@ -299,7 +290,7 @@ class Ranker:
         since = np.frombuffer(hot.layer_since, np.float64)[rows] if layered else rows
         if g.profiles.forgetting(agent).enabled:
             imps = self._decayed(rows, imps, now, agent)
-        oldest_hot_time = float(times.min()) if len(rows) else None
+        oldest_hot_time = float(times.min()) if len(rows) else now  # none hot: now
         oldest_hot_id = float(ids.min()) if len(rows) else math.inf
         keep = self._hot_mask(_engine_filter(job), rows, times)
         if keep is not None:
@@ -321,12 +312,8 @@ class Ranker:
             open_ids, open_bounds = ids[:0], base[:0]
         row_of = hot.row_of
         warm = np.fromiter((i not in row_of for i in hit_ids.tolist()), bool, len(hits))
-        warm_only = 0
-        if "warm" in job.request.tiers:
-            warm_only = g.warm_counts.get(agent, 0) - len(rows)
-        newest = hot.newest_evicted.get(agent)
-        if newest is None:
-            newest = oldest_hot_time if oldest_hot_time is not None else now
+        warm_only = g.warm_counts.get(agent, 0) - len(rows) if "warm" in job.request.tiers else 0
+        newest = hot.newest_evicted.get(agent, oldest_hot_time)
         # Warm-only memories: older than `newest`, at most the agent's top importance (layers: 1).
         newest = now if layered else min(newest, now)
         bound = Numbers(time=newest, importance=g.max_importance.get(agent, 1.0))

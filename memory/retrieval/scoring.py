@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import reduce
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import numpy as np
@@ -242,16 +244,10 @@ class Numbers:
         return np.exp(np.abs(now - self.time) * config.log_decay_per_second)
 
     def add(self, terms: list[Any]) -> Any:
-        total = terms[0]
-        for term in terms[1:]:
-            total = total + term
-        return total
+        return reduce(operator.add, terms)
 
     def mul(self, terms: list[Any]) -> Any:
-        total = terms[0]
-        for term in terms[1:]:
-            total = total * term
-        return total
+        return reduce(operator.mul, terms)
 
     def div(self, left: Any, right: Any) -> Any:
         if not isinstance(right, np.ndarray):

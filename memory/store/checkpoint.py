@@ -303,18 +303,12 @@ async def restore(
                 row for row, h in zip(rows, held, strict=True) if h and row["id"] not in group.hot
             )
     for page in pages(read_rows(directory / "kv_points.parquet")):
+        kv_points = []
         for r in page:  # each (agent, key)'s engine point id (older checkpoints: state.json)
             group.kv_point[(r["agent_id"], r["key"])] = r["id"]
-        await group.kv_store.upsert(
-            [
-                MemoryPoint(
-                    r["id"],
-                    row_vectors(r),
-                    {"agent_id": r["agent_id"], "key": r["key"], "text": r["text"]},
-                )
-                for r in page
-            ]
-        )
+            payload = {"agent_id": r["agent_id"], "key": r["key"], "text": r["text"]}
+            kv_points.append(MemoryPoint(r["id"], row_vectors(r), payload))
+        await group.kv_store.upsert(kv_points)
     group.set_kv_rows(read_rows(directory / "kv.parquet"))
     group.set_state(state)
     group.profiles.assign_from_kv(group.kv_by_key, group.known_agents)  # follow agent types
@@ -332,14 +326,7 @@ async def restore(
 
 
 def _payload_of(row: dict[str, Any], with_layers: bool) -> dict[str, Any]:
-    payload = {
-        "agent_id": row["agent_id"],
-        "topic": row["topic"],
-        "t": row["t"],
-        "time": row["time"],
-        "importance": row["importance"],
-        "text": row["text"],
-    }
+    payload = {key: row[key] for key in ("agent_id", "topic", "t", "time", "importance", "text")}
     if row["location"] is not None:
         payload["location"] = row["location"]
     if row["links"]:

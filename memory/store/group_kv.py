@@ -239,12 +239,7 @@ class GroupKV:
             if self.kv_index is not None:
                 return [self._kv_search_ram(r, v) for r, v in zip(requests, vectors, strict=True)]
             queries = [
-                VectorQuery(
-                    vectors=v,
-                    filter=PointFilter(r.agent_id, keys=r.keys),
-                    limit=r.top_k,
-                    with_payload=True,
-                )
+                VectorQuery(v, PointFilter(r.agent_id, keys=r.keys), r.top_k)
                 for r, v in zip(requests, vectors, strict=True)
             ]
             results = await self.kv_store.query_batch(queries)

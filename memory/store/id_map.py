@@ -141,12 +141,8 @@ class IdMap(MutableMapping[int, int]):
             return
         at = np.array(keys, np.int64) - self._base
         distinct = (at[1:] > at[:-1]).all() or len(np.unique(at)) == len(at)  # ascending: yes
-        if at.min() < 0 or at.max() >= len(values) or not distinct:
-            for key in keys:
-                del self[key]
-            return
         slots = np.frombuffer(values, np.int64)
-        if (slots[at] == _ABSENT).any():
+        if at.min() < 0 or at.max() >= len(values) or not distinct or (slots[at] == _ABSENT).any():
             del slots
             for key in keys:
                 del self[key]  # raises for the first absent one

@@ -149,7 +149,7 @@ class EdgeVectorStore:
 
     async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
         if ids:
-            make = partial(_set_payload_op, payload=payload)
+            make = partial(qe.UpdateOperation.set_payload, payload=payload)
             self.unflushed = True
             await self._run(self._update_now, make, ids)
 
@@ -224,10 +224,6 @@ class EdgeVectorStore:
         await self.flush()
         await self._run(self._shard.close)
         self._worker.shutdown(wait=True)
-
-
-def _set_payload_op(ids: list[qe.PointId], payload: dict[str, Any]) -> Any:
-    return qe.UpdateOperation.set_payload(ids, payload)
 
 
 def _agent_filter(agent_id: int | None, before_time: float | None) -> qe.Filter | None:

@@ -64,28 +64,19 @@ def relevance_stage(q: VectorQuery, limit: int) -> tuple[Any, list[Any], bool]:
 
 
 def query_request(q: VectorQuery) -> qe.QueryRequest:
-    with_payload = q.with_payload
-    if q.scoring is None:
-        query, prefetches, _ = relevance_stage(q, q.limit)
-        return qe.QueryRequest(
-            limit=q.limit,
-            query=query,
-            prefetches=prefetches or None,
-            filter=None if prefetches else edge_filter(q.filter),
-            with_payload=with_payload,
-            with_vector=q.with_vectors,
-        )
     cfg = q.scoring
-    candidates = q.candidates or max(cfg.candidate_limit, q.limit)
+    candidates = q.limit if cfg is None else q.candidates or max(cfg.candidate_limit, q.limit)
     query, prefetches, has_relevance = relevance_stage(q, candidates)
-    stages = [
-        qe.Prefetch(
-            limit=candidates,
-            query=query,
-            prefetches=prefetches or None,
-            filter=None if prefetches else edge_filter(q.filter),
+    stage: dict[str, Any] = {
+        "query": query,
+        "prefetches": prefetches or None,
+        "filter": None if prefetches else edge_filter(q.filter),
+    }
+    if cfg is None:
+        return qe.QueryRequest(
+            limit=q.limit, **stage, with_payload=q.with_payload, with_vector=q.with_vectors
         )
-    ]
+    stages = [qe.Prefetch(limit=candidates, **stage)]
     if has_relevance and cfg.candidates == "all":
         # the most recent memories compete too (relevance 0 unless also matched)
         stages.append(
@@ -100,7 +91,7 @@ def query_request(q: VectorQuery) -> qe.QueryRequest:
         limit=q.limit,
         prefetches=stages,
         query=qe.Formula(formula, defaults={RELEVANCE: 0.0}),
-        with_payload=with_payload,
+        with_payload=q.with_payload,
         with_vector=q.with_vectors,
     )
 
