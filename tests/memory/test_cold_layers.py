@@ -104,3 +104,18 @@ async def test_the_layer_filter_holds_in_the_cold_tier(group_factory, profile):
             held = {ids[i] for i in range(9) if LAYERS[i % 3] in wanted and i != 5}  # 5 expired
             assert {h.id for h in hits} == held, (wanted, extra)
     await group.close()
+
+
+async def test_finmem_takes_the_top_of_every_layer_from_the_cold_tier_too(group_factory):
+    """FinMem's retrieval keeps each layer's top k; a cold row competes only in its own layer."""
+    group = group_factory("edge", profile="finmem", tiers=TIERS)
+    await group.add_agents({1: {}})
+    ids = await _remember(group, 0, 9)  # rows 0, 3, 6 short; 1, 4, 7 mid; 2, 5, 8 long
+    group.clock.set(1, 43_200.0)
+    await group.end_tick()
+    group.clock.set(1, 50_000.0)  # memory 5 has not expired yet
+    hits = await group.agent(1).stream.search("note", top_k=1)
+    assert len(hits) == 3 and all(h.tier == "cold" for h in hits)
+    assert sorted(h.layer for h in hits) == ["long", "mid", "short"]
+    assert {h.id for h in hits} <= set(ids)
+    await group.close()
