@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -315,15 +315,12 @@ class GroupSearch:
         indexed = query.dense is None and all(f is None for f in filters)
         if sparse is not None and (ranked or indexed):
             kth = (found[-1].score, found[-1].id) if len(found) >= r.top_k else None
-            weights, scale = None, None
-            layers: tuple[Mapping[str, float] | None, Mapping[str, float] | None] = (None, None)
-            relevant = cfg.candidates == "relevant"
-            if ranked and job is not None and index is not None:
+            weights, scale, relevant = None, None, cfg.candidates == "relevant"
+            if job is not None and index is not None:  # as its hot and warm: the group's IDF
                 weights = index.query_weights(sparse) if job.weights is None else job.weights
                 scale, relevant = job.scale, relevant and not sparse.is_empty()
-            else:
-                profiles = self.profiles
-                layers = (profiles.layer_decay(r.agent_id), profiles.layer_recency(r.agent_id))
+            profiles = self.profiles
+            layers = (profiles.layer_decay(r.agent_id), profiles.layer_recency(r.agent_id))
 
             def score(n: Numbers, own_scale: float) -> Any:
                 by = scale if scale is not None else own_scale if norm == "exact" else 1.0

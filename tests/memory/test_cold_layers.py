@@ -3,9 +3,11 @@ search ranked from the cold index scores every row as reading the agent's rows w
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from societas.memory import GroupMemory
+from societas.memory.retrieval.scoring import Numbers, exact_match_score, score_of
 
 TIERS = {"hot_window_hours": 1.0, "warm_max_age_days": 1.0, "migrate_every_ticks": 1}
 LAYERS = ("short", "mid", "long")
@@ -118,4 +120,33 @@ async def test_finmem_takes_the_top_of_every_layer_from_the_cold_tier_too(group_
     assert len(hits) == 3 and all(h.tier == "cold" for h in hits)
     assert sorted(h.layer for h in hits) == ["long", "mid", "short"]
     assert {h.id for h in hits} <= set(ids)
+    await group.close()
+
+
+async def test_a_finmem_agents_cold_memories_score_as_its_hot_and_warm_ones(group_factory):
+    """Over every tier, each hit scores by the one definition with the search's term weights
+    and scale (its hot and warm memories' IDF, as the engine counts it) and its own layer."""
+    group = group_factory("edge", profile="finmem", tiers=TIERS)
+    await group.add_agents({1: {}})
+    await _remember(group, 0, 9)
+    group.clock.set(1, 43_200.0)
+    await group.end_tick()
+    await _remember(group, 2, 9)  # hot and warm
+    group.clock.set(2, 80_000.0)
+    query = "river flood market"
+    hits = await group.agent(1).stream.search(query, top_k=9)
+    assert {h.tier for h in hits} >= {"cold", "hot"}
+    (q,) = await group.embedder.embed_queries([query])
+    assert q.sparse is not None and group.sparse_index is not None
+    w = dict(group.sparse_index.query_weights(q.sparse))
+    scale = exact_match_score(w.values(), len(q.sparse.indices))
+    cold = group.cold.vectors(group.cold.all_ids(), 1)
+    cfg, now, profiles = group.config.retrieval, group.clock.abs_seconds, group.profiles
+    layers = (profiles.layer_decay(1), profiles.layer_recency(1))
+    for h in hits:
+        vec = cold[h.id].sparse if h.id in cold else group.sparse_index.vector(1, h.id)
+        raw = sum(w.get(t, 0.0) * v for t, v in zip(vec.indices, vec.values, strict=True))
+        n = Numbers(h.time, h.importance, raw, h.layer_since, np.array([h.layer]))
+        want = float(score_of(n, cfg, now, group.normalization, True, *layers, scale)[0])
+        assert h.score == pytest.approx(want, rel=1e-6), (h.tier, h.layer)
     await group.close()
