@@ -308,12 +308,10 @@ class GroupSearch:
     ) -> list[MemoryHit]:
         """Cold memories beating the k-th of `found`: from the cold index if it holds the filter."""
         flt = dataclasses.replace(self.point_filter(r), ids=None, alive_at=now)
-        index, ram, sparse = self.sparse_index, self.ranker.ram, query.sparse
+        index, sparse = self.sparse_index, query.sparse
         cfg, norm = self.retrieval, self.normalization
-        ranked = job is not None and index is not None and ram and ram.eligible([job])[0]
         filters = (r.location, r.types, r.tags, r.time_range)  # not in the cold index
-        indexed = query.dense is None and all(f is None for f in filters)
-        if sparse is not None and (ranked or indexed):
+        if sparse is not None and query.dense is None and all(f is None for f in filters):
             kth = (found[-1].score, found[-1].id) if len(found) >= r.top_k else None
             weights, scale, relevant = None, None, cfg.candidates == "relevant"
             if job is not None and index is not None:  # as its hot and warm: the group's IDF

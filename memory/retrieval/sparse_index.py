@@ -91,6 +91,7 @@ class SparseIndex:
         agents, topic_id = self.agents, self.topic_id  # layer names share the topics' ids
         unsorted: set[int] = set()
         marks = [None] * len(ids) if layers is None else layers
+        short = -1 if layers is None else topic_id("short")
         for memory_id, agent_id, time, imp, topic, vec, mark in zip(
             ids, agent_ids, times, importances, topics, vectors, marks, strict=True
         ):
@@ -108,7 +109,7 @@ class SparseIndex:
                 p.weights.extend(vec.values)
             p.ends.append(len(p.terms))
             if mark is not None:
-                p.mark(topic_id(mark[0]), mark[1], topic_id("short"))
+                p.mark(topic_id(mark[0]), mark[1], short)
         self.df.update(chain.from_iterable(v.indices for v in vectors if v is not None))
         self.docs += len(ids)
         for agent_id in unsorted:

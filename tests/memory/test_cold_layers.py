@@ -76,7 +76,7 @@ async def test_the_cold_index_scores_layered_rows_as_the_rows_read_whole(group_f
     await group.close()
 
 
-async def test_an_expired_cold_memory_is_left_out_of_the_index_ranking(group_factory):
+async def test_an_expired_cold_memory_is_left_out_of_cold_hits(group_factory):
     group = group_factory("edge", profile="finmem", tiers=TIERS)
     await group.add_agents({1: {}})
     ids = await _remember(group, 0, 12)
