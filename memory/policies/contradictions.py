@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import heapq
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from societas.memory.model.associations import Association
-from societas.memory.retrieval.scoring import text_cosine
+from societas.memory.retrieval.scoring import TextCosines
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
@@ -84,21 +85,21 @@ async def contradiction_pass(group: GroupMemory) -> int:
     for agent_id in sorted(fresh):
         ids = hot.memory_ids(agent_id)
         texts = [hot.texts[hot.row_of[i]] for i in ids]
-        vectors = dict(zip(ids, await group.embedder.embed_documents(texts), strict=True))
+        vectors = await group.embedder.embed_documents(texts)
+        cosines, row_of = TextCosines(vectors), {memory_id: j for j, memory_id in enumerate(ids)}
         new_ids = set(fresh[agent_id])
         for memory_id in fresh[agent_id]:
-            scored = sorted(
+            scores = cosines.of(vectors[row_of[memory_id]])
+            scored = heapq.nlargest(
+                policy.candidates,
                 (
-                    (text_cosine(vectors[memory_id], vectors[other]), other)
-                    for other in ids
+                    (score, other)
+                    for score, other in zip(scores, ids, strict=True)
                     if other != memory_id and (other not in new_ids or other < memory_id)
                 ),
-                reverse=True,
             )
             pairs.extend(
-                (memory_id, other)
-                for score, other in scored[: policy.candidates]
-                if score >= policy.min_similarity
+                (memory_id, other) for score, other in scored if score >= policy.min_similarity
             )
     found: list[Association] = []
     for start in range(0, len(pairs), policy.batch_size):

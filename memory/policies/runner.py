@@ -10,7 +10,7 @@ from societas.memory.architectures.finmem import IMPORTANCE_DECIMALS
 from societas.memory.model.associations import Association
 from societas.memory.model.records import AddRequest
 from societas.memory.policies.forgetting import next_layer
-from societas.memory.retrieval.scoring import text_cosine
+from societas.memory.retrieval.scoring import TextCosines
 from societas.memory.vectorstores.base import stored_payloads
 
 if TYPE_CHECKING:
@@ -127,15 +127,17 @@ async def consolidation_pass(group: GroupMemory) -> int:
             continue
         vectors = await group.embedder.embed_documents([m["text"] for m in memories])  # cached
         taken: set[int] = set()
+        cosines = TextCosines(vectors)
         for i, seed in enumerate(memories):
             if i in taken:
                 continue
+            scores = cosines.of(vectors[i])
             similar = [i] + [
                 j
                 for j in range(i + 1, len(memories))
                 if j not in taken
                 and (not policy.same_topic or memories[j]["topic"] == seed["topic"])
-                and text_cosine(vectors[i], vectors[j]) >= policy.similarity
+                and scores[j] >= policy.similarity
             ]
             if len(similar) >= policy.min_group:
                 taken.update(similar)

@@ -77,28 +77,18 @@ class GroupSearch:
         warm_hits: Callable[[list[int], list[float], list[int]], dict[int, MemoryHit]],
         boost: Callable[[Sequence[MemoryHit]], None],
     ) -> None:
-        self.retrieval = retrieval
-        self.spreading = spreading
-        self.clock = clock
-        self.embedder = embedder
-        self.store = store
-        self.hot = hot
-        self.cold = cold
-        self.ranker = ranker
+        self.retrieval, self.spreading = retrieval, spreading
+        self.clock, self.embedder = clock, embedder
+        self.store, self.hot = store, hot
+        self.cold, self.ranker = cold, ranker
         self.sparse_index, self.search_cold = sparse_index, search_cold
-        self.normalization = normalization
+        self.normalization, self.sync_writes = normalization, sync_writes
         self.profiles = profiles  # swapped for a quiet copy by a survey (forgetting off)
-        self.associations = associations
-        self.access = access
-        self.access_log = access_log
-        self.expiring = expiring
-        self.unsent = unsent
-        self.counters = counters
-        self.known_agents = known_agents
-        self.require_agent = require_agent
-        self.op_lock = op_lock
-        self.writes = writes
-        self.sync_writes = sync_writes
+        self.associations, self.access = associations, access
+        self.access_log, self.expiring = access_log, expiring
+        self.unsent, self.counters = unsent, counters
+        self.known_agents, self.require_agent = known_agents, require_agent
+        self.op_lock, self.writes = op_lock, writes
         self._warm_hits = warm_hits  # memories waiting in RAM for the engine, as hits
         self._boost = boost  # FinMem access boosts (memory.architectures.finmem)
 

@@ -160,3 +160,33 @@ async def test_mmr_option_diversifies_engine_results(group_factory):
     top_mmr = [h.text for h in await stream.search("storm coast", top_k=2)]
     assert set(top_plain) == {"storm storm storm coast", "storm storm storm coast again"}
     assert "storm over the farm fields" in top_mmr
+
+
+def test_text_cosines_equal_text_cosine_bit_for_bit():
+    """The policies' batch cosines are `text_cosine` exactly: equal ties, the same thresholds."""
+    import random
+
+    from societas.memory.embedding.base import SparseVector, TextVectors
+    from societas.memory.retrieval.scoring import TextCosines, text_cosine
+
+    rng = random.Random(7)
+
+    def sparse() -> TextVectors:
+        terms = rng.sample(range(40), rng.randint(0, 9))  # few terms: many shared, many ties
+        return TextVectors(
+            sparse=SparseVector.of(terms, [rng.choice((0.5, 1.1, 1.37)) for _ in terms])
+        )
+
+    texts = [sparse() for _ in range(60)] + [
+        TextVectors(),
+        TextVectors(sparse=SparseVector.of([], [])),
+    ]
+    cosines = TextCosines(texts)
+    for a in [*texts, sparse(), TextVectors(dense=(1.0, 0.0), sparse=texts[0].sparse)]:
+        expected = [text_cosine(a, b) for b in texts]
+        got = cosines.of(a)
+        assert got == expected  # == on floats: bit for bit
+        assert all(type(x) is float for x in got)
+    assert any(0 < x < 1 for x in cosines.of(texts[0]))
+    dense = [TextVectors(dense=(1.0, 2.0)), TextVectors(dense=(2.0, 1.0), sparse=texts[0].sparse)]
+    assert TextCosines(dense).of(dense[0]) == [text_cosine(dense[0], b) for b in dense]
