@@ -129,7 +129,7 @@ class BoostLedger:
         self.group.counters["accesses"] += len(hits)
 
     async def flush(self) -> int:
-        """Write the pending changes, one `set_payload` per distinct payload; returns the writes."""
+        """Write the pending changes, one update per distinct payload; returns the writes."""
         if not self.pending:
             return 0
         pending, agent_of = self.pending, self.agent_of
@@ -145,8 +145,9 @@ class BoostLedger:
                 fields = rebased(profiles, agent_of[memory_id], pending[memory_id], now)
                 key = json.dumps(fields, sort_keys=True)
                 by_payload.setdefault(key, []).append(memory_id)
-        for key, members in sorted(by_payload.items()):
-            await group.store.set_payload(members, json.loads(key))
+        await group.store.set_payloads(
+            [(members, json.loads(key)) for key, members in sorted(by_payload.items())]
+        )
         self.writes += len(by_payload)
         return len(by_payload)
 

@@ -193,7 +193,7 @@ class AccessLedger:
     async def flush(
         self, store: VectorStore, hot: HotStore, with_hot: bool = True, unsent: IdMap | None = None
     ) -> int:
-        """Write pending counts, one set_payload per distinct value (`with_hot`: hot ones too)."""
+        """Write pending counts, one update per distinct value (`with_hot`: hot ones too)."""
         if not self.pending:
             return 0
         if unsent is not None:
@@ -214,10 +214,10 @@ class AccessLedger:
                 continue  # deleted or moved to cold meanwhile
             counts.setdefault(count, []).append(memory_id)
             lasts.setdefault(self.last[memory_id], []).append(memory_id)
-        for count, members in sorted(counts.items()):
-            await store.set_payload(members, {"access_count": count})
-        for last, members in sorted(lasts.items()):
-            await store.set_payload(members, {"last_accessed": last})
+        await store.set_payloads(
+            [(members, {"access_count": count}) for count, members in sorted(counts.items())]
+            + [(members, {"last_accessed": last}) for last, members in sorted(lasts.items())]
+        )
         self.forget(ids)
         return len(counts) + len(lasts)
 

@@ -155,7 +155,8 @@ class HabitTracker:
                 hot.importances[hot.row_of[memory_id]] = habit.importance
             if habit.importance > max_importance.get(key[0], -1.0):
                 max_importance[key[0]] = habit.importance  # the ranker's bound
-        for importance, members in sorted(writes.items()):  # write-behind stores patch pending
-            await self.store.set_payload(members, {"importance": importance})
+        await self.store.set_payloads(  # write-behind stores patch pending ones
+            [(members, {"importance": value}) for value, members in sorted(writes.items())]
+        )
         out["habits_strengthened"] = sum(len(v) for v in writes.values())
         return out

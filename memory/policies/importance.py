@@ -85,8 +85,9 @@ async def give_feedback(group: GroupMemory, feedback: Mapping[int, float]) -> di
         if memory_id in group.hot:
             group.hot.metadata[memory_id] = metadata
         writes.setdefault(json.dumps(metadata, sort_keys=True), []).append(memory_id)
-    for metadata_json, members in sorted(writes.items()):
-        await group.store.set_payload(members, {"metadata": metadata_json})
+    await group.store.set_payloads(
+        [(members, {"metadata": metadata}) for metadata, members in sorted(writes.items())]
+    )
     group.policy_state.counters["feedback"] += len(ids)
     return totals
 
@@ -147,10 +148,10 @@ async def importance_pass(group: GroupMemory) -> dict[str, int]:
         agent_id = f["agent_id"]
         if new > group.max_importance.get(agent_id, -1.0):
             group.max_importance[agent_id] = new  # keeps the ranker's bound valid
-    for metadata_json, members in sorted(metadata_writes.items()):
-        await group.store.set_payload(members, {"metadata": metadata_json})
-    for importance, members in sorted(importance_writes.items()):
-        await group.store.set_payload(members, {"importance": importance})
+    await group.store.set_payloads(
+        [(members, {"metadata": meta}) for meta, members in sorted(metadata_writes.items())]
+        + [(members, {"importance": value}) for value, members in sorted(importance_writes.items())]
+    )
     changed = sum(len(v) for v in importance_writes.values())
     counters = group.policy_state.counters
     counters["importance_recomputed"] += len(items)

@@ -47,10 +47,12 @@ async def forgetting_pass(group: GroupMemory) -> dict[str, int]:
         moves.setdefault((layer, stored), []).append(memory_id)
         group.hot.set_layer(memory_id, layer, stored, now)
         group.counters["promoted" if action == "promote" else "demoted"] += 1
-    for (layer, importance), ids in sorted(moves.items()):
-        await group.store.set_payload(
-            ids, {"layer": layer, "importance": importance, "layer_since": now}
-        )
+    await group.store.set_payloads(
+        [
+            (ids, {"layer": layer, "importance": importance, "layer_since": now})
+            for (layer, importance), ids in sorted(moves.items())
+        ]
+    )
     if cleanup:
         drop = [i for i in cleanup if i in dropped]
         if drop:  # `forget`: dropped (counted), not moved to cold
@@ -176,8 +178,9 @@ async def consolidation_pass(group: GroupMemory) -> int:
             if m["id"] in group.hot:
                 group.hot.tags[m["id"]] = tags
         group.counters["consolidated"] += len(members)
-    for tags, ids in sorted(marks.items()):
-        await group.store.set_payload(ids, {"tags": list(tags)})
+    await group.store.set_payloads(
+        [(ids, {"tags": list(tags)}) for tags, ids in sorted(marks.items())]
+    )
     if policy.sources == "cold":
         await _migrate_ids(group, sorted(i for ids in marks.values() for i in ids))
     return len(clusters)

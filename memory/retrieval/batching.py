@@ -14,9 +14,7 @@ class MicroBatcher(Generic[Req, Res]):
     """Agents awaiting `submit` in one tick share one `run_batch` call; alone, a batch of one."""
 
     def __init__(
-        self,
-        run_batch: Callable[[Sequence[Req]], Awaitable[Sequence[Res]]],
-        yields: int = 1,
+        self, run_batch: Callable[[Sequence[Req]], Awaitable[Sequence[Res]]], yields: int = 1
     ) -> None:
         self._run_batch = run_batch
         self._yields = yields

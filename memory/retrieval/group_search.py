@@ -429,11 +429,11 @@ class GroupSearch:
             )
         *sources, cognition = records
         self.hot.link(memory_ids, cognition_id)
-        for record in sources:
-            links = list(dict.fromkeys([*record.cognition_ids, cognition_id]))
-            await self.store.set_payload([record.id], {"links": links})
         evidence = list(dict.fromkeys([*cognition.evidence_ids, *memory_ids]))
-        await self.store.set_payload([cognition_id], {"evidence": evidence})
+        links = [
+            ([r.id], {"links": [*dict.fromkeys([*r.cognition_ids, cognition_id])]}) for r in sources
+        ]
+        await self.store.set_payloads([*links, ([cognition_id], {"evidence": evidence})])
 
     async def associate(self, associations: Sequence[Association]) -> None:
         """Add typed associations; both ends must be memories of the same agent."""

@@ -25,10 +25,7 @@ class HotHits:
         self.hot = hot
 
     def many(
-        self,
-        memory_ids: Sequence[int],
-        scores: Sequence[float],
-        rows: Sequence[int] | None = None,
+        self, memory_ids: Sequence[int], scores: Sequence[float], rows: Sequence[int] | None = None
     ) -> list[MemoryHit]:
         """The hot memories `memory_ids` as hits with these scores, in that order."""
         if rows is None:

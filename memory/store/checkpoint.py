@@ -101,8 +101,7 @@ def kv_row_pages(group: GroupMemory, schema: pa.Schema) -> Iterator[pa.Table]:
     for chunk in pages(group.kv_row_iter()):
         agent_ids, keys, values = zip(*chunk, strict=True)
         yield pa.table(
-            {"agent_id": list(agent_ids), "key": list(keys), "value": list(values)},
-            schema=schema,
+            {"agent_id": list(agent_ids), "key": list(keys), "value": list(values)}, schema=schema
         )
 
 

@@ -132,22 +132,21 @@ class DeferredStore:
         rest = [i for i in ids if i not in self.pending]
         return mine + (await self.inner.fetch(rest) if rest else [])
 
-    async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
-        rest = []
-        for memory_id in ids:
-            if memory_id in self.pending:
+    async def set_payloads(self, updates: Sequence[tuple[Sequence[int], dict[str, Any]]]) -> None:
+        sent: list[tuple[Sequence[int], dict[str, Any]]] = []  # the engine's, in one call
+        for ids, payload in updates:  # pending memories: patched, written with them later
+            for memory_id in filter(self.pending.__contains__, ids):
                 self.patches.setdefault(memory_id, {}).update(payload)
-            else:
-                rest.append(memory_id)
-        if rest:
-            await self.inner.set_payload(rest, payload)
-        if "importance" in payload:  # the RAM index ranks by it
-            agents = {i: self.pending[i] for i in ids if i in self.pending}
-            if rest:
-                found = await self.inner.retrieve(rest)
-                agents.update((i, pl["agent_id"]) for i, pl in found.items())
-            for memory_id, agent_id in agents.items():
-                self.index.set_importance(agent_id, memory_id, payload["importance"])
+            sent.append(([i for i in ids if i not in self.pending], payload))
+        await self.inner.set_payloads(sent)
+        rated = [(ids, pl["importance"]) for ids, pl in updates if "importance" in pl]
+        stored = [i for rest, payload in sent if "importance" in payload for i in rest]
+        found = await self.inner.retrieve(stored) if stored else {}
+        agent_of = {memory_id: payload["agent_id"] for memory_id, payload in found.items()}
+        for ids, importance in rated:  # the RAM index ranks by it
+            for memory_id in ids:
+                if (agent_id := self.pending.get(memory_id, agent_of.get(memory_id))) is not None:
+                    self.index.set_importance(agent_id, memory_id, importance)
 
     async def delete(self, ids: Sequence[int]) -> None:
         pairs = [(self.pending[i], i) for i in ids if i in self.pending]

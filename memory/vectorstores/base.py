@@ -162,9 +162,9 @@ class VectorStore(Protocol):
 
     async def fetch(self, ids: Sequence[int]) -> list[ScoredPoint]:
         """Points by id with payload and vectors (to move them to cold)."""
-        ...
 
-    async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None: ...
+    async def set_payloads(self, updates: Sequence[tuple[Sequence[int], dict[str, Any]]]) -> None:
+        """Set each update's fields on its points, in order, in one call."""
 
     async def delete(self, ids: Sequence[int]) -> None: ...
 
@@ -174,17 +174,14 @@ class VectorStore(Protocol):
         self, agent_id: int | None, before_time: float | None, limit: int
     ) -> list[ScoredPoint]:
         """Points (payload + vectors) oldest first, of one agent or all, older than a time."""
-        ...
 
     async def scroll(
         self, offset: int | None, limit: int, with_vectors: bool = True
     ) -> tuple[list[ScoredPoint], int | None]:
         """A page of all points with payload (and vectors), and the next page's offset."""
-        ...
 
     async def optimize(self) -> None:
         """Compact storage and drop deleted points from statistics (e.g. before a checkpoint)."""
-        ...
 
     async def flush(self) -> None: ...
 

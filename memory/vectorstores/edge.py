@@ -147,11 +147,14 @@ class EdgeVectorStore:
             chunk: list[qe.PointId] = list(ids[start : start + CHUNK_POINTS * 4])
             self._shard.update(make(chunk))
 
-    async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
-        if ids:
-            make = partial(qe.UpdateOperation.set_payload, payload=payload)
+    def _set_now(self, updates: Sequence[tuple[Sequence[int], dict[str, Any]]]) -> None:
+        for ids, payload in updates:
+            self._update_now(partial(qe.UpdateOperation.set_payload, payload=payload), ids)
+
+    async def set_payloads(self, updates: Sequence[tuple[Sequence[int], dict[str, Any]]]) -> None:
+        if updates := [(ids, payload) for ids, payload in updates if ids]:
             self.unflushed = True
-            await self._run(self._update_now, make, ids)
+            await self._run(self._set_now, updates)
 
     async def delete(self, ids: Sequence[int]) -> None:
         if ids:

@@ -147,15 +147,16 @@ class QdrantVectorStore:
         )
         return stored_points(records)
 
-    async def set_payload(self, ids: Sequence[int], payload: dict[str, Any]) -> None:
-        if ids:
-            await self._ensure_collection()
-            await self._client.set_payload(
-                self._collection,
-                payload=payload,
-                points=list(ids),
-                shard_key_selector=self._shard_key,
-            )
+    async def set_payloads(self, updates: Sequence[tuple[Sequence[int], dict[str, Any]]]) -> None:
+        for ids, payload in updates:
+            if ids:
+                await self._ensure_collection()
+                await self._client.set_payload(
+                    self._collection,
+                    payload=payload,
+                    points=list(ids),
+                    shard_key_selector=self._shard_key,
+                )
 
     async def delete(self, ids: Sequence[int]) -> None:
         if ids:

@@ -23,9 +23,9 @@ class CountingStore:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    async def set_payload(self, ids, payload):
-        self.set_payload_calls.append(list(ids))
-        await self.inner.set_payload(ids, payload)
+    async def set_payloads(self, updates):
+        self.set_payload_calls.extend(list(ids) for ids, _ in updates if ids)
+        await self.inner.set_payloads(updates)
 
 
 def test_unknown_profile_names_fail_with_field_and_value():

@@ -45,7 +45,7 @@ async def test_batch_points_equal_the_per_memory_ones(group_factory, profile):
     s1 = group.agent(1).stream
     await s1.add_cognition_to_memory([ids[0], ids[3]], ids[6])  # links and evidence
     group.hot.touch_many(ids[::4], 1234.5)  # reads counted (a search does this; FinMem: engine)
-    await group.store.set_payload([ids[4]], {"importance": 0.77})  # a pending patch
+    await group.store.set_payloads([([ids[4]], {"importance": 0.77})])  # a pending patch
     deferred = group.deferred
     assert deferred is not None and set(ids) <= set(deferred.pending)
     todo = sorted(deferred.pending)
@@ -138,3 +138,58 @@ async def test_touch_many_counts_each_read(group_factory, reads):
         record = group.hot.record(memory_id)
         assert record.access_count == asked.count(memory_id)
         assert record.last_accessed == (777.0 if memory_id in asked else None)
+
+
+@pytest.mark.parametrize("backend", ["edge", "qdrant"])
+async def test_payload_updates_reach_the_engine_in_one_call_in_order(group_factory, backend):
+    """A batch of payload updates over written and pending memories: one engine call, applied in
+    order (a later update of a memory wins); importance reaches the RAM index either way."""
+    group = group_factory(backend)
+    await group.add_agents({1: {}, 2: {}})
+    w = [await group.agent(1 + n % 2).stream.add("event", f"storm note {n}", 0.5) for n in range(3)]
+    deferred = group.deferred
+    assert deferred is not None
+    await group.sync_writes()
+    await deferred.persist()  # these reach the engine
+    pending = await group.agent(1).stream.add("event", "market note", 0.5)
+    await group.sync_writes()
+    assert pending in deferred.pending
+    calls = []
+    real = deferred.inner.set_payloads
+
+    async def counting(updates):
+        calls.append([(list(ids), dict(payload)) for ids, payload in updates if ids])
+        await real(updates)
+
+    deferred.inner.set_payloads = counting
+    await group.store.set_payloads(
+        [
+            ([w[0], w[1], pending], {"importance": 0.3}),
+            ([w[1]], {"importance": 0.9, "tags": ["x"]}),
+            ([w[2]], {"tags": ["y"]}),
+        ]
+    )
+    assert calls == [
+        [
+            ([w[0], w[1]], {"importance": 0.3}),
+            ([w[1]], {"importance": 0.9, "tags": ["x"]}),
+            ([w[2]], {"tags": ["y"]}),
+        ]
+    ]
+    stored = await deferred.inner.retrieve(w)
+    assert [stored[i]["importance"] for i in w] == [0.3, 0.9, 0.5]
+    assert stored[w[1]]["tags"] == ["x"] and stored[w[2]]["tags"] == ["y"]
+    assert deferred.patches[pending] == {"importance": 0.3}
+    index = group.sparse_index
+
+    def indexed(agent_id: int, memory_id: int) -> float:
+        postings = index.agents[agent_id]
+        return postings.importances[postings.row(memory_id)]
+
+    assert [indexed(1, w[0]), indexed(2, w[1]), indexed(1, w[2]), indexed(1, pending)] == [
+        0.3,
+        0.9,
+        0.5,
+        0.3,
+    ]
+    await group.close()

@@ -28,7 +28,7 @@ async def _remember(group: GroupMemory, day: int, count: int) -> list[int]:
     for i, memory_id in enumerate(ids):
         layer, since = LAYERS[i % 3], day * 86_400.0 + 3600.0 * (i % 5)
         if layer != "short" or i % 5:
-            await group.store.set_payload([memory_id], {"layer": layer, "layer_since": since})
+            await group.store.set_payloads([([memory_id], {"layer": layer, "layer_since": since})])
             group.hot.set_layer(memory_id, layer, (i % 7) / 7, since)
     return ids
 

@@ -174,7 +174,7 @@ async def test_flush_syncs_a_shard_only_after_a_write(tmp_path):
     assert shard.flushes == 1
     writes = [
         lambda: store.upsert(_points(10)),
-        lambda: store.set_payload([1, 2], {"importance": 0.9}),
+        lambda: store.set_payloads([([1, 2], {"importance": 0.9})]),
         lambda: store.delete([3]),
         store.optimize,
     ]

@@ -98,7 +98,7 @@ async def test_per_layer_retrieval_returns_from_every_layer(finmem_group):
     now = g.clock.abs_seconds
     await g.sync_writes()  # queued adds written before the store is used directly
     for layer in ("mid", "long"):
-        await g.store.set_payload(ids[layer], {"layer": layer, "layer_since": now})
+        await g.store.set_payloads([(ids[layer], {"layer": layer, "layer_since": now})])
         for memory_id in ids[layer]:
             g.hot.set_layer(memory_id, layer, 0.9, now)
     hits = await s.search("grain market prices", top_k=2)
@@ -119,7 +119,7 @@ async def test_forgetting_pass_demotes_by_importance(finmem_group):
     memory_id = await s.add("event", "a middling rumour about rates", importance=0.5)
     await g.sync_writes()  # queued adds written before the store is used directly
     now = g.clock.abs_seconds
-    await g.store.set_payload([memory_id], {"layer": "mid", "layer_since": now})
+    await g.store.set_payloads([([memory_id], {"layer": "mid", "layer_since": now})])
     g.hot.set_layer(memory_id, "mid", 0.5, now)
     out = await forgetting_pass(g)
     assert out["demoted"] == 1
@@ -162,7 +162,7 @@ async def test_two_day_old_memory_scores_by_its_layer_recency(group_factory, bac
     await g.sync_writes()
     t0 = g.clock.abs_seconds
     for layer in ("mid", "long"):
-        await g.store.set_payload([ids[layer]], {"layer": layer, "layer_since": t0})
+        await g.store.set_payloads([([ids[layer]], {"layer": layer, "layer_since": t0})])
         g.hot.set_layer(ids[layer], layer, 0.5, t0)
     if path == "warm":
         await g.end_tick()  # all but the newest leave the hot tier

@@ -136,13 +136,13 @@ async def test_access_counts_batched_and_survive_a_checkpoint(group_factory, bac
     await group.end_tick()  # `old` is warm-only now (hot cap 1)
     assert old not in group.hot and new in group.hot
     calls = []
-    real = group.store.set_payload
+    real = group.store.set_payloads
 
-    async def counting(ids, payload):
-        calls.append((list(ids), dict(payload)))
-        await real(ids, payload)
+    async def counting(updates):
+        calls.extend((list(ids), dict(payload)) for ids, payload in updates if ids)
+        await real(updates)
 
-    group.store.set_payload = counting  # type: ignore[method-assign]
+    group.store.set_payloads = counting  # type: ignore[method-assign]
     for _ in range(3):
         hits = await s.search("market fresh", top_k=2)
         assert {h.id for h in hits} == {old, new}
@@ -167,7 +167,7 @@ async def test_access_counts_batched_and_survive_a_checkpoint(group_factory, bac
     assert [c[0] for c in calls] == [written, written]
     assert (await group.store.retrieve([new]))[new]["access_count"] == 3
     assert (await engine.retrieve([old]))[old]["access_count"] == 3
-    group.store.set_payload = real  # type: ignore[method-assign]
+    group.store.set_payloads = real  # type: ignore[method-assign]
     await s.search("market bread", top_k=1)  # one more read of `old`, not yet flushed
     await group.checkpoint(tmp_path / "ck")
     restored = await GroupMemory.restore(tmp_path / "ck", tmp_path / "r", embedder=group.embedder)
@@ -258,13 +258,13 @@ async def test_access_counts_reach_cold_parquet(group_factory, backend):
         await s.search("tram repairs", top_k=1)
     group.clock.set(2, 0.0)
     calls = []
-    real = group.store.set_payload
+    real = group.store.set_payloads
 
-    async def counting(ids, payload):
-        calls.append(list(ids))
-        await real(ids, payload)
+    async def counting(updates):
+        calls.extend(list(ids) for ids, _ in updates if ids)
+        await real(updates)
 
-    group.store.set_payload = counting  # type: ignore[method-assign]
+    group.store.set_payloads = counting  # type: ignore[method-assign]
     await group.end_tick()  # hot → cold by age: its reads go into the Parquet row directly
     assert memory_id in group.cold.all_ids()
     row = group.cold.scan(ids=[memory_id]).to_pylist()[0]
