@@ -225,30 +225,27 @@ class GroupSearch:
         """Spreading activation: a linked memory adds hit score × decay × type weight × strength."""
         policy = self.spreading
         active: dict[int, float] = {}
-        reached: dict[int, MemoryRecord] = {}
-        frontier = [(h.id, h.score) for h in hits]
+        reached: dict[int, MemoryRecord] = {h.id: h for h in hits}  # the records at hand
+        frontier, cold = [(h.id, h.score) for h in hits], set[int]()  # cold: read from cold
         for _ in range(policy.max_hops):
-            ids = [i for i, _ in frontier]
-            records = {rec.id: rec for rec in await self.get_by_ids(ids, r.agent_id)}
             spread: dict[int, float] = {}
             for memory_id, score in frontier:
-                rec = records[memory_id]
+                rec = reached[memory_id]
                 shares = weighted_neighbours(rec, self.associations, policy.type_weights)
                 for neighbour, share in shares.items():
                     activation = score * policy.decay * share
                     if activation > max(spread.get(neighbour, 0.0), active.get(neighbour, 0.0)):
                         spread[neighbour] = activation
-            # Linked memories that expired (or are another agent's) are not activated.
-            reached.update(await self._find(list(spread), r.agent_id))
+            new = [i for i in spread if i not in reached]  # expired or another's: not found
+            reached.update(await self._find(new, r.agent_id, cold))
             frontier = [(i, a) for i, a in spread.items() if i in reached]
             active.update(frontier)
         scores = {h.id: h for h in hits}
         others = [rec for i, rec in reached.items() if i not in scores]
-        tiers = await self.store.retrieve([rec.id for rec in others])
         for rec, own in zip(
             others, self._own_scores(r.agent_id, others, query, scale), strict=True
         ):
-            tier = "hot" if rec.id in self.hot else "warm" if rec.id in tiers else "cold"
+            tier = "hot" if rec.id in self.hot else "cold" if rec.id in cold else "warm"
             scores[rec.id] = _hit(rec, own, tier)
         out = [
             h.model_copy(update={"score": h.score + active.get(h.id, 0.0)}) for h in scores.values()
@@ -380,8 +377,10 @@ class GroupSearch:
             record = record.model_copy(update={"access_count": count, "last_accessed": last})
         return record
 
-    def _cold_records(self, memory_ids: Iterable[int]) -> dict[int, MemoryRecord]:
-        rows = self.cold.scan(ids=memory_ids).to_pylist()
+    def _cold_records(self, ids: Sequence[int], agent_id: int | None) -> dict[int, MemoryRecord]:
+        """Cold records by id (of `agent_id`'s row groups only, when given)."""
+        flt = None if agent_id is None else PointFilter(agent_id=agent_id)
+        rows = self.cold.scan(flt, ids=ids).to_pylist()
         return {row["id"]: record_from_payload(row["id"], row) for row in rows}
 
     async def get_by_ids(
@@ -389,17 +388,19 @@ class GroupSearch:
     ) -> list[MemoryRecord]:
         """Memories by id from any tier, in the order asked; KeyError naming a missing id."""
         ids = list(memory_ids)
-        return _in_order(ids, await self._find(ids), agent_id)
+        return _in_order(ids, await self._find(ids, agent_id, set()), agent_id)
 
     async def _find(
-        self, memory_ids: Sequence[int], agent_id: int | None = None
+        self, memory_ids: Sequence[int], agent_id: int | None, cold: set[int]
     ) -> dict[int, MemoryRecord]:
-        """Unexpired records by id from any tier (of `agent_id` when given); absent: left out."""
+        """Unexpired records by id from any tier (of `agent_id` if given; `cold` gets cold ones)."""
         await self.sync_writes()
         records = await self._records(memory_ids)
         missing = [i for i in memory_ids if i not in records]
-        if missing:
-            records.update(await asyncio.to_thread(self._cold_records, missing))
+        if missing and (agent_id is None or self.cold.may_hold(agent_id)):
+            frozen = await asyncio.to_thread(self._cold_records, missing, agent_id)
+            records.update(frozen)
+            cold.update(frozen)
         now = self.clock.abs_seconds
         return {
             i: rec
@@ -414,12 +415,12 @@ class GroupSearch:
         """Link memories to the cognition they led to; a cold one fails, or `skip_cold` skips
         it, and one expired or forgotten since it was read."""
         self.require_agent(agent_id)
-        found = await self._find([*memory_ids, cognition_id])
+        cold: set[int] = set()
+        found = await self._find([*memory_ids, cognition_id], agent_id, cold)
         if skip_cold:
             memory_ids = [i for i in memory_ids if i in found and found[i].agent_id == agent_id]
         records = _in_order([*memory_ids, cognition_id], found, agent_id)
-        warm = await self.store.retrieve([r.id for r in records])
-        frozen = [r.id for r in records if r.id not in warm]
+        frozen = [r.id for r in records if r.id in cold]
         if frozen and skip_cold and cognition_id not in frozen:
             memory_ids = [i for i in memory_ids if i not in frozen]
             records = [r for r in records if r.id not in frozen]
