@@ -15,7 +15,6 @@ from societas.memory.vectorstores.base import stored_payloads
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
 
-PAGE = 5_000
 BASE_KEY = "importance_base"
 FEEDBACK_KEY = "feedback"
 
@@ -111,7 +110,7 @@ async def importance_pass(group: GroupMemory) -> dict[str, int]:
         f = hot.fields(memory_id)
         links = [*f["cognition_ids"], *f["evidence_ids"]]
         items.append((memory_id, {**f, "links": links}))
-    async for memory_id, pl in stored_payloads(group.store, PAGE):
+    async for memory_id, pl in stored_payloads(group.store):
         if memory_id in hot:
             continue
         meta = meta_of(pl)

@@ -11,12 +11,10 @@ from societas.memory.model.associations import Association
 from societas.memory.model.records import AddRequest
 from societas.memory.policies.forgetting import next_layer
 from societas.memory.retrieval.scoring import TextCosines
-from societas.memory.vectorstores.base import stored_payloads
+from societas.memory.vectorstores.base import PAGE, stored_payloads
 
 if TYPE_CHECKING:
     from societas.memory.group import GroupMemory
-
-PAGE = 5_000
 
 
 async def forgetting_pass(group: GroupMemory) -> dict[str, int]:

@@ -12,7 +12,7 @@ import numpy as np
 from societas.memory.embedding.base import SparseVector, TextVectors
 from societas.memory.model.records_meta import DEFAULT_TYPE
 from societas.memory.store.id_map import IdMap
-from societas.memory.vectorstores.base import MemoryPoint, ScoredPoint, VectorQuery
+from societas.memory.vectorstores.base import PAGE, MemoryPoint, ScoredPoint, VectorQuery
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -139,14 +139,15 @@ class DeferredStore:
                 self.patches.setdefault(memory_id, {}).update(payload)
             sent.append(([i for i in ids if i not in self.pending], payload))
         await self.inner.set_payloads(sent)
-        rated = [(ids, pl["importance"]) for ids, pl in updates if "importance" in pl]
-        stored = [i for rest, payload in sent if "importance" in payload for i in rest]
-        found = await self.inner.retrieve(stored) if stored else {}
-        agent_of = {memory_id: payload["agent_id"] for memory_id, payload in found.items()}
-        for ids, importance in rated:  # the RAM index ranks by it
-            for memory_id in ids:
+        stored = [*dict.fromkeys(i for rest, pl in sent if "importance" in pl for i in rest)]
+        agent_of: dict[int, int] = {}
+        for start in range(0, len(stored), PAGE):  # a page of payloads at a time in RAM
+            found = await self.inner.retrieve(stored[start : start + PAGE])
+            agent_of.update((memory_id, pl["agent_id"]) for memory_id, pl in found.items())
+        for ids, payload in updates:  # the RAM index ranks by importance
+            for memory_id in ids if "importance" in payload else ():
                 if (agent_id := self.pending.get(memory_id, agent_of.get(memory_id))) is not None:
-                    self.index.set_importance(agent_id, memory_id, importance)
+                    self.index.set_importance(agent_id, memory_id, payload["importance"])
 
     async def delete(self, ids: Sequence[int]) -> None:
         pairs = [(self.pending[i], i) for i in ids if i in self.pending]

@@ -11,6 +11,7 @@ from societas.memory.retrieval.scoring import RetrievalConfig
 
 DENSE = "dense"
 SPARSE = "bm25"
+PAGE = 5_000  # points read from a store at once (their payloads held as Python objects)
 
 STREAM_INDEXES = {
     "agent_id": "integer_tenant",
@@ -189,7 +190,7 @@ class VectorStore(Protocol):
 
 
 async def stored_payloads(
-    store: VectorStore, page: int = 5_000
+    store: VectorStore, page: int = PAGE
 ) -> AsyncIterator[tuple[int, dict[str, Any]]]:
     """(id, payload) of every point of `store`, a page at a time, without vectors."""
     offset = None

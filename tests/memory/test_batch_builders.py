@@ -141,9 +141,15 @@ async def test_touch_many_counts_each_read(group_factory, reads):
 
 
 @pytest.mark.parametrize("backend", ["edge", "qdrant"])
-async def test_payload_updates_reach_the_engine_in_one_call_in_order(group_factory, backend):
+async def test_payload_updates_reach_the_engine_in_one_call_in_order(
+    group_factory, backend, monkeypatch
+):
     """A batch of payload updates over written and pending memories: one engine call, applied in
-    order (a later update of a memory wins); importance reaches the RAM index either way."""
+    order (a later update of a memory wins); importance reaches the RAM index either way, the
+    agents of written ones read a page of payloads at a time."""
+    from societas.memory.store import deferred_store
+
+    monkeypatch.setattr(deferred_store, "PAGE", 1)
     group = group_factory(backend)
     await group.add_agents({1: {}, 2: {}})
     w = [await group.agent(1 + n % 2).stream.add("event", f"storm note {n}", 0.5) for n in range(3)]
@@ -162,6 +168,14 @@ async def test_payload_updates_reach_the_engine_in_one_call_in_order(group_facto
         await real(updates)
 
     deferred.inner.set_payloads = counting
+    reads = []
+    real_retrieve = deferred.inner.retrieve
+
+    async def retrieve(ids):
+        reads.append(list(ids))
+        return await real_retrieve(ids)
+
+    deferred.inner.retrieve = retrieve
     await group.store.set_payloads(
         [
             ([w[0], w[1], pending], {"importance": 0.3}),
@@ -176,6 +190,7 @@ async def test_payload_updates_reach_the_engine_in_one_call_in_order(group_facto
             ([w[2]], {"tags": ["y"]}),
         ]
     ]
+    assert reads == [[w[0]], [w[1]]]  # each written memory whose importance changed, once
     stored = await deferred.inner.retrieve(w)
     assert [stored[i]["importance"] for i in w] == [0.3, 0.9, 0.5]
     assert stored[w[1]]["tags"] == ["x"] and stored[w[2]]["tags"] == ["y"]
