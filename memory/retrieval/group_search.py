@@ -418,7 +418,7 @@ class GroupSearch:
         cold: set[int] = set()
         found = await self._find([*memory_ids, cognition_id], agent_id, cold)
         if skip_cold:
-            memory_ids = [i for i in memory_ids if i in found and found[i].agent_id == agent_id]
+            memory_ids = [i for i in memory_ids if i in found]  # found: the agent's only
         records = _in_order([*memory_ids, cognition_id], found, agent_id)
         frozen = [r.id for r in records if r.id in cold]
         if frozen and skip_cold and cognition_id not in frozen:
