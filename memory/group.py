@@ -217,7 +217,7 @@ class GroupMemory:
         self.set_kv_rows = kv.set_kv_rows
         search = self.search
         self.search_many, self.point_filter = search.search_many, search.point_filter
-        self.get_by_ids, self.link_cognition = search.get_by_ids, search.link_cognition
+        self.get_by_ids, self.link_cognitions = search.get_by_ids, search.link_cognitions
         self.associate, self.related_cognition = search.associate, search.related_cognition
         self._search_batcher = MicroBatcher(self.search_many, yields)
         self._kv_search_batcher = MicroBatcher(self.kv_search_many, yields)
@@ -399,12 +399,8 @@ class GroupMemory:
         """Memories per tier: hot ⊂ warm (RAM copy), cold apart; total = warm + cold."""
         await self.sync_writes()
         await tiering.recover(self)
-        warm = await self.store.count()
-        return {
-            "hot": len(self.hot),
-            "warm": warm,
-            "cold": await asyncio.to_thread(self.cold.count),
-        }
+        warm, cold = await self.store.count(), await asyncio.to_thread(self.cold.count)
+        return {"hot": len(self.hot), "warm": warm, "cold": cold}
 
     async def checkpoint(self, directory: Path) -> dict[str, Any]:
         """Write this group's memory to `directory` atomically (see memory.store.checkpoint)."""

@@ -198,10 +198,12 @@ class PendingMemories:
             observed = [(p.agent_id, p.text) for p in items if p.observed]
             if observed:
                 await group.cognition.observed(observed)
+        pairs = zip(items, ids, strict=True)
+        links = [(p.agent_id, list(p.evidence), mid) for p, mid in pairs if p.evidence]
+        if links:
+            await group.link_cognitions(links, skip_cold=True)
         for p, mid in zip(items, ids, strict=True):
             imp = float(p.importance or 0.0)
-            if p.evidence:
-                await group.link_cognition(p.agent_id, list(p.evidence), mid, skip_cold=True)
             if self.reflector is not None:
                 self.reflector.note(p.agent_id, imp)
             if p.on_stored is not None:

@@ -127,9 +127,7 @@ class MetaReport:
 
 
 def rules_metacognition(report: MetaReport) -> Strategy:
-    """The rules reflection: repetitive perception (novelty < 0.5) → attend 1.25× less often,
-    all-new (≥ 0.9) → 0.8× as often; consolidation that found no facts → half as often, one
-    that found ≥ 2 per pass → twice as often; each within ¼–4× the configured cadence."""
+    """The rules reflection: cadences follow novelty and facts found, within ¼–4× the config."""
 
     def within(value: float, base: int | None) -> int | None:
         return None if base is None else max(1, math.ceil(base / 4), min(4 * base, round(value)))

@@ -163,10 +163,11 @@ async def consolidation_pass(group: GroupMemory) -> int:
             for (agent_id, members), summary in zip(clusters, summaries, strict=True)
         ]
     )
+    sources = [[m["id"] for m in members] for _, members in clusters]
+    links = [(a, ids, p) for (a, _), ids, p in zip(clusters, sources, pattern_ids, strict=True)]
+    await group.link_cognitions(links)
     marks: dict[tuple[str, ...], list[int]] = {}
-    for (agent_id, members), pattern_id in zip(clusters, pattern_ids, strict=True):
-        ids = [m["id"] for m in members]
-        await group.link_cognition(agent_id, ids, pattern_id)
+    for (_, members), ids, pattern_id in zip(clusters, sources, pattern_ids, strict=True):
         group.associations.add_many(  # the pattern and its sources are similar memories
             Association(source=pattern_id, target=m, type="similar") for m in ids
         )

@@ -409,32 +409,31 @@ class GroupSearch:
             and (agent_id is None or rec.agent_id == agent_id)
         }
 
-    async def link_cognition(
-        self, agent_id: int, memory_ids: Sequence[int], cognition_id: int, skip_cold: bool = False
+    async def link_cognitions(
+        self, links: Sequence[tuple[int, Sequence[int], int]], skip_cold: bool = False
     ) -> None:
-        """Link memories to the cognition they led to; a cold one fails, or `skip_cold` skips
-        it, and one expired or forgotten since it was read."""
-        self.require_agent(agent_id)
-        cold: set[int] = set()
-        found = await self._find([*memory_ids, cognition_id], agent_id, cold)
-        if skip_cold:
-            memory_ids = [i for i in memory_ids if i in found]  # found: the agent's only
-        records = _in_order([*memory_ids, cognition_id], found, agent_id)
-        frozen = [r.id for r in records if r.id in cold]
-        if frozen and skip_cold and cognition_id not in frozen:
-            memory_ids = [i for i in memory_ids if i not in frozen]
-            records = [r for r in records if r.id not in frozen]
-        elif frozen:
-            raise ValueError(
-                f"memories {frozen} are in the cold tier (read-only); link hot or warm memories"
-            )
-        *sources, cognition = records
-        self.hot.link(memory_ids, cognition_id)
-        evidence = list(dict.fromkeys([*cognition.evidence_ids, *memory_ids]))
-        links = [
-            ([r.id], {"links": [*dict.fromkeys([*r.cognition_ids, cognition_id])]}) for r in sources
-        ]
-        await self.store.set_payloads([*links, ([cognition_id], {"evidence": evidence})])
+        """Link (agent, memories, cognition) in order, in one write; `skip_cold`: skip cold ones."""
+        lists: dict[tuple[int, str], list[int]] = {}  # (memory, links | evidence) as linked so far
+        done: list[tuple[list[int], int]] = []
+        for agent_id, memory_ids, cognition_id in links:
+            self.require_agent(agent_id)
+            found = await self._find([*memory_ids, cognition_id], agent_id, cold := set[int]())
+            kept = [i for i in memory_ids if (i in found and i not in cold) or not skip_cold]
+            *sources, cognition = _in_order([*kept, cognition_id], found, agent_id)
+            if frozen := [r.id for r in (*sources, cognition) if r.id in cold]:
+                raise ValueError(f"memories {frozen} are in the cold tier: link hot or warm ones")
+            done.append((kept, cognition_id))
+            given = lists.get((cognition_id, "evidence"), cognition.evidence_ids)
+            lists[(cognition_id, "evidence")] = [*dict.fromkeys([*given, *kept])]
+            for r in sources:
+                given = lists.get((r.id, "links"), r.cognition_ids)
+                lists[(r.id, "links")] = [*dict.fromkeys([*given, cognition_id])]
+        for kept, cognition_id in done:
+            self.hot.link(kept, cognition_id)
+        shared: dict[tuple[str, tuple[int, ...]], list[int]] = {}  # one write per payload
+        for (memory_id, key), value in lists.items():
+            shared.setdefault((key, tuple(value)), []).append(memory_id)
+        await self.store.set_payloads([(ids, {k: [*v]}) for (k, v), ids in shared.items()])
 
     async def associate(self, associations: Sequence[Association]) -> None:
         """Add typed associations; both ends must be memories of the same agent."""

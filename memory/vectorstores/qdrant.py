@@ -148,15 +148,19 @@ class QdrantVectorStore:
         return stored_points(records)
 
     async def set_payloads(self, updates: Sequence[tuple[Sequence[int], dict[str, Any]]]) -> None:
-        for ids, payload in updates:
-            if ids:
-                await self._ensure_collection()
-                await self._client.set_payload(
-                    self._collection,
-                    payload=payload,
-                    points=list(ids),
-                    shard_key_selector=self._shard_key,
+        """All the updates in order, in one request (not one per update)."""
+        operations = [
+            models.SetPayloadOperation(
+                set_payload=models.SetPayload(
+                    payload=payload, points=list(ids), shard_key=self._shard_key
                 )
+            )
+            for ids, payload in updates
+            if ids
+        ]
+        if operations:
+            await self._ensure_collection()
+            await self._client.batch_update_points(self._collection, operations)
 
     async def delete(self, ids: Sequence[int]) -> None:
         if ids:

@@ -176,6 +176,17 @@ async def test_payload_updates_reach_the_engine_in_one_call_in_order(
         return await real_retrieve(ids)
 
     deferred.inner.retrieve = retrieve
+    requests = []  # the qdrant-client store's requests to its server (none on Edge)
+    client = getattr(deferred.inner, "_client", None)
+    if client is not None:
+        for name in ("set_payload", "batch_update_points"):
+            real_request = getattr(client, name)
+
+            async def request(*args, _name=name, _real=real_request, **kwargs):
+                requests.append(_name)
+                return await _real(*args, **kwargs)
+
+            monkeypatch.setattr(client, name, request)
     await group.store.set_payloads(
         [
             ([w[0], w[1], pending], {"importance": 0.3}),
@@ -191,6 +202,7 @@ async def test_payload_updates_reach_the_engine_in_one_call_in_order(
         ]
     ]
     assert reads == [[w[0]], [w[1]]]  # each written memory whose importance changed, once
+    assert requests == ([] if client is None else ["batch_update_points"])
     stored = await deferred.inner.retrieve(w)
     assert [stored[i]["importance"] for i in w] == [0.3, 0.9, 0.5]
     assert stored[w[1]]["tags"] == ["x"] and stored[w[2]]["tags"] == ["y"]
@@ -208,3 +220,56 @@ async def test_payload_updates_reach_the_engine_in_one_call_in_order(
         0.3,
     ]
     await group.close()
+
+
+@pytest.mark.parametrize("backend", ["edge", "qdrant"])
+async def test_cognition_links_given_together_equal_linking_one_at_a_time(group_factory, backend):
+    """Links of several cognitions (a memory linked twice, a cognition as another's evidence,
+    two agents, written and pending memories) leave every memory's links and evidence, in the
+    hot columns and the store, as one call per cognition does, in one payload write."""
+    seen = []
+    for together in (False, True):
+        group = group_factory(backend)
+        await group.add_agents({1: {}, 2: {}})
+        m = [await group.agent(1 + n % 2).stream.add("event", f"note {n}", 0.5) for n in range(6)]
+        await group.sync_writes()
+        assert group.deferred is not None
+        await group.deferred.persist()  # these reach the engine; the thoughts stay pending
+        c = [await group.agent(a).stream.add("reflection", f"thought {a}") for a in (1, 1, 2)]
+        links = [
+            (1, [m[0], m[2]], c[0]),
+            (1, [m[2], m[4], c[0]], c[1]),
+            (2, [m[1], m[3]], c[2]),
+            (1, [m[0]], c[1]),
+        ]
+        writes = []
+        real = group.store.set_payloads
+
+        async def counting(updates, _real=real, _writes=writes):
+            _writes.append(updates)
+            await _real(updates)
+
+        group.store.set_payloads = counting
+        if together:
+            await group.link_cognitions(links)
+        else:
+            for link in links:
+                await group.link_cognitions([link])
+        ids = [*m, *c]
+        records = await group.get_by_ids(ids)
+        stored = await group.store.retrieve(ids)
+        seen.append(
+            (
+                [(r.cognition_ids, r.evidence_ids) for r in records],
+                [(stored[i].get("links"), stored[i].get("evidence")) for i in ids],
+                len(writes),
+            )
+        )
+        await group.close()
+    (one_by_one, together_seen) = seen
+    assert together_seen[:2] == one_by_one[:2]
+    assert (one_by_one[2], together_seen[2]) == (4, 1)
+    by_id = dict(zip([*m, *c], together_seen[0], strict=True))
+    assert by_id[m[0]][0] == (c[0], c[1]) and by_id[m[2]][0] == (c[0], c[1])
+    assert by_id[c[1]][1] == (m[2], m[4], c[0], m[0]) and by_id[c[0]] == ((c[1],), (m[0], m[2]))
+    assert dict(zip([*m, *c], together_seen[1], strict=True))[c[1]][1] == [m[2], m[4], c[0], m[0]]

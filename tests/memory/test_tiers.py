@@ -290,8 +290,8 @@ async def test_linking_cold_evidence_is_refused_or_skipped_when_asked(tiered):
     hot_id = group.hot.memory_ids(1)[-1]
     cognition = await group.agent(1).stream.add("reflection", "I keep going to the harbour")
     with pytest.raises(ValueError, match="cold tier"):
-        await group.link_cognition(1, [cold_id, hot_id], cognition)
-    await group.link_cognition(1, [cold_id, hot_id], cognition, skip_cold=True)
+        await group.link_cognitions([(1, [cold_id, hot_id], cognition)])
+    await group.link_cognitions([(1, [cold_id, hot_id], cognition)], skip_cold=True)
     hot, thought = await group.get_by_ids([hot_id, cognition])
     assert cognition in hot.cognition_ids and list(thought.evidence_ids) == [hot_id]
     (cold,) = await group.get_by_ids([cold_id])
@@ -310,7 +310,7 @@ async def test_evidence_expired_since_it_was_read_is_skipped_when_asked(tiered):
     group.clock.set(0, 3600.0)
     cognition = await stream.add("reflection", "I keep going to the harbour")
     with pytest.raises(KeyError, match=str(brief)):
-        await group.link_cognition(1, [brief, kept], cognition)
-    await group.link_cognition(1, [brief, kept], cognition, skip_cold=True)
+        await group.link_cognitions([(1, [brief, kept], cognition)])
+    await group.link_cognitions([(1, [brief, kept], cognition)], skip_cold=True)
     (thought,) = await group.get_by_ids([cognition])
     assert list(thought.evidence_ids) == [kept]
