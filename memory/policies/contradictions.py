@@ -6,6 +6,7 @@ import heapq
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from societas.memory.model.associations import Association
@@ -33,23 +34,23 @@ _STOP = frozenset("a an the is are was were be to of in on at and or i my me it 
 _WORD = re.compile(r"[a-z']+")
 
 
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower().replace("n't", " not"))
+_SAME = {y: x for x, y in ANTONYMS}  # an antonym pair counts as one content word for the overlap
+
+
+@lru_cache(maxsize=4_096)  # a pass pairs each memory with several others
+def _content(text: str) -> tuple[bool, frozenset[str], frozenset[str]]:
+    """Whether `text` negates, its content words, and those with antonyms as one word."""
+    words = _WORD.findall(text.lower().replace("n't", " not"))
+    content = frozenset(w for w in words if w not in NEGATIONS and w not in _STOP)
+    return not NEGATIONS.isdisjoint(words), content, frozenset(_SAME.get(w, w) for w in content)
 
 
 def rule_contradicts(a: str, b: str, overlap: float = 0.6) -> bool:
     """Rule judge: most content words shared and one negates the other (negation or antonym)."""
-    wa, wb = _words(a), _words(b)
-    neg_a, neg_b = bool(NEGATIONS & set(wa)), bool(NEGATIONS & set(wb))
-    content_a = {w for w in wa if w not in NEGATIONS and w not in _STOP}
-    content_b = {w for w in wb if w not in NEGATIONS and w not in _STOP}
+    (neg_a, words_a, content_a), (neg_b, words_b, content_b) = _content(a), _content(b)
     antonym = any(
-        (x in content_a and y in content_b) or (y in content_a and x in content_b)
-        for x, y in ANTONYMS
+        (x in words_a and y in words_b) or (y in words_a and x in words_b) for x, y in ANTONYMS
     )
-    for x, y in ANTONYMS:  # antonyms count as the same content word for the overlap
-        content_a = {x if w == y else w for w in content_a}
-        content_b = {x if w == y else w for w in content_b}
     if not content_a or not content_b:
         return False
     shared = len(content_a & content_b) / min(len(content_a), len(content_b))
