@@ -412,7 +412,7 @@ class GroupSearch:
     async def link_cognitions(
         self, links: Sequence[tuple[int, Sequence[int], int]], skip_cold: bool = False
     ) -> None:
-        """Link (agent, memories, cognition) in order, in one write; `skip_cold`: skip cold ones."""
+        """Link (agent, memories, cognition) in order, one write; `skip_cold`: skip cold, gone."""
         lists: dict[tuple[int, str], list[int]] = {}  # (memory, links | evidence) as linked so far
         done: list[tuple[list[int], int]] = []
         for agent_id, memory_ids, cognition_id in links:
