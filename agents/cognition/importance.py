@@ -10,14 +10,11 @@ asks none.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import random
 from collections.abc import Sequence
 from functools import partial
 
 from societas.agents.cognition.prompts import render
-from societas.agents.llm.batching import batch_json
+from societas.agents.llm.batching import batch_json, with_checks
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.tasks import ImportanceScore
 from societas.memory import AgentMemory
@@ -64,16 +61,8 @@ async def rate_with_source(
 
 
 def with_anchors(chunk: list[str], seed: int | None) -> tuple[list[str], list[int]]:
-    """`chunk` with a mundane and a poignant check inserted at places drawn from the chunk
-    and seed, and those places [mundane, poignant]."""
-    blob = json.dumps([seed, chunk], ensure_ascii=False).encode()
-    rng = random.Random(int.from_bytes(hashlib.sha256(blob).digest()[:8], "big"))
-    n = len(chunk) + 2
-    low, high = rng.sample(range(n), 2)
-    texts = iter(chunk)
-    low_text, high_text = rng.choice(MUNDANE), rng.choice(POIGNANT)
-    items = [low_text if i == low else high_text if i == high else next(texts) for i in range(n)]
-    return items, [low, high]
+    """`chunk` with a mundane and a poignant check at seeded places, and those places."""
+    return with_checks(chunk, seed, (MUNDANE, POIGNANT))
 
 
 async def remember(

@@ -7,7 +7,9 @@ a wrong count is a validation error, so the gateway's repair / re-ask / fallback
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import random
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
@@ -21,6 +23,21 @@ from societas.agents.llm.structured import bare, schema_of
 from societas.agents.llm.tasks import Reply
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+
+def with_checks(
+    chunk: Sequence[T], seed: int | None, pools: Sequence[Sequence[T]]
+) -> tuple[list[T], list[int]]:
+    """`chunk` with one attention check drawn from each pool inserted at places drawn from the
+    chunk and seed (a model cannot learn them), and those places, in pool order."""
+    blob = json.dumps([seed, list(chunk)], ensure_ascii=False).encode()
+    rng = random.Random(int.from_bytes(hashlib.sha256(blob).digest()[:8], "big"))
+    n = len(chunk) + len(pools)
+    places = rng.sample(range(n), len(pools))
+    picks = dict(zip(places, [rng.choice(pool) for pool in pools], strict=True))
+    rest = iter(chunk)
+    return [picks[i] if i in picks else next(rest) for i in range(n)], places
 
 
 @lru_cache(maxsize=256)

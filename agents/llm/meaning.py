@@ -50,6 +50,7 @@ KINDS = (
     "not_a_choice",
     "out_of_range",
     "missed_anchor",
+    "missed_check",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -85,6 +86,10 @@ CORRECTIONS["out_of_range"] = (
 CORRECTIONS["missed_anchor"] = (
     "Those ratings do not follow the scale: mundane moments rate near 1, poignant ones near "
     "10. Rate each item again."
+)
+CORRECTIONS["missed_check"] = (
+    "Some of those verdicts are wrong where the answer is plain: a memory and its denial "
+    "contradict, memories about different things do not. Judge each item again."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -348,6 +353,17 @@ def _importance(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
+def _contradiction(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """A batch's attention checks: the plain contradiction judged one, the unrelated pair not."""
+    results, anchors = getattr(value, "results", None), ctx.get("anchors")
+    if results is None or not anchors:
+        return None
+    yes, no = (bool(getattr(results[i], "contradictory", False)) for i in anchors)
+    if not yes or no:
+        return Failure("missed_check", f"plain contradiction judged {yes}, unrelated pair {no}")
+    return None
+
+
 def _day_plan(value: Any, ctx: dict[str, Any]) -> Failure | None:
     items = getattr(value, "items", None) or []
     if len(items) < MIN_DAY_ITEMS:
@@ -577,6 +593,7 @@ def _hour_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 _BY_TASK = {
     "importance": _importance,
+    "contradiction": _contradiction,
     "daily_plan": _day_plan_checks,
     "replan": _plan_checks,
     "hourly_plan": _hour_checks,

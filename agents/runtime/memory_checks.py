@@ -1,7 +1,10 @@
 """The LLM side of the memory's contradiction check (memory.contradictions): one gateway call
 per batch of memory pairs, structured output (one verdict per pair), wired into a group's
-memory as `contradiction_judge`. The rules provider answers it with the memory's rule judge
-(negation or antonym over shared content words); it is not a language model."""
+memory as `contradiction_judge`. A language model's batch carries two attention checks at
+seeded places, a plain contradiction and two unrelated memories: a batch that misses either is
+re-asked, then falls back to no contradiction (meaning check `missed_check`); their verdicts
+are never returned. The rules provider answers it with the memory's rule judge (negation or
+antonym over shared content words); it is not a language model and is asked no checks."""
 
 from __future__ import annotations
 
@@ -12,10 +15,22 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from societas.agents.cognition.prompts import render
-from societas.agents.llm.batching import batch_messages, batch_schema
+from societas.agents.llm.batching import batch_messages, batch_schema, with_checks
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.rules import register_rule
 from societas.memory.policies.contradictions import rule_contradicts
+
+# Attention checks: pairs whose verdict is plain, told as memories (no one named).
+CONTRADICTING = (
+    ("the bakery was open all day", "the bakery was not open all day"),
+    ("the bridge into town was closed", "the bridge into town was open"),
+    ("the shop sold fresh fish today", "the shop did not sell fresh fish today"),
+)
+UNRELATED = (
+    ("bought bread at the market", "the park was quiet in the evening"),
+    ("read a book at home", "the bus to the harbour was late"),
+    ("had coffee at the cafe", "the river rose after the rain"),
+)
 
 
 class ContradictionVerdict(BaseModel):
@@ -35,22 +50,27 @@ async def judge_contradictions(
     llm: LLMGateway, pairs: Sequence[tuple[str, str]], seed: int = 0
 ) -> list[bool]:
     """One verdict per pair from ONE call (the memory batches the pairs); a reply that never
-    validates counts as 'no contradiction' for the batch (a counted fallback)."""
+    validates, or misses the attention checks, counts as 'no contradiction' for the batch (a
+    counted fallback)."""
     pairs = [(str(a), str(b)) for a, b in pairs]
     if not pairs:
         return []
-    schema = batch_schema(ContradictionVerdict, len(pairs))
+    asked, checks = pairs, list[int]()
+    if llm.config.attention_checks and not llm.answers_by_rules("contradiction"):
+        asked, checks = with_checks(pairs, seed, (CONTRADICTING, UNRELATED))
+    schema = batch_schema(ContradictionVerdict, len(asked))
     out = await llm.json(
         batch_messages(
-            [pair_text(a, b) for a, b in pairs], ContradictionVerdict, render("contradiction"), None
+            [pair_text(a, b) for a, b in asked], ContradictionVerdict, render("contradiction"), None
         ),
         schema,
         task="contradiction",
-        context={"pairs": [list(p) for p in pairs]},
+        context={"pairs": [list(p) for p in asked], **({"anchors": checks} if checks else {})},
         seed=seed,
-        fallback=lambda: schema(results=[ContradictionVerdict(contradictory=False)] * len(pairs)),
+        fallback=lambda: schema(results=[ContradictionVerdict(contradictory=False)] * len(asked)),
     )
-    return [v.contradictory for v in out.results]  # type: ignore[attr-defined]
+    verdicts = out.results  # type: ignore[attr-defined]
+    return [v.contradictory for i, v in enumerate(verdicts) if i not in checks]
 
 
 @register_rule("contradiction")

@@ -1,6 +1,6 @@
-"""Attention checks in importance batches: a model's batch carries a mundane and a poignant
-moment at seeded places; ratings that miss them are re-asked, then fall back, and the checks'
-own ratings are never returned. A scripted rater on loopback proves it end to end."""
+"""Attention checks in importance and contradiction batches: a model's batch carries checks
+whose answer is plain at seeded places; answers that miss them are re-asked, then fall back,
+and the checks' own answers are never returned. A scripted model on loopback proves it."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from societas.agents.cognition.importance import (
     with_anchors,
 )
 from societas.agents.llm import rules
-from societas.agents.llm.batching import batch_schema
+from societas.agents.llm.batching import batch_schema, with_checks
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.meaning import (
     CORRECTIONS,
@@ -28,6 +28,12 @@ from societas.agents.llm.meaning import (
     check,
 )
 from societas.agents.llm.tasks import ImportanceScore
+from societas.agents.runtime.memory_checks import (
+    CONTRADICTING,
+    UNRELATED,
+    judge_contradictions,
+)
+from societas.memory.policies.contradictions import rule_contradicts
 
 from ..chat_server import chat_server, user_text
 
@@ -127,3 +133,64 @@ async def test_checks_turned_off_ask_the_batch_alone() -> None:
         rated = await rate_with_source(gw, TEXTS, "Ann", seed=3)
     assert rated == [(0.5, "first_try")] * len(TEXTS)
     assert len(seen) == 1 and items_of(seen[0]) == TEXTS
+
+
+PAIRS = [
+    ("the cafe was busy", "the cafe was not busy"),
+    ("walked to the park", "Bob bought apples"),
+    ("the mayor spoke at noon", "the mayor gave a speech at noon"),
+]
+
+
+def judged_pairs(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (A, B) memories of a contradiction prompt's numbered items."""
+    out = []
+    for item in items_of(body):
+        a, b = item.split('" B: "', 1)
+        out.append((a.removeprefix('A: "'), b.removesuffix('"')))
+    return out
+
+
+def careful_judge(body: dict[str, Any]) -> str:
+    """Judges the checks as plain sense says and every other pair contradictory."""
+    verdicts = [pair not in UNRELATED for pair in judged_pairs(body)]
+    return json.dumps({"results": [{"contradictory": v} for v in verdicts]})
+
+
+def yes_judge(body: dict[str, Any]) -> str:
+    """Judges every pair contradictory, the unrelated check too: not attending."""
+    return json.dumps({"results": [{"contradictory": True} for _ in judged_pairs(body)]})
+
+
+def test_contradiction_checks_are_one_plain_pair_of_each_kind() -> None:
+    assert all(rule_contradicts(a, b) for a, b in CONTRADICTING)
+    assert not any(rule_contradicts(a, b) for a, b in UNRELATED)
+    items, (yes, no) = with_checks(PAIRS, 5, (CONTRADICTING, UNRELATED))
+    assert items[yes] in CONTRADICTING and items[no] in UNRELATED
+    assert [p for i, p in enumerate(items) if i not in (yes, no)] == PAIRS
+
+
+async def test_an_attentive_judge_is_used_and_the_checks_left_out() -> None:
+    async with chat_server(careful_judge, model="judge") as (url, seen), gateway(url) as gw:
+        verdicts = await judge_contradictions(gw, PAIRS, seed=2)
+    assert verdicts == [True, True, True]
+    assert len(seen) == 1 and len(judged_pairs(seen[0])) == len(PAIRS) + 2
+    counts = gw.accounting.snapshot()["tasks"]["contradiction"]
+    assert counts["source.first_try"] == 1
+    assert not any(k.startswith("meaning.") for k in counts)
+
+
+async def test_a_judge_that_misses_the_checks_is_reasked_then_finds_nothing() -> None:
+    async with chat_server(yes_judge, model="judge") as (url, seen), gateway(url) as gw:
+        verdicts = await judge_contradictions(gw, PAIRS, seed=2)
+    assert verdicts == [False, False, False]  # never its "all contradictory"
+    assert len(seen) >= 2
+    assert any(m.get("content") == CORRECTIONS["missed_check"] for m in seen[-1]["messages"])
+    counts = gw.accounting.snapshot()["tasks"]["contradiction"]
+    assert counts["meaning.missed_check"] >= 1 and counts["source.fallback"] == 1
+
+
+async def test_the_rules_policy_judges_the_pairs_alone() -> None:
+    async with LLMGateway({"provider": "rules"}) as gw:
+        verdicts = await judge_contradictions(gw, PAIRS, seed=2)
+    assert verdicts == [rule_contradicts(a, b) for a, b in PAIRS]
