@@ -204,9 +204,9 @@ def _described(node: Any) -> Iterator[str]:
             yield from _described(v)
 
 
-# Lines of a prompt that are data, not instructions: listed memories ("- ...", "1. ...")
-# and transcript lines ("Bob Ray: ...").
-_DATA_LINE = re.compile(r"^(- |\d+\. |[A-Z][\w .'-]{0,40}: )")
+# Lines of a prompt that are data, not instructions: listed memories ("- ...", "1. ..."); the
+# transcript's lines ("Bob Ray: ...") are data too, told apart by their speakers' names.
+_LISTED = re.compile(r"^(- |\d+\. )")
 
 
 # Tasks whose answer must not restate the prompt's situation lines ("Ann is talking with Bob
@@ -214,11 +214,14 @@ _DATA_LINE = re.compile(r"^(- |\d+\. |[A-Z][\w .'-]{0,40}: )")
 FRAME_TASKS = frozenset({"dialogue_turn"})
 
 
-def _instruction(messages: Sequence[Any], frame: bool) -> tuple[str, str]:
+def _instruction(
+    messages: Sequence[Any], frame: bool, speakers: Sequence[str] = ()
+) -> tuple[str, str]:
     """(the instruction text, the first user message): the system message, the first user
     message's first paragraph and paragraphs naming the reply's form (with `frame`: all its
-    lines but data, i.e. memories and transcript lines) and later user messages
-    (corrections)."""
+    lines but data, i.e. memories and the transcript's lines by `speakers`) and later user
+    messages (corrections)."""
+    said = tuple(f"{name}: " for name in speakers)
     parts: list[str] = []
     first_user = ""
     for m in messages:
@@ -228,7 +231,11 @@ def _instruction(messages: Sequence[Any], frame: bool) -> tuple[str, str]:
         elif role == "user" and not first_user:
             first_user = content
             if frame:
-                parts += [ln for ln in content.splitlines() if not _DATA_LINE.match(ln)]
+                parts += [
+                    ln
+                    for ln in content.splitlines()
+                    if not (_LISTED.match(ln) or (said and ln.startswith(said)))
+                ]
             else:
                 paragraphs = content.split("\n\n")
                 parts += [paragraphs[0], *(p for p in paragraphs[1:] if "JSON" in p)]
@@ -273,7 +280,8 @@ class Prompt:
         """The prompt of one json() call: its messages, the schema's JSON, and the call's
         context (an example value that is the agent's own, e.g. the activity a re-plan
         starts with, is not an example to avoid) and task (see FRAME_TASKS)."""
-        instruction, first_user = _instruction(messages, task in FRAME_TASKS)
+        speakers = [str(h[0]) for h in (context or {}).get("history") or [] if h]
+        instruction, first_user = _instruction(messages, task in FRAME_TASKS, speakers)
         instruction = _without_json(instruction)  # its examples are judged as examples
         own = {words(text) for text in leaves(context or {})}
         phrases = tuple(sorted((" ".join(w) for w in own if len(w) >= 3), key=len, reverse=True))

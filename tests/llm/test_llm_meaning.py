@@ -120,6 +120,32 @@ def test_the_frame_of_a_prompt_is_no_utterance_but_its_news_may_be_passed_on() -
     assert check("dialogue_turn", labelled, prompt, ctx).kind == "copied_prompt"  # type: ignore[union-attr]
 
 
+def test_the_prompts_data_about_the_speaker_is_no_utterance_but_the_transcript_is_data() -> None:
+    """Lines of the frame shaped like a transcript's ("Ann's mood: calm") are frame, not what
+    someone said: a reply restating them is a copy; the other's earlier line is not."""
+    text = (
+        "Write the next line. Reply with ONLY a JSON object.\n\n"
+        "Quin Chen is talking with Ines Nagy.\n"
+        "Quin Chen's relationship with Ines Nagy: closeness 0.9, sentiment +0.0, talked 0 times.\n"
+        "Quin Chen's mood: calm; needs: hunger 0.4, energy 0.8.\n"
+        "What Quin Chen remembers about Ines Nagy and the topic:\n- Ines Nagy runs the bakery\n"
+        "Conversation so far:\nInes Nagy: The river is rising near the old mill tonight."
+    )
+    history = [["Ines Nagy", "The river is rising near the old mill tonight."]]
+    ctx = {"speaker": "Quin Chen", "listener": "Ines Nagy", "history": history}
+    prompt = prompt_of(text, DialogueTurn, "dialogue_turn", **ctx)
+    for copied in (
+        "Quin Chen's relationship with Ines Nagy: closeness 0.9, sentiment +0.0, talked 0 times.",
+        "Quin Chen's mood: calm; needs: hunger 0.4, energy 0.8.",
+    ):
+        found = check("dialogue_turn", turn(copied), prompt, ctx)
+        assert found is not None and found.kind == "copied_prompt", copied
+    echoed = turn("The river is rising near the old mill tonight, you say?")
+    found = check("dialogue_turn", echoed, prompt, ctx)
+    assert found is not None and found.kind == "repeated_line"  # the transcript, not the frame
+    assert check("dialogue_turn", turn("Ines, you run the bakery, right?"), prompt, ctx) is None
+
+
 def test_a_repeated_line_is_caught() -> None:
     history = [["Bob", "The market opens at nine today."], ["Ann", "Good to know."]]
     failure = check(
