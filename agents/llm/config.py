@@ -182,10 +182,10 @@ class LLMConfig(_Strict):
     batch_size: int = Field(default=20, ge=1, le=200, description="Items per batched prompt.")
     attention_checks: bool = Field(
         default=True,
-        description="A model's importance batches carry a mundane and a poignant moment, its "
-        "contradiction batches a plain contradiction and an unrelated pair; a batch that "
-        "misses them is re-asked, then falls back. Two items more per batch; the rules policy "
-        "is never asked them.",
+        description="A model's importance batches carry a mundane and a poignant moment (two "
+        "items more), its contradiction batches two plain contradictions and two unrelated "
+        "pairs (four more); a batch that misses any is re-asked, then falls back. The rules "
+        "policy is never asked them.",
     )
     routes: dict[str, str | list[str]] = Field(
         default_factory=dict,

@@ -362,13 +362,14 @@ def _importance(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 
 def _contradiction(value: Any, ctx: dict[str, Any]) -> Failure | None:
-    """A batch's attention checks: the plain contradiction judged one, the unrelated pair not."""
+    """A batch's attention checks, in order plain contradiction, unrelated pair, and so on:
+    each contradiction judged one, each unrelated pair not."""
     results, anchors = getattr(value, "results", None), ctx.get("anchors")
     if results is None or not anchors:
         return None
-    yes, no = (bool(getattr(results[i], "contradictory", False)) for i in anchors)
-    if not yes or no:
-        return Failure("missed_check", f"plain contradiction judged {yes}, unrelated pair {no}")
+    said = [bool(getattr(results[i], "contradictory", False)) for i in anchors]
+    if any(verdict != (k % 2 == 0) for k, verdict in enumerate(said)):
+        return Failure("missed_check", f"checks judged {said}, plainly {[True, False] * 2}")
     return None
 
 

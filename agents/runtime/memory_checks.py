@@ -1,10 +1,11 @@
 """The LLM side of the memory's contradiction check (memory.contradictions): one gateway call
 per batch of memory pairs, structured output (one verdict per pair), wired into a group's
-memory as `contradiction_judge`. A language model's batch carries two attention checks at
-seeded places, a plain contradiction and two unrelated memories: a batch that misses either is
-re-asked, then falls back to no contradiction (meaning check `missed_check`); their verdicts
-are never returned. The rules provider answers it with the memory's rule judge (negation or
-antonym over shared content words); it is not a language model and is asked no checks."""
+memory as `contradiction_judge`. A language model's batch carries four attention checks at
+seeded places, two plain contradictions and two pairs of unrelated memories (a judge that
+guesses passes one batch in sixteen): a batch that misses any is re-asked, then falls back to
+no contradiction (meaning check `missed_check`); their verdicts are never returned. The rules
+provider answers it with the memory's rule judge (negation or antonym over shared content
+words); it is not a language model and is asked no checks."""
 
 from __future__ import annotations
 
@@ -25,12 +26,17 @@ CONTRADICTING = (
     ("the bakery was open all day", "the bakery was not open all day"),
     ("the bridge into town was closed", "the bridge into town was open"),
     ("the shop sold fresh fish today", "the shop did not sell fresh fish today"),
+    ("the library was open on sunday", "the library was closed on sunday"),
 )
 UNRELATED = (
     ("bought bread at the market", "the park was quiet in the evening"),
     ("read a book at home", "the bus to the harbour was late"),
     ("had coffee at the cafe", "the river rose after the rain"),
+    ("walked the dog by the lake", "the school bell rang at noon"),
 )
+# A batch's checks in order, each from its own half of a pool (never the same pair twice):
+# contradicting, unrelated, contradicting, unrelated (meaning.py reads them in this order).
+CHECK_POOLS = (CONTRADICTING[::2], UNRELATED[::2], CONTRADICTING[1::2], UNRELATED[1::2])
 
 
 class ContradictionVerdict(BaseModel):
@@ -57,7 +63,7 @@ async def judge_contradictions(
         return []
     asked, checks = pairs, list[int]()
     if llm.config.attention_checks and not llm.answers_by_rules("contradiction"):
-        asked, checks = with_checks(pairs, seed, (CONTRADICTING, UNRELATED))
+        asked, checks = with_checks(pairs, seed, CHECK_POOLS)
     schema = batch_schema(ContradictionVerdict, len(asked))
     out = await llm.json(
         batch_messages(

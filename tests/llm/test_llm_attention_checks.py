@@ -29,6 +29,7 @@ from societas.agents.llm.meaning import (
 )
 from societas.agents.llm.tasks import ImportanceScore
 from societas.agents.runtime.memory_checks import (
+    CHECK_POOLS,
     CONTRADICTING,
     UNRELATED,
     judge_contradictions,
@@ -162,19 +163,39 @@ def yes_judge(body: dict[str, Any]) -> str:
     return json.dumps({"results": [{"contradictory": True} for _ in judged_pairs(body)]})
 
 
-def test_contradiction_checks_are_one_plain_pair_of_each_kind() -> None:
+def half_judge(body: dict[str, Any]) -> str:
+    """Attends once: judges the first unrelated pair it meets unrelated and every other pair
+    contradictory, so a batch with one unrelated check would pass and one with two cannot."""
+    pairs = judged_pairs(body)
+    first = next(i for i, pair in enumerate(pairs) if pair in UNRELATED)
+    return json.dumps({"results": [{"contradictory": i != first} for i in range(len(pairs))]})
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_contradiction_checks_are_two_plain_pairs_of_each_kind(seed: int) -> None:
     assert all(rule_contradicts(a, b) for a, b in CONTRADICTING)
     assert not any(rule_contradicts(a, b) for a, b in UNRELATED)
-    items, (yes, no) = with_checks(PAIRS, 5, (CONTRADICTING, UNRELATED))
-    assert items[yes] in CONTRADICTING and items[no] in UNRELATED
-    assert [p for i, p in enumerate(items) if i not in (yes, no)] == PAIRS
+    items, places = with_checks(PAIRS, seed, CHECK_POOLS)
+    checks = [items[i] for i in places]
+    assert [c in CONTRADICTING for c in checks] == [True, False, True, False]
+    assert [c in UNRELATED for c in checks] == [False, True, False, True]
+    assert len(set(checks)) == 4  # no pair asked twice
+    assert [p for i, p in enumerate(items) if i not in places] == PAIRS
+
+
+async def test_a_judge_that_attends_to_half_the_checks_is_reasked_then_finds_nothing() -> None:
+    async with chat_server(half_judge, model="judge") as (url, _seen), gateway(url) as gw:
+        verdicts = await judge_contradictions(gw, PAIRS, seed=2)
+    assert verdicts == [False, False, False]
+    counts = gw.accounting.snapshot()["tasks"]["contradiction"]
+    assert counts["meaning.missed_check"] >= 1 and counts["source.fallback"] == 1
 
 
 async def test_an_attentive_judge_is_used_and_the_checks_left_out() -> None:
     async with chat_server(careful_judge, model="judge") as (url, seen), gateway(url) as gw:
         verdicts = await judge_contradictions(gw, PAIRS, seed=2)
     assert verdicts == [True, True, True]
-    assert len(seen) == 1 and len(judged_pairs(seen[0])) == len(PAIRS) + 2
+    assert len(seen) == 1 and len(judged_pairs(seen[0])) == len(PAIRS) + 4
     counts = gw.accounting.snapshot()["tasks"]["contradiction"]
     assert counts["source.first_try"] == 1
     assert not any(k.startswith("meaning.") for k in counts)
