@@ -175,8 +175,12 @@ async def describe_self(mem: AgentMemory) -> str:
 
 
 def describe(items: Sequence[dict[str, Any]]) -> str:
-    """'7:00 breakfast at home; 9:00 ...'."""
-    return "; ".join(f"{i['start_hour']}:00 {i['activity']} at {i['location']}" for i in items)
+    """'7:00 breakfast at home; 9:00 ...' (the place once where the activity names it)."""
+    return "; ".join(
+        f"{i['start_hour']}:00 {i['activity']}"
+        + ("" if str(i["location"]) in str(i["activity"]) else f" at {i['location']}")
+        for i in items
+    )
 
 
 def lines(items: Sequence[MemoryHit | MemoryRecord | str], numbered: bool = False) -> str:

@@ -82,6 +82,7 @@ async def test_daily_plan_and_hourly_decomposition(group, llm) -> None:
     assert str(work_hour) in stored["hourly"]
     hits = await mem.stream.search("plan for day 1", topic="plan")
     assert hits and "bakery" in hits[0].text
+    assert "at bakery at bakery" not in hits[0].text  # the place once: "baker at bakery"
 
 
 async def test_reaction_replans_on_danger_and_ignores_trivia(group, llm) -> None:
