@@ -120,6 +120,21 @@ def _register_command_modules() -> None:
 _register_command_modules()
 
 
+def _one_line_paragraphs() -> None:
+    """Each command's help is its docstring with every paragraph on one line, for the terminal
+    to wrap (rich keeps a docstring's own line breaks, mid-sentence)."""
+    import inspect
+
+    for info in app.registered_commands:
+        doc = info.callback.__doc__ if info.callback is not None else None
+        if info.help is None and doc:
+            paragraphs = inspect.cleandoc(doc).split("\n\n")
+            info.help = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+_one_line_paragraphs()
+
+
 def main() -> None:
     """Console-script entry point: no traceback for errors unless --debug."""
     from societas.cluster.cli.common import DEBUG, EXIT_INTERRUPTED

@@ -25,3 +25,13 @@ def test_demo_rejects_bad_backend_and_agents():
     bad = runner.invoke(app, ["demo", "--backend", "mongo"])
     assert bad.exit_code != 0 and "mongo" in str(bad.exception)
     assert runner.invoke(app, ["demo", "--agents", "0"]).exit_code == 2
+
+
+def test_the_command_list_keeps_each_summary_in_one_piece():
+    """A docstring's line breaks do not reach `societas --help`: on a wide terminal each
+    command's summary is one line, however its docstring was wrapped."""
+    result = CliRunner().invoke(app, ["--help"], terminal_width=200, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    lines = [" ".join(line.strip("│ ").split()) for line in result.output.splitlines()]
+    check = next(line for line in lines if line.startswith("check "))
+    assert check.endswith("(several configs: each is checked; exit code 2 if any has a problem).")
