@@ -44,7 +44,9 @@ def export(
     fmt: str = typer.Option(
         "csv", "--format", help="csv (one file per table) or duckdb; with --tidy also parquet."
     ),
-    out: Path | None = typer.Option(None, "--out", help="Target folder (csv) or file (duckdb)."),  # noqa: B008
+    out: Path | None = typer.Option(  # noqa: B008
+        None, "--out", help="Target folder (csv) or file (duckdb, and every --tidy format)."
+    ),
     tidy: bool = typer.Option(
         False, "--tidy", help="One long table across arms and seeds (+ profiles, methods.json)."
     ),
