@@ -4,9 +4,10 @@ Checked for every task: a copy of the prompt's example, an echo of the schema's
 descriptions, a copy of the prompt's format text. Checked per task: importance ratings that
 count (1, 2, 3... or 10, 1, 2, 3... or 10, 9, 8...) instead of rating or that miss the
 batch's attention checks (a mundane moment rated high, a poignant one low), a dialogue line
-said before, a day plan that contradicts the agent's state (asleep at noon while rested) or
-names places the agent does not know, an hour whose steps do not tile it, a word outside the
-ones the task lists, a memory strategy setting outside its allowed range.
+said before or narrating its speaker ("Ann Lee is going to ..." said by Ann Lee), a day plan
+that contradicts the agent's state (asleep at noon while rested) or names places the agent
+does not know, an hour whose steps do not tile it, a word outside the ones the task lists, a
+memory strategy setting outside its allowed range.
 A failed check makes the gateway re-ask with a short correction (`CORRECTIONS`, text with
 nothing in it to copy) and then fall back; both are counted per task and kind.
 """
@@ -51,6 +52,7 @@ KINDS = (
     "out_of_range",
     "missed_anchor",
     "missed_check",
+    "narrated",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -90,6 +92,10 @@ CORRECTIONS["missed_anchor"] = (
 CORRECTIONS["missed_check"] = (
     "Some of those verdicts are wrong where the answer is plain: a memory and its denial "
     "contradict, memories about different things do not. Judge each item again."
+)
+CORRECTIONS["narrated"] = (
+    "That line tells about the speaker from outside. Reply again with what the speaker says, "
+    "in the first person."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -411,11 +417,21 @@ def _hour(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
+# Verbs after the speaker's own full name that make a line narration about the speaker
+# ("Ann Lee is going to relax"), not something Ann Lee says.
+_NARRATING = "is|was|will|has|had|goes|went|says|said|smiles|smiled|feels|felt|thinks|decides"
+
+
 def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     line = str(getattr(value, "utterance", ""))
     for name in (ctx.get("speaker"), ctx.get("listener")):
         if name and line.strip().lower().startswith(f"{str(name).lower()}:"):
             return Failure("copied_prompt", line)  # the transcript's form, not an utterance
+    speaker = str(ctx.get("speaker") or "").strip()
+    if " " in speaker and re.search(  # a full name: a first name alone may be someone else's
+        rf"\b{re.escape(speaker)}\s+(?:{_NARRATING})\b", line, re.IGNORECASE
+    ):
+        return Failure("narrated", line)
     said = words(line)
     for entry in ctx.get("history") or []:
         before = words(str(entry[-1] if isinstance(entry, list | tuple) else entry))

@@ -159,6 +159,23 @@ def test_a_repeated_line_is_caught() -> None:
     assert check("dialogue_turn", fresh, prompt_of("x"), {"history": history}) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "narrated"),
+    [
+        ("The end of the conversation. Ines Nagy is going to relax after the meal.", True),
+        ("Ines Nagy smiles and waves at Quin.", True),
+        ("I'm going to relax after the meal, Quin.", False),
+        ("Hi, I am Ines Nagy, I run the bakery.", False),  # her name, said by her
+        ("Quin Chen is going to the market, you said?", False),  # the listener, not herself
+        ("Ines Nagy's bakery opens at nine.", False),
+    ],
+)
+def test_a_line_narrating_its_own_speaker_is_no_utterance(text: str, narrated: bool) -> None:
+    ctx = {"speaker": "Ines Nagy", "listener": "Quin Chen", "history": []}
+    found = check("dialogue_turn", turn(text), prompt_of("Say the next line."), ctx)
+    assert (found is not None and found.kind == "narrated") is narrated, found
+
+
 def test_daytime_sleep_when_rested_and_unknown_places_are_contradictions() -> None:
     def plan(*items: tuple[int, str, str]) -> DailyPlan:
         return DailyPlan(
