@@ -53,6 +53,7 @@ KINDS = (
     "missed_anchor",
     "missed_check",
     "narrated",
+    "ungrounded",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -96,6 +97,10 @@ CORRECTIONS["missed_check"] = (
 CORRECTIONS["narrated"] = (
     "That line tells about the speaker from outside. Reply again with what the speaker says, "
     "in the first person."
+)
+CORRECTIONS["ungrounded"] = (
+    "That summary says nothing of what was said in the conversation. Summarise the "
+    "conversation itself. Reply again."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -484,7 +489,36 @@ def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
     signal = transcript_tone(str(x) for x in ctx.get("lines") or [])
     if signal is not None and opposite(float(tone), signal):
         return Failure("opposite_tone", f"tone {tone:+.1f} vs the transcript's {signal:+.1f}")
-    return _people(value, ctx)
+    return _grounded(value, ctx) or _people(value, ctx)
+
+
+# Words that say nothing of what a conversation was about.
+_FUNCTION_WORDS = frozenset(
+    "a an the and or but of to in on at for with from by is are was were be been it its this "
+    "that these those i me my we our you your he she they them his her their as about into "
+    "over after before then than so not no do did does have has had will would can could "
+    "just very there here what who when where which while one two".split()
+)
+STEM = 5  # letters two words share to count as the same word ("tired", "tiredness")
+
+
+def _content_stems(text: str, names: Set[str]) -> set[str]:
+    return {w[:STEM] for w in words(text) if len(w) > 2 and w not in _FUNCTION_WORDS | names}
+
+
+def _grounded(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """A summary of a conversation that was had (`lines`) names something of it: a word of
+    what was said, of its topic or of its place besides the two speakers' names; a bare
+    label ("Ann Lee's speech:") or a restated instruction says nothing that happened."""
+    lines = [str(x) for x in ctx.get("lines") or []]
+    if not lines:
+        return None
+    names = {w for key in ("name", "other") for w in words(str(ctx.get(key) or ""))}
+    said = " ".join([*lines, str(ctx.get("topic") or ""), str(ctx.get("place") or "")])
+    summary = str(getattr(value, "summary", ""))
+    if _content_stems(summary, names) & _content_stems(said, names):
+        return None
+    return Failure("ungrounded", summary)
 
 
 DAYS_MONTHS = frozenset(

@@ -86,11 +86,54 @@ def test_a_summary_opposite_to_the_other_side_or_the_transcript_fails() -> None:
     fail = check("conversation_summary", summary(-1.0), PROMPT, {"other_tone": 1.0})
     assert fail is not None and fail.kind == "opposite_tone"
     assert check("conversation_summary", summary(0.7), PROMPT, {"other_tone": 1.0}) is None
-    warm = {"lines": ["Thanks, that is lovely.", "Glad you like it, friend."]}
+    warm = {"lines": ["Thanks, the fire is out, that is lovely.", "Glad you like it, friend."]}
     fail = check("conversation_summary", summary(-0.9), PROMPT, warm)
     assert fail is not None and fail.kind == "opposite_tone"
     assert check("conversation_summary", summary(0.9), PROMPT, warm) is None
-    assert check("conversation_summary", summary(-0.9), PROMPT, {"lines": ["Hi.", "Bye."]}) is None
+    calm = {"lines": ["Hi.", "The fire is out."]}
+    assert check("conversation_summary", summary(-0.9), PROMPT, calm) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "grounded"),
+    [
+        ("Quin Chen's speech: ", False),  # a bare label naming only the speakers
+        ("I talked with Ines Nagy.", False),
+        (  # a restated instruction
+            "[Quin Chen's point of view in one or two sentences that keeps the facts (who, "
+            "what, where) and has a JSON response for 0",
+            False,
+        ),
+        ("Ines told me the bakery closes early on Sundays.", True),  # a word of what was said
+        ("Ines feels exhausted.", True),  # a word's stem: 'exhaustion'
+        ("We met at the harbour and chatted.", True),  # the place
+        ("We talked about the flood.", True),  # the topic
+    ],
+)
+def test_a_summary_names_something_of_the_conversation(text: str, grounded: bool) -> None:
+    lines = ["Hello Quin!", "The bakery closes early, I heard.", "Oh, such exhaustion today."]
+    ctx = {"name": "Quin Chen", "other": "Ines Nagy", "place": "harbour", "topic": "flood"}
+    fail = check("conversation_summary", summary(0.2, text), PROMPT, ctx | {"lines": lines})
+    assert (fail is None) is grounded, fail
+    if not grounded:
+        assert fail is not None and fail.kind == "ungrounded" and "ungrounded" in KINDS
+    assert check("conversation_summary", summary(0.2, text), PROMPT, ctx) is None  # no talk
+
+
+async def test_a_label_for_a_summary_is_re_asked_then_falls_back(group) -> None:
+    """A summary that names only the speaker is re-asked with its correction, then the
+    fallback is stored, each try counted under ungrounded."""
+    reply = {"summary": "Ann Lee's speech: ", "tone": 0.5}
+    async with scripted(lambda _: reply) as (url, seen):
+        gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
+        async with gw:
+            p = await persona(group.agent(1))
+            history = [("Bob Ray", "The school bus was late."), ("Ann Lee", "Oh no.")]
+            out = await summarize_conversation(gw, p, "Bob Ray", Relation(), history)
+    assert out.answer_source == "fallback" and out.tone == 0.0
+    assert len(seen) >= 2 and _asked(seen, CORRECTIONS["ungrounded"])
+    counts = gw.accounting.snapshot()["tasks"]["conversation_summary"]
+    assert counts["meaning.ungrounded"] == len(seen)
 
 
 @asynccontextmanager
