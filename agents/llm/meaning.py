@@ -54,6 +54,7 @@ KINDS = (
     "missed_check",
     "narrated",
     "ungrounded",
+    "stage_direction",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -101,6 +102,10 @@ CORRECTIONS["narrated"] = (
 CORRECTIONS["ungrounded"] = (
     "That summary says nothing of what was said in the conversation. Summarise the "
     "conversation itself. Reply again."
+)
+CORRECTIONS["stage_direction"] = (
+    "That line describes the scene instead of speaking. Reply again with the words the "
+    "speaker says; to end the talk, mark its end instead."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -428,8 +433,27 @@ def _hour(value: Any, ctx: dict[str, Any]) -> Failure | None:
 _NARRATING = "is|was|will|has|had|goes|went|says|said|smiles|smiled|feels|felt|thinks|decides"
 
 
+# Words of a line that only announces the scene ("The end of the conversation.").
+_SCENE = frozenset(
+    "end ends ended ending conversation dialogue chat talk scene over fin exit exits pause "
+    "silence start starts begin begins beginning".split()
+)
+_ACTED = re.compile(r"^\s*(\*[^*]*\*|\[[^\]]*\]|\([^)]*\))\s*$")  # "*waves*", "(smiles)"
+
+
+def _stage_direction(line: str) -> bool:
+    """Whether a dialogue line is a stage direction, not speech: an action set apart in
+    asterisks or brackets, or nothing but words announcing the conversation itself."""
+    if _ACTED.match(line):
+        return True
+    said = [w for w in words(line) if w not in _FUNCTION_WORDS]
+    return bool(said) and all(w in _SCENE for w in said)
+
+
 def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     line = str(getattr(value, "utterance", ""))
+    if _stage_direction(line):
+        return Failure("stage_direction", line)
     for name in (ctx.get("speaker"), ctx.get("listener")):
         if name and line.strip().lower().startswith(f"{str(name).lower()}:"):
             return Failure("copied_prompt", line)  # the transcript's form, not an utterance

@@ -176,6 +176,27 @@ def test_a_line_narrating_its_own_speaker_is_no_utterance(text: str, narrated: b
     assert (found is not None and found.kind == "narrated") is narrated, found
 
 
+@pytest.mark.parametrize(
+    ("text", "staged"),
+    [
+        ("The end of the conversation.", True),
+        ("End of dialogue.", True),
+        ("*waves goodbye*", True),
+        ("(smiles)", True),
+        ("Conversation over.", True),
+        ("Well, that is the end of my shift, see you!", False),
+        ("Let's talk over coffee at the cafe.", False),
+        ("I have to go, bye!", False),
+        ("I'm tired *yawns* but happy.", False),
+    ],
+)
+def test_a_stage_direction_is_no_utterance(text: str, staged: bool) -> None:
+    ctx = {"speaker": "Ines Nagy", "listener": "Quin Chen", "history": []}
+    found = check("dialogue_turn", turn(text), prompt_of("Say the next line."), ctx)
+    assert (found is not None and found.kind == "stage_direction") is staged, found
+    assert found is None or staged
+
+
 def test_daytime_sleep_when_rested_and_unknown_places_are_contradictions() -> None:
     def plan(*items: tuple[int, str, str]) -> DailyPlan:
         return DailyPlan(
