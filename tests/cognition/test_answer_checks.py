@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from societas.agents.cognition.attention import Facts
 from societas.agents.cognition.conversation import ConversationSummary
+from societas.agents.cognition.prompts import template
 from societas.agents.llm.answer_checks import is_filler
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.rules import answer
@@ -163,3 +164,28 @@ async def test_filler_entries_dropped_are_counted_per_task() -> None:
     usage = gw.accounting.snapshot()["tasks"]["reflection_questions"]
     assert usage["dropped_items"] == 2 and usage["valid_first_try"] == 1
     assert usage["reasks"] == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "schema"),
+    [
+        ("conversation_summary", ConversationSummary),
+        ("thought_update", ThoughtUpdate),
+        ("attitude_update", AttitudeUpdate),
+    ],
+)
+def test_a_prompts_example_number_sits_at_its_scales_midpoint(
+    name: str, schema: type[BaseModel]
+) -> None:
+    """A model that copies the example's number then says 'neutral', not a warm tone or a
+    stance the prompt put there (an example off the midpoint biases every copied answer)."""
+    text = template(name).replace("{{", "{").replace("}}", "}")
+    example = json.loads(text.split("Reply with ONLY a JSON object: ", 1)[1].splitlines()[0])
+    bounded = {
+        field: (spec["minimum"], spec["maximum"])
+        for field, spec in schema.model_json_schema()["properties"].items()
+        if "minimum" in spec and "maximum" in spec
+    }
+    assert bounded, name
+    for field, (low, high) in bounded.items():
+        assert example[field] == (low + high) / 2, (name, field, example[field])
