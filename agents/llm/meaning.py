@@ -55,6 +55,7 @@ KINDS = (
     "narrated",
     "ungrounded",
     "stage_direction",
+    "no_answer",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -106,6 +107,10 @@ CORRECTIONS["ungrounded"] = (
 CORRECTIONS["stage_direction"] = (
     "That line describes the scene instead of speaking. Reply again with the words the "
     "speaker says; to end the talk, mark its end instead."
+)
+CORRECTIONS["no_answer"] = (
+    "That reply says it cannot answer. Decide as this person would, from what the task "
+    "tells about them. Reply again."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -505,14 +510,13 @@ def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
     other's answer, but both from the same transcript, so agreeing with it keeps them
     consistent."""
     tone = getattr(value, "tone", None)
-    if not isinstance(tone, int | float):
-        return None
-    other = ctx.get("other_tone")
-    if isinstance(other, int | float) and opposite(float(tone), float(other)):
-        return Failure("opposite_tone", f"tone {tone:+.1f} vs the other side's {other:+.1f}")
-    signal = transcript_tone(str(x) for x in ctx.get("lines") or [])
-    if signal is not None and opposite(float(tone), signal):
-        return Failure("opposite_tone", f"tone {tone:+.1f} vs the transcript's {signal:+.1f}")
+    if isinstance(tone, int | float):
+        other = ctx.get("other_tone")
+        if isinstance(other, int | float) and opposite(float(tone), float(other)):
+            return Failure("opposite_tone", f"tone {tone:+.1f} vs the other side's {other:+.1f}")
+        signal = transcript_tone(str(x) for x in ctx.get("lines") or [])
+        if signal is not None and opposite(float(tone), signal):
+            return Failure("opposite_tone", f"tone {tone:+.1f} vs the transcript's {signal:+.1f}")
     return _grounded(value, ctx) or _people(value, ctx)
 
 
@@ -540,6 +544,8 @@ def _grounded(value: Any, ctx: dict[str, Any]) -> Failure | None:
     names = {w for key in ("name", "other") for w in words(str(ctx.get(key) or ""))}
     said = " ".join([*lines, str(ctx.get("topic") or ""), str(ctx.get("place") or "")])
     summary = str(getattr(value, "summary", ""))
+    if says_no_answer(summary):
+        return Failure("no_answer", summary)
     if _content_stems(summary, names) & _content_stems(said, names):
         return None
     return Failure("ungrounded", summary)
@@ -628,11 +634,28 @@ def _choice(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
+# A reply that says the respondent cannot or does not know how to answer the task.
+_NO_ANSWER = re.compile(
+    r"\b(?:as an ai\b|(?:not sure|unsure|don't know|do not know|cannot|can't|unable)\b"
+    r"[^.!?]*\b(?:answer|respond|decide|determine|help)\b)",
+    re.IGNORECASE,
+)
+
+
+def says_no_answer(text: str) -> bool:
+    """Whether `text` declines the task ("I am not sure how to answer", "As an AI ...")."""
+    return _NO_ANSWER.search(text) is not None
+
+
 def _talk(value: Any, ctx: dict[str, Any]) -> Failure | None:
-    """A talk decision naming a person number beyond the `n` people listed."""
+    """A talk decision naming a person number beyond the `n` people listed, or one whose
+    reason declines to decide: its number is then no decision."""
     chosen, n = getattr(value, "talk_to", None), ctx.get("n")
     if isinstance(chosen, int) and isinstance(n, int) and not 0 <= chosen <= n:
         return Failure("not_a_choice", f"person {chosen} of {n}")
+    reason = str(getattr(value, "reason", ""))
+    if says_no_answer(reason):
+        return Failure("no_answer", reason)
     return _people(value, ctx)
 
 

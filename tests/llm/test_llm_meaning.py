@@ -301,3 +301,27 @@ async def test_a_rules_answer_is_marked_rules_and_counted() -> None:
     )
     assert thought.answer_source == "rules"
     assert gw.accounting.snapshot()["tasks"]["thought_update"]["source.rules"] == 1
+
+
+@pytest.mark.parametrize(
+    ("reason", "declined"),
+    [
+        ("I am not sure how to answer, but I will give you the details", True),
+        ("As an AI language model, I have no feelings.", True),
+        ("I can't decide who to talk to.", True),
+        ("Ines and I are close and I have news for her.", False),
+        ("I don't know Noah well, so I'd rather not.", False),  # a reason, about the person
+        ("", False),
+    ],
+)
+def test_a_talk_decision_whose_reason_declines_is_no_decision(reason: str, declined: bool) -> None:
+    from societas.agents.cognition.talk import TalkChoice
+
+    ctx = {"name": "Gia Diaz", "n": 1, "candidates": [{"name": "Noah Adams"}]}
+    found = check("talk_decision", TalkChoice(talk_to=0, reason=reason), prompt_of("x"), ctx)
+    assert (found is not None and found.kind == "no_answer") is declined, found
+    assert found is None or declined
+    said = {"name": "Gia Diaz", "other": "Noah Adams", "lines": ["Hello.", "Nice weather."]}
+    text = reason or "We talked about the weather."
+    summary = check("conversation_summary", Summary(summary=text), prompt_of("x"), said)
+    assert (summary is not None and summary.kind == "no_answer") is declined, summary
