@@ -124,6 +124,14 @@ MEAL_HOURS = {"breakfast": range(4, 12), "lunch": range(10, 16), "dinner": range
 MUNDANE_MAX = 3  # the highest rating an importance batch's mundane attention check may get
 POIGNANT_MIN = 7  # the lowest its poignant one may get
 MIN_DAY_ITEMS = 3  # a day from waking to sleeping has at least this many strokes
+# Words that say nothing of what a text is about.
+_FUNCTION_WORDS = frozenset(
+    "a an the and or but of to in on at for with from by is are was were be been it its this "
+    "that these those i me my we our you your he she they them his her their as about into "
+    "over after before then than so not no do did does have has had will would can could "
+    "just very there here what who when where which while one two".split()
+)
+STEM = 5  # letters two words share to count as the same word ("tired", "tiredness")
 # Words of a prompt's data that are no activity: a need's name, the date line.
 _NOT_DEEDS = frozenset({"hunger", "energy", "safety", "social", "needs", "mood", "today", "day"})
 
@@ -520,16 +528,6 @@ def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _grounded(value, ctx) or _people(value, ctx)
 
 
-# Words that say nothing of what a conversation was about.
-_FUNCTION_WORDS = frozenset(
-    "a an the and or but of to in on at for with from by is are was were be been it its this "
-    "that these those i me my we our you your he she they them his her their as about into "
-    "over after before then than so not no do did does have has had will would can could "
-    "just very there here what who when where which while one two".split()
-)
-STEM = 5  # letters two words share to count as the same word ("tired", "tiredness")
-
-
 def _content_stems(text: str, names: Set[str]) -> set[str]:
     return {w[:STEM] for w in words(text) if len(w) > 2 and w not in _FUNCTION_WORDS | names}
 
@@ -637,7 +635,7 @@ def _choice(value: Any, ctx: dict[str, Any]) -> Failure | None:
 # A reply that says the respondent cannot or does not know how to answer the task.
 _NO_ANSWER = re.compile(
     r"\b(?:as an ai\b|(?:not sure|unsure|don't know|do not know|cannot|can't|unable)\b"
-    r"[^.!?]*\b(?:answer|respond|decide|determine|help)\b)",
+    r"[^.!?]*\b(?:answer|respond)\b)",
     re.IGNORECASE,
 )
 

@@ -308,7 +308,9 @@ async def test_a_rules_answer_is_marked_rules_and_counted() -> None:
     [
         ("I am not sure how to answer, but I will give you the details", True),
         ("As an AI language model, I have no feelings.", True),
-        ("I can't decide who to talk to.", True),
+        ("I cannot respond to this question.", True),
+        ("I can't help thinking of Ines, so I talk to her.", False),
+        ("I don't know Noah well enough to decide.", False),
         ("Ines and I are close and I have news for her.", False),
         ("I don't know Noah well, so I'd rather not.", False),  # a reason, about the person
         ("", False),
