@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 __all__ = [
     "CORRECTIONS",
+    "FUNCTION_WORDS",
     "INVALID_FORM",
     "KINDS",
     "Failure",
@@ -124,13 +125,14 @@ MEAL_HOURS = {"breakfast": range(4, 12), "lunch": range(10, 16), "dinner": range
 MUNDANE_MAX = 3  # the highest rating an importance batch's mundane attention check may get
 POIGNANT_MIN = 7  # the lowest its poignant one may get
 MIN_DAY_ITEMS = 3  # a day from waking to sleeping has at least this many strokes
-# Words that say nothing of what a text is about.
-_FUNCTION_WORDS = frozenset(
+# Words that say nothing of what a text is about (the rules policy's stop words too).
+FUNCTION_WORDS = frozenset(
     "a an the and or but of to in on at for with from by is are was were be been it its this "
     "that these those i me my we our you your he she they them his her their as about into "
     "over after before then than so not no do did does have has had will would can could "
-    "just very there here what who when where which while one two".split()
+    "just very there here what who when where which while".split()
 )
+_UNSAID = FUNCTION_WORDS | {"one", "two"}  # and the summary instruction's "one or two"
 STEM = 5  # letters two words share to count as the same word ("tired", "tiredness")
 # Words of a prompt's data that are no activity: a need's name, the date line.
 _NOT_DEEDS = frozenset({"hunger", "energy", "safety", "social", "needs", "mood", "today", "day"})
@@ -451,15 +453,16 @@ _SCENE = frozenset(
     "end ends ended ending conversation dialogue chat talk scene over fin exit exits pause "
     "silence start starts begin begins beginning".split()
 )
-_ACTED = re.compile(r"^\s*(\*[^*]*\*|\[[^\]]*\]|\([^)]*\))\s*$")  # "*waves*", "(smiles)"
+_ACTED = re.compile(r"^\s*(\*[^*]*\*|\([^)]*\))\s*$")  # "*waves*", "(smiles)"
 
 
 def _stage_direction(line: str) -> bool:
     """Whether a dialogue line is a stage direction, not speech: an action set apart in
-    asterisks or brackets, or nothing but words announcing the conversation itself."""
+    asterisks or parentheses (a whole line in brackets is filler, rejected on validation),
+    or nothing but words announcing the conversation itself."""
     if _ACTED.match(line):
         return True
-    said = [w for w in words(line) if w not in _FUNCTION_WORDS]
+    said = [w for w in words(line) if w not in _UNSAID]
     return bool(said) and all(w in _SCENE for w in said)
 
 
@@ -529,7 +532,8 @@ def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 
 def _content_stems(text: str, names: Set[str]) -> set[str]:
-    return {w[:STEM] for w in words(text) if len(w) > 2 and w not in _FUNCTION_WORDS | names}
+    skip = _UNSAID | names
+    return {w[:STEM] for w in words(text) if len(w) > 2 and w not in skip}
 
 
 def _grounded(value: Any, ctx: dict[str, Any]) -> Failure | None:

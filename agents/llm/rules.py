@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from societas.agents.llm.errors import UnknownTaskError
-from societas.agents.llm.meaning import Population
+from societas.agents.llm.meaning import FUNCTION_WORDS, Population
 
 RuleFn = Callable[[dict[str, Any], random.Random], "dict[str, Any] | str"]
 _RULES: dict[str, RuleFn] = {}
@@ -50,13 +50,7 @@ _FEEL = tuple(
 _VALENCE = {"joy": 1.0, "surprise": 0.5, "sadness": -0.7, "fear": -0.8, "anger": -1.0}
 _VALENCE["disgust"] = -0.8
 _DANGER = ("hurricane", "evacuat", "flood", "fire", "storm", "emergency", "danger", "attack")
-_STOP_WORDS = (
-    "a an the and or but of to in on at for with from by is are was were be been it its this "
-    "that these those i me my we our you your he she they them his her their as about into "
-    "over after before then than so not no do did does have has had will would can could "
-    "just very there here what who when where which while said told heard today"
-)
-_STOP = frozenset(_STOP_WORDS.split())
+_STOP = FUNCTION_WORDS | {"said", "told", "heard", "today"}
 _WORD = re.compile(r"[a-z][a-z'-]+")
 
 
