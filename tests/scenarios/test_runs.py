@@ -41,7 +41,7 @@ async def test_warm_memories_in_ram_or_in_the_engine_give_byte_identical_parquet
     and are checkpointed; keeping warm ones in RAM (`tiers.warm_in_ram`) changes no result
     and writes nothing to the engine."""
     tiers = {"hot_window_hours": 6, "warm_max_age_days": 1}
-    days = {"agents": {"count": 30}, "ticks": 144}
+    days = {"agents": {"count": 12}, "ticks": 144}
     kept = await run(scenario("town", memory={"tiers": tiers | {"warm_in_ram": True}}, **days))
     written = await run(
         scenario("town", memory={"tiers": tiers | {"warm_in_ram": False}}, **days), "written"
