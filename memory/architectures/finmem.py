@@ -93,14 +93,11 @@ class BoostLedger:
             self.group.sparse_index.set_importance(agent_id, memory_id, fields["importance"])
 
     def apply(self, agent_id: int, hit: MemoryHit, fields: dict[str, Any]) -> None:
-        """`patch` with an importance, which the hot columns and the ranker's bound get now."""
-        importance, bound = fields["importance"], self.group.max_importance
-        if importance > bound.get(agent_id, -1.0):
-            bound[agent_id] = importance  # keeps the ranker's bound valid
+        """`patch`, and the hot columns and the ranker's bound get the importance now."""
         self.patch(agent_id, hit.id, fields)
         layer = self.value(hit.id, "layer", hit.layer)
         since = self.value(hit.id, "layer_since", hit.layer_since)
-        self.group.hot.set_layer(hit.id, layer, importance, since)
+        self._hold(agent_id, hit.id, fields["importance"], layer, since)
 
     def get_state(self) -> list[list[Any]]:
         """Pending changes as JSON rows (checkpoints keep them pending)."""
@@ -145,11 +142,22 @@ class BoostLedger:
                 fields = rebased(profiles, agent_of[memory_id], pending[memory_id], now)
                 key = json.dumps(fields, sort_keys=True)
                 by_payload.setdefault(key, []).append(memory_id)
+                if fields is not pending[memory_id]:  # rebased: RAM holds what the store will
+                    agent_id, importance = agent_of[memory_id], fields["importance"]
+                    self._hold(agent_id, memory_id, importance, fields["layer"], now)
+                    if group.sparse_index is not None:
+                        group.sparse_index.set_importance(agent_id, memory_id, importance)
         await group.store.set_payloads(
             [(members, json.loads(key)) for key, members in sorted(by_payload.items())]
         )
         self.writes += len(by_payload)
         return len(by_payload)
+
+    def _hold(self, agent: int, memory: int, importance: float, layer: str, since: float) -> None:
+        """The hot columns take a memory's layer values; the ranker's bound stays valid."""
+        bound = self.group.max_importance
+        bound[agent] = max(importance, bound.get(agent, -1.0))
+        self.group.hot.set_layer(memory, layer, importance, since)
 
 
 IMPORTANCE_DECIMALS = 3  # importance as stored by the tier-schedule writes (±0.0005)

@@ -220,11 +220,8 @@ class IdMap(MutableMapping[int, int]):
     def value_array(self) -> np.ndarray:
         """Every value (ascending id order), as one int64 array: no Python int or pair a value."""
         values = np.frombuffer(self._values, np.int64)[self._present()]
-        if not self._outliers:
-            return values
-        return np.concatenate(
-            (np.fromiter((v for _, v in sorted(self._outliers.items())), np.int64), values)
-        )
+        outliers = [v for _, v in sorted(self._outliers.items())]
+        return np.concatenate((np.array(outliers, np.int64), values)) if outliers else values
 
     def contains_array(self, keys: np.ndarray) -> np.ndarray:
         """Whether each of `keys` (int64) is in the map, as a bool array (one numpy pass)."""
@@ -242,16 +239,12 @@ class IdMap(MutableMapping[int, int]):
         values = np.frombuffer(self._values, np.int64)
         at = self._present()
         values[at] = new_of_old[values[at]]
-        del values
         for key, value in self._outliers.items():
             self._outliers[key] = int(new_of_old[value])
 
     def nbytes(self) -> int:
         """Bytes of the array (the span, not the entries)."""
         return self._values.itemsize * len(self._values)
-
-    def __repr__(self) -> str:
-        return f"IdMap({len(self)} ids, array span {len(self._values)})"
 
 
 class RowQueue(array):

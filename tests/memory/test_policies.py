@@ -122,6 +122,28 @@ async def test_access_raises_importance_and_restarts_decay(make):
     assert group.counters["accesses"] == 1
 
 
+async def test_a_flushed_boost_leaves_ram_and_the_store_holding_the_same_payload(make):
+    """The store's boost is rebased and rounded at the flush; the hot copy takes the same
+    values, so a memory scores the same whether ranked from RAM, the engine or cold."""
+    group = make(forgetting())
+    ids = await crafted(group)
+    await group.end_tick()
+    group.clock.set(0, 7 * 3600.0)
+    await group.agent(1).stream.search("alpha bridge", top_k=3)  # boosts all three
+    group.clock.set(0, 11 * 3600.0)
+    await group.end_tick()  # the flush: decayed to 11:00, rounded to 3 decimals
+    stored = await group.store.retrieve(list(ids))
+    hot = group.hot
+    rebased = 0
+    for memory_id in ids:
+        row = hot.row_of[memory_id]
+        payload = stored[memory_id]
+        in_ram = (hot.layers[row], hot.importances[row], hot.layer_since[row])
+        assert in_ram == (payload["layer"], payload["importance"], payload["layer_since"])
+        rebased += payload["layer_since"] == group.clock.abs_seconds
+    assert rebased == 3
+
+
 async def test_consolidation_merges_near_duplicates(make):
     consolidation = {"enabled": True, "similarity": 0.7, "run_every_ticks": 1}
     group = make({"consolidation": {**consolidation, "min_group": 2, "sources": "cold"}})
