@@ -263,6 +263,9 @@ def resume(
             check_services=not skip_service_checks,
         )
     last = last_complete(folder)
+    if last == scenario.ticks and (read_record(folder) or {}).get("status") == "completed":
+        typer.echo(f"{run_dir}: complete ({last} of {scenario.ticks} ticks), nothing to resume")
+        return
     typer.echo(f"resuming {run_dir} at tick {last} ({'local' if opts.local else 'ray'})")
     execute(scenario, opts, stored_cluster=cluster, stored_groups=groups)
 

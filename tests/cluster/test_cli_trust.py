@@ -196,6 +196,10 @@ def test_sigint_checkpoints_and_resume_matches_uninterrupted(tmp_path):
         a = read_table(full, table).to_pylist()
         b = read_table(cut, table).to_pylist()
         assert len(a) == 20 * ticks and a == b, table
+    finished = tree_digest(cut)  # resuming a finished run leaves it as it is
+    res = societas("resume", str(cut), timeout=120)
+    assert res.returncode == 0 and "nothing to resume" in res.stdout, res.stdout + res.stderr
+    assert tree_digest(cut) == finished
 
 
 def test_malformed_config_corpus_gives_clear_errors(tmp_path):
