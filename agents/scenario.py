@@ -358,7 +358,10 @@ def semantic_problems(cfg: ScenarioConfig) -> list[tuple[str, str]]:
         problems.append(("network.isolated", f"must be < agents.count ({n})"))
     if cfg.network.kind != "none" and cfg.network.k >= n - cfg.network.isolated:
         connected = n - cfg.network.isolated
-        problems.append(("network.k", f"must be < the connected agents ({connected})"))
+        k = cfg.network.k
+        problems.append(
+            ("network.k", f"{k} ties per agent must be < the connected agents ({connected})")
+        )
     if cfg.exposure.enabled and not cfg.topics:
         problems.append(("exposure.enabled", "exposure needs at least one entry in topics"))
     for i, iv in enumerate(cfg.interventions):

@@ -112,6 +112,9 @@ def test_bad_config_lists_every_bad_field():
     late = scenario("town", ticks=3)
     with pytest.raises(ScenarioConfigError, match=r"interventions\.0\.tick: 4 is not < ticks"):
         load_scenario(late)
+    few = scenario("town", agents={"count": 5})  # the network's default 6 ties cannot fit
+    with pytest.raises(ScenarioConfigError, match=r"network\.k: 6 ties per agent must be < the"):
+        load_scenario(few)
     for path in CONFIGS.glob("*.yaml"):
         if not path.name.startswith("memory"):
             load_scenario(path)  # every shipped scenario is valid
