@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from societas.agents.cognition import prompts
 from societas.agents.cognition.persona import persona_of
 from societas.agents.experiments.checks import SURVEY_SALT, tick_at
 from societas.agents.experiments.schema import Question
+from societas.agents.llm.survey_checks import numbers_in
 from societas.agents.llm.tasks import SurveyAnswer
 from societas.memory.model.records import SearchRequest
 
@@ -98,8 +98,8 @@ async def _memories(
 
 def _number_in(text: str) -> float | None:
     """The first number written in `text`, or None."""
-    m = re.search(r"-?\d+(?:\.\d+)?", text)
-    return float(m.group()) if m else None
+    found = numbers_in(text)
+    return found[0] if found else None
 
 
 def _checked(q: Question, reply: SurveyAnswer) -> tuple[str, float | None]:

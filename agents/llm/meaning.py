@@ -7,7 +7,8 @@ batch's attention checks (a mundane moment rated high, a poignant one low), a di
 said before or narrating its speaker ("Ann Lee is going to ..." said by Ann Lee), a day plan
 that contradicts the agent's state (asleep at noon while rested) or names places the agent
 does not know, an hour whose steps do not tile it, a word outside the ones the task lists, a
-memory strategy setting outside its allowed range.
+memory strategy setting outside its allowed range, a survey answer off its question's scale
+or options, empty, or whose value says another thing than its words.
 A failed check makes the gateway re-ask with a short correction (`CORRECTIONS`, text with
 nothing in it to copy) and then fall back; both are counted per task and kind.
 """
@@ -24,6 +25,8 @@ from itertools import pairwise
 from typing import Any
 
 from pydantic import BaseModel
+
+from societas.agents.llm.survey_checks import answer_problem
 
 __all__ = [
     "CORRECTIONS",
@@ -57,6 +60,9 @@ KINDS = (
     "ungrounded",
     "stage_direction",
     "no_answer",
+    "empty",
+    "off_scale",
+    "value_mismatch",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -112,6 +118,17 @@ CORRECTIONS["stage_direction"] = (
 CORRECTIONS["no_answer"] = (
     "That reply says it cannot answer. Decide as this person would, from what the task "
     "tells about them. Reply again."
+)
+CORRECTIONS["empty"] = (
+    "That reply holds no answer. Answer the question as this person would. Reply again."
+)
+CORRECTIONS["off_scale"] = (
+    "That value is not one the question allows. Answer with a value the question asks for. "
+    "Reply again."
+)
+CORRECTIONS["value_mismatch"] = (
+    "The answer and its value say different things. Give one answer and the value that says "
+    "the same. Reply again."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -680,6 +697,16 @@ def _strategy(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
+def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """A survey or interview answer that does not answer its question (survey_checks), or
+    one that declines to."""
+    answer = str(getattr(value, "answer", ""))
+    if says_no_answer(answer):
+        return Failure("no_answer", answer)
+    problem = answer_problem(answer, getattr(value, "value", None), ctx)
+    return Failure(*problem) if problem is not None else _people(value, ctx)
+
+
 def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _choice(value, ctx) or _people(value, ctx)
 
@@ -711,6 +738,8 @@ _BY_TASK = {
     "thought_update": _thought_checks,
     "talk_decision": _talk,
     "metacognition": _strategy,
+    "survey": _survey,
+    "interview": _survey,
 }
 
 

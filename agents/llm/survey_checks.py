@@ -1,0 +1,108 @@
+"""Whether a survey or interview answer answers its question: a likert point on the scale, a
+number in the question's bounds, one of the options, words for an open question; a value that
+says the same as an answer written as a number. Used by the meaning checks (tasks `survey`,
+`interview`) and by the survey code reading a number out of an answer; imports nothing of the
+project."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+# A number as people and models write it: 3, -2.5, .4, 2,389, 1e+06.
+_NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
+_NUMERIC = re.compile(r"[-+\d.,eE\s]*\d[-+\d.,eE\s]*")  # an answer written only as a number
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+TOLERANCE = 0.01  # relative: a number answer's value may round its written number this much
+
+
+def numbers_in(text: str) -> list[float]:
+    """The numbers written in `text`, in order (thousands separators read as such)."""
+    return [float(m.group().replace(",", "")) for m in _NUMBER.finditer(text)]
+
+
+def written_number(text: str) -> float | None:
+    """The number an answer written only as a number says; NaN when it is no well-formed
+    number ('.0.1'); None when the answer has words."""
+    text = text.strip().rstrip(".")
+    if not _NUMERIC.fullmatch(text):
+        return None
+    found = _NUMBER.fullmatch(text.strip())
+    return float(found.group().replace(",", "")) if found else math.nan
+
+
+def _same(kind: str, written: float, value: float) -> bool:
+    """A likert point exactly; a number within TOLERANCE of the larger (2,400 for 2,389.5)."""
+    if kind == "likert":
+        return written == value
+    return abs(written - value) <= TOLERANCE * max(abs(written), abs(value))
+
+
+def _named(text: str, options: Sequence[str]) -> list[int]:
+    """Indexes of the options `text` names as words; an option inside a longer one named
+    ('support' in 'strongly support') does not count apart."""
+    low = text.lower()
+    found = [i for i, o in enumerate(options) if re.search(rf"\b{re.escape(o.lower())}\b", low)]
+    return [
+        i
+        for i in found
+        if not any(j != i and options[i].lower() in options[j].lower() for j in found)
+    ]
+
+
+def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str, str] | None:
+    for option in options:  # the prompt's listing "0: support; 1: oppose" copied
+        if re.search(rf"\b\d+\s*[:=,]\s*{re.escape(option.lower())}\b", text.lower()):
+            return "copied_prompt", f"lists the options: {text[:60]!r}"
+    named = _named(text, options)
+    if len(named) > 1:
+        return "not_a_choice", f"names {len(named)} options"
+    if value is not None and not (value.is_integer() and 0 <= value < len(options)):
+        return "not_a_choice", f"value {value:g} is no option number"
+    if named and value is not None and int(value) != named[0]:
+        return "value_mismatch", f"names {options[named[0]]!r}, value {value:g}"
+    if not named and value is None:
+        return "not_a_choice", f"names no option: {text[:60]!r}"
+    return None
+
+
+def _scaled(
+    kind: str, text: str, value: float | None, ctx: dict[str, Any]
+) -> tuple[str, str] | None:
+    written = written_number(text)
+    if written is not None and math.isnan(written):
+        return "value_mismatch", f"no well-formed number: {text[:40]!r}"
+    if value is not None and written is not None and not _same(kind, written, value):
+        return "value_mismatch", f"answer {written:g}, value {value:g}"
+    said = value if value is not None else written
+    if said is None:  # words only: the survey reads their first number, or records none
+        found = numbers_in(text)
+        if not found:
+            return None
+        said = found[0]
+    if kind == "likert":
+        scale = int(ctx.get("scale") or 5)
+        if not (said.is_integer() and 1 <= said <= scale):
+            return "off_scale", f"{said:g} is no point of 1..{scale}"
+        return None
+    low, high = ctx.get("min"), ctx.get("max")
+    if (low is not None and said < low) or (high is not None and said > high):
+        return "off_scale", f"{said:g} outside {low}..{high}"
+    return None
+
+
+def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tuple[str, str] | None:
+    """(kind, detail) of the first way `answer` and `value` fail the question in `ctx`
+    (`kind`, `scale`, `options`, `min`, `max`), or None when they answer it."""
+    text = answer.strip()  # punctuation alone and template slots fail the schema already
+    value = float(value) if value is not None and math.isfinite(value) else None
+    kind = ctx.get("kind", "open")
+    if kind == "open" and not _LETTERS.search(text):
+        return "empty", repr(text[:40])  # "42" to "How was your day?"
+    if kind == "choice":
+        return _choice(text, value, [str(o) for o in ctx.get("options") or []])
+    if kind in ("likert", "number"):
+        return _scaled(kind, text, value, ctx)
+    return None

@@ -1,0 +1,168 @@
+"""Survey and interview answers are data only when they answer their question: a likert point
+on the scale, a number in bounds, one option, some words, and a value saying what the words
+say. Most failing replies here are SmolLM2-135M's own, read from a real run's LLM cache
+(punctuation alone and template slots such as "<your answer>" fail the schema before these)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from societas.agents.cognition import prompts
+from societas.agents.cognition.persona import persona_of
+from societas.agents.llm.accounting import MEANING_PREFIX, SOURCE_PREFIX, split_counts
+from societas.agents.llm.meaning import Prompt, check
+from societas.agents.llm.structured import schema_of
+from societas.agents.llm.tasks import SurveyAnswer
+from societas.cluster.loop.in_process import run_in_process
+from tests.chat_server import chat_server, user_text
+
+from .parrot import answer as parrot_answer
+from .parrot import endpoint
+from .test_llm_provenance import town
+
+QUESTIONS = {  # id -> (question, the model's junk reply, a reply that answers it)
+    "life": (
+        {"kind": "likert", "scale": 5, "text": "How satisfied are you with your life?"},
+        {"answer": "3.5", "value": 1},
+        {"answer": "Fairly, the bakery is busy", "value": 4},
+    ),
+    "ubi": (
+        {"kind": "choice", "options": ["support", "oppose"], "text": "Do you back a basic income?"},
+        {"answer": "0: support; 1:"},
+        {"answer": "I oppose it", "value": 1},
+    ),
+    "cash": (
+        {"kind": "number", "min": 0, "text": "How much money do you have at hand?"},
+        {"answer": "15.08", "value": 23},
+        {"answer": "2,400", "value": 2400},
+    ),
+    "day": (
+        {"kind": "open", "text": "How was your day so far?"},
+        {"answer": "42"},
+        {"answer": "A quiet morning at home with coffee."},
+    ),
+}
+SURVEY = {
+    "id": "morning",
+    "day": 0,
+    "hour": 7,
+    "select": {"ids": [0, 1, 2]},
+    "questions": [{"id": q, **spec} for q, (spec, _, _) in QUESTIONS.items()],
+}
+
+
+def asked(question: dict[str, Any], text: str, value: float | None) -> Any:
+    """The first meaning check a reply to `question` fails, on the survey's own prompt."""
+    msgs = prompts.messages(
+        "survey",
+        system=persona_of(0, {"name": "Ann Lee", "age": 34, "occupation": "baker"}, {}).system(),
+        status="mood=0.5",
+        memories="- bought flour at the market",
+        question=question["text"],
+        instructions="Answer with a number as value.",
+    )
+    ctx = {"question": question["text"], **question}
+    prompt = Prompt.of(msgs, schema_of(SurveyAnswer), ctx, "survey")
+    return check("survey", SurveyAnswer(answer=text, value=value), prompt, ctx)
+
+
+LIKERT = {"kind": "likert", "scale": 5, "text": "How satisfied are you?"}
+CHOICE = {"kind": "choice", "options": ["support", "oppose"], "text": "Do you back it?"}
+NUMBER = {"kind": "number", "min": 0, "text": "How much money do you have?"}
+OPEN = {"kind": "open", "text": "How was your day?"}
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "value", "kind"),
+    [
+        (LIKERT, "3.5", 1, "value_mismatch"),
+        (LIKERT, ".4", 1, "value_mismatch"),
+        (LIKERT, "3.5", None, "off_scale"),
+        (LIKERT, "I'd say 7", 7, "off_scale"),
+        (LIKERT, "I worked 8 hours, so 3", None, "off_scale"),  # the survey would read 8
+        (CHOICE, "0: support; 1:", None, "copied_prompt"),
+        (CHOICE, "the second one", 2, "not_a_choice"),
+        (CHOICE, "I both support and oppose it", None, "not_a_choice"),
+        (CHOICE, "I support it", 1, "value_mismatch"),
+        (NUMBER, "15.08", 23, "value_mismatch"),
+        (NUMBER, ".0.1", 0.1, "value_mismatch"),
+        (NUMBER, "-5", None, "off_scale"),
+        (OPEN, "42", None, "empty"),
+        (OPEN, "As an AI, I cannot answer that question.", None, "no_answer"),
+        (LIKERT, "4 of 5", 4, None),
+        (LIKERT, "Fairly happy, I slept well.", 4, None),
+        (LIKERT, "4", None, None),
+        (CHOICE, "support", 0, None),
+        (NUMBER, "2,389", 2389.47, None),
+        (NUMBER, "1e+06", 1e6, None),
+        (NUMBER, "About 2,400 in my purse", 2389, None),
+        (OPEN, "A quiet morning at the bakery.", None, None),
+    ],
+)
+def test_a_survey_answer_must_answer_its_question(question, text, value, kind) -> None:
+    failure = asked(question, text, value)
+    assert (failure.kind if failure else None) == kind, failure
+
+
+def test_an_option_inside_a_longer_one_is_one_choice() -> None:
+    both = {**CHOICE, "options": ["support", "strongly support"]}
+    assert asked(both, "I strongly support it", 1) is None
+    assert asked(both, "I strongly support it", 0).kind == "value_mismatch"
+
+
+def _rows(run: Path) -> list[dict[str, Any]]:
+    files = sorted((run / "results" / "surveys").glob("*/*.parquet"))
+    return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+
+async def _survey_run(tmp_path: Path, bm25_embedder: Any, good: bool) -> tuple[Any, list]:
+    """A town whose survey a scripted model answers (the rest of its tasks it parrots)."""
+
+    def say(body: dict[str, Any]) -> str:
+        text = user_text(body)
+        for spec, junk, fine in QUESTIONS.values():
+            if f"Question: {spec['text']}" in text:
+                return json.dumps(fine if good else junk)
+        return parrot_answer(body, "example")
+
+    async with chat_server(say) as (url, _):
+        llm = {"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}}
+        data = town(ticks=3, llm=llm, surveys=[SURVEY])
+        run = await run_in_process(data, tmp_path, embedder=bm25_embedder)
+    return run, _rows(tmp_path)
+
+
+async def test_the_models_junk_survey_answers_fall_back_and_are_no_data(
+    tmp_path, bm25_embedder
+) -> None:
+    run, rows = await _survey_run(tmp_path, bm25_embedder, good=False)
+    assert len(rows) == 3 * len(QUESTIONS)
+    for row in rows:
+        assert row["answer_source"] == "fallback" and row["value"] is None, row
+    meaning = split_counts(run.result.llm_tasks, MEANING_PREFIX)["survey"]
+    assert set(meaning) == {"value_mismatch", "copied_prompt", "empty"}, meaning
+
+
+async def test_answers_that_answer_are_kept_with_their_values(tmp_path, bm25_embedder) -> None:
+    run, rows = await _survey_run(tmp_path, bm25_embedder, good=True)
+    values = {(r["agent_id"], r["question_id"]): r for r in rows}
+    for agent in (0, 1, 2):
+        assert values[(agent, "life")]["value"] == 4
+        assert values[(agent, "ubi")]["value"] == 1
+        assert values[(agent, "cash")]["value"] == 2400
+        assert values[(agent, "day")]["value"] is None
+    assert {r["answer_source"] for r in rows} == {"first_try"}
+    assert "survey" not in split_counts(run.result.llm_tasks, MEANING_PREFIX)
+
+
+async def test_the_rules_policys_survey_answers_pass_every_check(tmp_path, bm25_embedder) -> None:
+    run = await run_in_process(town(ticks=3, surveys=[SURVEY]), tmp_path, embedder=bm25_embedder)
+    tasks = run.result.llm_tasks
+    assert split_counts(tasks, SOURCE_PREFIX)["survey"] == {"rules": 3 * len(QUESTIONS)}
+    assert "survey" not in split_counts(tasks, MEANING_PREFIX)
+    assert all(r["value"] is not None for r in _rows(tmp_path) if r["question_id"] != "day")
