@@ -8,7 +8,8 @@ said before or narrating its speaker ("Ann Lee is going to ..." said by Ann Lee)
 that contradicts the agent's state (asleep at noon while rested) or names places the agent
 does not know, an hour whose steps do not tile it, a word outside the ones the task lists, a
 memory strategy setting outside its allowed range, a survey answer off its question's scale
-or options, empty, or whose value says another thing than its words.
+or options, empty, or whose value says another thing than its words, a reflection insight
+that asks a question or cites none of its statements.
 A failed check makes the gateway re-ask with a short correction (`CORRECTIONS`, text with
 nothing in it to copy) and then fall back; both are counted per task and kind.
 """
@@ -63,6 +64,7 @@ KINDS = (
     "empty",
     "off_scale",
     "value_mismatch",
+    "not_an_insight",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -129,6 +131,10 @@ CORRECTIONS["off_scale"] = (
 CORRECTIONS["value_mismatch"] = (
     "The answer and its value say different things. Give one answer and the value that says "
     "the same. Reply again."
+)
+CORRECTIONS["not_an_insight"] = (
+    "An insight there asks a question or cites no numbered statement. State what the "
+    "statements show, citing their numbers. Reply again."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -697,6 +703,19 @@ def _strategy(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
+def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """Reflection insights that ask a question (the one put, restated) or cite none of the
+    numbered statements they were drawn from: no insight the reflection could link."""
+    n = len(ctx.get("statements") or ())
+    for insight in getattr(value, "insights", ()):
+        text = str(insight.text).strip()
+        if text.endswith("?"):
+            return Failure("not_an_insight", text)
+        if n and not any(1 <= i <= n for i in insight.evidence):
+            return Failure("not_an_insight", f"{text[:60]!r} cites {insight.evidence} of {n}")
+    return _people(value, ctx)
+
+
 def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A survey or interview answer that does not answer its question (survey_checks), or
     one that declines to."""
@@ -738,6 +757,7 @@ _BY_TASK = {
     "thought_update": _thought_checks,
     "talk_decision": _talk,
     "metacognition": _strategy,
+    "reflection_insights": _insights,
     "survey": _survey,
     "interview": _survey,
 }

@@ -327,3 +327,24 @@ def test_a_talk_decision_whose_reason_declines_is_no_decision(reason: str, decli
     text = reason or "We talked about the weather."
     summary = check("conversation_summary", Summary(summary=text), prompt_of("x"), said)
     assert (summary is not None and summary.kind == "no_answer") is declined, summary
+
+
+@pytest.mark.parametrize(
+    ("insights", "failed"),
+    [
+        ([{"text": "What worries Ada?", "evidence": [1, 3]}], True),  # SmolLM2's own reply
+        ([{"text": "Ben", "evidence": []}], True),  # SmolLM2's own reply
+        ([{"text": "Ada fears the river", "evidence": [7]}], True),  # no statement 7
+        ([{"text": "Ada fears the river", "evidence": [1, 3]}], False),
+        ([{"text": "Ada trusts Ben", "evidence": [2]}, {"text": "Why?", "evidence": [1]}], True),
+    ],
+)
+def test_a_reflection_insight_states_something_and_cites_its_statements(
+    insights: list[dict], failed: bool
+) -> None:
+    from societas.agents.llm.tasks import ReflectionInsights
+
+    ctx = {"question": "What worries Ada?", "statements": ["the river rose", "Ben called"]}
+    value = ReflectionInsights.model_validate({"insights": insights})
+    failure = check("reflection_insights", value, prompt_of("Insights?", **ctx), ctx)
+    assert (failure is not None and failure.kind == "not_an_insight") == failed, failure
