@@ -9,7 +9,8 @@ that contradicts the agent's state (asleep at noon while rested) or names places
 does not know, an hour whose steps do not tile it, a word outside the ones the task lists, a
 memory strategy setting outside its allowed range, a survey answer off its question's scale
 or options, empty, or whose value says another thing than its words, a reflection insight
-that asks a question or cites none of its statements.
+that asks a question or cites none of its statements, a fact triple whose relation is a
+sentence or repeats its subject or object.
 A failed check makes the gateway re-ask with a short correction (`CORRECTIONS`, text with
 nothing in it to copy) and then fall back; both are counted per task and kind.
 """
@@ -65,6 +66,7 @@ KINDS = (
     "off_scale",
     "value_mismatch",
     "not_an_insight",
+    "not_a_fact",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -135,6 +137,10 @@ CORRECTIONS["value_mismatch"] = (
 CORRECTIONS["not_an_insight"] = (
     "An insight there asks a question or cites no numbered statement. State what the "
     "statements show, citing their numbers. Reply again."
+)
+CORRECTIONS["not_a_fact"] = (
+    "A fact there is no triple: its relation is a sentence or repeats a part. Give each fact "
+    "as who or what, a short relation, who or what. Reply again."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -716,6 +722,21 @@ def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _people(value, ctx)
 
 
+MAX_RELATION_WORDS = 6  # "is worried about", "went to", "works at the": a fact's relation
+
+
+def _facts(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """Fact triples that are no triple: a relation that is a sentence (too long, or ending
+    one) or repeats the subject or the object, or a subject that is its own object."""
+    for fact in getattr(value, "facts", ()):
+        parts = (fact.subject, fact.relation, fact.object)
+        subject, relation, obj = (str(x).strip().lower() for x in parts)
+        sentence = len(words(relation)) > MAX_RELATION_WORDS or relation.endswith((".", "!", "?"))
+        if sentence or relation in (subject, obj) or subject == obj:
+            return Failure("not_a_fact", f"{subject!r} {relation!r} {obj!r}"[:120])
+    return _people(value, ctx)
+
+
 def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A survey or interview answer that does not answer its question (survey_checks), or
     one that declines to."""
@@ -758,6 +779,7 @@ _BY_TASK = {
     "talk_decision": _talk,
     "metacognition": _strategy,
     "reflection_insights": _insights,
+    "facts": _facts,
     "survey": _survey,
     "interview": _survey,
 }

@@ -348,3 +348,22 @@ def test_a_reflection_insight_states_something_and_cites_its_statements(
     value = ReflectionInsights.model_validate({"insights": insights})
     failure = check("reflection_insights", value, prompt_of("Insights?", **ctx), ctx)
     assert (failure is not None and failure.kind == "not_an_insight") == failed, failure
+
+
+@pytest.mark.parametrize(
+    ("triple", "failed"),
+    [  # the first three are SmolLM2's own triples
+        (("the bakery", "The Baker at the bakery.", "Ben"), True),
+        (("The bakery", "the bakery", "Ben"), True),
+        (("The market", "Businesses and shops that Ben works in and lives at", "ben"), True),
+        (("Ben", "knows", "ben"), True),
+        (("I", "went to", "the bakery"), False),
+        (("Ada", "is worried about", "the river"), False),
+    ],
+)
+def test_a_fact_is_a_triple_with_a_short_relation_of_its_own(triple, failed: bool) -> None:
+    from societas.agents.cognition.attention import Facts
+
+    value = Facts.model_validate({"facts": [dict(zip(("subject", "relation", "object"), triple))]})
+    failure = check("facts", value, prompt_of("Facts?"), {})
+    assert (failure is not None and failure.kind == "not_a_fact") == failed, failure
