@@ -364,6 +364,7 @@ def test_a_reflection_insight_states_something_and_cites_its_statements(
 def test_a_fact_is_a_triple_with_a_short_relation_of_its_own(triple, failed: bool) -> None:
     from societas.agents.cognition.attention import Facts
 
-    value = Facts.model_validate({"facts": [dict(zip(("subject", "relation", "object"), triple))]})
+    fact = dict(zip(("subject", "relation", "object"), triple, strict=True))
+    value = Facts.model_validate({"facts": [fact]})
     failure = check("facts", value, prompt_of("Facts?"), {})
     assert (failure is not None and failure.kind == "not_a_fact") == failed, failure
