@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 from pathlib import Path
 
 from synthetic_groups import SyntheticConfig, SyntheticFactory
@@ -43,6 +44,9 @@ def test_cli_run_and_resume_and_group_actors_tune_their_process(tmp_path, monkey
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     assert calls == ["tuned"]
+    record = json.loads((out / "run.json").read_text())  # as if stopped at its last checkpoint:
+    record["status"] = "interrupted"  # a finished run has nothing to resume
+    (out / "run.json").write_text(json.dumps(record))
     res = runner.invoke(app, ["resume", str(out), "--local"])
     assert res.exit_code == 0, res.output
     assert calls == ["tuned", "tuned"]
