@@ -19,7 +19,7 @@ from societas.agents.cognition import prompts
 from societas.agents.cognition.persona import persona_of
 from societas.agents.experiments.checks import SURVEY_SALT, tick_at
 from societas.agents.experiments.schema import Question
-from societas.agents.llm.survey_checks import numbers_in
+from societas.agents.llm.survey_checks import named_options, numbers_in
 from societas.agents.llm.tasks import SurveyAnswer
 from societas.memory.model.records import SearchRequest
 
@@ -123,8 +123,8 @@ def _checked(q: Question, reply: SurveyAnswer) -> tuple[str, float | None]:
         index = options.index(text.lower()) if text.lower() in options else None
         if index is None and value is not None and 0 <= int(value) < len(options):
             index = int(value)
-        if index is None:
-            index = next((i for i, o in enumerate(options) if o in text.lower()), None)
+        if index is None and len(named := named_options(text, options)) == 1:
+            index = named[0]  # as the meaning check read it: 'strongly support', not 'support'
         return text, None if index is None else float(index)
     return text, None
 

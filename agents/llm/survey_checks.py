@@ -40,7 +40,7 @@ def _same(kind: str, written: float, value: float) -> bool:
     return abs(written - value) <= TOLERANCE * max(abs(written), abs(value))
 
 
-def _named(text: str, options: Sequence[str]) -> list[int]:
+def named_options(text: str, options: Sequence[str]) -> list[int]:
     """Indexes of the options `text` names as words; an option inside a longer one named
     ('support' in 'strongly support') does not count apart."""
     low = text.lower()
@@ -56,7 +56,7 @@ def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str
     for option in options:  # the prompt's listing "0: support; 1: oppose" copied
         if re.search(rf"\b\d+\s*[:=,]\s*{re.escape(option.lower())}\b", text.lower()):
             return "copied_prompt", f"lists the options: {text[:60]!r}"
-    named = _named(text, options)
+    named = named_options(text, options)
     if len(named) > 1:
         return "not_a_choice", f"names {len(named)} options"
     if value is not None and not (value.is_integer() and 0 <= value < len(options)):

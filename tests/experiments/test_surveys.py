@@ -99,5 +99,8 @@ def test_model_replies_are_checked_against_the_question():
     assert _checked(choice, SurveyAnswer(answer="no", value=None)) == ("no", 1.0)
     assert _checked(choice, SurveyAnswer(answer="maybe", value=None)) == ("maybe", None)
     assert _checked(choice, SurveyAnswer(answer="the second", value=1)) == ("the second", 1.0)
+    strong = Question(id="s", kind="choice", options=["support", "strongly support"], text="?")
+    reply = SurveyAnswer(answer="I strongly support it", value=None)
+    assert _checked(strong, reply) == ("I strongly support it", 1.0)
     assert _checked(number, SurveyAnswer(answer="about 250", value=None)) == ("about 250", 100)
     assert _checked(number, SurveyAnswer(answer="none", value=None)) == ("none", None)
