@@ -249,10 +249,14 @@ def resume(
                 f"{run_dir}: no complete checkpoint (checkpoints/tick=K/manifest.json) to "
                 "resume from"
             ) from None
-        mode = (read_record(folder) or {}).get("mode", "ray")
+        record = read_record(folder) or {}
+        last = last_complete(folder)
+        if last == scenario.ticks and record.get("status") == "completed":
+            typer.echo(f"{run_dir}: complete ({last} of {scenario.ticks} ticks), nothing to resume")
+            return
         opts = LaunchOptions(
             out=run_dir,
-            local=local or (mode == "local" and address is None),
+            local=local or (record.get("mode", "ray") == "local" and address is None),
             address=address,
             groups=groups,
             resume=True,
@@ -262,10 +266,6 @@ def resume(
             budget_tokens=raised_budget(folder, scenario, budget_tokens, budget_more),
             check_services=not skip_service_checks,
         )
-    last = last_complete(folder)
-    if last == scenario.ticks and (read_record(folder) or {}).get("status") == "completed":
-        typer.echo(f"{run_dir}: complete ({last} of {scenario.ticks} ticks), nothing to resume")
-        return
     typer.echo(f"resuming {run_dir} at tick {last} ({'local' if opts.local else 'ray'})")
     execute(scenario, opts, stored_cluster=cluster, stored_groups=groups)
 
