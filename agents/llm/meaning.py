@@ -63,10 +63,12 @@ KINDS = (
     "stage_direction",
     "no_answer",
     "empty",
+    "not_first_person",
     "off_scale",
     "value_mismatch",
     "not_an_insight",
     "not_a_fact",
+    "unfounded",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -126,6 +128,10 @@ CORRECTIONS["no_answer"] = (
 CORRECTIONS["empty"] = (
     "That reply holds no answer. Answer the question as this person would. Reply again."
 )
+CORRECTIONS["not_first_person"] = (
+    "That reply talks to someone else instead of answering as yourself. Answer in the first "
+    "person, as this person would. Reply again."
+)
 CORRECTIONS["off_scale"] = (
     "That value is not one the question allows. Answer with a value the question asks for. "
     "Reply again."
@@ -135,12 +141,16 @@ CORRECTIONS["value_mismatch"] = (
     "the same. Reply again."
 )
 CORRECTIONS["not_an_insight"] = (
-    "An insight there asks a question or cites no numbered statement. State what the "
-    "statements show, citing their numbers. Reply again."
+    "An insight there asks a question or says nothing of the statements it cites. State "
+    "what the statements show, citing their numbers. Reply again."
 )
 CORRECTIONS["not_a_fact"] = (
     "A fact there is no triple: its relation is a sentence or repeats a part. Give each fact "
     "as who or what, a short relation, who or what. Reply again."
+)
+CORRECTIONS["unfounded"] = (
+    "That reason speaks of neither the topic nor anything this person saw or heard. Give "
+    "the reason from what they remember. Reply again."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -567,17 +577,19 @@ def _content_stems(text: str, names: Set[str]) -> set[str]:
 
 def _grounded(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A summary of a conversation that was had (`lines`) names something of it: a word of
-    what was said, of its topic or of its place besides the two speakers' names; a bare
-    label ("Ann Lee's speech:") or a restated instruction says nothing that happened."""
+    what was said or of its place besides the two speakers' names, or of its topic when the
+    lines speak of it (a talk cut short never reached its topic); a bare label ("Ann Lee's
+    speech:") or a restated instruction says nothing that happened."""
     lines = [str(x) for x in ctx.get("lines") or []]
     if not lines:
         return None
     names = {w for key in ("name", "other") for w in words(str(ctx.get(key) or ""))}
-    said = " ".join([*lines, str(ctx.get("topic") or ""), str(ctx.get("place") or "")])
+    said = _content_stems(" ".join([*lines, str(ctx.get("place") or "")]), names)
+    topic = _content_stems(str(ctx.get("topic") or ""), names)
     summary = str(getattr(value, "summary", ""))
     if says_no_answer(summary):
         return Failure("no_answer", summary)
-    if _content_stems(summary, names) & _content_stems(said, names):
+    if _content_stems(summary, names) & (said | topic if topic & said else said):
         return None
     return Failure("ungrounded", summary)
 
@@ -709,16 +721,27 @@ def _strategy(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
+_PRONOUNS = frozenset("i me my mine myself she he they her him his hers their them".split())
+
+
 def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
-    """Reflection insights that ask a question (the one put, restated) or cite none of the
-    numbered statements they were drawn from: no insight the reflection could link."""
-    n = len(ctx.get("statements") or ())
+    """Reflection insights that ask a question (the one put, restated), cite none of the
+    numbered statements they were drawn from, or say nothing of the person (by name or
+    pronoun) nor of a statement they cite ("A very important point"): no insight the
+    reflection could link."""
+    statements = [str(x) for x in ctx.get("statements") or ()]
+    n = len(statements)
+    person = set(words(str(ctx.get("name") or ""))) | _PRONOUNS
     for insight in getattr(value, "insights", ()):
         text = str(insight.text).strip()
         if text.endswith("?"):
             return Failure("not_an_insight", text)
-        if n and not any(1 <= i <= n for i in insight.evidence):
+        cited = [statements[i - 1] for i in insight.evidence if 1 <= i <= n]
+        if n and not cited:
             return Failure("not_an_insight", f"{text[:60]!r} cites {insight.evidence} of {n}")
+        stems = _content_stems(" ".join(cited), set())
+        if n and not (person & set(words(text)) or stems & _content_stems(text, set())):
+            return Failure("not_an_insight", f"{text[:60]!r} says nothing of its statements")
     return _people(value, ctx)
 
 
@@ -734,6 +757,22 @@ def _facts(value: Any, ctx: dict[str, Any]) -> Failure | None:
         sentence = len(words(relation)) > MAX_RELATION_WORDS or relation.endswith((".", "!", "?"))
         if sentence or relation in (subject, obj) or subject == obj:
             return Failure("not_a_fact", f"{subject!r} {relation!r} {obj!r}"[:120])
+    return _people(value, ctx)
+
+
+def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """An attitude whose reason speaks of neither its topic nor anything the person saw or
+    heard (`recent`): a stance no memory supports ("This is your story: ..."); no reason
+    given, or nothing recent to give one from, is left to the attitude itself."""
+    reason = str(getattr(value, "reason", "")).strip()
+    recent = [str(x) for x in ctx.get("recent") or []]
+    if reason and recent:
+        if says_no_answer(reason):
+            return Failure("no_answer", reason)
+        names = set(words(str(ctx.get("name") or "")))
+        grounds = _content_stems(" ".join([*recent, str(ctx.get("topic") or "")]), names)
+        if not _content_stems(reason, names) & grounds:
+            return Failure("unfounded", reason[:120])
     return _people(value, ctx)
 
 
@@ -782,6 +821,7 @@ _BY_TASK = {
     "facts": _facts,
     "survey": _survey,
     "interview": _survey,
+    "attitude_update": _stance,
 }
 
 

@@ -461,14 +461,15 @@ def _attitude(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     stances = [s for s in (stance(t) for t in recent) if s != 0.0]
     stubborn = float((ctx.get("profile") or {}).get("stubbornness", 0.5))
     if not stances:
-        return {"attitude": current, "reason": "nothing new changed my mind"}
+        return {"attitude": current, "reason": f"nothing new about {topic or 'it'} changed my mind"}
     heard = sum(stances) / len(stances)
     target = 5.0 + 5.0 * heard
     rate = 0.3 * (1.0 - max(0.0, min(1.0, stubborn)))
     new = current + rate * (target - current) + rng.gauss(0, 0.05)
     new = max(0.0, min(10.0, new))
     lean = "for" if heard > 0 else "against"
-    return {"attitude": round(new, 4), "reason": f"I heard {len(stances)} opinions leaning {lean}"}
+    heard_of = f"I heard {len(stances)} opinions on {topic or 'it'} leaning {lean}"
+    return {"attitude": round(new, 4), "reason": heard_of}
 
 
 @register_rule("consolidation")

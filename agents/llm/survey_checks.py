@@ -1,8 +1,8 @@
 """Whether a survey or interview answer answers its question: a likert point on the scale, a
-number in the question's bounds, one of the options, words for an open question; a value that
-says the same as an answer written as a number. Used by the meaning checks (tasks `survey`,
-`interview`) and by the survey code reading a number out of an answer; imports nothing of the
-project."""
+number in the question's bounds, one of the options, words for an open question spoken as "I"
+rather than to "you"; a value that says the same as an answer written as a number. Used by the
+meaning checks (tasks `survey`, `interview`) and by the survey code reading a number out of an
+answer; imports nothing of the project."""
 
 from __future__ import annotations
 
@@ -16,6 +16,13 @@ _NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|-
 _NUMERIC = re.compile(r"[-+\d.,eE\s]*\d[-+\d.,eE\s]*")  # an answer written only as a number
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 TOLERANCE = 0.01  # relative: a number answer's value may round its written number this much
+_FIRST_PERSON = frozenset(
+    "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves".split()
+)
+_SECOND_PERSON = frozenset("you you're you've you'd you'll your yours yourself".split())
+_IDIOMS = re.compile(r"\b(?:thank you|you know|you see|mind you)\b")  # no one addressed
+# Questions that ask for words to someone else, which may rightly say "you".
+_WORDS_TO = re.compile(r"\b(?:tell|say|advise|recommend|message|write|ask)\b")
 
 
 def numbers_in(text: str) -> list[float]:
@@ -68,6 +75,16 @@ def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str
     return None
 
 
+def addressed(answer: str, question: str) -> bool:
+    """Whether an open answer talks to someone as "you" and never speaks as "I" or "we": the
+    question put back or a story told to the reader, not the person's own answer (unless the
+    question asks for words to someone: "What would you tell your neighbour?")."""
+    if _WORDS_TO.search(question.lower()):
+        return False
+    said = re.findall(r"[a-z']+", _IDIOMS.sub(" ", answer.lower().replace("\u2019", "'")))
+    return any(w in _SECOND_PERSON for w in said) and not any(w in _FIRST_PERSON for w in said)
+
+
 def _scaled(
     kind: str, text: str, value: float | None, ctx: dict[str, Any]
 ) -> tuple[str, str] | None:
@@ -101,6 +118,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     kind = ctx.get("kind", "open")
     if kind == "open" and not _LETTERS.search(text):
         return "empty", repr(text[:40])  # "42" to "How was your day?"
+    if kind == "open" and addressed(text, str(ctx.get("question") or "")):
+        return "not_first_person", repr(text[:60])
     if kind == "choice":
         return _choice(text, value, [str(o) for o in ctx.get("options") or []])
     if kind in ("likert", "number"):

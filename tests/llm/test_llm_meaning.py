@@ -337,6 +337,12 @@ def test_a_talk_decision_whose_reason_declines_is_no_decision(reason: str, decli
         ([{"text": "Ada fears the river", "evidence": [7]}], True),  # no statement 7
         ([{"text": "Ada fears the river", "evidence": [1, 3]}], False),
         ([{"text": "Ada trusts Ben", "evidence": [2]}, {"text": "Why?", "evidence": [1]}], True),
+        ([{"text": "A very important point", "evidence": [1, 3]}], True),  # SmolLM2's own
+        ([{"text": "Ada is anxious about the weather", "evidence": [2]}], False),  # names her
+        ([{"text": "She keeps an eye on rising water", "evidence": [1]}], False),
+        ([{"text": "Quiet mornings calm me down", "evidence": [2]}], False),  # as "I"
+        ([{"text": "Rivers rise after storms", "evidence": [1]}], False),  # of statement 1
+        ([{"text": "Rivers rise after storms", "evidence": [2]}], True),  # not of statement 2
     ],
 )
 def test_a_reflection_insight_states_something_and_cites_its_statements(
@@ -344,10 +350,37 @@ def test_a_reflection_insight_states_something_and_cites_its_statements(
 ) -> None:
     from societas.agents.llm.tasks import ReflectionInsights
 
-    ctx = {"question": "What worries Ada?", "statements": ["the river rose", "Ben called"]}
+    statements = ["the river rose", "Ben called"]
+    ctx = {"name": "Ada Adams", "question": "What worries Ada?", "statements": statements}
     value = ReflectionInsights.model_validate({"insights": insights})
     failure = check("reflection_insights", value, prompt_of("Insights?", **ctx), ctx)
     assert (failure is not None and failure.kind == "not_an_insight") == failed, failure
+
+
+@pytest.mark.parametrize(
+    ("reason", "kind"),
+    [  # the first four are SmolLM2's own reasons, each with attitude 5.0
+        ("This is your story: You can choose how you want to present it.", "unfounded"),
+        ("adabia's attitude against christianity is a contradiction to your beliefs.", "unfounded"),
+        ("support", "unfounded"),
+        ("Ada Adams feels better now.", "unfounded"),  # her name alone grounds nothing
+        ("I cannot answer that.", "no_answer"),
+        ("The flood reached the bakery, so a barrier makes sense.", None),  # what she saw
+        ("Nothing new about the flood barrier changed my mind.", None),  # the topic
+        ("", None),  # no reason: the attitude stands on its own
+    ],
+)
+def test_an_attitude_reason_speaks_of_the_topic_or_what_was_seen(reason: str, kind) -> None:
+    from societas.agents.llm.tasks import AttitudeUpdate
+
+    recent = ["Ada saw the river flood the bakery", "Ada talked with Ben about the storm"]
+    ctx = {"name": "Ada Adams", "topic": "the flood barrier", "attitude": 5.0, "recent": recent}
+    value = AttitudeUpdate(attitude=5.0, reason=reason)
+    failure = check("attitude_update", value, prompt_of("Your attitude?", **ctx), ctx)
+    assert (failure.kind if failure else None) == kind, failure
+    assert check("attitude_update", value, prompt_of("x"), {**ctx, "recent": []}) is None or (
+        kind == "no_answer"
+    )
 
 
 @pytest.mark.parametrize(

@@ -107,7 +107,8 @@ def test_a_summary_opposite_to_the_other_side_or_the_transcript_fails() -> None:
         ("Ines told me the bakery closes early on Sundays.", True),  # a word of what was said
         ("Ines feels exhausted.", True),  # a word's stem: 'exhaustion'
         ("We met at the harbour and chatted.", True),  # the place
-        ("We talked about the flood.", True),  # the topic
+        ("We talked about the flood.", False),  # its topic, which no line reached
+        ("We talked about the flood warning.", False),
     ],
 )
 def test_a_summary_names_something_of_the_conversation(text: str, grounded: bool) -> None:
@@ -118,6 +119,22 @@ def test_a_summary_names_something_of_the_conversation(text: str, grounded: bool
     if not grounded:
         assert fail is not None and fail.kind == "ungrounded" and "ungrounded" in KINDS
     assert check("conversation_summary", summary(0.2, text), PROMPT, ctx) is None  # no talk
+
+
+@pytest.mark.parametrize(
+    ("lines", "grounded"),
+    [
+        (["Sorry, I have to go."], False),  # the dialogue's fallback: the talk never began
+        (["Did you hear the river rose?", "Yes, the water is everywhere."], False),
+        (["The flooding reached the bakery.", "Terrible."], True),  # its stem: 'flood'
+        (["Is the flood warning still on?", "It is."], True),
+    ],
+)
+def test_a_summary_names_the_topic_only_when_the_talk_reached_it(lines, grounded) -> None:
+    ctx = {"name": "Quin Chen", "other": "Ines Nagy", "place": "harbour", "topic": "flood relief"}
+    text = "We agreed the flood relief fund should go to the farmers."
+    fail = check("conversation_summary", summary(0.2, text), PROMPT, ctx | {"lines": lines})
+    assert (fail is None) is grounded, fail
 
 
 async def test_a_label_for_a_summary_is_re_asked_then_falls_back(group) -> None:

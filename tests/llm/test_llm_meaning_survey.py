@@ -75,6 +75,7 @@ LIKERT = {"kind": "likert", "scale": 5, "text": "How satisfied are you?"}
 CHOICE = {"kind": "choice", "options": ["support", "oppose"], "text": "Do you back it?"}
 NUMBER = {"kind": "number", "min": 0, "text": "How much money do you have?"}
 OPEN = {"kind": "open", "text": "How was your day?"}
+TELL = {"kind": "open", "text": "What would you tell your neighbour about the basic income?"}
 
 
 @pytest.mark.parametrize(
@@ -94,6 +95,14 @@ OPEN = {"kind": "open", "text": "How was your day?"}
         (NUMBER, "-5", None, "off_scale"),
         (OPEN, "42", None, "empty"),
         (OPEN, "As an AI, I cannot answer that question.", None, "no_answer"),
+        (
+            OPEN,
+            "You're going to relax after the meal, and your plan is still on. You have "
+            "dinner (15 min), and you've been sleeping for",
+            None,
+            "not_first_person",
+        ),
+        (OPEN, "Your day was long and tiring.", None, "not_first_person"),
         (LIKERT, "4 of 5", 4, None),
         (LIKERT, "Fairly happy, I slept well.", 4, None),
         (LIKERT, "4", None, None),
@@ -102,6 +111,9 @@ OPEN = {"kind": "open", "text": "How was your day?"}
         (NUMBER, "1e+06", 1e6, None),
         (NUMBER, "About 2,400 in my purse", 2389, None),
         (OPEN, "A quiet morning at the bakery.", None, None),
+        (OPEN, "It was fine, you know. Busy at the bakery.", None, None),
+        (OPEN, "I had a great day, you would have liked it.", None, None),
+        (TELL, "You should back it, it helps the bakery.", None, None),
     ],
 )
 def test_a_survey_answer_must_answer_its_question(question, text, value, kind) -> None:
