@@ -570,9 +570,12 @@ def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _grounded(value, ctx) or _people(value, ctx)
 
 
+_ENDING = re.compile(r"(?<=\w{3})(?:ing|ed|es|s)$")  # "posts", "posted", "posting": one word
+
+
 def _content_stems(text: str, names: Set[str]) -> set[str]:
     skip = _UNSAID | names
-    return {w[:STEM] for w in words(text) if len(w) > 2 and w not in skip}
+    return {_ENDING.sub("", w)[:STEM] for w in words(text) if len(w) > 2 and w not in skip}
 
 
 def _grounded(value: Any, ctx: dict[str, Any]) -> Failure | None:

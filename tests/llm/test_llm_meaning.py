@@ -367,6 +367,7 @@ def test_a_reflection_insight_states_something_and_cites_its_statements(
         ("I cannot answer that.", "no_answer"),
         ("The flood reached the bakery, so a barrier makes sense.", None),  # what she saw
         ("Nothing new about the flood barrier changed my mind.", None),  # the topic
+        ("Floods keep coming, so I back it.", None),  # 'floods' is 'flood
         ("", None),  # no reason: the attitude stands on its own
     ],
 )
