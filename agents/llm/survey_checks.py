@@ -76,13 +76,15 @@ def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str
 
 
 def addressed(answer: str, question: str) -> bool:
-    """Whether an open answer talks to someone as "you" and never speaks as "I" or "we": the
-    question put back or a story told to the reader, not the person's own answer (unless the
-    question asks for words to someone: "What would you tell your neighbour?")."""
+    """Whether an open answer talks to someone as "you" (twice or more: one generic "you
+    could hear the wind" is ordinary speech) and never speaks as "I" or "we": the question
+    put back or a story told to the reader, not the person's own answer (unless the question
+    asks for words to someone: "What would you tell your neighbour?")."""
     if _WORDS_TO.search(question.lower()):
         return False
     said = re.findall(r"[a-z']+", _IDIOMS.sub(" ", answer.lower().replace("\u2019", "'")))
-    return any(w in _SECOND_PERSON for w in said) and not any(w in _FIRST_PERSON for w in said)
+    you = sum(w in _SECOND_PERSON for w in said)
+    return you >= 2 and not any(w in _FIRST_PERSON for w in said)
 
 
 def _scaled(

@@ -102,7 +102,7 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
             None,
             "not_first_person",
         ),
-        (OPEN, "Your day was long and tiring.", None, "not_first_person"),
+        (OPEN, "Your day was long and your feet hurt.", None, "not_first_person"),
         (LIKERT, "4 of 5", 4, None),
         (LIKERT, "Fairly happy, I slept well.", 4, None),
         (LIKERT, "4", None, None),
@@ -112,6 +112,7 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
         (NUMBER, "About 2,400 in my purse", 2389, None),
         (OPEN, "A quiet morning at the bakery.", None, None),
         (OPEN, "It was fine, you know. Busy at the bakery.", None, None),
+        (OPEN, "Scary. You could hear the wind all night.", None, None),  # a generic "you"
         (OPEN, "I had a great day, you would have liked it.", None, None),
         (TELL, "You should back it, it helps the bakery.", None, None),
     ],
