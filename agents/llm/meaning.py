@@ -763,12 +763,18 @@ def _facts(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _people(value, ctx)
 
 
+ATTITUDE_EXAMPLE = 5.0  # the attitude the attitude_update prompt's example shows
+
+
 def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
-    """An attitude whose reason speaks of neither its topic nor anything the person saw or
-    heard (`recent`): a stance no memory supports ("This is your story: ..."); no reason
-    given, or nothing recent to give one from, is left to the attitude itself."""
+    """An attitude given with no reason at exactly the prompt's example value (the example
+    copied, its reason slot emptied: every stance would drift to it), or whose reason speaks
+    of neither its topic nor anything the person saw or heard (`recent`): a stance no memory
+    supports ("This is your story: ..."); with nothing recent, a reason is not checked."""
     reason = str(getattr(value, "reason", "")).strip()
     recent = [str(x) for x in ctx.get("recent") or []]
+    if not reason and getattr(value, "attitude", None) == ATTITUDE_EXAMPLE:
+        return Failure("copied_example", f"attitude {ATTITUDE_EXAMPLE} with no reason")
     if reason and recent:
         if says_no_answer(reason):
             return Failure("no_answer", reason)

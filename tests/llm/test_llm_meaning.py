@@ -5,6 +5,7 @@ accepted as the model's answer; a scripted parrot server proves it end to end.""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,7 +16,7 @@ from societas.agents.cognition.relationships import Relation
 from societas.agents.cognition.thought import update_thought
 from societas.agents.llm.errors import LLMFallbackRateExceeded
 from societas.agents.llm.gateway import LLMGateway
-from societas.agents.llm.meaning import CORRECTIONS, Prompt, check, is_counting
+from societas.agents.llm.meaning import ATTITUDE_EXAMPLE, CORRECTIONS, Prompt, check, is_counting
 from societas.agents.llm.structured import schema_of
 from societas.agents.llm.tasks import (
     DailyPlan,
@@ -376,12 +377,32 @@ def test_an_attitude_reason_speaks_of_the_topic_or_what_was_seen(reason: str, ki
 
     recent = ["Ada saw the river flood the bakery", "Ada talked with Ben about the storm"]
     ctx = {"name": "Ada Adams", "topic": "the flood barrier", "attitude": 5.0, "recent": recent}
-    value = AttitudeUpdate(attitude=5.0, reason=reason)
+    value = AttitudeUpdate(attitude=6.5, reason=reason)
     failure = check("attitude_update", value, prompt_of("Your attitude?", **ctx), ctx)
     assert (failure.kind if failure else None) == kind, failure
     assert check("attitude_update", value, prompt_of("x"), {**ctx, "recent": []}) is None or (
         kind == "no_answer"
     )
+
+
+@pytest.mark.parametrize("prior", [7.5, 5.0])
+def test_an_attitude_copied_from_the_prompts_example_is_no_answer(prior: float) -> None:
+    """The prompt's example, its reason slot emptied by the schema, would move every stance
+    to the example's value as the model's own answer."""
+    from societas.agents.cognition.prompts import messages
+    from societas.agents.llm.tasks import AttitudeUpdate
+
+    fields = {"name": "Ada", "topic": "the flood barrier", "attitude": f"{prior:.1f}"}
+    system = {"name": "Ada", "profile": "age: 58"}
+    msgs = messages("attitude_update", system, self_description="", memories="", **fields)
+    example = json.loads(re.search(r"\{\"attitude\".*\}", msgs[-1]["content"]).group())
+    copied = AttitudeUpdate.model_validate(example)  # "<why, in one sentence>" is no reason
+    assert copied.reason == "" and copied.attitude == ATTITUDE_EXAMPLE
+    ctx = {"name": "Ada", "topic": "the flood barrier", "attitude": prior, "recent": ["rain"]}
+    found = check("attitude_update", copied, prompt_of(msgs[-1]["content"]), ctx)
+    assert found is not None and found.kind == "copied_example", found
+    own = AttitudeUpdate(attitude=5.5, reason="")  # a number of its own needs no reason
+    assert check("attitude_update", own, prompt_of(msgs[-1]["content"]), ctx) is None
 
 
 @pytest.mark.parametrize(
