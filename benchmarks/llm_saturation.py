@@ -13,9 +13,12 @@ import asyncio
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as installed
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ from societas.agents.llm.errors import LLMError
 from societas.agents.llm.gateway import LLMGateway
 
 CAPACITY = 64
+CPU = "client_cpu_ms_per_call"
 LATENCY_S = 0.2
 
 
@@ -58,6 +62,14 @@ async def emulator_stats(url: str) -> dict[str, Any]:
         return dict(await r.json())
 
 
+def version(package: str) -> str | None:
+    """The installed version of `package` (the SDK's CPU per call depends on it), or None."""
+    try:
+        return installed(package)
+    except PackageNotFoundError:
+        return None
+
+
 def percentile(values: list[float], q: float) -> float:
     """Nearest-rank percentile."""
     if not values:
@@ -83,10 +95,7 @@ async def run_pass(url: str, requests: int, agents: int, concurrency: int) -> di
     async def agent(a: int) -> None:
         nonlocal lost
         for i in range(per_agent[a]):
-            msgs = [
-                {"role": "system", "content": "You are a villager in a small town."},
-                {"role": "user", "content": f"Agent {a}, step {i}: what do you do next?"},
-            ]
+            msgs = messages(a, i)
             t0 = time.perf_counter()
             try:
                 await gw.complete(msgs)
@@ -117,16 +126,76 @@ async def run_pass(url: str, requests: int, agents: int, concurrency: int) -> di
     }
 
 
+def messages(a: int, i: int) -> list[dict[str, str]]:
+    """Agent `a`'s request number `i` (the same on every pass)."""
+    return [
+        {"role": "system", "content": "You are a villager in a small town."},
+        {"role": "user", "content": f"Agent {a}, step {i}: what do you do next?"},
+    ]
+
+
+async def sdk_pass(url: str, requests: int, agents: int, concurrency: int) -> dict[str, Any]:
+    """The same calls through the bare openai SDK: the client CPU no gateway can go below."""
+    import openai
+
+    client = openai.AsyncOpenAI(
+        api_key="unused",
+        base_url=url,
+        max_retries=0,
+        http_client=openai.DefaultAioHttpClient(),
+    )
+    slots = asyncio.Semaphore(concurrency)
+    per_agent = [requests // agents + (1 if a < requests % agents else 0) for a in range(agents)]
+
+    async def call(msgs: list[dict[str, str]]) -> None:
+        body = {"model": "emulated", "messages": msgs, "temperature": 0.7, "max_tokens": 64}
+        async with slots:
+            raw = await client.post("/chat/completions", cast_to=str, body=body)
+        json.loads(raw)["choices"][0]["message"]["content"]
+
+    async def agent(a: int) -> None:
+        for i in range(per_agent[a]):
+            await call(messages(a, i))
+
+    await call([{"role": "user", "content": "warm-up"}])  # connect outside timing
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(agent(a) for a in range(agents)))
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    await client.close()
+    return {
+        "requests": requests,
+        "efficiency": round(requests / wall / (CAPACITY / LATENCY_S), 3),
+        "client_cpu_ms_per_call": round(cpu * 1000 / requests, 3),
+        "wall_s": round(wall, 3),
+    }
+
+
 async def bench_one(
-    requests: int, agents: int, concurrency: int, faults: list[str]
+    requests: int, agents: int, concurrency: int, faults: list[str], sdk_repeats: int = 0
 ) -> dict[str, Any]:
-    """One pass against a fresh emulator subprocess."""
+    """One pass against a fresh emulator subprocess; with `sdk_repeats`, that many gateway
+    and bare-SDK passes interleaved on it, and the medians of their CPU per call."""
     proc, url = start_emulator(faults)
     try:
         out = await run_pass(url, requests, agents, concurrency)
         stats = await emulator_stats(url)
         out["injected_errors"] = sum(stats["injected"].values())
         out["emulator_max_in_flight"] = stats["max_in_flight"]
+        if sdk_repeats:
+            gateway = [out["client_cpu_ms_per_call"]]
+            bare = [(await sdk_pass(url, requests, agents, concurrency))]
+            for _ in range(sdk_repeats - 1):
+                gateway.append((await run_pass(url, requests, agents, concurrency))[CPU])
+                bare.append(await sdk_pass(url, requests, agents, concurrency))
+            cpu, sdk_cpu = statistics.median(gateway), statistics.median(b[CPU] for b in bare)
+            out["sdk"] = {
+                "efficiency": statistics.median(b["efficiency"] for b in bare),
+                CPU: sdk_cpu,
+                "cpu_ms_each_run": [b[CPU] for b in bare],
+            }
+            out["gateway_cpu_ms_each_run"] = gateway
+            out["gateway_cpu_ms_median"] = cpu
+            out["gateway_own_cpu_ms_per_call"] = round(cpu - sdk_cpu, 3)
         return out
     finally:
         proc.terminate()
@@ -139,9 +208,12 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=2000)
     ap.add_argument("--agents", type=int, default=256, help="Concurrent simulated agents.")
     ap.add_argument("--concurrency", type=int, default=128, help="Gateway max_concurrency.")
+    ap.add_argument("--repeats", type=int, default=3, help="Gateway and bare-SDK passes.")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    clean = asyncio.run(bench_one(args.requests, args.agents, args.concurrency, []))
+    clean = asyncio.run(
+        bench_one(args.requests, args.agents, args.concurrency, [], sdk_repeats=args.repeats)
+    )
     faulty = asyncio.run(
         bench_one(
             args.requests,
@@ -159,6 +231,7 @@ def main() -> None:
             "platform": platform.platform(),
             "python": platform.python_version(),
         },
+        "versions": {name: version(name) for name in ("openai", "httpx2", "httpx", "aiohttp")},
         "date": time.strftime("%Y-%m-%d"),
     }
     text = json.dumps(result, indent=2)
