@@ -114,7 +114,7 @@ def _talk_decision(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         if (closeness, len(memories)) > key:
             best, key = i, (closeness, len(memories))
     if not best:
-        return {"talk_to": 0, "reason": ""}
+        return {"talk_to": 0, "reason": "No one here I want to talk to now."}
     chosen = people[best - 1]
     memories = [str(m) for m in chosen.get("memories") or []]
     name = str(chosen.get("name", ""))

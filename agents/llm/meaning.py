@@ -1,7 +1,8 @@
 """Meaning checks: an answer that parses and fits its schema may still not answer the task.
 
-Checked for every task: a copy of the prompt's example, an echo of the schema's
-descriptions, a copy of the prompt's format text. Checked per task: importance ratings that
+Checked for every task: a copy of the prompt's example (its words, or its numbers with no
+words of the answer's own), an echo of the schema's descriptions, a copy of the prompt's
+format text. Checked per task: importance ratings that
 count (1, 2, 3... or 10, 1, 2, 3... or 10, 9, 8...) instead of rating or that miss the
 batch's attention checks (a mundane moment rated high, a poignant one low), a dialogue line
 said before or narrating its speaker ("Ann Lee is going to ..." said by Ann Lee), a day plan
@@ -12,8 +13,8 @@ what was said (its topic counts only when the lines reached it), a survey answer
 question's scale or options, empty, told to "you" instead of spoken as "I", or whose value
 says another thing than its words, a reflection insight that asks a question, cites none of
 its statements or says nothing of the person or of them, a fact triple whose relation is a
-sentence or repeats its subject or object, an attitude copied from the example (its value
-with no reason) or whose reason speaks of neither its topic nor anything seen or heard.
+sentence or repeats its subject or object, an attitude whose reason speaks of neither its
+topic nor anything seen or heard.
 A failed check makes the gateway re-ask with a short correction (`CORRECTIONS`, text with
 nothing in it to copy) and then fall back; both are counted per task and kind.
 """
@@ -341,6 +342,7 @@ class Prompt:
     schema_grams: frozenset[tuple[str, ...]]
     own: tuple[str, ...] = ()  # the call's own information (topic, memories), words joined
     vocabulary: frozenset[str] = frozenset()  # every word of the messages (names they give)
+    numbered: tuple[tuple[tuple[str, Any], ...], ...] = ()  # examples giving a number: items
 
     @classmethod
     def of(
@@ -376,7 +378,30 @@ class Prompt:
             schema_grams=_schema_grams(blob),
             own=phrases,
             vocabulary=frozenset(w for m in messages for w in words(_role_content(m)[1])),
+            numbered=tuple(
+                tuple(obj.items())
+                for obj in _json_objects(first_user)
+                if isinstance(obj, dict) and any(map(_is_number, obj.values()))
+            ),
         )
+
+    def numbers_copied(self, answer: dict[str, Any]) -> Failure | None:
+        """An answer that is an example giving a number, with that number and no words of its
+        own (each text empty, as the schema leaves a slot such as "<why, in one sentence>",
+        or the example's): the example's value, not the person's ({"attitude": 5.0} would
+        move every stance to 5.0; {"talk_to": 0} would keep everyone silent)."""
+        for example in self.numbered:
+            numbers = {key: v for key, v in example if _is_number(v)}
+            given = set(leaves(dict(example)))
+            if all(answer.get(key) == v for key, v in numbers.items()) and all(
+                not text.strip() or text in given
+                for key, v in answer.items()
+                if key not in numbers
+                for text in leaves(v)
+            ):
+                said = ", ".join(f"{key} {v}" for key, v in numbers.items())
+                return Failure("copied_example", f"{said} with no words of its own")
+        return None
 
     def copy_in(self, texts: Iterable[str]) -> Failure | None:
         """The first text that copies the example, the schema or the instructions."""
@@ -390,6 +415,10 @@ class Prompt:
             if _copied(rest, self.instruction_grams):  # may be passed on; the frame may not
                 return Failure("copied_prompt", text)
         return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def is_counting(scores: Sequence[int]) -> bool:
@@ -766,18 +795,12 @@ def _facts(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _people(value, ctx)
 
 
-ATTITUDE_EXAMPLE = 5.0  # the attitude the attitude_update prompt's example shows
-
-
 def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
-    """An attitude given with no reason at exactly the prompt's example value (the example
-    copied, its reason slot emptied: every stance would drift to it), or whose reason speaks
-    of neither its topic nor anything the person saw or heard (`recent`): a stance no memory
-    supports ("This is your story: ..."); with nothing recent, a reason is not checked."""
+    """An attitude whose reason speaks of neither its topic nor anything the person saw or
+    heard (`recent`): a stance no memory supports ("This is your story: ..."); with nothing
+    recent, a reason is not checked."""
     reason = str(getattr(value, "reason", "")).strip()
     recent = [str(x) for x in ctx.get("recent") or []]
-    if not reason and getattr(value, "attitude", None) == ATTITUDE_EXAMPLE:
-        return Failure("copied_example", f"attitude {ATTITUDE_EXAMPLE} with no reason")
     if reason and recent:
         if says_no_answer(reason):
             return Failure("no_answer", reason)
@@ -841,7 +864,8 @@ def check(
     task: str | None, value: BaseModel, prompt: Prompt, context: dict[str, Any]
 ) -> Failure | None:
     """The first meaning check `value` fails for `task`, or None when it may be used."""
-    found = prompt.copy_in(leaves(value.model_dump(mode="json")))
+    answer = value.model_dump(mode="json")
+    found = prompt.copy_in(leaves(answer)) or prompt.numbers_copied(answer)
     if found is not None:
         return found
     per_task = _BY_TASK.get(task or "")

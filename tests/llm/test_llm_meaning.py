@@ -16,7 +16,7 @@ from societas.agents.cognition.relationships import Relation
 from societas.agents.cognition.thought import update_thought
 from societas.agents.llm.errors import LLMFallbackRateExceeded
 from societas.agents.llm.gateway import LLMGateway
-from societas.agents.llm.meaning import ATTITUDE_EXAMPLE, CORRECTIONS, Prompt, check, is_counting
+from societas.agents.llm.meaning import CORRECTIONS, Prompt, check, is_counting
 from societas.agents.llm.structured import schema_of
 from societas.agents.llm.tasks import (
     DailyPlan,
@@ -397,12 +397,56 @@ def test_an_attitude_copied_from_the_prompts_example_is_no_answer(prior: float) 
     msgs = messages("attitude_update", system, self_description="", memories="", **fields)
     example = json.loads(re.search(r"\{\"attitude\".*\}", msgs[-1]["content"]).group())
     copied = AttitudeUpdate.model_validate(example)  # "<why, in one sentence>" is no reason
-    assert copied.reason == "" and copied.attitude == ATTITUDE_EXAMPLE
+    assert copied.reason == "" and copied.attitude == example["attitude"]
     ctx = {"name": "Ada", "topic": "the flood barrier", "attitude": prior, "recent": ["rain"]}
     found = check("attitude_update", copied, prompt_of(msgs[-1]["content"]), ctx)
     assert found is not None and found.kind == "copied_example", found
     own = AttitudeUpdate(attitude=5.5, reason="")  # a number of its own needs no reason
     assert check("attitude_update", own, prompt_of(msgs[-1]["content"]), ctx) is None
+
+
+def test_a_copied_example_number_is_caught_whatever_the_template_shows() -> None:
+    """A scenario's own template may show another example: its number, given with no words,
+    is the copy, and the default template's 5.0 is then an answer like any other."""
+    from societas.agents.llm.tasks import AttitudeUpdate
+
+    own = 'Reply with ONLY a JSON object: {"attitude": 7.0, "reason": "<why>"}'
+    ctx = {"name": "Ada", "topic": "the flood barrier", "attitude": 6.0, "recent": ["rain"]}
+    copied = AttitudeUpdate(attitude=7.0, reason="")
+    found = check("attitude_update", copied, prompt_of(own), ctx)
+    assert found is not None and found.kind == "copied_example", found
+    assert check("attitude_update", AttitudeUpdate(attitude=5.0), prompt_of(own), ctx) is None
+    grounded = AttitudeUpdate(attitude=7.0, reason="The flood barrier held in the rain.")
+    assert check("attitude_update", grounded, prompt_of(own), ctx) is None
+
+
+def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
+    """The talk prompt's example says talk_to 0 (nobody): copied with its reason slot left
+    empty, every agent would stay silent as its own choice; nobody, with a reason, is one."""
+    from societas.agents.cognition.prompts import messages
+    from societas.agents.cognition.talk import TalkChoice
+
+    system = {"name": "Ada", "profile": "age: 58"}
+    fields = {"name": "Ada", "place": "the park", "mood": "calm", "needs": "social 0.4"}
+    msgs = messages("talk_decision", system, news="nothing", people="1. Ben (a friend)", **fields)
+    text = msgs[-1]["content"]
+    example = json.loads(re.search(r"\{\"talk_to\".*?\}", text).group())
+    ctx = {"name": "Ada", "n": 1}
+    for copied in (TalkChoice.model_validate(example), TalkChoice(talk_to=example["talk_to"])):
+        found = check("talk_decision", copied, prompt_of(text), ctx)
+        assert found is not None and found.kind == "copied_example", (copied, found)
+    for own in (TalkChoice(talk_to=0, reason="I would rather read alone."), TalkChoice(talk_to=1)):
+        assert check("talk_decision", own, prompt_of(text), ctx) is None, own
+
+
+def test_an_example_number_with_words_of_its_own_is_an_answer() -> None:
+    """Only numbers with no words of the answer's own are the example's: a thought of its
+    own at the example's intensity is the person's."""
+    from societas.agents.llm.tasks import ThoughtUpdate
+
+    text = 'Reply with ONLY a JSON object: {"thought": "...", "emotion": "Hope", "intensity": 0.5}'
+    own = ThoughtUpdate(thought="The river is rising fast.", emotion="Hope", intensity=0.5)
+    assert check("thought_update", own, prompt_of(text), {"name": "Ann"}) is None
 
 
 @pytest.mark.parametrize(
