@@ -70,6 +70,11 @@ def version(package: str) -> str | None:
         return None
 
 
+def shares(requests: int, agents: int) -> list[int]:
+    """How many of `requests` each of `agents` sends (the same on every pass)."""
+    return [requests // agents + (1 if a < requests % agents else 0) for a in range(agents)]
+
+
 def percentile(values: list[float], q: float) -> float:
     """Nearest-rank percentile."""
     if not values:
@@ -90,7 +95,7 @@ async def run_pass(url: str, requests: int, agents: int, concurrency: int) -> di
     )
     latencies: list[float] = []
     lost = 0
-    per_agent = [requests // agents + (1 if a < requests % agents else 0) for a in range(agents)]
+    per_agent = shares(requests, agents)
 
     async def agent(a: int) -> None:
         nonlocal lost
@@ -145,7 +150,7 @@ async def sdk_pass(url: str, requests: int, agents: int, concurrency: int) -> di
         http_client=openai.DefaultAioHttpClient(),
     )
     slots = asyncio.Semaphore(concurrency)
-    per_agent = [requests // agents + (1 if a < requests % agents else 0) for a in range(agents)]
+    per_agent = shares(requests, agents)
 
     async def call(msgs: list[dict[str, str]]) -> None:
         body = {"model": "emulated", "messages": msgs, "temperature": 0.7, "max_tokens": 64}
@@ -174,7 +179,8 @@ async def bench_one(
     requests: int, agents: int, concurrency: int, faults: list[str], sdk_repeats: int = 0
 ) -> dict[str, Any]:
     """One pass against a fresh emulator subprocess; with `sdk_repeats`, that many gateway
-    and bare-SDK passes interleaved on it, and the medians of their CPU per call."""
+    and bare-SDK passes interleaved on it, and the medians of their CPU per call (the
+    gateway's then stands as this pass's `client_cpu_ms_per_call`)."""
     proc, url = start_emulator(faults)
     try:
         out = await run_pass(url, requests, agents, concurrency)
@@ -183,19 +189,18 @@ async def bench_one(
         out["emulator_max_in_flight"] = stats["max_in_flight"]
         if sdk_repeats:
             gateway = [out["client_cpu_ms_per_call"]]
-            bare = [(await sdk_pass(url, requests, agents, concurrency))]
+            bare = [await sdk_pass(url, requests, agents, concurrency)]
             for _ in range(sdk_repeats - 1):
                 gateway.append((await run_pass(url, requests, agents, concurrency))[CPU])
                 bare.append(await sdk_pass(url, requests, agents, concurrency))
-            cpu, sdk_cpu = statistics.median(gateway), statistics.median(b[CPU] for b in bare)
+            out[CPU], sdk_cpu = statistics.median(gateway), statistics.median(b[CPU] for b in bare)
             out["sdk"] = {
                 "efficiency": statistics.median(b["efficiency"] for b in bare),
                 CPU: sdk_cpu,
                 "cpu_ms_each_run": [b[CPU] for b in bare],
             }
             out["gateway_cpu_ms_each_run"] = gateway
-            out["gateway_cpu_ms_median"] = cpu
-            out["gateway_own_cpu_ms_per_call"] = round(cpu - sdk_cpu, 3)
+            out["gateway_own_cpu_ms_per_call"] = round(out[CPU] - sdk_cpu, 3)
         return out
     finally:
         proc.terminate()
