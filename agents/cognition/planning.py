@@ -172,11 +172,8 @@ async def decompose_hour(
             **named(people),
         },
         seed=mem.agent_id * 100003 + hour,
-        fallback=lambda: HourlyPlan(
-            steps=[
-                {"minute": m, "duration_min": 15, "action": item["activity"]}
-                for m in (0, 15, 30, 45)
-            ]
+        fallback=lambda: HourlyPlan(  # the hour as planned: no made-up split of it
+            steps=[{"minute": 0, "duration_min": 60, "action": item["activity"]}]
         ),
     )
     if store:

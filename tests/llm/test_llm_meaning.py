@@ -263,6 +263,13 @@ async def test_a_parrot_never_lands_as_a_model_answer(group, mode: str) -> None:
     assert served, "the parrot was asked"
     for value in (plan, hour, line, thought):
         assert value.answer_source == "fallback", value
+    planned = next(i for i in reversed(plan.items) if i.start_hour <= 9)
+    assert hour is not None  # the hour as planned, one action, not four made-up quarters
+    assert [s.model_dump() for s in hour.steps] == [
+        {"minute": 0, "duration_min": 60, "action": planned.activity}
+    ]
+    remembered = [h.text for h in await ann.stream.search("plan for 9:00", top_k=20)]
+    assert f"Ann Lee's plan for 9:00: 9:00 {planned.activity} (60 min)" in remembered
     assert scores == [0.3] * 6  # the fallback rating, not 10, 1, 2, 3...
     said = {json.dumps(v) for v in served}
     assert line.utterance not in said and thought.thought not in said
