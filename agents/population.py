@@ -74,6 +74,9 @@ LAST = (
     "Smith",
     "Tanaka",
 )
+# The gender each first name is read as (a model reads it too); the rest fit anyone.
+FEMALE_NAMES = frozenset("Ada Cleo Eva Gia Ines Mia Olga Rosa Tara Vera Xia Yara".split())
+MALE_NAMES = frozenset("Ben Dan Finn Hugo Jon Leo Noah Paul Umar Will Zed".split())
 PERSONALITIES = (
     "outgoing and curious",
     "calm and careful",
@@ -282,7 +285,7 @@ def generate(cfg: ScenarioConfig) -> Population:
                 id=i,
                 name=generated[i],
                 age=int(ages[i]),
-                gender=("female", "male")[int(rng.random() < 0.5)],
+                gender=gender_of(generated[i], rng.random()),
                 occupation=occupation,
                 income=round(income, 2),
                 personality=PERSONALITIES[int(rng.integers(len(PERSONALITIES)))],
@@ -312,7 +315,7 @@ def generate(cfg: ScenarioConfig) -> Population:
             p.agent_type = names[k]
     if pop.profiles is not None:
         apply_profile_file(cfg, profiles, [w.id for w in works])
-        _rename_clashes(profiles, generated, cfg.seed)
+        _rename_misfits(profiles, generated, cfg.seed)
     friends = social_network(cfg, profiles, rng)
     for p in profiles:
         p.seal()
@@ -344,17 +347,51 @@ def unique_names(n: int, seed: int) -> list[str]:
     return list(itertools.islice(name_stream(seed), n))
 
 
-def _rename_clashes(profiles: list[Profile], generated: list[str], seed: int) -> None:
+def name_gender(name: str) -> str | None:
+    """The gender a generated name's first name is read as; None when it fits anyone."""
+    first = name.split(" ", 1)[0]
+    return "female" if first in FEMALE_NAMES else "male" if first in MALE_NAMES else None
+
+
+def gender_of(name: str, coin: float) -> str:
+    """A generated agent's gender: its name's, else the coin's (drawn for every agent, so the
+    draws after it do not depend on the name)."""
+    return name_gender(name) or ("female", "male")[int(coin < 0.5)]
+
+
+def fits(name: str, gender: str) -> bool:
+    """Whether a name may be a person of `gender` (any name for a gender not female or male)."""
+    read = name_gender(name)
+    return read is None or read == gender or gender not in ("female", "male")
+
+
+def _rename_misfits(profiles: list[Profile], generated: list[str], seed: int) -> None:
     """Give a fresh generated name to agents whose generated name a profiles file uses for
-    another agent; names from the file stay as given (duplicates there are told apart by id)."""
+    another agent, or that does not fit the gender the file gives; names from the file stay
+    as given (duplicates there are told apart by id)."""
     kept = {p.name for p in profiles if p.name != generated[p.id]}
-    clashing = [p for p in profiles if p.name == generated[p.id] and p.name in kept]
-    if not clashing:
-        return
+    misfits = [
+        p
+        for p in profiles
+        if p.name == generated[p.id] and (p.name in kept or not fits(p.name, p.gender))
+    ]
     used = kept | {p.name for p in profiles}
-    fresh = (name for name in name_stream(seed) if name not in used)
-    for p in clashing:
-        p.name = next(fresh)
+    stream = name_stream(seed)
+    spare: list[str] = []  # names passed over for a misfit of another gender, kept in order
+    for p in misfits:
+        name = next((n for n in spare if fits(n, p.gender)), None)
+        if name is not None:
+            spare.remove(name)
+        while name is None:
+            n = next(stream)
+            if n in used:
+                continue
+            used.add(n)
+            if fits(n, p.gender):
+                name = n
+            else:
+                spare.append(n)
+        p.name = name
 
 
 def apply_profile_file(cfg: ScenarioConfig, profiles: list[Profile], works: list[str]) -> None:
