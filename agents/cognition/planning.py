@@ -41,13 +41,20 @@ __all__ = [
 
 
 def default_plan(p: Persona) -> DailyPlan:
-    """Fallback when the model's plan never validates: home, work, home."""
-    home, work = p.profile.get("home") or "home", p.profile.get("work") or "home"
+    """Fallback when the model's plan never validates: a plain day, at work when the agent
+    has a workplace, else at home; dinner is an hour, the evening is spent at home."""
+    home, work = p.profile.get("home") or "home", p.profile.get("work")
+    day = (
+        PlanItem(start_hour=9, activity="work", location=work)
+        if work
+        else PlanItem(start_hour=9, activity="look after things at home", location=home)
+    )
     return DailyPlan(
         items=[
             PlanItem(start_hour=7, activity="wake up and have breakfast", location=home),
-            PlanItem(start_hour=9, activity="work", location=work),
+            day,
             PlanItem(start_hour=18, activity="have dinner", location=home),
+            PlanItem(start_hour=19, activity="relax at home", location=home),
             PlanItem(start_hour=22, activity="sleep", location=home),
         ]
     )

@@ -14,6 +14,8 @@ import pytest
 from pydantic import ValidationError
 
 from societas.agents.cognition import plan_day
+from societas.agents.cognition.persona import persona_of
+from societas.agents.cognition.planning import default_plan
 from societas.agents.llm.gateway import LLMGateway
 from societas.agents.llm.meaning import tiles_hour
 from societas.agents.llm.plan_checks import is_placeholder, not_an_action
@@ -246,3 +248,20 @@ def test_plan_texts_are_shared_across_parsed_answers() -> None:
     steps = [{"minute": 0, "duration_min": 30, "action": "check email"}] * 2
     x, y = (HourlyPlan.model_validate(json.loads(json.dumps({"steps": steps}))) for _ in "ab")
     assert x.steps[0].action is y.steps[0].action
+
+
+def test_the_fallback_day_works_only_at_a_workplace_and_dines_for_an_hour() -> None:
+    """A model's plan that never validates falls back to a plain day: no one works at home
+    for want of a workplace, and dinner does not last until bedtime."""
+    worker = persona_of(0, {"name": "Ann Lee", "home": "flat-1", "work": "school-1"}, {})
+    idle = persona_of(1, {"name": "Bob Ray", "home": "flat-2", "work": ""}, {})
+    for p, day in ((worker, ("work", "school-1")), (idle, ("look after things at home", "flat-2"))):
+        plan = [(i.start_hour, i.activity, i.location) for i in default_plan(p).items]
+        home = p.profile["home"]
+        assert plan == [
+            (7, "wake up and have breakfast", home),
+            (9, *day),
+            (18, "have dinner", home),
+            (19, "relax at home", home),
+            (22, "sleep", home),
+        ]
