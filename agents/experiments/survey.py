@@ -148,15 +148,17 @@ async def ask(
         if q.attribute is not None:  # the attribute asked about first
             status = {q.attribute: memory.kv_get(agent_id, q.attribute), **status}
         state = engine.agents[agent_id].state
+        person = persona_of(agent_id, memory.export(agent_id), state)
         messages = prompts.messages(  # templates: prompts/survey.txt (a scenario may override)
             "survey",
-            system=persona_of(agent_id, memory.export(agent_id), state).system(),
+            system=person.system(),
             status=", ".join(f"{k}={_text(v)}" for k, v in status.items()),
             memories="\n".join(f"- {m}" for m in recalled) or "- nothing in particular",
             question=q.text,
             instructions=_instructions(q),
         )
         context = {
+            "name": person.name,  # an answer telling of them by name narrates
             "kind": q.kind,
             "question": q.text,
             "scale": q.scale,

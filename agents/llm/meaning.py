@@ -10,11 +10,11 @@ that contradicts the agent's state (asleep at noon while rested) or names places
 does not know, an hour whose steps do not tile it, a word outside the ones the task lists, a
 memory strategy setting outside its allowed range, a conversation summary naming nothing of
 what was said (its topic counts only when the lines reached it), a survey answer off its
-question's scale or options, empty, told to "you" instead of spoken as "I", or whose value
-says another thing than its words, a reflection insight that asks a question, cites none of
-its statements or says nothing of the person or of them, a fact triple whose relation is a
-sentence or repeats its subject or object, an attitude whose reason speaks of neither its
-topic nor anything seen or heard.
+question's scale or options, empty or a bare preamble, told to "you" or of the respondent by
+name instead of spoken as "I", or whose value says another thing than its words, a
+reflection insight that asks a question, cites none of its statements or says nothing of the
+person or of them, a fact triple whose relation is a sentence or repeats its subject or
+object, an attitude whose reason speaks of neither its topic nor anything seen or heard.
 A failed check makes the gateway re-ask with a short correction (`CORRECTIONS`, text with
 nothing in it to copy) and then fall back; both are counted per task and kind.
 """

@@ -1,8 +1,9 @@
 """Whether a survey or interview answer answers its question: a likert point on the scale, a
-number in the question's bounds, one of the options, words for an open question spoken as "I"
-rather than to "you"; a value that says the same as an answer written as a number. Used by the
-meaning checks (tasks `survey`, `interview`) and by the survey code reading a number out of an
-answer; imports nothing of the project."""
+number in the question's bounds, one of the options, words for an open question; spoken as
+"I", not to "you" nor of the respondent by name; no preamble without the answer it announces;
+a value that says the same as its words. Used by the meaning checks (tasks `survey`,
+`interview`) and by the survey code reading a number out of an answer; imports nothing of the
+project."""
 
 from __future__ import annotations
 
@@ -87,6 +88,17 @@ def addressed(answer: str, question: str) -> bool:
     return you >= 2 and not any(w in _FIRST_PERSON for w in said)
 
 
+def narrates(answer: str, name: str) -> bool:
+    """Whether an answer tells of the respondent by their full name and never speaks as "I"
+    or "we" ("Noah Adams went on a trip"): a story about the person, not their answer (a
+    first name alone may be someone else's)."""
+    name = " ".join(name.split()).lower()
+    low = answer.lower().replace("\u2019", "'")
+    if " " not in name or not re.search(rf"\b{re.escape(name)}\b", " ".join(low.split())):
+        return False
+    return not any(w in _FIRST_PERSON for w in re.findall(r"[a-z']+", low))
+
+
 def _scaled(
     kind: str, text: str, value: float | None, ctx: dict[str, Any]
 ) -> tuple[str, str] | None:
@@ -95,9 +107,12 @@ def _scaled(
         return "value_mismatch", f"no well-formed number: {text[:40]!r}"
     if value is not None and written is not None and not _same(kind, written, value):
         return "value_mismatch", f"answer {written:g}, value {value:g}"
+    found = numbers_in(text) if written is None else []
+    near = value is not None and any(_same(kind, n, value) for n in found)
+    if kind == "number" and value is not None and found and not near:  # "2.0, 1684": 19.75
+        return "value_mismatch", f"value {value:g}, none of the answer's numbers"
     said = value if value is not None else written
     if said is None:  # words only: the survey reads their first number, or records none
-        found = numbers_in(text)
         if not found:
             return None
         said = found[0]
@@ -114,16 +129,22 @@ def _scaled(
 
 def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tuple[str, str] | None:
     """(kind, detail) of the first way `answer` and `value` fail the question in `ctx`
-    (`kind`, `scale`, `options`, `min`, `max`), or None when they answer it."""
+    (`kind`, `scale`, `options`, `min`, `max`, the respondent's `name`), or None when they
+    answer it."""
     text = answer.strip()  # punctuation alone and template slots fail the schema already
     value = float(value) if value is not None and math.isfinite(value) else None
     kind = ctx.get("kind", "open")
     if kind == "open" and not _LETTERS.search(text):
         return "empty", repr(text[:40])  # "42" to "How was your day?"
-    if kind == "open" and addressed(text, str(ctx.get("question") or "")):
+    if narrates(text, str(ctx.get("name") or "")):
+        return "narrated", repr(text[:60])
+    if addressed(text, str(ctx.get("question") or "")):
         return "not_first_person", repr(text[:60])
+    problem = None
     if kind == "choice":
-        return _choice(text, value, [str(o) for o in ctx.get("options") or []])
-    if kind in ("likert", "number"):
-        return _scaled(kind, text, value, ctx)
-    return None
+        problem = _choice(text, value, [str(o) for o in ctx.get("options") or []])
+    elif kind in ("likert", "number"):
+        problem = _scaled(kind, text, value, ctx)
+    if problem is None and text.endswith(":"):  # "The answer is:"
+        return "empty", f"announces an answer it does not give: {text[-40:]!r}"
+    return problem

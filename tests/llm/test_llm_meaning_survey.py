@@ -66,7 +66,7 @@ def asked(question: dict[str, Any], text: str, value: float | None) -> Any:
         question=question["text"],
         instructions="Answer with a number as value.",
     )
-    ctx = {"question": question["text"], **question}
+    ctx = {"question": question["text"], "name": "Ann Lee", **question}
     prompt = Prompt.of(msgs, schema_of(SurveyAnswer), ctx, "survey")
     return check("survey", SurveyAnswer(answer=text, value=value), prompt, ctx)
 
@@ -103,6 +103,20 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
             "not_first_person",
         ),
         (OPEN, "Your day was long and your feet hurt.", None, "not_first_person"),
+        (OPEN, "The answer is:", None, "empty"),
+        (
+            OPEN,
+            "In 2019, Ann Lee went on a trip to the United States and spent two days at home.",
+            None,
+            "narrated",
+        ),
+        (OPEN, "A day of rest, with Ann Lee enjoying the morning. She is happy.", None, "narrated"),
+        (LIKERT, "4, Ann Lee is fairly satisfied", 4, "narrated"),
+        (NUMBER, ",2.0,1684}\nThis is the minimum amount of money", 19.75, "value_mismatch"),
+        (NUMBER, "You have 20, and your purse is full", 20, "not_first_person"),
+        (NUMBER, "I have 3 kids and 200 in my purse", 200, None),
+        (OPEN, "I, Ann Lee, had a quiet day at the bakery.", None, None),
+        (OPEN, "Ann Lee from the bakery came by, so it was a nice day for me.", None, None),
         (LIKERT, "4 of 5", 4, None),
         (LIKERT, "Fairly happy, I slept well.", 4, None),
         (LIKERT, "4", None, None),
