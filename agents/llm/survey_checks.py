@@ -1,9 +1,9 @@
 """Whether a survey or interview answer answers its question: a likert point on the scale, a
 number in the question's bounds, one of the options, words for an open question; spoken as
 "I", not to "you" nor of the respondent by name; no preamble without the answer it announces,
-no JSON debris; a value that says the same as its words. Used by the meaning checks (tasks `survey`,
-`interview`) and by the survey code reading a number out of an answer; imports nothing of the
-project."""
+no JSON debris; a value that says the same as its words. Used by the meaning checks (tasks
+`survey`, `interview`) and by the survey code reading a number out of an answer; imports
+nothing of the project."""
 
 from __future__ import annotations
 
