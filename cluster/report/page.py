@@ -150,7 +150,9 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
              "caption": "Choice questions: the share choosing each option; Likert "
              "questions: the share at each point (the mean is in the hover and in "
              "summary.json); both with Wilson 95% intervals. Numbers: the mean with its t "
-             "interval over the agents asked. Open answers are quoted below."}
+             "interval over the agents that answered. The hover and summary.json give how "
+             "many were asked and how many gave no usable answer (a fallback is no data). "
+             "Open answers are quoted below."}
         )  # fmt: skip
         summary["surveys"] = survey_rows
     act: list[Any] = []

@@ -1,6 +1,8 @@
 """Survey answers per arm: a choice question as the share choosing each option, a Likert
 question as its distribution over the points and its mean, a number as its mean; shares with
-Wilson intervals (inside [0, 1]), means with t intervals over the agents asked."""
+Wilson intervals (inside [0, 1]), means with t intervals over the agents that answered. Each
+question also says how many were asked and how many gave no usable answer (a model's answer
+that fell back is no data): non-response that differs between arms is a finding of its own."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ class Answers:
     kind: str
     points: list[str] = field(default_factory=list)  # option names or Likert points
     values: list[float] = field(default_factory=list)
+    asked: int = 0  # rows of the question, answered or not
 
 
 def _questions(arm: Arm) -> dict[tuple[str, str], dict[str, Any]]:
@@ -36,12 +39,13 @@ def answers(arm: Arm) -> dict[str, Answers]:
     out: dict[str, Answers] = {}
     for run in arm.runs:
         for survey, qid, day, time, value in run.rows(
-            "SELECT survey, question_id, day, time, value FROM surveys "
-            "WHERE value IS NOT NULL AND isfinite(value) ORDER BY ALL"
+            "SELECT survey, question_id, day, time, value FROM surveys ORDER BY ALL"
         ):
+            q = questions.get((survey, qid), {})
+            if q.get("kind") == "open":  # words only: quoted, not counted
+                continue
             label = f"{survey} · {qid} (day {day} {time})"
             if label not in out:
-                q = questions.get((survey, qid), {})
                 kind = str(q.get("kind", "number"))
                 points = (
                     list(q.get("options") or [])
@@ -51,7 +55,9 @@ def answers(arm: Arm) -> dict[str, Answers]:
                     else []
                 )
                 out[label] = Answers(kind, points)
-            out[label].values.append(float(value))
+            out[label].asked += 1
+            if value is not None and np.isfinite(value):
+                out[label].values.append(float(value))
     return out
 
 
@@ -86,12 +92,19 @@ def survey_figure(arms: list[Arm]) -> tuple[go.Figure | None, list[dict[str, Any
         for k, q in enumerate(labels):
             where = {"row": k // cols + 1, "col": k % cols + 1}
             a = by_question.get(q)
-            if a is None or not a.values:
+            if a is None:
+                continue
+            n, missing = len(a.values), a.asked - len(a.values)
+            if not a.values:  # asked, and no usable answer at all
+                rows.append({"arm": arm, "question": q, "kind": a.kind, "n": 0, "asked": a.asked,
+                             "no_answer": missing, "mean": None, "half_width": None})  # fmt: skip
                 continue
             m, lo, hi, _ = t_interval(a.values)
             half = (hi - lo) / 2 if np.isfinite(hi) else float("nan")
-            row: dict[str, Any] = {"arm": arm, "question": q, "kind": a.kind, "n": len(a.values),
+            row: dict[str, Any] = {"arm": arm, "question": q, "kind": a.kind, "n": n,
+                                   "asked": a.asked, "no_answer": missing,
                                    "mean": round(m, 4), "half_width": round(half, 4)}  # fmt: skip
+            of = f"n={n} of {a.asked} asked" + (f", {missing} without answer" if missing else "")
             if a.kind == "choice":  # an option index has no mean worth reading
                 row["mean"] = row["half_width"] = None
             if a.points:
@@ -104,7 +117,7 @@ def survey_figure(arms: list[Arm]) -> tuple[go.Figure | None, list[dict[str, Any
                            error_y={"type": "data", "symmetric": False, "visible": True,
                                     "array": [h - s for _, s, _, h in shares],
                                     "arrayminus": [s - lo for _, s, lo, _ in shares]},
-                           hovertemplate=f"{arm}: %{{y:.0%}} (n={len(a.values)}{mean_note})"
+                           hovertemplate=f"{arm}: %{{y:.0%}} ({of}{mean_note})"
                            "<extra></extra>"),
                     **where,
                 )  # fmt: skip
@@ -113,7 +126,7 @@ def survey_figure(arms: list[Arm]) -> tuple[go.Figure | None, list[dict[str, Any
                     go.Bar(x=[arm], y=[m], name=arm, legendgroup=arm, showlegend=k == 0,
                            marker_color=color,
                            error_y={"type": "data", "array": [half], "visible": True},
-                           hovertemplate=f"{arm}: %{{y:.3g}} ± {half:.3g} (n={len(a.values)})"
+                           hovertemplate=f"{arm}: %{{y:.3g}} ± {half:.3g} ({of})"
                            "<extra></extra>"),
                     **where,
                 )  # fmt: skip

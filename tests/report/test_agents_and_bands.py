@@ -7,6 +7,7 @@ import json
 import shutil
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
@@ -52,6 +53,12 @@ def test_a_folder_of_arms_is_compared_with_surveys(hurricane, hurricane_control,
     shutil.copytree(hurricane, arms / "warned", ignore=shutil.ignore_patterns("checkpoints"))
     shutil.copytree(hurricane_control, arms / "no-warning",
                     ignore=shutil.ignore_patterns("checkpoints"))  # fmt: skip
+    parts = sorted((arms / "warned" / "results" / "surveys").glob("*/*.parquet"))
+    for part in parts[:1]:  # five agents' answers fell back: no data
+        table = pq.read_table(part).to_pylist()
+        for r in [r for r in table if r["question_id"] == "safe"][:5]:
+            r.update(value=None, answer_text="(no answer)", answer_source="fallback")
+        pq.write_table(pa.Table.from_pylist(table, schema=pq.read_schema(part)), part)
     res = CliRunner().invoke(app, ["report", str(arms)])
     assert res.exit_code == 0, res.output
     summary = json.loads((arms / "summary.json").read_text())
@@ -59,10 +66,13 @@ def test_a_folder_of_arms_is_compared_with_surveys(hurricane, hurricane_control,
     rows = {r["series"] for r in summary["findings"]["evacuation"]}
     assert "difference: warned − no-warning (all agents)" in rows
     answers = {(r["arm"], r["question"].split(" (")[0]): r for r in summary["surveys"]}
-    assert {a for a, _ in answers} == {"no-warning", "warned"}
-    assert all(1 <= r["mean"] <= 5 and r["n"] == 40 for r in answers.values())
+    assert set(answers) == {("no-warning", "afternoon · safe"), ("warned", "afternoon · safe")}
+    assert all(1 <= r["mean"] <= 5 and r["asked"] == 40 for r in answers.values())
+    counted = {arm: (r["n"], r["no_answer"]) for (arm, _), r in answers.items()}
+    assert counted == {"no-warning": (40, 0), "warned": (35, 5)}  # non-response, per arm
     html = (arms / "report.html").read_text()
     assert "Answered in surveys" in html and "What differs between the arms" in html
+    assert "n=35 of 40 asked, 5 without answer" in html
 
 
 def test_report_of_a_folder_that_is_not_a_run(tmp_path):
