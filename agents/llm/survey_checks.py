@@ -76,6 +76,16 @@ def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str
     return None
 
 
+def _said(answer: str) -> list[str]:
+    """An answer's words, lower case, idioms that address no one ("thank you") left out."""
+    return re.findall(r"[a-z']+", _IDIOMS.sub(" ", answer.lower().replace("\u2019", "'")))
+
+
+def _as_i(said: list[str]) -> bool:
+    """Whether words speak as "I" or "we"."""
+    return any(w in _FIRST_PERSON for w in said)
+
+
 def addressed(answer: str, question: str) -> bool:
     """Whether an open answer talks to someone as "you" (twice or more: one generic "you
     could hear the wind" is ordinary speech) and never speaks as "I" or "we": the question
@@ -83,9 +93,8 @@ def addressed(answer: str, question: str) -> bool:
     asks for words to someone: "What would you tell your neighbour?")."""
     if _WORDS_TO.search(question.lower()):
         return False
-    said = re.findall(r"[a-z']+", _IDIOMS.sub(" ", answer.lower().replace("\u2019", "'")))
-    you = sum(w in _SECOND_PERSON for w in said)
-    return you >= 2 and not any(w in _FIRST_PERSON for w in said)
+    said = _said(answer)
+    return sum(w in _SECOND_PERSON for w in said) >= 2 and not _as_i(said)
 
 
 def narrates(answer: str, name: str) -> bool:
@@ -93,10 +102,10 @@ def narrates(answer: str, name: str) -> bool:
     or "we" ("Noah Adams went on a trip"): a story about the person, not their answer (a
     first name alone may be someone else's)."""
     name = " ".join(name.split()).lower()
-    low = answer.lower().replace("\u2019", "'")
-    if " " not in name or not re.search(rf"\b{re.escape(name)}\b", " ".join(low.split())):
+    low = " ".join(answer.lower().replace("\u2019", "'").split())
+    if " " not in name or not re.search(rf"\b{re.escape(name)}\b", low):
         return False
-    return not any(w in _FIRST_PERSON for w in re.findall(r"[a-z']+", low))
+    return not _as_i(_said(answer))
 
 
 def _scaled(
@@ -108,8 +117,10 @@ def _scaled(
     if value is not None and written is not None and not _same(kind, written, value):
         return "value_mismatch", f"answer {written:g}, value {value:g}"
     found = numbers_in(text) if written is None else []
-    near = value is not None and any(_same(kind, n, value) for n in found)
-    if kind == "number" and value is not None and found and not near:  # "2.0, 1684": 19.75
+    if (  # "2.0, 1684" for 19.75
+        kind == "number" and value is not None and found
+        and not any(_same(kind, n, value) for n in found)
+    ):  # fmt: skip
         return "value_mismatch", f"value {value:g}, none of the answer's numbers"
     said = value if value is not None else written
     if said is None:  # words only: the survey reads their first number, or records none

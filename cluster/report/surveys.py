@@ -95,18 +95,17 @@ def survey_figure(arms: list[Arm]) -> tuple[go.Figure | None, list[dict[str, Any
             if a is None:
                 continue
             n, missing = len(a.values), a.asked - len(a.values)
+            row: dict[str, Any] = {"arm": arm, "question": q, "kind": a.kind, "n": n,
+                                   "asked": a.asked, "no_answer": missing,
+                                   "mean": None, "half_width": None}  # fmt: skip
+            rows.append(row)
             if not a.values:  # asked, and no usable answer at all
-                rows.append({"arm": arm, "question": q, "kind": a.kind, "n": 0, "asked": a.asked,
-                             "no_answer": missing, "mean": None, "half_width": None})  # fmt: skip
                 continue
             m, lo, hi, _ = t_interval(a.values)
             half = (hi - lo) / 2 if np.isfinite(hi) else float("nan")
-            row: dict[str, Any] = {"arm": arm, "question": q, "kind": a.kind, "n": n,
-                                   "asked": a.asked, "no_answer": missing,
-                                   "mean": round(m, 4), "half_width": round(half, 4)}  # fmt: skip
+            if a.kind != "choice":  # an option index has no mean worth reading
+                row.update(mean=round(m, 4), half_width=round(half, 4))
             of = f"n={n} of {a.asked} asked" + (f", {missing} without answer" if missing else "")
-            if a.kind == "choice":  # an option index has no mean worth reading
-                row["mean"] = row["half_width"] = None
             if a.points:
                 shares = _shares(a)
                 row["shares"] = {p: round(s, 4) for p, s, _, _ in shares}
@@ -130,5 +129,4 @@ def survey_figure(arms: list[Arm]) -> tuple[go.Figure | None, list[dict[str, Any
                            "<extra></extra>"),
                     **where,
                 )  # fmt: skip
-            rows.append(row)
     return fig, rows
