@@ -2,7 +2,8 @@
 
 Checked for every task: a copy of the prompt's example (its words, or its numbers with no
 words of the answer's own), an echo of the schema's descriptions, a copy of the prompt's
-format text. Checked per task: importance ratings that
+format text, and (after the task's own checks) a text that stops at a colon, announcing
+what it does not give ("The answer is:"). Checked per task: importance ratings that
 count (1, 2, 3... or 10, 1, 2, 3... or 10, 9, 8...) instead of rating or that miss the
 batch's attention checks (a mundane moment rated high, a poignant one low), a dialogue line
 said before or narrating its speaker ("Ann Lee is going to ..." said by Ann Lee), a day plan
@@ -10,7 +11,7 @@ that contradicts the agent's state (asleep at noon while rested) or names places
 does not know, an hour whose steps do not tile it, a word outside the ones the task lists, a
 memory strategy setting outside its allowed range, a conversation summary naming nothing of
 what was said (its topic counts only when the lines reached it), a survey answer off its
-question's scale or options, empty or a bare preamble, told to "you" or of the respondent by
+question's scale or options or empty, told to "you" or of the respondent by
 name instead of spoken as "I", or whose value says another thing than its words, a
 reflection insight that asks a question, cites none of its statements or says nothing of the
 person or of them, a fact triple whose relation is a sentence or repeats its subject or
@@ -868,7 +869,14 @@ def check(
     found = prompt.copy_in(leaves(answer)) or prompt.numbers_copied(answer)
     if found is not None:
         return found
-    per_task = _BY_TASK.get(task or "")
-    if per_task is None:
-        return _people(value, {**context, "prompt_words": prompt.vocabulary})
-    return per_task(value, {**context, "prompt_words": prompt.vocabulary})
+    per_task = _BY_TASK.get(task or "", _people)
+    return per_task(value, {**context, "prompt_words": prompt.vocabulary}) or _unfinished(answer)
+
+
+def _unfinished(answer: dict[str, Any]) -> Failure | None:
+    """A text that stops where what it announces should begin ("The answer is:", "The
+    people Ann Lee meets:"): a heading or a preamble, not something the person says."""
+    for text in leaves(answer):
+        if text.strip().endswith(":"):
+            return Failure("empty", f"announces what it does not give: {text.strip()[-40:]!r}")
+    return None

@@ -1,9 +1,8 @@
 """Whether a survey or interview answer answers its question: a likert point on the scale, a
-number in the question's bounds, one of the options, words for an open question; spoken as
-"I", not to "you" nor of the respondent by name; no preamble without the answer it announces,
-no JSON debris; a value that says the same as its words. Used by the meaning checks (tasks
-`survey`, `interview`) and by the survey code reading a number out of an answer; imports
-nothing of the project."""
+number in the question's bounds, one of the options, words for an open question; spoken as "I",
+not to "you" nor of the respondent by name; no JSON debris; a value that says the same as its
+words. Used by the meaning checks (tasks `survey`, `interview`) and by the survey code reading
+a number out of an answer; imports nothing of the project."""
 
 from __future__ import annotations
 
@@ -117,6 +116,8 @@ def _scaled(
     if value is not None and written is not None and not _same(kind, written, value):
         return "value_mismatch", f"answer {written:g}, value {value:g}"
     found = numbers_in(text) if written is None else []
+    if len(found) > 1 and not _LETTERS.search(text):  # "2.0, 13:45": which one is meant?
+        return "value_mismatch", f"{len(found)} numbers and no words: {text[:40]!r}"
     if (  # "2.0, 1684" for 19.75
         kind == "number" and value is not None and found
         and not any(_same(kind, n, value) for n in found)
@@ -153,11 +154,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
         return "narrated", repr(text[:60])
     if addressed(text, str(ctx.get("question") or "")):
         return "not_first_person", repr(text[:60])
-    problem = None
     if kind == "choice":
-        problem = _choice(text, value, [str(o) for o in ctx.get("options") or []])
-    elif kind in ("likert", "number"):
-        problem = _scaled(kind, text, value, ctx)
-    if problem is None and text.endswith(":"):  # "The answer is:"
-        return "empty", f"announces an answer it does not give: {text[-40:]!r}"
-    return problem
+        return _choice(text, value, [str(o) for o in ctx.get("options") or []])
+    if kind in ("likert", "number"):
+        return _scaled(kind, text, value, ctx)
+    return None

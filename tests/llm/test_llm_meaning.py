@@ -474,3 +474,29 @@ def test_a_fact_is_a_triple_with_a_short_relation_of_its_own(triple, failed: boo
     value = Facts.model_validate({"facts": [fact]})
     failure = check("facts", value, prompt_of("Facts?"), {})
     assert (failure is not None and failure.kind == "not_a_fact") == failed, failure
+
+
+@pytest.mark.parametrize(
+    ("reason", "unfinished"),
+    [
+        ("The people Gia Diaz meets:", True),  # SmolLM2's own reason: the prompt's heading
+        ("Here is my reason: ", True),
+        ("I want to tell Noah: the bridge is closed.", False),  # a colon with what it announces
+        ("We meet at 9:30 every day.", False),
+    ],
+)
+def test_a_text_that_stops_at_a_colon_gives_nothing_in_any_task(reason: str, unfinished) -> None:
+    """A talk reason, a summary and a plan step each fail as `empty` when they end on what
+    they announce; the task's own checks come first."""
+    from societas.agents.cognition.talk import TalkChoice
+
+    ctx = {"name": "Gia Diaz", "n": 1, "candidates": [{"name": "Noah Adams"}]}
+    found = check("talk_decision", TalkChoice(talk_to=0, reason=reason), prompt_of("x"), ctx)
+    assert (found is not None and found.kind == "empty") is unfinished, found
+    assert found is None or unfinished
+    step = {"minute": 0, "duration_min": 60, "action": reason}
+    planned = check("hourly_plan", HourlyPlan(steps=[step]), prompt_of("x"), {})
+    assert (planned is not None and planned.kind == "empty") is unfinished, planned
+    torn = step | {"minute": 5, "duration_min": 55}
+    untiled = check("hourly_plan", HourlyPlan(steps=[torn]), prompt_of("x"), {})
+    assert untiled is not None and untiled.kind == "not_tiled"  # the task's own check first
