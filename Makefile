@@ -10,7 +10,7 @@ export RAY_USAGE_STATS_ENABLED := 0
 # Local Ray binds its services to loopback only.
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 
-.PHONY: run test lint typecheck bench clean-venv llm-server
+.PHONY: run test test-slow lint typecheck bench clean-venv llm-server
 
 $(STAMP): pyproject.toml setup.py $(wildcard memory/*.c)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "societas needs Python 3.11+, found " + sys.version.split()[0])'
@@ -52,7 +52,11 @@ run: $(STAMP)
 
 test: $(STAMP) $(LLM_STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not slow"
+
+# The tests marked `slow` (left out of `make test` to keep it under 20 minutes).
+test-slow: $(STAMP) $(LLM_STAMP)
+	$(PY) -m pytest -q -m slow
 
 # ruff (style) and mypy (types) over the package: both must pass.
 lint: $(STAMP)
