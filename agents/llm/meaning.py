@@ -1,23 +1,23 @@
 """Meaning checks: an answer that parses and fits its schema may still not answer the task.
 
-Checked for every task: a copy of the prompt's example (its words, or its numbers with no
-words of the answer's own), an echo of the schema's descriptions, a copy of the prompt's
-format text, and (after the task's own checks) a text that stops at a colon, announcing
-what it does not give ("The answer is:"). Checked per task: importance ratings that
-count (1, 2, 3... or 10, 1, 2, 3... or 10, 9, 8...) instead of rating or that miss the
-batch's attention checks (a mundane moment rated high, a poignant one low), a dialogue line
-said before or narrating its speaker ("Ann Lee is going to ..." said by Ann Lee), a day plan
-that contradicts the agent's state (asleep at noon while rested) or names places the agent
-does not know, an hour whose steps do not tile it, a word outside the ones the task lists, a
-memory strategy setting outside its allowed range, a conversation summary naming nothing of
-what was said (its topic counts only when the lines reached it), a survey answer off its
-question's scale or options or empty, told to "you" or of the respondent by
-name instead of spoken as "I", or whose value says another thing than its words, a
-reflection insight that asks a question, cites none of its statements or says nothing of the
-person or of them, a fact triple whose relation is a sentence or repeats its subject or
-object, an attitude whose reason speaks of neither its topic nor anything seen or heard.
-A failed check makes the gateway re-ask with a short correction (`CORRECTIONS`, text with
-nothing in it to copy) and then fall back; both are counted per task and kind.
+Checked for every task: a copy of the prompt's example (its words, or its numbers with no words
+of the answer's own), an echo of the schema's descriptions, a copy of the prompt's format text,
+and (after the task's own checks) a text that stops at a colon, announcing what it does not
+give ("The answer is:"). Checked per task: importance ratings that count (1, 2, 3... or 10, 1,
+2, 3... or 10, 9, 8...) instead of rating or that miss the batch's attention checks (a mundane
+moment rated high, a poignant one low), a dialogue line said before or narrating its speaker
+("Ann Lee is going to ..." said by Ann Lee), a day plan that contradicts the agent's state
+(asleep at noon while rested), names places the agent does not know or covers a few hours only,
+an hour whose steps do not tile it, a word outside the ones the task lists, a memory strategy
+setting outside its allowed range, a conversation summary naming nothing of what was said (its
+topic counts only when the lines reached it), a survey answer off its question's scale or
+options or empty, told to "you" or of the respondent by name instead of spoken as "I", or whose
+value says another thing than its words, a reflection insight that asks a question, cites none
+of its statements or says nothing of the person or of them, a fact triple whose relation is a
+sentence or repeats its subject or object, an attitude whose reason speaks of neither its topic
+nor anything seen or heard. A failed check makes the gateway re-ask with a short correction
+(`CORRECTIONS`, text with nothing in it to copy) and then fall back; both are counted per task
+and kind.
 """
 
 from __future__ import annotations
@@ -169,6 +169,7 @@ MEAL_HOURS = {"breakfast": range(4, 12), "lunch": range(10, 16), "dinner": range
 MUNDANE_MAX = 3  # the highest rating an importance batch's mundane attention check may get
 POIGNANT_MIN = 7  # the lowest its poignant one may get
 MIN_DAY_ITEMS = 3  # a day from waking to sleeping has at least this many strokes
+MIN_DAY_HOURS = 8  # and its first and last strokes lie at least this many hours apart
 # Words that say nothing of what a text is about (the rules policy's stop words too).
 FUNCTION_WORDS = frozenset(
     "a an the and or but of to in on at for with from by is are was were be been it its this "
@@ -481,6 +482,9 @@ def _day_plan(value: Any, ctx: dict[str, Any]) -> Failure | None:
     items = getattr(value, "items", None) or []
     if len(items) < MIN_DAY_ITEMS:
         return Failure("incomplete", f"{len(items)} items")
+    hours = sorted(int(i.start_hour) for i in items)
+    if hours[-1] - hours[0] < MIN_DAY_HOURS:  # "0:00 food, 1:00 meditation, 2:00 exercise"
+        return Failure("incomplete", f"{hours[0]}:00 to {hours[-1]}:00 only")
     return _plan(value, ctx)
 
 

@@ -221,6 +221,7 @@ async def test_plan_day_counts_dropped_items_and_puts_unknown_places_at_home(gro
         item(9, "going to ..."),
         item(10, "teach", "school"),
         item(12, "have lunch", "school"),
+        item(20, "read a book", "flat 1"),
     ]
     async with canned([json.dumps({"items": answer})]) as url:
         gw = LLMGateway({"endpoints": [{"base_url": url, "model": "canned"}]})
@@ -230,9 +231,10 @@ async def test_plan_day_counts_dropped_items_and_puts_unknown_places_at_home(gro
         (7, "flat 1"),
         (10, "school"),
         (12, "school"),
+        (20, "flat 1"),
     ]
     stored = await group.agent(1).status.get("plan")
-    assert [i["location"] for i in stored["items"]] == ["flat 1", "school", "school"]
+    assert [i["location"] for i in stored["items"]] == ["flat 1", "school", "school", "flat 1"]
     # Counted once: in the task's dropped_items (run.json's llm_tasks), not also as an event.
     assert gw.accounting.snapshot()["tasks"]["daily_plan"]["dropped_items"] == 1
     assert "plan.dropped_items" not in gw.accounting.events

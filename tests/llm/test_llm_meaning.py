@@ -218,6 +218,9 @@ def test_daytime_sleep_when_rested_and_unknown_places_are_contradictions() -> No
     short = plan((7, "have breakfast", "flat 1"), (9, "teach", "school"))
     assert check("daily_plan", short, prompt_of("x"), ctx).kind == "incomplete"  # type: ignore[union-attr]
     assert check("replan", short, prompt_of("x"), ctx) is None  # the rest of a day may be short
+    night = plan((0, "food", "home"), (1, "meditation", "school"), (2, "exercise", "cafe"))
+    assert check("daily_plan", night, prompt_of("x"), ctx).kind == "incomplete"  # type: ignore[union-attr]
+    assert check("replan", night, prompt_of("x"), ctx) is None  # SmolLM2's, with no example
     for odd in ((0, "lunch", "flat 1"), (7, "energy", "flat 1"), (20, "have breakfast", "cafe")):
         bad = plan(odd, (9, "teach", "school"), (22, "sleep", "flat 1"))
         assert check("daily_plan", bad, prompt_of("x"), ctx) is not None, odd
