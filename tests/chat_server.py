@@ -9,17 +9,18 @@ from typing import Any
 
 from aiohttp import web
 
-Answer = Callable[[dict[str, Any]], str]
+# The answer's text, or (text, finish_reason) to say why it ended ("length": at max_tokens).
+Answer = Callable[[dict[str, Any]], str | tuple[str, str]]
 
 
-def completion(text: str, model: str, n: int) -> dict[str, Any]:
+def completion(text: str, model: str, n: int, finish_reason: str = "stop") -> dict[str, Any]:
     """A chat completion holding `text` (fixed token counts)."""
     choice = {"index": 0, "message": {"role": "assistant", "content": text}}
     return {
         "id": f"c{n}",
         "object": "chat.completion",
         "model": model,
-        "choices": [{**choice, "finish_reason": "stop"}],
+        "choices": [{**choice, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
     }
 
@@ -44,7 +45,9 @@ async def chat_server(
     async def chat(request: web.Request) -> web.Response:
         body = await request.json()
         seen.append(body)
-        return web.json_response(completion(answer(body), model, len(seen)))
+        out = answer(body)
+        text, finish = out if isinstance(out, tuple) else (out, "stop")
+        return web.json_response(completion(text, model, len(seen), finish))
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", chat)

@@ -68,7 +68,11 @@ class ResponseCache:
         if entry is None:
             return None
         return ChatResult(
-            text=entry["text"], model=entry["model"], usage=Usage(**entry["usage"]), cached=True
+            text=entry["text"],
+            model=entry["model"],
+            usage=Usage(**entry["usage"]),
+            cached=True,
+            cut_off=bool(entry.get("cut_off", False)),
         )
 
     def put(self, key: str, request: ChatRequest, result: ChatResult) -> None:
@@ -78,6 +82,7 @@ class ResponseCache:
             "model": result.model,
             "text": result.text,
             "usage": result.usage.model_dump(),
+            **({"cut_off": True} if result.cut_off else {}),
             "request": {
                 "messages": [m.model_dump() for m in request.messages],
                 "params": request.params(),

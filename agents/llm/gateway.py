@@ -30,7 +30,7 @@ from societas.agents.llm.errors import (
     ReplayMissError,
 )
 from societas.agents.llm.guard import FallbackGuard
-from societas.agents.llm.meaning import INVALID_FORM, Prompt
+from societas.agents.llm.meaning import INVALID_FORM, Failure, Prompt
 from societas.agents.llm.meaning import check as meaning_check
 from societas.agents.llm.messages import (
     ChatMessage,
@@ -212,22 +212,26 @@ class LLMGateway:
             result = await self.chat(req)
             answer, endpoint = result.text, result.endpoint
             obj, repaired = parse_json_text(result.text)
+            cut = result.cut_off and repaired  # closed by json-repair, not by the model
             try:
-                value = schema.model_validate(obj)
+                value = None if cut else schema.model_validate(obj)
             except ValidationError as err:
                 self.accounting.count("json.invalid")
                 last = str(err.errors()[0]["msg"]) if err.errors() else str(err)
                 correction = _invalid_text(err)
             else:
-                if result.endpoint == "rules":  # not a model: nothing copied, nothing to check
+                if value is None:
+                    failure = Failure("cut_off", f"stopped at max_tokens: {answer[-60:]!r}")
+                elif result.endpoint == "rules":  # not a model: nothing copied, nothing to check
                     failure = None
                 else:
                     prompt = prompt or Prompt.of(
                         req.messages, req.json_schema, req.context, req.task
                     )
                     failure = meaning_check(req.task, value, prompt, req.context)
-                if failure is None:
+                if failure is None and value is not None:
                     return self._accept(req, value, result, ask, repaired, usage)
+                assert failure is not None
                 self.accounting.count(f"meaning.{failure.kind}")
                 usage.meaning[failure.kind] += 1
                 last = f"meaning check {failure.kind}: {failure.detail[:120]!r}"

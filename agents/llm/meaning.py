@@ -17,7 +17,8 @@ of its statements or says nothing of the person or of them, a fact triple whose 
 sentence or repeats its subject or object, an attitude whose reason speaks of neither its topic
 nor anything seen or heard. A failed check makes the gateway re-ask with a short correction
 (`CORRECTIONS`, text with nothing in it to copy) and then fall back; both are counted per task
-and kind.
+and kind. The gateway adds one kind of its own, `cut_off`: a reply the endpoint stopped at
+max_tokens that parsed only once json-repair closed it, a text cut mid-sentence.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ KINDS = (
     "not_an_insight",
     "not_a_fact",
     "unfounded",
+    "cut_off",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -156,6 +158,9 @@ CORRECTIONS["not_a_fact"] = (
 CORRECTIONS["unfounded"] = (
     "That reason speaks of neither the topic nor anything this person saw or heard. Give "
     "the reason from what they remember. Reply again."
+)
+CORRECTIONS["cut_off"] = (
+    "That reply was cut off at the length limit before it ended. Reply again, shorter."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 

@@ -74,6 +74,9 @@ class ChatResult(BaseModel):
     cached: bool = False
     attempts: int = 1
     endpoint: str | None = Field(default=None, description="Which endpoint answered.")
+    cut_off: bool = Field(
+        default=False, description="The endpoint stopped at max_tokens (finish_reason length)."
+    )
 
 
 MessagesIn = Sequence[ChatMessage | dict[str, Any]]

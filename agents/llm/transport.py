@@ -49,6 +49,7 @@ async def send_chat(ep: Endpoint, req: ChatRequest) -> ChatResult:
         data = json.loads(raw)
         choice = data["choices"][0]
         text = choice["message"].get("content") or ""
+        cut_off = choice.get("finish_reason") == "length"
         u = data.get("usage") or {}
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         msg = f"unparseable completion from {ep.cfg.base_url}: {exc}"
@@ -58,4 +59,6 @@ async def send_chat(ep: Endpoint, req: ChatRequest) -> ChatResult:
         completion_tokens=int(u.get("completion_tokens") or len(text) // 4),
     )
     # Accounted under the configured name, which is what `prices` is keyed by.
-    return ChatResult(text=text, model=ep.cfg.model, usage=usage, endpoint=ep.cfg.label)
+    return ChatResult(
+        text=text, model=ep.cfg.model, usage=usage, endpoint=ep.cfg.label, cut_off=cut_off
+    )

@@ -111,3 +111,49 @@ async def test_reask_names_the_error_and_carries_no_schema_text(
 def read_segments(directory) -> list[str]:
     files = sorted(directory.glob("segment-*.jsonl"))
     return [line for p in files for line in p.read_text().splitlines()]
+
+
+async def test_a_reply_cut_off_at_max_tokens_is_no_answer(tmp_path) -> None:
+    """A reply the server stopped at max_tokens whose JSON json-repair had to close is a text
+    cut mid-sentence: re-asked shorter, then the fallback, counted as meaning.cut_off; the
+    same cut with the model's own stop is kept as repaired, a whole JSON at the limit as a
+    first try; a replay from the cache decides as the run did, with no request."""
+    from societas.agents.llm.gateway import LLMGateway
+    from societas.agents.llm.meaning import CORRECTIONS
+    from societas.agents.llm.tasks import ThoughtUpdate
+
+    from ..chat_server import chat_server
+
+    cut = '{"intensity": 0.6, "emotion": "fear", "thought": "The river is rising and the bakery'
+    whole = '{"thought": "The river is rising.", "emotion": "fear", "intensity": 0.6}'
+    replies = {"cut": (cut, "length"), "whole": (whole, "length"), "own stop": (cut, "stop")}
+
+    def ask(gw: LLMGateway, case: str):
+        fallback = ThoughtUpdate(thought="(none)", emotion="calm", intensity=0.0)
+        messages = [{"role": "user", "content": case}]
+        return gw.json(messages, ThoughtUpdate, task="thought_update", fallback=fallback)
+
+    cache = {"mode": "read-write", "dir": str(tmp_path / "cache")}
+
+    def answer(body: dict) -> tuple[str, str]:  # by the case the first message names
+        return replies[body["messages"][0]["content"].split("\n")[0]]
+
+    async with chat_server(answer) as (url, seen):
+        config = {"endpoints": [{"base_url": url, "model": "m"}], "cache": cache}
+        async with LLMGateway(config | {"fallback_stop": {"enabled": False}}) as gw:
+            cut_off = await ask(gw, "cut")
+            asked = len(seen)
+            kept = await ask(gw, "whole")
+            repaired = await ask(gw, "own stop")
+        counts = gw.accounting.snapshot()["tasks"]["thought_update"]
+    assert cut_off.answer_source == "fallback" and cut_off.thought == "(none)"
+    assert asked == 2 and CORRECTIONS["cut_off"] in seen[1]["messages"][-1]["content"]
+    assert counts["meaning.cut_off"] == 2 and counts["source.fallback"] == 1
+    assert kept.answer_source == "first_try" and kept.intensity == 0.6
+    assert repaired.answer_source == "repaired" and "bakery" in repaired.thought
+    replay = {"endpoints": [{"base_url": "http://127.0.0.1:9/v1", "model": "m"}]}
+    replay |= {"cache": {"mode": "replay", "dir": cache["dir"]}}
+    async with LLMGateway(replay | {"fallback_stop": {"enabled": False}}) as gw:
+        again = await ask(gw, "cut")
+    assert again.answer_source == "fallback"
+    assert gw.accounting.snapshot()["tasks"]["thought_update"]["meaning.cut_off"] == 2
