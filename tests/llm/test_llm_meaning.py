@@ -503,3 +503,15 @@ def test_a_text_that_stops_at_a_colon_gives_nothing_in_any_task(reason: str, unf
     torn = step | {"minute": 5, "duration_min": 55}
     untiled = check("hourly_plan", HourlyPlan(steps=[torn]), prompt_of("x"), {})
     assert untiled is not None and untiled.kind == "not_tiled"  # the task's own check first
+
+
+def test_every_kind_of_failed_check_is_explained_in_the_docs() -> None:
+    """docs/llm.md's table of kinds names each kind the checks and the gateway count, and no
+    other: a researcher reading `meaning.KIND` in run.json finds what it means."""
+    from pathlib import Path
+
+    from societas.agents.llm.meaning import KINDS
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "llm.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^\| `([a-z_]+)` \|", text, flags=re.MULTILINE)
+    assert sorted(documented) == sorted(KINDS), set(documented) ^ set(KINDS)
