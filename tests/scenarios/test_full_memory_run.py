@@ -19,7 +19,7 @@ from .conftest import CONFIGS
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("full") / "run"
-    args = ["run", str(CONFIGS / "town-full-memory.yaml"), "--local", "--agents", "40"]
+    args = ["run", str(CONFIGS / "town-full-memory.yaml"), "--local", "--agents", "24"]
     res = CliRunner().invoke(app, [*args, "--out", str(out)])
     assert res.exit_code == 0, res.output
     return out
