@@ -15,6 +15,7 @@ from typing import Any
 _NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
 _NUMERIC = re.compile(r"[-+\d.,eE\s]*\d[-+\d.,eE\s]*")  # an answer written only as a number
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
+_OUT_OF = re.compile(r"\s*/\s*\d+\s*$")  # a point and its scale: "4/5"
 TOLERANCE = 0.01  # relative: a number answer's value may round its written number this much
 _FIRST_PERSON = frozenset(
     "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves".split()
@@ -116,7 +117,8 @@ def _scaled(
     if value is not None and written is not None and not _same(kind, written, value):
         return "value_mismatch", f"answer {written:g}, value {value:g}"
     found = numbers_in(text) if written is None else []
-    if len(found) > 1 and not _LETTERS.search(text):  # "2.0, 13:45": which one is meant?
+    alone = numbers_in(_OUT_OF.sub("", text)) if written is None else []  # "4/5" is one
+    if len(alone) > 1 and not _LETTERS.search(text):  # "2.0, 13:45": which one is meant?
         return "value_mismatch", f"{len(found)} numbers and no words: {text[:40]!r}"
     if (  # "2.0, 1684" for 19.75
         kind == "number" and value is not None and found
