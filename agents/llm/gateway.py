@@ -212,26 +212,25 @@ class LLMGateway:
             result = await self.chat(req)
             answer, endpoint = result.text, result.endpoint
             obj, repaired = parse_json_text(result.text)
-            cut = result.cut_off and repaired  # closed by json-repair, not by the model
-            try:
-                value = None if cut else schema.model_validate(obj)
-            except ValidationError as err:
-                self.accounting.count("json.invalid")
-                last = str(err.errors()[0]["msg"]) if err.errors() else str(err)
-                correction = _invalid_text(err)
+            failure: Failure | None = None
+            if result.cut_off and repaired:  # closed by json-repair, not by the model
+                failure = Failure("cut_off", f"stopped at max_tokens: {answer[-60:]!r}")
             else:
-                if value is None:
-                    failure = Failure("cut_off", f"stopped at max_tokens: {answer[-60:]!r}")
-                elif result.endpoint == "rules":  # not a model: nothing copied, nothing to check
-                    failure = None
+                try:
+                    value = schema.model_validate(obj)
+                except ValidationError as err:
+                    self.accounting.count("json.invalid")
+                    last = str(err.errors()[0]["msg"]) if err.errors() else str(err)
+                    correction = _invalid_text(err)
                 else:
-                    prompt = prompt or Prompt.of(
-                        req.messages, req.json_schema, req.context, req.task
-                    )
-                    failure = meaning_check(req.task, value, prompt, req.context)
-                if failure is None and value is not None:
-                    return self._accept(req, value, result, ask, repaired, usage)
-                assert failure is not None
+                    if result.endpoint != "rules":  # a model's: rules copy nothing
+                        prompt = prompt or Prompt.of(
+                            req.messages, req.json_schema, req.context, req.task
+                        )
+                        failure = meaning_check(req.task, value, prompt, req.context)
+                    if failure is None:
+                        return self._accept(req, value, result, ask, repaired, usage)
+            if failure is not None:
                 self.accounting.count(f"meaning.{failure.kind}")
                 usage.meaning[failure.kind] += 1
                 last = f"meaning check {failure.kind}: {failure.detail[:120]!r}"

@@ -119,7 +119,7 @@ def _scaled(
     found = numbers_in(text) if written is None else []
     alone = numbers_in(_OUT_OF.sub("", text)) if written is None else []  # "4/5" is one
     if len(alone) > 1 and not _LETTERS.search(text):  # "2.0, 13:45": which one is meant?
-        return "value_mismatch", f"{len(found)} numbers and no words: {text[:40]!r}"
+        return "value_mismatch", f"{len(alone)} numbers and no words: {text[:40]!r}"
     if (  # "2.0, 1684" for 19.75
         kind == "number" and value is not None and found
         and not any(_same(kind, n, value) for n in found)
