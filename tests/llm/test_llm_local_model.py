@@ -157,3 +157,33 @@ async def test_the_contradiction_judge_runs_on_the_model(server) -> None:
     task = gateway.accounting.snapshot()["tasks"]["contradiction"]
     assert task["json_calls"] == 1 and task["requests"] >= 1  # one call for the whole batch
     assert sum(task[k] for k in JSON_OUTCOMES) == 1, task  # exactly one counted outcome
+
+
+async def test_a_reply_the_server_cuts_at_max_tokens_is_no_answer(server) -> None:
+    """llama-cpp-python's server, held to 12 tokens, stops a thought mid-JSON with
+    finish_reason 'length': each ask counts as cut_off and the fallback is returned, never
+    the repaired fragment."""
+    from societas.agents.llm.gateway import LLMGateway
+    from societas.agents.llm.tasks import ThoughtUpdate
+
+    gateway = LLMGateway(
+        {
+            "provider": "openai",
+            "endpoints": [server.endpoint()],
+            "timeout_s": 120,
+            "max_tokens": 12,
+            "fallback_stop": {"enabled": False},
+        }
+    )
+    ask = "What are you thinking about the flood on Main Street? Say it in two long sentences."
+    fallback = ThoughtUpdate(thought="(none)", emotion="calm", intensity=0.0)
+    async with gateway:
+        out = await gateway.json(
+            [{"role": "user", "content": ask}],
+            ThoughtUpdate,
+            task="thought_update",
+            fallback=fallback,
+        )
+    task = gateway.accounting.snapshot()["tasks"]["thought_update"]
+    assert out.answer_source == "fallback" and out.thought == "(none)", out
+    assert task["meaning.cut_off"] == task["requests"] == 2, task
