@@ -117,9 +117,10 @@ def _scaled(
     if value is not None and written is not None and not _same(kind, written, value):
         return "value_mismatch", f"answer {written:g}, value {value:g}"
     found = numbers_in(text) if written is None else []
-    alone = numbers_in(_OUT_OF.sub("", text)) if written is None else []  # "4/5" is one
-    if len(alone) > 1 and not _LETTERS.search(text):  # "2.0, 13:45": which one is meant?
-        return "value_mismatch", f"{len(alone)} numbers and no words: {text[:40]!r}"
+    if len(found) > 1 and not _LETTERS.search(text):  # "2.0, 13:45": which one is meant?
+        alone = numbers_in(_OUT_OF.sub("", text))  # "4/5": a point and its scale is one
+        if len(alone) > 1:
+            return "value_mismatch", f"{len(alone)} numbers and no words: {text[:40]!r}"
     if (  # "2.0, 1684" for 19.75
         kind == "number" and value is not None and found
         and not any(_same(kind, n, value) for n in found)

@@ -132,25 +132,16 @@ def test_bad_server_settings_are_clear_errors(tmp_path) -> None:
         LocalModelServer(model=broken, startup_timeout_s=120).start()
 
 
-async def test_the_contradiction_judge_runs_on_the_model(server) -> None:
+async def test_the_contradiction_judge_runs_on_the_model(model_gateway) -> None:
     """memory.contradictions' LLM judge on a real model: one request for the batch, one
     verdict per pair parsed from the model's JSON (or a counted fallback), nothing lost."""
-    from societas.agents.llm.gateway import LLMGateway
     from societas.agents.runtime.memory_checks import judge_contradictions
 
     pairs = [
         ("The bakery on Main Street is open today.", "The bakery on Main Street is closed today."),
         ("I walked to the park with Bob.", "Bob bought apples at the market."),
     ]
-    gateway = LLMGateway(
-        {
-            "provider": "openai",
-            "endpoints": [server.endpoint()],
-            "timeout_s": 120,
-            "max_tokens": 128,
-            "fallback_stop": {"enabled": False},
-        }
-    )
+    gateway = model_gateway(max_tokens=128)
     async with gateway:
         verdicts = await judge_contradictions(gateway, pairs)
     assert len(verdicts) == 2 and all(isinstance(v, bool) for v in verdicts)
@@ -159,22 +150,13 @@ async def test_the_contradiction_judge_runs_on_the_model(server) -> None:
     assert sum(task[k] for k in JSON_OUTCOMES) == 1, task  # exactly one counted outcome
 
 
-async def test_a_reply_the_server_cuts_at_max_tokens_is_no_answer(server) -> None:
+async def test_a_reply_the_server_cuts_at_max_tokens_is_no_answer(model_gateway) -> None:
     """llama-cpp-python's server, held to 12 tokens, stops a thought mid-JSON with
     finish_reason 'length': each ask counts as cut_off and the fallback is returned, never
     the repaired fragment."""
-    from societas.agents.llm.gateway import LLMGateway
     from societas.agents.llm.tasks import ThoughtUpdate
 
-    gateway = LLMGateway(
-        {
-            "provider": "openai",
-            "endpoints": [server.endpoint()],
-            "timeout_s": 120,
-            "max_tokens": 12,
-            "fallback_stop": {"enabled": False},
-        }
-    )
+    gateway = model_gateway(max_tokens=12)
     ask = "What are you thinking about the flood on Main Street? Say it in two long sentences."
     fallback = ThoughtUpdate(thought="(none)", emotion="calm", intensity=0.0)
     async with gateway:
