@@ -183,7 +183,8 @@ class LLMGateway:
         )
 
     async def complete(self, messages: MessagesIn, **kwargs: Any) -> str:
-        """Text completion. kwargs: task, context, temperature, max_tokens, seed."""
+        """The reply's text (kwargs: task, context, temperature, max_tokens, seed); `chat`
+        returns it with its usage and `cut_off`, for a text that may have stopped mid-way."""
         return (await self.chat(self.request(messages, **kwargs))).text
 
     async def json(

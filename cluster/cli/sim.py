@@ -99,6 +99,7 @@ def execute(scenario: Any, opts: Any, **kw: Any) -> None:
     task = bar.add_task("run", total=scenario.ticks, info="", start=False)
 
     shown = {"info": ""}
+    decisions = "rules decisions" if scenario.llm.provider == "rules" else "LLM calls"
 
     def on_progress(p: Any) -> None:
         if not bar.live.is_started:  # only once the run is under way (after preflight)
@@ -107,7 +108,7 @@ def execute(scenario: Any, opts: Any, **kw: Any) -> None:
         if not tty:
             print(progress_line(p, scenario), flush=True)
         shown["info"] = (
-            f"{p.agents} agents  {p.agent_steps_per_s:,.0f} steps/s  LLM {p.llm_requests:,} calls"
+            f"{p.agents} agents  {p.agent_steps_per_s:,.0f} steps/s  {p.llm_requests:,} {decisions}"
             f"  {getattr(p, 'fallbacks', 0):,} fallbacks"
         )
         bar.update(task, completed=p.tick + 1, info=shown["info"])
@@ -137,7 +138,6 @@ def execute(scenario: Any, opts: Any, **kw: Any) -> None:
         beating.set()
         if bar.live.is_started:
             bar.stop()
-    decisions = "rules decisions" if scenario.llm.provider == "rules" else "LLM calls"
     typer.echo(
         f"{summary.agent_steps:,} agent-steps in {summary.wall_s:.1f} s "
         f"({summary.agent_steps_per_s:,.0f}/s), {summary.llm_requests:,} {decisions}, "

@@ -369,20 +369,27 @@ def test_a_reflection_insight_states_something_and_cites_its_statements(
 
 
 @pytest.mark.parametrize(
-    ("reason", "kind"),
+    ("reason", "kind", "alone"),  # alone: the kind with nothing recent to ground it
     [  # the first four are SmolLM2's own reasons, each with attitude 5.0
-        ("This is your story: You can choose how you want to present it.", "unfounded"),
-        ("adabia's attitude against christianity is a contradiction to your beliefs.", "unfounded"),
-        ("support", "unfounded"),
-        ("Ada Adams feels better now.", "unfounded"),  # her name alone grounds nothing
-        ("I cannot answer that.", "no_answer"),
-        ("The flood reached the bakery, so a barrier makes sense.", None),  # what she saw
-        ("Nothing new about the flood barrier changed my mind.", None),  # the topic
-        ("Floods keep coming, so I back it.", None),  # 'floods' is 'flood
-        ("", None),  # no reason: the attitude stands on its own
+        ("This is your story: You can choose how you want to present it.", "unfounded", None),
+        (
+            "adabia's attitude against christianity is a contradiction to your beliefs.",
+            "unfounded",
+            None,
+        ),
+        ("support", "unfounded", None),
+        ("Ada Adams feels better now.", "unfounded", None),  # her name alone grounds nothing
+        ("I cannot answer that.", "no_answer", None),
+        ("The flood barrier.", "unfounded", "unfounded"),  # names the topic, says nothing of it
+        ("Flood barriers!", "unfounded", "unfounded"),
+        ("Ada and the flood barrier", "unfounded", "unfounded"),
+        ("The flood reached the bakery, so a barrier makes sense.", None, None),  # what she saw
+        ("Nothing new about the flood barrier changed my mind.", None, None),  # the topic
+        ("Floods keep coming, so I back it.", None, None),  # 'floods' is 'flood
+        ("", None, None),  # no reason: the attitude stands on its own
     ],
 )
-def test_an_attitude_reason_speaks_of_the_topic_or_what_was_seen(reason: str, kind) -> None:
+def test_an_attitude_reason_speaks_of_the_topic_or_what_was_seen(reason: str, kind, alone) -> None:
     from societas.agents.llm.tasks import AttitudeUpdate
 
     recent = ["Ada saw the river flood the bakery", "Ada talked with Ben about the storm"]
@@ -390,9 +397,8 @@ def test_an_attitude_reason_speaks_of_the_topic_or_what_was_seen(reason: str, ki
     value = AttitudeUpdate(attitude=6.5, reason=reason)
     failure = check("attitude_update", value, prompt_of("Your attitude?", **ctx), ctx)
     assert (failure.kind if failure else None) == kind, failure
-    assert check("attitude_update", value, prompt_of("x"), {**ctx, "recent": []}) is None or (
-        kind == "no_answer"
-    )
+    failure = check("attitude_update", value, prompt_of("x"), {**ctx, "recent": []})
+    assert (failure.kind if failure else None) == alone, failure
 
 
 @pytest.mark.parametrize("prior", [7.5, 5.0])
