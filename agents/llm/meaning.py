@@ -807,21 +807,21 @@ def _facts(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """An attitude whose reason speaks of neither its topic nor anything the person saw or
-    heard (`recent`): a stance no memory supports ("This is your story: ..."); or whose reason
-    only names its topic ("The flood barrier."), which says nothing of it. With nothing recent,
-    only the second is checked."""
+    heard (`recent`): a stance no memory supports ("This is your story: ...", or with nothing
+    recent "You are a female, aged 58"); or whose reason only names its topic ("The flood
+    barrier."), which says nothing of it. An empty reason leaves the attitude on its own."""
     reason = str(getattr(value, "reason", "")).strip()
     recent = [str(x) for x in ctx.get("recent") or []]
-    names = set(words(str(ctx.get("name") or "")))
     topic = str(ctx.get("topic") or "")
-    said = _content_stems(reason, names)
-    if reason and recent:
+    if reason and (recent or topic):
         if says_no_answer(reason):
             return Failure("no_answer", reason)
+        names = set(words(str(ctx.get("name") or "")))
+        said, about = _content_stems(reason, names), _content_stems(topic, names)
         if not said & _content_stems(" ".join([*recent, topic]), names):
             return Failure("unfounded", reason[:120])
-    if reason and topic and not said - _content_stems(topic, names):
-        return Failure("unfounded", f"only its topic: {reason[:100]}")
+        if about and not said - about:
+            return Failure("unfounded", f"only its topic: {reason[:100]}")
     return _people(value, ctx)
 
 

@@ -171,7 +171,6 @@ async def test_filler_entries_dropped_are_counted_per_task() -> None:
     [
         ("conversation_summary", ConversationSummary),
         ("thought_update", ThoughtUpdate),
-        ("attitude_update", AttitudeUpdate),
     ],
 )
 def test_a_prompts_example_number_sits_at_its_scales_midpoint(

@@ -145,3 +145,31 @@ async def test_the_cognition_prompts_get_answers_without_filler(model_gateway) -
     own = sum(t["valid_first_try"] + t["repaired"] + t["valid_after_reask"] for t in tasks.values())
     # not vacuous: the model's own answers, screened and checked, were used for most calls
     assert own > 0.5 * 2 * len(PROMPTS), tasks
+
+
+async def test_a_stance_with_nothing_recalled_moves_only_for_a_reason_about_its_topic(
+    model_gateway,
+) -> None:
+    """Asked for Ada's stance with nothing recalled on the topic, the model's answer is kept
+    only with a reason that speaks of the topic: SmolLM2 restates her profile ("You are a
+    female, aged 58") and, from an example showing 5.0, put every stance at 5.0 as data."""
+    prior, topic = 7.5, "the flood barrier"
+    fields = {"name": "Ada", "topic": topic, "attitude": f"{prior:.1f}"}
+    msgs = messages("attitude_update", SYSTEM, self_description=SELF, memories="", **fields)
+    context = {"name": "Ada", "topic": topic, "attitude": prior, "recent": []}
+    gw = model_gateway(max_tokens=120)
+    async with gw:
+        for seed in range(2):
+            out = await gw.json(
+                msgs,
+                AttitudeUpdate,
+                task="attitude_update",
+                context=context,
+                seed=seed,
+                fallback=lambda: AttitudeUpdate(attitude=prior, reason="unchanged"),
+            )
+            about = {"flood", "barrier", "barriers", "floods"}
+            kept = out.reason != "unchanged"
+            assert not kept or about & set(out.reason.lower().replace(".", " ").split()), out
+    usage = gw.accounting.snapshot()["tasks"]["attitude_update"]
+    assert usage["requests"] >= 2 and usage["json_calls"] == 2, usage

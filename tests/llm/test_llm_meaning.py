@@ -369,17 +369,27 @@ def test_a_reflection_insight_states_something_and_cites_its_statements(
 
 
 @pytest.mark.parametrize(
-    ("reason", "kind", "alone"),  # alone: the kind with nothing recent to ground it
-    [  # the first four are SmolLM2's own reasons, each with attitude 5.0
-        ("This is your story: You can choose how you want to present it.", "unfounded", None),
+    ("reason", "kind", "alone"),  # alone: with nothing recent, the topic must ground it
+    [  # the first four and the next two are SmolLM2's own reasons, each with attitude 5.0
+        (
+            "This is your story: You can choose how you want to present it.",
+            "unfounded",
+            "unfounded",
+        ),
         (
             "adabia's attitude against christianity is a contradiction to your beliefs.",
             "unfounded",
-            None,
+            "unfounded",
         ),
-        ("support", "unfounded", None),
-        ("Ada Adams feels better now.", "unfounded", None),  # her name alone grounds nothing
-        ("I cannot answer that.", "no_answer", None),
+        ("support", "unfounded", "unfounded"),
+        ("Ada Adams feels better now.", "unfounded", "unfounded"),  # her name grounds nothing
+        (
+            "You are a female and you have the ability to choose your own perspective.",
+            "unfounded",
+            "unfounded",
+        ),
+        ("Your emotions are not good or bad; your mood is mixed.", "unfounded", "unfounded"),
+        ("I cannot answer that.", "no_answer", "no_answer"),
         ("The flood barrier.", "unfounded", "unfounded"),  # names the topic, says nothing of it
         ("Flood barriers!", "unfounded", "unfounded"),
         ("Ada and the flood barrier", "unfounded", "unfounded"),
@@ -403,8 +413,9 @@ def test_an_attitude_reason_speaks_of_the_topic_or_what_was_seen(reason: str, ki
 
 @pytest.mark.parametrize("prior", [7.5, 5.0])
 def test_an_attitude_copied_from_the_prompts_example_is_no_answer(prior: float) -> None:
-    """The prompt's example, its reason slot emptied by the schema, would move every stance
-    to the example's value as the model's own answer."""
+    """The prompt's example shows the stance held so far (a copy moves nothing, where a
+    fixed example would pull every copied stance to its value); copied with its reason slot
+    emptied by the schema, it is still no answer of the model's own."""
     from societas.agents.cognition.prompts import messages
     from societas.agents.llm.tasks import AttitudeUpdate
 
@@ -413,7 +424,7 @@ def test_an_attitude_copied_from_the_prompts_example_is_no_answer(prior: float) 
     msgs = messages("attitude_update", system, self_description="", memories="", **fields)
     example = json.loads(re.search(r"\{\"attitude\".*\}", msgs[-1]["content"]).group())
     copied = AttitudeUpdate.model_validate(example)  # "<why, in one sentence>" is no reason
-    assert copied.reason == "" and copied.attitude == example["attitude"]
+    assert copied.reason == "" and copied.attitude == example["attitude"] == prior
     ctx = {"name": "Ada", "topic": "the flood barrier", "attitude": prior, "recent": ["rain"]}
     found = check("attitude_update", copied, prompt_of(msgs[-1]["content"]), ctx)
     assert found is not None and found.kind == "copied_example", found
