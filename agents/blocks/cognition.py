@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from societas.agents.blocks.social import posts_read
 from societas.agents.cognition import update_thought
 from societas.agents.cognition.attitude import N_MEMORIES
 from societas.agents.cognition.persona import describe_self, recall
@@ -44,7 +45,7 @@ class CognitionBlock:
         ):
             for topic in self.scenario.topics:
                 await self.attitude(ctx, topic.name)
-            s["_exposed"] = False
+            s["_exposed"] = []
         if cfg.reflection and ctx.reflector.due(agent.id):
             before = ctx.reflector.accumulated.get(agent.id, 0.0)
             await ctx.reflector.reflect(agent.memory, writer=ctx.memory_writer())
@@ -60,7 +61,8 @@ class CognitionBlock:
         agent, s = ctx.agent, ctx.state
         current = float(s["attitude"].get(topic, 5.0))
         hits = await recall(agent.memory, topic, top_k=N_MEMORIES, topic="post")
-        texts = [h.text for h in hits]
+        read = [text for about, text in reversed(posts_read(s)) if about == topic]  # newest first
+        texts = [*read, *(h.text for h in hits if h.text not in read)][:N_MEMORIES]
         me = agent.profile
         system = {"name": me.name, "profile": f"age: {me.age}, occupation: {me.occupation}"}
         out = await ctx.llm.json(

@@ -12,6 +12,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from societas.agents.blocks.plan import me as persona_now
+from societas.agents.cognition.attitude import N_MEMORIES as READ_KEPT
 from societas.agents.cognition.conversation import describe_relation
 from societas.agents.cognition.persona import NEEDS, fmt_needs, plain_name, plain_names, recall
 from societas.agents.cognition.prompts import messages
@@ -49,6 +50,13 @@ def stance_text(topic: str, value: float) -> str:
     if value <= 4.0:
         return f"I oppose {topic}: it is bad and harmful."
     return f"I am unsure about {topic}."
+
+
+def posts_read(state: dict[str, Any]) -> list[list[str]]:
+    """[topic, post] of the posts read since the agent last weighed its stances, oldest first
+    (a run written before these were kept holds True or False)."""
+    read = state.get("_exposed")
+    return read if isinstance(read, list) else []
 
 
 class SocialBlock:
@@ -273,5 +281,7 @@ class SocialBlock:
         rels = ctx.state.get("relationships") or {}
         if str(msg.sender) in rels and relation(rels, msg.sender).sentiment < DISLIKED:
             return  # not believed from someone the reader dislikes
-        await _remember_with(ctx, msg.sender, "post", f"{p['name']} posted: {p['text']}")
-        ctx.state["_exposed"] = True
+        post = f"{p['name']} posted: {p['text']}"
+        await _remember_with(ctx, msg.sender, "post", post)
+        # Kept for the stance's next weighing: memories of this tick are not searchable yet.
+        ctx.state["_exposed"] = [*posts_read(ctx.state)[-READ_KEPT + 1 :], [p["topic"], post]]

@@ -37,3 +37,30 @@ async def test_block_attitude_reads_twenty_posts_with_the_self_description(engin
     assert f"belonging to the {p.race} race and identifying as {p.religion}" in text
     assert f"skilled in {p.skill}" in text and f"marital status is {p.marriage_status}" in text
     assert value == 6.5 and a.state["attitude"]["carbon tax"] == 6.5
+
+
+async def test_a_post_read_this_tick_is_weighed_in_this_ticks_stance(engine) -> None:
+    """The group writer stores a tick's memories only when the tick ends, so the post an agent
+    just read is not yet searchable: it is still in the prompt (before, the first stance after
+    a post was weighed on '(none)')."""
+    from societas.agents.blocks.social import SocialBlock
+    from societas.agents.cognition.memorize import PendingMemories
+    from societas.agents.runtime.protocol import Message
+
+    block, a = CognitionBlock(engine.scenario), engine.agents[9]
+    await a.memory.stream.add("post", "Old Ann posted: I oppose carbon tax: it is bad.")
+    a.state["attitude"] = {"carbon tax": 5.0}
+    post = {"topic": "carbon tax", "value": 8.0, "name": "Bo Lee", "text": "I support it."}
+    inbox = [Message(tick=2, sender=3, recipient=9, kind="post", payload=post)]
+    async with scripted(reply) as (url, seen), LLMGateway(gateway_config(url)) as llm:
+        ctx = dataclasses.replace(make_ctx(engine, 9, tick=3, inbox=inbox), llm=llm)
+        ctx.writer = PendingMemories(llm)  # as the engine's tick has it: stored at the end
+        await SocialBlock(engine.scenario)._read(ctx, inbox[0])
+        assert ctx.writer.size == 1  # not stored yet
+        await block.attitude(ctx, "carbon tax")
+    (asked,) = [b for b in seen if '"attitude"' in user_text(b)]
+    lines = re.findall(r"^- (.+)$", user_text(asked), flags=re.MULTILINE)
+    assert lines == [
+        "Bo Lee posted: I support it.",
+        "Old Ann posted: I oppose carbon tax: it is bad.",
+    ]
