@@ -291,8 +291,10 @@ _LISTED = re.compile(r"^(- |\d+\. )")
 
 
 # Tasks whose answer must not restate the prompt's situation lines ("Ann is talking with Bob
-# about ..."): an utterance is something said, a summary may restate who, where and what.
-FRAME_TASKS = frozenset({"dialogue_turn"})
+# about ..."): an utterance is something said, a summary may restate who, where and what; a
+# thought or a stance's reason is the person's own, not their self-description read back
+# ("You are a female, aged 45, belonging to ...").
+FRAME_TASKS = frozenset({"dialogue_turn", "thought_update", "attitude_update"})
 
 
 def _instruction(

@@ -173,3 +173,46 @@ async def test_a_stance_with_nothing_recalled_moves_only_for_a_reason_about_its_
             assert not kept or about & set(out.reason.lower().replace(".", " ").split()), out
     usage = gw.accounting.snapshot()["tasks"]["attitude_update"]
     assert usage["requests"] >= 2 and usage["json_calls"] == 2, usage
+
+
+def _trigrams(text: str) -> set[tuple[str, ...]]:
+    ws = "".join(c if c.isalnum() else " " for c in text.lower()).split()
+    return {tuple(ws[i : i + 3]) for i in range(len(ws) - 2)}
+
+
+# The self-description a run showed SmolLM2 (describe_self), on an evening with nothing recalled.
+ROSA = (
+    "You are a female, aged 45, belonging to the white race and identifying as no religion. "
+    "Your marital status is single, and you currently reside in a suburban area. Your "
+    "occupation is nurse, and your education level is bachelor. You are friendly and "
+    "talkative, with a consumption level of 865.71 and a family consumption level of low. Your "
+    "income is 1236.73, and you are skilled in caring for patients.\nYour current emotion "
+    "intensities (0 meaning not at all, 10 meaning very much): sadness: 5, joy: 5, fear: 5, "
+    "disgust: 5, anger: 5, surprise: 5.\nYou have the following thoughts: Currently nothing "
+    "good or bad is happening."
+)
+
+
+async def test_a_thought_kept_from_the_model_is_not_its_self_description(model_gateway) -> None:
+    """SmolLM2 answered the thought prompt with the self-description it was shown ("You are a
+    female, aged 45, belonging to ..."), kept as the day's thought: such an answer is
+    re-asked, and only a thought of the model's own is kept."""
+    system = {"name": "Rosa Brown", "profile": "age: 45, occupation: nurse, home: home-0"}
+    fields = {"name": "Rosa Brown", "words": ", ".join(OCC_WORDS), "needs": "hunger 0.9"}
+    msgs = messages("thought_update", system, self_description=ROSA, memories="(none)", **fields)
+    context = {"name": "Rosa Brown", "thought": "nothing in particular", "recent": []}
+    unchanged = ThoughtUpdate(thought="nothing in particular", emotion="Joy", intensity=0.3)
+    gw = model_gateway(max_tokens=120)
+    async with gw:
+        for seed in range(3):
+            out = await gw.json(
+                msgs,
+                ThoughtUpdate,
+                task="thought_update",
+                context=context,
+                seed=seed,
+                fallback=lambda: unchanged,
+            )
+            grams = _trigrams(out.thought)
+            assert out is unchanged or len(grams & _trigrams(ROSA)) < 0.6 * len(grams), out
+    assert gw.accounting.snapshot()["tasks"]["thought_update"]["json_calls"] == 3

@@ -532,3 +532,47 @@ def test_every_kind_of_failed_check_is_explained_in_the_docs() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "llm.md").read_text(encoding="utf-8")
     documented = re.findall(r"^\| `([a-z_]+)` \|", text, flags=re.MULTILINE)
     assert sorted(documented) == sorted(KINDS), set(documented) ^ set(KINDS)
+
+
+SELF_DESCRIPTION = (
+    "You are a female, aged 45, belonging to the white race and identifying as no religion. "
+    "Your marital status is single, and you currently reside in a suburban area."
+)
+
+
+@pytest.mark.parametrize(
+    ("thought", "kind"),
+    [  # the first is SmolLM2's own thought, which was kept as data
+        (
+            "You are a female, aged 45, belonging to the white race and identifying as no "
+            "religion. Your marital status is single, &#",
+            "copied_prompt",
+        ),
+        (
+            "you currently reside in a suburban area and your marital status is single",
+            "copied_prompt",
+        ),
+        ("The river flooded the bakery and I am still shaken.", None),  # a listed memory
+        ("Ben posted that the carbon tax is fair; I am not sure.", None),
+    ],
+)
+def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> None:
+    """The thought prompt shows the seed's self-description: restated, it is no thought of
+    the day's (the memories listed below it may be passed on)."""
+    from societas.agents.cognition.prompts import messages
+    from societas.agents.llm.tasks import ThoughtUpdate
+
+    memories = "- the river flooded the bakery\n- Ben posted: the carbon tax is fair"
+    fields = {"name": "Ann", "words": "Joy, Hope, Fear", "needs": "hunger 0.6"}
+    msgs = messages(
+        "thought_update",
+        {"name": "Ann", "profile": "age: 45"},
+        self_description=SELF_DESCRIPTION,
+        memories=memories,
+        **fields,
+    )
+    ctx = {"name": "Ann", "thought": "nothing in particular", "recent": memories.split("\n")}
+    prompt = Prompt.of(msgs, schema_of(ThoughtUpdate), ctx, "thought_update")
+    value = ThoughtUpdate(thought=thought, emotion="Fear", intensity=0.6)
+    failure = check("thought_update", value, prompt, ctx)
+    assert (failure.kind if failure else None) == kind, failure
