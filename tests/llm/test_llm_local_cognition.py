@@ -147,6 +147,17 @@ async def test_the_cognition_prompts_get_answers_without_filler(model_gateway) -
     assert own > 0.5 * 2 * len(PROMPTS), tasks
 
 
+async def _answers(gw, msgs, schema, task: str, context, unchanged, seeds: int) -> list:
+    """The model's answers to one prompt over `seeds` seeds (`unchanged` where it fell back)."""
+    async with gw:
+        return [
+            await gw.json(
+                msgs, schema, task=task, context=context, seed=s, fallback=lambda: unchanged
+            )
+            for s in range(seeds)
+        ]
+
+
 async def test_a_stance_with_nothing_recalled_moves_only_for_a_reason_about_its_topic(
     model_gateway,
 ) -> None:
@@ -157,20 +168,12 @@ async def test_a_stance_with_nothing_recalled_moves_only_for_a_reason_about_its_
     fields = {"name": "Ada", "topic": topic, "attitude": f"{prior:.1f}"}
     msgs = messages("attitude_update", SYSTEM, self_description=SELF, memories="", **fields)
     context = {"name": "Ada", "topic": topic, "attitude": prior, "recent": []}
+    unchanged = AttitudeUpdate(attitude=prior, reason="unchanged")
     gw = model_gateway(max_tokens=120)
-    async with gw:
-        for seed in range(2):
-            out = await gw.json(
-                msgs,
-                AttitudeUpdate,
-                task="attitude_update",
-                context=context,
-                seed=seed,
-                fallback=lambda: AttitudeUpdate(attitude=prior, reason="unchanged"),
-            )
-            about = {"flood", "barrier", "barriers", "floods"}
-            kept = out.reason != "unchanged"
-            assert not kept or about & set(out.reason.lower().replace(".", " ").split()), out
+    for out in await _answers(gw, msgs, AttitudeUpdate, "attitude_update", context, unchanged, 2):
+        about = {"flood", "barrier", "barriers", "floods"}
+        words = set(out.reason.lower().replace(".", " ").split())
+        assert out is unchanged or about & words, out
     usage = gw.accounting.snapshot()["tasks"]["attitude_update"]
     assert usage["requests"] >= 2 and usage["json_calls"] == 2, usage
 
@@ -203,16 +206,7 @@ async def test_a_thought_kept_from_the_model_is_not_its_self_description(model_g
     context = {"name": "Rosa Brown", "thought": "nothing in particular", "recent": []}
     unchanged = ThoughtUpdate(thought="nothing in particular", emotion="Joy", intensity=0.3)
     gw = model_gateway(max_tokens=120)
-    async with gw:
-        for seed in range(3):
-            out = await gw.json(
-                msgs,
-                ThoughtUpdate,
-                task="thought_update",
-                context=context,
-                seed=seed,
-                fallback=lambda: unchanged,
-            )
-            grams = _trigrams(out.thought)
-            assert out is unchanged or len(grams & _trigrams(ROSA)) < 0.6 * len(grams), out
+    for out in await _answers(gw, msgs, ThoughtUpdate, "thought_update", context, unchanged, 3):
+        grams = _trigrams(out.thought)
+        assert out is unchanged or len(grams & _trigrams(ROSA)) < 0.6 * len(grams), out
     assert gw.accounting.snapshot()["tasks"]["thought_update"]["json_calls"] == 3
