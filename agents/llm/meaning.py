@@ -397,13 +397,14 @@ class Prompt:
     def numbers_copied(self, answer: dict[str, Any]) -> Failure | None:
         """An answer that is an example giving a number, with that number and no words of its
         own (each text empty, as the schema leaves a slot such as "<why, in one sentence>",
-        or the example's): the example's value, not the person's ({"attitude": 5.0} would
-        move every stance to 5.0; {"talk_to": 0} would keep everyone silent)."""
+        the example's, or only words of the instructions: "talking to nobody"): the example's
+        value, not the person's ({"talk_to": 0} would keep everyone silent)."""
+        told = _content_stems(" ".join({w for gram in self.instruction_grams for w in gram}), set())
         for example in self.numbered:
             numbers = {key: v for key, v in example if _is_number(v)}
             given = set(leaves(dict(example)))
             if all(answer.get(key) == v for key, v in numbers.items()) and all(
-                not text.strip() or text in given
+                not text.strip() or text in given or _content_stems(text, set()) <= told
                 for key, v in answer.items()
                 if key not in numbers
                 for text in leaves(v)
@@ -618,6 +619,7 @@ _ENDING = re.compile(r"(?<=\w{3})(?:ing|ed|es|s)$")  # "posts", "posted", "posti
 
 
 def _content_stems(text: str, names: Set[str]) -> set[str]:
+    """Stems of `text`'s words that say something: no function word, none of `names`."""
     skip = _UNSAID | names
     return {_ENDING.sub("", w)[:STEM] for w in words(text) if len(w) > 2 and w not in skip}
 

@@ -449,7 +449,8 @@ def test_a_copied_example_number_is_caught_whatever_the_template_shows() -> None
 
 def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
     """The talk prompt's example says talk_to 0 (nobody): copied with its reason slot left
-    empty, every agent would stay silent as its own choice; nobody, with a reason, is one."""
+    empty or restating the instructions, every agent would stay silent as its own choice;
+    nobody, with a reason, is one."""
     from societas.agents.cognition.prompts import messages
     from societas.agents.cognition.talk import TalkChoice
 
@@ -459,10 +460,19 @@ def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
     text = msgs[-1]["content"]
     example = json.loads(re.search(r"\{\"talk_to\".*?\}", text).group())
     ctx = {"name": "Ada", "n": 1}
-    for copied in (TalkChoice.model_validate(example), TalkChoice(talk_to=example["talk_to"])):
+    copies = (  # the last: SmolLM2's reason, only words of the instructions ("talk to nobody")
+        TalkChoice.model_validate(example),
+        TalkChoice(talk_to=example["talk_to"]),
+        TalkChoice(talk_to=example["talk_to"], reason="talking to nobody"),
+    )
+    for copied in copies:
         found = check("talk_decision", copied, prompt_of(text), ctx)
         assert found is not None and found.kind == "copied_example", (copied, found)
-    for own in (TalkChoice(talk_to=0, reason="I would rather read alone."), TalkChoice(talk_to=1)):
+    for own in (
+        TalkChoice(talk_to=0, reason="I would rather read alone."),
+        TalkChoice(talk_to=0, reason="Ben and I have never talked."),
+        TalkChoice(talk_to=1),
+    ):
         assert check("talk_decision", own, prompt_of(text), ctx) is None, own
 
 
