@@ -883,11 +883,20 @@ def check(
 ) -> Failure | None:
     """The first meaning check `value` fails for `task`, or None when it may be used."""
     answer = value.model_dump(mode="json")
-    found = prompt.copy_in(leaves(answer)) or prompt.numbers_copied(answer)
+    found = prompt.copy_in(leaves(answer)) or prompt.numbers_copied(answer) or _debris(answer)
     if found is not None:
         return found
     per_task = _BY_TASK.get(task or "", _people)
     return per_task(value, {**context, "prompt_words": prompt.vocabulary}) or _unfinished(answer)
+
+
+def _debris(answer: dict[str, Any]) -> Failure | None:
+    """A text holding a brace: the reply's own JSON, broken and closed by repair inside a
+    value (',2.0,1684}\nThis is ...', 'remembers nothing }\n{}\nAwesome'), not words."""
+    for text in leaves(answer):
+        if "{" in text or "}" in text:
+            return Failure("copied_prompt", f"JSON in the answer: {text[:40]!r}")
+    return None
 
 
 def _unfinished(answer: dict[str, Any]) -> Failure | None:

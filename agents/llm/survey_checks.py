@@ -1,8 +1,8 @@
 """Whether a survey or interview answer answers its question: a likert point on the scale, a
 number in the question's bounds, one of the options, words for an open question; spoken as "I",
-not to "you" nor of the respondent by name; no JSON debris; a value that says the same as its
-words. Used by the meaning checks (tasks `survey`, `interview`) and by the survey code reading
-a number out of an answer; imports nothing of the project."""
+not to "you" nor of the respondent by name; a value that says the same as its words. Used by
+the meaning checks (tasks `survey`, `interview`) and by the survey code reading a number out
+of an answer; imports nothing of the project."""
 
 from __future__ import annotations
 
@@ -149,8 +149,6 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     text = answer.strip()  # punctuation alone and template slots fail the schema already
     value = float(value) if value is not None and math.isfinite(value) else None
     kind = ctx.get("kind", "open")
-    if "{" in text or "}" in text:  # ',2.0,1684}\nThis is ...': the reply's JSON, broken
-        return "copied_prompt", f"JSON in the answer: {text[:40]!r}"
     if kind == "open" and not _LETTERS.search(text):
         return "empty", repr(text[:40])  # "42" to "How was your day?"
     if narrates(text, str(ctx.get("name") or "")):

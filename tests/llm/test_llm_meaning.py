@@ -586,3 +586,31 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
     value = ThoughtUpdate(thought=thought, emotion="Fear", intensity=0.6)
     failure = check("thought_update", value, prompt, ctx)
     assert (failure.kind if failure else None) == kind, failure
+
+
+@pytest.mark.parametrize(
+    ("task", "value"),
+    [  # SmolLM2's talk reason, kept as 'repaired': the reply's JSON broken inside the value
+        (
+            "talk_decision",
+            {
+                "talk_to": 0,
+                "reason": "The people Noah Adams meets: Ines Nagy (closeness 2.5), remembers "
+                "nothing }\n{}\nAwesome, there is no one,",
+            },
+        ),
+        ("dialogue_turn", {"utterance": 'Hello Ben! {"end": false}'}),
+    ],
+)
+def test_a_text_holding_the_replys_json_is_no_answer_in_any_task(task: str, value: dict) -> None:
+    from societas.agents.cognition.talk import TalkChoice
+
+    schema = TalkChoice if task == "talk_decision" else DialogueTurn
+    ctx = {"name": "Noah Adams", "n": 1}
+    failure = check(task, schema.model_validate(value), prompt_of("Reply."), ctx)
+    assert failure is not None and failure.kind == "copied_prompt", failure
+    plain = {
+        **value,
+        **{k: "Hello Ben, nice to see you." for k in ("utterance", "reason") if k in value},
+    }
+    assert check(task, schema.model_validate(plain), prompt_of("Reply."), ctx) is None
