@@ -263,6 +263,11 @@ class LLMConfig(_Strict):
         return self.model_copy(update={"endpoints": eps})
 
 
+def calls_label(provider: str) -> str:
+    """What a run's calls are: 'rules decisions' without a language model, else 'LLM calls'."""
+    return "rules decisions" if provider == "rules" else "LLM calls"
+
+
 def _known_tasks() -> frozenset[str]:
     """Built-in task names and those registered with the rules policy so far."""
     from societas.agents.llm import rules  # imported late: rules registers at import

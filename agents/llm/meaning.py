@@ -394,17 +394,21 @@ class Prompt:
             ),
         )
 
+    @cached_property
+    def told(self) -> set[str]:
+        """Content stems of the instructions' words (read only when an example number recurs)."""
+        return _content_stems(" ".join({w for gram in self.instruction_grams for w in gram}), set())
+
     def numbers_copied(self, answer: dict[str, Any]) -> Failure | None:
         """An answer that is an example giving a number, with that number and no words of its
         own (each text empty, as the schema leaves a slot such as "<why, in one sentence>",
         the example's, or only words of the instructions: "talking to nobody"): the example's
         value, not the person's ({"talk_to": 0} would keep everyone silent)."""
-        told = _content_stems(" ".join({w for gram in self.instruction_grams for w in gram}), set())
         for example in self.numbered:
             numbers = {key: v for key, v in example if _is_number(v)}
             given = set(leaves(dict(example)))
             if all(answer.get(key) == v for key, v in numbers.items()) and all(
-                not text.strip() or text in given or _content_stems(text, set()) <= told
+                not text.strip() or text in given or _content_stems(text, set()) <= self.told
                 for key, v in answer.items()
                 if key not in numbers
                 for text in leaves(v)

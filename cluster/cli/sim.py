@@ -88,6 +88,7 @@ def execute(scenario: Any, opts: Any, **kw: Any) -> None:
     """Tune this process for hosting groups, launch with a progress bar (or progress lines
     when not on a terminal), report."""
     from societas.agents.llm import inflight
+    from societas.agents.llm.config import calls_label
     from societas.cluster.launch import launch
     from societas.memory.tuning import tune_worker
 
@@ -99,7 +100,7 @@ def execute(scenario: Any, opts: Any, **kw: Any) -> None:
     task = bar.add_task("run", total=scenario.ticks, info="", start=False)
 
     shown = {"info": ""}
-    decisions = "rules decisions" if scenario.llm.provider == "rules" else "LLM calls"
+    decisions = calls_label(scenario.llm.provider)
 
     def on_progress(p: Any) -> None:
         if not bar.live.is_started:  # only once the run is under way (after preflight)

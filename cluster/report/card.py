@@ -6,6 +6,7 @@ import platform
 from importlib import metadata
 from typing import Any
 
+from societas.agents.llm.config import calls_label
 from societas.agents.runtime.memory_policies import COLUMNS as POLICY_COLUMNS
 from societas.cluster.report.data import RunData
 
@@ -57,12 +58,6 @@ def _llm_totals(run: RunData) -> dict[str, Any]:
     total["fallbacks"] = fallbacks
     total["models"] = ", ".join(by_model) or "—"
     return total
-
-
-def calls_label(run: RunData) -> str:
-    """'rules decisions' for a run without a language model, else 'LLM calls'."""
-    provider = str((run.config.get("llm") or {}).get("provider", ""))
-    return "rules decisions" if provider == "rules" else "LLM calls"
 
 
 def answer_sources(run: RunData) -> str:
@@ -134,7 +129,7 @@ def run_card(run: RunData) -> dict[str, Any]:
         "embedder": embedder_of(cfg),
         "wall time": f"{float(run.run.get('wall_s', 0.0)):.1f} s",
         "agent-steps/s": f"{float(run.run.get('agent_steps_per_s', 0.0)):,.0f}",
-        calls_label(run): f"{totals['calls']:,}"
+        calls_label(str(llm.get("provider", ""))): f"{totals['calls']:,}"
         + (
             f" over {len(run.run.get('segments') or [])} segments (resumed)"
             if run.run.get("resumed")
