@@ -905,8 +905,12 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
 
 def _unfinished(answer: dict[str, Any]) -> Failure | None:
     """A text that stops where what it announces should begin ("The answer is:", "The
-    people Ann Lee meets:"): a heading or a preamble, not something the person says."""
+    people Ann Lee meets:"), a heading or a preamble, or mid-sentence on a comma ("Your day
+    was a mix of work,"): not something the person says."""
     for text in leaves(answer):
-        if text.strip().endswith(":"):
-            return Failure("empty", f"announces what it does not give: {text.strip()[-40:]!r}")
+        said = text.strip()
+        if said.endswith(":"):
+            return Failure("empty", f"announces what it does not give: {said[-40:]!r}")
+        if said.endswith(",") and len(said.split()) > 1:
+            return Failure("empty", f"stops mid-sentence: {said[-40:]!r}")
     return None

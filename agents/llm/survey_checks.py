@@ -87,14 +87,17 @@ def _as_i(said: list[str]) -> bool:
 
 
 def addressed(answer: str, question: str) -> bool:
-    """Whether an open answer talks to someone as "you" (twice or more: one generic "you
-    could hear the wind" is ordinary speech) and never speaks as "I" or "we": the question
-    put back or a story told to the reader, not the person's own answer (unless the question
-    asks for words to someone: "What would you tell your neighbour?")."""
+    """Whether an open answer talks to someone as "you" (twice or more, or from its first
+    word "your": one generic "you could hear the wind" is ordinary speech) and never speaks
+    as "I" or "we": the question put back or a story told to the reader, not the person's
+    own answer (unless the question asks for words to someone: "What would you tell your
+    neighbour?")."""
     if _WORDS_TO.search(question.lower()):
         return False
     said = _said(answer)
-    return sum(w in _SECOND_PERSON for w in said) >= 2 and not _as_i(said)
+    if _as_i(said):
+        return False
+    return sum(w in _SECOND_PERSON for w in said) >= 2 or said[:1] == ["your"]
 
 
 def narrates(answer: str, name: str) -> bool:

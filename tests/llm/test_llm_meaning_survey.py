@@ -103,6 +103,8 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
             "not_first_person",
         ),
         (OPEN, "Your day was long and your feet hurt.", None, "not_first_person"),
+        (OPEN, "Your day was a mix of work and rest.", None, "not_first_person"),  # SmolLM2's
+        (OPEN, "I had a quiet day at the bakery,", None, "empty"),  # stops mid-sentence
         (OPEN, "The answer is:", None, "empty"),
         (
             OPEN,
@@ -134,6 +136,8 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
         (OPEN, "It was fine, you know. Busy at the bakery.", None, None),
         (OPEN, "Scary. You could hear the wind all night.", None, None),  # a generic "you"
         (OPEN, "I had a great day, you would have liked it.", None, None),
+        (OPEN, "Your question is a good one; I slept badly.", None, None),
+        (OPEN, "Quiet, calm, slow.", None, None),
         (TELL, "You should back it, it helps the bakery.", None, None),
     ],
 )
