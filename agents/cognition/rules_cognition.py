@@ -76,7 +76,8 @@ def _attention(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return {"results": out}
 
 
-_PLACE = re.compile(r"(?:going to|went to|at) ([\w-]+(?: [\w-]+)?)", re.IGNORECASE)
+# The place after "went to" or "at": one word ("home-1", "park"), never a time ("at 9:00").
+_PLACE = re.compile(r"\b(?:went to|at) (?:the )?([a-z][\w-]*)", re.IGNORECASE)
 
 
 @register_rule("facts")
@@ -86,7 +87,7 @@ def _facts(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     texts = [str(t) for t in ctx.get("texts") or []]
     limit = max(1, int(ctx.get("limit", 5)))
     facts = [("I", "went to", m.lower()) for t in texts for m in _PLACE.findall(t)]
-    facts += [("I", "noticed", w) for w in _keywords(texts, limit)]
+    facts += [("I", "noticed", w) for w in _keywords(texts, limit + 1) if w != "noticed"]
     unique = list(dict.fromkeys(facts))[:limit]
     return {"facts": [{"subject": s, "relation": r, "object": o} for s, r, o in unique]}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +29,14 @@ if TYPE_CHECKING:
     from societas.agents.runtime.engine import GroupEngine
     from societas.memory import GroupMemory
 
-# Status keys that are bookkeeping, not something an agent would talk about.
-_HIDDEN = ("social_network", "plan", "knowledge", "home", "work", "position")
+# Status keys that are bookkeeping, or keyed by other agents' ids (which mean nothing to the
+# person asked: who they know reaches the prompt as recalled memories, by name).
+_HIDDEN = frozenset(
+    (
+        "social_network", "plan", "knowledge", "home", "work", "position", "type", "category",
+        "relationships", "chat_histories", "interactions",
+    )
+)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -64,10 +71,25 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def status_for_prompt(memory: GroupMemory, agent_id: int) -> dict[str, Any]:
-    """The agent's status as it would describe it (bookkeeping keys left out)."""
+def status_for_prompt(
+    memory: GroupMemory, agent_id: int, profile: Collection[str] = ()
+) -> dict[str, Any]:
+    """The agent's status as it would describe it: bookkeeping keys, the `profile` keys the
+    system prompt already gives, and values that say nothing (empty, unset, a flag that is
+    off) left out."""
     values = memory.export(agent_id)
-    return {k: v for k, v in sorted(values.items()) if k not in _HIDDEN and v not in ("", None)}
+    return {
+        k: v
+        for k, v in sorted(values.items())
+        if k not in _HIDDEN and k not in profile and _says_something(v)
+    }
+
+
+def _says_something(value: Any) -> bool:
+    """False for None, an off flag and an empty text or collection (a zero still says)."""
+    if value is None or value is False:
+        return False
+    return not (isinstance(value, str | dict | list | tuple) and len(value) == 0)
 
 
 async def _memories(
@@ -144,11 +166,11 @@ async def ask(
     found = await _memories(memory, asks, memories)
 
     async def one(agent_id: int, q: Question, recalled: list[str]) -> Answer:
-        status = status_for_prompt(memory, agent_id)
-        if q.attribute is not None:  # the attribute asked about first
-            status = {q.attribute: memory.kv_get(agent_id, q.attribute), **status}
         state = engine.agents[agent_id].state
         person = persona_of(agent_id, memory.export(agent_id), state)
+        status = status_for_prompt(memory, agent_id, person.profile)
+        if q.attribute is not None:  # the attribute asked about first
+            status = {q.attribute: memory.kv_get(agent_id, q.attribute), **status}
         messages = prompts.messages(  # templates: prompts/survey.txt (a scenario may override)
             "survey",
             system=person.system(),

@@ -891,7 +891,8 @@ def check(
     if found is not None:
         return found
     per_task = _BY_TASK.get(task or "", _people)
-    return per_task(value, {**context, "prompt_words": prompt.vocabulary}) or _unfinished(answer)
+    checked = per_task(value, {**context, "prompt_words": prompt.vocabulary})
+    return checked or _unfinished(answer, sentences=task not in _PHRASES)
 
 
 def _debris(answer: dict[str, Any]) -> Failure | None:
@@ -903,14 +904,37 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
     return None
 
 
-def _unfinished(answer: dict[str, Any]) -> Failure | None:
+_PHRASES = frozenset({"facts"})  # tasks whose texts are phrases ("went to"), not sentences
+
+
+def _unfinished(answer: dict[str, Any], sentences: bool = True) -> Failure | None:
     """A text that stops where what it announces should begin ("The answer is:", "The
-    people Ann Lee meets:"), a heading or a preamble, or mid-sentence on a comma ("Your day
-    was a mix of work,"): not something the person says."""
+    people Ann Lee meets:"), a heading or a preamble, or, for `sentences`, mid-sentence (on
+    a comma, or a last sentence left open): not something the person says."""
     for text in leaves(answer):
         said = text.strip()
         if said.endswith(":"):
             return Failure("empty", f"announces what it does not give: {said[-40:]!r}")
-        if said.endswith(",") and len(said.split()) > 1:
+        if sentences and len(said.split()) > 1 and (said.endswith(",") or _trails_off(said)):
             return Failure("empty", f"stops mid-sentence: {said[-40:]!r}")
     return None
+
+
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])")
+# Words a finished sentence does not end on when it has no full stop ("... rising due to").
+_DANGLING = frozenset(
+    "a an the and or but of to for with from at in on by as than that when because my your "
+    "his her its our their".split()
+)
+
+
+def _trails_off(text: str) -> bool:
+    """Whether a text stops where the model stopped, not where a sentence does: on an open
+    apostrophe or dash, on a word like "the" or "to", or on a word after a sentence that
+    closed ("... which was perfect. I then went to work")."""
+    if text[-1] in "'\u2019-\u2013\u2014(/&":
+        return True
+    if not text[-1].isalnum():
+        return False
+    last = text.rsplit(maxsplit=1)[-1].lower()
+    return last in _DANGLING or _SENTENCE_END.search(text) is not None

@@ -506,6 +506,16 @@ def test_a_fact_is_a_triple_with_a_short_relation_of_its_own(triple, failed: boo
     assert (failure is not None and failure.kind == "not_a_fact") == failed, failure
 
 
+def test_a_facts_relation_may_end_on_its_preposition() -> None:
+    """A fact's parts are phrases, not sentences: 'went to' and 'is worried about' end
+    where a relation does."""
+    from societas.agents.cognition.attention import Facts
+
+    triples = [("I", "went to", "work-0"), ("Ada", "is worried about", "the river")]
+    facts = [dict(zip(("subject", "relation", "object"), t, strict=True)) for t in triples]
+    assert check("facts", Facts.model_validate({"facts": facts}), prompt_of("Facts?"), {}) is None
+
+
 @pytest.mark.parametrize(
     ("reason", "unfinished"),
     [
@@ -513,9 +523,21 @@ def test_a_fact_is_a_triple_with_a_short_relation_of_its_own(triple, failed: boo
         ("Here is my reason: ", True),
         ("I want to tell Noah: the bridge is closed.", False),  # a colon with what it announces
         ("We meet at 9:30 every day.", False),
+        ("I saw Noah at the bakery and,", True),  # a sentence that stops
+        ("I saw Noah at the bakery. Then I went", True),
+        ("I saw Noah. He looked tired.", False),
+        ("Ask Noah about the bridge", False),  # one sentence, no full stop
+        ("The river was rising due to ", True),  # SmolLM2's summary, closed by the model
+        ("I was just about to pack up my things when I\u2019", True),
+        ("We talked about the river and", True),
+        ("Plans for the week - ", True),
+        ("Bread, milk and eggs", False),
+        ("I don't know what it was for.", False),
     ],
 )
-def test_a_text_that_stops_at_a_colon_gives_nothing_in_any_task(reason: str, unfinished) -> None:
+def test_a_text_that_stops_at_a_colon_or_mid_sentence_gives_nothing_in_any_task(
+    reason: str, unfinished
+) -> None:
     """A talk reason, a summary and a plan step each fail as `empty` when they end on what
     they announce; the task's own checks come first."""
     from societas.agents.cognition.talk import TalkChoice

@@ -105,6 +105,13 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
         (OPEN, "Your day was long and your feet hurt.", None, "not_first_person"),
         (OPEN, "Your day was a mix of work and rest.", None, "not_first_person"),  # SmolLM2's
         (OPEN, "I had a quiet day at the bakery,", None, "empty"),  # stops mid-sentence
+        (  # SmolLM2's own, the reply's JSON closed by the model mid-word
+            OPEN,
+            "Your day was filled with happy moments. I woke up early, got cookies from my ro",
+            None,
+            "empty",
+        ),
+        (OPEN, "It was perfect. I then went to work", None, "empty"),
         (OPEN, "The answer is:", None, "empty"),
         (
             OPEN,
@@ -138,6 +145,9 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
         (OPEN, "I had a great day, you would have liked it.", None, None),
         (OPEN, "Your question is a good one; I slept badly.", None, None),
         (OPEN, "Quiet, calm, slow.", None, None),
+        (OPEN, "Long day. Glad it is over!", None, None),
+        (OPEN, "A quiet one at the bakery", None, None),  # one sentence, no full stop
+        (OPEN, "I worked till 5.30 and then went home", None, None),
         (TELL, "You should back it, it helps the bakery.", None, None),
     ],
 )

@@ -98,3 +98,43 @@ async def test_a_scenario_folder_reaches_the_model(tmp_path, emulator, bm25_embe
         assert system["role"] == "system" and "Rules of the world" in system["content"]
         assert user["content"].startswith("MY-TOWN-RULES: everyone bakes bread.")
     assert prompts.PROMPT_FOLDER.get() is None  # the run's folder stayed in its tasks
+
+
+async def test_a_survey_prompt_gives_the_situation_without_bookkeeping(
+    tmp_path, emulator, bm25_embedder
+) -> None:
+    """The status a respondent sees leaves out what the system prompt already says (name,
+    age, occupation), keys of other agents' ids, bookkeeping and values that say nothing; the
+    attribute a question asks about comes first, even when it is an off flag."""
+    data = yaml.safe_load(TOWN.read_text())
+    questions = [
+        {"id": "day", "kind": "open", "text": "How was your day?"},
+        {"id": "alarm", "kind": "choice", "options": ["yes", "no"], "attribute": "alert",
+         "text": "Are you alarmed?"},
+    ]  # fmt: skip
+    survey = {"id": "s", "day": 0, "hour": data.get("start_hour", 7), "questions": questions}
+    data.update(ticks=1, interventions=[], surveys=[survey])
+    data["agents"] = {**data["agents"], "count": 3}
+    data["network"] = {**data["network"], "k": 2}
+    cache = tmp_path / "cache"
+    async with emulator() as (_emu, url):
+        data["llm"] = {
+            "endpoints": [{"base_url": url, "model": "emulated", "send_task_hints": True}],
+            "cache": {"mode": "read-write", "dir": str(cache)},
+        }
+        await run_in_process(data, tmp_path / "run", embedder=bm25_embedder)
+    sent = [json.loads(line) for f in cache.glob("*.jsonl") for line in f.read_text().splitlines()]
+    situations = {
+        line.removeprefix("Your situation now: "): entry["request"]["messages"][-1]["content"]
+        for entry in sent
+        for line in entry["request"]["messages"][-1]["content"].splitlines()
+        if line.startswith("Your situation now: ")
+    }
+    assert len(situations) == 6, list(situations)
+    for situation, prompt in situations.items():
+        keys = [item.split("=", 1)[0] for item in situation.split(", ") if "=" in item]
+        assert "activity" in keys and "hunger_satisfaction" in keys, situation
+        hidden = {"name", "age", "occupation", "relationships", "chat_histories", "type"}
+        assert not hidden & set(keys), situation
+        assert "={}" not in situation and "=False" not in situation.removeprefix("alert=False")
+        assert situation.startswith("alert=False") == ("Are you alarmed?" in prompt), situation
