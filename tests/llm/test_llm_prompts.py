@@ -77,10 +77,9 @@ def test_bad_prompt_folders_are_clear_errors(tmp_path) -> None:
         prompts.set_folder(tmp_path)
 
 
-async def test_a_scenario_folder_reaches_the_model(tmp_path, emulator, bm25_embedder) -> None:
-    folder = _folder(tmp_path, "mine", "MY-TOWN-RULES: everyone bakes bread.")
-    data = yaml.safe_load(TOWN.read_text())
-    data.update(ticks=1, interventions=[], prompts=str(folder))
+async def _sent_by_town(data: dict, tmp_path: Path, emulator, embedder) -> list[dict]:
+    """The requests a 3-agent run of `data` (the town, changed) sent the emulator, from
+    the run's LLM cache."""
     data["agents"] = {**data["agents"], "count": 3}
     data["network"] = {**data["network"], "k": 2}
     cache = tmp_path / "cache"
@@ -89,8 +88,15 @@ async def test_a_scenario_folder_reaches_the_model(tmp_path, emulator, bm25_embe
             "endpoints": [{"base_url": url, "model": "emulated", "send_task_hints": True}],
             "cache": {"mode": "read-write", "dir": str(cache)},
         }
-        await run_in_process(data, tmp_path / "run", embedder=bm25_embedder)
-    sent = [json.loads(line) for f in cache.glob("*.jsonl") for line in f.read_text().splitlines()]
+        await run_in_process(data, tmp_path / "run", embedder=embedder)
+    return [json.loads(line) for f in cache.glob("*.jsonl") for line in f.read_text().splitlines()]
+
+
+async def test_a_scenario_folder_reaches_the_model(tmp_path, emulator, bm25_embedder) -> None:
+    folder = _folder(tmp_path, "mine", "MY-TOWN-RULES: everyone bakes bread.")
+    data = yaml.safe_load(TOWN.read_text())
+    data.update(ticks=1, interventions=[], prompts=str(folder))
+    sent = await _sent_by_town(data, tmp_path, emulator, bm25_embedder)
     plans = [e for e in sent if "Plan " in e["request"]["messages"][-1]["content"]]
     assert plans, [e["request"]["messages"][-1]["content"][:60] for e in sent]
     for entry in plans:
@@ -114,16 +120,7 @@ async def test_a_survey_prompt_gives_the_situation_without_bookkeeping(
     ]  # fmt: skip
     survey = {"id": "s", "day": 0, "hour": data.get("start_hour", 7), "questions": questions}
     data.update(ticks=1, interventions=[], surveys=[survey])
-    data["agents"] = {**data["agents"], "count": 3}
-    data["network"] = {**data["network"], "k": 2}
-    cache = tmp_path / "cache"
-    async with emulator() as (_emu, url):
-        data["llm"] = {
-            "endpoints": [{"base_url": url, "model": "emulated", "send_task_hints": True}],
-            "cache": {"mode": "read-write", "dir": str(cache)},
-        }
-        await run_in_process(data, tmp_path / "run", embedder=bm25_embedder)
-    sent = [json.loads(line) for f in cache.glob("*.jsonl") for line in f.read_text().splitlines()]
+    sent = await _sent_by_town(data, tmp_path, emulator, bm25_embedder)
     situations = {
         line.removeprefix("Your situation now: "): entry["request"]["messages"][-1]["content"]
         for entry in sent
