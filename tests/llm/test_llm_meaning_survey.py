@@ -127,6 +127,8 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
         (NUMBER, "I have 3 kids and 200 in my purse", 200, None),
         (NUMBER, "2.0, 13:45", 2.0, "value_mismatch"),  # SmolLM2's own: numbers, no words
         (LIKERT, "3 - 4", 3, "value_mismatch"),
+        (LIKERT, "1.0, yes", 2, "value_mismatch"),  # SmolLM2's own
+        (LIKERT, "2, fairly unhappy", 2, None),
         (LIKERT, "4/5", 4, None),  # a point and its scale
         (LIKERT, "4 / 5", None, None),
         (NUMBER, "$2,400.", 2400, None),
