@@ -22,6 +22,10 @@ _FIRST_PERSON = frozenset(
 )
 _SECOND_PERSON = frozenset("you you're you've you'd you'll your yours yourself".split())
 _IDIOMS = re.compile(r"\b(?:thank you|you know|you see|mind you)\b")  # no one addressed
+# An answer that speaks of the asking itself ("The answer to this question is: ...").
+_ABOUT_ASKING = re.compile(
+    r"\b(?:the|this|that|your|my) (?:answer|question|survey|reply|response)\b"
+)
 # Questions that ask for words to someone else, which may rightly say "you".
 _WORDS_TO = re.compile(r"\b(?:tell|say|advise|recommend|message|write|ask)\b")
 
@@ -157,6 +161,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     kind = ctx.get("kind", "open")
     if kind == "open" and not _LETTERS.search(text):
         return "empty", repr(text[:40])  # "42" to "How was your day?"
+    if kind == "open" and _ABOUT_ASKING.search(text.lower()) and not _as_i(_said(text)):
+        return "empty", f"speaks of the asking, not as the person: {text[:60]!r}"
     if narrates(text, str(ctx.get("name") or "")):
         return "narrated", repr(text[:60])
     if addressed(text, str(ctx.get("question") or "")):

@@ -113,6 +113,8 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
         ),
         (OPEN, "It was perfect. I then went to work", None, "empty"),
         (OPEN, "The answer is:", None, "empty"),
+        (OPEN, "The answer to this question is: 2018-11-30 at midnight.", None, "empty"),
+        (OPEN, "That question is easy: I had a lovely day.", None, None),
         (
             OPEN,
             "In 2019, Ann Lee went on a trip to the United States and spent two days at home.",
