@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from societas.agents.llm.survey_checks import answer_problem
+from societas.agents.llm.survey_checks import answer_problem, narrates
 
 __all__ = [
     "CORRECTIONS",
@@ -117,7 +117,7 @@ CORRECTIONS["missed_check"] = (
     "contradict, memories about different things do not. Judge each item again."
 )
 CORRECTIONS["narrated"] = (
-    "That line tells about the speaker from outside. Reply again with what the speaker says, "
+    "That reply tells about the person from outside. Reply again with what they say or think, "
     "in the first person."
 )
 CORRECTIONS["ungrounded"] = (
@@ -844,7 +844,16 @@ def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 
 def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
-    return _choice(value, ctx) or _people(value, ctx)
+    return _choice(value, ctx) or _own_thought(value, ctx) or _people(value, ctx)
+
+
+def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """A thought is the person's own: one that tells of them by full name and never as "I"
+    ("Gia Diaz's emotional state now: 0.4, she is very happy") is a report from outside."""
+    thought = str(getattr(value, "thought", ""))
+    if narrates(thought, str(ctx.get("name") or "")):
+        return Failure("narrated", thought)
+    return None
 
 
 def _turn_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:

@@ -611,6 +611,27 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
 
 
 @pytest.mark.parametrize(
+    ("thought", "kind"),
+    [  # SmolLM2's own first: kept as first_try
+        (
+            "Gia Diaz's emotional state now: calm, she is very happy to have nothing to fear.",
+            "narrated",
+        ),
+        ("Gia Diaz is tired after work.", "narrated"),
+        ("I keep thinking of Gia Diaz's party tomorrow.", None),
+        ("Work was long; the bakery smelled of bread.", None),
+    ],
+)
+def test_a_thought_told_of_the_thinker_by_name_is_no_thought_of_theirs(thought, kind) -> None:
+    from societas.agents.llm.tasks import ThoughtUpdate
+
+    ctx = {"name": "Gia Diaz", "thought": "nothing in particular", "recent": []}
+    value = ThoughtUpdate(thought=thought, emotion="Joy", intensity=0.4)
+    failure = check("thought_update", value, prompt_of("Your thought?"), ctx)
+    assert (failure.kind if failure else None) == kind, failure
+
+
+@pytest.mark.parametrize(
     ("task", "value"),
     [  # SmolLM2's talk reason, kept as 'repaired': the reply's JSON broken inside the value
         (
