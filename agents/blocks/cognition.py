@@ -57,7 +57,7 @@ class CognitionBlock:
 
         Unlike `cognition.update_attitude`, evidence is only others' posts and dialogue, and
         the agent's note of its new stance carries no reason text, so its own earlier
-        reasoning ("... leaning against") is not read back as somebody's opinion."""
+        reasoning ("... most of them against it.") is not read back as somebody's opinion."""
         agent, s = ctx.agent, ctx.state
         current = float(s["attitude"].get(topic, 5.0))
         hits = await recall(agent.memory, topic, top_k=N_MEMORIES, topic="post")

@@ -383,10 +383,10 @@ def _dialogue_turn(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     fresh = [m for m in told if m and _short(m, 100).lower() not in said]
     if not history:
         opener = f"Hi {listener}!"
-        news = f"Did you hear? {_short(fresh[0], 100)}" if fresh else "How are you?"
+        news = f"Did you hear? {_closed(_short(fresh[0], 100))}" if fresh else "How are you?"
         line = f"{opener} {news}"
     elif fresh:
-        line = f"Interesting. I know that {_short(fresh[0], 100)}"
+        line = f"Interesting. I know that {_closed(_short(fresh[0], 100))}"
     else:
         line = _small_talk(memories, listener, said, rng)
     sour = _mood(ctx) <= -0.5 and turn >= 1  # a dark mood cuts the talk short
@@ -442,6 +442,11 @@ def _thought(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 _NEED_WORDS = {"energy": "rest", "hunger": "food", "social": "company", "safety": "safety"}
 
 
+def _closed(text: str) -> str:
+    """A told memory as a finished sentence: a full stop where it ends on a word."""
+    return f"{text}." if text and text[-1].isalnum() else text
+
+
 def _news(text: str) -> str:
     """A memory as something to tell: 'I noticed: ' and similar report openings dropped."""
     return re.sub(r"^(I noticed|I heard|I was told)[:,]?\s*", "", text.strip()).strip()
@@ -461,14 +466,17 @@ def _attitude(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     stances = [s for s in (stance(t) for t in recent) if s != 0.0]
     stubborn = float((ctx.get("profile") or {}).get("stubbornness", 0.5))
     if not stances:
-        return {"attitude": current, "reason": f"nothing new about {topic or 'it'} changed my mind"}
+        return {
+            "attitude": current,
+            "reason": f"Nothing new about {topic or 'it'} changed my mind.",
+        }
     heard = sum(stances) / len(stances)
     target = 5.0 + 5.0 * heard
     rate = 0.3 * (1.0 - max(0.0, min(1.0, stubborn)))
     new = current + rate * (target - current) + rng.gauss(0, 0.05)
     new = max(0.0, min(10.0, new))
     lean = "for" if heard > 0 else "against"
-    heard_of = f"I heard {len(stances)} opinions on {topic or 'it'} leaning {lean}"
+    heard_of = f"I heard {len(stances)} opinions on {topic or 'it'}, most of them {lean} it."
     return {"attitude": round(new, 4), "reason": heard_of}
 
 
