@@ -71,13 +71,10 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def status_for_prompt(
-    memory: GroupMemory, agent_id: int, profile: Collection[str] = ()
-) -> dict[str, Any]:
-    """The agent's status as it would describe it: bookkeeping keys, the `profile` keys the
-    system prompt already gives, and values that say nothing (empty, unset, a flag that is
-    off) left out."""
-    values = memory.export(agent_id)
+def status_for_prompt(values: dict[str, Any], profile: Collection[str] = ()) -> dict[str, Any]:
+    """An agent's status `values` as it would describe them: bookkeeping keys, the `profile`
+    keys the system prompt already gives, and values that say nothing (empty, unset, a flag
+    that is off) left out."""
     return {
         k: v
         for k, v in sorted(values.items())
@@ -166,9 +163,9 @@ async def ask(
     found = await _memories(memory, asks, memories)
 
     async def one(agent_id: int, q: Question, recalled: list[str]) -> Answer:
-        state = engine.agents[agent_id].state
-        person = persona_of(agent_id, memory.export(agent_id), state)
-        status = status_for_prompt(memory, agent_id, person.profile)
+        values = memory.export(agent_id)
+        person = persona_of(agent_id, values, engine.agents[agent_id].state)
+        status = status_for_prompt(values, person.profile)
         if q.attribute is not None:  # the attribute asked about first
             status = {q.attribute: memory.kv_get(agent_id, q.attribute), **status}
         messages = prompts.messages(  # templates: prompts/survey.txt (a scenario may override)

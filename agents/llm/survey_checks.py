@@ -124,9 +124,9 @@ def _scaled(
     if value is not None and written is not None and not _same(kind, written, value):
         return "value_mismatch", f"answer {written:g}, value {value:g}"
     found = numbers_in(text) if written is None else []
-    lead = _NUMBER.match(text) if kind == "likert" and written is None else None
-    if lead and value is not None and not _same(kind, float(lead.group().replace(",", "")), value):
-        return "value_mismatch", f"answer opens on {lead.group()}, value {value:g}"  # "1.0, yes"
+    opens_on_number = kind == "likert" and found and _NUMBER.match(text)
+    if opens_on_number and value is not None and not _same(kind, found[0], value):
+        return "value_mismatch", f"answer opens on {found[0]:g}, value {value:g}"  # "1.0, yes"
     if len(found) > 1 and not _LETTERS.search(text):  # "2.0, 13:45": which one is meant?
         alone = numbers_in(_OUT_OF.sub("", text))  # "4/5": a point and its scale is one
         if len(alone) > 1:
