@@ -130,6 +130,7 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
         (NUMBER, "2.0, 13:45", 2.0, "value_mismatch"),  # SmolLM2's own: numbers, no words
         (LIKERT, "3 - 4", 3, "value_mismatch"),
         (LIKERT, "1.0, yes", 2, "value_mismatch"),  # SmolLM2's own
+        (LIKERT, ", yes", None, "empty"),  # its re-asked answer, kept before
         (LIKERT, "2, fairly unhappy", 2, None),
         (LIKERT, "4/5", 4, None),  # a point and its scale
         (LIKERT, "4 / 5", None, None),
