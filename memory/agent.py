@@ -118,21 +118,12 @@ class StreamMemory:
         involving: int | None = None,
     ) -> list[MemoryHit]:
         """Best memories for `query` within the filters; `expand=True` adds linked ones."""
-        request = SearchRequest(
-            agent_id=self.agent_id,
-            query=query,
-            topic=topic,
-            top_k=top_k,
-            day_range=day_range,
-            time_range=time_range,
-            location=location,
-            **({} if tiers is None else {"tiers": tuple(tiers)}),
-            expand=expand,
-            types=None if types is None else tuple(types),
-            tags=None if tags is None else tuple(tags),
-            layers=None if layers is None else tuple(layers),
-            involving=involving,
-        )
+        given: dict[str, Any] = {"topic": topic, "day_range": day_range, "time_range": time_range}
+        given |= {"location": location, "involving": involving, "expand": expand or None}
+        listed = {"tiers": tiers, "types": types, "tags": tags, "layers": layers}
+        given |= {k: tuple(v) for k, v in listed.items() if v is not None}
+        filters = {k: v for k, v in given.items() if v is not None}  # unset: the defaults
+        request = SearchRequest(agent_id=self.agent_id, query=query, top_k=top_k, **filters)
         return await self._group.join_search(request)
 
     async def search_today(

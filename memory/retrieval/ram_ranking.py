@@ -51,7 +51,6 @@ class RamRanker:
         cfg = g.config.retrieval
         index = g.sparse_index
         assert index is not None
-        relevant_only_cfg = cfg.candidates == "relevant"
         hot_ids = g.hot.row_of
         expiring = g.expiring
         agents = index.agents
@@ -101,13 +100,18 @@ class RamRanker:
                     matched.append(terms[0] + start)
                     products.append(terms[1])
             masks.append(mask)
-        # Raw relevance of the batch's rows in one count, then γ·relevance (0 where unmatched).
-        lengths = np.fromiter((len(p.ids) for _, p in found), np.intp, len(found))
-        raw: np.ndarray = np.zeros(len(base))
+        # γ·relevance of the matched rows, summed per row in one count; it is 0 elsewhere.
+        raw = np.zeros(len(base)) if cfg.candidates == "relevant" else None  # all rows: a mask
         if matched:
-            raw = np.bincount(np.concatenate(matched), np.concatenate(products), len(base))
-        scales = np.fromiter((job.scale for job, _ in found), f64, len(found)).repeat(lengths)
-        base += weighted_relevance(Numbers(0.0, 0.0, raw), cfg, g.normalization, scales)
+            at = np.concatenate(matched)  # ascending: rows ascend per job, jobs one after another
+            new = np.ones(len(at), np.bool_)
+            new[1:] = at[1:] != at[:-1]
+            rows_hit, sums = at[new], np.bincount(new.cumsum() - 1, np.concatenate(products))
+            ends = np.cumsum([len(p.ids) for _, p in found])
+            scales = np.array([job.scale for job, _ in found])[ends.searchsorted(rows_hit, "right")]
+            base[rows_hit] += weighted_relevance(Numbers(0, 0, sums), cfg, g.normalization, scales)
+            if raw is not None:
+                raw[rows_hit] = sums
         picks: list[tuple[RankJob, AgentPostings, int]] = []  # segmented: (job, postings, k)
         end = 0
         for (job, p), given in zip(found, masks, strict=True):
@@ -115,7 +119,7 @@ class RamRanker:
             start, end = end, end + n_all
             score = base[start:end]  # this search's own slice: changed in place below
             mask = given
-            if relevant_only_cfg and has_terms(job.vectors):
+            if raw is not None and has_terms(job.vectors):
                 relevant = raw[start:end] > 0
                 mask = relevant if mask is None else mask & relevant
             n = n_all if mask is None else int(np.count_nonzero(mask))

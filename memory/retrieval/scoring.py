@@ -241,13 +241,19 @@ class Numbers:
 
     def recency(self, now: float, config: RetrievalConfig) -> Any:
         """decay_per_hour ** hours since the memory, as exp(|age| · ln(decay) / 3600)."""
-        return np.exp(np.abs(now - self.time) * config.log_decay_per_second)
+        age = np.subtract(now, self.time, dtype=np.float64)
+        if not isinstance(age, np.ndarray):
+            return np.exp(np.abs(age) * config.log_decay_per_second)
+        np.abs(age, out=age)  # in place: one array for all the rows, not four
+        age *= config.log_decay_per_second
+        return np.exp(age, out=age)
 
     def add(self, terms: list[Any]) -> Any:
         return reduce(operator.add, terms)
 
     def mul(self, terms: list[Any]) -> Any:
-        return reduce(operator.mul, terms)
+        factors = [t for t in terms if not (isinstance(t, float) and t == 1.0)]  # x·1.0 is x
+        return reduce(operator.mul, factors) if factors else 1.0
 
     def div(self, left: Any, right: Any) -> Any:
         if not isinstance(right, np.ndarray):
