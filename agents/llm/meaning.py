@@ -213,6 +213,21 @@ def _grams(ws: Sequence[str]) -> set[tuple[str, ...]]:
     return {tuple(ws[i : i + 3]) for i in range(len(ws) - 2)}
 
 
+_AS_I = {"you": "i", "your": "my", "yours": "mine", "yourself": "myself"}
+_AM = {"are": "am", "were": "was"}
+_NAMED = ("name", "speaker", "listener")  # context keys that name people
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def as_said_by_me(ws: Sequence[str]) -> tuple[str, ...]:
+    """Second-person words in the first person ("you are a nurse" → "i am a nurse")."""
+    out = [_AS_I.get(w, w) for w in ws]
+    for i in range(1, len(out)):
+        if ws[i - 1] == "you" and ws[i] in _AM:
+            out[i] = _AM[ws[i]]
+    return tuple(out)
+
+
 def _copied(ws: Sequence[str], source: Set[tuple[str, ...]]) -> bool:
     """Whether a text of `ws` words is mostly trigrams of `source`."""
     if len(ws) < MIN_COPY_WORDS or not source:
@@ -352,6 +367,8 @@ class Prompt:
     own: tuple[str, ...] = ()  # the call's own information (topic, memories), words joined
     vocabulary: frozenset[str] = frozenset()  # every word of the messages (names they give)
     numbered: tuple[tuple[tuple[str, Any], ...], ...] = ()  # examples giving a number: items
+    first_person_grams: frozenset[tuple[str, ...]] = frozenset()  # a frame task's, as "I"
+    names: frozenset[str] = frozenset()  # words of the people's names the call is about
 
     @classmethod
     def of(
@@ -380,6 +397,7 @@ class Prompt:
         for ws in examples:
             example_grams |= _grams(ws)
         blob = json.dumps(schema, sort_keys=True) if schema else "{}"
+        as_me = _grams(as_said_by_me(words(instruction))) if task in FRAME_TASKS else set()
         return cls(
             examples=frozenset(examples),
             example_grams=frozenset(example_grams),
@@ -392,6 +410,8 @@ class Prompt:
                 for obj in _json_objects(first_user)
                 if isinstance(obj, dict) and any(map(_is_number, obj.values()))
             ),
+            first_person_grams=frozenset(as_me),
+            names=frozenset(w for k in _NAMED for w in words(str((context or {}).get(k) or ""))),
         )
 
     @cached_property
@@ -428,7 +448,16 @@ class Prompt:
             rest = words(_cut(text, self.own)) if self.own else ws  # the agent's own news
             if _copied(rest, self.instruction_grams):  # may be passed on; the frame may not
                 return Failure("copied_prompt", text)
+            if self.restated(text):
+                return Failure("copied_prompt", text)
         return None
+
+    def restated(self, text: str) -> bool:
+        """Whether a sentence of `text` is the frame told as "I" ("I am a male, aged 45."):
+        the self-description read back, not a thought or a line of the person's own."""
+        sentences = _SENTENCE_END.split(text) if self.first_person_grams else ()
+        said = ([w for w in words(s) if w not in self.names] for s in sentences)  # "I am Ann."
+        return any(_copied(ws, self.first_person_grams) for ws in said)
 
 
 def _is_number(value: Any) -> bool:

@@ -117,6 +117,11 @@ def test_the_frame_of_a_prompt_is_no_utterance_but_its_news_may_be_passed_on() -
     assert check("conversation_summary", summary, said, ctx) is None
     news = turn("There is a summer festival in the park on Saturday!")
     assert check("dialogue_turn", news, prompt, ctx) is None
+    system = {"role": "system", "content": "You are Ada Adams, a person living in a town."}
+    named = Prompt.of([system, {"role": "user", "content": text}], None, ctx, "dialogue_turn")
+    assert check("dialogue_turn", turn("I am Ada Adams."), named, ctx) is None  # introduced
+    told = check("dialogue_turn", turn("I am Ada Adams, a person living in a town."), named, ctx)
+    assert told is not None and told.kind == "copied_prompt"  # the frame told as "I"
     labelled = turn("Finn Adams: Sinister Finn Adams")
     assert check("dialogue_turn", labelled, prompt, ctx).kind == "copied_prompt"  # type: ignore[union-attr]
 
@@ -584,8 +589,15 @@ SELF_DESCRIPTION = (
             "you currently reside in a suburban area and your marital status is single",
             "copied_prompt",
         ),
+        (  # SmolLM2's, kept as first_try: the self-description told as "I", a fact made up
+            "I am a female, aged 45. I currently reside in a suburban area and my marital "
+            "status is single. I have a family of 12 children.",
+            "copied_prompt",
+        ),
         ("The river flooded the bakery and I am still shaken.", None),  # a listed memory
         ("Ben posted that the carbon tax is fair; I am not sure.", None),
+        ("I am a female nurse, and I fear the river will flood the bakery.", None),
+        ("At 45 I am still single, and the suburban quiet feels lonely tonight.", None),
     ],
 )
 def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> None:
