@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from societas.agents.llm.survey_checks import answer_problem, narrates
+from societas.agents.llm.survey_checks import addressed, answer_problem, narrates
 
 __all__ = [
     "CORRECTIONS",
@@ -878,10 +878,14 @@ def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A thought is the person's own: one that tells of them by full name and never as "I"
-    ("Gia Diaz's emotional state now: 0.4, she is very happy") is a report from outside."""
+    ("Gia Diaz's emotional state now: 0.4, she is very happy") is a report from outside; one
+    told to "you" and never as "I" ("You are going to relax at home, ... you will have
+    breakfast") is the prompt's voice going on."""
     thought = str(getattr(value, "thought", ""))
     if narrates(thought, str(ctx.get("name") or "")):
         return Failure("narrated", thought)
+    if addressed(thought, ""):
+        return Failure("not_first_person", thought[:120])
     return None
 
 

@@ -630,6 +630,11 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
             "narrated",
         ),
         ("Gia Diaz is tired after work.", "narrated"),
+        (  # SmolLM2's, kept as first_try: the prompt's voice going on, to "you"
+            "You are going to relax at home, 1:45 pm; 2 hours later, you will have breakfast.",
+            "not_first_person",
+        ),
+        ("You did well today, I tell myself.", None),  # self-talk, as "I"
         ("I keep thinking of Gia Diaz's party tomorrow.", None),
         ("Work was long; the bakery smelled of bread.", None),
     ],
