@@ -846,7 +846,8 @@ def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """An attitude whose reason speaks of neither its topic nor anything the person saw or
     heard (`recent`): a stance no memory supports ("This is your story: ...", or with nothing
     recent "You are a female, aged 58"); or whose reason only names its topic ("The flood
-    barrier."), which says nothing of it. An empty reason leaves the attitude on its own."""
+    barrier."), which says nothing of it; or one told to "you", never as "I". An empty reason
+    leaves the attitude on its own."""
     reason = str(getattr(value, "reason", "")).strip()
     recent = [str(x) for x in ctx.get("recent") or []]
     topic = str(ctx.get("topic") or "")
@@ -859,6 +860,8 @@ def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
             return Failure("unfounded", reason[:120])
         if about and not said - about:
             return Failure("unfounded", f"only its topic: {reason[:100]}")
+    if addressed(reason, ""):  # "Your attitude is against the carbon tax": the prompt's voice
+        return Failure("not_first_person", reason[:120])
     return _people(value, ctx)
 
 

@@ -402,6 +402,12 @@ def test_a_reflection_insight_states_something_and_cites_its_statements(
         ("Nothing new about the flood barrier changed my mind.", None, None),  # the topic
         ("Floods keep coming, so I back it.", None, None),  # 'floods' is 'flood
         ("", None, None),  # no reason: the attitude stands on its own
+        (  # SmolLM2's (on the carbon tax), kept as first_try: the prompt's voice, to "you"
+            "Your attitude is against the flood barrier",
+            "not_first_person",
+            "not_first_person",
+        ),
+        ("It would raise your rent, and the flood may never come back.", None, None),
     ],
 )
 def test_an_attitude_reason_speaks_of_the_topic_or_what_was_seen(reason: str, kind, alone) -> None:
