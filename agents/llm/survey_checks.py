@@ -161,7 +161,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     kind = ctx.get("kind", "open")
     if kind == "open" and not _LETTERS.search(text):
         return "empty", repr(text[:40])  # "42" to "How was your day?"
-    if kind == "open" and _ABOUT_ASKING.search(text.lower()) and not _as_i(_said(text)):
+    wordy = kind == "open" or value is None  # a scale's value, when given, is the answer
+    if wordy and _ABOUT_ASKING.search(text.lower()) and not _as_i(_said(text)):
         return "empty", f"speaks of the asking, not as the person: {text[:60]!r}"
     if narrates(text, str(ctx.get("name") or "")):
         return "narrated", repr(text[:60])

@@ -114,6 +114,8 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
         (OPEN, "It was perfect. I then went to work", None, "empty"),
         (OPEN, "The answer is:", None, "empty"),
         (OPEN, "The answer to this question is: 2018-11-30 at midnight.", None, "empty"),
+        (LIKERT, "The answer and the value are the same.", None, "empty"),  # SmolLM2's, re_asked
+        (LIKERT, "The answer is 4.", 4, None),  # the value answers it
         (OPEN, "That question is easy: I had a lovely day.", None, None),
         (
             OPEN,
