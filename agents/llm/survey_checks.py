@@ -26,6 +26,13 @@ _IDIOMS = re.compile(r"\b(?:thank you|you know|you see|mind you)\b")  # no one a
 _ABOUT_ASKING = re.compile(
     r"\b(?:the|this|that|your|my) (?:answer|question|survey|reply|response)\b"
 )
+# Words that lean a likert answer (or its question) for or against; a negation just before
+# turns one ("I don't support it").
+_FOR = frozenset("support supports supportive agree agrees satisfied happy like likes approve "
+                 "approves favour favor love".split())  # fmt: skip
+_AGAINST = frozenset("oppose opposes against disagree disagrees dissatisfied unhappy dislike "
+                     "dislikes disapprove disapproves hate".split())  # fmt: skip
+_NEGATIONS = frozenset("not no never don't doesn't didn't isn't wasn't aren't can't won't".split())
 # Questions that ask for words to someone else, which may rightly say "you".
 _WORDS_TO = re.compile(r"\b(?:tell|say|advise|recommend|message|write|ask)\b")
 
@@ -115,6 +122,29 @@ def narrates(answer: str, name: str) -> bool:
     return not _as_i(_said(answer))
 
 
+def leaning(text: str) -> int:
+    """+1 when the words lean for, -1 against, 0 when neither or both ("unhappy, but I like it")."""
+    said = _said(text)
+    signs = set()
+    for i, w in enumerate(said):
+        sign = 1 if w in _FOR else -1 if w in _AGAINST else 0
+        if sign and _NEGATIONS.intersection(said[max(0, i - 3) : i]):
+            sign = -1 if sign > 0 else 0  # "don't support" is against; "not against", unsure
+        if sign:
+            signs.add(sign)
+    return signs.pop() if len(signs) == 1 else 0
+
+
+def _against_words(text: str, point: float, scale: int, question: str) -> tuple[str, str] | None:
+    """A point on the other side of the middle from the words, where the question asks how
+    much the person is for something ("How much do you support ...?" "I oppose it", 5)."""
+    middle = (1 + scale) / 2
+    said = leaning(text)
+    if leaning(question) <= 0 or not said or point == middle or (said > 0) == (point > middle):
+        return None
+    return "value_mismatch", f"words {'for' if said > 0 else 'against'}, point {point:g} of {scale}"
+
+
 def _scaled(
     kind: str, text: str, value: float | None, ctx: dict[str, Any]
 ) -> tuple[str, str] | None:
@@ -145,7 +175,7 @@ def _scaled(
         scale = int(ctx.get("scale") or 5)
         if not (said.is_integer() and 1 <= said <= scale):
             return "off_scale", f"{said:g} is no point of 1..{scale}"
-        return None
+        return _against_words(text, said, scale, str(ctx.get("question") or ""))
     low, high = ctx.get("min"), ctx.get("max")
     if (low is not None and said < low) or (high is not None and said > high):
         return "off_scale", f"{said:g} outside {low}..{high}"

@@ -76,6 +76,8 @@ CHOICE = {"kind": "choice", "options": ["support", "oppose"], "text": "Do you ba
 NUMBER = {"kind": "number", "min": 0, "text": "How much money do you have?"}
 OPEN = {"kind": "open", "text": "How was your day?"}
 TELL = {"kind": "open", "text": "What would you tell your neighbour about the basic income?"}
+SUPPORT = {"kind": "likert", "scale": 5, "text": "How much do you support the carbon tax?"}
+WORRIED = {"kind": "likert", "scale": 5, "text": "How worried are you about the flood?"}
 
 
 @pytest.mark.parametrize(
@@ -156,6 +158,17 @@ TELL = {"kind": "open", "text": "What would you tell your neighbour about the ba
         (OPEN, "A quiet one at the bakery", None, None),  # one sentence, no full stop
         (OPEN, "I worked till 5.30 and then went home", None, None),
         (TELL, "You should back it, it helps the bakery.", None, None),
+        # a point on the other side of the middle from the words, to "how much ... for"
+        (SUPPORT, "I strongly oppose it.", 5, "value_mismatch"),
+        (SUPPORT, "I support it, it helps the bakery.", 1, "value_mismatch"),
+        (SUPPORT, "I don't really support it.", 4, "value_mismatch"),
+        (SUPPORT, "I don't support it at all.", 1, None),
+        (SUPPORT, "I am not against it.", 1, None),  # not against: not for either
+        (SUPPORT, "I am unhappy about prices, but I like it.", 2, None),  # both ways: no signal
+        (SUPPORT, "I support it.", 3, None),  # the middle
+        (LIKERT, "Not satisfied with the rain.", 5, "value_mismatch"),
+        (LIKERT, "Satisfied", 5, None),
+        (WORRIED, "I am unhappy, the river is rising.", 5, None),  # the question leans no way
     ],
 )
 def test_a_survey_answer_must_answer_its_question(question, text, value, kind) -> None:
