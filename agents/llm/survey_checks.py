@@ -32,6 +32,7 @@ _FOR = frozenset("support supports supportive agree agrees satisfied happy like 
                  "approves favour favor love".split())  # fmt: skip
 _AGAINST = frozenset("oppose opposes against disagree disagrees dissatisfied unhappy dislike "
                      "dislikes disapprove disapproves hate".split())  # fmt: skip
+_CLAUSE_END = re.compile(r"[.,;:!?]")
 _NEGATIONS = frozenset("not no never don't doesn't didn't isn't wasn't aren't can't won't".split())
 # Questions that ask for words to someone else, which may rightly say "you".
 _WORDS_TO = re.compile(r"\b(?:tell|say|advise|recommend|message|write|ask)\b")
@@ -124,14 +125,15 @@ def narrates(answer: str, name: str) -> bool:
 
 def leaning(text: str) -> int:
     """+1 when the words lean for, -1 against, 0 when neither or both ("unhappy, but I like it")."""
-    said = _said(text)
     signs = set()
-    for i, w in enumerate(said):
-        sign = 1 if w in _FOR else -1 if w in _AGAINST else 0
-        if sign and _NEGATIONS.intersection(said[max(0, i - 3) : i]):
-            sign = -1 if sign > 0 else 0  # "don't support" is against; "not against", unsure
-        if sign:
-            signs.add(sign)
+    for clause in _CLAUSE_END.split(text):  # "No, I support it": the "no" answers, not negates
+        said = _said(clause)
+        for i, w in enumerate(said):
+            sign = 1 if w in _FOR else -1 if w in _AGAINST else 0
+            if sign and _NEGATIONS.intersection(said[max(0, i - 3) : i]):
+                sign = -1 if sign > 0 else 0  # "don't support" is against; "not against", unsure
+            if sign:
+                signs.add(sign)
     return signs.pop() if len(signs) == 1 else 0
 
 

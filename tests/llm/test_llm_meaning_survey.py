@@ -166,6 +166,9 @@ WORRIED = {"kind": "likert", "scale": 5, "text": "How worried are you about the 
         (SUPPORT, "I am not against it.", 1, None),  # not against: not for either
         (SUPPORT, "I am unhappy about prices, but I like it.", 2, None),  # both ways: no signal
         (SUPPORT, "I support it.", 3, None),  # the middle
+        (SUPPORT, "No, I support it.", 5, None),  # "no" ends its clause: it negates nothing
+        (SUPPORT, "No, I do not support it.", 5, "value_mismatch"),
+        (SUPPORT, "I have no support for it.", 5, "value_mismatch"),
         (LIKERT, "Not satisfied with the rain.", 5, "value_mismatch"),
         (LIKERT, "Satisfied", 5, None),
         (WORRIED, "I am unhappy, the river is rising.", 5, None),  # the question leans no way
