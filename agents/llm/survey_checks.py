@@ -15,6 +15,8 @@ from typing import Any
 _NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
 _NUMERIC = re.compile(r"[-+\d.,eE\s]*\d[-+\d.,eE\s]*")  # an answer written only as a number
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
+_WORDS = re.compile(r"[^\W_]+")
+_MARKS = re.compile(r"[^\w\s.,!?'\u2019-]")  # a character no sentence needs: / = : ( {
 _OUT_OF = re.compile(r"\s*/\s*\d+\s*$")  # a point and its scale: "4/5"
 TOLERANCE = 0.01  # relative: a number answer's value may round its written number this much
 _FIRST_PERSON = frozenset(
@@ -91,6 +93,33 @@ def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str
 def _said(answer: str) -> list[str]:
     """An answer's words, lower case, idioms that address no one ("thank you") left out."""
     return re.findall(r"[a-z']+", _IDIOMS.sub(" ", answer.lower().replace("\u2019", "'")))
+
+
+def read_back(answer: str, ctx: dict[str, Any]) -> str | None:
+    """What an answer not spoken as "I" reads back from the person's data in the prompt: a
+    whole value of their situation that the question does not ask about, of two words or more
+    or with the prompt's marks around it ("relax at home", "./Bachelor" from
+    education=bachelor; a bare "Bachelor" may answer "What did you study?"), or three words or
+    more of one remembered line ("21:00 relax at home (60 min)" from their plan); None when
+    it says something of its own."""
+    said = _WORDS.findall(answer.lower())
+    if not said or _as_i(_said(answer)):
+        return None
+    asked = set(_WORDS.findall(str(ctx.get("question") or "").lower()))
+    marked = _MARKS.search(answer) is not None
+    for key, value in (ctx.get("status") or {}).items():
+        named = _WORDS.findall(str(key).lower())
+        if key == ctx.get("attribute") or asked.intersection(named):
+            continue  # the value asked about
+        told = _WORDS.findall(str(value).lower())
+        if said in (told, named + told) and (marked or len(said) > 1):
+            return f"{key}={value}"
+    n = len(said)
+    for line in ctx.get("memories") or () if n >= 3 else ():
+        ws = _WORDS.findall(str(line).lower())
+        if any(ws[i : i + n] == said for i in range(len(ws) - n + 1)):
+            return str(line)
+    return None
 
 
 def _as_i(said: list[str]) -> bool:
@@ -200,6 +229,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
         return "narrated", repr(text[:60])
     if addressed(text, str(ctx.get("question") or "")):
         return "not_first_person", repr(text[:60])
+    if kind == "open" and (source := read_back(text, ctx)) is not None:
+        return "copied_prompt", f"reads back {source[:60]!r}"
     if kind == "choice":
         return _choice(text, value, [str(o) for o in ctx.get("options") or []])
     if kind in ("likert", "number"):

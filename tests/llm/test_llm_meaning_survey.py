@@ -179,6 +179,46 @@ def test_a_survey_answer_must_answer_its_question(question, text, value, kind) -
     assert (failure.kind if failure else None) == kind, failure
 
 
+# The person's data as a survey prompt gives it (status line, recalled memories).
+STATUS = {"activity": "relax at home", "education": "bachelor", "skill": "driving"}
+MEMORIES = ["Paul Rossi's plan for 21:00: 21:00 relax at home (60 min)",
+            "Paul Rossi thinks: Currently nothing good or bad is happening"]  # fmt: skip
+DAY = {"kind": "open", "text": "What happened in your day today?"}
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "kind"),
+    [
+        (DAY, "./Bachelor", "copied_prompt"),  # SmolLM2's own: education=bachelor
+        (DAY, "21:00: 21:00 relax at home (60 min)", "copied_prompt"),  # SmolLM2's: its plan
+        (DAY, "Currently nothing good or bad is happening.", "copied_prompt"),
+        (DAY, "Relax at home.", "copied_prompt"),  # the activity of the status line
+        (DAY, "Good.", None),  # one word of a memory: a word, not a line read back
+        (DAY, "Nothing good or bad happened.", None),
+        (DAY, "I relaxed at home after work.", None),
+        (DAY, "I relax at home (60 min)", None),  # as "I": the person's own
+        ({"kind": "open", "text": "What did you study?"}, "Bachelor", None),  # may answer it
+        ({"kind": "open", "text": "What did you study?"}, "education=bachelor", "copied_prompt"),
+        (DAY, "Driving.", None),  # one word, no marks: it may be said
+        ({**DAY, "attribute": "education"}, "Bachelor.", None),  # the attribute asked about
+    ],
+)
+def test_an_open_answer_that_reads_back_the_persons_data_is_copied(question, text, kind) -> None:
+    ctx = {"question": question["text"], "name": "Paul Rossi", "status": STATUS,
+           "memories": MEMORIES, **question}  # fmt: skip
+    msgs = prompts.messages(
+        "survey",
+        system=persona_of(0, {"name": "Paul Rossi", "age": 18}, {}).system(),
+        status=", ".join(f"{k}={v}" for k, v in STATUS.items()),
+        memories="\n".join(f"- {m}" for m in MEMORIES),
+        question=question["text"],
+        instructions="Answer in one or two sentences; value = null.",
+    )
+    prompt = Prompt.of(msgs, schema_of(SurveyAnswer), ctx, "survey")
+    failure = check("survey", SurveyAnswer(answer=text, value=None), prompt, ctx)
+    assert (failure.kind if failure else None) == kind, failure
+
+
 def test_an_option_inside_a_longer_one_is_one_choice() -> None:
     both = {**CHOICE, "options": ["support", "strongly support"]}
     assert asked(both, "I strongly support it", 1) is None
