@@ -76,6 +76,7 @@ KINDS = (
     "not_a_fact",
     "unfounded",
     "cut_off",
+    "out_of_character",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -161,6 +162,10 @@ CORRECTIONS["unfounded"] = (
 )
 CORRECTIONS["cut_off"] = (
     "That reply was cut off at the length limit before it ended. Reply again, shorter."
+)
+CORRECTIONS["out_of_character"] = (
+    "That reply steps out of the story. Reply again as this person, who lives in the town "
+    "and knows nothing beyond it."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -767,6 +772,24 @@ _NO_ANSWER = re.compile(
 )
 
 
+# A text that speaks of the fiction itself: a character, not a real person, a model, a
+# role-play, the simulation (a person may pretend, so pretending is no sign).
+_OUT_OF_STORY = re.compile(
+    r"\b(?:fictional|not (?:a )?real (?:person|people|human)|a character in|language model|"
+    r"as an ai|(?:i am|i'm) an ai|role-?play(?:ing)?|role playing|simulated|this simulation)\b",
+    re.IGNORECASE,
+)
+
+
+def _out_of_character(answer: dict[str, Any]) -> Failure | None:
+    """A text that steps out of the story ("You're a fictional character in a story, and I'm
+    going to pretend for now"): the model speaking of the fiction, not the person."""
+    for text in leaves(answer):
+        if _OUT_OF_STORY.search(text.replace("\u2019", "'")):
+            return Failure("out_of_character", text[:120])
+    return None
+
+
 def says_no_answer(text: str) -> bool:
     """Whether `text` declines the task ("I am not sure how to answer", "As an AI ...")."""
     return _NO_ANSWER.search(text) is not None
@@ -937,7 +960,9 @@ def check(
         return found
     per_task = _BY_TASK.get(task or "", _people)
     checked = per_task(value, {**context, "prompt_words": prompt.vocabulary})
-    return checked or _unfinished(answer, sentences=task not in _PHRASES)
+    return (
+        checked or _out_of_character(answer) or _unfinished(answer, sentences=task not in _PHRASES)
+    )
 
 
 def _debris(answer: dict[str, Any]) -> Failure | None:

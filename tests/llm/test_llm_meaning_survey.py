@@ -219,6 +219,30 @@ def test_an_open_answer_that_reads_back_the_persons_data_is_copied(question, tex
     assert (failure.kind if failure else None) == kind, failure
 
 
+STEPPED_OUT = (
+    "You are not a real person. You're a fictional character in a story, and I'm going to "
+    "pretend for now."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (STEPPED_OUT, "out_of_character"),  # SmolLM2's own, as an interview answer
+        ("I'm an AI, so I have no day.", "out_of_character"),
+        ("In this simulation I live near the harbour.", "out_of_character"),
+        ("As a character in this story, I worry about the storm.", "out_of_character"),
+        ("I pretend not to care about the tax.", None),  # a person may pretend
+        ("I'm pretending to be brave for the children.", None),
+        ("I read a novel about a fictitious town.", None),
+        ("I am a real fan of the bakery.", None),
+    ],
+)
+def test_an_answer_that_steps_out_of_the_story_is_not_data(text, kind) -> None:
+    failure = asked(OPEN, text, None)
+    assert (failure.kind if failure else None) == kind, failure
+
+
 def test_an_option_inside_a_longer_one_is_one_choice() -> None:
     both = {**CHOICE, "options": ["support", "strongly support"]}
     assert asked(both, "I strongly support it", 1) is None
