@@ -122,6 +122,15 @@ def read_back(answer: str, ctx: dict[str, Any]) -> str | None:
     return None
 
 
+def asks_back(answer: str, question: str) -> bool:
+    """Whether a sentence of the answer is the question itself, put back ("I'm not sure. What
+    worries you most right now? How are you going to decide?"): the model echoing its prompt
+    (a question of three words or more)."""
+    asked = _WORDS.findall(question.lower())
+    sentences = re.split(r"(?<=[.!?])\s+", answer.lower())
+    return len(asked) >= 3 and any(_WORDS.findall(s) == asked for s in sentences)
+
+
 def _as_i(said: list[str]) -> bool:
     """Whether words speak as "I" or "we"."""
     return any(w in _FIRST_PERSON for w in said)
@@ -229,6 +238,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
         return "narrated", repr(text[:60])
     if addressed(text, str(ctx.get("question") or "")):
         return "not_first_person", repr(text[:60])
+    if asks_back(text, str(ctx.get("question") or "")):
+        return "copied_prompt", f"puts the question back: {text[:60]!r}"
     if kind == "open" and (source := read_back(text, ctx)) is not None:
         return "copied_prompt", f"reads back {source[:60]!r}"
     if kind == "choice":

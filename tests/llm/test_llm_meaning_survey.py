@@ -184,6 +184,7 @@ STATUS = {"activity": "relax at home", "education": "bachelor", "skill": "drivin
 MEMORIES = ["Paul Rossi's plan for 21:00: 21:00 relax at home (60 min)",
             "Paul Rossi thinks: Currently nothing good or bad is happening"]  # fmt: skip
 DAY = {"kind": "open", "text": "What happened in your day today?"}
+WORRY = {"kind": "open", "text": "What worries you most right now?"}
 
 
 @pytest.mark.parametrize(
@@ -200,6 +201,13 @@ DAY = {"kind": "open", "text": "What happened in your day today?"}
         ({"kind": "open", "text": "What did you study?"}, "Bachelor", None),  # may answer it
         ({"kind": "open", "text": "What did you study?"}, "education=bachelor", "copied_prompt"),
         (DAY, "Driving.", None),  # one word, no marks: it may be said
+        # SmolLM2's own: the question put back, and asked of the interviewer
+        (
+            WORRY,
+            "I'm not sure. What worries you most right now? How will you decide?",
+            "copied_prompt",
+        ),
+        (WORRY, "What worries me most right now? The river.", None),  # the person's own words
         ({**DAY, "attribute": "education"}, "Bachelor.", None),  # the attribute asked about
     ],
 )
