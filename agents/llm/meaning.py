@@ -601,6 +601,8 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     ):
         return Failure("narrated", line)
     said = words(line)
+    if len(said) >= 2 and set(said) <= _name_words(ctx):  # "Liam Lopez": a name, nothing said
+        return Failure("empty", f"only a name: {line[:60]!r}")
     for entry in ctx.get("history") or []:
         before = words(str(entry[-1] if isinstance(entry, list | tuple) else entry))
         if said and (said == before or (_copied(said, _grams(before)) and len(before) >= 4)):
@@ -731,17 +733,25 @@ class Population(tuple[str, ...]):
         return frozenset(w for name in self for w in words(name))
 
 
+def _name_words(ctx: dict[str, Any]) -> set[str]:
+    """The words of the population's names (`people`) and of the people the call names."""
+    people = ctx.get("people") or ()
+    if isinstance(people, Population):
+        found = set(people.name_words)
+    else:
+        found = {w for name in people for w in words(str(name))}
+    for key in _NAMED:
+        found |= set(words(str(ctx.get(key) or "")))
+    return found
+
+
 def _people(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A person named in the answer who is neither in the population (`people`) nor in the
     prompt; checked only where the call site passes the population's plain names."""
-    people = ctx.get("people")
-    if not people:
+    if not ctx.get("people"):
         return None
-    if isinstance(people, Population):
-        allowed = set(people.name_words)
-    else:
-        allowed = {w for name in people for w in words(str(name))}
-    for key in ("name", "speaker", "listener", "other", "place", "topic"):
+    allowed = _name_words(ctx)
+    for key in ("other", "place", "topic"):
         allowed |= set(words(str(ctx.get(key) or "")))
     for p in ctx.get("places") or []:
         allowed |= set(words(str(p)))

@@ -63,6 +63,25 @@ def test_copies_of_the_prompt_are_caught(text: str, kind: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Liam Lopez", "empty"),  # SmolLM2's own line, to Olga Lopez: a name, nothing said
+        ("Olga Lopez, Ben Moore.", "empty"),
+        ("Olga!", None),  # a first name called out is something said
+        ("Liam Lopez is at the market.", None),
+        ("Olga, I saw Liam Lopez.", None),
+    ],
+)
+def test_a_line_that_is_only_names_says_nothing(text: str, kind: str | None) -> None:
+    ctx = {"speaker": "Ben Moore", "listener": "Olga Lopez", "people": ["Liam Lopez"]}
+    prompt = prompt_of(
+        "Ben Moore is talking with Olga Lopez.", DialogueTurn, "dialogue_turn", **ctx
+    )
+    failure = check("dialogue_turn", turn(text), prompt, ctx)
+    assert (failure.kind if failure else None) == kind, failure
+
+
+@pytest.mark.parametrize(
     "text", ["The bakery burned down this morning.", "Hi Bob, how was the market?", "Yes."]
 )
 def test_own_answers_pass(text: str) -> None:
