@@ -776,7 +776,8 @@ def _choice(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 # A reply that says the respondent cannot or does not know how to answer the task.
 _NO_ANSWER = re.compile(
-    r"\b(?:as an ai\b|(?:not sure|unsure|don't know|do not know|cannot|can't|unable)\b"
+    r"\b(?:as an ai\b|(?:not sure|unsure|don't know|do not know|cannot|can't|unable|"
+    r"not allowed|not enough information)\b"
     r"[^.!?]*\b(?:answer|respond)\b)",
     re.IGNORECASE,
 )
@@ -998,7 +999,7 @@ def _unfinished(answer: dict[str, Any], sentences: bool = True) -> Failure | Non
             return Failure("empty", f"announces what it does not give: {said[-40:]!r}")
         if said[:1] in (",", ";"):  # ", yes": the tail of a reply broken before it
             return Failure("empty", f"starts mid-sentence: {said[:40]!r}")
-        if sentences and len(said.split()) > 1 and (said.endswith(",") or _trails_off(said)):
+        if sentences and (said.endswith(",") or (len(said.split()) > 1 and _trails_off(said))):
             return Failure("empty", f"stops mid-sentence: {said[-40:]!r}")
     return None
 

@@ -344,6 +344,8 @@ async def test_a_rules_answer_is_marked_rules_and_counted() -> None:
         ("I am not sure how to answer, but I will give you the details", True),
         ("As an AI language model, I have no feelings.", True),
         ("I cannot respond to this question.", True),
+        # SmolLM2's own, kept as a decision to talk to nobody
+        ("Not enough information to provide a list of details (I'm not allowed to answer)", True),
         ("I can't help thinking of Ines, so I talk to her.", False),
         ("I don't know Noah well enough to decide.", False),
         ("Ines and I are close and I have news for her.", False),
@@ -554,6 +556,7 @@ def test_a_facts_relation_may_end_on_its_preposition() -> None:
         ("I want to tell Noah: the bridge is closed.", False),  # a colon with what it announces
         ("We meet at 9:30 every day.", False),
         ("I saw Noah at the bakery and,", True),  # a sentence that stops
+        ("deprecated,", True),  # SmolLM2's own reason: one word, cut at its comma
         ("I saw Noah at the bakery. Then I went", True),
         ("I saw Noah. He looked tired.", False),
         ("Ask Noah about the bridge", False),  # one sentence, no full stop
