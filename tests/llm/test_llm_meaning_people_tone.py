@@ -101,7 +101,7 @@ def test_a_summary_opposite_to_the_other_side_or_the_transcript_fails() -> None:
         ("I talked with Ines Nagy.", False),
         (  # a restated instruction
             "[Quin Chen's point of view in one or two sentences that keeps the facts (who, "
-            "what, where) and has a JSON response for 0",
+            "what, where) and has a response for 0",  # naming JSON: copied_prompt, first
             False,
         ),
         ("Ines told me the bakery closes early on Sundays.", True),  # a word of what was said

@@ -132,6 +132,15 @@ WORRIED = {"kind": "likert", "scale": 5, "text": "How worried are you about the 
         (NUMBER, "You have 20, and your purse is full", 20, "not_first_person"),
         (NUMBER, "I have 3 kids and 200 in my purse", 200, None),
         (NUMBER, "2.0, 13:45", 2.0, "value_mismatch"),  # SmolLM2's own: numbers, no words
+        # SmolLM2's own, kept as 1 of 5 after json-repair and as a first-try answer
+        (
+            LIKERT,
+            "][1]\nThis is a JSON response, and it contains the following data",
+            1,
+            "copied_prompt",
+        ),
+        (OPEN, "]I went to the shelter, and Rosa was going to work.", None, "copied_prompt"),
+        (OPEN, "I went to the shelter [the one by the school].", None, None),
         (LIKERT, "3 - 4", 3, "value_mismatch"),
         (LIKERT, "1.0, yes", 2, "value_mismatch"),  # SmolLM2's own
         (LIKERT, ", yes", None, "empty"),  # its re-asked answer, kept before
