@@ -151,14 +151,18 @@ def addressed(answer: str, question: str) -> bool:
 
 
 def narrates(answer: str, name: str) -> bool:
-    """Whether an answer tells of the respondent by their full name and never speaks as "I"
-    or "we" ("Noah Adams went on a trip"): a story about the person, not their answer (a
-    first name alone may be someone else's)."""
+    """Whether an answer tells of the respondent from outside and never speaks as "I" or
+    "we": by their full name ("Noah Adams went on a trip"; a first name alone may be someone
+    else's), or with every sentence opening on "he" or "she" ("She will be going to the
+    shelter. She is going to find a job.")."""
+    if _as_i(_said(answer)):
+        return False
     name = " ".join(name.split()).lower()
     low = " ".join(answer.lower().replace("\u2019", "'").split())
-    if " " not in name or not re.search(rf"\b{re.escape(name)}\b", low):
-        return False
-    return not _as_i(_said(answer))
+    if " " in name and re.search(rf"\b{re.escape(name)}\b", low):
+        return True
+    openings = [_WORDS.findall(s)[:1] for s in re.split(r"(?<=[.!?])\s+", low) if s.strip()]
+    return bool(openings) and all(first in (["he"], ["she"]) for first in openings)
 
 
 def leaning(text: str) -> int:

@@ -167,6 +167,10 @@ WORRIED = {"kind": "likert", "scale": 5, "text": "How worried are you about the 
         (OPEN, "A quiet one at the bakery", None, None),  # one sentence, no full stop
         (OPEN, "I worked till 5.30 and then went home", None, None),
         (TELL, "You should back it, it helps the bakery.", None, None),
+        # SmolLM2's own interview answer to "What will you do tonight?": told from outside
+        (OPEN, "She will be going to the shelter. She is going to find a job.", None, "narrated"),
+        (OPEN, "He was kind to me at the bakery.", None, None),  # as "I": of someone else
+        (OPEN, "She came by. It was a good day.", None, None),  # not every sentence
         # a point on the other side of the middle from the words, to "how much ... for"
         (SUPPORT, "I strongly oppose it.", 5, "value_mismatch"),
         (SUPPORT, "I support it, it helps the bakery.", 1, "value_mismatch"),
