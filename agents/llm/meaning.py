@@ -787,7 +787,8 @@ _NO_ANSWER = re.compile(
 # role-play, the simulation (a person may pretend, so pretending is no sign).
 _OUT_OF_STORY = re.compile(
     r"\b(?:fictional|not (?:a )?real (?:person|people|human)|a character in|language model|"
-    r"as an ai|(?:i am|i'm) an ai|role-?play(?:ing)?|role playing|simulated|this simulation)\b",
+    r"chatbot|as an ai|(?:i am|i'm) an ai|role-?play(?:ing)?|role playing|simulated|"
+    r"this simulation)\b",
     re.IGNORECASE,
 )
 
@@ -942,6 +943,19 @@ def _hour_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return _hour(value, ctx) or _people(value, ctx)
 
 
+def _questions(value: Any, ctx: dict[str, Any]) -> Failure | None:
+    """A reflection question of fewer than three words that asks nothing ("morning morning",
+    "day 0,12:30"; "Who waters?" asks): a fragment, nothing to retrieve memories by."""
+    for question in getattr(value, "questions", None) or []:
+        asks = str(question).rstrip().endswith("?")
+        if len(_LETTER_WORDS.findall(str(question))) < 3 and not asks:
+            return Failure("empty", f"no question: {str(question)[:40]!r}")
+    return _people(value, ctx)
+
+
+_LETTER_WORDS = re.compile(r"[^\W\d_]+")
+
+
 _BY_TASK = {
     "importance": _importance,
     "contradiction": _contradiction,
@@ -954,6 +968,7 @@ _BY_TASK = {
     "talk_decision": _talk,
     "metacognition": _strategy,
     "reflection_insights": _insights,
+    "reflection_questions": _questions,
     "facts": _facts,
     "survey": _survey,
     "interview": _survey,

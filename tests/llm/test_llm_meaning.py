@@ -63,6 +63,23 @@ def test_copies_of_the_prompt_are_caught(text: str, kind: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("questions", "kind"),
+    [
+        (["day 0,12:30", "morning morning"], "empty"),  # SmolLM2's own, kept first try
+        (["What stood out to me lately?", "the bakery"], "empty"),  # ("12:05": filler, dropped)
+        (["What goes on at home-0?", "How are things between me and Ada?"], None),
+        (["Who waters?"], None),  # short, and asks
+    ],
+)
+def test_a_reflection_question_of_fewer_than_three_words_is_no_question(questions, kind) -> None:
+    from societas.agents.llm.tasks import ReflectionQuestions
+
+    value = ReflectionQuestions(questions=questions)
+    failure = check("reflection_questions", value, prompt_of("Questions?"), {})
+    assert (failure.kind if failure else None) == kind, failure
+
+
+@pytest.mark.parametrize(
     ("text", "kind"),
     [
         ("Liam Lopez", "empty"),  # SmolLM2's own line, to Olga Lopez: a name, nothing said

@@ -251,6 +251,7 @@ STEPPED_OUT = (
     [
         (STEPPED_OUT, "out_of_character"),  # SmolLM2's own, as an interview answer
         ("I'm an AI, so I have no day.", "out_of_character"),
+        ("I am not a chatbot; I could help with your story.", "out_of_character"),  # SmolLM2
         ("In this simulation I live near the harbour.", "out_of_character"),
         ("As a character in this story, I worry about the storm.", "out_of_character"),
         ("I pretend not to care about the tax.", None),  # a person may pretend
