@@ -17,6 +17,7 @@ _NUMERIC = re.compile(r"[-+\d.,eE\s]*\d[-+\d.,eE\s]*")  # an answer written only
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _WORDS = re.compile(r"[^\W_]+")
 _MARKS = re.compile(r"[^\w\s.,!?'\u2019-]")  # a character no sentence needs: / = : ( {
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _OUT_OF = re.compile(r"\s*/\s*\d+\s*$")  # a point and its scale: "4/5"
 TOLERANCE = 0.01  # relative: a number answer's value may round its written number this much
 _FIRST_PERSON = frozenset(
@@ -115,7 +116,9 @@ def read_back(answer: str, ctx: dict[str, Any]) -> str | None:
         if said in (told, named + told) and (marked or len(said) > 1):
             return f"{key}={value}"
     n = len(said)
-    for line in ctx.get("memories") or () if n >= 3 else ():
+    if n < 3:
+        return None
+    for line in ctx.get("memories") or ():
         ws = _WORDS.findall(str(line).lower())
         if any(ws[i : i + n] == said for i in range(len(ws) - n + 1)):
             return str(line)
@@ -127,7 +130,7 @@ def asks_back(answer: str, question: str) -> bool:
     worries you most right now? How are you going to decide?"): the model echoing its prompt
     (a question of three words or more)."""
     asked = _WORDS.findall(question.lower())
-    sentences = re.split(r"(?<=[.!?])\s+", answer.lower())
+    sentences = _SENTENCE_BREAK.split(answer.lower())
     return len(asked) >= 3 and any(_WORDS.findall(s) == asked for s in sentences)
 
 
@@ -161,7 +164,7 @@ def narrates(answer: str, name: str) -> bool:
     low = " ".join(answer.lower().replace("\u2019", "'").split())
     if " " in name and re.search(rf"\b{re.escape(name)}\b", low):
         return True
-    openings = [_WORDS.findall(s)[:1] for s in re.split(r"(?<=[.!?])\s+", low) if s.strip()]
+    openings = [_WORDS.findall(s)[:1] for s in _SENTENCE_BREAK.split(low) if s.strip()]
     return bool(openings) and all(first in (["he"], ["she"]) for first in openings)
 
 
