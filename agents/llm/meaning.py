@@ -221,7 +221,6 @@ def _grams(ws: Sequence[str]) -> set[tuple[str, ...]]:
 _AS_I = {"you": "i", "your": "my", "yours": "mine", "yourself": "myself"}
 _AM = {"are": "am", "were": "was"}
 _NAMED = ("name", "speaker", "listener")  # context keys that name people
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
 def as_said_by_me(ws: Sequence[str]) -> tuple[str, ...]:
