@@ -806,6 +806,15 @@ def says_no_answer(text: str) -> bool:
     return _NO_ANSWER.search(text) is not None
 
 
+# A whole reply that only says there is nothing to say: the respondent gave no answer.
+_ONLY_DECLINES = re.compile(
+    r"\W*(?:(?:well|hmm|sorry|honestly),?\s+)?(?:(?:i'm|i am) (?:not sure|unsure)|"
+    r"i (?:don't|do not) know) (?:what|how) to (?:say|answer|respond)\W*|"
+    r"\W*(?:i have |i've )?nothing to say\W*|\W*no comment\W*",
+    re.IGNORECASE,
+)
+
+
 def _talk(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A talk decision naming a person number beyond the `n` people listed, or one whose
     reason declines to decide: its number is then no decision."""
@@ -903,7 +912,7 @@ def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A survey or interview answer that does not answer its question (survey_checks), or
     one that declines to."""
     answer = str(getattr(value, "answer", ""))
-    if says_no_answer(answer):
+    if says_no_answer(answer) or _ONLY_DECLINES.fullmatch(answer.replace("\u2019", "'")):
         return Failure("no_answer", answer)
     problem = answer_problem(answer, getattr(value, "value", None), ctx)
     return Failure(*problem) if problem is not None else _people(value, ctx)

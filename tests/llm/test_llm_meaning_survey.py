@@ -97,6 +97,12 @@ WORRIED = {"kind": "likert", "scale": 5, "text": "How worried are you about the 
         (NUMBER, "-5", None, "off_scale"),
         (OPEN, "42", None, "empty"),
         (OPEN, "As an AI, I cannot answer that question.", None, "no_answer"),
+        (OPEN, "I'm not sure what to say.", None, "no_answer"),  # SmolLM2's own
+        (OPEN, "Honestly, I don\u2019t know what to say!", None, "no_answer"),
+        (OPEN, "I have nothing to say.", None, "no_answer"),
+        (LIKERT, "No comment.", 3, "no_answer"),
+        (OPEN, "I'm not sure what to say, but the day was long.", None, None),
+        (OPEN, "Nothing to say about the rain, it was a good day.", None, None),
         (
             OPEN,
             "You're going to relax after the meal, and your plan is still on. You have "
