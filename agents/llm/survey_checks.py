@@ -140,17 +140,24 @@ def _as_i(said: list[str]) -> bool:
 
 
 def addressed(answer: str, question: str) -> bool:
-    """Whether an open answer talks to someone as "you" (twice or more, or from its first
-    word "your": one generic "you could hear the wind" is ordinary speech) and never speaks
-    as "I" or "we": the question put back or a story told to the reader, not the person's
-    own answer (unless the question asks for words to someone: "What would you tell your
-    neighbour?")."""
+    """Whether an open answer talks to someone as "you" (twice or more, from its first word
+    "your", or opening on what "you" will, should or would do: one generic "you could hear
+    the wind" is ordinary speech) and never speaks as "I" or "we": the question put back or
+    a story told to the reader, not the person's own answer (unless the question asks for
+    words to someone: "What would you tell your neighbour?")."""
     if _WORDS_TO.search(question.lower()):
         return False
     said = _said(answer)
     if _as_i(said):
         return False
-    return sum(w in _SECOND_PERSON for w in said) >= 2 or said[:1] == ["your"]
+    told = said[:1] in (["your"], ["you'll"]) or said[:2] in _TOLD_TO_DO
+    return told or sum(w in _SECOND_PERSON for w in said) >= 2
+
+
+# "You will pay ...", "You should support it": the person told what to do, not answering.
+_TOLD_TO_DO = [["you", verb] for verb in ("will", "should", "would", "must")] + [
+    ["you're", "going"]
+]
 
 
 def narrates(answer: str, name: str) -> bool:

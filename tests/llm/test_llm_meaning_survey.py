@@ -78,6 +78,15 @@ OPEN = {"kind": "open", "text": "How was your day?"}
 TELL = {"kind": "open", "text": "What would you tell your neighbour about the basic income?"}
 SUPPORT = {"kind": "likert", "scale": 5, "text": "How much do you support the carbon tax?"}
 WORRIED = {"kind": "likert", "scale": 5, "text": "How worried are you about the flood?"}
+SPEND = {
+    "kind": "number",
+    "text": "How many euros a month would the carbon tax cost your household?",
+}
+VOTE = {
+    "kind": "choice",
+    "options": ["support", "oppose", "undecided"],
+    "text": "If there were a vote on the carbon tax tomorrow, how would you vote?",
+}
 
 
 @pytest.mark.parametrize(
@@ -173,6 +182,12 @@ WORRIED = {"kind": "likert", "scale": 5, "text": "How worried are you about the 
         (OPEN, "A quiet one at the bakery", None, None),  # one sentence, no full stop
         (OPEN, "I worked till 5.30 and then went home", None, None),
         (TELL, "You should back it, it helps the bakery.", None, None),
+        # SmolLM2's own, kept first try: told what they pay and how to vote, not answering
+        (SPEND, "You will pay a carbon tax of 4.5 euros per month.", 4.5, "not_first_person"),
+        (VOTE, "You should support the carbon tax tomorrow!", 0, "not_first_person"),
+        (VOTE, "You're going to support it.", 0, "not_first_person"),
+        (OPEN, "You would not believe the day I had.", None, None),
+        (SPEND, "You pay 4.5 euros, like everyone.", 4.5, None),  # a generic "you"
         # SmolLM2's own interview answer to "What will you do tonight?": told from outside
         (OPEN, "She will be going to the shelter. She is going to find a job.", None, "narrated"),
         (OPEN, "He was kind to me at the bakery.", None, None),  # as "I": of someone else
