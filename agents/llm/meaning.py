@@ -600,7 +600,8 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     ):
         return Failure("narrated", line)
     said = words(line)
-    if len(said) >= 2 and set(said) <= _name_words(ctx):  # "Liam Lopez": a name, nothing said
+    named = {w for w in said if not w.isdigit()}  # "9:20 Cleo": a clock and a name
+    if len(said) >= 2 and named <= _name_words(ctx):  # "Liam Lopez": a name, nothing said
         return Failure("empty", f"only a name: {line[:60]!r}")
     for entry in ctx.get("history") or []:
         before = words(str(entry[-1] if isinstance(entry, list | tuple) else entry))

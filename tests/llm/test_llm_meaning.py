@@ -84,6 +84,9 @@ def test_a_reflection_question_of_fewer_than_three_words_is_no_question(question
     [
         ("Liam Lopez", "empty"),  # SmolLM2's own line, to Olga Lopez: a name, nothing said
         ("Olga Lopez, Ben Moore.", "empty"),
+        ("9:20 Olga", "empty"),  # SmolLM2's own lines: a clock and a name, kept first try
+        ("2014-07-31 9:56 Olga", "empty"),
+        ("Olga, at 5?", None),
         ("Olga!", None),  # a first name called out is something said
         ("Liam Lopez is at the market.", None),
         ("Olga, I saw Liam Lopez.", None),
