@@ -220,7 +220,7 @@ def _grams(ws: Sequence[str]) -> set[tuple[str, ...]]:
 
 _AS_I = {"you": "i", "your": "my", "yours": "mine", "yourself": "myself"}
 _AM = {"are": "am", "were": "was"}
-_NAMED = ("name", "speaker", "listener")  # context keys that name people
+_NAMED = ("name", "other", "speaker", "listener")  # context keys that name people
 
 
 def as_said_by_me(ws: Sequence[str]) -> tuple[str, ...]:
@@ -600,8 +600,7 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     ):
         return Failure("narrated", line)
     said = words(line)
-    named = {w for w in said if not w.isdigit()}  # "9:20 Cleo": a clock and a name
-    if len(said) >= 2 and named <= _name_words(ctx):  # "Liam Lopez": a name, nothing said
+    if only_names(said, ctx):
         return Failure("empty", f"only a name: {line[:60]!r}")
     for entry in ctx.get("history") or []:
         before = words(str(entry[-1] if isinstance(entry, list | tuple) else entry))
@@ -652,6 +651,9 @@ def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
         signal = transcript_tone(str(x) for x in ctx.get("lines") or [])
         if signal is not None and opposite(float(tone), signal):
             return Failure("opposite_tone", f"tone {tone:+.1f} vs the transcript's {signal:+.1f}")
+    summary = str(getattr(value, "summary", ""))
+    if only_names(words(summary), ctx):  # "Hugo Ito, 2014-07-31 9:56 Cleo"
+        return Failure("empty", f"only names: {summary[:60]!r}")
     return _grounded(value, ctx) or _people(value, ctx)
 
 
@@ -731,6 +733,13 @@ class Population(tuple[str, ...]):
     def name_words(self) -> frozenset[str]:
         """Every word of every name: what an answer may name."""
         return frozenset(w for name in self for w in words(name))
+
+
+def only_names(said: Sequence[str], ctx: dict[str, Any]) -> bool:
+    """Whether two or more words are names and numbers only ("Liam Lopez", "9:20 Cleo"):
+    someone named, nothing said."""
+    named = {w for w in said if not w.isdigit()}
+    return len(said) >= 2 and named <= _name_words(ctx)
 
 
 def _name_words(ctx: dict[str, Any]) -> set[str]:
