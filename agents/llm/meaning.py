@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import pairwise
+from itertools import groupby, pairwise
 from typing import Any
 
 from pydantic import BaseModel
@@ -471,13 +471,17 @@ def _is_number(value: Any) -> bool:
 def is_counting(scores: Sequence[int]) -> bool:
     """Whether four or more ratings count instead of rate, up or down: 1, 2, 3, 4 or 10, 9, 8,
     7 (every step ±1 the same way, or all but one step for five or more ratings, e.g. 10, 1,
-    2, 3, 4, 5; or, for six or more, every step once one rating is left out: 2, 1, 3, 4, 5, 6)."""
+    2, 3, 4, 5; or, for six or more, every step once one rating is left out: 2, 1, 3, 4, 5, 6;
+    or, in a longer batch, seven ratings in a row that count: 10, 9, ..., 1, 1, 8, 7, 6)."""
     n = len(scores)
     if n < 4:
         return False
     for step in (1, -1):
-        run = sum(1 for a, b in pairwise(scores) if b == a + step)
+        steps = [b == a + step for a, b in pairwise(scores)]
+        run = sum(steps)
         if run == n - 1 or (n >= 5 and run >= n - 2):
+            return True
+        if max((len(list(g)) for counts, g in groupby(steps) if counts), default=0) >= 6:
             return True
         rests = ([*scores[:i], *scores[i + 1 :]] for i in range(n))
         if n >= 6 and any(all(b == a + step for a, b in pairwise(r)) for r in rests):

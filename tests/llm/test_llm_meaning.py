@@ -133,6 +133,10 @@ def test_an_example_value_that_is_the_agents_own_is_no_copy() -> None:
         ([6, 5, 9, 4, 3, 2], True),
         ([2, 1, 3, 4, 6], False),  # five: too few to leave one out
         ([1, 3, 4, 5, 6, 8], False),  # two left out: a rating
+        # SmolLM2-135M's own, kept first try: seven in a row count down in a batch of 14
+        ([10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 1, 8, 7, 6], True),
+        ([3, 9, 8, 7, 6, 5, 4, 2, 8, 1, 5, 2, 7, 3], False),  # six in a row: may be ratings
+        ([2, 3, 4, 5, 6, 7, 8, 1, 9, 2, 6], True),
     ],
 )
 def test_counting_sequences_are_not_ratings(scores: list[int], counting: bool) -> None:
