@@ -156,6 +156,17 @@ VOTE = {
         ),
         (OPEN, "]I went to the shelter, and Rosa was going to work.", None, "copied_prompt"),
         (OPEN, "I went to the shelter [the one by the school].", None, None),
+        (  # SmolLM2's own, kept after a re-ask: a tag of capitals, markup
+            OPEN,
+            "I don't know, I'm not sure. I'm sorry, you'll have to work today. 12:00: 12:00 "
+            "works at the [M].",
+            None,
+            "copied_prompt",
+        ),
+        (OPEN, "[MLA] I went to the shelter.", None, "copied_prompt"),
+        (OPEN, "I left at 12:00: the shelter was full by 13:00.", None, None),
+        (OPEN, "I remember: my plan for 21:00: 21:00 relax at home.", None, None),  # as rules say
+        (OPEN, "I went to the shelter [B wing].", None, None),
         (LIKERT, "3 - 4", 3, "value_mismatch"),
         (LIKERT, "1.0, yes", 2, "value_mismatch"),  # SmolLM2's own
         (LIKERT, ", yes", None, "empty"),  # its re-asked answer, kept before
