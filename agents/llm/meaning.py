@@ -571,6 +571,7 @@ def _hour(value: Any, ctx: dict[str, Any]) -> Failure | None:
 # Verbs after the speaker's own full name that make a line narration about the speaker
 # ("Ann Lee is going to relax"), not something Ann Lee says.
 _NARRATING = "is|was|will|has|had|goes|went|says|said|smiles|smiled|feels|felt|thinks|decides"
+_OF_THE_TASK = re.compile(r"\butterances?\b", re.IGNORECASE)  # the prompt's word for a line
 
 
 # Words of a line that only announces the scene ("The end of the conversation.").
@@ -598,6 +599,8 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     for name in (ctx.get("speaker"), ctx.get("listener")):
         if name and line.strip().lower().startswith(f"{str(name).lower()}:"):
             return Failure("copied_prompt", line)  # the transcript's form, not an utterance
+    if _OF_THE_TASK.search(line):  # "Leo Moore's next utterance is about the work schedule"
+        return Failure("copied_prompt", line)
     speaker = str(ctx.get("speaker") or "").strip()
     if " " in speaker and re.search(  # a full name: a first name alone may be someone else's
         rf"\b{re.escape(speaker)}\s+(?:{_NARRATING})\b", line, re.IGNORECASE

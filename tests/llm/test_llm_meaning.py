@@ -208,6 +208,15 @@ def test_a_repeated_line_is_caught() -> None:
     assert check("dialogue_turn", fresh, prompt_of("x"), {"history": history}) is None
 
 
+def test_a_line_that_speaks_of_its_utterance_is_the_task_not_a_line() -> None:
+    ctx = {"speaker": "Ines Nagy", "listener": "Quin Chen", "history": []}
+    said = "Ines Nagy's next utterance is about the upcoming work schedule"  # SmolLM2's own
+    found = check("dialogue_turn", turn(said), prompt_of("Say the next line."), ctx)
+    assert found is not None and found.kind == "copied_prompt", found
+    fine = turn("The work schedule is up, Quin.")
+    assert check("dialogue_turn", fine, prompt_of("Say the next line."), ctx) is None
+
+
 @pytest.mark.parametrize(
     ("text", "narrated"),
     [
