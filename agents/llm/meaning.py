@@ -1059,6 +1059,8 @@ _DANGLING = frozenset(
     "his her its our their".split()
 )
 
+_NEVER_LAST = frozenset("an the my your our their".split())  # words that need one after them
+
 
 def _trails_off(text: str) -> bool:
     """Whether a text stops where the model stopped, not where a sentence does: on an open
@@ -1066,7 +1068,7 @@ def _trails_off(text: str) -> bool:
     closed ("... which was perfect. I then went to work")."""
     if text[-1] in "'\u2019-\u2013\u2014(/&":
         return True
-    if not text[-1].isalnum():
-        return False
     last = text.rsplit(maxsplit=1)[-1].lower()
+    if not text[-1].isalnum():  # "... something special for your.": no sentence ends so
+        return last.rstrip(".!?") in _NEVER_LAST
     return last in _DANGLING or _SENTENCE_END.search(text) is not None

@@ -122,6 +122,15 @@ VOTE = {
         (OPEN, "Your day was long and your feet hurt.", None, "not_first_person"),
         (OPEN, "Your day was a mix of work and rest.", None, "not_first_person"),  # SmolLM2's
         (OPEN, "I had a quiet day at the bakery,", None, "empty"),  # stops mid-sentence
+        (  # SmolLM2's own thought, kept after a re-ask: a full stop after "your"
+            OPEN,
+            "I have a very happy day today. I would like to make something special for your.",
+            None,
+            "empty",
+        ),
+        (OPEN, "I got an A. Then I went home to the.", None, "empty"),
+        (OPEN, "I got an A.", None, None),
+        (OPEN, "It was what I came here for.", None, None),
         (  # SmolLM2's own, the reply's JSON closed by the model mid-word
             OPEN,
             "Your day was filled with happy moments. I woke up early, got cookies from my ro",
