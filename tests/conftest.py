@@ -46,12 +46,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """End the process with the session's status once pytest is done: a native library's
-    teardown at interpreter exit (Ray, Qdrant Edge, llama.cpp threads) once crashed the
-    process after every test had passed, which turned a green run red."""
-    if _FINISHED:
-        import sys
+    """End a pytest command's process with the session's status once pytest is done, so a
+    native library's teardown at interpreter exit (Ray, Qdrant Edge, llama.cpp threads)
+    cannot turn a passing run into a crash; `pytest.main()` called from a program returns."""
+    import sys
 
+    command = sys.argv[0].replace("\\", "/")
+    if _FINISHED and (command.endswith("pytest/__main__.py") or command.endswith("pytest")):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_FINISHED[-1])
