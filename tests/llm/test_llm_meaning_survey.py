@@ -173,6 +173,10 @@ VOTE = {
             "copied_prompt",
         ),
         (OPEN, "[MLA] I went to the shelter.", None, "copied_prompt"),
+        # SmolLM2's own, kept first try: the place id "home-0" with a decimal glued on
+        (OPEN, "The next day I was in my home-0.1", None, "copied_prompt"),
+        (OPEN, "I slept at home-0 and woke at 7.", None, None),
+        (OPEN, "The COVID-19 clinic was open; prices rose 2.5 percent.", None, None),
         (OPEN, "I left at 12:00: the shelter was full by 13:00.", None, None),
         (OPEN, "I remember: my plan for 21:00: 21:00 relax at home.", None, None),  # as rules say
         (OPEN, "I went to the shelter [B wing].", None, None),
