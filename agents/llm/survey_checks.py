@@ -221,9 +221,10 @@ def _scaled(
     ):  # fmt: skip
         return "value_mismatch", f"value {value:g}, none of the answer's numbers"
     said = value if value is not None else written
-    if said is None:  # words only: the survey reads their first number, or records none
-        if not found:
-            return None
+    if said is None:  # words only: the survey reads their first number
+        if not found:  # the question asked for a point or a number, and none was given
+            asked = f"point of 1..{ctx.get('scale') or 5}" if kind == "likert" else "number"
+            return "no_answer", f"no {asked} in the value or the words: {text[:40]!r}"
         said = found[0]
     if kind == "likert":
         scale = int(ctx.get("scale") or 5)

@@ -181,8 +181,17 @@ VOTE = {
         (OPEN, "I remember: my plan for 21:00: 21:00 relax at home.", None, None),  # as rules say
         (OPEN, "I went to the shelter [B wing].", None, None),
         (LIKERT, "3 - 4", 3, "value_mismatch"),
+        (  # SmolLM2's own, kept first try with no value: words, and no point of the scale
+            LIKERT,
+            "It's not for you, it will never happen, and the hurricane is a reality that does "
+            "exist, but we are ready to adapt and go",
+            None,
+            "no_answer",
+        ),
+        (NUMBER, "Quite a lot, more than last month.", None, "no_answer"),
+        (LIKERT, "Fairly worried, about a four.", None, "no_answer"),  # no digits: no point read
         (LIKERT, "1.0, yes", 2, "value_mismatch"),  # SmolLM2's own
-        (LIKERT, ", yes", None, "empty"),  # its re-asked answer, kept before
+        (LIKERT, ", yes", None, "no_answer"),  # its re-asked answer, kept before: no point
         (LIKERT, "2, fairly unhappy", 2, None),
         (LIKERT, "4/5", 4, None),  # a point and its scale
         (LIKERT, "4 / 5", None, None),
