@@ -841,7 +841,17 @@ def _talk(value: Any, ctx: dict[str, Any]) -> Failure | None:
     reason = str(getattr(value, "reason", ""))
     if says_no_answer(reason):
         return Failure("no_answer", reason)
+    if chosen == 0 and _NO_REASON.fullmatch(reason):  # the example's number, unexplained
+        return Failure("copied_example", f"nobody, for no reason: {reason!r}")
     return _people(value, ctx)
+
+
+# A reason that says there is none ("no reason yet", "Nothing in particular").
+_NO_REASON = re.compile(
+    r"\W*(?:no (?:particular |real |special )?reason(?: yet)?|nothing(?: in particular)?|none|"
+    r"n/a)\W*",
+    re.IGNORECASE,
+)
 
 
 def _strategy(value: Any, ctx: dict[str, Any]) -> Failure | None:
@@ -1020,12 +1030,15 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
     """A text holding a brace, opening on a closing bracket or naming JSON: the reply's own JSON,
     broken and closed by repair inside a value (',2.0,1684}\nThis is ...', 'remembers nothing
     }\n{}\nAwesome', '][1]\nThis is a JSON response'), not words; or a bracketed tag of
-    capitals ('works at the [M].', '[MLA] Melissa has been asking'): markup, not words; or a
+    capitals ('works at the [M].', '[MLA] Melissa has been asking') or a whole text in brackets
+    ('[1. Leo Rossi, in another sentence]'): markup, not words; or a
     word with a decimal glued on by a dash ('in my home-0.1'): a place id and a score run
     together, not words."""
     for text in leaves(answer):
         if "{" in text or "}" in text or text.lstrip()[:1] == "]" or _JSON.search(text):
             return Failure("copied_prompt", f"JSON in the answer: {text[:40]!r}")
+        if (said := text.strip()).startswith("[") and said.endswith("]"):
+            return Failure("copied_prompt", f"a bracketed slot: {said[:40]!r}")
         if found := _TAG.search(text):
             return Failure("copied_prompt", f"a tag in the answer: {found.group()!r}")
         if found := _GLUED.search(text):

@@ -529,6 +529,9 @@ def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
         TalkChoice.model_validate(example),
         TalkChoice(talk_to=example["talk_to"]),
         TalkChoice(talk_to=example["talk_to"], reason="talking to nobody"),
+        # SmolLM2's own, kept first try: nobody, and a reason saying there is none
+        TalkChoice(talk_to=example["talk_to"], reason="no reason yet"),
+        TalkChoice(talk_to=example["talk_to"], reason="Nothing in particular"),
     )
     for copied in copies:
         found = check("talk_decision", copied, prompt_of(text), ctx)
@@ -537,6 +540,8 @@ def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
         TalkChoice(talk_to=0, reason="I would rather read alone."),
         TalkChoice(talk_to=0, reason="Ben and I have never talked."),
         TalkChoice(talk_to=1),
+        TalkChoice(talk_to=1, reason="no particular reason"),  # someone chosen: a decision
+        TalkChoice(talk_to=0, reason="Nothing in particular to tell Ben today."),
     ):
         assert check("talk_decision", own, prompt_of(text), ctx) is None, own
 
@@ -721,9 +726,11 @@ def test_a_thought_told_of_the_thinker_by_name_is_no_thought_of_theirs(thought, 
             },
         ),
         ("dialogue_turn", {"utterance": 'Hello Ben! {"end": false}'}),
+        # SmolLM2's talk reason, kept first try: the people list's line made a slot
+        ("talk_decision", {"talk_to": 0, "reason": "[1. Leo Rossi, in another sentence]"}),
     ],
 )
-def test_a_text_holding_the_replys_json_is_no_answer_in_any_task(task: str, value: dict) -> None:
+def test_a_text_of_json_or_markup_is_no_answer_in_any_task(task: str, value: dict) -> None:
     from societas.agents.cognition.talk import TalkChoice
 
     schema = TalkChoice if task == "talk_decision" else DialogueTurn
