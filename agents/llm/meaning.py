@@ -570,7 +570,10 @@ def _hour(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 # Verbs after the speaker's own full name that make a line narration about the speaker
 # ("Ann Lee is going to relax"), not something Ann Lee says.
-_NARRATING = "is|was|will|has|had|goes|went|says|said|smiles|smiled|feels|felt|thinks|decides"
+_NARRATING = (
+    "is|was|will|has|had|goes|went|says|said|smiles|smiled|feels|felt|thinks|decides|believes|"
+    "knows|wants|remembers"
+)
 _OF_THE_TASK = re.compile(r"\butterances?\b", re.IGNORECASE)  # the prompt's word for a line
 
 
@@ -1082,9 +1085,9 @@ _NEVER_LAST = frozenset("an the my your our their".split())  # words that need o
 
 def _trails_off(text: str) -> bool:
     """Whether a text stops where the model stopped, not where a sentence does: on an open
-    apostrophe or dash, on a word like "the" or "to", or on a word after a sentence that
+    apostrophe, bracket or dash, on a word like "the" or "to", or on a word after a sentence that
     closed ("... which was perfect. I then went to work")."""
-    if text[-1] in "'\u2019-\u2013\u2014(/&":
+    if text[-1] in "'\u2019-\u2013\u2014([/&":
         return True
     last = text.rsplit(maxsplit=1)[-1].lower()
     if not text[-1].isalnum():  # "... something special for your.": no sentence ends so

@@ -6,6 +6,7 @@ of an answer; imports nothing of the project."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -141,8 +142,9 @@ def _as_i(said: list[str]) -> bool:
 
 def addressed(answer: str, question: str) -> bool:
     """Whether an open answer talks to someone as "you" (twice or more, from its first word
-    "your", or opening on what "you" will, should or would do: one generic "you could hear
-    the wind" is ordinary speech) and never speaks as "I" or "we": the question put back or
+    "your", opening on what "you" will, should or would do, or the question's own "your
+    household" put back: one generic "you could hear the wind" is ordinary speech) and never
+    speaks as "I" or "we": the question put back or
     a story told to the reader, not the person's own answer (unless the question asks for
     words to someone: "What would you tell your neighbour?")."""
     if _WORDS_TO.search(question.lower()):
@@ -151,7 +153,10 @@ def addressed(answer: str, question: str) -> bool:
     if _as_i(said):
         return False
     told = said[:1] in (["your"], ["you'll"]) or said[:2] in _TOLD_TO_DO
-    return told or sum(w in _SECOND_PERSON for w in said) >= 2
+    asked = _said(question.lower())
+    yours = {(w, after) for w, after in itertools.pairwise(asked) if w == "your"}
+    echoed = any((w, after) in yours for w, after in itertools.pairwise(said))
+    return told or echoed or sum(w in _SECOND_PERSON for w in said) >= 2
 
 
 # "You will pay ...", "You should support it": the person told what to do, not answering.

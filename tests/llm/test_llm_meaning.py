@@ -217,6 +217,18 @@ def test_a_line_that_speaks_of_its_utterance_is_the_task_not_a_line() -> None:
     assert check("dialogue_turn", fine, prompt_of("Say the next line."), ctx) is None
 
 
+def test_a_line_stopping_on_an_open_bracket_stops_mid_sentence() -> None:
+    ctx = {"speaker": "Leo Brown", "listener": "Ben Hill", "history": []}
+    said = (  # SmolLM2's own, kept first try
+        "The topic of carbon tax is now 3.5 of 10 and I am unsure about it, can't speak "
+        "without giving a detailed answer to the ["
+    )
+    found = check("dialogue_turn", turn(said), prompt_of("Say the next line."), ctx)
+    assert found is not None and found.kind == "empty", found
+    fine = turn("I saw the tax notice at the bakery [the one on Main Street].")
+    assert check("dialogue_turn", fine, prompt_of("Say the next line."), ctx) is None
+
+
 @pytest.mark.parametrize(
     ("text", "narrated"),
     [
@@ -226,6 +238,8 @@ def test_a_line_that_speaks_of_its_utterance_is_the_task_not_a_line() -> None:
         ("Hi, I am Ines Nagy, I run the bakery.", False),  # her name, said by her
         ("Quin Chen is going to the market, you said?", False),  # the listener, not herself
         ("Ines Nagy's bakery opens at nine.", False),
+        ("What Ines Nagy believes about carbon tax", True),  # SmolLM2's own, kept first try
+        ("Quin Chen knows the mayor, and so do I.", False),  # the listener
     ],
 )
 def test_a_line_narrating_its_own_speaker_is_no_utterance(text: str, narrated: bool) -> None:

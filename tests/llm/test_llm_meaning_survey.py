@@ -221,6 +221,14 @@ VOTE = {
         (VOTE, "You're going to support it.", 0, "not_first_person"),
         (OPEN, "You would not believe the day I had.", None, None),
         (SPEND, "You pay 4.5 euros, like everyone.", 4.5, None),  # a generic "you"
+        (  # SmolLM2's own, kept first try: the question's "your household" put back
+            SPEND,
+            "A 5.5 euros a month is approximately $12,608.49 in your household.",
+            5.5,
+            "not_first_person",
+        ),
+        (SPEND, "About 12 euros a month for my household.", 12, None),
+        (SPEND, "About 12 euros; your household and mine pay alike, I think.", 12, None),
         # SmolLM2's own interview answer to "What will you do tonight?": told from outside
         (OPEN, "She will be going to the shelter. She is going to find a job.", None, "narrated"),
         (OPEN, "He was kind to me at the bakery.", None, None),  # as "I": of someone else
