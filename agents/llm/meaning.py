@@ -45,6 +45,7 @@ __all__ = [
     "Prompt",
     "check",
     "is_counting",
+    "repeated_cycle",
     "tiles_hour",
 ]
 
@@ -489,6 +490,27 @@ def is_counting(scores: Sequence[int]) -> bool:
     return False
 
 
+def repeated_cycle(scores: Sequence[int], items: Sequence[str]) -> int | None:
+    """The length of a cycle of three or more different ratings that the batch's next four or
+    more ratings repeat, over items that do not repeat with it (10, 4, 2, 9, 3, 5, 6, 7, 8,
+    10, 4, 2, 9, 3 for plans, thoughts and a divorce): a pattern, not ratings; else None."""
+    n = len(scores)
+    if len(items) != n:
+        return None
+    for p in range(2, n - 3):
+        if len(set(scores[:p])) < 3 or any(scores[i] != scores[i + p] for i in range(n - p)):
+            continue
+        if any(_overlap(items[i], items[i + p]) < 0.5 for i in range(n - p)):
+            return p
+    return None
+
+
+def _overlap(a: str, b: str) -> float:
+    """The share of two texts' words that both hold (Jaccard)."""
+    x, y = set(words(a)), set(words(b))
+    return len(x & y) / max(1, len(x | y))
+
+
 def tiles_hour(steps: Sequence[tuple[int, int]]) -> bool:
     """Whether (minute, duration) steps, in minute order, fill the hour end to end."""
     end = 0
@@ -506,6 +528,8 @@ def _importance(value: Any, ctx: dict[str, Any]) -> Failure | None:
     scores = [int(getattr(r, "score", 0)) for r in results]
     if is_counting(scores):
         return Failure("counting", ", ".join(map(str, scores)))
+    if (cycle := repeated_cycle(scores, [str(x) for x in ctx.get("items") or ()])) is not None:
+        return Failure("counting", f"a cycle of {cycle} ratings: {', '.join(map(str, scores))}")
     anchors = ctx.get("anchors")
     if anchors:
         low, high = (scores[i] for i in anchors)

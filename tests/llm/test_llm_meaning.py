@@ -16,7 +16,7 @@ from societas.agents.cognition.relationships import Relation
 from societas.agents.cognition.thought import update_thought
 from societas.agents.llm.errors import LLMFallbackRateExceeded
 from societas.agents.llm.gateway import LLMGateway
-from societas.agents.llm.meaning import CORRECTIONS, Prompt, check, is_counting
+from societas.agents.llm.meaning import CORRECTIONS, Prompt, check, is_counting, repeated_cycle
 from societas.agents.llm.structured import schema_of
 from societas.agents.llm.tasks import (
     DailyPlan,
@@ -141,6 +141,40 @@ def test_an_example_value_that_is_the_agents_own_is_no_copy() -> None:
 )
 def test_counting_sequences_are_not_ratings(scores: list[int], counting: bool) -> None:
     assert is_counting(scores) is counting
+
+
+def test_ratings_repeating_a_cycle_the_items_do_not_are_a_pattern() -> None:
+    """SmolLM2-135M's own batch, kept first try with both anchors met: its nine ratings
+    start over at item 10, the divorce, rated as the plan of item 1."""
+    people = ["Jon Jones", "Paul Owens", "Cleo Quinn", "Kim Rossi", "Zed Adams", "Umar Ito"]
+    items = []
+    for name in people:
+        items += [f"{name}'s plan for 21:00: 21:00 relax at home (60 min)"]
+        items += [f"{name} thinks: Currently nothing good or bad is happening"]
+    items[9:9] = ["marriage ended in a divorce; cried all night"]
+    items[11:11] = ["ate breakfast and had a coffee"]
+    items = items[:14]
+    scores = [10, 4, 2, 9, 3, 5, 6, 7, 8, 10, 4, 2, 9, 3]
+    assert repeated_cycle(scores, items) == 9
+    from societas.agents.llm.batching import batch_schema
+    from societas.agents.llm.tasks import ImportanceScore
+
+    batch = batch_schema(ImportanceScore, len(scores))(
+        results=[ImportanceScore(score=x) for x in scores]
+    )
+    ctx = {"items": items, "anchors": [11, 9]}
+    found = check("importance", batch, prompt_of("Rate."), ctx)
+    assert found is not None and found.kind == "counting", found
+    # Items that repeat two by two, rated two by two: ratings, not a pattern.
+    pairs = [f"{n}'s plan for 21:00: relax at home" for n in people[:3]]
+    alike = [x for p in pairs for x in (p, p.replace("plan", "walk").replace("relax", "stroll"))]
+    assert repeated_cycle([2, 3, 2, 3, 2, 3], alike) is None  # two values: no cycle of three
+    mixed = ["a walk", "a divorce", "a coffee"] * 3
+    assert repeated_cycle([2, 9, 1, 2, 9, 1, 2], mixed[:7]) is None  # the items repeat too
+    other = [*mixed[:3], "a fire", "a nap", "a bus", "a wedding"]
+    assert repeated_cycle([2, 9, 1, 2, 9, 1, 2], other) == 3
+    assert repeated_cycle([2, 9, 1, 2, 9, 1], other[:6]) is None  # three repeated: too few
+    assert repeated_cycle([2, 9, 1, 3, 9, 1, 2], other) is None
 
 
 def test_the_frame_of_a_prompt_is_no_utterance_but_its_news_may_be_passed_on() -> None:
