@@ -1007,8 +1007,12 @@ def _hour_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 def _questions(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A reflection question of fewer than three words that asks nothing ("morning morning",
-    "day 0,12:30"; "Who waters?" asks): a fragment, nothing to retrieve memories by."""
+    "day 0,12:30"; "Who waters?" asks): a fragment, nothing to retrieve memories by; or one
+    in the instruction's own terms ("the most salient high-level question"): the task put
+    back, not a question about the person."""
     for question in getattr(value, "questions", None) or []:
+        if _OF_THE_ASKING.search(str(question)):  # "the most salient high-level question"
+            return Failure("copied_prompt", f"the instruction's words: {str(question)[:60]!r}")
         asks = str(question).rstrip().endswith("?")
         if len(_LETTER_WORDS.findall(str(question))) < 3 and not asks:
             return Failure("empty", f"no question: {str(question)[:40]!r}")
@@ -1016,6 +1020,7 @@ def _questions(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 
 _LETTER_WORDS = re.compile(r"[^\W\d_]+")
+_OF_THE_ASKING = re.compile(r"\b(?:salient|high-level|high level)\b", re.IGNORECASE)
 
 
 _BY_TASK = {

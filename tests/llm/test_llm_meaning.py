@@ -69,9 +69,18 @@ def test_copies_of_the_prompt_are_caught(text: str, kind: str) -> None:
         (["What stood out to me lately?", "the bakery"], "empty"),  # ("12:05": filler, dropped)
         (["What goes on at home-0?", "How are things between me and Ada?"], None),
         (["Who waters?"], None),  # short, and asks
+        (  # SmolLM2's own, kept first try: the instruction put back
+            [
+                "What is the most salient high-level question we can answer about Umar Adams?",
+                "Is there a way to find out what is the most salient high-level question "
+                "you're asked your questions?",
+            ],
+            "copied_prompt",
+        ),
+        (["What does Umar Adams fear most about the storm?"], None),
     ],
 )
-def test_a_reflection_question_of_fewer_than_three_words_is_no_question(questions, kind) -> None:
+def test_a_reflection_question_must_ask_of_the_person(questions, kind) -> None:
     from societas.agents.llm.tasks import ReflectionQuestions
 
     value = ReflectionQuestions(questions=questions)
