@@ -1063,9 +1063,8 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
     broken and closed by repair inside a value (',2.0,1684}\nThis is ...', 'remembers nothing
     }\n{}\nAwesome', '][1]\nThis is a JSON response'), not words; or a bracketed tag of
     capitals ('works at the [M].', '[MLA] Melissa has been asking') or a whole text in brackets
-    ('[1. Leo Rossi, in another sentence]'): markup, not words; or a
-    word with a decimal glued on by a dash ('in my home-0.1'): a place id and a score run
-    together, not words."""
+    ('[1. Leo Rossi, in another sentence]'): markup, not words; or a word with a decimal
+    glued on by a dash ('in my home-0.1'): a place id and a number run together."""
     for text in leaves(answer):
         if "{" in text or "}" in text or text.lstrip()[:1] == "]" or _JSON.search(text):
             return Failure("copied_prompt", f"JSON in the answer: {text[:40]!r}")
@@ -1114,8 +1113,8 @@ _NEVER_LAST = frozenset("an the my your our their".split())  # words that need o
 
 def _trails_off(text: str) -> bool:
     """Whether a text stops where the model stopped, not where a sentence does: on an open
-    apostrophe, bracket or dash, on a word like "the" or "to", or on a word after a sentence that
-    closed ("... which was perfect. I then went to work")."""
+    apostrophe, bracket or dash, on a word like "the" or "to", or on a word after a sentence
+    that closed ("... which was perfect. I then went to work")."""
     if text[-1] in "'\u2019-\u2013\u2014([/&":
         return True
     last = text.rsplit(maxsplit=1)[-1].lower()

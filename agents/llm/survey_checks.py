@@ -141,12 +141,12 @@ def _as_i(said: list[str]) -> bool:
 
 
 def addressed(answer: str, question: str) -> bool:
-    """Whether an open answer talks to someone as "you" (twice or more, from its first word
-    "your", opening on what "you" will, should or would do, or the question's own "your
-    household" put back: one generic "you could hear the wind" is ordinary speech) and never
-    speaks as "I" or "we": the question put back or
-    a story told to the reader, not the person's own answer (unless the question asks for
-    words to someone: "What would you tell your neighbour?")."""
+    """Whether an answer talks to someone as "you" (twice or more, from its first word "your",
+    opening on what "you" will, should or would do, or putting the question's own "your
+    household" back: one generic "you could hear the wind" is ordinary speech) and never
+    speaks as "I" or "we": the question put back or a story told to the reader, not the
+    person's own answer (unless the question asks for words to someone: "What would you tell
+    your neighbour?")."""
     if _WORDS_TO.search(question.lower()):
         return False
     said = _said(answer)
