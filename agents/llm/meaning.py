@@ -904,16 +904,16 @@ _PRONOUNS = frozenset("i me my mine myself she he they her him his hers their th
 
 
 def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
-    """Reflection insights that ask a question (the one put, restated), cite none of the
-    numbered statements they were drawn from, or say nothing of the person (by name or
-    pronoun) nor of a statement they cite ("A very important point"): no insight the
-    reflection could link."""
+    """Reflection insights that ask a question (the one put, restated, or any: "When this
+    moment happens? 1. I'm going to work tomorrow."), cite none of the numbered statements
+    they were drawn from, or say nothing of the person (by name or pronoun) nor of a
+    statement they cite ("A very important point"): no insight the reflection could link."""
     statements = [str(x) for x in ctx.get("statements") or ()]
     n = len(statements)
     person = set(words(str(ctx.get("name") or ""))) | _PRONOUNS
     for insight in getattr(value, "insights", ()):
         text = str(insight.text).strip()
-        if text.endswith("?"):
+        if "?" in text:  # "When this moment happens? 1. I'm going to work tomorrow."
             return Failure("not_an_insight", text)
         cited = [statements[i - 1] for i in insight.evidence if 1 <= i <= n]
         if n and not cited:

@@ -470,6 +470,11 @@ def test_a_talk_decision_whose_reason_declines_is_no_decision(reason: str, decli
         ([{"text": "Quiet mornings calm me down", "evidence": [2]}], False),  # as "I"
         ([{"text": "Rivers rise after storms", "evidence": [1]}], False),  # of statement 1
         ([{"text": "Rivers rise after storms", "evidence": [2]}], True),  # not of statement 2
+        # SmolLM2's own, kept first try: a question, and then a numbered line
+        (
+            [{"text": "When this moment happens? 1. I'm going to work tomorrow.", "evidence": [1]}],
+            True,
+        ),
     ],
 )
 def test_a_reflection_insight_states_something_and_cites_its_statements(
