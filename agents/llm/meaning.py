@@ -688,10 +688,29 @@ def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
     summary = str(getattr(value, "summary", ""))
     if only_names(words(summary), ctx):  # "Hugo Ito, 2014-07-31 9:56 Cleo"
         return Failure("empty", f"only names: {summary[:60]!r}")
+    if (line := _read_back_line(summary, ctx)) is not None:
+        return Failure("copied_prompt", f"a line read back: {line[:60]!r}")
     return _grounded(value, ctx) or _people(value, ctx)
 
 
+def _read_back_line(summary: str, ctx: dict[str, Any]) -> str | None:
+    """The transcript line (three words or more) that a summary quotes with nothing of its
+    own around it but a verb of saying ("When I said: Sorry, I have to go."), or None."""
+    said = " ".join(words(summary))
+    names = {w for key in ("name", "other") for w in words(str(ctx.get(key) or ""))}
+    for line in (str(x) for x in ctx.get("lines") or []):
+        quoted = " ".join(words(line))
+        if len(quoted.split()) >= 3 and f" {quoted} " in f" {said} ":
+            rest = f" {said} ".replace(f" {quoted} ", " ")
+            if not _content_stems(rest, names) - _SAYING:
+                return line
+    return None
+
+
 _ENDING = re.compile(r"(?<=\w{3})(?:ing|ed|es|s)$")  # "posts", "posted", "posting": one word
+_SAYING = frozenset(  # verbs of saying, as `_content_stems` gives them
+    {_ENDING.sub("", w)[:STEM] for w in "said say says told tell tells asked ask spoke".split()}
+)
 
 
 def _content_stems(text: str, names: Set[str]) -> set[str]:

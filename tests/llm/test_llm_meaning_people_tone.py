@@ -106,6 +106,21 @@ def test_a_summary_of_names_and_numbers_only_is_empty() -> None:
     assert check("conversation_summary", said, PROMPT, ctx) is None
 
 
+def test_a_summary_quoting_a_line_with_nothing_of_its_own_reads_it_back() -> None:
+    """SmolLM2's own, kept after a re-ask: a line of the transcript under "When I said:"."""
+    lines = ["I am unsure about the carbon tax, Noah.", "Sorry, I have to go."]
+    ctx = {"name": "Noah Patel", "other": "Rosa Evans", "lines": lines}
+    fail = check(
+        "conversation_summary", summary(0.7, "When I said: Sorry, I have to go. "), PROMPT, ctx
+    )
+    assert fail is not None and fail.kind == "copied_prompt", fail
+    for own in (  # the rules policy's form, and a summary around a quote
+        "I talked with Rosa Evans. Rosa Evans said: Sorry, I have to go.",
+        "Rosa Evans was unsure about the tax and said: Sorry, I have to go.",
+    ):
+        assert check("conversation_summary", summary(0.1, own), PROMPT, ctx) is None, own
+
+
 @pytest.mark.parametrize(
     ("text", "grounded"),
     [
