@@ -696,15 +696,21 @@ def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
 def _read_back_line(summary: str, ctx: dict[str, Any]) -> str | None:
     """The transcript line (three words or more) that a summary quotes with nothing of its
     own around it but a verb of saying ("When I said: Sorry, I have to go."), or None."""
-    said = " ".join(words(summary))
-    names = {w for key in ("name", "other") for w in words(str(ctx.get(key) or ""))}
+    said = f" {' '.join(words(summary))} "
+    names = _speakers(ctx)
     for line in (str(x) for x in ctx.get("lines") or []):
-        quoted = " ".join(words(line))
-        if len(quoted.split()) >= 3 and f" {quoted} " in f" {said} ":
-            rest = f" {said} ".replace(f" {quoted} ", " ")
-            if not _content_stems(rest, names) - _SAYING:
+        ws = words(line)
+        quoted = f" {' '.join(ws)} "
+        if len(ws) >= 3 and quoted in said:  # what the summary holds besides the line
+            own = _content_stems(said.replace(quoted, " "), names) - _SAYING
+            if not own:
                 return line
     return None
+
+
+def _speakers(ctx: dict[str, Any]) -> set[str]:
+    """The words of the two speakers' names (`name`, `other`) of a conversation's context."""
+    return {w for key in ("name", "other") for w in words(str(ctx.get(key) or ""))}
 
 
 _ENDING = re.compile(r"(?<=\w{3})(?:ing|ed|es|s)$")  # "posts", "posted", "posting": one word
@@ -727,7 +733,7 @@ def _grounded(value: Any, ctx: dict[str, Any]) -> Failure | None:
     lines = [str(x) for x in ctx.get("lines") or []]
     if not lines:
         return None
-    names = {w for key in ("name", "other") for w in words(str(ctx.get(key) or ""))}
+    names = _speakers(ctx)
     said = _content_stems(" ".join([*lines, str(ctx.get("place") or "")]), names)
     topic = _content_stems(str(ctx.get("topic") or ""), names)
     summary = str(getattr(value, "summary", ""))

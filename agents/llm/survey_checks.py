@@ -6,10 +6,10 @@ of an answer; imports nothing of the project."""
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 # A number as people and models write it: 3, -2.5, .4, 2,389, 1e+06.
@@ -154,8 +154,8 @@ def addressed(answer: str, question: str) -> bool:
         return False
     told = said[:1] in (["your"], ["you'll"]) or said[:2] in _TOLD_TO_DO
     asked = _said(question.lower())
-    yours = {(w, after) for w, after in itertools.pairwise(asked) if w == "your"}
-    echoed = any((w, after) in yours for w, after in itertools.pairwise(said))
+    yours = {(w, after) for w, after in pairwise(asked) if w == "your"}
+    echoed = any((w, after) in yours for w, after in pairwise(said))
     return told or echoed or sum(w in _SECOND_PERSON for w in said) >= 2
 
 
