@@ -374,6 +374,7 @@ class Prompt:
     numbered: tuple[tuple[tuple[str, Any], ...], ...] = ()  # examples giving a number: items
     first_person_grams: frozenset[tuple[str, ...]] = frozenset()  # a frame task's, as "I"
     names: frozenset[str] = frozenset()  # words of the people's names the call is about
+    labels: frozenset[tuple[str, ...]] = frozenset()  # a prompt line's words before its colon
 
     @classmethod
     def of(
@@ -417,6 +418,7 @@ class Prompt:
             ),
             first_person_grams=frozenset(as_me),
             names=frozenset(w for k in _NAMED for w in words(str((context or {}).get(k) or ""))),
+            labels=_labels(messages, {w for name in speakers for w in words(name)}),
         )
 
     @cached_property
@@ -455,6 +457,19 @@ class Prompt:
                 return Failure("copied_prompt", text)
             if self.restated(text):
                 return Failure("copied_prompt", text)
+            if label := self.label_in(text):
+                return Failure("copied_prompt", f"the prompt's label {label!r}: {text[:60]!r}")
+        return None
+
+    def label_in(self, text: str) -> str | None:
+        """A label of the prompt, or its last three words or more, with its colon in `text`
+        ("The people Ann meets: 1. Ben", "Ann could tell: nothing"): the prompt's layout
+        written back, not words of the person's."""
+        for segment in _LABELLED.findall(text):
+            ws = words(segment)
+            n = len(ws)
+            if ws in self.labels or (n >= 3 and any(label[-n:] == ws for label in self.labels)):
+                return segment.strip()
         return None
 
     def restated(self, text: str) -> bool:
@@ -463,6 +478,22 @@ class Prompt:
         sentences = _SENTENCE_END.split(text) if self.first_person_grams else ()
         said = ([w for w in words(s) if w not in self.names] for s in sentences)  # "I am Ann."
         return any(_copied(ws, self.first_person_grams) for ws in said)
+
+
+_LABELLED = re.compile(r"([^.!?:\n]+):")  # a clause that ends on a colon
+
+
+def _labels(messages: Sequence[Any], speakers: Set[str]) -> frozenset[tuple[str, ...]]:
+    """The words before the colon of each prompt line that opens on a label of two words or
+    more ("The people Ann meets:", "News Ann could tell:"); not a transcript's speakers."""
+    found = set()
+    for m in messages:
+        for line in _role_content(m)[1].splitlines():
+            head, colon, _ = line.partition(":")
+            ws = words(head)
+            if colon and 2 <= len(ws) <= 8 and not _LISTED.match(line) and not set(ws) <= speakers:
+                found.add(ws)
+    return frozenset(found)
 
 
 def _is_number(value: Any) -> bool:
@@ -852,18 +883,22 @@ _NO_ANSWER = re.compile(
 
 
 # A text that speaks of the fiction itself: a character, not a real person, a model, a
-# role-play, the simulation (a person may pretend, so pretending is no sign).
+# role-play, the simulation (a person may pretend, so pretending is no sign); or as an
+# assistant of its own reply or of code ("I'll have to adjust the code").
 _OUT_OF_STORY = re.compile(
     r"\b(?:fictional|not (?:a )?real (?:person|people|human)|a character in|language model|"
     r"chatbot|as an ai|(?:i am|i'm) an ai|role-?play(?:ing)?|role playing|simulated|"
-    r"this simulation)\b",
+    r"this simulation|(?:adjust|fix|update|edit|change) (?:the|my|this) code|"
+    r"(?:make|keep) (?:the|my|this) (?:answer|reply|response) (?:more )?"
+    r"(?:concise|shorter|clearer|brief))\b",
     re.IGNORECASE,
 )
 
 
 def _out_of_character(answer: dict[str, Any]) -> Failure | None:
     """A text that steps out of the story ("You're a fictional character in a story, and I'm
-    going to pretend for now"): the model speaking of the fiction, not the person."""
+    going to pretend for now") or speaks as an assistant of its reply or code: the model,
+    not the person."""
     for text in leaves(answer):
         if _OUT_OF_STORY.search(text.replace("\u2019", "'")):
             return Failure("out_of_character", text[:120])
@@ -885,23 +920,27 @@ _ONLY_DECLINES = re.compile(
 
 
 def _talk(value: Any, ctx: dict[str, Any]) -> Failure | None:
-    """A talk decision naming a person number beyond the `n` people listed, or one whose
-    reason declines to decide: its number is then no decision."""
+    """A talk decision naming a person number beyond the `n` people listed, one whose reason
+    declines to decide, or the prompt's example number (`prompt_example`) for no reason: its
+    number is then no decision."""
     chosen, n = getattr(value, "talk_to", None), ctx.get("n")
     if isinstance(chosen, int) and isinstance(n, int) and not 0 <= chosen <= n:
         return Failure("not_a_choice", f"person {chosen} of {n}")
     reason = str(getattr(value, "reason", ""))
     if says_no_answer(reason):
         return Failure("no_answer", reason)
-    if chosen == 0 and _NO_REASON.fullmatch(reason):  # the example's number, unexplained
-        return Failure("copied_example", f"nobody, for no reason: {reason!r}")
+    example = (ctx.get("prompt_example") or {}).get("talk_to")
+    if chosen == example and _NO_REASON.fullmatch(reason):  # the example's number, unexplained
+        return Failure(
+            "copied_example", f"person {chosen}, the example's, for no reason: {reason!r}"
+        )
     return _people(value, ctx)
 
 
-# A reason that says there is none ("no reason yet", "Nothing in particular").
+# A reason that says there is none ("no reason yet", "No reason needed to be given").
 _NO_REASON = re.compile(
-    r"\W*(?:no (?:particular |real |special )?reason(?: yet)?|nothing(?: in particular)?|none|"
-    r"n/a)\W*",
+    r"\W*(?:no (?:particular |real |special )?reason(?: yet| needed(?: to be given)?| given)?|"
+    r"nothing(?: in particular)?|none|n/a)\W*",
     re.IGNORECASE,
 )
 
@@ -1077,7 +1116,10 @@ def check(
     if found is not None:
         return found
     per_task = _BY_TASK.get(task or "", _people)
-    checked = per_task(value, {**context, "prompt_words": prompt.vocabulary})
+    example = {key: v for items in prompt.numbered for key, v in items if _is_number(v)}
+    checked = per_task(
+        value, {**context, "prompt_words": prompt.vocabulary, "prompt_example": example}
+    )
     return (
         checked or _out_of_character(answer) or _unfinished(answer, sentences=task not in _PHRASES)
     )

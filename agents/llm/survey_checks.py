@@ -19,6 +19,7 @@ _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _WORDS = re.compile(r"[^\W_]+")
 _MARKS = re.compile(r"[^\w\s.,!?'\u2019-]")  # a character no sentence needs: / = : ( {
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+_CUT_AT_NUMBER = re.compile(r"[.!?;]\s+\d+$")  # an open answer's last "sentence" a bare number
 _OUT_OF = re.compile(r"\s*/\s*\d+\s*$")  # a point and its scale: "4/5"
 TOLERANCE = 0.01  # relative: a number answer's value may round its written number this much
 _FIRST_PERSON = frozenset(
@@ -251,6 +252,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     kind = ctx.get("kind", "open")
     if kind == "open" and not _LETTERS.search(text):
         return "empty", repr(text[:40])  # "42" to "How was your day?"
+    if kind == "open" and _CUT_AT_NUMBER.search(text):  # "... sleep at home. 22": cut off
+        return "empty", f"stops on a bare number: {text[-40:]!r}"
     wordy = kind == "open" or value is None  # a scale's value, when given, is the answer
     if wordy and _ABOUT_ASKING.search(text.lower()) and not _as_i(_said(text)):
         return "empty", f"speaks of the asking, not as the person: {text[:60]!r}"

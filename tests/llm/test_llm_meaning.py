@@ -594,6 +594,7 @@ def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
         # SmolLM2's own, kept first try: nobody, and a reason saying there is none
         TalkChoice(talk_to=example["talk_to"], reason="no reason yet"),
         TalkChoice(talk_to=example["talk_to"], reason="Nothing in particular"),
+        TalkChoice(talk_to=example["talk_to"], reason="No reason needed to be given"),
     )
     for copied in copies:
         found = check("talk_decision", copied, prompt_of(text), ctx)
@@ -606,6 +607,43 @@ def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
         TalkChoice(talk_to=0, reason="Nothing in particular to tell Ben today."),
     ):
         assert check("talk_decision", own, prompt_of(text), ctx) is None, own
+    # The check reads the example's number from the prompt: with another example, nobody for
+    # no reason is a decision and that example's person for no reason is the copy.
+    other = text.replace('{"talk_to": 0,', '{"talk_to": 2,')
+    assert other != text
+    ctx = {"name": "Ada", "n": 2}
+    assert (
+        check("talk_decision", TalkChoice(talk_to=0, reason="none"), prompt_of(other), ctx) is None
+    )
+    found = check("talk_decision", TalkChoice(talk_to=2, reason="none"), prompt_of(other), ctx)
+    assert found is not None and found.kind == "copied_example", found
+
+
+def test_a_reason_writing_back_a_label_of_the_prompt_is_copied() -> None:
+    """A reason that writes one of the prompt's labels with its colon ("The people Cleo Adams
+    meets: One of them is Paul Hill", SmolLM2's own, kept first try) lays the prompt out
+    again; the same words without the colon, or a colon after words of its own, are speech."""
+    from societas.agents.cognition.prompts import messages
+    from societas.agents.cognition.talk import TalkChoice
+
+    system = {"name": "Cleo Adams", "profile": "age: 31"}
+    fields = {"name": "Cleo Adams", "place": "the cafe", "mood": "calm", "needs": "social 0.4"}
+    people = "1. Paul Hill (a friend)"
+    msgs = messages("talk_decision", system, news="the bridge is closed", people=people, **fields)
+    ctx = {"name": "Cleo Adams", "n": 1, "candidates": [{"name": "Paul Hill", "memories": []}]}
+    prompt = Prompt.of(msgs, None, ctx, "talk_decision")
+    for copied in (
+        "The people Cleo Adams meets: One of them is Paul Hill",  # SmolLM2's own
+        "News Cleo Adams could tell: the bridge is closed",
+        "Cleo Adams could tell: nothing in particular",  # the label's tail: SmolLM2's own
+    ):
+        found = check("talk_decision", TalkChoice(talk_to=1, reason=copied), prompt, ctx)
+        assert found is not None and found.kind == "copied_prompt", (copied, found)
+    for own in (
+        "The people Cleo Adams meets are all friends of hers.",
+        "I want to tell Paul Hill: the bridge is closed.",  # the rules policy's form
+    ):
+        assert check("talk_decision", TalkChoice(talk_to=1, reason=own), prompt, ctx) is None
 
 
 def test_an_example_number_with_words_of_its_own_is_an_answer() -> None:

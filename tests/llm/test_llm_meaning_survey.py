@@ -176,6 +176,15 @@ VOTE = {
         # SmolLM2's own, kept first try: the place id "home-0" with a decimal glued on
         (OPEN, "The next day I was in my home-0.1", None, "copied_prompt"),
         (OPEN, "I slept at home-0 and woke at 7.", None, None),
+        (  # SmolLM2's own, kept first try: cut off after a closed sentence, on a bare number
+            OPEN,
+            "Today I woke up and have breakfast at home-2; 9:00 work at work-3, 18:00 had "
+            "dinner at home-4. 19:00 sleep at home-5. 22",
+            None,
+            "empty",
+        ),
+        (OPEN, "We left at 7. The shelter opened at 9.", None, None),
+        (LIKERT, "I am very worried. 5", 5, None),  # words, then the point: an answer
         (OPEN, "The COVID-19 clinic was open; prices rose 2.5 percent.", None, None),
         (OPEN, "I left at 12:00: the shelter was full by 13:00.", None, None),
         (OPEN, "I remember: my plan for 21:00: 21:00 relax at home.", None, None),  # as rules say
@@ -320,6 +329,11 @@ STEPPED_OUT = (
         ("I'm pretending to be brave for the children.", None),
         ("I read a novel about a fictitious town.", None),
         ("I am a real fan of the bakery.", None),
+        # SmolLM2's own replies to a re-ask, kept: an assistant speaking of its reply or code
+        ("You're right, I'll have to adjust the code", "out_of_character"),
+        ("I'll try to make the answer more concise and a 3", "out_of_character"),
+        ("The bakery changed the dress code, so I ironed my shirt.", None),
+        ("My answer is short: I stayed home.", None),
     ],
 )
 def test_an_answer_that_steps_out_of_the_story_is_not_data(text, kind) -> None:
