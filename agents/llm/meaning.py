@@ -78,6 +78,7 @@ KINDS = (
     "unfounded",
     "cut_off",
     "out_of_character",
+    "misattributed",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -125,6 +126,10 @@ CORRECTIONS["narrated"] = (
 CORRECTIONS["ungrounded"] = (
     "That summary says nothing of what was said in the conversation. Summarise the "
     "conversation itself. Reply again."
+)
+CORRECTIONS["misattributed"] = (
+    "That summary gives the other person's words as this person's own. Summarise again, "
+    "keeping who said what. Reply again."
 )
 CORRECTIONS["stage_direction"] = (
     "That line describes the scene instead of speaking. Reply again with the words the "
@@ -721,7 +726,48 @@ def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
         return Failure("empty", f"only names: {summary[:60]!r}")
     if (line := _read_back_line(summary, ctx)) is not None:
         return Failure("copied_prompt", f"a line read back: {line[:60]!r}")
+    if (line := _taken_as_mine(summary, ctx)) is not None:
+        return Failure("misattributed", f"the other's line as one's own: {line[:60]!r}")
     return _grounded(value, ctx) or _people(value, ctx)
+
+
+_THEM = frozenset("he she they him her them his their".split())
+_CLAUSES = re.compile(r"[.!?;]+")
+_QUOTING = re.compile('[:"\u201c\u201d]')
+
+
+def _taken_as_mine(summary: str, ctx: dict[str, Any]) -> str | None:
+    """The line of the other speaker (`heard`, said as "I") that a sentence of the summary
+    says as "I", naming neither them nor a "he" or "she": four words in a row of that line,
+    two of them content words, that one's own lines do not hold ("I just wanted to eat and
+    go home" after the other's "I want to eat and go home!"), or None: the other's words
+    remembered as one's own."""
+    heard = [str(x) for x in ctx.get("heard") or []]
+    other = set(words(str(ctx.get("other") or "")))
+    told = set(words(summary))
+    quoting = _QUOTING.search(summary) or (
+        told & other and any(_ENDING.sub("", w)[:STEM] in _SAYING for w in told)
+    )
+    if not heard or quoting:  # "Zed said: I want to go home": the words given as theirs
+        return None
+    own = [str(x) for x in ctx.get("lines") or [] if str(x) not in heard]
+    mine = {g for x in own for g in _four(words(x))}
+    for sentence in _CLAUSES.split(summary):
+        ws = words(sentence)
+        if "i" not in ws or set(ws) & (other | _THEM):
+            continue
+        said = _four(ws) - mine
+        for line in heard:
+            theirs = words(line)
+            shared = said & _four(theirs) if "i" in theirs else set()
+            if any(sum(len(w) > 2 and w not in _UNSAID for w in g) >= 2 for g in shared):
+                return line
+    return None
+
+
+def _four(ws: Sequence[str]) -> set[tuple[str, ...]]:
+    """The runs of four words of `ws`."""
+    return {tuple(ws[i : i + 4]) for i in range(len(ws) - 3)}
 
 
 def _read_back_line(summary: str, ctx: dict[str, Any]) -> str | None:

@@ -121,6 +121,26 @@ def test_a_summary_quoting_a_line_with_nothing_of_its_own_reads_it_back() -> Non
         assert check("conversation_summary", summary(0.1, own), PROMPT, ctx) is None, own
 
 
+def test_a_summary_giving_the_others_words_as_ones_own_is_misattributed() -> None:
+    """SmolLM2's own, kept first try: Dan's summary says as "I" what Zed said of himself."""
+    mine, zeds = (
+        "Hello, how are you today? What brings you to work at home?",
+        ("How you doing, I'm going to work today. How about tomorrow? I want to eat and go home!"),
+    )
+    lines = [mine, zeds, "Sorry, I have to go."]
+    ctx = {"name": "Dan Chen", "other": "Zed Smith", "lines": lines, "heard": [zeds]}
+    taken = summary(0.1, "Same day as before, I just wanted to eat and go home.")
+    fail = check("conversation_summary", taken, PROMPT, ctx)
+    assert fail is not None and fail.kind == "misattributed", fail
+    for own in (  # given as Zed's, or one's own words
+        f"I talked with Zed Smith at home-1. Zed Smith said: {zeds}",  # the rules policy's form
+        "Zed told me he was going to work; he wanted to eat and go home.",
+        "I asked Zed Smith what brings him to work at home, then I had to go.",
+        "I met Zed at home. He wants to eat and go home.",
+    ):
+        assert check("conversation_summary", summary(0.1, own), PROMPT, ctx) is None, own
+
+
 @pytest.mark.parametrize(
     ("text", "grounded"),
     [
