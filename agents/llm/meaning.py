@@ -1201,20 +1201,21 @@ _PHRASES = frozenset({"facts"})  # tasks whose texts are phrases ("went to"), no
 def _unfinished(answer: dict[str, Any], sentences: bool = True) -> Failure | None:
     """A text that stops where what it announces should begin ("The answer is:", "The
     people Ann Lee meets:"), a heading or a preamble; that starts on a comma; or, for
-    `sentences`, that stops mid-sentence (on a comma, or a last sentence left open): not
-    something the person says."""
+    `sentences`, that stops mid-sentence (on a comma, even with a full stop after it, or a
+    last sentence left open): not something the person says."""
     for text in leaves(answer):
         said = text.strip()
         if said.endswith(":"):
             return Failure("empty", f"announces what it does not give: {said[-40:]!r}")
         if said[:1] in (",", ";"):  # ", yes": the tail of a reply broken before it
             return Failure("empty", f"starts mid-sentence: {said[:40]!r}")
-        if sentences and (said.endswith(",") or (len(said.split()) > 1 and _trails_off(said))):
+        if sentences and (_ON_COMMA.search(said) or (len(said.split()) > 1 and _trails_off(said))):
             return Failure("empty", f"stops mid-sentence: {said[-40:]!r}")
     return None
 
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])")
+_ON_COMMA = re.compile(r",[\s.]*$")  # "... (3.67 USD), .": a comma, then at most a full stop
 # Words a finished sentence does not end on when it has no full stop ("... rising due to").
 _DANGLING = frozenset(
     "a an the and or but of to for with from at in on by as than that when because my your "

@@ -122,9 +122,30 @@ def read_back(answer: str, ctx: dict[str, Any]) -> str | None:
         return None
     for line in ctx.get("memories") or ():
         ws = _WORDS.findall(str(line).lower())
-        if any(ws[i : i + n] == said for i in range(len(ws) - n + 1)):
+        longest, covered = _shared_runs(said, ws)
+        if longest == n or (longest >= 8 and 3 * covered >= 2 * n):
             return str(line)
     return None
+
+
+def _shared_runs(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """(the longest run of words of `a` found in `b`, the words of `a` in runs of four or
+    more found in `b`), runs taken left to right."""
+    longest = covered = i = 0
+    while i < len(a):
+        run = max((_match(a, i, b, j) for j in range(len(b))), default=0)
+        longest = max(longest, run)
+        covered += run if run >= 4 else 0
+        i += max(run, 1)
+    return longest, covered
+
+
+def _match(a: Sequence[str], i: int, b: Sequence[str], j: int) -> int:
+    """How many words `a` from `i` and `b` from `j` share in a row."""
+    k = 0
+    while i + k < len(a) and j + k < len(b) and a[i + k] == b[j + k]:
+        k += 1
+    return k
 
 
 def asks_back(answer: str, question: str) -> bool:
@@ -179,6 +200,16 @@ def narrates(answer: str, name: str) -> bool:
         return True
     openings = [_WORDS.findall(s)[:1] for s in _SENTENCE_BREAK.split(low) if s.strip()]
     return bool(openings) and all(first in (["he"], ["she"]) for first in openings)
+
+
+def tagged(answer: str, name: str) -> bool:
+    """Whether an answer opens on the respondent's full name and at most two words before a
+    colon ("Tara Rossi thinks: ...", "Tara Rossi:"): a line of a transcript or a story about
+    them, not their own words."""
+    name = " ".join(name.split())
+    if " " not in name:
+        return False
+    return re.match(rf"\s*{re.escape(name)}(?:\s+[\w']+){{0,2}}\s*:", answer, re.I) is not None
 
 
 def leaning(text: str) -> int:
@@ -257,7 +288,7 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     wordy = kind == "open" or value is None  # a scale's value, when given, is the answer
     if wordy and _ABOUT_ASKING.search(text.lower()) and not _as_i(_said(text)):
         return "empty", f"speaks of the asking, not as the person: {text[:60]!r}"
-    if narrates(text, str(ctx.get("name") or "")):
+    if narrates(text, str(ctx.get("name") or "")) or tagged(text, str(ctx.get("name") or "")):
         return "narrated", repr(text[:60])
     if addressed(text, str(ctx.get("question") or "")):
         return "not_first_person", repr(text[:60])

@@ -184,6 +184,16 @@ VOTE = {
             "empty",
         ),
         (OPEN, "We left at 7. The shelter opened at 9.", None, None),
+        (NUMBER, ".081 EUR (3.67 USD), .", 0.081, "empty"),  # SmolLM2's own, kept first try
+        (NUMBER, "About 0.08 EUR, I think.", 0.08, None),
+        (  # as SmolLM2 answered for Tara Rossi after a re-ask: the name as a speaker's tag
+            OPEN,
+            "Ann Lee thinks: There is no one in the world who has nothing but a dream.",
+            None,
+            "narrated",
+        ),
+        (OPEN, "Ann Lee: I had a quiet day.", None, "narrated"),
+        (OPEN, "Ann Lee, that is me: a quiet day at the bakery.", None, None),
         (LIKERT, "I am very worried. 5", 5, None),  # words, then the point: an answer
         (OPEN, "The COVID-19 clinic was open; prices rose 2.5 percent.", None, None),
         (OPEN, "I left at 12:00: the shelter was full by 13:00.", None, None),
@@ -266,7 +276,10 @@ def test_a_survey_answer_must_answer_its_question(question, text, value, kind) -
 # The person's data as a survey prompt gives it (status line, recalled memories).
 STATUS = {"activity": "relax at home", "education": "bachelor", "skill": "driving"}
 MEMORIES = ["Paul Rossi's plan for 21:00: 21:00 relax at home (60 min)",
-            "Paul Rossi thinks: Currently nothing good or bad is happening"]  # fmt: skip
+            "Paul Rossi thinks: Currently nothing good or bad is happening",
+            "I heard but do not believe it: Hurricane warning from the mayor: a hurricane will "
+            "hit the town tonight. Evacuate to the shelter."]  # fmt: skip
+DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
 DAY = {"kind": "open", "text": "What happened in your day today?"}
 WORRY = {"kind": "open", "text": "What worries you most right now?"}
 
@@ -293,6 +306,14 @@ WORRY = {"kind": "open", "text": "What worries you most right now?"}
         ),
         (WORRY, "What worries me most right now? The river.", None),  # the person's own words
         ({**DAY, "attribute": "education"}, "Bachelor.", None),  # the attribute asked about
+        (  # SmolLM2's own, kept first try: most of a memory, the "I" left out
+            DID,
+            "Heard but do not believe it, did so: Hurricane warning from the mayor: a "
+            "hurricane will hit the town tonight. Evacuate.",
+            "copied_prompt",
+        ),
+        (DID, "Went to the shelter: a hurricane will hit the town tonight, the mayor said.", None),
+        (DID, "I heard but do not believe it: a hurricane will hit the town tonight.", None),
     ],
 )
 def test_an_open_answer_that_reads_back_the_persons_data_is_copied(question, text, kind) -> None:
