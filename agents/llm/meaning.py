@@ -922,7 +922,7 @@ def _choice(value: Any, ctx: dict[str, Any]) -> Failure | None:
 # A reply that says the respondent cannot or does not know how to answer the task.
 _NO_ANSWER = re.compile(
     r"\b(?:as an ai\b|(?:not sure|unsure|don't know|do not know|cannot|can't|unable|"
-    r"not allowed|not enough information)\b"
+    r"not allowed|not enough information|no idea)\b"
     r"[^.!?]*\b(?:answer|respond)\b)",
     re.IGNORECASE,
 )
@@ -1227,9 +1227,10 @@ _NEVER_LAST = frozenset("an the my your our their".split())  # words that need o
 
 def _trails_off(text: str) -> bool:
     """Whether a text stops where the model stopped, not where a sentence does: on an open
-    apostrophe, bracket or dash, on a word like "the" or "to", or on a word after a sentence
-    that closed ("... which was perfect. I then went to work")."""
-    if text[-1] in "'\u2019-\u2013\u2014([/&":
+    apostrophe, bracket or dash, inside a bracket never closed ("... with Cleo (8"), on a
+    word like "the" or "to", or on a word after a sentence that closed ("... which was
+    perfect. I then went to work")."""
+    if text[-1] in "'\u2019-\u2013\u2014([/&" or text.rfind("(") > text.rfind(")"):
         return True
     last = text.rsplit(maxsplit=1)[-1].lower()
     if not text[-1].isalnum():  # "... something special for your.": no sentence ends so

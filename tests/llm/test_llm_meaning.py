@@ -270,6 +270,12 @@ def test_a_line_stopping_on_an_open_bracket_stops_mid_sentence() -> None:
     assert found is not None and found.kind == "empty", found
     fine = turn("I saw the tax notice at the bakery [the one on Main Street].")
     assert check("dialogue_turn", fine, prompt_of("Say the next line."), ctx) is None
+    # SmolLM2's own talk reason, kept first try: it stops inside a bracket it opened
+    cut = turn("She can talk to people she met in school with Cleo (8")
+    found = check("dialogue_turn", cut, prompt_of("Say the next line."), ctx)
+    assert found is not None and found.kind == "empty", found
+    closed = turn("I met Cleo at school (in 2008) and we still talk.")
+    assert check("dialogue_turn", closed, prompt_of("Say the next line."), ctx) is None
 
 
 @pytest.mark.parametrize(
@@ -436,6 +442,8 @@ async def test_a_rules_answer_is_marked_rules_and_counted() -> None:
         ("I cannot respond to this question.", True),
         # SmolLM2's own, kept as a decision to talk to nobody
         ("Not enough information to provide a list of details (I'm not allowed to answer)", True),
+        ("I have no idea how to respond.", True),  # SmolLM2's own, kept as talking to person 1
+        ("I have no idea what Ines thinks, so I will ask her.", False),
         ("I can't help thinking of Ines, so I talk to her.", False),
         ("I don't know Noah well enough to decide.", False),
         ("Ines and I are close and I have news for her.", False),
