@@ -468,8 +468,10 @@ class Prompt:
 
     def label_in(self, text: str) -> str | None:
         """A label of the prompt, or its last three words or more, with its colon in `text`
-        ("The people Ann meets: 1. Ben", "Ann could tell: nothing"): the prompt's layout
-        written back, not words of the person's."""
+        ("The people Ann meets: 1. Ben", "Ann could tell: nothing"), or a text that is a label
+        alone: the prompt's layout written back, not words of the person's."""
+        if words(text) in self.labels:  # the label alone: "the people Umar Lopez meets"
+            return text.strip()
         for segment in _LABELLED.findall(text):
             ws = words(segment)
             n = len(ws)

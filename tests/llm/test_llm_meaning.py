@@ -644,6 +644,7 @@ def test_a_reason_writing_back_a_label_of_the_prompt_is_copied() -> None:
         "The people Cleo Adams meets: One of them is Paul Hill",  # SmolLM2's own
         "News Cleo Adams could tell: the bridge is closed",
         "Cleo Adams could tell: nothing in particular",  # the label's tail: SmolLM2's own
+        "the people Cleo Adams meets",  # the label alone, as SmolLM2 gave it for Umar Lopez
     ):
         found = check("talk_decision", TalkChoice(talk_to=1, reason=copied), prompt, ctx)
         assert found is not None and found.kind == "copied_prompt", (copied, found)
