@@ -427,6 +427,11 @@ class Prompt:
         )
 
     @cached_property
+    def example_numbers(self) -> dict[str, Any]:
+        """The numbers the prompt's examples give, by key ({"talk_to": 0})."""
+        return {key: v for items in self.numbered for key, v in items if _is_number(v)}
+
+    @cached_property
     def told(self) -> set[str]:
         """Content stems of the instructions' words (read only when an example number recurs)."""
         return _content_stems(" ".join({w for gram in self.instruction_grams for w in gram}), set())
@@ -746,9 +751,8 @@ def _taken_as_mine(summary: str, ctx: dict[str, Any]) -> str | None:
     remembered as one's own."""
     heard = [str(x) for x in ctx.get("heard") or []]
     other = set(words(str(ctx.get("other") or "")))
-    told = set(words(summary))
     quoting = _QUOTING.search(summary) or (
-        told & other and any(_ENDING.sub("", w)[:STEM] in _SAYING for w in told)
+        other & set(words(summary)) and _content_stems(summary, set()) & _SAYING
     )
     if not heard or quoting:  # "Zed said: I want to go home": the words given as theirs
         return None
@@ -1164,7 +1168,7 @@ def check(
     if found is not None:
         return found
     per_task = _BY_TASK.get(task or "", _people)
-    example = {key: v for items in prompt.numbered for key, v in items if _is_number(v)}
+    example = prompt.example_numbers
     checked = per_task(
         value, {**context, "prompt_words": prompt.vocabulary, "prompt_example": example}
     )

@@ -288,7 +288,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     wordy = kind == "open" or value is None  # a scale's value, when given, is the answer
     if wordy and _ABOUT_ASKING.search(text.lower()) and not _as_i(_said(text)):
         return "empty", f"speaks of the asking, not as the person: {text[:60]!r}"
-    if narrates(text, str(ctx.get("name") or "")) or tagged(text, str(ctx.get("name") or "")):
+    name = str(ctx.get("name") or "")
+    if narrates(text, name) or tagged(text, name):
         return "narrated", repr(text[:60])
     if addressed(text, str(ctx.get("question") or "")):
         return "not_first_person", repr(text[:60])
