@@ -101,8 +101,8 @@ async def measured(fn: Any) -> dict[str, float]:
 
 
 async def run(agents: int, ticks: int, every: int, baseline: bool = True) -> dict[str, Any]:
-    from societas.agents.runtime.engine import GroupEngine
     from societas.agents.scenario import load_scenario
+    from societas.cluster.loop.engines import EngineFactory
 
     scenario = load_scenario(ROOT / "configs" / "town.yaml").with_overrides(
         agents=agents, ticks=ticks, groups=1
@@ -110,7 +110,7 @@ async def run(agents: int, ticks: int, every: int, baseline: bool = True) -> dic
     checkpoints = []
     step_peak = 0
     with tempfile.TemporaryDirectory(prefix="bench-ckpt-") as tmp:
-        engine = GroupEngine(scenario, 0, list(range(agents)), tmp)
+        engine = EngineFactory(scenario, [list(range(agents))], tmp)(0)
         await engine.setup()
         for tick in range(ticks):
             with PssSampler(period_s=0.05) as stepping:

@@ -46,9 +46,9 @@ async def run_town(
     name: str = "town",
 ) -> dict[str, Any]:
     """One town run; returns the figures counted from its results and memories."""
-    from societas.agents.runtime.engine import GroupEngine
     from societas.agents.scenario import load_scenario
     from societas.cluster.loop.coordinator import Coordinator
+    from societas.cluster.loop.engines import EngineFactory
     from societas.cluster.loop.local import partition
     from societas.memory.embedding import build_embedder
 
@@ -66,10 +66,7 @@ async def run_town(
         )
     scenario = load_scenario(data)
     embedder = build_embedder(scenario.memory.embedding)
-    engines = [
-        GroupEngine(scenario, g, ids, out, embedder=embedder)
-        for g, ids in enumerate(partition(agents, groups))
-    ]
+    engines = EngineFactory(scenario, partition(agents, groups), out, embedder=embedder).build_all()
     for e in engines:
         await e.setup()
     coord = Coordinator(

@@ -97,8 +97,8 @@ async def measure(
     import qdrant_edge  # noqa: F401
 
     from societas.agents.population import population_for
-    from societas.agents.runtime.engine import GroupEngine
     from societas.agents.scenario import load_scenario
+    from societas.cluster.loop.engines import EngineFactory
 
     probes: dict[str, tuple[float, float]] = {"imports": _probe()}
     if trace:
@@ -113,7 +113,7 @@ async def measure(
     population_for(scenario)
     probes["population"] = _probe()
     with tempfile.TemporaryDirectory(prefix="bench-bytes-") as tmp:
-        engine = GroupEngine(scenario, 0, list(range(agents)), tmp)
+        engine = EngineFactory(scenario, [list(range(agents))], tmp)(0)
         await engine.setup()
         probes["setup"] = _probe()
         agent_bytes = sum(deep_size(a.state) + sys.getsizeof(a) for a in engine.agents.values())
