@@ -44,8 +44,9 @@ def _one(
     6 simulated hours and after the last tick); 0, none."""
     from _pss import PssSampler
 
+    from societas import Society
     from societas.agents.scenario import load_scenario
-    from societas.cluster.ray.runtime import ClusterConfig, run_on_ray
+    from societas.cluster.ray.runtime import ClusterConfig
 
     scenario = load_scenario(ROOT / "configs" / "town.yaml").with_overrides(
         agents=agents, ticks=ticks, groups=groups
@@ -58,12 +59,15 @@ def _one(
 
     started = time.perf_counter()
     with PssSampler() as pss:
-        summary = run_on_ray(
-            scenario,
-            out,
-            groups,
-            on_tick=on_tick,
-            cluster=ClusterConfig(metrics={"port": 0}, checkpoint_every=checkpoint_every),
+        summary = (
+            Society.from_scenario(scenario, out=out)
+            .run(
+                backend="ray",
+                groups=groups,
+                on_tick=on_tick,
+                cluster=ClusterConfig(metrics={"port": 0}, checkpoint_every=checkpoint_every),
+            )
+            .summary
         )
     wall = time.perf_counter() - started
     peak_pss_mb = pss.peak_bytes / 2**20

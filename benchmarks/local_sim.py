@@ -14,7 +14,6 @@ unbatched way. Each side runs in its own child process so RSS figures are not mi
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import subprocess
@@ -33,8 +32,8 @@ TARGET = 1000.0  # agent-steps/s
 
 def side(mode: str, agents: int, ticks: int) -> dict:
     """Run the town in this process and return its figures."""
+    from societas import Society
     from societas.agents.scenario import load_scenario
-    from societas.cluster.loop.local import run_local_async
     from societas.memory.tuning import tune_worker
 
     tune_worker()  # the process hosts the group, as `societas sim --local` tunes it
@@ -43,7 +42,8 @@ def side(mode: str, agents: int, ticks: int) -> dict:
     data["llm"] = {"provider": "rules"}
     data["memory"]["vector_store"]["backend"] = "edge"
     with tempfile.TemporaryDirectory(prefix="societas-bench-") as out:
-        summary = asyncio.run(run_local_async(data, out, 1, concurrency=mode))
+        society = Society.from_scenario(data, out=out)
+        summary = society.run(backend="local", groups=1, concurrency=mode).summary
     return {
         "mode": mode,
         "agents": summary.agents,
