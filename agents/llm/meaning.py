@@ -677,6 +677,8 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     ):
         return Failure("narrated", line)
     said = words(line)
+    if " " in speaker and _own_memory_read(said, words(speaker), ctx.get("memories") or ()):
+        return Failure("narrated", line)
     if only_names(said, ctx):
         return Failure("empty", f"only a name: {line[:60]!r}")
     for entry in ctx.get("history") or []:
@@ -684,6 +686,25 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
         if said and (said == before or (_copied(said, _grams(before)) and len(before) >= 4)):
             return Failure("repeated_line", " ".join(said))
     return None
+
+
+def _own_memory_read(said: Sequence[str], name: Sequence[str], memories: Iterable[Any]) -> bool:
+    """Whether a line reads out a memory of the speaker's as the prompt words it, by the full
+    name and two words or more after it ("Will Quinn's plan for 13:00: 13:00 work" from
+    "Will Quinn's plan for 13:00: 13:00 work (60 min)"): the memory list, not speech."""
+    n = len(name)
+    runs = {
+        tuple(said[i : i + n + 2])
+        for i in range(len(said) - n - 1)
+        if tuple(said[i : i + n]) == name
+    }
+    if not runs:
+        return False
+    for memory in memories:
+        ws = words(str(memory))
+        if any(tuple(ws[i : i + n + 2]) in runs for i in range(len(ws) - n - 1)):
+            return True
+    return False
 
 
 OPPOSITE = 0.5  # tones at least this far from 0 on opposite sides contradict each other

@@ -281,6 +281,25 @@ def test_a_line_stopping_on_an_open_bracket_stops_mid_sentence() -> None:
 @pytest.mark.parametrize(
     ("text", "narrated"),
     [
+        ("Will Quinn's plan for 13:00: 13:00 work", True),  # SmolLM2's own, kept first try
+        ("My plan for 13:00 is work, until two.", False),  # the same memory, said as hers
+        ("Will Quinn's bakery opens at nine.", False),  # her name, not a memory read out
+        ("Paul Patel talked with Xia Chen, I heard.", False),  # someone else's memory line
+    ],
+)
+def test_a_line_reading_out_the_speakers_own_memory_is_narration(text: str, narrated: bool) -> None:
+    memories = [
+        "Will Quinn's plan for 13:00: 13:00 work (60 min)",
+        "Paul Patel talked with Xia Chen.",
+    ]
+    ctx = {"speaker": "Will Quinn", "listener": "Paul Patel", "history": [], "memories": memories}
+    found = check("dialogue_turn", turn(text), prompt_of("Say the next line."), ctx)
+    assert (found is not None and found.kind == "narrated") is narrated, found
+
+
+@pytest.mark.parametrize(
+    ("text", "narrated"),
+    [
         ("The end of the conversation. Ines Nagy is going to relax after the meal.", True),
         ("Ines Nagy smiles and waves at Quin.", True),
         ("I'm going to relax after the meal, Quin.", False),
