@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
+# An answer opening on a number set off as a list item's ("2.0, yes", "1) oppose"): its option.
+_LEADING_NUMBER = re.compile(r"\s*(\d+(?:\.\d+)?)\s*[.,:;)]\s")
 # A number as people and models write it: 3, -2.5, .4, 2,389, 1e+06.
 _NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
 _NUMERIC = re.compile(r"[-+\d.,eE\s]*\d[-+\d.,eE\s]*")  # an answer written only as a number
@@ -84,6 +86,8 @@ def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str
     named = named_options(text, options)
     if len(named) > 1:
         return "not_a_choice", f"names {len(named)} options"
+    if value is None and (listed := _LEADING_NUMBER.match(text)):  # "2. undecided", as a list
+        value = float(listed.group(1))
     if value is not None and not (value.is_integer() and 0 <= value < len(options)):
         return "not_a_choice", f"value {value:g} is no option number"
     if named and value is not None and int(value) != named[0]:

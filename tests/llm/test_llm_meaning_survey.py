@@ -101,6 +101,10 @@ VOTE = {
         (CHOICE, "the second one", 2, "not_a_choice"),
         (CHOICE, "I both support and oppose it", None, "not_a_choice"),
         (CHOICE, "I support it", 1, "value_mismatch"),
+        (CHOICE, "1.0, yes, vote to support it.", None, "value_mismatch"),  # SmolLM2's, kept
+        (CHOICE, "1. oppose", None, None),  # the option's number, then its text
+        (CHOICE, "7, I support it", None, "not_a_choice"),
+        (CHOICE, "3 of my friends support it, and so do I", None, None),  # a count, not an item
         (NUMBER, "15.08", 23, "value_mismatch"),
         (NUMBER, ".0.1", 0.1, "value_mismatch"),
         (NUMBER, "-5", None, "off_scale"),
