@@ -1202,9 +1202,10 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
     """A text holding a brace, opening on a closing bracket or naming JSON: the reply's own JSON,
     broken and closed by repair inside a value (',2.0,1684}\nThis is ...', 'remembers nothing
     }\n{}\nAwesome', '][1]\nThis is a JSON response'), not words; or a bracketed tag of
-    capitals ('works at the [M].', '[MLA] Melissa has been asking') or a whole text in brackets
-    ('[1. Leo Rossi, in another sentence]'): markup, not words; or a word with a decimal
-    glued on by a dash ('in my home-0.1'): a place id and a number run together."""
+    capitals or digits ('works at the [M].', '[MLA] Melissa has been asking', '[1] Love') or a
+    whole text in brackets ('[1. Leo Rossi, in another sentence]'): markup, not words; or a
+    word with a decimal glued on by a dash ('in my home-0.1'): a place id and a number run
+    together."""
     for text in leaves(answer):
         if "{" in text or "}" in text or text.lstrip()[:1] == "]" or _JSON.search(text):
             return Failure("copied_prompt", f"JSON in the answer: {text[:40]!r}")
@@ -1218,7 +1219,7 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
 
 
 _JSON = re.compile(r"\bjson\b", re.IGNORECASE)
-_TAG = re.compile(r"\[[A-Z]{1,4}\]")
+_TAG = re.compile(r"\[(?:[A-Z]{1,4}|\d{1,2})\]")
 _GLUED = re.compile(r"\b[A-Za-z]{2,}-\d+\.\d+")
 
 
