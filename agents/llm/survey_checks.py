@@ -23,6 +23,8 @@ _MARKS = re.compile(r"[^\w\s.,!?'\u2019-]")  # a character no sentence needs: / 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _CUT_AT_NUMBER = re.compile(r"[.!?;]\s+\d+$")  # an open answer's last "sentence" a bare number
 _OUT_OF = re.compile(r"\s*/\s*\d+\s*$")  # a point and its scale: "4/5"
+# An answer opening on a point and the scale it is on: "4 of 5", "2.0 out of 10", "3/7".
+_ON_SCALE = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:/|of|out of)\s*(\d+)\b")
 TOLERANCE = 0.01  # relative: a number answer's value may round its written number this much
 _FIRST_PERSON = frozenset(
     "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves".split()
@@ -269,6 +271,8 @@ def _scaled(
         said = found[0]
     if kind == "likert":
         scale = int(ctx.get("scale") or 5)
+        if (stated := _ON_SCALE.match(text)) and int(stated.group(1)) != scale:  # "2.0 of 10"
+            return "value_mismatch", f"a point of 1..{stated.group(1)}, not of 1..{scale}"
         if not (said.is_integer() and 1 <= said <= scale):
             return "off_scale", f"{said:g} is no point of 1..{scale}"
         return _against_words(text, said, scale, str(ctx.get("question") or ""))

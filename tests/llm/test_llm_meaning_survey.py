@@ -224,6 +224,11 @@ VOTE = {
         (OPEN, "I, Ann Lee, had a quiet day at the bakery.", None, None),
         (OPEN, "Ann Lee from the bakery came by, so it was a nice day for me.", None, None),
         (LIKERT, "4 of 5", 4, None),
+        (LIKERT, "2.0 of 10", 2, "value_mismatch"),  # SmolLM2's own, kept first try: scale 5
+        (LIKERT, "7 out of 10, I like it", None, "value_mismatch"),
+        (LIKERT, "3/7", 3, "value_mismatch"),
+        (LIKERT, "4 out of 5, I like it", 4, None),
+        (LIKERT, "4, like 3 of my 10 friends", 4, None),
         (LIKERT, "Fairly happy, I slept well.", 4, None),
         (LIKERT, "4", None, None),
         (CHOICE, "support", 0, None),
