@@ -1185,7 +1185,12 @@ def check(
 ) -> Failure | None:
     """The first meaning check `value` fails for `task`, or None when it may be used."""
     answer = value.model_dump(mode="json")
-    found = prompt.copy_in(leaves(answer)) or prompt.numbers_copied(answer) or _debris(answer)
+    found = (
+        prompt.copy_in(leaves(answer))
+        or prompt.numbers_copied(answer)
+        or _field_names(answer)
+        or _debris(answer)
+    )
     if found is not None:
         return found
     per_task = _BY_TASK.get(task or "", _people)
@@ -1196,6 +1201,28 @@ def check(
     return (
         checked or _out_of_character(answer) or _unfinished(answer, sentences=task not in _PHRASES)
     )
+
+
+def _field_names(answer: dict[str, Any]) -> Failure | None:
+    """A text whose only words are the answer's own field names ("20:15:39, emotion" as a
+    thought): the schema's layout written back, not words."""
+    named = {w for key in _keys(answer) for w in words(key)}
+    for text in leaves(answer):
+        said = _LETTER_WORDS.findall(text.lower())
+        if said and named.issuperset(said):
+            return Failure("echoed_schema", f"only the field names: {text[:40]!r}")
+    return None
+
+
+def _keys(value: Any) -> Iterator[str]:
+    """Every key of a JSON-like value, nested ones too."""
+    if isinstance(value, dict):
+        for key, v in value.items():
+            yield str(key)
+            yield from _keys(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _keys(v)
 
 
 def _debris(answer: dict[str, Any]) -> Failure | None:

@@ -170,7 +170,7 @@ def _as_i(said: list[str]) -> bool:
 
 def addressed(answer: str, question: str) -> bool:
     """Whether an answer talks to someone as "you" (twice or more, from its first word "your",
-    opening on what "you" will, should or would do, or putting the question's own "your
+    a sentence opening on what "you" will, should or would do, or putting the question's own "your
     household" back: one generic "you could hear the wind" is ordinary speech) and never
     speaks as "I" or "we": the question put back or a story told to the reader, not the
     person's own answer (unless the question asks for words to someone: "What would you tell
@@ -180,7 +180,10 @@ def addressed(answer: str, question: str) -> bool:
     said = _said(answer)
     if _as_i(said):
         return False
-    told = said[:1] in (["your"], ["you'll"]) or said[:2] in _TOLD_TO_DO
+    sentences = [_said(s) for s in _SENTENCE_BREAK.split(answer)]
+    told = said[:1] in (["your"], ["you'll"]) or any(
+        tuple(s[: len(opening)]) == opening for s in sentences for opening in _TOLD_TO_DO
+    )
     asked = _said(question.lower())
     yours = {(w, after) for w, after in pairwise(asked) if w == "your"}
     echoed = any((w, after) in yours for w, after in pairwise(said))
@@ -188,9 +191,11 @@ def addressed(answer: str, question: str) -> bool:
 
 
 # "You will pay ...", "You should support it": the person told what to do, not answering.
-_TOLD_TO_DO = [["you", verb] for verb in ("will", "should", "would", "must")] + [
-    ["you're", "going"]
-]
+_TOLD_TO_DO = (
+    *(("you", verb) for verb in ("will", "should", "would", "must")),
+    ("you're", "going"),
+    ("you", "are", "going"),
+)
 
 
 def narrates(answer: str, name: str) -> bool:

@@ -828,6 +828,13 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
             "You are going to relax at home, 1:45 pm; 2 hours later, you will have breakfast.",
             "not_first_person",
         ),
+        (  # SmolLM2's, kept first try: a second sentence telling "you" what comes
+            "Nice job, kim. You are going to relax at home and have breakfast tomorrow.",
+            "not_first_person",
+        ),
+        ("20:15:39, emotion", "echoed_schema"),  # SmolLM2's, kept first try: a field's name
+        ("Emotions run high tonight.", None),
+        ("Quiet evening. You know, the bakery smelled of bread.", None),
         ("You did well today, I tell myself.", None),  # self-talk, as "I"
         ("I keep thinking of Gia Diaz's party tomorrow.", None),
         ("Work was long; the bakery smelled of bread.", None),

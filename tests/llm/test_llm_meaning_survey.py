@@ -249,6 +249,9 @@ VOTE = {
         (SPEND, "You will pay a carbon tax of 4.5 euros per month.", 4.5, "not_first_person"),
         (VOTE, "You should support the carbon tax tomorrow!", 0, "not_first_person"),
         (VOTE, "You're going to support it.", 0, "not_first_person"),
+        (VOTE, "Easy. You should support it.", 0, "not_first_person"),
+        (VOTE, "You are right, support is fair.", 0, None),
+        (VOTE, "Support. Mind you, it's costly.", 0, None),
         (OPEN, "You would not believe the day I had.", None, None),
         (SPEND, "You pay 4.5 euros, like everyone.", 4.5, None),  # a generic "you"
         (  # SmolLM2's own, kept first try: the question's "your household" put back
