@@ -125,6 +125,13 @@ VOTE = {
         ),
         (OPEN, "Your day was long and your feet hurt.", None, "not_first_person"),
         (OPEN, "Your day was a mix of work and rest.", None, "not_first_person"),  # SmolLM2's
+        (  # SmolLM2's, kept first try: the question's "your day" put back beside "I"
+            OPEN,
+            "In your day, I am unsure about the carbon tax.",
+            None,
+            "not_first_person",
+        ),
+        (OPEN, "In my day, I was unsure about the carbon tax.", None, None),
         (OPEN, "I had a quiet day at the bakery,", None, "empty"),  # stops mid-sentence
         (  # SmolLM2's own thought, kept after a re-ask: a full stop after "your"
             OPEN,
