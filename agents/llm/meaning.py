@@ -79,6 +79,7 @@ KINDS = (
     "cut_off",
     "out_of_character",
     "misattributed",
+    "garbled_time",
 )
 # What the model is told after a failed check: short, and no words a reply could reuse.
 CORRECTIONS: dict[str, str] = {
@@ -172,6 +173,10 @@ CORRECTIONS["cut_off"] = (
 CORRECTIONS["out_of_character"] = (
     "That reply steps out of the story. Reply again as this person, who lives in the town "
     "and knows nothing beyond it."
+)
+CORRECTIONS["garbled_time"] = (
+    "That reply gives a clock time with seconds, which this town's clock does not show. "
+    "Reply again, with times in hours and minutes."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -380,6 +385,7 @@ class Prompt:
     first_person_grams: frozenset[tuple[str, ...]] = frozenset()  # a frame task's, as "I"
     names: frozenset[str] = frozenset()  # words of the people's names the call is about
     labels: frozenset[tuple[str, ...]] = frozenset()  # a prompt line's words before its colon
+    seconds: frozenset[str] = frozenset()  # clock times with seconds the messages hold
 
     @classmethod
     def of(
@@ -424,6 +430,12 @@ class Prompt:
             first_person_grams=frozenset(as_me),
             names=frozenset(w for k in _NAMED for w in words(str((context or {}).get(k) or ""))),
             labels=_labels(messages, {w for name in speakers for w in words(name)}),
+            seconds=frozenset(  # of the task's messages, not a reply being re-asked
+                t
+                for role, content in map(_role_content, messages)
+                if role != "assistant"
+                for t in _WITH_SECONDS.findall(content)
+            ),
         )
 
     @cached_property
@@ -635,12 +647,14 @@ def _hour(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
-# Verbs after the speaker's own full name that make a line narration about the speaker
-# ("Ann Lee is going to relax"), not something Ann Lee says.
+# Verbs after the speaker's full name, or the listener's in a line with no "I" or "you", that
+# make a line narration about them ("Ann Lee is going to relax", said by Ann Lee or to
+# her), not something one says.
 _NARRATING = (
     "is|was|will|has|had|goes|went|says|said|smiles|smiled|feels|felt|thinks|decides|believes|"
     "knows|wants|remembers"
 )
+_PERSONAL = frozenset("i me my mine we us our you your yours".split())
 _OF_THE_TASK = re.compile(r"\butterances?\b", re.IGNORECASE)  # the prompt's word for a line
 
 
@@ -672,10 +686,13 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     if _OF_THE_TASK.search(line):  # "Leo Moore's next utterance is about the work schedule"
         return Failure("copied_prompt", line)
     speaker = str(ctx.get("speaker") or "").strip()
-    if " " in speaker and re.search(  # a full name: a first name alone may be someone else's
-        rf"\b{re.escape(speaker)}\s+(?:{_NARRATING})\b", line, re.IGNORECASE
-    ):
-        return Failure("narrated", line)
+    listener = str(ctx.get("listener") or "").strip()
+    told = listener if not _PERSONAL.intersection(words(line)) else ""  # "..., you said?"
+    for person in (speaker, told):
+        if " " in person and re.search(  # a full name: a first name alone may be another's
+            rf"\b{re.escape(person)}\s+(?:{_NARRATING})\b", line, re.IGNORECASE
+        ):
+            return Failure("narrated", line)
     said = words(line)
     if " " in speaker and _own_memory_read(said, words(speaker), ctx.get("memories") or ()):
         return Failure("narrated", line)
@@ -1190,6 +1207,7 @@ def check(
         or prompt.numbers_copied(answer)
         or _field_names(answer)
         or _debris(answer)
+        or _garbled_time(answer, prompt.seconds)
     )
     if found is not None:
         return found
@@ -1212,6 +1230,20 @@ def _field_names(answer: dict[str, Any]) -> Failure | None:
         if said and named.issuperset(said):
             return Failure("echoed_schema", f"only the field names: {text[:40]!r}")
     return None
+
+
+def _garbled_time(answer: dict[str, Any], given: frozenset[str]) -> Failure | None:
+    """A clock time with seconds the prompt does not hold ("plan for 1:02:45", "at
+    11:00:12:43"): the town's clock shows hours and minutes, so such a time is the prompt's
+    "13:00: 13:00" run together or a precision made up, not something the person knows."""
+    for text in leaves(answer):
+        for found in _WITH_SECONDS.findall(text):
+            if found not in given:
+                return Failure("garbled_time", f"{found!r} in {text[:60]!r}")
+    return None
+
+
+_WITH_SECONDS = re.compile(r"(?<![\d:])\d{1,2}:\d{2}:\d{2}")
 
 
 def _keys(value: Any) -> Iterator[str]:

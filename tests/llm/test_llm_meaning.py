@@ -308,6 +308,9 @@ def test_a_line_reading_out_the_speakers_own_memory_is_narration(text: str, narr
         ("Ines Nagy's bakery opens at nine.", False),
         ("What Ines Nagy believes about carbon tax", True),  # SmolLM2's own, kept first try
         ("Quin Chen knows the mayor, and so do I.", False),  # the listener
+        # SmolLM2's, kept after a re-ask: the listener told of, to their face, from outside
+        ("Quin Chen is going to work", True),
+        ("Quin Chen went home early; Quin Chen will be tired.", True),
     ],
 )
 def test_a_line_narrating_its_own_speaker_is_no_utterance(text: str, narrated: bool) -> None:
@@ -877,3 +880,38 @@ def test_a_text_of_json_or_markup_is_no_answer_in_any_task(task: str, value: dic
         **{k: "Hello Ben, nice to see you." for k in ("utterance", "reason") if k in value},
     }
     assert check(task, schema.model_validate(plain), prompt_of("Reply."), ctx) is None
+
+
+@pytest.mark.parametrize(
+    ("thought", "held", "kind"),
+    [  # SmolLM2's own, as kept first try (an insight, a survey answer)
+        ("Ben's plan for 1:02:45 is to visit the hotel, which will be at 1:03:19.", "", "garbled"),
+        ("My plan for 11:00:12:43 work was saved.", "", "garbled"),
+        ("My plan for 1:02:45 is the hotel.", "- I wrote down: hotel at 1:02:45", None),
+        ("The shelter opened at 9:30, so I went at 10:00.", "", None),
+        ("I scored 3:2:1 in the game.", "", None),
+    ],
+)
+def test_a_clock_time_with_seconds_the_prompt_never_gave_is_garbled(thought, held, kind) -> None:
+    from societas.agents.llm.tasks import ThoughtUpdate
+
+    ctx = {"name": "Gia Diaz", "thought": "nothing in particular", "recent": []}
+    value = ThoughtUpdate(thought=thought, emotion="Joy", intensity=0.4)
+    failure = check("thought_update", value, prompt_of(f"Your thought?\n{held}"), ctx)
+    assert (failure.kind if failure else None) == (kind and "garbled_time"), failure
+
+
+def test_a_time_only_the_reply_being_re_asked_gave_is_still_garbled() -> None:
+    from societas.agents.llm.tasks import ThoughtUpdate
+
+    said = "I'll be at work at 20:15:39."
+    msgs = [
+        {"role": "system", "content": "You are Gia Diaz, a person living in a simulated town."},
+        {"role": "user", "content": "Your thought?"},
+        {"role": "assistant", "content": json.dumps({"thought": said})},
+        {"role": "user", "content": "Reply again."},
+    ]
+    value = ThoughtUpdate(thought=said, emotion="Joy", intensity=0.4)
+    ctx = {"name": "Gia Diaz", "thought": "nothing in particular", "recent": []}
+    failure = check("thought_update", value, Prompt.of(msgs, None, ctx, "thought_update"), ctx)
+    assert failure is not None and failure.kind == "garbled_time", failure
