@@ -30,6 +30,7 @@ _FIRST_PERSON = frozenset(
     "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves".split()
 )
 _MINE = frozenset("my mine our ours".split())
+_SINGULAR = frozenset("i i'm i've i'd i'll me my mine myself".split())
 _SECOND_PERSON = frozenset("you you're you've you'd you'll your yours yourself".split())
 _IDIOMS = re.compile(r"\b(?:thank you|you know|you see|mind you)\b")  # no one addressed
 # An answer that speaks of the asking itself ("The answer to this question is: ...").
@@ -172,11 +173,12 @@ def _as_i(said: list[str]) -> bool:
 def addressed(answer: str, question: str) -> bool:
     """Whether an answer talks to someone as "you": puts the question's own "your household"
     back and tells of nothing of its own (even beside "I": "In your day today, I am unsure";
-    "your household and mine" compares), or, never speaking as "I" or "we", says "you" twice
-    or more, from its first word "your" or in a sentence opening on what "you" will, should
-    or would do (one generic "you could hear the wind" is ordinary speech): the question put
-    back or a story told to the reader, not the person's own answer (unless the question asks
-    for words to someone: "What would you tell your neighbour?")."""
+    "your household and mine" compares); never speaking as "I" (at most as "we"), says "you"
+    twice or more; or, never speaking as "I" or "we", opens on "your" or has a sentence
+    opening on what "you" will, should or would do (one generic "you could hear the wind" is
+    ordinary speech): the question put back or a story told to the reader, not the person's
+    own answer (unless the question asks for words to someone: "What would you tell your
+    neighbour?")."""
     if _WORDS_TO.search(question.lower()):
         return False
     said = _said(answer)
@@ -184,13 +186,14 @@ def addressed(answer: str, question: str) -> bool:
     yours = {(w, after) for w, after in pairwise(asked) if w == "your"}
     if any((w, after) in yours for w, after in pairwise(said)) and not _MINE.intersection(said):
         return True
-    if _as_i(said):
-        return False
+    you = sum(w in _SECOND_PERSON for w in said)
+    if _as_i(said):  # "You support it. You think ..., we have 10 days": "we" alone, told
+        return you >= 2 and not _SINGULAR.intersection(said)
     sentences = [_said(s) for s in _SENTENCE_BREAK.split(answer)]
     told = said[:1] in (["your"], ["you'll"]) or any(
         tuple(s[: len(opening)]) == opening for s in sentences for opening in _TOLD_TO_DO
     )
-    return told or sum(w in _SECOND_PERSON for w in said) >= 2
+    return told or you >= 2
 
 
 # "You will pay ...", "You should support it": the person told what to do, not answering.

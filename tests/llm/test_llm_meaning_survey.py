@@ -257,6 +257,15 @@ VOTE = {
         (VOTE, "You should support the carbon tax tomorrow!", 0, "not_first_person"),
         (VOTE, "You're going to support it.", 0, "not_first_person"),
         (VOTE, "Easy. You should support it.", 0, "not_first_person"),
+        (  # SmolLM2's, kept first try: told to "you", the thought's "we" read back
+            VOTE,
+            "You support carbon tax: it is good and fair. You think there are no missing, we "
+            "have 10 days left to make a difference.",
+            0,
+            "not_first_person",
+        ),
+        (VOTE, "Support. You know we need it, and you see the floods too.", 0, None),
+        (VOTE, "Support: you and I both pay, and you know we need it.", 0, None),
         (VOTE, "You are right, support is fair.", 0, None),
         (VOTE, "Support. Mind you, it's costly.", 0, None),
         (OPEN, "You would not believe the day I had.", None, None),
