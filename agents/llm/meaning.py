@@ -1208,6 +1208,7 @@ def check(
         or _field_names(answer)
         or _debris(answer)
         or _garbled_time(answer, prompt.seconds)
+        or (_plan_layout(answer) if task in _SPOKEN else None)
     )
     if found is not None:
         return found
@@ -1243,6 +1244,24 @@ def _garbled_time(answer: dict[str, Any], given: frozenset[str]) -> Failure | No
     return None
 
 
+def _plan_layout(answer: dict[str, Any]) -> Failure | None:
+    """A time, a colon and the same time again ("It was 11:00: 11:00 when a hurricane hit")
+    in the person's own words: the memory list's layout of a plan ("Ann's plan for 11:00:
+    11:00 work"), not words, unless quoted as a memory after "remember:", as the rules
+    policy does."""
+    for text in leaves(answer):
+        unquoted = _QUOTED_MEMORY.split(text, maxsplit=1)[0]
+        if found := _LAYOUT.search(unquoted):
+            return Failure("copied_prompt", f"the memory list's layout: {found.group()!r}")
+    return None
+
+
+# Tasks whose texts are the person's own words, not a listing of memories (a consolidation).
+_SPOKEN = frozenset(
+    "thought_update dialogue_turn survey interview reflection_insights attitude_update".split()
+)
+_LAYOUT = re.compile(r"\b(\d{1,2}:\d{2}):\s*\1\b")
+_QUOTED_MEMORY = re.compile(r"\bremember:", re.IGNORECASE)
 _WITH_SECONDS = re.compile(r"(?<![\d:])\d{1,2}:\d{2}:\d{2}")
 
 

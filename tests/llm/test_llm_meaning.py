@@ -279,22 +279,24 @@ def test_a_line_stopping_on_an_open_bracket_stops_mid_sentence() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "narrated"),
-    [
-        ("Will Quinn's plan for 13:00: 13:00 work", True),  # SmolLM2's own, kept first try
-        ("My plan for 13:00 is work, until two.", False),  # the same memory, said as hers
-        ("Will Quinn's bakery opens at nine.", False),  # her name, not a memory read out
-        ("Paul Patel talked with Xia Chen, I heard.", False),  # someone else's memory line
+    ("text", "kind"),
+    [  # SmolLM2's own, kept first try: the plan's layout rejects it before the read-out
+        ("Will Quinn's plan for 13:00: 13:00 work", "copied_prompt"),
+        ("Will Quinn's talk with Xia Chen went well", "narrated"),
+        ("My plan for 13:00 is work, until two.", None),  # the same memory, said as hers
+        ("Will Quinn's bakery opens at nine.", None),  # her name, not a memory read out
+        ("Paul Patel talked with Xia Chen, I heard.", None),  # someone else's memory line
     ],
 )
-def test_a_line_reading_out_the_speakers_own_memory_is_narration(text: str, narrated: bool) -> None:
+def test_a_line_reading_out_the_speakers_own_memory_is_narration(text: str, kind) -> None:
     memories = [
         "Will Quinn's plan for 13:00: 13:00 work (60 min)",
+        "Will Quinn's talk with Xia Chen went well (tone 0.6)",
         "Paul Patel talked with Xia Chen.",
     ]
     ctx = {"speaker": "Will Quinn", "listener": "Paul Patel", "history": [], "memories": memories}
     found = check("dialogue_turn", turn(text), prompt_of("Say the next line."), ctx)
-    assert (found is not None and found.kind == "narrated") is narrated, found
+    assert (found.kind if found else None) == kind, found
 
 
 @pytest.mark.parametrize(
@@ -915,3 +917,22 @@ def test_a_time_only_the_reply_being_re_asked_gave_is_still_garbled() -> None:
     ctx = {"name": "Gia Diaz", "thought": "nothing in particular", "recent": []}
     failure = check("thought_update", value, Prompt.of(msgs, None, ctx, "thought_update"), ctx)
     assert failure is not None and failure.kind == "garbled_time", failure
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [  # SmolLM2's own, as kept first try (an insight, a survey answer)
+        ("Ben Tanaka is going to work at his new job, 13:00: 13:00.", "copied_prompt"),
+        ("It was 11:00: 11:00 when a hurricane hit.", "copied_prompt"),
+        ("I remember: my plan for 21:00: 21:00 relax at home.", None),  # as the rules say it
+        ("I left at 12:00: the shelter was full by 13:00.", None),
+        ("From 9:00 to 9:00 the next day I stayed home.", None),
+    ],
+)
+def test_a_plans_memory_layout_in_a_text_is_the_prompt_not_words(text, kind) -> None:
+    from societas.agents.llm.tasks import ThoughtUpdate
+
+    ctx = {"name": "Gia Diaz", "thought": "nothing in particular", "recent": []}
+    value = ThoughtUpdate(thought=text, emotion="Joy", intensity=0.4)
+    failure = check("thought_update", value, prompt_of("Your thought?"), ctx)
+    assert (failure.kind if failure else None) == kind, failure
