@@ -43,6 +43,16 @@ def prompt_of(
     return Prompt.of(msgs, schema_of(schema) if schema else None, dict(context), task)
 
 
+def thought_failure(thought: str, asked: str = "Your thought?") -> str | None:
+    """The kind of check Gia Diaz's thought `thought` fails, asked so; None when kept."""
+    from societas.agents.llm.tasks import ThoughtUpdate
+
+    ctx = {"name": "Gia Diaz", "thought": "nothing in particular", "recent": []}
+    value = ThoughtUpdate(thought=thought, emotion="Joy", intensity=0.4)
+    failure = check("thought_update", value, prompt_of(asked), ctx)
+    return failure.kind if failure else None
+
+
 def turn(text: str) -> DialogueTurn:
     return DialogueTurn(utterance=text)
 
@@ -846,12 +856,7 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
     ],
 )
 def test_a_thought_told_of_the_thinker_by_name_is_no_thought_of_theirs(thought, kind) -> None:
-    from societas.agents.llm.tasks import ThoughtUpdate
-
-    ctx = {"name": "Gia Diaz", "thought": "nothing in particular", "recent": []}
-    value = ThoughtUpdate(thought=thought, emotion="Joy", intensity=0.4)
-    failure = check("thought_update", value, prompt_of("Your thought?"), ctx)
-    assert (failure.kind if failure else None) == kind, failure
+    assert thought_failure(thought) == kind
 
 
 @pytest.mark.parametrize(
@@ -895,12 +900,7 @@ def test_a_text_of_json_or_markup_is_no_answer_in_any_task(task: str, value: dic
     ],
 )
 def test_a_clock_time_with_seconds_the_prompt_never_gave_is_garbled(thought, held, kind) -> None:
-    from societas.agents.llm.tasks import ThoughtUpdate
-
-    ctx = {"name": "Gia Diaz", "thought": "nothing in particular", "recent": []}
-    value = ThoughtUpdate(thought=thought, emotion="Joy", intensity=0.4)
-    failure = check("thought_update", value, prompt_of(f"Your thought?\n{held}"), ctx)
-    assert (failure.kind if failure else None) == (kind and "garbled_time"), failure
+    assert thought_failure(thought, f"Your thought?\n{held}") == (kind and "garbled_time")
 
 
 def test_a_time_only_the_reply_being_re_asked_gave_is_still_garbled() -> None:
@@ -930,9 +930,4 @@ def test_a_time_only_the_reply_being_re_asked_gave_is_still_garbled() -> None:
     ],
 )
 def test_a_plans_memory_layout_in_a_text_is_the_prompt_not_words(text, kind) -> None:
-    from societas.agents.llm.tasks import ThoughtUpdate
-
-    ctx = {"name": "Gia Diaz", "thought": "nothing in particular", "recent": []}
-    value = ThoughtUpdate(thought=text, emotion="Joy", intensity=0.4)
-    failure = check("thought_update", value, prompt_of("Your thought?"), ctx)
-    assert (failure.kind if failure else None) == kind, failure
+    assert thought_failure(text) == kind
