@@ -967,7 +967,7 @@ def _choice(value: Any, ctx: dict[str, Any]) -> Failure | None:
 _NO_ANSWER = re.compile(
     r"\b(?:as an ai\b|(?:not sure|unsure|don't know|do not know|cannot|can't|unable|"
     r"not allowed|not enough information|no idea)\b"
-    r"[^.!?]*\b(?:answer|respond)\b)",
+    r"[^.!?]*\b(?:answer|respond|reply)\b)",
     re.IGNORECASE,
 )
 
@@ -1245,13 +1245,17 @@ def _garbled_time(answer: dict[str, Any], given: frozenset[str]) -> Failure | No
 
 
 def _plan_layout(answer: dict[str, Any]) -> Failure | None:
-    """A time, a colon and the same time again ("It was 11:00: 11:00 when a hurricane hit")
-    in the person's own words: the memory list's layout of a plan ("Ann's plan for 11:00:
-    11:00 work"), not words, unless quoted as a memory after "remember:", as the rules
-    policy does."""
+    """A time, a colon and the same time again ("It was 11:00: 11:00 when a hurricane hit"),
+    or, in a text never said as "I", a duration in brackets ("19:00, relaxation at home (60
+    min)"), in the person's own words: the memory list's layout of a plan ("Ann's plan for
+    11:00: 11:00 work (60 min)"), not words, unless quoted after "remember:", as the rules
+    policy quotes a memory."""
     for text in leaves(answer):
         unquoted = _QUOTED_MEMORY.split(text, maxsplit=1)[0]
-        if found := _LAYOUT.search(unquoted):
+        found = _LAYOUT.search(unquoted)
+        if found is None and not _SELF.intersection(words(text)):  # "I relax ... (60 min)"
+            found = _DURATION.search(unquoted)
+        if found is not None:
             return Failure("copied_prompt", f"the memory list's layout: {found.group()!r}")
     return None
 
@@ -1260,7 +1264,9 @@ def _plan_layout(answer: dict[str, Any]) -> Failure | None:
 _SPOKEN = frozenset(
     "thought_update dialogue_turn survey interview reflection_insights attitude_update".split()
 )
-_LAYOUT = re.compile(r"\b(\d{1,2}:\d{2}):\s*\1\b")
+_LAYOUT = re.compile(r"\b(\d{1,2}:\d{2}):\s*\1\b")  # "13:00: 13:00"
+_DURATION = re.compile(r"\(\d+ min\)")  # "(60 min)"
+_SELF = frozenset("i me my mine myself we us our".split())
 _QUOTED_MEMORY = re.compile(r"\bremember:", re.IGNORECASE)
 _WITH_SECONDS = re.compile(r"(?<![\d:])\d{1,2}:\d{2}:\d{2}")
 

@@ -35,7 +35,8 @@ _SECOND_PERSON = frozenset("you you're you've you'd you'll your yours yourself".
 _IDIOMS = re.compile(r"\b(?:thank you|you know|you see|mind you)\b")  # no one addressed
 # An answer that speaks of the asking itself ("The answer to this question is: ...").
 _ABOUT_ASKING = re.compile(
-    r"\b(?:the|this|that|your|my) (?:answer|question|survey|reply|response)\b"
+    r"\b(?:the|this|that|your|my) (?:(?:following|next|last|above) )?"
+    r"(?:answer|question|survey|reply|response)\b"
 )
 # Words that lean a likert answer (or its question) for or against; a negation just before
 # turns one ("I don't support it").
@@ -158,11 +159,17 @@ def _match(a: Sequence[str], i: int, b: Sequence[str], j: int) -> int:
 
 def asks_back(answer: str, question: str) -> bool:
     """Whether a sentence of the answer is the question itself, put back ("I'm not sure. What
-    worries you most right now? How are you going to decide?"): the model echoing its prompt
-    (a question of three words or more)."""
+    worries you most right now? How are you going to decide?"), or asks as it opens ("What
+    did you do today?" to "What did you do when ...?"): the model echoing its prompt (a
+    question of three words or more)."""
     asked = _WORDS.findall(question.lower())
-    sentences = _SENTENCE_BREAK.split(answer.lower())
-    return len(asked) >= 3 and any(_WORDS.findall(s) == asked for s in sentences)
+    if len(asked) < 3:
+        return False
+    for sentence in _SENTENCE_BREAK.split(answer.lower()):
+        said = _WORDS.findall(sentence)
+        if said == asked or (sentence.rstrip().endswith("?") and said[:3] == asked[:3]):
+            return True
+    return False
 
 
 def _as_i(said: list[str]) -> bool:

@@ -82,6 +82,7 @@ SPEND = {
     "kind": "number",
     "text": "How many euros a month would the carbon tax cost your household?",
 }
+DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
 VOTE = {
     "kind": "choice",
     "options": ["support", "oppose", "undecided"],
@@ -121,7 +122,7 @@ VOTE = {
             "You're going to relax after the meal, and your plan is still on. You have "
             "dinner (15 min), and you've been sleeping for",
             None,
-            "not_first_person",
+            "copied_prompt",  # the plan's "(15 min)" first; told to "you" too
         ),
         (OPEN, "Your day was long and your feet hurt.", None, "not_first_person"),
         (OPEN, "Your day was a mix of work and rest.", None, "not_first_person"),  # SmolLM2's
@@ -257,6 +258,27 @@ VOTE = {
         (VOTE, "You should support the carbon tax tomorrow!", 0, "not_first_person"),
         (VOTE, "You're going to support it.", 0, "not_first_person"),
         (VOTE, "Easy. You should support it.", 0, "not_first_person"),
+        (  # SmolLM2's, kept after a re-ask: the interviewer's question, asked as it opens
+            DID,
+            "How has your day been? I'm so sorry to hear that, but I just wanted to ask you "
+            "about the event. What did you do today?",
+            None,
+            "copied_prompt",
+        ),
+        (DID, "I went to the shelter. What did you do?", None, "copied_prompt"),
+        (DID, "What did I do? I ran to the shelter.", None, None),
+        (WORRIED, "How worried are you? (5 + 1) = 6", 5, "copied_prompt"),  # SmolLM2's own
+        (DID, "You have been asked to answer the following question.", None, "empty"),
+        (  # SmolLM2's, kept after a re-ask: declines, "reply" for "answer"
+            DID,
+            "I have no idea. I'm not sure how to reply now but I'll provide a response as "
+            "soon as possible, so you can reach me back.",
+            None,
+            "no_answer",
+        ),
+        (DID, "I have no idea what the others did; I ran to the shelter.", None, None),
+        (OPEN, "19:00, relaxation at home (60 min)", None, "copied_prompt"),  # SmolLM2's own
+        (OPEN, "I remember: my plan for 19:00: 19:00 relax at home (60 min)", None, None),
         (  # SmolLM2's, kept first try: told to "you", the thought's "we" read back
             VOTE,
             "You support carbon tax: it is good and fair. You think there are no missing, we "
