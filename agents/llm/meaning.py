@@ -967,7 +967,7 @@ def _choice(value: Any, ctx: dict[str, Any]) -> Failure | None:
 _NO_ANSWER = re.compile(
     r"\b(?:as an ai\b|(?:not sure|unsure|don't know|do not know|cannot|can't|unable|"
     r"not allowed|not enough information|no idea)\b"
-    r"[^.!?]*\b(?:answer|respond|reply)\b)",
+    r"[^.!?]*\b(?:answer|respond|reply|you(?:'re| are) asking|you mean)\b)",
     re.IGNORECASE,
 )
 

@@ -277,6 +277,14 @@ VOTE = {
             "no_answer",
         ),
         (DID, "I have no idea what the others did; I ran to the shelter.", None, None),
+        (  # SmolLM2's, kept after a re-ask
+            OPEN,
+            "I'm not sure what you're asking, but I understand. What's your question?",
+            None,
+            "no_answer",
+        ),
+        (OPEN, "I'm not sure what it means for us, but the day was calm.", None, None),
+        (OPEN, "I don't know what the warning will mean for us; I stayed home.", None, None),
         (OPEN, "19:00, relaxation at home (60 min)", None, "copied_prompt"),  # SmolLM2's own
         (OPEN, "I remember: my plan for 19:00: 19:00 relax at home (60 min)", None, None),
         (  # SmolLM2's, kept first try: told to "you", the thought's "we" read back
