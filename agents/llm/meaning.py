@@ -1289,7 +1289,7 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
     capitals or digits ('works at the [M].', '[MLA] Melissa has been asking', '[1] Love') or a
     whole text in brackets ('[1. Leo Rossi, in another sentence]'): markup, not words; or a
     word with a decimal glued on by a dash ('in my home-0.1'): a place id and a number run
-    together."""
+    together; or an identifier ('will_go' as a line): code, not words."""
     for text in leaves(answer):
         if "{" in text or "}" in text or text.lstrip()[:1] == "]" or _JSON.search(text):
             return Failure("copied_prompt", f"JSON in the answer: {text[:40]!r}")
@@ -1299,12 +1299,15 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
             return Failure("copied_prompt", f"a tag in the answer: {found.group()!r}")
         if found := _GLUED.search(text):
             return Failure("copied_prompt", f"a number glued to a word: {found.group()!r}")
+        if found := _IDENTIFIER.search(text):
+            return Failure("copied_prompt", f"an identifier, not words: {found.group()!r}")
     return None
 
 
 _JSON = re.compile(r"\bjson\b", re.IGNORECASE)
 _TAG = re.compile(r"\[(?:[A-Z]{1,4}|\d{1,2})\]")
 _GLUED = re.compile(r"\b[A-Za-z]{2,}-\d+\.\d+")
+_IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]*[a-z]\b")  # "will_go", "hunger_satisfaction"
 
 
 _PHRASES = frozenset({"facts"})  # tasks whose texts are phrases ("went to"), not sentences

@@ -187,6 +187,9 @@ VOTE = {
         (OPEN, "[MLA] I went to the shelter.", None, "copied_prompt"),
         (OPEN, "[1] Love", None, "copied_prompt"),  # SmolLM2's thought, kept after a re-ask
         (OPEN, "I went to shelter 1 [of 3].", None, None),
+        (OPEN, "will_go", None, "copied_prompt"),  # SmolLM2's line, kept first try
+        (OPEN, "My hunger_satisfaction is low.", None, "copied_prompt"),
+        (OPEN, "I'm hungry - well, starving.", None, None),
         # SmolLM2's own, kept first try: the place id "home-0" with a decimal glued on
         (OPEN, "The next day I was in my home-0.1", None, "copied_prompt"),
         (OPEN, "I slept at home-0 and woke at 7.", None, None),
