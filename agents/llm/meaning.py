@@ -687,13 +687,13 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
         return Failure("copied_prompt", line)
     speaker = str(ctx.get("speaker") or "").strip()
     listener = str(ctx.get("listener") or "").strip()
-    told = listener if not _PERSONAL.intersection(words(line)) else ""  # "..., you said?"
+    said = words(line)
+    told = listener if not _PERSONAL.intersection(said) else ""  # "..., you said?"
     for person in (speaker, told):
         if " " in person and re.search(  # a full name: a first name alone may be another's
             rf"\b{re.escape(person)}\s+(?:{_NARRATING})\b", line, re.IGNORECASE
         ):
             return Failure("narrated", line)
-    said = words(line)
     if " " in speaker and _own_memory_read(said, words(speaker), ctx.get("memories") or ()):
         return Failure("narrated", line)
     if only_names(said, ctx):
