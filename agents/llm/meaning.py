@@ -663,17 +663,24 @@ _SCENE = frozenset(
     "end ends ended ending conversation dialogue chat talk scene over fin exit exits pause "
     "silence start starts begin begins beginning".split()
 )
+# Words of a line that only acts, in no marks ("Sigh", "Nods and smiles"): a gesture, not speech.
+_GESTURES = frozenset(
+    "sigh sighs sighed nod nods nodded shrug shrugs shrugged smile smiles smiled grin grins "
+    "grinned laugh laughs laughed chuckle chuckles chuckled giggle giggles wink winks winked "
+    "wave waves waved yawn yawns yawned cough coughs coughed gasp gasps gasped frown frowns "
+    "frowned blush blushes blushed".split()
+)
 _ACTED = re.compile(r"^\s*(\*[^*]*\*|\([^)]*\))\s*$")  # "*waves*", "(smiles)"
 
 
 def _stage_direction(line: str) -> bool:
     """Whether a dialogue line is a stage direction, not speech: an action set apart in
     asterisks or parentheses (a whole line in brackets is filler, rejected on validation),
-    or nothing but words announcing the conversation itself."""
+    or nothing but words announcing the conversation itself or acting it ("Sigh")."""
     if _ACTED.match(line):
         return True
     said = [w for w in words(line) if w not in _UNSAID]
-    return bool(said) and all(w in _SCENE for w in said)
+    return bool(said) and (all(w in _SCENE for w in said) or all(w in _GESTURES for w in said))
 
 
 def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
@@ -1286,7 +1293,7 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
     """A text holding a brace, opening on a closing bracket or naming JSON: the reply's own JSON,
     broken and closed by repair inside a value (',2.0,1684}\nThis is ...', 'remembers nothing
     }\n{}\nAwesome', '][1]\nThis is a JSON response'), not words; or a bracketed tag of
-    capitals or digits ('works at the [M].', '[MLA] Melissa has been asking', '[1] Love') or a
+    capitals, digits or one letter ('works at the [M].', '[MLA] Melissa', '[1] Love', '[m] 1') or a
     whole text in brackets ('[1. Leo Rossi, in another sentence]'): markup, not words; or a
     word with a decimal glued on by a dash ('in my home-0.1'): a place id and a number run
     together; or an identifier ('will_go' as a line): code, not words."""
@@ -1305,7 +1312,7 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
 
 
 _JSON = re.compile(r"\bjson\b", re.IGNORECASE)
-_TAG = re.compile(r"\[(?:[A-Z]{1,4}|\d{1,2})\]")
+_TAG = re.compile(r"\[(?:[A-Z]{1,4}|[a-z]|\d{1,2})\]")  # "[sic]" is a word: no tag
 _GLUED = re.compile(r"\b[A-Za-z]{2,}-\d+\.\d+")
 _IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]*[a-z]\b")  # "will_go", "hunger_satisfaction"
 

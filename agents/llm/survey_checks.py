@@ -37,6 +37,7 @@ _IDIOMS = re.compile(r"\b(?:thank you|you know|you see|mind you)\b")  # no one a
 _ABOUT_ASKING = re.compile(
     r"\b(?:the|this|that|your|my) (?:(?:following|next|last|above) )?"
     r"(?:answer|question|survey|reply|response)\b"
+    r"|\b(?:the )?(?:following|above) (?:answers|questions|replies|responses)\b"
 )
 # Words that lean a likert answer (or its question) for or against; a negation just before
 # turns one ("I don't support it").
@@ -91,6 +92,9 @@ def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str
     named = named_options(text, options)
     if len(named) > 1:
         return "not_a_choice", f"names {len(named)} options"
+    written = written_number(text)  # "1" with value 2: which option is meant?
+    if written is not None and value is not None and written != value:
+        return "value_mismatch", f"answer {written:g}, value {value:g}"
     if value is None and (listed := _LEADING_NUMBER.match(text)):  # "2. undecided", as a list
         value = float(listed.group(1))
     if value is not None and not (value.is_integer() and 0 <= value < len(options)):
@@ -182,10 +186,11 @@ def addressed(answer: str, question: str) -> bool:
     back and tells of nothing of its own (even beside "I": "In your day today, I am unsure";
     "your household and mine" compares); never speaking as "I" (at most as "we"), says "you"
     twice or more; or, never speaking as "I" or "we", opens on "your" or has a sentence
-    opening on what "you" will, should or would do (one generic "you could hear the wind" is
-    ordinary speech): the question put back or a story told to the reader, not the person's
-    own answer (unless the question asks for words to someone: "What would you tell your
-    neighbour?")."""
+    opening on what "you" will, should or would do or did ("You made a cake."; one generic
+    "you could hear the wind" is ordinary speech); or opens a sentence on what "you" did and
+    says "you" more often than "I" ("You forgot your tax. I'm afraid you're late."): the
+    question put back or a story told to the reader, not the person's own answer (unless the
+    question asks for words to someone: "What would you tell your neighbour?")."""
     if _WORDS_TO.search(question.lower()):
         return False
     said = _said(answer)
@@ -194,15 +199,30 @@ def addressed(answer: str, question: str) -> bool:
     if any((w, after) in yours for w, after in pairwise(said)) and not _MINE.intersection(said):
         return True
     you = sum(w in _SECOND_PERSON for w in said)
-    if _as_i(said):  # "You support it. You think ..., we have 10 days": "we" alone, told
-        return you >= 2 and not _SINGULAR.intersection(said)
     sentences = [_said(s) for s in _SENTENCE_BREAK.split(answer)]
-    told = said[:1] in (["your"], ["you'll"]) or any(
-        tuple(s[: len(opening)]) == opening for s in sentences for opening in _TOLD_TO_DO
+    did = any(s[:1] == ["you"] and _past(s[1:2]) for s in sentences)
+    if _as_i(said):  # "You support it. You think ..., we have 10 days": "we" alone, told
+        mine = sum(w in _SINGULAR for w in said)
+        return (you >= 2 and not mine) or (did and you > mine)
+    told = (
+        did
+        or said[:1] in (["your"], ["you'll"])
+        or any(tuple(s[: len(opening)]) == opening for s in sentences for opening in _TOLD_TO_DO)
     )
     return told or you >= 2
 
 
+def _past(ws: Sequence[str]) -> bool:
+    """Whether a word is a verb in the past ("you made a cake": told what they did)."""
+    return bool(ws) and (ws[0] in _PAST or (len(ws[0]) > 4 and ws[0].endswith("ed")))
+
+
+# Verbs in the past that do not end on "-ed" ("You made a cake.").
+_PAST = frozenset(
+    "made went had did saw took got came ate said told left felt slept bought ran met spent "
+    "heard thought knew found gave sat stood woke kept lost brought caught taught forgot began "
+    "wrote drove fell chose spoke broke".split()
+)
 # "You will pay ...", "You should support it": the person told what to do, not answering.
 _TOLD_TO_DO = (
     *(("you", verb) for verb in ("will", "should", "would", "must")),

@@ -343,6 +343,11 @@ def test_a_line_narrating_its_own_speaker_is_no_utterance(text: str, narrated: b
         ("Let's talk over coffee at the cafe.", False),
         ("I have to go, bye!", False),
         ("I'm tired *yawns* but happy.", False),
+        ("Sigh", True),  # SmolLM2's line, kept first try
+        ("Nods and smiles.", True),
+        ("Sigh. Another rainy day at the bakery.", False),
+        ("I laughed so hard at your joke!", False),
+        ("Wave to Rosa for me.", False),
     ],
 )
 def test_a_stage_direction_is_no_utterance(text: str, staged: bool) -> None:

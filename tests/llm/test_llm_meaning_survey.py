@@ -104,6 +104,18 @@ VOTE = {
         (CHOICE, "I support it", 1, "value_mismatch"),
         (CHOICE, "1.0, yes, vote to support it.", None, "value_mismatch"),  # SmolLM2's, kept
         (CHOICE, "1. oppose", None, None),  # the option's number, then its text
+        (VOTE, "1", 2, "value_mismatch"),  # SmolLM2's vote, kept first try: which is meant?
+        (VOTE, "1", 1, None),
+        (VOTE, "2.0", 2, None),
+        (  # SmolLM2's, kept: it speaks of "the above responses", not as the person
+            OPEN,
+            "Nobody knows how much to back the carbon tax; 4 of the above responses are "
+            "from the town.",
+            None,
+            "empty",
+        ),
+        (OPEN, "I read the following answers in the paper and agreed.", None, None),
+        (OPEN, "The town meeting gave answers about the shelter.", None, None),
         (CHOICE, "7, I support it", None, "not_a_choice"),
         (CHOICE, "3 of my friends support it, and so do I", None, None),  # a count, not an item
         (NUMBER, "15.08", 23, "value_mismatch"),
@@ -133,6 +145,20 @@ VOTE = {
             "not_first_person",
         ),
         (OPEN, "In my day, I was unsure about the carbon tax.", None, None),
+        (DID, "You made a cake.", None, "not_first_person"),  # SmolLM2's, kept first try
+        (DID, "Nothing much. You slept in, and the storm passed.", None, "not_first_person"),
+        (DID, "You asked: I made a cake and went to the shelter.", None, None),
+        (  # SmolLM2's, kept first try: told to "you", one "I'm" beside
+            DID,
+            "You forgot to change your carbon tax, which is the highest in the world. I'm "
+            "afraid you're not ready for work yet.",
+            None,
+            "not_first_person",
+        ),
+        (DID, "You asked what I did: I made a cake, and you would have liked it.", None, None),
+        (DID, "Made a cake. You should try it!", None, "not_first_person"),
+        (DID, "Made a cake, then went to the shelter.", None, None),
+        (DID, "You know, the shelter was full.", None, None),
         (OPEN, "I had a quiet day at the bakery,", None, "empty"),  # stops mid-sentence
         (  # SmolLM2's own thought, kept after a re-ask: a full stop after "your"
             OPEN,
@@ -187,6 +213,9 @@ VOTE = {
         (OPEN, "[MLA] I went to the shelter.", None, "copied_prompt"),
         (OPEN, "[1] Love", None, "copied_prompt"),  # SmolLM2's thought, kept after a re-ask
         (OPEN, "I went to shelter 1 [of 3].", None, None),
+        (LIKERT, "[m] 1", 1, "copied_prompt"),  # SmolLM2's, kept first try: a one-letter tag
+        (OPEN, "The mayor said the storm [sic] was over.", None, None),
+        (OPEN, "I went to the shelter on the hill [a] mile away.", None, "copied_prompt"),
         (OPEN, "will_go", None, "copied_prompt"),  # SmolLM2's line, kept first try
         (OPEN, "My hunger_satisfaction is low.", None, "copied_prompt"),
         (OPEN, "I'm hungry - well, starving.", None, None),
