@@ -20,7 +20,7 @@ from societas.agents.cognition import prompts
 from societas.agents.cognition.persona import persona_of
 from societas.agents.experiments.checks import SURVEY_SALT, tick_at
 from societas.agents.experiments.schema import Question
-from societas.agents.llm.survey_checks import named_options, numbers_in
+from societas.agents.llm.survey_checks import named_options, quantities_in
 from societas.agents.llm.tasks import SurveyAnswer
 from societas.memory.model.records import SearchRequest
 
@@ -116,8 +116,8 @@ async def _memories(
 
 
 def _number_in(text: str) -> float | None:
-    """The first number written in `text`, or None."""
-    found = numbers_in(text)
+    """The first number written in `text` that is no clock time, or None."""
+    found = quantities_in(text)
     return found[0] if found else None
 
 

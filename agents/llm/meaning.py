@@ -1293,7 +1293,7 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
     """A text holding a brace, opening on a closing bracket or naming JSON: the reply's own JSON,
     broken and closed by repair inside a value (',2.0,1684}\nThis is ...', 'remembers nothing
     }\n{}\nAwesome', '][1]\nThis is a JSON response'), not words; or a bracketed tag of
-    capitals, digits or one letter ('works at the [M].', '[MLA] Melissa', '[1] Love', '[m] 1') or a
+    one token ('works at the [M].', '[MLA] Melissa', '[1] Love', '[m] 1', '[adaIto_42]') or a
     whole text in brackets ('[1. Leo Rossi, in another sentence]'): markup, not words; or a
     word with a decimal glued on by a dash ('in my home-0.1'): a place id and a number run
     together; or an identifier ('will_go' as a line): code, not words."""
@@ -1312,7 +1312,7 @@ def _debris(answer: dict[str, Any]) -> Failure | None:
 
 
 _JSON = re.compile(r"\bjson\b", re.IGNORECASE)
-_TAG = re.compile(r"\[(?:[A-Z]{1,4}|[a-z]|\d{1,2})\]")  # "[sic]" is a word: no tag
+_TAG = re.compile(r"\[(?!sic\])[^\s\[\]]+\]")  # one token in brackets, but "[sic]"
 _GLUED = re.compile(r"\b[A-Za-z]{2,}-\d+\.\d+")
 _IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]*[a-z]\b")  # "will_go", "hunger_satisfaction"
 

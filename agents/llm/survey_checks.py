@@ -22,6 +22,7 @@ _WORDS = re.compile(r"[^\W_]+")
 _MARKS = re.compile(r"[^\w\s.,!?'\u2019-]")  # a character no sentence needs: / = : ( {
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _CUT_AT_NUMBER = re.compile(r"[.!?;]\s+\d+$")  # an open answer's last "sentence" a bare number
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")  # a time of day: "10:35", "9:00:12"
 _OUT_OF = re.compile(r"\s*/\s*\d+\s*$")  # a point and its scale: "4/5"
 # An answer opening on a point and the scale it is on: "4 of 5", "2.0 out of 10", "3/7".
 _ON_SCALE = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:/|of|out of)\s*(\d+)\b")
@@ -54,6 +55,11 @@ _WORDS_TO = re.compile(r"\b(?:tell|say|advise|recommend|message|write|ask)\b")
 def numbers_in(text: str) -> list[float]:
     """The numbers written in `text`, in order (thousands separators read as such)."""
     return [float(m.group().replace(",", "")) for m in _NUMBER.finditer(text)]
+
+
+def quantities_in(text: str) -> list[float]:
+    """The numbers of `text` that may answer "how many": clock times ("at 10:35") left out."""
+    return numbers_in(_CLOCK.sub(" ", text))
 
 
 def written_number(text: str) -> float | None:
@@ -302,11 +308,12 @@ def _scaled(
     ):  # fmt: skip
         return "value_mismatch", f"value {value:g}, none of the answer's numbers"
     said = value if value is not None else written
-    if said is None:  # words only: the survey reads their first number
-        if not found:  # the question asked for a point or a number, and none was given
+    if said is None:  # words only: the survey reads their first number, not a clock time
+        counted = quantities_in(text)
+        if not counted:  # the question asked for a point or a number, and none was given
             asked = f"point of 1..{ctx.get('scale') or 5}" if kind == "likert" else "number"
             return "no_answer", f"no {asked} in the value or the words: {text[:40]!r}"
-        said = found[0]
+        said = counted[0]
     if kind == "likert":
         scale = int(ctx.get("scale") or 5)
         if (stated := _ON_SCALE.match(text)) and int(stated.group(1)) != scale:  # "2.0 of 10"

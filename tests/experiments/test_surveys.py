@@ -104,3 +104,5 @@ def test_model_replies_are_checked_against_the_question():
     assert _checked(strong, reply) == ("I strongly support it", 1.0)
     assert _checked(number, SurveyAnswer(answer="about 250", value=None)) == ("about 250", 100)
     assert _checked(number, SurveyAnswer(answer="none", value=None)) == ("none", None)
+    by_then = SurveyAnswer(answer="By 10:35 I had talked to 3 people.", value=None)
+    assert _checked(number, by_then) == (by_then.answer, 3.0)  # a clock time is no count

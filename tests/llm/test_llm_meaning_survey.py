@@ -75,6 +75,7 @@ LIKERT = {"kind": "likert", "scale": 5, "text": "How satisfied are you?"}
 CHOICE = {"kind": "choice", "options": ["support", "oppose"], "text": "Do you back it?"}
 NUMBER = {"kind": "number", "min": 0, "text": "How much money do you have?"}
 OPEN = {"kind": "open", "text": "How was your day?"}
+COUNT = {"kind": "number", "min": 0, "max": 100, "text": "How many people did you talk to today?"}
 TELL = {"kind": "open", "text": "What would you tell your neighbour about the basic income?"}
 SUPPORT = {"kind": "likert", "scale": 5, "text": "How much do you support the carbon tax?"}
 WORRIED = {"kind": "likert", "scale": 5, "text": "How worried are you about the flood?"}
@@ -215,6 +216,16 @@ VOTE = {
         (OPEN, "I went to shelter 1 [of 3].", None, None),
         (LIKERT, "[m] 1", 1, "copied_prompt"),  # SmolLM2's, kept first try: a one-letter tag
         (OPEN, "The mayor said the storm [sic] was over.", None, None),
+        (  # SmolLM2's line, kept first try: a user handle as a tag
+            OPEN,
+            "[adaIto_42] I am a nurse. My name is Adi Ito.",
+            None,
+            "copied_prompt",
+        ),
+        (OPEN, "[laughs] I went to the shelter.", None, "copied_prompt"),
+        (COUNT, "The 10:35: 20:48", None, "no_answer"),  # SmolLM2's, kept first try as 10
+        (COUNT, "By 10:35 I had talked to 3 people.", None, None),
+        (COUNT, "At 9:00, nobody.", None, "no_answer"),
         (OPEN, "I went to the shelter on the hill [a] mile away.", None, "copied_prompt"),
         (OPEN, "will_go", None, "copied_prompt"),  # SmolLM2's line, kept first try
         (OPEN, "My hunger_satisfaction is low.", None, "copied_prompt"),
