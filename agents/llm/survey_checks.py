@@ -23,6 +23,7 @@ _MARKS = re.compile(r"[^\w\s.,!?'\u2019-]")  # a character no sentence needs: / 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _CUT_AT_NUMBER = re.compile(r"[.!?;]\s+\d+$")  # an open answer's last "sentence" a bare number
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")  # a time of day: "10:35", "9:00:12"
+_POINT = re.compile(r"(?<![\d.])(\d+)\.0+\b")  # "a total of 5.0": a point, as models write one
 _OUT_OF = re.compile(r"\s*/\s*\d+\s*$")  # a point and its scale: "4/5"
 # An answer opening on a point and the scale it is on: "4 of 5", "2.0 out of 10", "3/7".
 _ON_SCALE = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:/|of|out of)\s*(\d+)\b")
@@ -298,6 +299,10 @@ def _scaled(
     opens_on_number = kind == "likert" and found and _NUMBER.match(text)
     if opens_on_number and value is not None and not _same(kind, found[0], value):
         return "value_mismatch", f"answer opens on {found[0]:g}, value {value:g}"  # "1.0, yes"
+    points = [float(p) for p in _POINT.findall(text)] if kind == "likert" else []
+    scale = int(ctx.get("scale") or 5)
+    if value is not None and any(1 <= p <= scale and p != value for p in points):
+        return "value_mismatch", f"words give the point {points[0]:g}, value {value:g}"
     if len(found) > 1 and not _LETTERS.search(text):  # "2.0, 13:45": which one is meant?
         alone = numbers_in(_OUT_OF.sub("", text))  # "4/5": a point and its scale is one
         if len(alone) > 1:

@@ -252,6 +252,10 @@ VOTE = {
         (OPEN, "Ann Lee: I had a quiet day.", None, "narrated"),
         (OPEN, "Ann Lee, that is me: a quiet day at the bakery.", None, None),
         (LIKERT, "I am very worried. 5", 5, None),  # words, then the point: an answer
+        (LIKERT, "A total of 5.0, no more, just a bit.", 1, "value_mismatch"),  # SmolLM2's, kept
+        (LIKERT, "Quite satisfied: 4.0", 4, None),
+        (LIKERT, "I slept 8.0 hours, so fairly satisfied.", 4, None),  # no point of 1..5
+        (LIKERT, "I talked to 3 friends, so I'm happy.", 5, None),
         (OPEN, "The COVID-19 clinic was open; prices rose 2.5 percent.", None, None),
         (OPEN, "I left at 12:00: the shelter was full by 13:00.", None, None),
         (OPEN, "I remember: my plan for 21:00: 21:00 relax at home.", None, None),  # as rules say
