@@ -987,15 +987,16 @@ _OUT_OF_STORY = re.compile(
     r"chatbot|as an ai|(?:i am|i'm) an ai|role-?play(?:ing)?|role playing|simulated|"
     r"this simulation|(?:adjust|fix|update|edit|change) (?:the|my|this) code|"
     r"(?:make|keep) (?:the|my|this) (?:answer|reply|response) (?:more )?"
-    r"(?:concise|shorter|clearer|brief))\b",
+    r"(?:concise|shorter|clearer|brief)|"
+    r"(?:the|my|that) (?:answer|reply|response) (?:was|is) (?:incorrect|wrong|not correct))\b",
     re.IGNORECASE,
 )
 
 
 def _out_of_character(answer: dict[str, Any]) -> Failure | None:
     """A text that steps out of the story ("You're a fictional character in a story, and I'm
-    going to pretend for now") or speaks as an assistant of its reply or code: the model,
-    not the person."""
+    going to pretend for now") or speaks as an assistant of its reply or code ("The answer
+    was incorrect, I changed it"): the model, not the person."""
     for text in leaves(answer):
         if _OUT_OF_STORY.search(text.replace("\u2019", "'")):
             return Failure("out_of_character", text[:120])

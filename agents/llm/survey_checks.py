@@ -24,6 +24,7 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _CUT_AT_NUMBER = re.compile(r"[.!?;]\s+\d+$")  # an open answer's last "sentence" a bare number
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")  # a time of day: "10:35", "9:00:12"
 _POINT = re.compile(r"(?<![\d.])(\d+)\.0+\b")  # "a total of 5.0": a point, as models write one
+_CODE = re.compile(r"[;=<>|\\`]|^\W*\)")  # marks of code around a number: ");1;", "=4"
 _OUT_OF = re.compile(r"\s*/\s*\d+\s*$")  # a point and its scale: "4/5"
 # An answer opening on a point and the scale it is on: "4 of 5", "2.0 out of 10", "3/7".
 _ON_SCALE = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:/|of|out of)\s*(\d+)\b")
@@ -341,6 +342,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     kind = ctx.get("kind", "open")
     if kind == "open" and not _LETTERS.search(text):
         return "empty", repr(text[:40])  # "42" to "How was your day?"
+    if not _LETTERS.search(text) and _CODE.search(text):  # ");1;" for 1 of 5
+        return "copied_prompt", f"code marks, not words: {text[:40]!r}"
     if kind == "open" and _CUT_AT_NUMBER.search(text):  # "... sleep at home. 22": cut off
         return "empty", f"stops on a bare number: {text[-40:]!r}"
     wordy = kind == "open" or value is None  # a scale's value, when given, is the answer

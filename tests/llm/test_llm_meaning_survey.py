@@ -254,6 +254,17 @@ VOTE = {
         (LIKERT, "I am very worried. 5", 5, None),  # words, then the point: an answer
         (LIKERT, "A total of 5.0, no more, just a bit.", 1, "value_mismatch"),  # SmolLM2's, kept
         (LIKERT, "Quite satisfied: 4.0", 4, None),
+        (LIKERT, ");1;", 1, "copied_prompt"),  # SmolLM2's, kept first try
+        (LIKERT, "=4", 4, "copied_prompt"),
+        (LIKERT, "4/5", 4, None),
+        (LIKERT, "(4)", 4, None),
+        (  # SmolLM2's, kept after a re-ask: of its own reply, as an assistant
+            OPEN,
+            "I'm unsure about carbon tax. The answer was incorrect, I changed it to 6.5 of 10.",
+            None,
+            "out_of_character",
+        ),
+        (OPEN, "I said no to the tax; my answer is the same today.", None, None),
         (LIKERT, "I slept 8.0 hours, so fairly satisfied.", 4, None),  # no point of 1..5
         (LIKERT, "I talked to 3 friends, so I'm happy.", 5, None),
         (OPEN, "The COVID-19 clinic was open; prices rose 2.5 percent.", None, None),
