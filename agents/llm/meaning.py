@@ -673,11 +673,17 @@ _GESTURES = frozenset(
 _ACTED = re.compile(r"^\s*(\*[^*]*\*|\([^)]*\))\s*$")  # "*waves*", "(smiles)"
 
 
+_TOPIC_OF = re.compile(
+    r"\b(?:topic|subject) of (?:the|this|our) (?:conversation|dialogue|chat)\b", re.I
+)
+
+
 def _stage_direction(line: str) -> bool:
     """Whether a dialogue line is a stage direction, not speech: an action set apart in
     asterisks or parentheses (a whole line in brackets is filler, rejected on validation),
-    or nothing but words announcing the conversation itself or acting it ("Sigh")."""
-    if _ACTED.match(line):
+    or words announcing the conversation itself ("The topic of the conversation is: ...") or
+    nothing but acting it ("Sigh")."""
+    if _ACTED.match(line) or _TOPIC_OF.search(line):  # "The topic of the conversation is: ..."
         return True
     said = [w for w in words(line) if w not in _UNSAID]
     return bool(said) and (all(w in _SCENE for w in said) or all(w in _GESTURES for w in said))
@@ -1293,13 +1299,13 @@ def _keys(value: Any) -> Iterator[str]:
 def _debris(answer: dict[str, Any]) -> Failure | None:
     """A text holding a brace, opening on a closing bracket or naming JSON: the reply's own JSON,
     broken and closed by repair inside a value (',2.0,1684}\nThis is ...', 'remembers nothing
-    }\n{}\nAwesome', '][1]\nThis is a JSON response'), not words; or a bracketed tag of
-    one token ('works at the [M].', '[MLA] Melissa', '[1] Love', '[m] 1', '[adaIto_42]') or a
-    whole text in brackets ('[1. Leo Rossi, in another sentence]'): markup, not words; or a
-    word with a decimal glued on by a dash ('in my home-0.1'): a place id and a number run
-    together; or an identifier ('will_go' as a line): code, not words."""
+    }\n{}\nAwesome', '][1]\nThis is a JSON response', ')Satisfied'), not words; or a
+    bracketed tag of one token ('works at the [M].', '[MLA] Melissa', '[1] Love', '[m] 1',
+    '[adaIto_42]') or a whole text in brackets ('[1. Leo Rossi, in another sentence]'):
+    markup, not words; or a word with a decimal glued on by a dash ('in my home-0.1'): a place
+    id and a number run together; or an identifier ('will_go' as a line): code, not words."""
     for text in leaves(answer):
-        if "{" in text or "}" in text or text.lstrip()[:1] == "]" or _JSON.search(text):
+        if "{" in text or "}" in text or text.lstrip()[:1] in ("]", ")") or _JSON.search(text):
             return Failure("copied_prompt", f"JSON in the answer: {text[:40]!r}")
         if (said := text.strip()).startswith("[") and said.endswith("]"):
             return Failure("copied_prompt", f"a bracketed slot: {said[:40]!r}")

@@ -242,16 +242,22 @@ _TOLD_TO_DO = (
 def narrates(answer: str, name: str) -> bool:
     """Whether an answer tells of the respondent from outside and never speaks as "I" or
     "we": by their full name ("Noah Adams went on a trip"; a first name alone may be someone
-    else's), or with every sentence opening on "he" or "she" ("She will be going to the
-    shelter. She is going to find a job.")."""
+    else's), with every sentence opening on "he" or "she" ("She will be going to the
+    shelter. She is going to find a job."), or opening on "the person" ("The person said to
+    leave the building, but he didn't."), the prompt's stand-in for them."""
     if _as_i(_said(answer)):
         return False
     name = " ".join(name.split()).lower()
     low = " ".join(answer.lower().replace("\u2019", "'").split())
     if " " in name and re.search(rf"\b{re.escape(name)}\b", low):
         return True
+    if _STAND_IN.match(low):
+        return True
     openings = [_WORDS.findall(s)[:1] for s in _SENTENCE_BREAK.split(low) if s.strip()]
     return bool(openings) and all(first in (["he"], ["she"]) for first in openings)
+
+
+_STAND_IN = re.compile(r"\W*the (?:other )?(?:person|respondent|agent|character)\b")
 
 
 def tagged(answer: str, name: str) -> bool:
@@ -347,7 +353,10 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     if kind == "open" and _CUT_AT_NUMBER.search(text):  # "... sleep at home. 22": cut off
         return "empty", f"stops on a bare number: {text[-40:]!r}"
     wordy = kind == "open" or value is None  # a scale's value, when given, is the answer
-    if wordy and _ABOUT_ASKING.search(text.lower()) and not _as_i(_said(text)):
+    about_asking = _ABOUT_ASKING.search(text.lower()) and not _as_i(_said(text))
+    if about_asking and not wordy and value not in quantities_in(text) and quantities_in(text):
+        return "value_mismatch", f"'the answer' is another number: {text[:40]!r}, value {value}"
+    if wordy and about_asking:
         return "empty", f"speaks of the asking, not as the person: {text[:60]!r}"
     name = str(ctx.get("name") or "")
     if narrates(text, name) or tagged(text, name):

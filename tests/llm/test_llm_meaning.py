@@ -344,6 +344,12 @@ def test_a_line_narrating_its_own_speaker_is_no_utterance(text: str, narrated: b
         ("I have to go, bye!", False),
         ("I'm tired *yawns* but happy.", False),
         ("Sigh", True),  # SmolLM2's line, kept first try
+        (  # SmolLM2's line, kept first try
+            "The topic of the conversation is: What was said by me, and I'm going to tell you "
+            "another thing.",
+            True,
+        ),
+        ("What a storm! Let's change the subject, shall we?", False),
         ("Nods and smiles.", True),
         ("Sigh. Another rainy day at the bakery.", False),
         ("I laughed so hard at your joke!", False),

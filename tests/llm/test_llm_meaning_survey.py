@@ -255,6 +255,18 @@ VOTE = {
         (LIKERT, "A total of 5.0, no more, just a bit.", 1, "value_mismatch"),  # SmolLM2's, kept
         (LIKERT, "Quite satisfied: 4.0", 4, None),
         (LIKERT, ");1;", 1, "copied_prompt"),  # SmolLM2's, kept first try
+        (LIKERT, ")Satisfied", 5, "copied_prompt"),  # SmolLM2's, kept first try
+        (LIKERT, "The answer is 1.5", 2, "value_mismatch"),  # SmolLM2's, kept first try
+        (LIKERT, "The answer is 4", 4, None),
+        (LIKERT, "Satisfied (mostly)", 4, None),
+        (  # SmolLM2's, kept first try: the prompt's stand-in, not the person
+            DID,
+            "The person said to leave the building, but he didn't.",
+            None,
+            "narrated",
+        ),
+        (DID, "The other person is going to be here for the next 12 hours.", None, "narrated"),
+        (DID, "The person at the shelter told me to stay, so I stayed.", None, None),
         (LIKERT, "=4", 4, "copied_prompt"),
         (LIKERT, "4/5", 4, None),
         (LIKERT, "(4)", 4, None),
