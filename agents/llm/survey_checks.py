@@ -25,6 +25,12 @@ _CUT_AT_NUMBER = re.compile(r"[.!?;]\s+\d+$")  # an open answer's last "sentence
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")  # a time of day: "10:35", "9:00:12"
 _POINT = re.compile(r"(?<![\d.])(\d+)\.0+\b")  # "a total of 5.0": a point, as models write one
 _CODE = re.compile(r"[;=<>|\\`]|^\W*\)")  # marks of code around a number: ");1;", "=4"
+# A question asking for a count of whole things ("How many people did you talk to?").
+_COUNTED = re.compile(
+    r"\s*how many (?:people|persons|friends|neighbou?rs|children|kids|times|conversations|"
+    r"posts|messages|visits|meals)\b",
+    re.IGNORECASE,
+)
 _OUT_OF = re.compile(r"\s*/\s*\d+\s*$")  # a point and its scale: "4/5"
 # An answer opening on a point and the scale it is on: "4 of 5", "2.0 out of 10", "3/7".
 _ON_SCALE = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:/|of|out of)\s*(\d+)\b")
@@ -336,6 +342,8 @@ def _scaled(
     low, high = ctx.get("min"), ctx.get("max")
     if (low is not None and said < low) or (high is not None and said > high):
         return "off_scale", f"{said:g} outside {low}..{high}"
+    if not said.is_integer() and _COUNTED.match(str(ctx.get("question") or "")):
+        return "off_scale", f"{said:g} is no count"  # 1.86 to "How many people ...?"
     return None
 
 

@@ -226,6 +226,9 @@ VOTE = {
         (COUNT, "The 10:35: 20:48", None, "no_answer"),  # SmolLM2's, kept first try as 10
         (COUNT, "By 10:35 I had talked to 3 people.", None, None),
         (COUNT, "At 9:00, nobody.", None, "no_answer"),
+        (COUNT, "1.86", 1.86, "off_scale"),  # SmolLM2's, kept after a re-ask: no count
+        (COUNT, "About 3 people", 3, None),
+        ({"kind": "number", "text": "How many hours did you sleep?"}, "7.5", 7.5, None),
         (OPEN, "I went to the shelter on the hill [a] mile away.", None, "copied_prompt"),
         (OPEN, "will_go", None, "copied_prompt"),  # SmolLM2's line, kept first try
         (OPEN, "My hunger_satisfaction is low.", None, "copied_prompt"),
