@@ -51,9 +51,10 @@ _ABOUT_ASKING = re.compile(
 # Words that lean a likert answer (or its question) for or against; a negation just before
 # turns one ("I don't support it").
 _FOR = frozenset("support supports supportive agree agrees satisfied happy like likes approve "
-                 "approves favour favor love".split())  # fmt: skip
+                 "approves favour favor love positive pleased glad".split())  # fmt: skip
 _AGAINST = frozenset("oppose opposes against disagree disagrees dissatisfied unhappy dislike "
-                     "dislikes disapprove disapproves hate".split())  # fmt: skip
+                     "dislikes disapprove disapproves hate negative unsatisfied upset "
+                     "miserable".split())  # fmt: skip
 _CLAUSE_END = re.compile(r"[.,;:!?]")
 _NEGATIONS = frozenset("not no never don't doesn't didn't isn't wasn't aren't can't won't".split())
 # Questions that ask for words to someone else, which may rightly say "you".
@@ -130,8 +131,9 @@ def read_back(answer: str, ctx: dict[str, Any]) -> str | None:
     whole value of their situation that the question does not ask about, of two words or more
     or with the prompt's marks around it ("relax at home", "./Bachelor" from
     education=bachelor; a bare "Bachelor" may answer "What did you study?"), or three words or
-    more of one remembered line ("21:00 relax at home (60 min)" from their plan); None when
-    it says something of its own."""
+    more of one remembered line ("21:00 relax at home (60 min)" from their plan), or six
+    words or more all in runs of four or more from one ("The hurricane hits the town,
+    flooding and emergency sirens"); None when it says something of its own."""
     said = _WORDS.findall(answer.lower())
     if not said or _as_i(_said(answer)):
         return None
@@ -150,7 +152,7 @@ def read_back(answer: str, ctx: dict[str, Any]) -> str | None:
     for line in ctx.get("memories") or ():
         ws = _WORDS.findall(str(line).lower())
         longest, covered = _shared_runs(said, ws)
-        if longest == n or (longest >= 8 and 3 * covered >= 2 * n):
+        if longest == n or (longest >= 8 and 3 * covered >= 2 * n) or (covered == n >= 6):
             return str(line)
     return None
 

@@ -261,6 +261,9 @@ VOTE = {
         (LIKERT, ")Satisfied", 5, "copied_prompt"),  # SmolLM2's, kept first try
         (LIKERT, "The answer is 1.5", 2, "value_mismatch"),  # SmolLM2's, kept first try
         (LIKERT, "The answer is 4", 4, None),
+        (LIKERT, "Positive", 1, "value_mismatch"),  # SmolLM2's, kept first try
+        (LIKERT, "Positive", 4, None),
+        (LIKERT, "Not glad at all", 1, None),
         (LIKERT, "Satisfied (mostly)", 4, None),
         (  # SmolLM2's, kept first try: the prompt's stand-in, not the person
             DID,
@@ -409,6 +412,7 @@ def test_a_survey_answer_must_answer_its_question(question, text, value, kind) -
 # The person's data as a survey prompt gives it (status line, recalled memories).
 STATUS = {"activity": "relax at home", "education": "bachelor", "skill": "driving"}
 MEMORIES = ["Paul Rossi's plan for 21:00: 21:00 relax at home (60 min)",
+            "The hurricane hits the town: storm, flooding and emergency sirens.",
             "Paul Rossi thinks: Currently nothing good or bad is happening",
             "I heard but do not believe it: Hurricane warning from the mayor: a hurricane will "
             "hit the town tonight. Evacuate to the shelter."]  # fmt: skip
@@ -447,6 +451,12 @@ WORRY = {"kind": "open", "text": "What worries you most right now?"}
         ),
         (DID, "Went to the shelter: a hurricane will hit the town tonight, the mayor said.", None),
         (DID, "I heard but do not believe it: a hurricane will hit the town tonight.", None),
+        (  # SmolLM2's, kept first try: an event read back in two runs, cut and joined
+            DID,
+            "The hurricane hits the town, flooding and emergency sirens",
+            "copied_prompt",
+        ),
+        (DID, "Went to the shelter as the hurricane hit the town.", None),
     ],
 )
 def test_an_open_answer_that_reads_back_the_persons_data_is_copied(question, text, kind) -> None:
