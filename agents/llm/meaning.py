@@ -1148,13 +1148,21 @@ def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A thought is the person's own: one that tells of them by full name and never as "I"
     ("Gia Diaz's emotional state now: 0.4, she is very happy") is a report from outside; one
     told to "you" and never as "I" ("You are going to relax at home, ... you will have
-    breakfast") is the prompt's voice going on."""
+    breakfast") or that asks "you" and never says "I" ("What are you talking about?") is the
+    prompt's voice going on, or the model answering it."""
     thought = str(getattr(value, "thought", ""))
     if narrates(thought, str(ctx.get("name") or "")):
         return Failure("narrated", thought)
-    if addressed(thought, ""):
+    if addressed(thought, "") or _asks_you(thought):
         return Failure("not_first_person", thought[:120])
     return None
+
+
+def _asks_you(text: str) -> bool:
+    """Whether a text never says "I" or "we" and has a question to "you"."""
+    said = words(text)
+    questions = [words(q) for q in re.findall(r"[^.!?]*\?", text)]
+    return not _SELF.intersection(said) and any({"you", "your"} & set(q) for q in questions)
 
 
 def _turn_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:

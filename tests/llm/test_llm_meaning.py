@@ -862,6 +862,12 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
         ("Emotions run high tonight.", None),
         ("Quiet evening. You know, the bakery smelled of bread.", None),
         ("You did well today, I tell myself.", None),  # self-talk, as "I"
+        (  # SmolLM2's, kept after a re-ask: the model asking its prompt back
+            "A new person has come to visit. What are you talking about?",
+            "not_first_person",
+        ),
+        ("Why did you leave so early, Leo? I miss you already.", None),
+        ("A new person in town. What could they want?", None),
         ("I keep thinking of Gia Diaz's party tomorrow.", None),
         ("Work was long; the bakery smelled of bread.", None),
     ],
