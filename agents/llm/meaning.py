@@ -1356,7 +1356,7 @@ _ON_COMMA = re.compile(r",[\s.]*$")  # "... (3.67 USD), .": a comma, then at mos
 # Words a finished sentence does not end on when it has no full stop ("... rising due to").
 _DANGLING = frozenset(
     "a an the and or but of to for with from at in on by as than that when because my your "
-    "his her its our their".split()
+    "his her its our their is are was were will would can could should be been into".split()
 )
 
 _NEVER_LAST = frozenset("an the my your our their".split())  # words that need one after them

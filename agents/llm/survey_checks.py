@@ -356,8 +356,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     text = answer.strip()  # punctuation alone and template slots fail the schema already
     value = float(value) if value is not None and math.isfinite(value) else None
     kind = ctx.get("kind", "open")
-    if kind == "open" and not _LETTERS.search(text):
-        return "empty", repr(text[:40])  # "42" to "How was your day?"
+    if kind == "open" and not set(_LETTERS.findall(text.lower())) - {"the", "a", "an"}:
+        return "empty", repr(text[:40])  # "42" or "The 10:35: 20:48" to "How was your day?"
     if not _LETTERS.search(text) and _CODE.search(text):  # ");1;" for 1 of 5
         return "copied_prompt", f"code marks, not words: {text[:40]!r}"
     if kind == "open" and _CUT_AT_NUMBER.search(text):  # "... sleep at home. 22": cut off

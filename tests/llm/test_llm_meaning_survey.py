@@ -123,6 +123,15 @@ VOTE = {
         (NUMBER, ".0.1", 0.1, "value_mismatch"),
         (NUMBER, "-5", None, "off_scale"),
         (OPEN, "42", None, "empty"),
+        (OPEN, "The 10:35: 20:48", None, "empty"),  # SmolLM2's, kept first try
+        (  # SmolLM2's, kept first try: cut off on "was"
+            OPEN,
+            "This morning, I remembered a local news report about a hurricane that struck "
+            "in our town and was",
+            None,
+            "empty",
+        ),
+        (OPEN, "I don't know what the storm was.", None, None),
         (OPEN, "As an AI, I cannot answer that question.", None, "no_answer"),
         (OPEN, "I'm not sure what to say.", None, "no_answer"),  # SmolLM2's own
         (OPEN, "Honestly, I don\u2019t know what to say!", None, "no_answer"),
