@@ -38,6 +38,7 @@ TOLERANCE = 0.01  # relative: a number answer's value may round its written numb
 _FIRST_PERSON = frozenset(
     "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves".split()
 )
+_SUBJECT = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
 _MINE = frozenset("my mine our ours".split())
 _SINGULAR = frozenset("i i'm i've i'd i'll me my mine myself".split())
 _SECOND_PERSON = frozenset("you you're you've you'd you'll your yours yourself".split())
@@ -363,7 +364,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     if kind == "open" and _CUT_AT_NUMBER.search(text):  # "... sleep at home. 22": cut off
         return "empty", f"stops on a bare number: {text[-40:]!r}"
     wordy = kind == "open" or value is None  # a scale's value, when given, is the answer
-    about_asking = _ABOUT_ASKING.search(text.lower()) and not _as_i(_said(text))
+    said = _said(text)  # "give me the answer": the asking, with no "I" who answers
+    about_asking = _ABOUT_ASKING.search(text.lower()) and not _SUBJECT.intersection(said)
     if about_asking and not wordy and value not in quantities_in(text) and quantities_in(text):
         return "value_mismatch", f"'the answer' is another number: {text[:40]!r}, value {value}"
     if wordy and about_asking:

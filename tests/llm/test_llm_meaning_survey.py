@@ -124,6 +124,8 @@ VOTE = {
         (NUMBER, "-5", None, "off_scale"),
         (OPEN, "42", None, "empty"),
         (OPEN, "The 10:35: 20:48", None, "empty"),  # SmolLM2's, kept first try
+        (DID, "You forgot to give me the answer.", None, "empty"),  # SmolLM2's, re-asked
+        (DID, "The question made me laugh; I went home.", None, None),
         (  # SmolLM2's, kept first try: cut off on "was"
             OPEN,
             "This morning, I remembered a local news report about a hurricane that struck "
