@@ -110,7 +110,7 @@ class SocialBlock:
         return self.scenario.topics[0].name if self.scenario.topics else ""
 
     def people(self, ctx: AgentContext) -> tuple[str, ...]:
-        """The population's plain names, which a decision's reason may name."""
+        """The population's plain names, which a decision's reason or a message may name."""
         if self._people is None:
             self._people = plain_names(p.name for p in ctx.population.profiles)
         return self._people
@@ -224,6 +224,7 @@ class SocialBlock:
                 "history": [],
                 "turn": 0,
                 "max_turns": 1,
+                "people": self.people(ctx),  # who a line may name
             },
             seed=self.scenario.seed * 7919 + agent.id * 31 + ctx.time.tick,
             fallback=lambda: DialogueTurn(utterance="Hello!", end=True),

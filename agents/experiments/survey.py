@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from societas.agents.cognition import prompts
-from societas.agents.cognition.persona import persona_of
+from societas.agents.cognition.persona import named, persona_of
 from societas.agents.experiments.checks import SURVEY_SALT, tick_at
 from societas.agents.experiments.schema import Question
 from societas.agents.llm.survey_checks import named_options, quantities_in
@@ -187,6 +187,7 @@ async def ask(
             "attribute": q.attribute,
             "status": status,
             "memories": recalled,
+            **named(engine.reflector.people),  # an answer may name only them or the prompt's
         }
         reply = await engine.llm.json(
             messages,

@@ -15,7 +15,7 @@ import pytest
 from societas.agents.cognition import prompts
 from societas.agents.cognition.persona import persona_of
 from societas.agents.llm.accounting import MEANING_PREFIX, SOURCE_PREFIX, split_counts
-from societas.agents.llm.meaning import Prompt, check
+from societas.agents.llm.meaning import Population, Prompt, check
 from societas.agents.llm.structured import schema_of
 from societas.agents.llm.tasks import SurveyAnswer
 from societas.cluster.loop.in_process import run_in_process
@@ -573,3 +573,25 @@ async def test_the_rules_policys_survey_answers_pass_every_check(tmp_path, bm25_
     assert split_counts(tasks, SOURCE_PREFIX)["survey"] == {"rules": 3 * len(QUESTIONS)}
     assert "survey" not in split_counts(tasks, MEANING_PREFIX)
     assert all(r["value"] is not None for r in _rows(tmp_path) if r["question_id"] != "day")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (  # SmolLM2's, kept first try: a line to a neighbour, not the answer
+            "Gia, welcome to our home. I'm so glad you're enjoying the meal.",
+            "not_first_person",
+        ),
+        ("Umar Smith, I'm looking after things at home.", "not_first_person"),
+        ("Well, I went to work and then home.", None),
+        ("Gia and I went to the park.", None),
+        ("Honestly, I stayed home all morning.", None),
+    ],
+)
+def test_an_answer_calling_someone_of_the_town_is_said_to_them(text: str, kind) -> None:
+    question = "What did you do this morning?"
+    people = Population(["Ann Lee", "Gia Park", "Umar Smith"])
+    ctx = {"question": question, "name": "Ann Lee", "kind": "open", "people": people}
+    prompt = Prompt.of([{"role": "user", "content": f"Question: {question}"}])
+    failure = check("survey", SurveyAnswer(answer=text, value=None), prompt, ctx)
+    assert (failure.kind if failure else None) == kind, failure
