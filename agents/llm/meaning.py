@@ -1133,18 +1133,21 @@ def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
 def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A survey or interview answer that does not answer its question (survey_checks), one
     that declines to, or one that opens by calling someone of the town by name ("Gia,
-    welcome to our home."): words said to them, not the person's answer to the asker."""
+    welcome to our home.") or on their name and a colon ("Eva Evans: ... she explained"):
+    words said to them or a transcript's line, not the person's answer to the asker."""
     answer = str(getattr(value, "answer", ""))
     if says_no_answer(answer) or _ONLY_DECLINES.fullmatch(answer.replace("\u2019", "'")):
         return Failure("no_answer", answer)
     called = _CALLED.match(answer)
     if called and ctx.get("people") and set(words(called.group(1))) <= _name_words(ctx):
+        if called.group(2) == ":":  # "Eva Evans: ... she explained": a transcript's line
+            return Failure("narrated", f"a line of {called.group(1)}'s: {answer[:60]!r}")
         return Failure("not_first_person", f"said to {called.group(1)}: {answer[:60]!r}")
     problem = answer_problem(answer, getattr(value, "value", None), ctx)
     return Failure(*problem) if problem is not None else _people(value, ctx)
 
 
-_CALLED = re.compile(r"\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?),")  # "Gia, ..." "Umar Smith, ..."
+_CALLED = re.compile(r"\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)([,:])")  # "Gia, ...", "Eva Evans: ..."
 
 
 def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:

@@ -583,6 +583,11 @@ async def test_the_rules_policys_survey_answers_pass_every_check(tmp_path, bm25_
             "not_first_person",
         ),
         ("Umar Smith, I'm looking after things at home.", "not_first_person"),
+        (  # SmolLM2's, kept first try: a transcript's line
+            "Gia Park: In the evening, in a room with multiple people, she explained things.",
+            "narrated",
+        ),
+        ("Note: I went to work early.", None),
         ("Well, I went to work and then home.", None),
         ("Gia and I went to the park.", None),
         ("Honestly, I stayed home all morning.", None),
@@ -590,7 +595,7 @@ async def test_the_rules_policys_survey_answers_pass_every_check(tmp_path, bm25_
 )
 def test_an_answer_calling_someone_of_the_town_is_said_to_them(text: str, kind) -> None:
     question = "What did you do this morning?"
-    people = Population(["Ann Lee", "Gia Park", "Umar Smith"])
+    people = Population(["Ann Lee", "Gia Park", "Umar Smith", "Eva Evans"])
     ctx = {"question": question, "name": "Ann Lee", "kind": "open", "people": people}
     prompt = Prompt.of([{"role": "user", "content": f"Question: {question}"}])
     failure = check("survey", SurveyAnswer(answer=text, value=None), prompt, ctx)
