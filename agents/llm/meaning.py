@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from societas.agents.llm.survey_checks import addressed, answer_problem, narrates
+from societas.agents.llm.survey_checks import addressed, answer_problem, leaning, narrates
 
 __all__ = [
     "CORRECTIONS",
@@ -1111,8 +1111,9 @@ def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """An attitude whose reason speaks of neither its topic nor anything the person saw or
     heard (`recent`): a stance no memory supports ("This is your story: ...", or with nothing
     recent "You are a female, aged 58"); or whose reason only names its topic ("The flood
-    barrier."), which says nothing of it; or one told to "you", never as "I". An empty reason
-    leaves the attitude on its own."""
+    barrier."), which says nothing of it; or one told to "you", never as "I"; or one whose
+    words about the topic lean the other way than its value ("I am strongly opposed to
+    carbon tax" as 10 of 10). An empty reason leaves the attitude on its own."""
     reason = str(getattr(value, "reason", "")).strip()
     recent = [str(x) for x in ctx.get("recent") or []]
     topic = str(ctx.get("topic") or "")
@@ -1127,7 +1128,15 @@ def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
             return Failure("unfounded", f"only its topic: {reason[:100]}")
     if addressed(reason, ""):  # "Your attitude is against the carbon tax": the prompt's voice
         return Failure("not_first_person", reason[:120])
+    named = set(words(topic)) - FUNCTION_WORDS  # the clauses of the reason about the topic
+    about_it = [c for c in _CLAUSES.split(reason) if named and named <= set(words(c))]
+    lean, attitude = leaning(". ".join(about_it)), getattr(value, "attitude", None)
+    if isinstance(attitude, int | float) and lean and (attitude - MIDDLE) * lean <= -LEANS:
+        return Failure("value_mismatch", f"words {'for' if lean > 0 else 'against'}, {attitude:g}")
     return _people(value, ctx)
+
+
+MIDDLE, LEANS = 5.0, 1.0  # an attitude's middle, and how far from it a stance leans
 
 
 def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:

@@ -948,3 +948,26 @@ def test_a_time_only_the_reply_being_re_asked_gave_is_still_garbled() -> None:
 )
 def test_a_plans_memory_layout_in_a_text_is_the_prompt_not_words(text, kind) -> None:
     assert thought_failure(text) == kind
+
+
+@pytest.mark.parametrize(
+    ("reason", "attitude", "kind"),
+    [  # SmolLM2's, kept first try: against in words, 10 of 10 in the value
+        ("I am strongly opposed to carbon tax and oppose it completely by far.", 10.0, "vm"),
+        ("I am strongly opposed to carbon tax and oppose it completely by far.", 1.0, None),
+        ("I support the carbon tax now.", 2.0, "vm"),
+        ("I support the carbon tax, a little.", 5.5, None),  # near the middle: no lean to hold
+        ("I hate how dear fuel is. The carbon tax may help, I think.", 8.0, None),  # not the tax
+        ("I don't support the carbon tax.", 8.0, "vm"),
+    ],
+)
+def test_an_attitude_leaning_the_other_way_than_its_reason_is_no_stance(
+    reason: str, attitude: float, kind
+) -> None:
+    from societas.agents.llm.tasks import AttitudeUpdate
+
+    recent = ["Dan posted: I support carbon tax: it is good and fair."]
+    ctx = {"name": "Ada Adams", "topic": "carbon tax", "attitude": 5.0, "recent": recent}
+    value = AttitudeUpdate(attitude=attitude, reason=reason)
+    failure = check("attitude_update", value, prompt_of("Your attitude?", **ctx), ctx)
+    assert (failure.kind if failure else None) == {"vm": "value_mismatch"}.get(kind), failure
