@@ -1305,7 +1305,7 @@ def _plan_layout(answer: dict[str, Any]) -> Failure | None:
 _SPOKEN = frozenset(
     "thought_update dialogue_turn survey interview reflection_insights attitude_update".split()
 )
-_LAYOUT = re.compile(r"\b(\d{1,2}:\d{2}):\s*\1\b")  # "13:00: 13:00"
+_LAYOUT = re.compile(r"\b\d{1,2}:\d{2}:\s*\d{1,2}:\d{2}\b")  # "13:00: 13:00", "10:30: 9:45"
 _DURATION = re.compile(r"\(\d+ min\)")  # "(60 min)"
 _SELF = frozenset("i me my mine myself we us our".split())
 _QUOTED_MEMORY = re.compile(r"\bremember:", re.IGNORECASE)
@@ -1383,10 +1383,10 @@ _NEVER_LAST = frozenset("an the my your our their".split())  # words that need o
 
 def _trails_off(text: str) -> bool:
     """Whether a text stops where the model stopped, not where a sentence does: on an open
-    apostrophe, bracket or dash, inside a bracket never closed ("... with Cleo (8"), on a
+    apostrophe, bracket, dash or asterisk, inside a bracket never closed ("... with Cleo (8"), on a
     word like "the" or "to", or on a word after a sentence that closed ("... which was
     perfect. I then went to work")."""
-    if text[-1] in "'\u2019-\u2013\u2014([/&" or text.rfind("(") > text.rfind(")"):
+    if text[-1] in "'\u2019-\u2013\u2014([/&*" or text.rfind("(") > text.rfind(")"):
         return True
     last = text.rsplit(maxsplit=1)[-1].lower()
     if not text[-1].isalnum():  # "... something special for your.": no sentence ends so

@@ -249,16 +249,20 @@ _TOLD_TO_DO = (
 
 
 def narrates(answer: str, name: str) -> bool:
-    """Whether an answer tells of the respondent from outside and never speaks as "I" or
-    "we": by their full name ("Noah Adams went on a trip"; a first name alone may be someone
-    else's), with every sentence opening on "he" or "she" ("She will be going to the
+    """Whether an answer tells of the respondent from outside: by their full name twice (even
+    beside an "I"), or, never speaking as "I" or "we": by their full name ("Noah Adams went
+    on a trip"; a first name alone may be someone else's), with every sentence opening on
+    "he" or "she" ("She will be going to the
     shelter. She is going to find a job."), or opening on "the person" ("The person said to
     leave the building, but he didn't."), the prompt's stand-in for them."""
-    if _as_i(_said(answer)):
-        return False
     name = " ".join(name.split()).lower()
     low = " ".join(answer.lower().replace("\u2019", "'").split())
-    if " " in name and re.search(rf"\b{re.escape(name)}\b", low):
+    times = len(re.findall(rf"\b{re.escape(name)}\b", low)) if " " in name else 0
+    if times >= 2:  # "Mia Moore is going to work, but Mia Moore has plans ..., and I am"
+        return True
+    if _as_i(_said(answer)):
+        return False
+    if times:
         return True
     if _STAND_IN.match(low):
         return True

@@ -123,7 +123,8 @@ VOTE = {
         (NUMBER, ".0.1", 0.1, "value_mismatch"),
         (NUMBER, "-5", None, "off_scale"),
         (OPEN, "42", None, "empty"),
-        (OPEN, "The 10:35: 20:48", None, "empty"),  # SmolLM2's, kept first try
+        (OPEN, "The 10:35: 20:48", None, "copied_prompt"),  # SmolLM2's, kept: the layout
+        (OPEN, "The 10:35, 20:48", None, "empty"),  # no word but an article
         (DID, "You forgot to give me the answer.", None, "empty"),  # SmolLM2's, re-asked
         (DID, "The question made me laugh; I went home.", None, None),
         (  # SmolLM2's, kept first try: cut off on "was"
@@ -234,7 +235,8 @@ VOTE = {
             "copied_prompt",
         ),
         (OPEN, "[laughs] I went to the shelter.", None, "copied_prompt"),
-        (COUNT, "The 10:35: 20:48", None, "no_answer"),  # SmolLM2's, kept first try as 10
+        (COUNT, "The 10:35: 20:48", None, "copied_prompt"),  # SmolLM2's, kept first try as 10
+        (COUNT, "The 10:35 and 20:48", None, "no_answer"),  # clock times, no count
         (COUNT, "By 10:35 I had talked to 3 people.", None, None),
         (COUNT, "At 9:00, nobody.", None, "no_answer"),
         (COUNT, "1.86", 1.86, "off_scale"),  # SmolLM2's, kept after a re-ask: no count
@@ -264,6 +266,22 @@ VOTE = {
             "narrated",
         ),
         (OPEN, "Ann Lee: I had a quiet day.", None, "narrated"),
+        (  # SmolLM2's, kept after a re-ask: her own name twice, an "I" at the end
+            OPEN,
+            "Ann Lee is going to work, but Ann Lee has plans of 10:30: 9:45. She is going to "
+            "work in a different area, and I am *",
+            None,
+            "copied_prompt",  # "10:30: 9:45", the plan's layout, first
+        ),
+        (
+            OPEN,
+            "Ann Lee is going to work, but Ann Lee has plans, and I am tired.",
+            None,
+            "narrated",
+        ),
+        (OPEN, "I'm Ann Lee, and I baked bread all morning.", None, None),
+        (OPEN, "I worked from 10:30 to 9:45 at night.", None, None),
+        (OPEN, "I baked bread, and then I was *", None, "empty"),
         (OPEN, "Ann Lee, that is me: a quiet day at the bakery.", None, None),
         (LIKERT, "I am very worried. 5", 5, None),  # words, then the point: an answer
         (LIKERT, "A total of 5.0, no more, just a bit.", 1, "value_mismatch"),  # SmolLM2's, kept
