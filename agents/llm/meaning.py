@@ -1074,8 +1074,10 @@ _PRONOUNS = frozenset("i me my mine myself she he they her him his hers their th
 def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """Reflection insights that ask a question (the one put, restated, or any: "When this
     moment happens? 1. I'm going to work tomorrow."), cite none of the numbered statements
-    they were drawn from, or say nothing of the person (by name or pronoun) nor of a
-    statement they cite ("A very important point"): no insight the reflection could link."""
+    they were drawn from, say nothing of the person (by name or pronoun) nor of a statement
+    they cite ("A very important point"), or only restate one statement they cite with its
+    list number ("1. Kim Tanaka talked with Noah Tanaka."): no insight the reflection could
+    link (a reflection may arrive again at an earlier insight, so a bare restatement stays)."""
     statements = [str(x) for x in ctx.get("statements") or ()]
     n = len(statements)
     person = set(words(str(ctx.get("name") or ""))) | _PRONOUNS
@@ -1086,9 +1088,12 @@ def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
         cited = [statements[i - 1] for i in insight.evidence if 1 <= i <= n]
         if n and not cited:
             return Failure("not_an_insight", f"{text[:60]!r} cites {insight.evidence} of {n}")
-        stems = _content_stems(" ".join(cited), set())
-        if n and not (person & set(words(text)) or stems & _content_stems(text, set())):
+        stems, own = _content_stems(" ".join(cited), set()), _content_stems(text, set())
+        if n and not (person & set(words(text)) or stems & own):
             return Failure("not_an_insight", f"{text[:60]!r} says nothing of its statements")
+        listed = _LISTED.match(text)  # "1. ...": the statement list's own line, numbered
+        if listed and own and any(own <= _content_stems(c, set()) for c in cited):
+            return Failure("not_an_insight", f"{text[:60]!r} only restates a statement")
     return _people(value, ctx)
 
 
@@ -1164,17 +1169,24 @@ def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 
 def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
-    """A thought is the person's own: one that tells of them by full name and never as "I"
-    ("Gia Diaz's emotional state now: 0.4, she is very happy") is a report from outside; one
-    told to "you" and never as "I" ("You are going to relax at home, ... you will have
-    breakfast") or that asks "you" and never says "I" ("What are you talking about?") is the
-    prompt's voice going on, or the model answering it."""
+    """A thought is the person's own words: a list of capitalised words ("Love, Hate,
+    Reprehensure, Hope") is the prompt's emotions listed; one that tells of them by full name
+    and never as "I" ("Gia Diaz's emotional state now: 0.4, she is very happy") is a report
+    from outside; one told to "you" and never as "I" ("You are going to relax at home, ...
+    you will have breakfast") or that asks "you" and never says "I" ("What are you talking
+    about?") is the prompt's voice going on, or the model answering it."""
     thought = str(getattr(value, "thought", ""))
     if narrates(thought, str(ctx.get("name") or "")):
         return Failure("narrated", thought)
+    items = [x.strip(" .") for x in re.split(r"[,;]", thought) if x.strip(" .")]
+    if len(items) >= 3 and all(_CAPITALISED.fullmatch(x) for x in items):  # "Love, Hate, Hope"
+        return Failure("copied_prompt", f"a list of words, not a thought: {thought[:60]!r}")
     if addressed(thought, "") or _asks_you(thought):
         return Failure("not_first_person", thought[:120])
     return None
+
+
+_CAPITALISED = re.compile(r"[A-Z][a-z]+")
 
 
 def _asks_you(text: str) -> bool:

@@ -523,6 +523,9 @@ def test_a_talk_decision_whose_reason_declines_is_no_decision(reason: str, decli
         ([{"text": "Quiet mornings calm me down", "evidence": [2]}], False),  # as "I"
         ([{"text": "Rivers rise after storms", "evidence": [1]}], False),  # of statement 1
         ([{"text": "Rivers rise after storms", "evidence": [2]}], True),  # not of statement 2
+        ([{"text": "1. Ben called.", "evidence": [2]}], True),  # statement 2, numbered
+        ([{"text": "Ben called.", "evidence": [2]}], False),  # an earlier insight, again
+        ([{"text": "Ben calls when the river rises", "evidence": [1, 2]}], False),
         # SmolLM2's own, kept first try: a question, and then a numbered line
         (
             [{"text": "When this moment happens? 1. I'm going to work tomorrow.", "evidence": [1]}],
@@ -867,6 +870,12 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
             "not_first_person",
         ),
         ("Why did you leave so early, Leo? I miss you already.", None),
+        (  # SmolLM2's, kept after a re-ask: the prompt's emotions, listed
+            "Love, Hate, Reprehensure, Ignorance, Anger, Gratulation, Hope, Sorrow, Pride",
+            "copied_prompt",
+        ),
+        ("Work, sleep, repeat.", None),
+        ("Love, hate, hope: what a day.", None),
         ("A new person in town. What could they want?", None),
         ("I keep thinking of Gia Diaz's party tomorrow.", None),
         ("Work was long; the bakery smelled of bread.", None),
