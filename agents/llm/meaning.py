@@ -1395,9 +1395,9 @@ _NEVER_LAST = frozenset("an the my your our their".split())  # words that need o
 
 def _trails_off(text: str) -> bool:
     """Whether a text stops where the model stopped, not where a sentence does: on an open
-    apostrophe, bracket, dash or asterisk, inside a bracket never closed ("... with Cleo (8"), on a
-    word like "the" or "to", or on a word after a sentence that closed ("... which was
-    perfect. I then went to work")."""
+    apostrophe, bracket, dash or asterisk, inside a bracket never closed ("... with Cleo (8"),
+    on a word like "the", "to" or "was", or on a word after a sentence that closed ("...
+    which was perfect. I then went to work")."""
     if text[-1] in "'\u2019-\u2013\u2014([/&*" or text.rfind("(") > text.rfind(")"):
         return True
     last = text.rsplit(maxsplit=1)[-1].lower()

@@ -252,9 +252,9 @@ def narrates(answer: str, name: str) -> bool:
     """Whether an answer tells of the respondent from outside: by their full name twice (even
     beside an "I"), or, never speaking as "I" or "we": by their full name ("Noah Adams went
     on a trip"; a first name alone may be someone else's), with every sentence opening on
-    "he" or "she" ("She will be going to the
-    shelter. She is going to find a job."), or opening on "the person" ("The person said to
-    leave the building, but he didn't."), the prompt's stand-in for them."""
+    "he" or "she" ("She will be going to the shelter. She is going to find a job."), or
+    opening on "the person" ("The person said to leave the building, but he didn't."), the
+    prompt's stand-in for them."""
     name = " ".join(name.split()).lower()
     low = " ".join(answer.lower().replace("\u2019", "'").split())
     times = len(re.findall(rf"\b{re.escape(name)}\b", low)) if " " in name else 0
@@ -336,11 +336,10 @@ def _scaled(
     if said is None:  # words only: the survey reads their first number, not a clock time
         counted = quantities_in(text)
         if not counted:  # the question asked for a point or a number, and none was given
-            asked = f"point of 1..{ctx.get('scale') or 5}" if kind == "likert" else "number"
+            asked = f"point of 1..{scale}" if kind == "likert" else "number"
             return "no_answer", f"no {asked} in the value or the words: {text[:40]!r}"
         said = counted[0]
     if kind == "likert":
-        scale = int(ctx.get("scale") or 5)
         if (stated := _ON_SCALE.match(text)) and int(stated.group(1)) != scale:  # "2.0 of 10"
             return "value_mismatch", f"a point of 1..{stated.group(1)}, not of 1..{scale}"
         if not (said.is_integer() and 1 <= said <= scale):
@@ -370,7 +369,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     wordy = kind == "open" or value is None  # a scale's value, when given, is the answer
     said = _said(text)  # "give me the answer": the asking, with no "I" who answers
     about_asking = _ABOUT_ASKING.search(text.lower()) and not _SUBJECT.intersection(said)
-    if about_asking and not wordy and value not in quantities_in(text) and quantities_in(text):
+    counted = quantities_in(text) if about_asking and not wordy else []
+    if counted and value not in counted:
         return "value_mismatch", f"'the answer' is another number: {text[:40]!r}, value {value}"
     if wordy and about_asking:
         return "empty", f"speaks of the asking, not as the person: {text[:60]!r}"
