@@ -13,15 +13,17 @@ import os
 import string
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import networkx as nx
 import numpy as np
 
 from societas.agents import demographics
+from societas.agents.cognition.persona import plain_names
 from societas.agents.environment import Place, TownMap
 from societas.agents.friends import FriendTable
+from societas.agents.llm.meaning import Population as PlainNames
 from societas.agents.scenario import ScenarioConfig, Selector
 
 FIRST = (
@@ -185,6 +187,11 @@ class Population:
 
     def __len__(self) -> int:
         return len(self.profiles)
+
+    @cached_property
+    def plain_names(self) -> PlainNames:
+        """Every name as prompts show it, sorted, each once: whom a model's text may name."""
+        return plain_names(p.name for p in self.profiles)
 
     def select(self, sel: Selector, salt: int, seed: int) -> set[int]:
         """Agent ids matching a selector; `fraction`/`count` are seeded by (seed, salt)."""

@@ -17,7 +17,7 @@ from societas.agents.cognition import (
     reusable_hour,
     reuse_hour,
 )
-from societas.agents.cognition.persona import Persona, persona_of, plain_names
+from societas.agents.cognition.persona import Persona, persona_of
 from societas.agents.cognition.short_term import note_task
 from societas.agents.scenario import ScenarioConfig
 
@@ -64,20 +64,13 @@ class PlanBlock:
 
     def __init__(self, scenario: ScenarioConfig) -> None:
         self.scenario = scenario
-        self._people: tuple[str, ...] | None = None
-
-    def people(self, ctx: AgentContext) -> tuple[str, ...]:
-        """The population's plain names: a plan or reaction naming anyone else is re-asked."""
-        if self._people is None:
-            self._people = plain_names(p.name for p in ctx.population.profiles)
-        return self._people
 
     async def forward(self, ctx: AgentContext) -> None:
         agent, s, time = ctx.agent, ctx.state, ctx.time
         writer = ctx.memory_writer()
         if (s.get("plan") or {}).get("day") != time.day:
             day = await plan_day(
-                agent.memory, ctx.llm, time.day, writer, me(ctx), False, self.people(ctx)
+                agent.memory, ctx.llm, time.day, writer, me(ctx), False, ctx.population.plain_names
             )
             items = [i.model_dump() for i in day.items]
             source = day.answer_source
@@ -101,7 +94,7 @@ class PlanBlock:
                 await reuse_hour(agent.memory, ctx.llm, hour, steps, writer, me(ctx))
             else:
                 out = await decompose_hour(
-                    agent.memory, ctx.llm, hour, writer, me(ctx), False, self.people(ctx)
+                    agent.memory, ctx.llm, hour, writer, me(ctx), False, ctx.population.plain_names
                 )
                 steps = [step.model_dump() for step in out.steps] if out else []
                 source = out.answer_source if out else "fallback"
@@ -207,7 +200,7 @@ class PlanBlock:
             writer=ctx.memory_writer(),
             importance=importance,
             p=me(ctx),
-            people=self.people(ctx),
+            people=ctx.population.plain_names,
         )
         await agent.refresh("plan")
         detail = reaction.new_activity or "no reaction" if reaction.react else "no reaction"

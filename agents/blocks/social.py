@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from societas.agents.blocks.plan import me as persona_now
 from societas.agents.cognition.attitude import N_MEMORIES as READ_KEPT
 from societas.agents.cognition.conversation import describe_relation
-from societas.agents.cognition.persona import NEEDS, fmt_needs, plain_name, plain_names, recall
+from societas.agents.cognition.persona import NEEDS, fmt_needs, plain_name, recall
 from societas.agents.cognition.prompts import messages
 from societas.agents.cognition.relationships import DISLIKED, belief, relation
 from societas.agents.cognition.talk import (
@@ -69,7 +69,6 @@ class SocialBlock:
         self.cfg = scenario.social
         self.exposure = scenario.exposure
         self.fact_text = {f.id: f.text for f in scenario.facts}
-        self._people: tuple[str, ...] | None = None
 
     async def forward(self, ctx: AgentContext) -> None:
         s = ctx.state
@@ -108,12 +107,6 @@ class SocialBlock:
         if known:
             return self.fact_text.get(known[-1], known[-1])
         return self.scenario.topics[0].name if self.scenario.topics else ""
-
-    def people(self, ctx: AgentContext) -> tuple[str, ...]:
-        """The population's plain names, which a decision's reason or a message may name."""
-        if self._people is None:
-            self._people = plain_names(p.name for p in ctx.population.profiles)
-        return self._people
 
     async def _decide_talk(
         self,
@@ -163,7 +156,7 @@ class SocialBlock:
             place,
             news=self.fact_text.get(facts[-1], facts[-1]) if facts else "",
             seed=self.scenario.seed * 1_000_003 + tick,
-            people=self.people(ctx),
+            people=ctx.population.plain_names,
         )
         asked = ",".join(str(o) for o in open_)
         if 1 <= choice.talk_to <= len(candidates):
@@ -224,7 +217,7 @@ class SocialBlock:
                 "history": [],
                 "turn": 0,
                 "max_turns": 1,
-                "people": self.people(ctx),  # who a line may name
+                "people": ctx.population.plain_names,  # who a line may name
             },
             seed=self.scenario.seed * 7919 + agent.id * 31 + ctx.time.tick,
             fallback=lambda: DialogueTurn(utterance="Hello!", end=True),

@@ -27,7 +27,6 @@ from societas.agents.cognition.conversation import (
     speak,
     summarize_conversation,
 )
-from societas.agents.cognition.persona import plain_names
 from societas.agents.cognition.relationships import (
     DISLIKED,
     Relation,
@@ -59,13 +58,6 @@ class ConversationHost:
         # topic: its memories do not change during the conversation, so one search serves
         # all its turns (summaries are stored only when the conversation ends).
         self.retrieved: dict[tuple[str, int], list[str]] = {}
-        self._people: tuple[str, ...] | None = None
-
-    def people(self, ctx: AgentContext) -> tuple[str, ...]:
-        """The population's plain names (no ids), which a line or summary may name."""
-        if self._people is None:
-            self._people = plain_names(p.name for p in ctx.population.profiles)
-        return self._people
 
     def invitations(self, tick: int) -> list[TurnRequest]:
         """The invitations the group's agents made this tick, as 'invite' requests."""
@@ -171,7 +163,7 @@ class ConversationHost:
             known=[fact_text.get(f, f) for f in facts],
             seed=sc.seed * 1_000_003 + r.tick,
             retrieved=self.retrieved[key],
-            people=self.people(ctx),
+            people=ctx.population.plain_names,
         )
         row = (r.tick, agent.id, r.listener, r.place, "encounter", out.utterance, ",".join(facts))
         ctx.results.add("dialogues", (*row, r.conversation_id, r.turn, out.answer_source))
@@ -207,7 +199,7 @@ class ConversationHost:
             r.place,
             agreement,
             seed=sc.seed + r.tick,
-            people=self.people(ctx),
+            people=ctx.population.plain_names,
         )
         said = [(line.name, line.text) for line in heard]  # linked in order (memory.temporal)
         assert self.engine.memory is not None, "a conversation is remembered by a group memory"

@@ -27,7 +27,6 @@ from societas.agents.agent import Agent, AgentContext
 from societas.agents.blocks import NEED_KEYS, default_blocks
 from societas.agents.blocks.state import hot_keys_of, kept_of
 from societas.agents.cognition import PendingMemories, ReflectionConfig, Reflector, summarize
-from societas.agents.cognition.persona import plain_names
 from societas.agents.cognition.prompts import set_folder as set_prompt_folder
 from societas.agents.environment import EnvironmentView, SimTime
 from societas.agents.experiments import branching, custom, memory_profiles
@@ -129,7 +128,7 @@ class GroupEngine:
         """Generate the population, register this group's agents in memory, build agents."""
         sc = self.scenario
         self.population = pop = population_for(sc)
-        self.reflector.people = plain_names(p.name for p in pop.profiles)
+        self.reflector.people = pop.plain_names
         mem_cfg = sc.memory.model_copy(update={"group_id": self.group_id})
         self.memory = GroupMemory(
             mem_cfg,
