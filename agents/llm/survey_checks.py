@@ -23,6 +23,11 @@ _MARKS = re.compile(r"[^\w\s.,!?'\u2019-]")  # a character no sentence needs: / 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _CUT_AT_NUMBER = re.compile(r"[.!?;]\s+\d+$")  # an open answer's last "sentence" a bare number
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")  # a time of day: "10:35", "9:00:12"
+# A time of day written with its half of the day ("10 pm", "7:30 a.m.", "6 o'clock").
+_TIME_OF_DAY = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\b\.?|o'clock\b)", re.IGNORECASE)
+# A span of time ("3 days ago", "2 hours"): a count of its unit only.
+_SPAN = re.compile(r"\b\d+(?:\.\d+)?\s+(second|minute|hour|day|week|month|year)s?\b", re.IGNORECASE)
+_ASKED = re.compile(r"\s*how many (\w+)", re.IGNORECASE)  # what a question counts
 _POINT = re.compile(r"(?<![\d.])(\d+)\.0+\b")  # "a total of 5.0": a point, as models write one
 _CODE = re.compile(r"[;=<>|\\`]|^\W*\)")  # marks of code around a number: ");1;", "=4"
 # A question asking for a count of whole things ("How many people did you talk to?").
@@ -67,9 +72,31 @@ def numbers_in(text: str) -> list[float]:
     return [float(m.group().replace(",", "")) for m in _NUMBER.finditer(text)]
 
 
-def quantities_in(text: str) -> list[float]:
-    """The numbers of `text` that may answer "how many": clock times ("at 10:35") left out."""
-    return numbers_in(_CLOCK.sub(" ", text))
+def counted_noun(question: str) -> str | None:
+    """What a "how many" question counts, singular ("people", "hour"); None for others."""
+    asked = _ASKED.match(question)
+    if asked is None:
+        return None
+    noun = asked.group(1).lower()
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+def quantities_in(text: str, question: str = "") -> list[float]:
+    """The numbers of `text` that may answer "how many": times of day ("at 10:35", "10 pm")
+    left out, and spans of another unit than `question` counts ("3 days ago" to "How many
+    people ...?")."""
+    text = _TIME_OF_DAY.sub(" ", _CLOCK.sub(" ", text))
+    noun = counted_noun(question)
+    if noun is not None:
+        text = _SPAN.sub(lambda m: m.group() if m.group(1).lower() == noun else " ", text)
+    return numbers_in(text)
+
+
+def _counts_of(text: str, noun: str) -> set[float]:
+    """The numbers `text` writes right before `noun` or its plural ("6 people (20 people)")."""
+    plural = "people" if noun == "people" else f"{noun}s?"
+    pattern = rf"(?<![\d.,])(\d+(?:\.\d+)?)\s+{plural}\b"
+    return {float(n) for n in re.findall(pattern, text, re.IGNORECASE)}
 
 
 def written_number(text: str) -> float | None:
@@ -327,14 +354,21 @@ def _scaled(
         alone = numbers_in(_OUT_OF.sub("", text))  # "4/5": a point and its scale is one
         if len(alone) > 1:
             return "value_mismatch", f"{len(alone)} numbers and no words: {text[:40]!r}"
+    question = str(ctx.get("question") or "")
+    noun = counted_noun(question) if kind == "number" else None
+    counts = _counts_of(text, noun) if noun else set()
+    total = sum(counts) if len(counts) > 1 else None  # "2 people at work and 3 at home": 5
     if (  # "2.0, 1684" for 19.75
-        kind == "number" and value is not None and found
+        kind == "number" and value is not None and found and value != total
         and not any(_same(kind, n, value) for n in found)
     ):  # fmt: skip
         return "value_mismatch", f"value {value:g}, none of the answer's numbers"
+    if total is not None and value is None:  # the survey would read the first of them
+        listed = ", ".join(f"{n:g}" for n in sorted(counts))
+        return "value_mismatch", f"several counts of {noun} ({listed}) and no value"
     said = value if value is not None else written
     if said is None:  # words only: the survey reads their first number, not a clock time
-        counted = quantities_in(text)
+        counted = quantities_in(text, question)
         if not counted:  # the question asked for a point or a number, and none was given
             asked = f"point of 1..{scale}" if kind == "likert" else "number"
             return "no_answer", f"no {asked} in the value or the words: {text[:40]!r}"
@@ -348,7 +382,7 @@ def _scaled(
     low, high = ctx.get("min"), ctx.get("max")
     if (low is not None and said < low) or (high is not None and said > high):
         return "off_scale", f"{said:g} outside {low}..{high}"
-    if not said.is_integer() and _COUNTED.match(str(ctx.get("question") or "")):
+    if not said.is_integer() and _COUNTED.match(question):
         return "off_scale", f"{said:g} is no count"  # 1.86 to "How many people ...?"
     return None
 
@@ -369,7 +403,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     wordy = kind == "open" or value is None  # a scale's value, when given, is the answer
     said = _said(text)  # "give me the answer": the asking, with no "I" who answers
     about_asking = _ABOUT_ASKING.search(text.lower()) and not _SUBJECT.intersection(said)
-    counted = quantities_in(text) if about_asking and not wordy else []
+    question = str(ctx.get("question") or "")
+    counted = quantities_in(text, question) if about_asking and not wordy else []
     if counted and value not in counted:
         return "value_mismatch", f"'the answer' is another number: {text[:40]!r}, value {value}"
     if wordy and about_asking:
@@ -377,9 +412,9 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     name = str(ctx.get("name") or "")
     if narrates(text, name) or tagged(text, name):
         return "narrated", repr(text[:60])
-    if addressed(text, str(ctx.get("question") or "")):
+    if addressed(text, question):
         return "not_first_person", repr(text[:60])
-    if asks_back(text, str(ctx.get("question") or "")):
+    if asks_back(text, question):
         return "copied_prompt", f"puts the question back: {text[:60]!r}"
     if kind == "open" and (source := read_back(text, ctx)) is not None:
         return "copied_prompt", f"reads back {source[:60]!r}"

@@ -106,3 +106,7 @@ def test_model_replies_are_checked_against_the_question():
     assert _checked(number, SurveyAnswer(answer="none", value=None)) == ("none", None)
     by_then = SurveyAnswer(answer="By 10:35 I had talked to 3 people.", value=None)
     assert _checked(number, by_then) == (by_then.answer, 3.0)  # a clock time is no count
+    talked = Question(id="t", kind="number", min=0, max=100, text="How many people did you meet?")
+    ago = SurveyAnswer(answer="3 days ago I met 2 people.", value=None)
+    assert _checked(talked, ago) == (ago.answer, 2.0)  # a span of days is no count of people
+    assert _checked(number, ago) == (ago.answer, 3.0)  # what the question counts is not said

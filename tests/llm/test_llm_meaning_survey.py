@@ -76,6 +76,7 @@ CHOICE = {"kind": "choice", "options": ["support", "oppose"], "text": "Do you ba
 NUMBER = {"kind": "number", "min": 0, "text": "How much money do you have?"}
 OPEN = {"kind": "open", "text": "How was your day?"}
 COUNT = {"kind": "number", "min": 0, "max": 100, "text": "How many people did you talk to today?"}
+SLEEP = {"kind": "number", "min": 0, "max": 24, "text": "How many hours did you sleep last night?"}
 TELL = {"kind": "open", "text": "What would you tell your neighbour about the basic income?"}
 SUPPORT = {"kind": "likert", "scale": 5, "text": "How much do you support the carbon tax?"}
 WORRIED = {"kind": "likert", "scale": 5, "text": "How worried are you about the flood?"}
@@ -241,6 +242,19 @@ VOTE = {
         (COUNT, "At 9:00, nobody.", None, "no_answer"),
         (COUNT, "1.86", 1.86, "off_scale"),  # SmolLM2's, kept after a re-ask: no count
         (COUNT, "About 3 people", 3, None),
+        # SmolLM2's, kept first try as 3 people: a span of days is no count of people
+        (COUNT, "You're right, it's you. 3 days ago, it was the storm.", None, "not_first_person"),
+        (COUNT, "3 days ago, it was the storm.", None, "no_answer"),
+        (COUNT, "I talked to 4 people over 2 hours.", None, None),
+        (COUNT, "I left at 10 pm and saw nobody.", None, "no_answer"),  # a time of day
+        (COUNT, "6 people (20 people) 5:31am to 7:49pm", None, "value_mismatch"),  # SmolLM2's
+        (COUNT, "2 people at work and 3 people at home", None, "value_mismatch"),  # reads 2
+        (COUNT, "2 people at work and 3 people at home", 5, None),  # the value sums them
+        (COUNT, "2 people at work and 3 people at home", 3, None),  # the value says which
+        (SLEEP, "I slept 7 hours and went to bed at 11 pm.", None, None),
+        (SLEEP, "I went to bed at 11 pm.", None, "no_answer"),
+        (SLEEP, "For 2 days I could not sleep.", None, "no_answer"),  # days are no hours
+        (SLEEP, "7 hours, and 2 hours of it on the sofa", 7, None),
         ({"kind": "number", "text": "How many hours did you sleep?"}, "7.5", 7.5, None),
         (OPEN, "I went to the shelter on the hill [a] mile away.", None, "copied_prompt"),
         (OPEN, "will_go", None, "copied_prompt"),  # SmolLM2's line, kept first try
