@@ -34,7 +34,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from societas.agents.llm.survey_checks import addressed, answer_problem, leaning, narrates
+from societas.agents.llm.survey_checks import (
+    NARRATING,
+    addressed,
+    answer_problem,
+    leaning,
+    narrates,
+)
 
 __all__ = [
     "CORRECTIONS",
@@ -650,10 +656,6 @@ def _hour(value: Any, ctx: dict[str, Any]) -> Failure | None:
 # Verbs after the speaker's full name, or the listener's in a line with no "I" or "you", that
 # make a line narration about them ("Ann Lee is going to relax", said by Ann Lee or to
 # her), not something one says.
-_NARRATING = (
-    "is|was|will|has|had|goes|went|says|said|smiles|smiled|feels|felt|thinks|decides|believes|"
-    "knows|wants|remembers"
-)
 _PERSONAL = frozenset("i me my mine we us our you your yours".split())
 _OF_THE_TASK = re.compile(r"\butterances?\b", re.IGNORECASE)  # the prompt's word for a line
 
@@ -704,7 +706,7 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     told = listener if not _PERSONAL.intersection(said) else ""  # "..., you said?"
     for person in (speaker, told):
         if " " in person and re.search(  # a full name: a first name alone may be another's
-            rf"\b{re.escape(person)}\s+(?:{_NARRATING})\b", line, re.IGNORECASE
+            rf"\b{re.escape(person)}\s+(?:{NARRATING})\b", line, re.IGNORECASE
         ):
             return Failure("narrated", line)
     if " " in speaker and _own_memory_read(said, words(speaker), ctx.get("memories") or ()):

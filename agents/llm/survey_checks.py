@@ -276,8 +276,9 @@ _TOLD_TO_DO = (
 
 
 def narrates(answer: str, name: str) -> bool:
-    """Whether an answer tells of the respondent from outside: by their full name twice (even
-    beside an "I"), or, never speaking as "I" or "we": by their full name ("Noah Adams went
+    """Whether an answer tells of the respondent from outside: by their full name twice or as
+    the subject of a telling verb (even beside an "I": "Cleo Rossi thought about this morning
+    and decided ..."), or, never speaking as "I" or "we": by their full name ("Noah Adams went
     on a trip"; a first name alone may be someone else's), with every sentence opening on
     "he" or "she" ("She will be going to the shelter. She is going to find a job."), or
     opening on "the person" ("The person said to leave the building, but he didn't."), the
@@ -286,6 +287,8 @@ def narrates(answer: str, name: str) -> bool:
     low = " ".join(answer.lower().replace("\u2019", "'").split())
     times = len(re.findall(rf"\b{re.escape(name)}\b", low)) if " " in name else 0
     if times >= 2:  # "Mia Moore is going to work, but Mia Moore has plans ..., and I am"
+        return True
+    if times and re.search(rf"\b{re.escape(name)}\s+(?:{NARRATING})\b", low):
         return True
     if _as_i(_said(answer)):
         return False
@@ -297,6 +300,11 @@ def narrates(answer: str, name: str) -> bool:
     return bool(openings) and all(first in (["he"], ["she"]) for first in openings)
 
 
+# Verbs that tell of a person from outside after their name ("Cleo Rossi thought ...").
+NARRATING = (
+    "is|was|will|has|had|goes|went|says|said|smiles|smiled|feels|felt|thinks|thought|decides|"
+    "decided|believes|knows|wants|remembers"
+)
 _STAND_IN = re.compile(r"\W*the (?:other )?(?:person|respondent|agent|character)\b")
 
 

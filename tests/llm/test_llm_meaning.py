@@ -853,6 +853,8 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
             "narrated",
         ),
         ("Gia Diaz is tired after work.", "narrated"),
+        ("I woke at 3. Gia Diaz thought about the storm and decided to stay.", "narrated"),
+        ("My name is Gia Diaz and I am tired.", None),
         (  # SmolLM2's, kept as first_try: the prompt's voice going on, to "you"
             "You are going to relax at home, 1:45 pm; 2 hours later, you will have breakfast.",
             "not_first_person",

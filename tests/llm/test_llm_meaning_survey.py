@@ -280,6 +280,14 @@ VOTE = {
             "narrated",
         ),
         (OPEN, "Ann Lee: I had a quiet day.", None, "narrated"),
+        (  # SmolLM2's, kept first try: her full name as a telling verb's subject, beside "I"
+            DID,
+            "This morning, I woke up at 3 AM. Ann Lee thought about this morning and decided "
+            "to relax after the meal.",
+            None,
+            "narrated",
+        ),
+        (OPEN, "I am Ann Lee and I stayed home.", None, None),
         (  # SmolLM2's, kept after a re-ask: her own name twice, an "I" at the end
             OPEN,
             "Ann Lee is going to work, but Ann Lee has plans of 10:30: 9:45. She is going to "
