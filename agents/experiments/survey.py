@@ -199,6 +199,8 @@ async def ask(
             fallback=lambda: SurveyAnswer(answer="(no answer)", value=None),
         )
         text, value = _checked(q, reply)
+        if reply.answer_source == "fallback":  # "(no answer)" names no option, not even "no"
+            value = None
         return Answer(agent_id, q.id, text, value, reply.answer_source)
 
     return list(

@@ -41,6 +41,11 @@ QUESTIONS = {  # id -> (question, the model's junk reply, a reply that answers i
         {"answer": "15.08", "value": 23},
         {"answer": "2,400", "value": 2400},
     ),
+    "move": (  # a fallback's "(no answer)" must not count as the option "no"
+        {"kind": "choice", "options": ["yes", "no", "not sure"], "text": "Would you move away?"},
+        {"answer": "0: yes; 1: no"},
+        {"answer": "No, I would stay.", "value": 1},
+    ),
     "day": (
         {"kind": "open", "text": "How was your day so far?"},
         {"answer": "42"},
@@ -602,6 +607,7 @@ async def test_answers_that_answer_are_kept_with_their_values(tmp_path, bm25_emb
         assert values[(agent, "life")]["value"] == 4
         assert values[(agent, "ubi")]["value"] == 1
         assert values[(agent, "cash")]["value"] == 2400
+        assert values[(agent, "move")]["value"] == 1
         assert values[(agent, "day")]["value"] is None
     assert {r["answer_source"] for r in rows} == {"first_try"}
     assert "survey" not in split_counts(run.result.llm_tasks, MEANING_PREFIX)
