@@ -1370,14 +1370,16 @@ _PHRASES = frozenset({"facts"})  # tasks whose texts are phrases ("went to"), no
 
 def _unfinished(answer: dict[str, Any], sentences: bool = True) -> Failure | None:
     """A text that stops where what it announces should begin ("The answer is:", "The
-    people Ann Lee meets:"), a heading or a preamble; that starts on a comma; or, for
-    `sentences`, that stops mid-sentence (on a comma, even with a full stop after it, or a
-    last sentence left open): not something the person says."""
+    people Ann Lee meets:"), a heading or a preamble; that starts on a comma or a full stop
+    (not an ellipsis nor a decimal: ".5"); or, for `sentences`, that stops mid-sentence (on
+    a comma, even with a full stop after it, or a last sentence left open): not something
+    the person says."""
     for text in leaves(answer):
         said = text.strip()
         if said.endswith(":"):
             return Failure("empty", f"announces what it does not give: {said[-40:]!r}")
-        if said[:1] in (",", ";"):  # ", yes": the tail of a reply broken before it
+        if said[:1] in (",", ";") or (said[:1] == "." and said[1:2] not in ".0123456789"):
+            # ", yes", ". I'm getting ready": the tail of a reply broken before it
             return Failure("empty", f"starts mid-sentence: {said[:40]!r}")
         if sentences and (_ON_COMMA.search(said) or (len(said.split()) > 1 and _trails_off(said))):
             return Failure("empty", f"stops mid-sentence: {said[-40:]!r}")

@@ -144,6 +144,8 @@ def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str
         return "not_a_choice", f"value {value:g} is no option number"
     if named and value is not None and int(value) != named[0]:
         return "value_mismatch", f"names {options[named[0]]!r}, value {value:g}"
+    if named and (listed := _LEADING_NUMBER.match(text)) and float(listed.group(1)) != named[0]:
+        return "value_mismatch", f"opens on option {listed.group(1)}, names {options[named[0]]!r}"
     if not named and value is None:
         return "not_a_choice", f"names no option: {text[:60]!r}"
     return None

@@ -90,6 +90,7 @@ SPEND = {
     "text": "How many euros a month would the carbon tax cost your household?",
 }
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
+MOVE = {"kind": "choice", "options": ["yes", "no", "not sure"], "text": "Would you move?"}
 VOTE = {
     "kind": "choice",
     "options": ["support", "oppose", "undecided"],
@@ -357,6 +358,11 @@ VOTE = {
         (LIKERT, "Fairly worried, about a four.", None, "no_answer"),  # no digits: no point read
         (LIKERT, "1.0, yes", 2, "value_mismatch"),  # SmolLM2's own
         (LIKERT, ", yes", None, "no_answer"),  # its re-asked answer, kept before: no point
+        (MOVE, "2. no", 1, "value_mismatch"),  # SmolLM2's, kept: option 2's number, "no"
+        (MOVE, "1. no", 1, None),
+        (MOVE, "No. I would stay.", 1, None),
+        (OPEN, ". I stayed home.", None, "empty"),
+        (OPEN, "... and then the bridge closed. I stayed home.", None, None),  # an ellipsis
         (LIKERT, "2, fairly unhappy", 2, None),
         (LIKERT, "4/5", 4, None),  # a point and its scale
         (LIKERT, "4 / 5", None, None),
