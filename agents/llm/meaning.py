@@ -1300,11 +1300,11 @@ def _garbled_time(answer: dict[str, Any], given: frozenset[str]) -> Failure | No
 
 
 def _plan_layout(answer: dict[str, Any]) -> Failure | None:
-    """A time, a colon and the same time again ("It was 11:00: 11:00 when a hurricane hit"),
-    or, in a text never said as "I", a duration in brackets ("19:00, relaxation at home (60
-    min)"), in the person's own words: the memory list's layout of a plan ("Ann's plan for
-    11:00: 11:00 work (60 min)"), not words, unless quoted after "remember:", as the rules
-    policy quotes a memory."""
+    """A time, a colon and a time ("It was 11:00: 11:00 when a hurricane hit"), or a plan's
+    time, a colon and a number ("Jon Rossi's plan for 7:00: 10"), or, in a text never said as
+    "I", a duration in brackets ("19:00, relaxation at home (60 min)"), in the person's own
+    words: the memory list's layout of a plan ("Ann's plan for 11:00: 11:00 work (60 min)"), not
+    words, unless quoted after "remember:", as the rules policy quotes a memory."""
     for text in leaves(answer):
         unquoted = _QUOTED_MEMORY.split(text, maxsplit=1)[0]
         found = _LAYOUT.search(unquoted)
@@ -1319,7 +1319,9 @@ def _plan_layout(answer: dict[str, Any]) -> Failure | None:
 _SPOKEN = frozenset(
     "thought_update dialogue_turn survey interview reflection_insights attitude_update".split()
 )
-_LAYOUT = re.compile(r"\b\d{1,2}:\d{2}:\s*\d{1,2}:\d{2}\b")  # "13:00: 13:00", "10:30: 9:45"
+# A time, a colon and a time ("13:00: 13:00", "10:30: 9:45"), or a plan's time, a colon and a
+# number ("plan for 7:00: 10").
+_LAYOUT = re.compile(r"\b\d{1,2}:\d{2}:\s*\d{1,2}:\d{2}\b|\bplan for \d{1,2}:\d{2}:\s+\d")
 _DURATION = re.compile(r"\(\d+ min\)")  # "(60 min)"
 _SELF = frozenset("i me my mine myself we us our".split())
 _QUOTED_MEMORY = re.compile(r"\bremember:", re.IGNORECASE)

@@ -953,6 +953,8 @@ def test_a_time_only_the_reply_being_re_asked_gave_is_still_garbled() -> None:
     [  # SmolLM2's own, as kept first try (an insight, a survey answer)
         ("Ben Tanaka is going to work at his new job, 13:00: 13:00.", "copied_prompt"),
         ("It was 11:00: 11:00 when a hurricane hit.", "copied_prompt"),
+        ("I am anxious about Jon Rossi's plan for 7:00: 10, as I'm not sure.", "copied_prompt"),
+        ("I left at 12:00: 10 people were there.", None),
         ("I remember: my plan for 21:00: 21:00 relax at home.", None),  # as the rules say it
         ("I left at 12:00: the shelter was full by 13:00.", None),
         ("From 9:00 to 9:00 the next day I stayed home.", None),
