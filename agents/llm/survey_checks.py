@@ -118,14 +118,20 @@ def _same(kind: str, written: float, value: float) -> bool:
 
 def named_options(text: str, options: Sequence[str]) -> list[int]:
     """Indexes of the options `text` names as words; an option inside a longer one named
-    ('support' in 'strongly support') does not count apart."""
+    ('support' in 'strongly support') does not count apart, nor "no" before a word ("no
+    idea", "no one knows", "No answer."): a determiner, not the option."""
     low = text.lower()
-    found = [i for i, o in enumerate(options) if re.search(rf"\b{re.escape(o.lower())}\b", low)]
+    found = [i for i, o in enumerate(options) if re.search(_option_pattern(o.lower()), low)]
     return [
         i
         for i in found
         if not any(j != i and options[i].lower() in options[j].lower() for j in found)
     ]
+
+
+def _option_pattern(option: str) -> str:
+    """The option as a whole word; "no" only where no word follows it ("No, I'd stay")."""
+    return rf"\b{re.escape(option)}\b" + (r"(?![^\W\d_]|\s+[^\W\d_])" if option == "no" else "")
 
 
 def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str, str] | None:

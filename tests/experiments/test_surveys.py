@@ -106,6 +106,9 @@ def test_model_replies_are_checked_against_the_question():
     assert _checked(number, SurveyAnswer(answer="none", value=None)) == ("none", None)
     by_then = SurveyAnswer(answer="By 10:35 I had talked to 3 people.", value=None)
     assert _checked(number, by_then) == (by_then.answer, 3.0)  # a clock time is no count
+    move = Question(id="m", kind="choice", options=["yes", "no"], text="Would you move?")
+    assert _checked(move, SurveyAnswer(answer="No idea", value=None)) == ("No idea", None)
+    assert _checked(move, SurveyAnswer(answer="No, never", value=None)) == ("No, never", 1.0)
     talked = Question(id="t", kind="number", min=0, max=100, text="How many people did you meet?")
     ago = SurveyAnswer(answer="3 days ago I met 2 people.", value=None)
     assert _checked(talked, ago) == (ago.answer, 2.0)  # a span of days is no count of people

@@ -361,6 +361,10 @@ VOTE = {
         (MOVE, "2. no", 1, "value_mismatch"),  # SmolLM2's, kept: option 2's number, "no"
         (MOVE, "1. no", 1, None),
         (MOVE, "No. I would stay.", 1, None),
+        (MOVE, "I would say no.", None, None),
+        (MOVE, "No answer.", None, "not_a_choice"),  # "no" before a word: no option named
+        (MOVE, "There is no way to know.", None, "not_a_choice"),
+        (MOVE, "No one knows.", None, "not_a_choice"),
         (OPEN, ". I stayed home.", None, "empty"),
         (OPEN, "... and then the bridge closed. I stayed home.", None, None),  # an ellipsis
         (LIKERT, "2, fairly unhappy", 2, None),
