@@ -181,8 +181,8 @@ CORRECTIONS["out_of_character"] = (
     "and knows nothing beyond it."
 )
 CORRECTIONS["garbled_time"] = (
-    "That reply gives a clock time with seconds, which this town's clock does not show. "
-    "Reply again, with times in hours and minutes."
+    "That reply gives a clock time with seconds or a calendar date, which this town's clock "
+    "does not show. Reply again, with times in hours and minutes."
 )
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
@@ -391,7 +391,7 @@ class Prompt:
     first_person_grams: frozenset[tuple[str, ...]] = frozenset()  # a frame task's, as "I"
     names: frozenset[str] = frozenset()  # words of the people's names the call is about
     labels: frozenset[tuple[str, ...]] = frozenset()  # a prompt line's words before its colon
-    seconds: frozenset[str] = frozenset()  # clock times with seconds the messages hold
+    exact_times: frozenset[str] = frozenset()  # times with seconds, dates the messages hold
 
     @classmethod
     def of(
@@ -436,11 +436,11 @@ class Prompt:
             first_person_grams=frozenset(as_me),
             names=frozenset(w for k in _NAMED for w in words(str((context or {}).get(k) or ""))),
             labels=_labels(messages, {w for name in speakers for w in words(name)}),
-            seconds=frozenset(  # of the task's messages, not a reply being re-asked
+            exact_times=frozenset(  # of the task's messages, not a reply being re-asked
                 t
                 for role, content in map(_role_content, messages)
                 if role != "assistant"
-                for t in _WITH_SECONDS.findall(content)
+                for t in _EXACT_TIME.findall(content)
             ),
         )
 
@@ -1172,7 +1172,8 @@ def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A thought is the person's own words: a list of capitalised words ("Love, Hate,
-    Reprehensure, Hope") is the prompt's emotions listed; one that tells of them by full name
+    Reprehensure, Hope") or of the prompt's emotion words alone, after a label or not
+    ("Likely: Love, Joy"), is the prompt's emotions listed; one that tells of them by full name
     and never as "I" ("Gia Diaz's emotional state now: 0.4, she is very happy") is a report
     from outside; one told to "you" and never as "I" ("You are going to relax at home, ...
     you will have breakfast") or that asks "you" and never says "I" ("What are you talking
@@ -1183,12 +1184,17 @@ def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
     items = [x.strip(" .") for x in re.split(r"[,;]", thought) if x.strip(" .")]
     if len(items) >= 3 and all(_CAPITALISED.fullmatch(x) for x in items):  # "Love, Hate, Hope"
         return Failure("copied_prompt", f"a list of words, not a thought: {thought[:60]!r}")
+    emotions = {str(w).lower() for w in (ctx.get("choices") or {}).get("emotion") or ()}
+    said = words(_LABEL.sub("", thought, count=1))
+    if emotions and said and set(said) <= emotions:  # "Likely: Love, Joy"
+        return Failure("copied_prompt", f"emotion words, not a thought: {thought[:60]!r}")
     if addressed(thought, "") or _asks_you(thought):
         return Failure("not_first_person", thought[:120])
     return None
 
 
 _CAPITALISED = re.compile(r"[A-Z][a-z]+")
+_LABEL = re.compile(r"\s*[A-Za-z]+:\s")  # "Likely: ...": a word and its colon
 
 
 def _asks_you(text: str) -> bool:
@@ -1262,7 +1268,7 @@ def check(
         or prompt.numbers_copied(answer)
         or _field_names(answer)
         or _debris(answer)
-        or _garbled_time(answer, prompt.seconds)
+        or _garbled_time(answer, prompt.exact_times)
         or (_plan_layout(answer) if task in _SPOKEN else None)
     )
     if found is not None:
@@ -1289,11 +1295,12 @@ def _field_names(answer: dict[str, Any]) -> Failure | None:
 
 
 def _garbled_time(answer: dict[str, Any], given: frozenset[str]) -> Failure | None:
-    """A clock time with seconds the prompt does not hold ("plan for 1:02:45", "at
-    11:00:12:43"): the town's clock shows hours and minutes, so such a time is the prompt's
-    "13:00: 13:00" run together or a precision made up, not something the person knows."""
+    """A clock time with seconds or a calendar date the prompt does not hold ("plan for
+    1:02:45", "at 11:00:12:43", "Myspace, 2015-10-30"): the town's clock shows hours and
+    minutes of numbered days, so such a time is the prompt's "13:00: 13:00" run together or a
+    precision made up, not something the person knows."""
     for text in leaves(answer):
-        for found in _WITH_SECONDS.findall(text):
+        for found in _EXACT_TIME.findall(text):
             if found not in given:
                 return Failure("garbled_time", f"{found!r} in {text[:60]!r}")
     return None
@@ -1325,7 +1332,9 @@ _LAYOUT = re.compile(r"\b\d{1,2}:\d{2}:\s*\d{1,2}:\d{2}\b|\bplan for \d{1,2}:\d{
 _DURATION = re.compile(r"\(\d+ min\)")  # "(60 min)"
 _SELF = frozenset("i me my mine myself we us our".split())
 _QUOTED_MEMORY = re.compile(r"\bremember:", re.IGNORECASE)
-_WITH_SECONDS = re.compile(r"(?<![\d:])\d{1,2}:\d{2}:\d{2}")
+# A clock time with seconds ("7:29:06") or a calendar date ("2015-10-30"): finer than the town's
+# clock, which shows hours and minutes of numbered days.
+_EXACT_TIME = re.compile(r"(?<![\d:])\d{1,2}:\d{2}:\d{2}|\b\d{4}-\d{2}-\d{2}\b")
 
 
 def _keys(value: Any) -> Iterator[str]:

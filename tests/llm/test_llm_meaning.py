@@ -104,7 +104,7 @@ def test_a_reflection_question_must_ask_of_the_person(questions, kind) -> None:
         ("Liam Lopez", "empty"),  # SmolLM2's own line, to Olga Lopez: a name, nothing said
         ("Olga Lopez, Ben Moore.", "empty"),
         ("9:20 Olga", "empty"),  # SmolLM2's own lines: a clock and a name, kept first try
-        ("2014-07-31 9:56 Olga", "empty"),
+        ("2014-07-31 9:56 Olga", "garbled_time"),  # a date the town's clock never shows
         ("Olga, at 5?", None),
         ("Olga!", None),  # a first name called out is something said
         ("Liam Lopez is at the market.", None),
@@ -889,6 +889,26 @@ def test_a_thought_told_of_the_thinker_by_name_is_no_thought_of_theirs(thought, 
 
 
 @pytest.mark.parametrize(
+    ("thought", "kind"),
+    [
+        ("Likely: Love, Joy", "copied_prompt"),  # SmolLM2's, kept after a re-ask
+        ("Hope, Fear.", "copied_prompt"),
+        ("Fear and hope, all day.", None),
+        ("Joy: the bakery sold out.", None),
+    ],
+)
+def test_a_thought_of_the_prompts_emotion_words_alone_is_no_thought(thought, kind) -> None:
+    from societas.agents.cognition.emotions import INTENSITIES, OCC_WORDS
+    from societas.agents.llm.tasks import ThoughtUpdate
+
+    ctx = {"name": "Gia Diaz", "thought": "nothing in particular", "recent": []}
+    ctx["choices"] = {"emotion": [*OCC_WORDS, *INTENSITIES]}  # as update_thought passes them
+    value = ThoughtUpdate(thought=thought, emotion="Joy", intensity=0.4)
+    failure = check("thought_update", value, prompt_of("Your thought?"), ctx)
+    assert (failure.kind if failure else None) == kind, failure
+
+
+@pytest.mark.parametrize(
     ("task", "value"),
     [  # SmolLM2's talk reason, kept as 'repaired': the reply's JSON broken inside the value
         (
@@ -926,9 +946,13 @@ def test_a_text_of_json_or_markup_is_no_answer_in_any_task(task: str, value: dic
         ("My plan for 1:02:45 is the hotel.", "- I wrote down: hotel at 1:02:45", None),
         ("The shelter opened at 9:30, so I went at 10:00.", "", None),
         ("I scored 3:2:1 in the game.", "", None),
+        ("Myspace, 2015-10-30", "", "garbled"),  # SmolLM2's survey answer, kept: a made-up date
+        ("I can't wait for 2026-06-01, the fair!", "- the fair opens on 2026-06-01", None),
     ],
 )
-def test_a_clock_time_with_seconds_the_prompt_never_gave_is_garbled(thought, held, kind) -> None:
+def test_a_time_finer_than_the_town_clock_the_prompt_never_gave_is_garbled(
+    thought, held, kind
+) -> None:
     assert thought_failure(thought, f"Your thought?\n{held}") == (kind and "garbled_time")
 
 

@@ -98,10 +98,10 @@ def test_a_summary_of_names_and_numbers_only_is_empty() -> None:
     """SmolLM2's own, kept first try: the transcript's names and a date, nothing said."""
     lines = ["9:20 Cleo", "2014-07-31 9:56 Cleo", "Sorry, I have to go."]
     ctx = {"name": "Hugo Ito", "other": "Paul Hill", "people": ["Cleo Adams"], "lines": lines}
-    fail = check(
-        "conversation_summary", summary(0.8, "Hugo Ito, 2014-07-31 9:56 Cleo"), PROMPT, ctx
-    )
+    fail = check("conversation_summary", summary(0.8, "Hugo Ito, 9:56 Cleo"), PROMPT, ctx)
     assert fail is not None and fail.kind == "empty", fail
+    dated = check("conversation_summary", summary(0.8, "Hugo Ito, 2014-07-31 Cleo"), PROMPT, ctx)
+    assert dated is not None and dated.kind == "garbled_time", dated  # no date in the prompt
     said = summary(0.8, "Hugo Ito had to go; Cleo Adams came at 9:56.")
     assert check("conversation_summary", said, PROMPT, ctx) is None
 

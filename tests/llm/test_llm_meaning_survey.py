@@ -197,7 +197,8 @@ VOTE = {
         ),
         (OPEN, "It was perfect. I then went to work", None, "empty"),
         (OPEN, "The answer is:", None, "empty"),
-        (OPEN, "The answer to this question is: 2018-11-30 at midnight.", None, "empty"),
+        (OPEN, "The answer to this question is: 2018-11-30 at midnight.", None, "garbled_time"),
+        (OPEN, "The answer to this question is: at midnight.", None, "empty"),
         (LIKERT, "The answer and the value are the same.", None, "empty"),  # SmolLM2's, re_asked
         (LIKERT, "The answer is 4.", 4, None),  # the value answers it
         (OPEN, "That question is easy: I had a lovely day.", None, None),
