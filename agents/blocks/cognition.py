@@ -87,6 +87,8 @@ class CognitionBlock:
             seed=self.scenario.seed * 7919 + agent.id * 13 + ctx.time.tick,
             fallback=lambda: AttitudeUpdate(attitude=current, reason="unchanged"),
         )
+        if out.answer_source == "fallback":  # no answer: the stance in force and its source stay
+            return current
         value = round(float(out.attitude), 4)
         agent.set("attitude", {**s["attitude"], topic: value})
         s["_attitude_source"] = {**(s.get("_attitude_source") or {}), topic: out.answer_source}

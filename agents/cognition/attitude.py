@@ -24,7 +24,8 @@ async def update_attitude(
     writer: MemoryWriter | None = None,
     top_k: int = N_MEMORIES,
 ) -> AttitudeUpdate:
-    """Re-evaluate the stance on `topic` from the most relevant memories; store it."""
+    """Re-evaluate the stance on `topic` from the most relevant memories; store it (with no
+    usable answer, a fallback, the stance stays and no memory is added)."""
     p = await persona(mem)
     attitudes = await mem.status.get("attitude", default={})
     current = float(attitudes.get(topic, NEUTRAL))
@@ -51,6 +52,8 @@ async def update_attitude(
         seed=seed * 7919 + mem.agent_id,
         fallback=lambda: AttitudeUpdate(attitude=current, reason="unchanged"),
     )
+    if out.answer_source == "fallback":
+        return out
     await mem.status.update("attitude", {topic: out.attitude}, mode="merge")
     await (writer or ImmediateWriter(llm)).add(
         mem,

@@ -5,6 +5,8 @@ with the intensity it raises and remembered as a cognition memory."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from societas.agents.cognition.emotions import INTENSITIES, OCC_WORDS, family, occ_word
 from societas.agents.cognition.memorize import ImmediateWriter, MemoryWriter
 from societas.agents.cognition.persona import describe_self, fmt_needs, lines, persona, recall
@@ -25,9 +27,14 @@ async def update_thought(
     top_k: int = N_MEMORIES,
 ) -> ThoughtUpdate:
     """Update KV `thought`, `emotion_types` (one of the 21 words) and the `emotion`
-    intensity (0..10) that word raises; the answer's `emotion` is the stored word."""
+    intensity (0..10) that word raises; the answer's `emotion` is the stored word. With no
+    usable answer (a fallback) nothing changes: the answer is the thought and the emotion in
+    force ("" before the first), and no memory is added."""
     p = await persona(mem)
     current = str(await mem.status.get("thought", default="nothing in particular"))
+    word_now = occ_word(str(await mem.status.get("emotion_types", default="") or "")) or ""
+    felt = await mem.status.get("emotion", default=None)
+    level = felt.get(family(word_now), 0) if word_now and isinstance(felt, dict) else 0
     hits = await recall(mem, f"{p.name} feelings", top_k=top_k, today=True)
     out = await llm.json(
         messages(
@@ -50,8 +57,15 @@ async def update_thought(
             "choices": {"emotion": [*OCC_WORDS, *INTENSITIES]},
         },
         seed=seed * 7919 + mem.agent_id,
-        fallback=lambda: ThoughtUpdate(thought=current, emotion="Joy", intensity=0.3),
+        fallback=lambda: cast(  # as it stands, "" before the first: no made-up feeling
+            ThoughtUpdate,
+            ThoughtUpdate.model_construct(
+                thought=current, emotion=word_now, intensity=min(1.0, float(level) / 10)
+            ),
+        ),
     )
+    if out.answer_source == "fallback":
+        return out
     word = occ_word(out.emotion) or "Joy"
     stored = mark(out.model_copy(update={"emotion": word}), out.answer_source)
     await mem.status.update("thought", stored.thought)

@@ -84,12 +84,14 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
         },
     ),
     "thoughts": (
-        "One row per update of an agent's inner thought and dominant emotion.",
+        "One row per update of an agent's inner thought and dominant emotion; a fallback row "
+        "changes nothing and shows the thought and emotion in force.",
         {
             "tick": _TICK,
             "agent_id": _AGENT,
             "thought": "The agent's inner thought.",
-            "emotion": "Its dominant emotion, one of the 21 OCC words (agents.cognition.emotions).",
+            "emotion": "Its dominant emotion, one of the 21 OCC words (agents.cognition.emotions);"
+            " empty in a fallback row before the agent's first.",
             "intensity": "The emotion's intensity, 0..1.",
             "answer_source": _SOURCE,
         },

@@ -82,6 +82,47 @@ async def test_thought_reads_twenty_memories_and_answers_a_seed_word(town_group)
     assert (await mem.status.get("emotion"))["joy"] == 7  # the intensity the word raises
 
 
+def _no_seed_word(schema: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Answers every thought with a word that is none of the seed's, even when re-asked."""
+    if "thought" in (schema.get("properties") or {}):
+        return {"thought": "The bridge is closed today.", "emotion": "Bored", "intensity": 0.9}
+    return {}
+
+
+async def test_a_thought_with_no_usable_answer_changes_nothing(town_group) -> None:
+    """A fallback is no feeling of the agent's: the thought and emotion in force stay, no
+    memory is added, and the answer says what is in force."""
+    group, _ = town_group
+    await _day_of(group, 3, "garden")
+    mem = group.agent(0)
+    async with scripted(_thinks("Gratitude")) as (url, _), LLMGateway(gateway_config(url)) as llm:
+        await update_thought(mem, llm)
+    kept = {k: await mem.status.get(k) for k in ("thought", "emotion", "emotion_types")}
+    stored = await group.memory_count()
+    async with scripted(_no_seed_word) as (url, _), LLMGateway(gateway_config(url)) as llm:
+        out = await update_thought(mem, llm)
+    assert out.answer_source == "fallback"
+    assert (out.thought, out.emotion, out.intensity) == (kept["thought"], "Gratitude", 0.7)
+    assert {k: await mem.status.get(k) for k in kept} == kept
+    assert await group.memory_count() == stored
+
+
+async def test_a_stance_with_no_usable_answer_changes_nothing(town_group) -> None:
+    group, _ = town_group
+    await _day_of(group, 3, "tax")
+    mem = group.agent(0)
+    before, stored = await mem.status.get("attitude", default={}), await group.memory_count()
+
+    def off_scale(schema: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"attitude": 42, "reason": "I changed my mind."}
+
+    async with scripted(off_scale) as (url, _), LLMGateway(gateway_config(url)) as llm:
+        out = await update_attitude(mem, llm, "tax")
+    assert out.answer_source == "fallback" and out.attitude == 5.0
+    assert await mem.status.get("attitude", default={}) == before
+    assert await group.memory_count() == stored  # no note of a stance re-evaluated
+
+
 async def test_attitude_reads_twenty_memories_with_the_self_description(town_group) -> None:
     group, profile = town_group
     await _day_of(group, 24, "tax")

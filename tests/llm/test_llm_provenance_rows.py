@@ -155,3 +155,37 @@ async def test_attitude_rows_say_where_the_stance_in_force_came_from(
     await run_local_async(data, split, embedder=bm25_embedder, resume=True)
     key = lambda r: (r["tick"], r["agent_id"], r["topic"])  # noqa: E731
     assert sorted(rows(split, "attitudes"), key=key) == sorted(got, key=key)
+
+
+async def test_a_failed_stance_update_keeps_the_stance_and_its_source(
+    tmp_path, bm25_embedder
+) -> None:
+    """A model whose every stance is off the scale falls back: the stance in force stays with
+    the source of the update that set it (here the initial one, ""), and no "My stance on
+    ... is now" memory tells of a re-evaluation that never happened."""
+    import yaml
+
+    from tests.chat_server import chat_server, user_text
+
+    from .parrot import answer as parrot_answer
+
+    def say(body: dict[str, Any]) -> str:
+        if '"attitude"' in user_text(body):
+            return json.dumps({"attitude": 42, "reason": "I changed my mind."})
+        return parrot_answer(body, "example")
+
+    data = yaml.safe_load((TOWN.parent / "polarization.yaml").read_text())
+    data.update(ticks=6, agents={"count": 8})
+    data["network"] = {**data["network"], "k": 4}
+    async with chat_server(say) as (url, seen):
+        data["llm"] = {"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}}
+        await run_local_async(data, tmp_path, embedder=bm25_embedder)
+    assert any('"attitude"' in user_text(body) for body in seen)  # stances were asked
+    got = rows(tmp_path, "attitudes")
+    assert {r["answer_source"] for r in got} == {""}
+    initial = {(r["agent_id"], r["topic"]): r["value"] for r in got if r["tick"] == 0}
+    assert all(r["value"] == initial[(r["agent_id"], r["topic"])] for r in got)
+    remembered = [
+        body for body in seen if "My stance on" in json.dumps(body["messages"])
+    ]  # every prompt shows memories: none holds a stance note
+    assert not remembered
