@@ -126,7 +126,9 @@ async def summarize_conversation(
 ) -> ConversationSummary:
     """One participant's summary of the conversation and its tone for them; the gateway
     rejects a tone opposite to `other_tone` (the other side's, when already known) or to
-    the transcript's own, and, with `people`, a summary naming someone unknown."""
+    the transcript's own, and, with `people`, a summary naming someone unknown. With no
+    usable answer (a fallback) the tone is the relation's sentiment, which it then leaves
+    as it was."""
     other = plain_name(other)
     said = [t for s, t in history if plain_name(s) == other]
     return await llm.json(
@@ -157,7 +159,9 @@ async def summarize_conversation(
             **me.feeling(),
         },
         seed=seed * 7919 + me.agent_id,
-        fallback=lambda: ConversationSummary(summary=f"{me.name} talked with {other}.", tone=0.0),
+        fallback=lambda: ConversationSummary(  # the feeling in force: no made-up tone
+            summary=f"{me.name} talked with {other}.", tone=rel.sentiment
+        ),
     )
 
 

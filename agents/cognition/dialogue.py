@@ -72,7 +72,8 @@ async def converse(
                 seed=seed,
                 other_tone=first,
             )
-            first = summary.tone if first is None else first
+            if first is None and summary.answer_source != "fallback":  # a fallback's is no tone
+                first = summary.tone
             involved = {"related_agents": [other.agent_id]}
             mid = await writer.add(
                 mem, "dialogue", summary.summary, location=location, record=involved

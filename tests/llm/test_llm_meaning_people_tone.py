@@ -204,6 +204,24 @@ async def test_a_label_for_a_summary_is_re_asked_then_falls_back(group) -> None:
     assert counts["meaning.ungrounded"] == len(seen)
 
 
+async def test_a_summary_that_falls_back_leaves_the_sentiment_as_it_was(group) -> None:
+    """A fallback's tone is the sentiment in force, so the relation does not drift towards a
+    neutral tone no one felt; the talk still brings the two closer."""
+    from societas.agents.cognition.relationships import after_conversation
+
+    reply = {"summary": "Ann Lee's speech: ", "tone": -1.0}
+    rel = Relation(closeness=0.5, sentiment=0.6, talks=3, tick=0)
+    async with scripted(lambda _: reply) as (url, _):
+        gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
+        async with gw:
+            p = await persona(group.agent(1))
+            history = [("Bob Ray", "The school bus was late."), ("Ann Lee", "Oh no.")]
+            out = await summarize_conversation(gw, p, "Bob Ray", rel, history)
+    assert out.answer_source == "fallback" and out.tone == 0.6
+    after = after_conversation(rel, out.tone, len(history), 5)
+    assert after.sentiment == rel.sentiment and after.closeness > rel.closeness
+
+
 @asynccontextmanager
 async def scripted(
     reply: Callable[[dict[str, Any]], dict[str, Any]],
