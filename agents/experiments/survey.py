@@ -226,8 +226,9 @@ async def run_surveys(engine: GroupEngine, tick: int, now: SimTime) -> int:
             engine.results.add("surveys", (*row, ans.answer_source))
             if survey.remember:
                 agent = engine.agents[ans.agent_id]
-                await agent.memory.stream.add(
-                    "survey", f"I was asked: {q.text} I answered: {ans.text}", importance=0.3
+                answered = "" if ans.answer_source == "fallback" else f" I answered: {ans.text}"
+                await agent.memory.stream.add(  # asked, with no answer: no "(no answer)" said
+                    "survey", f"I was asked: {q.text}{answered}", importance=0.3
                 )
         rows += len(answers)
     return rows

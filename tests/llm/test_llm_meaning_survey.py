@@ -583,7 +583,9 @@ def _rows(run: Path) -> list[dict[str, Any]]:
     return [row for f in files for row in pq.read_table(f).to_pylist()]
 
 
-async def _survey_run(tmp_path: Path, bm25_embedder: Any, good: bool) -> tuple[Any, list]:
+async def _survey_run(
+    tmp_path: Path, bm25_embedder: Any, good: bool, remember: bool = False
+) -> tuple[Any, list]:
     """A town whose survey a scripted model answers (the rest of its tasks it parrots)."""
 
     def say(body: dict[str, Any]) -> str:
@@ -595,8 +597,8 @@ async def _survey_run(tmp_path: Path, bm25_embedder: Any, good: bool) -> tuple[A
 
     async with chat_server(say) as (url, _):
         llm = {"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}}
-        data = town(ticks=3, llm=llm, surveys=[SURVEY])
-        run = await run_in_process(data, tmp_path, embedder=bm25_embedder)
+        data = town(ticks=3, llm=llm, surveys=[{**SURVEY, "remember": remember}])
+        run = await run_in_process(data, tmp_path, embedder=bm25_embedder, checkpoint_every=3)
     return run, _rows(tmp_path)
 
 
@@ -609,6 +611,17 @@ async def test_the_models_junk_survey_answers_fall_back_and_are_no_data(
         assert row["answer_source"] == "fallback" and row["value"] is None, row
     meaning = split_counts(run.result.llm_tasks, MEANING_PREFIX)["survey"]
     assert set(meaning) == {"value_mismatch", "copied_prompt", "empty"}, meaning
+
+
+async def test_a_remembered_survey_with_no_answer_is_remembered_as_asked_only(
+    tmp_path, bm25_embedder
+) -> None:
+    from societas.cluster.report.memories import agent_memories
+
+    await _survey_run(tmp_path, bm25_embedder, good=False, remember=True)
+    texts = [m["text"] for m in agent_memories(tmp_path, 0) if m["topic"] == "survey"]
+    assert len(texts) == len(QUESTIONS)
+    assert all(t.startswith("I was asked: ") and "answered" not in t for t in texts), texts
 
 
 async def test_answers_that_answer_are_kept_with_their_values(tmp_path, bm25_embedder) -> None:
