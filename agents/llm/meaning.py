@@ -1016,11 +1016,14 @@ def says_no_answer(text: str) -> bool:
     return _NO_ANSWER.search(text) is not None
 
 
-# A whole reply that only says there is nothing to say: the respondent gave no answer.
+# A whole reply that only says there is nothing to say, or that the question is hard ("This is
+# not an easy question to answer, but I'll try."): the respondent gave no answer.
 _ONLY_DECLINES = re.compile(
     r"\W*(?:(?:well|hmm|sorry|honestly),?\s+)?(?:(?:i'm|i am) (?:not sure|unsure)|"
     r"i (?:don't|do not) know) (?:what|how) to (?:say|answer|respond)\W*|"
-    r"\W*(?:i have |i've )?nothing to say\W*|\W*no comment\W*",
+    r"\W*(?:i have |i've )?nothing to say\W*|\W*no comment\W*|"
+    r"\W*(?:this|that|it)(?: is|'s) (?:not an easy|a (?:hard|difficult|tough|good)) question"
+    r"(?: to answer)?(?:[,.;]? (?:but )?(?:i'll|i will|let me) try)?\W*",
     re.IGNORECASE,
 )
 
@@ -1193,7 +1196,7 @@ def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return None
 
 
-_CAPITALISED = re.compile(r"[A-Z][a-z]+")
+_CAPITALISED = re.compile(r"[A-Z][a-z]*")  # "Love", or "E" where the list was cut
 _LABEL = re.compile(r"\s*[A-Za-z]+:\s")  # "Likely: ...": a word and its colon
 
 

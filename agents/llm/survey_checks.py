@@ -238,7 +238,8 @@ def addressed(answer: str, question: str) -> bool:
     back and tells of nothing of its own (even beside "I": "In your day today, I am unsure";
     "your household and mine" compares); never speaking as "I" (at most as "we"), says "you"
     twice or more; or, never speaking as "I" or "we", opens on "your" or has a sentence
-    opening on what "you" will, should or would do or did ("You made a cake."; one generic
+    opening, after a "no" or "yes" or not, on what "you" will, should, would or can't do or
+    did ("You made a cake.", "No, you can't go."; one generic
     "you could hear the wind" is ordinary speech); or opens a sentence on what "you" did and
     says "you" more often than "I" ("You forgot your tax. I'm afraid you're late."): the
     question put back or a story told to the reader, not the person's own answer (unless the
@@ -251,7 +252,7 @@ def addressed(answer: str, question: str) -> bool:
     if any((w, after) in yours for w, after in pairwise(said)) and not _MINE.intersection(said):
         return True
     you = sum(w in _SECOND_PERSON for w in said)
-    sentences = [_said(s) for s in _SENTENCE_BREAK.split(answer)]
+    sentences = [_unprefaced(_said(s)) for s in _SENTENCE_BREAK.split(answer)]
     did = any(s[:1] == ["you"] and _past(s[1:2]) for s in sentences)
     if _as_i(said):  # "You support it. You think ..., we have 10 days": "we" alone, told
         mine = sum(w in _SINGULAR for w in said)
@@ -275,9 +276,16 @@ _PAST = frozenset(
     "heard thought knew found gave sat stood woke kept lost brought caught taught forgot began "
     "wrote drove fell chose spoke broke".split()
 )
+
+
 # "You will pay ...", "You should support it": the person told what to do, not answering.
+def _unprefaced(said: list[str]) -> list[str]:
+    """A sentence's words without an opening "no", "yes", "well" or "oh" ("No, you can't")."""
+    return said[1:] if said[:1] in (["no"], ["yes"], ["well"], ["oh"]) else said
+
+
 _TOLD_TO_DO = (
-    *(("you", verb) for verb in ("will", "should", "would", "must")),
+    *(("you", verb) for verb in ("will", "should", "would", "must", "can't", "cannot")),
     ("you're", "going"),
     ("you", "are", "going"),
 )

@@ -878,6 +878,10 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
             "copied_prompt",
         ),
         ("Work, sleep, repeat.", None),
+        (  # SmolLM2's, kept first try: the emotions listed, cut on a letter
+            "Hope, Joy, Restore, Disappointment, Pride; Relief, Gratitude, Grativeness; Hope, E.",
+            "copied_prompt",
+        ),
         ("Love, hate, hope: what a day.", None),
         ("A new person in town. What could they want?", None),
         ("I keep thinking of Gia Diaz's party tomorrow.", None),

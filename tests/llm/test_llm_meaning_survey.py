@@ -363,6 +363,16 @@ VOTE = {
         (MOVE, "1. no", 1, None),
         (MOVE, "No. I would stay.", 1, None),
         (MOVE, "I would say no.", None, None),
+        # SmolLM2's, kept after a re-ask: told to "you", after its "No"
+        (MOVE, "No, you can't go. 20% of the family now lives in the town.", 1, "not_first_person"),
+        (MOVE, "Yes, you know, I'd go.", 0, None),
+        (
+            OPEN,
+            "This is not an easy question to answer, but I'll try.",
+            None,
+            "no_answer",
+        ),  # SmolLM2's
+        (OPEN, "It's a hard question. I worry about the flood.", None, None),
         (MOVE, "No answer.", None, "not_a_choice"),  # "no" before a word: no option named
         (MOVE, "There is no way to know.", None, "not_a_choice"),
         (MOVE, "No one knows.", None, "not_a_choice"),
