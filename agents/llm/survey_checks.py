@@ -118,15 +118,40 @@ def _same(kind: str, written: float, value: float) -> bool:
 
 def named_options(text: str, options: Sequence[str]) -> list[int]:
     """Indexes of the options `text` names as words; an option inside a longer one named
-    ('support' in 'strongly support') does not count apart, nor "no" before a word ("no
-    idea", "no one knows", "No answer."): a determiner, not the option."""
-    low = text.lower()
-    found = [i for i, o in enumerate(options) if re.search(_option_pattern(o.lower()), low)]
+    ('support' in 'strongly support') does not count apart, nor one said only after a
+    negation ("I do not support it", "not yes"), nor "no" before a word ("no idea", "no one
+    knows", "No answer."): a determiner, not the option."""
+    found = [i for i, o in enumerate(options) if _says(text, o, negated=False)]
     return [
         i
         for i in found
         if not any(j != i and options[i].lower() in options[j].lower() for j in found)
     ]
+
+
+def denied_options(text: str, options: Sequence[str]) -> set[int]:
+    """Indexes of the options `text` says only after a negation ("I do not support it")."""
+    return {
+        i
+        for i, o in enumerate(options)
+        if _says(text, o, negated=True) and not _says(text, o, negated=False)
+    }
+
+
+# A negation right before an option, a word at most between ("not really support").
+_NEGATED = re.compile(
+    r"\b(?:not|never|don't|do not|doesn't|does not|didn't|won't|wouldn't|can't|cannot)\s+"
+    r"(?:[a-z]+\s+)?$"
+)
+
+
+def _says(text: str, option: str, negated: bool) -> bool:
+    """Whether `text` says `option` somewhere with (`negated`) or without a negation before."""
+    low = text.lower().replace("\u2019", "'")
+    return any(
+        bool(_NEGATED.search(low[: m.start()])) == negated
+        for m in re.finditer(_option_pattern(option.lower()), low)
+    )
 
 
 def _option_pattern(option: str) -> str:
@@ -141,6 +166,9 @@ def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str
     named = named_options(text, options)
     if len(named) > 1:
         return "not_a_choice", f"names {len(named)} options"
+    denied = denied_options(text, options)
+    if value is not None and value in denied:  # "not yes" with 0: yes
+        return "value_mismatch", f"says not {options[int(value)]!r}, value {value:g}"
     written = written_number(text)  # "1" with value 2: which option is meant?
     if written is not None and value is not None and written != value:
         return "value_mismatch", f"answer {written:g}, value {value:g}"

@@ -109,6 +109,8 @@ def test_model_replies_are_checked_against_the_question():
     move = Question(id="m", kind="choice", options=["yes", "no"], text="Would you move?")
     assert _checked(move, SurveyAnswer(answer="No idea", value=None)) == ("No idea", None)
     assert _checked(move, SurveyAnswer(answer="No, never", value=None)) == ("No, never", 1.0)
+    denied = SurveyAnswer(answer="I do not support it", value=None)
+    assert _checked(strong, denied) == (denied.answer, None)  # a negated option is no vote
     talked = Question(id="t", kind="number", min=0, max=100, text="How many people did you meet?")
     ago = SurveyAnswer(answer="3 days ago I met 2 people.", value=None)
     assert _checked(talked, ago) == (ago.answer, 2.0)  # a span of days is no count of people

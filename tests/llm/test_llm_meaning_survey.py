@@ -366,6 +366,11 @@ VOTE = {
         # SmolLM2's, kept after a re-ask: told to "you", after its "No"
         (MOVE, "No, you can't go. 20% of the family now lives in the town.", 1, "not_first_person"),
         (MOVE, "Yes, you know, I'd go.", 0, None),
+        (MOVE, "not yes", 0, "value_mismatch"),  # SmolLM2's, kept first try as "yes"
+        (MOVE, "not yes", None, "not_a_choice"),
+        (VOTE, "I do not support it.", 0, "value_mismatch"),
+        (VOTE, "I do not support it.", 1, None),  # no option named: the value says which
+        (VOTE, "I would not support it, I oppose it.", 1, None),
         (
             OPEN,
             "This is not an easy question to answer, but I'll try.",
