@@ -989,14 +989,17 @@ _NO_ANSWER = re.compile(
 
 # A text that speaks of the fiction itself: a character, not a real person, a model, a
 # role-play, the simulation (a person may pretend, so pretending is no sign); or as an
-# assistant of its own reply or of code ("I'll have to adjust the code").
+# assistant of its own reply or of code ("I'll have to adjust the code", "I will make sure to
+# add more detail about the conversation").
 _OUT_OF_STORY = re.compile(
     r"\b(?:fictional|not (?:a )?real (?:person|people|human)|a character in|language model|"
     r"chatbot|as an ai|(?:i am|i'm) an ai|role-?play(?:ing)?|role playing|simulated|"
     r"this simulation|(?:adjust|fix|update|edit|change) (?:the|my|this) code|"
     r"(?:make|keep) (?:the|my|this) (?:answer|reply|response) (?:more )?"
     r"(?:concise|shorter|clearer|brief)|"
-    r"(?:the|my|that) (?:answer|reply|response) (?:was|is) (?:incorrect|wrong|not correct))\b",
+    r"(?:the|my|that) (?:answer|reply|response) (?:was|is) (?:incorrect|wrong|not correct)|"
+    r"(?:add|give|provide|include) more details? (?:about|on|to|in) (?:the|this|my) "
+    r"(?:conversation|answer|reply|response|utterance))\b",
     re.IGNORECASE,
 )
 

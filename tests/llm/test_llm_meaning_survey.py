@@ -580,6 +580,12 @@ STEPPED_OUT = (
         ("I'll try to make the answer more concise and a 3", "out_of_character"),
         ("The bakery changed the dress code, so I ironed my shirt.", None),
         ("My answer is short: I stayed home.", None),
+        (  # SmolLM2's line after a re-ask, kept: an assistant promising a better reply
+            "I will make sure to add more detail about the conversation. I'm looking forward "
+            "to it.",
+            "out_of_character",
+        ),
+        ("I want to add more detail to my garden this spring.", None),
     ],
 )
 def test_an_answer_that_steps_out_of_the_story_is_not_data(text, kind) -> None:
