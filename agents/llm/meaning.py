@@ -1182,8 +1182,9 @@ def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
     ("Likely: Love, Joy"), is the prompt's emotions listed; one that tells of them by full name
     and never as "I" ("Gia Diaz's emotional state now: 0.4, she is very happy") is a report
     from outside; one told to "you" and never as "I" ("You are going to relax at home, ...
-    you will have breakfast") or that asks "you" and never says "I" ("What are you talking
-    about?") is the prompt's voice going on, or the model answering it."""
+    you will have breakfast"), that asks "you" and never says "I" ("What are you talking
+    about?") or that comforts "you" ("I can only imagine how difficult it must be for you")
+    is the prompt's voice going on, or the model answering it."""
     thought = str(getattr(value, "thought", ""))
     if narrates(thought, str(ctx.get("name") or "")):
         return Failure("narrated", thought)
@@ -1194,11 +1195,14 @@ def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
     said = words(_LABEL.sub("", thought, count=1))
     if emotions and said and set(said) <= emotions:  # "Likely: Love, Joy"
         return Failure("copied_prompt", f"emotion words, not a thought: {thought[:60]!r}")
-    if addressed(thought, "") or _asks_you(thought):
+    if addressed(thought, "") or _asks_you(thought) or _CONSOLES.search(thought.lower()):
         return Failure("not_first_person", thought[:120])
     return None
 
 
+# Comfort offered to "you" ("I can only imagine how difficult it must be for you"): an answer
+# to someone, not a thought of one's own.
+_CONSOLES = re.compile(r"\bi can only imagine how \w+ (?:it|this|that) (?:must be|is) for you\b")
 _CAPITALISED = re.compile(r"[A-Z][a-z]*")  # "Love", or "E" where the list was cut
 _LABEL = re.compile(r"\s*[A-Za-z]+:\s")  # "Likely: ...": a word and its colon
 

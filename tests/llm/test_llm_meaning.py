@@ -873,6 +873,12 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
             "not_first_person",
         ),
         ("Why did you leave so early, Leo? I miss you already.", None),
+        (  # SmolLM2's, kept after a re-ask: comfort for "you", an answer to someone
+            "The pain of losing loved ones is too much to bear. I can only imagine how "
+            "difficult it must be for you.",
+            "not_first_person",
+        ),
+        ("I can only imagine how hard the winter will be.", None),
         (  # SmolLM2's, kept after a re-ask: the prompt's emotions, listed
             "Love, Hate, Reprehensure, Ignorance, Anger, Gratulation, Hope, Sorrow, Pride",
             "copied_prompt",
