@@ -887,14 +887,20 @@ DAYS_MONTHS = frozenset(
 # Words after which a capitalised word names a person ("talked with Zed").
 _PERSON_CUES = frozenset("with told tell met ask asked saw call called dear mr mrs ms dr".split())
 _CAP = re.compile(r"[A-Z][a-z]+(?:'s)?")
+# Capitalised words that may tell me something without being a name ("Someone told me").
+_NO_NAMES = frozenset(
+    "someone somebody everyone everybody nobody he she they it mom mum dad life time today "
+    "yesterday tomorrow experience history".split()
+)
 _TOKEN = re.compile(r"[A-Za-z']+|[.!?;:]")
 
 
 def unknown_people(text: str, allowed: Set[str]) -> list[str]:
     """Capitalised names in `text` that are no word of `allowed` (lower case: known people,
     places, the prompt's words, the speaker's own name): a run of two capitalised words
-    ("Zed Quill") or one after a person cue ("met Zed"); a sentence's first word alone,
-    days and months are no names."""
+    ("Zed Quill"), one after a person cue ("met Zed") or one that told me something ("Sarah
+    told me: Hello!", as the memory list writes it); a sentence's first word alone, days and
+    months are no names."""
     out: list[str] = []
     tokens = _TOKEN.findall(text)
     i = 0
@@ -906,8 +912,13 @@ def unknown_people(text: str, allowed: Set[str]) -> list[str]:
             i += 1
             continue
         before = tokens[i - 1].lower() if i else "."
-        rest = run[1:] if before in ".!?;:" else run  # a sentence's first word may be any word
-        named = len(rest) >= 2 or (len(rest) == 1 and (len(run) == 2 or before in _PERSON_CUES))
+        after = [t.lower() for t in tokens[i + len(run) : i + len(run) + 2]]
+        told = len(run) == 1 and after == ["told", "me"] and run[0].lower() not in _NO_NAMES
+        # A sentence's first word may be any word, but the one that "told me" something.
+        rest = run[1:] if before in ".!?;:" and not told else run
+        named = len(rest) >= 2 or (
+            len(rest) == 1 and (len(run) == 2 or before in _PERSON_CUES or told)
+        )
         known = any(w.lower() in allowed or w.lower() in DAYS_MONTHS for w in rest)
         if rest and named and not known:
             out.append(" ".join(rest))
@@ -999,7 +1010,8 @@ _OUT_OF_STORY = re.compile(
     r"(?:concise|shorter|clearer|brief)|"
     r"(?:the|my|that) (?:answer|reply|response) (?:was|is) (?:incorrect|wrong|not correct)|"
     r"(?:add|give|provide|include) more details? (?:about|on|to|in) (?:the|this|my) "
-    r"(?:conversation|answer|reply|response|utterance))\b",
+    r"(?:conversation|answer|reply|response|utterance)|"
+    r"the (?:person|user) (?:i'm|i am) (?:responding|replying|talking) to)\b",
     re.IGNORECASE,
 )
 
@@ -1342,8 +1354,8 @@ _LAYOUT = re.compile(r"\b\d{1,2}:\d{2}:\s*\d{1,2}:\d{2}\b|\bplan for \d{1,2}:\d{
 _DURATION = re.compile(r"\(\d+ min\)")  # "(60 min)"
 _SELF = frozenset("i me my mine myself we us our".split())
 _QUOTED_MEMORY = re.compile(r"\bremember:", re.IGNORECASE)
-# A clock time with seconds ("7:29:06") or a calendar date ("2015-10-30"): finer than the town's
-# clock, which shows hours and minutes of numbered days.
+# A clock time with seconds ("7:29:06") or a calendar date ("2015-10-30"): finer
+# than the town's clock, which shows hours and minutes of numbered days.
 _EXACT_TIME = re.compile(r"(?<![\d:])\d{1,2}:\d{2}:\d{2}|\b\d{4}-\d{2}-\d{2}\b")
 
 
@@ -1391,13 +1403,13 @@ _PHRASES = frozenset({"facts"})  # tasks whose texts are phrases ("went to"), no
 
 def _unfinished(answer: dict[str, Any], sentences: bool = True) -> Failure | None:
     """A text that stops where what it announces should begin ("The answer is:", "The
-    people Ann Lee meets:"), a heading or a preamble; that starts on a comma or a full stop
-    (not an ellipsis nor a decimal: ".5"); or, for `sentences`, that stops mid-sentence (on
-    a comma, even with a full stop after it, or a last sentence left open): not something
-    the person says."""
+    people Ann Lee meets:", "... and I'm going to tell you why."), a heading or a preamble;
+    that starts on a comma or a full stop (not an ellipsis nor a decimal: ".5"); or, for
+    `sentences`, that stops mid-sentence (on a comma, even with a full stop after it, or a
+    last sentence left open): not something the person says."""
     for text in leaves(answer):
         said = text.strip()
-        if said.endswith(":"):
+        if said.endswith(":") or _ANNOUNCES_WHY.search(said.lower()):
             return Failure("empty", f"announces what it does not give: {said[-40:]!r}")
         if said[:1] in (",", ";") or (said[:1] == "." and said[1:2] not in ".0123456789"):
             # ", yes", ". I'm getting ready": the tail of a reply broken before it
@@ -1408,6 +1420,11 @@ def _unfinished(answer: dict[str, Any], sentences: bool = True) -> Failure | Non
 
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])")
+# A text ending where its reason should begin ("... and I'm going to tell you why.").
+_ANNOUNCES_WHY = re.compile(
+    r"\b(?:(?:i'm|i am) going to|i will|i'll|let me) (?:tell|explain to) you why\W*$|"
+    r"\bhere(?:'s| is) why\W*$"
+)
 _ON_COMMA = re.compile(r",[\s.]*$")  # "... (3.67 USD), .": a comma, then at most a full stop
 # Words a finished sentence does not end on when it has no full stop ("... rising due to").
 _DANGLING = frozenset(

@@ -51,6 +51,9 @@ def summary(tone: float, text: str = "We talked about the fire.") -> Conversatio
         ("Yesterday I walked to the Park.", []),
         ("Great. Lovely weather.", []),
         ("I love Christmas.", []),
+        ("Sarah told me: Hello! She had a lot to do.", ["Sarah"]),  # SmolLM2's, kept
+        ("Someone told me: the bridge is closed.", []),
+        ("Bob told me the news.", []),
     ],
 )
 def test_unknown_people_are_names_outside_the_population(text: str, found: list[str]) -> None:

@@ -586,6 +586,7 @@ STEPPED_OUT = (
             "out_of_character",
         ),
         ("I want to add more detail to my garden this spring.", None),
+        ("The person I'm responding to is from another location.", "out_of_character"),
     ],
 )
 def test_an_answer_that_steps_out_of_the_story_is_not_data(text, kind) -> None:
