@@ -1354,9 +1354,9 @@ _LAYOUT = re.compile(r"\b\d{1,2}:\d{2}:\s*\d{1,2}:\d{2}\b|\bplan for \d{1,2}:\d{
 _DURATION = re.compile(r"\(\d+ min\)")  # "(60 min)"
 _SELF = frozenset("i me my mine myself we us our".split())
 _QUOTED_MEMORY = re.compile(r"\bremember:", re.IGNORECASE)
-# A clock time with seconds ("7:29:06") or a calendar date ("2015-10-30"): finer
+# A clock time with seconds ("7:29:06", "4:13.50") or a calendar date ("2015-10-30"): finer
 # than the town's clock, which shows hours and minutes of numbered days.
-_EXACT_TIME = re.compile(r"(?<![\d:])\d{1,2}:\d{2}:\d{2}|\b\d{4}-\d{2}-\d{2}\b")
+_EXACT_TIME = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::|\.(?=\d{2}\b))\d{2}|\b\d{4}-\d{2}-\d{2}\b")
 
 
 def _keys(value: Any) -> Iterator[str]:

@@ -64,6 +64,7 @@ _AGAINST = frozenset("oppose opposes against disagree disagrees dissatisfied unh
 _CLAUSE_END = re.compile(r"[.,;:!?]")
 _NEGATIONS = frozenset("not no never don't doesn't didn't isn't wasn't aren't can't won't".split())
 # Questions that ask for words to someone else, which may rightly say "you".
+_GREETS = re.compile(r"\b(?:nice|good|great|glad) to (?:meet|see) you\b")  # a line to someone
 _WORDS_TO = re.compile(r"\b(?:tell|say|advise|recommend|message|write|ask)\b")
 
 
@@ -269,11 +270,14 @@ def addressed(answer: str, question: str) -> bool:
     opening, after a "no" or "yes" or not, on what "you" will, should, would or can't do or
     did ("You made a cake.", "No, you can't go."; one generic
     "you could hear the wind" is ordinary speech); or opens a sentence on what "you" did and
-    says "you" more often than "I" ("You forgot your tax. I'm afraid you're late."): the
+    says "you" more often than "I" ("You forgot your tax. I'm afraid you're late."); or
+    greets "you" ("Nice to meet you."): the
     question put back or a story told to the reader, not the person's own answer (unless the
     question asks for words to someone: "What would you tell your neighbour?")."""
     if _WORDS_TO.search(question.lower()):
         return False
+    if _GREETS.search(answer.lower()):  # "Nice to meet you. You're a new coworker."
+        return True
     said = _said(answer)
     asked = _said(question.lower())
     yours = {(w, after) for w, after in pairwise(asked) if w == "your"}

@@ -960,6 +960,8 @@ def test_a_text_of_json_or_markup_is_no_answer_in_any_task(task: str, value: dic
         ("The shelter opened at 9:30, so I went at 10:00.", "", None),
         ("I scored 3:2:1 in the game.", "", None),
         ("Myspace, 2015-10-30", "", "garbled"),  # SmolLM2's survey answer, kept: a made-up date
+        ("I was very tired at 4:13.50 and went back to sleep.", "", "garbled"),  # SmolLM2's
+        ("I came at 9:30. 50 people were there.", "", None),
         ("I can't wait for 2026-06-01, the fair!", "- the fair opens on 2026-06-01", None),
     ],
 )

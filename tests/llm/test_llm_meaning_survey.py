@@ -366,6 +366,12 @@ VOTE = {
         # SmolLM2's, kept after a re-ask: told to "you", after its "No"
         (MOVE, "No, you can't go. 20% of the family now lives in the town.", 1, "not_first_person"),
         (MOVE, "Yes, you know, I'd go.", 0, None),
+        (  # SmolLM2's, kept after a re-ask: a greeting to someone, not the answer
+            DID,
+            "Coming home from work, I see you. Nice to meet you. You're a new coworker.",
+            None,
+            "not_first_person",
+        ),
         (MOVE, "not yes", 0, "value_mismatch"),  # SmolLM2's, kept first try as "yes"
         (MOVE, "not yes", None, "not_a_choice"),
         (VOTE, "I do not support it.", 0, "value_mismatch"),
