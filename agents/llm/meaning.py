@@ -1037,6 +1037,7 @@ _ONLY_DECLINES = re.compile(
     r"\W*(?:(?:well|hmm|sorry|honestly),?\s+)?(?:(?:i'm|i am) (?:not sure|unsure)|"
     r"i (?:don't|do not) know) (?:what|how) to (?:say|answer|respond)\W*|"
     r"\W*(?:i have |i've )?nothing to say\W*|\W*no comment\W*|"
+    r"\W*no answer(?: (?:was |is )?(?:found|given|available))?\W*|"
     r"\W*(?:this|that|it)(?: is|'s) (?:not an easy|a (?:hard|difficult|tough|good)) question"
     r"(?: to answer)?(?:[,.;]? (?:but )?(?:i'll|i will|let me) try)?\W*",
     re.IGNORECASE,

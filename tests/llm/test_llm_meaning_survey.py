@@ -384,7 +384,10 @@ VOTE = {
             "no_answer",
         ),  # SmolLM2's
         (OPEN, "It's a hard question. I worry about the flood.", None, None),
-        (MOVE, "No answer.", None, "not_a_choice"),  # "no" before a word: no option named
+        (OPEN, "No answer was found.", None, "no_answer"),  # SmolLM2's, kept first try
+        (OPEN, "No answer from the council yet, so I waited at home.", None, None),
+        (MOVE, "No answer.", None, "no_answer"),  # declines; and "no" before a word is no option
+        (MOVE, "No idea.", None, "not_a_choice"),  # "no" before a word: no option named
         (MOVE, "There is no way to know.", None, "not_a_choice"),
         (MOVE, "No one knows.", None, "not_a_choice"),
         (OPEN, ". I stayed home.", None, "empty"),
