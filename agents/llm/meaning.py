@@ -1096,7 +1096,8 @@ def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """Reflection insights that ask a question (the one put, restated, or any: "When this
     moment happens? 1. I'm going to work tomorrow."), cite none of the numbered statements
     they were drawn from, say nothing of the person (by name or pronoun) nor of a statement
-    they cite ("A very important point"), or only restate one statement they cite with its
+    they cite ("A very important point"), name an insight without giving one ("A new insight
+    about Sam Rossi"), or only restate one statement they cite with its
     list number ("1. Kim Tanaka talked with Noah Tanaka."): no insight the reflection could
     link (a reflection may arrive again at an earlier insight, so a bare restatement stays)."""
     statements = [str(x) for x in ctx.get("statements") or ()]
@@ -1106,6 +1107,8 @@ def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
         text = str(insight.text).strip()
         if "?" in text:  # "When this moment happens? 1. I'm going to work tomorrow."
             return Failure("not_an_insight", text)
+        if _ABOUT_AN_INSIGHT.match(text):  # "A new insight about Sam Rossi": the task's word
+            return Failure("not_an_insight", f"names an insight, gives none: {text[:60]!r}")
         cited = [statements[i - 1] for i in insight.evidence if 1 <= i <= n]
         if n and not cited:
             return Failure("not_an_insight", f"{text[:60]!r} cites {insight.evidence} of {n}")
@@ -1117,6 +1120,12 @@ def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
             return Failure("not_an_insight", f"{text[:60]!r} only restates a statement")
     return _people(value, ctx)
 
+
+_ABOUT_AN_INSIGHT = re.compile(
+    r"\W*(?:an? |the |my |one )?(?:new |high-level |key )?insights? (?:about|into|on|of|for)\b"
+    r"[^.,;:]*\W*$",
+    re.IGNORECASE,
+)
 
 MAX_RELATION_WORDS = 6  # "is worried about", "went to", "works at the": a fact's relation
 
@@ -1329,12 +1338,16 @@ def _garbled_time(answer: dict[str, Any], given: frozenset[str]) -> Failure | No
     return None
 
 
+_STATUS_LABELS = re.compile(r"\b(?:mood|needs?):|\b(?:hunger|energy|safety|social) \d", re.I)
+
+
 def _plan_layout(answer: dict[str, Any]) -> Failure | None:
     """A time, a colon and a time ("It was 11:00: 11:00 when a hurricane hit"), or a plan's
     time, a colon and a number ("Jon Rossi's plan for 7:00: 10"), or, in a text never said as
     "I", a duration in brackets ("19:00, relaxation at home (60 min)"), in the person's own
     words: the memory list's layout of a plan ("Ann's plan for 11:00: 11:00 work (60 min)"), not
-    words, unless quoted after "remember:", as the rules policy quotes a memory."""
+    words, unless quoted after "remember:", as the rules policy quotes a memory; or two labels
+    of the status line ("1.0, mood: relief, need: hunger 3, energy 2")."""
     for text in leaves(answer):
         unquoted = _QUOTED_MEMORY.split(text, maxsplit=1)[0]
         found = _LAYOUT.search(unquoted)
@@ -1342,6 +1355,8 @@ def _plan_layout(answer: dict[str, Any]) -> Failure | None:
             found = _DURATION.search(unquoted)
         if found is not None:
             return Failure("copied_prompt", f"the memory list's layout: {found.group()!r}")
+        if len(_STATUS_LABELS.findall(unquoted)) >= 2:  # "mood: relief, need: hunger 3"
+            return Failure("copied_prompt", f"the status line's layout: {text[:60]!r}")
     return None
 
 

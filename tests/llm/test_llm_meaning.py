@@ -526,6 +526,8 @@ def test_a_talk_decision_whose_reason_declines_is_no_decision(reason: str, decli
         ([{"text": "1. Ben called.", "evidence": [2]}], True),  # statement 2, numbered
         ([{"text": "Ben called.", "evidence": [2]}], False),  # an earlier insight, again
         ([{"text": "Ben calls when the river rises", "evidence": [1, 2]}], False),
+        ([{"text": "A new insight about Ada Adams", "evidence": [1, 2]}], True),  # SmolLM2's
+        ([{"text": "An insight about Ben: he calls when the river rises", "evidence": [2]}], False),
         # SmolLM2's own, kept first try: a question, and then a numbered line
         (
             [{"text": "When this moment happens? 1. I'm going to work tomorrow.", "evidence": [1]}],
@@ -992,6 +994,9 @@ def test_a_time_only_the_reply_being_re_asked_gave_is_still_garbled() -> None:
     [  # SmolLM2's own, as kept first try (an insight, a survey answer)
         ("Ben Tanaka is going to work at his new job, 13:00: 13:00.", "copied_prompt"),
         ("It was 11:00: 11:00 when a hurricane hit.", "copied_prompt"),
+        ("1.0, mood: relief, need: hunger 3, energy 2, safety 4;", "copied_prompt"),  # SmolLM2's
+        ("My mood: grim. The storm is coming.", None),
+        ("Hunger 3 days in a row, and the shelter is full.", None),
         ("I am anxious about Jon Rossi's plan for 7:00: 10, as I'm not sure.", "copied_prompt"),
         ("I left at 12:00: 10 people were there.", None),
         ("I remember: my plan for 21:00: 21:00 relax at home.", None),  # as the rules say it
