@@ -1097,9 +1097,9 @@ def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
     moment happens? 1. I'm going to work tomorrow."), cite none of the numbered statements
     they were drawn from, say nothing of the person (by name or pronoun) nor of a statement
     they cite ("A very important point"), name an insight without giving one ("A new insight
-    about Sam Rossi"), or only restate one statement they cite with its
-    list number ("1. Kim Tanaka talked with Noah Tanaka."): no insight the reflection could
-    link (a reflection may arrive again at an earlier insight, so a bare restatement stays)."""
+    about Sam Rossi"), or only restate one statement they cite with its list number ("1. Kim
+    Tanaka talked with Noah Tanaka."): no insight the reflection could link (a reflection may
+    arrive again at an earlier insight, so a bare restatement stays)."""
     statements = [str(x) for x in ctx.get("statements") or ()]
     n = len(statements)
     person = set(words(str(ctx.get("name") or ""))) | _PRONOUNS

@@ -63,8 +63,8 @@ _AGAINST = frozenset("oppose opposes against disagree disagrees dissatisfied unh
                      "miserable".split())  # fmt: skip
 _CLAUSE_END = re.compile(r"[.,;:!?]")
 _NEGATIONS = frozenset("not no never don't doesn't didn't isn't wasn't aren't can't won't".split())
-# Questions that ask for words to someone else, which may rightly say "you".
 _GREETS = re.compile(r"\b(?:nice|good|great|glad) to (?:meet|see) you\b")  # a line to someone
+# Questions that ask for words to someone else, which may rightly say "you".
 _WORDS_TO = re.compile(r"\b(?:tell|say|advise|recommend|message|write|ask)\b")
 
 
@@ -122,7 +122,7 @@ def named_options(text: str, options: Sequence[str]) -> list[int]:
     ('support' in 'strongly support') does not count apart, nor one said only after a
     negation ("I do not support it", "not yes"), nor "no" before a word ("no idea", "no one
     knows", "No answer."): a determiner, not the option."""
-    found = [i for i, o in enumerate(options) if _says(text, o, negated=False)]
+    found = [i for i, o in enumerate(options) if _mentions(text, o)[0]]
     return [
         i
         for i in found
@@ -132,27 +132,25 @@ def named_options(text: str, options: Sequence[str]) -> list[int]:
 
 def denied_options(text: str, options: Sequence[str]) -> set[int]:
     """Indexes of the options `text` says only after a negation ("I do not support it")."""
-    return {
-        i
-        for i, o in enumerate(options)
-        if _says(text, o, negated=True) and not _says(text, o, negated=False)
-    }
+    return {i for i, o in enumerate(options) if _mentions(text, o) == (False, True)}
 
 
-# A negation right before an option, a word at most between ("not really support").
+# A negation right before an option, a word at most between ("do not support", "not really
+# support").
 _NEGATED = re.compile(
-    r"\b(?:not|never|don't|do not|doesn't|does not|didn't|won't|wouldn't|can't|cannot)\s+"
-    r"(?:[a-z]+\s+)?$"
+    r"\b(?:not|never|don't|doesn't|didn't|won't|wouldn't|can't|cannot)\s+(?:[a-z]+\s+)?$"
 )
 
 
-def _says(text: str, option: str, negated: bool) -> bool:
-    """Whether `text` says `option` somewhere with (`negated`) or without a negation before."""
+def _mentions(text: str, option: str) -> tuple[bool, bool]:
+    """Whether `text` says `option` somewhere with no negation before it, and somewhere after
+    one."""
     low = text.lower().replace("\u2019", "'")
-    return any(
-        bool(_NEGATED.search(low[: m.start()])) == negated
+    negated = [
+        bool(_NEGATED.search(low[: m.start()]))
         for m in re.finditer(_option_pattern(option.lower()), low)
-    )
+    ]
+    return not all(negated) if negated else False, any(negated)
 
 
 def _option_pattern(option: str) -> str:
@@ -310,12 +308,12 @@ _PAST = frozenset(
 )
 
 
-# "You will pay ...", "You should support it": the person told what to do, not answering.
 def _unprefaced(said: list[str]) -> list[str]:
     """A sentence's words without an opening "no", "yes", "well" or "oh" ("No, you can't")."""
     return said[1:] if said[:1] in (["no"], ["yes"], ["well"], ["oh"]) else said
 
 
+# "You will pay ...", "You should support it": the person told what to do, not answering.
 _TOLD_TO_DO = (
     *(("you", verb) for verb in ("will", "should", "would", "must", "can't", "cannot")),
     ("you're", "going"),
