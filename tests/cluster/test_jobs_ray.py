@@ -34,10 +34,16 @@ llm:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _free_ports(count: int) -> list[int]:
+    """Distinct free loopback ports: each socket stays bound until all are chosen."""
+    socks = [socket.socket() for _ in range(count)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +51,7 @@ def head(tmp_path_factory):
     """A Ray head (own temp dir, own ports, token auth), stopped by its process group id."""
     tmp = tmp_path_factory.mktemp("rayhead")
     token = secrets.token_hex(16)
-    dash = _free_port()
+    dash, gcs, agent_http, agent_grpc, runtime_env, metrics = _free_ports(6)
     bindir = str(Path(sys.executable).parent)
     env = {
         **os.environ,
@@ -62,7 +68,7 @@ def head(tmp_path_factory):
         "start",
         "--head",
         "--block",
-        f"--port={_free_port()}",
+        f"--port={gcs}",
         "--dashboard-host=127.0.0.1",
         f"--dashboard-port={dash}",
         "--num-cpus=2",
@@ -70,10 +76,10 @@ def head(tmp_path_factory):
         f"--temp-dir={temp_dir}",
         "--disable-usage-stats",
         # Own agent ports: Ray's defaults (52365, ...) clash with any other Ray on the host.
-        f"--dashboard-agent-listen-port={_free_port()}",
-        f"--dashboard-agent-grpc-port={_free_port()}",
-        f"--runtime-env-agent-port={_free_port()}",
-        f"--metrics-export-port={_free_port()}",
+        f"--dashboard-agent-listen-port={agent_http}",
+        f"--dashboard-agent-grpc-port={agent_grpc}",
+        f"--runtime-env-agent-port={runtime_env}",
+        f"--metrics-export-port={metrics}",
     ]
     log = open(tmp / "head.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
