@@ -115,10 +115,10 @@ async def _memories(
     return [[h.text for h in found][:cap] for found, cap in zip(hits, caps, strict=True)]
 
 
-def _number_in(text: str, question: str) -> float | None:
-    """The first number written in `text` that may answer `question` (no time of day, no span
-    of another unit), or None."""
-    found = quantities_in(text, question)
+def _number_in(text: str, q: Question) -> float | None:
+    """The first number written in `text` that may answer `q` (no time of day, no place, no
+    span of another unit; for a likert point no span or count at all), or None."""
+    found = quantities_in(text, q.text, q.kind)
     return found[0] if found else None
 
 
@@ -128,7 +128,7 @@ def _checked(q: Question, reply: SurveyAnswer) -> tuple[str, float | None]:
     text = reply.answer.strip()
     value = reply.value if reply.value is not None and math.isfinite(reply.value) else None
     if q.kind in ("likert", "number") and value is None:
-        value = _number_in(text, q.text)
+        value = _number_in(text, q)
     if value is None and q.kind != "choice":
         return text, None
     if q.kind == "likert":

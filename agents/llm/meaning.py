@@ -1177,8 +1177,9 @@ MIDDLE, LEANS = 5.0, 1.0  # an attitude's middle, and how far from it a stance l
 def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
     """A survey or interview answer that does not answer its question (survey_checks), one
     that declines to, or one that opens by calling someone of the town by name ("Gia,
-    welcome to our home.") or on their name and a colon ("Eva Evans: ... she explained"):
-    words said to them or a transcript's line, not the person's answer to the asker."""
+    welcome to our home.", "Hi Kai, I wanted ...") or on their name and a colon ("Eva Evans:
+    ... she explained"): words said to them or a transcript's line, not the person's answer
+    to the asker."""
     answer = str(getattr(value, "answer", ""))
     if says_no_answer(answer) or _ONLY_DECLINES.fullmatch(answer.replace("\u2019", "'")):
         return Failure("no_answer", answer)
@@ -1191,7 +1192,8 @@ def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
     return Failure(*problem) if problem is not None else _people(value, ctx)
 
 
-_CALLED = re.compile(r"\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)([,:])")  # "Gia, ...", "Eva Evans: ..."
+# "Gia, ...", "Hi Kai, ...", "Hey Kai! ...", "Eva Evans: ...".
+_CALLED = re.compile(r"\s*(?:(?i:hi|hello|hey|dear)\s+)?([A-Z][a-z]+(?: [A-Z][a-z]+)?)([,:!])")
 
 
 def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:

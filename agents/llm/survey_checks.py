@@ -27,6 +27,14 @@ _CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")  # a time of day: "10:35", 
 _TIME_OF_DAY = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\b\.?|o'clock\b)", re.IGNORECASE)
 # A span of time ("3 days ago", "2 hours"): a count of its unit only.
 _SPAN = re.compile(r"\b\d+(?:\.\d+)?\s+(second|minute|hour|day|week|month|year)s?\b", re.IGNORECASE)
+# A place of the town's map ("work-1", "home-9"): a name, not a quantity.
+_PLACE = re.compile(r"\b[^\W\d_]+-\d+\b")
+# A count of people or things ("2 people", "2 of my coworkers", "3 times"): no point of a scale.
+_COUNT = re.compile(
+    r"\b\d+(?:\.\d+)?\s+(?:of (?:my|our|his|her|their) \w+|(?:people|persons|friends|"
+    r"neighbou?rs|children|kids|coworkers|colleagues|times)\b)",
+    re.IGNORECASE,
+)
 _ASKED = re.compile(r"\s*how many (\w+)", re.IGNORECASE)  # what a question counts
 _POINT = re.compile(r"(?<![\d.])(\d+)\.0+\b")  # "a total of 5.0": a point, as models write one
 _CODE = re.compile(r"[;=<>|\\`]|^\W*\)")  # marks of code around a number: ");1;", "=4"
@@ -82,11 +90,14 @@ def counted_noun(question: str) -> str | None:
     return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
 
 
-def quantities_in(text: str, question: str = "") -> list[float]:
-    """The numbers of `text` that may answer "how many": times of day ("at 10:35", "10 pm")
-    left out, and spans of another unit than `question` counts ("3 days ago" to "How many
-    people ...?")."""
-    text = _TIME_OF_DAY.sub(" ", _CLOCK.sub(" ", text))
+def quantities_in(text: str, question: str = "", kind: str = "number") -> list[float]:
+    """The numbers of `text` that may answer `question`: times of day ("at 10:35", "10 pm")
+    and places ("work-1") left out, spans of another unit than `question` counts ("3 days
+    ago" to "How many people ...?") too, and for a likert point every span and count ("2 days
+    ago", "2 people")."""
+    text = _PLACE.sub(" ", _TIME_OF_DAY.sub(" ", _CLOCK.sub(" ", text)))
+    if kind == "likert":
+        return numbers_in(_COUNT.sub(" ", _SPAN.sub(" ", text)))
     noun = counted_noun(question)
     if noun is not None:
         text = _SPAN.sub(lambda m: m.group() if m.group(1).lower() == noun else " ", text)
@@ -187,6 +198,15 @@ def _choice(text: str, value: float | None, options: Sequence[str]) -> tuple[str
 def _said(answer: str) -> list[str]:
     """An answer's words, lower case, idioms that address no one ("thank you") left out."""
     return re.findall(r"[a-z']+", _IDIOMS.sub(" ", answer.lower().replace("\u2019", "'")))
+
+
+def status_labels(answer: str, status: dict[str, Any]) -> list[str]:
+    """The person's status keys `answer` writes as the status line does, a key and a mark
+    ("activity:relax after the meal, attitude:Hope"): two or more copy the prompt."""
+    if not status:
+        return []
+    keys = "|".join(re.escape(str(k)) for k in status)
+    return sorted({m.lower() for m in re.findall(rf"\b({keys})\s*[:=]", answer, re.IGNORECASE)})
 
 
 def read_back(answer: str, ctx: dict[str, Any]) -> str | None:
@@ -422,7 +442,7 @@ def _scaled(
         return "value_mismatch", f"several counts of {noun} ({listed}) and no value"
     said = value if value is not None else written
     if said is None:  # words only: the survey reads their first number, not a clock time
-        counted = quantities_in(text, question)
+        counted = quantities_in(text, question, kind)
         if not counted:  # the question asked for a point or a number, and none was given
             asked = f"point of 1..{scale}" if kind == "likert" else "number"
             return "no_answer", f"no {asked} in the value or the words: {text[:40]!r}"
@@ -458,7 +478,7 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     said = _said(text)  # "give me the answer": the asking, with no "I" who answers
     about_asking = _ABOUT_ASKING.search(text.lower()) and not _SUBJECT.intersection(said)
     question = str(ctx.get("question") or "")
-    counted = quantities_in(text, question) if about_asking and not wordy else []
+    counted = quantities_in(text, question, kind) if about_asking and not wordy else []
     if counted and value not in counted:
         return "value_mismatch", f"'the answer' is another number: {text[:40]!r}, value {value}"
     if wordy and about_asking:
@@ -470,6 +490,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
         return "not_first_person", repr(text[:60])
     if asks_back(text, question):
         return "copied_prompt", f"puts the question back: {text[:60]!r}"
+    if len(labels := status_labels(text, ctx.get("status") or {})) >= 2:
+        return "copied_prompt", f"the status line's layout: {', '.join(labels)}"
     if kind == "open" and (source := read_back(text, ctx)) is not None:
         return "copied_prompt", f"reads back {source[:60]!r}"
     if kind == "choice":

@@ -115,3 +115,10 @@ def test_model_replies_are_checked_against_the_question():
     ago = SurveyAnswer(answer="3 days ago I met 2 people.", value=None)
     assert _checked(talked, ago) == (ago.answer, 2.0)  # a span of days is no count of people
     assert _checked(number, ago) == (ago.answer, 3.0)  # what the question counts is not said
+    # SmolLM2's, re-asked and kept: a likert point was read from "2 days ago"
+    log = SurveyAnswer(answer="12:04; 2 days ago; 5:36am. 2 people; 2 of my coworkers at work-1.")
+    assert _checked(likert, log) == (log.answer, None)  # spans, counts and places: no point
+    off = SurveyAnswer(answer="After 2 days off, 4.", value=None)
+    assert _checked(likert, off) == (off.answer, 4.0)
+    at_home = SurveyAnswer(answer="At home-9 I keep 50.", value=None)
+    assert _checked(number, at_home) == (at_home.answer, 50.0)  # a place's number is its name

@@ -105,7 +105,8 @@ VOTE = {
         (LIKERT, ".4", 1, "value_mismatch"),
         (LIKERT, "3.5", None, "off_scale"),
         (LIKERT, "I'd say 7", 7, "off_scale"),
-        (LIKERT, "I worked 8 hours, so 3", None, "off_scale"),  # the survey would read 8
+        (LIKERT, "I worked 8 hours, so 3", None, None),  # a span is no point: it reads 3
+        (LIKERT, "I worked 8 days, so 7", None, "off_scale"),
         (CHOICE, "0: support; 1:", None, "copied_prompt"),
         (CHOICE, "the second one", 2, "not_a_choice"),
         (CHOICE, "I both support and oppose it", None, "not_a_choice"),
@@ -493,6 +494,16 @@ VOTE = {
         (LIKERT, "Not satisfied with the rain.", 5, "value_mismatch"),
         (LIKERT, "Satisfied", 5, None),
         (WORRIED, "I am unhappy, the river is rising.", 5, None),  # the question leans no way
+        (  # SmolLM2's, re-asked and kept with the point 2 read from "2 days ago"
+            LIKERT,
+            "12:04; 2 days ago; 5:36am, 24 hours before the interview. 2 people at a time; 2 "
+            "of my coworkers at work-1.",
+            None,
+            "no_answer",
+        ),
+        (LIKERT, "After 2 days off, 4.", None, None),
+        (LIKERT, "4, though I only saw 2 people.", None, None),
+        (NUMBER, "At home-9 I keep 50.", None, None),  # -9 would be off the scale
     ],
 )
 def test_a_survey_answer_must_answer_its_question(question, text, value, kind) -> None:
@@ -688,6 +699,13 @@ async def test_the_rules_policys_survey_answers_pass_every_check(tmp_path, bm25_
             "Gia Park: In the evening, in a room with multiple people, she explained things.",
             "narrated",
         ),
+        (  # SmolLM2's, kept first try to "How was your day?": a greeting to a neighbour
+            "Hi Gia, I was thinking about basic. I wanted to make sure you had enough money.",
+            "not_first_person",
+        ),
+        ("Hey Umar! I stayed home.", "not_first_person"),
+        ("Hi, I went to work early.", None),
+        ("Hello there, I went to work early.", None),
         ("Note: I went to work early.", None),
         ("Well, I went to work and then home.", None),
         ("Gia and I went to the park.", None),
@@ -700,4 +718,22 @@ def test_an_answer_calling_someone_of_the_town_is_said_to_them(text: str, kind) 
     ctx = {"question": question, "name": "Ann Lee", "kind": "open", "people": people}
     prompt = Prompt.of([{"role": "user", "content": f"Question: {question}"}])
     failure = check("survey", SurveyAnswer(answer=text, value=None), prompt, ctx)
+    assert (failure.kind if failure else None) == kind, failure
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        # SmolLM2's, kept first try as the money at hand: the status line's keys and values
+        ("1561.932, activity:relax after the meal, attitude:Hope.", "copied_prompt"),
+        ("1561.932, activity = relax at home, education = bachelor", "copied_prompt"),
+        ("About 1561; my activity today was relaxing at home.", None),
+        ("1561, education: bachelor.", None),  # one label alone may be the person's own
+    ],
+)
+def test_an_answer_in_the_status_lines_layout_is_copied(text: str, kind) -> None:
+    status = {**STATUS, "attitude": {"basic income": 6.4}}
+    ctx = {"question": NUMBER["text"], "name": "Paul Rossi", "status": status, **NUMBER}
+    prompt = Prompt.of([{"role": "user", "content": f"Question: {NUMBER['text']}"}])
+    failure = check("survey", SurveyAnswer(answer=text, value=1561.932), prompt, ctx)
     assert (failure.kind if failure else None) == kind, failure
