@@ -285,8 +285,8 @@ def addressed(answer: str, question: str) -> bool:
     back and tells of nothing of its own (even beside "I": "In your day today, I am unsure";
     "your household and mine" compares); never speaking as "I" (at most as "we"), says "you"
     twice or more; or, never speaking as "I" or "we", opens on "your" or has a sentence
-    opening, after a "no" or "yes" or not, on what "you" will, should, would or can't do or
-    did ("You made a cake.", "No, you can't go."; one generic
+    opening, after a "no" or "yes" or not, on what "you" will, should, would or can't do, are,
+    have or did ("You made a cake.", "No, you can't go.", "You are against it."; one generic
     "you could hear the wind" is ordinary speech); or opens a sentence on what "you" did and
     says "you" more often than "I" ("You forgot your tax. I'm afraid you're late."); or
     greets "you" ("Nice to meet you."): the
@@ -307,11 +307,7 @@ def addressed(answer: str, question: str) -> bool:
     if _as_i(said):  # "You support it. You think ..., we have 10 days": "we" alone, told
         mine = sum(w in _SINGULAR for w in said)
         return (you >= 2 and not mine) or (did and you > mine)
-    told = (
-        did
-        or said[:1] in (["your"], ["you'll"])
-        or any(tuple(s[: len(opening)]) == opening for s in sentences for opening in _TOLD_TO_DO)
-    )
+    told = did or said[:1] in (["your"], ["you'll"]) or any(_told(s) for s in sentences)
     return told or you >= 2
 
 
@@ -333,12 +329,26 @@ def _unprefaced(said: list[str]) -> list[str]:
     return said[1:] if said[:1] in (["no"], ["yes"], ["well"], ["oh"]) else said
 
 
-# "You will pay ...", "You should support it": the person told what to do, not answering.
+# "You will pay ...", "You should support it", "You are against it", "You have $234": the
+# asker told what to do or what they are or have, not answered ("you have to ..." is generic).
 _TOLD_TO_DO = (
-    *(("you", verb) for verb in ("will", "should", "would", "must", "can't", "cannot")),
-    ("you're", "going"),
-    ("you", "are", "going"),
+    *(("you", verb) for verb in ("will", "should", "would", "must", "can't", "cannot", "are")),
+    ("you're",),
 )
+
+
+def _told(sentence: list[str]) -> bool:
+    """Whether a sentence opens on what "you" will, should, are or have (not "have to", nor
+    "you are right": a reply to the asker)."""
+    if sentence[:2] == ["you", "have"]:
+        return sentence[2:3] != ["to"]
+    rest = sentence[2:3] if sentence[:2] == ["you", "are"] else sentence[1:2]
+    if sentence[:1] in (["you"], ["you're"]) and rest and rest[0] in _REPLIES:
+        return False
+    return any(tuple(sentence[: len(opening)]) == opening for opening in _TOLD_TO_DO)
+
+
+_REPLIES = frozenset("right correct welcome kidding".split())  # "You are right, ..."
 
 
 def narrates(answer: str, name: str) -> bool:

@@ -1002,6 +1002,13 @@ def test_a_time_only_the_reply_being_re_asked_gave_is_still_garbled() -> None:
         ("I remember: my plan for 21:00: 21:00 relax at home.", None),  # as the rules say it
         ("I left at 12:00: the shelter was full by 13:00.", None),
         ("From 9:00 to 9:00 the next day I stayed home.", None),
+        # SmolLM2's, kept first try to "How was your day?": the memory list's plan
+        ("Bo's plan for 12:00 breakfast, and prepare; 13:16 continue", "copied_prompt"),
+        ("I ate at 12:00 breakfast with Bo; 13:16 continue the same routine", "copied_prompt"),
+        ("Ava's plan for 16:30 is set to prepare for the teacher at work.", "copied_prompt"),
+        ("Ava's plan for the evening was dinner at home.", None),
+        ("I had breakfast at 8:00; lunch was late.", None),
+        ("We met at 10:00; by 11:00 the shelter was full.", None),
     ],
 )
 def test_a_plans_memory_layout_in_a_text_is_the_prompt_not_words(text, kind) -> None:

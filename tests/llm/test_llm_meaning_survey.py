@@ -178,6 +178,10 @@ VOTE = {
         ),
         (DID, "You asked what I did: I made a cake, and you would have liked it.", None, None),
         (DID, "Made a cake. You should try it!", None, "not_first_person"),
+        (CHOICE, "You are against basic income.", 1, "not_first_person"),  # SmolLM2's, kept
+        (NUMBER, "You have $234,198.65", 234198.65, "not_first_person"),  # SmolLM2's, kept
+        (OPEN, "You have to work hard here.", None, None),  # a generic "you"
+        (OPEN, "You're right, I had a long day.", None, None),
         (DID, "Made a cake, then went to the shelter.", None, None),
         (DID, "You know, the shelter was full.", None, None),
         (OPEN, "I had a quiet day at the bakery,", None, "empty"),  # stops mid-sentence
