@@ -17,6 +17,21 @@ RULES_CAVEAT = (
 )
 
 
+def rules_caveat(run: RunData) -> str:
+    """The caveat of a run the rules policy answered, whole or but for some tasks (a model
+    for the surveys): a reader learns which words came from a model before reading them."""
+    asked = run.model_tasks
+    if not asked:
+        return RULES_CAVEAT
+    models = ", ".join(m for m in run.run.get("llm") or {} if "rules" not in m) or "a model"
+    return (
+        f"A language model ({models}) answered only these tasks: {', '.join(asked)}. The rules "
+        "policy answered every other task: those choices, words and reflections come from "
+        "deterministic rules, not a language model. Read them as a test of the simulation's "
+        "mechanics, not as language-model (or human) behaviour."
+    )
+
+
 def _versions(run: RunData) -> dict[str, str]:
     recorded = run.run.get("versions") or run.config.get("versions")
     if isinstance(recorded, dict) and recorded:
@@ -187,6 +202,8 @@ def _flat(data: Any, prefix: str = "") -> dict[str, str]:
         return out
     if isinstance(data, list) and any(isinstance(v, dict | list) for v in data):
         return {prefix[:-1]: f"{len(data)} item(s), see the tables"}
+    if isinstance(data, list) and not data:
+        return {prefix[:-1]: "none"}
     return {prefix[:-1]: str(data)}
 
 

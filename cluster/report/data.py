@@ -126,6 +126,20 @@ class RunData:
         provider = str(self.config.get("llm", {}).get("provider", ""))
         return provider == "rules" or any("rules" in k for k in self.run.get("llm", {}))
 
+    @property
+    def model_tasks(self) -> list[str]:
+        """The tasks a language model was asked (its answers, re-asks and fallbacks), from
+        run.json's answer sources; the rules policy answered the others."""
+        tasks = self.run.get("llm_tasks") or {}
+        return sorted(
+            task
+            for task, counters in tasks.items()
+            if any(
+                str(k).startswith("source.") and k != "source.rules" and v
+                for k, v in (counters or {}).items()
+            )
+        )
+
 
 @dataclass
 class Arm:

@@ -55,13 +55,14 @@ def _version() -> str:
 
 
 def _base_context(title: str, subtitle: str, runs: list[RunData]) -> dict[str, Any]:
-    caveats = []
-    if any(r.is_rules for r in runs):
-        caveat = card.RULES_CAVEAT
-        if not all(r.is_rules for r in runs):
-            rules = ", ".join(r.label for r in runs if r.is_rules)
-            caveat = f"{rules}: {caveat}"
-        caveats.append(caveat)
+    by_text: dict[str, list[str]] = {}  # a caveat and the runs it holds for
+    for r in runs:
+        if r.is_rules:
+            by_text.setdefault(card.rules_caveat(r), []).append(r.label)
+    caveats = [
+        text if len(labels) == len(runs) else f"{', '.join(labels)}: {text}"
+        for text, labels in by_text.items()
+    ]
     return {
         "title": title,
         "subtitle": subtitle,

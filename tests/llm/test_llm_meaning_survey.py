@@ -741,3 +741,28 @@ def test_an_answer_in_the_status_lines_layout_is_copied(text: str, kind) -> None
     prompt = Prompt.of([{"role": "user", "content": f"Question: {NUMBER['text']}"}])
     failure = check("survey", SurveyAnswer(answer=text, value=1561.932), prompt, ctx)
     assert (failure.kind if failure else None) == kind, failure
+
+
+async def test_a_report_says_which_tasks_a_model_answered(tmp_path, bm25_embedder) -> None:
+    """Surveys on a model, the rest on the rules policy: the caveat names the survey only."""
+    from societas.cluster.loop.local import run_local_async
+    from societas.cluster.report.card import RULES_CAVEAT, rules_caveat
+    from societas.cluster.report.data import RunData
+
+    def say(body: dict[str, Any]) -> str:
+        text = user_text(body)
+        return next(json.dumps(fine) for s, _, fine in QUESTIONS.values() if s["text"] in text)
+
+    async with chat_server(say) as (url, _):
+        large = {**endpoint(url), "name": "large"}
+        llm = {"endpoints": [large], "routes": {"survey": "large", "default": "rules"}}
+        data = town(ticks=3, llm=llm, surveys=[SURVEY])
+        await run_local_async(data, tmp_path, embedder=bm25_embedder)
+    run = RunData(tmp_path)
+    assert run.is_rules and run.model_tasks == ["survey"]
+    caveat = rules_caveat(run)
+    assert caveat.startswith("A language model (parrot) answered only these tasks: survey.")
+    assert caveat != RULES_CAVEAT
+    rules_only = tmp_path / "rules"
+    await run_local_async(town(ticks=3), rules_only, embedder=bm25_embedder)
+    assert rules_caveat(RunData(rules_only)) == RULES_CAVEAT

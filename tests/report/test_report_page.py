@@ -84,3 +84,15 @@ def test_two_runs_compared_on_the_same_axes(hurricane, hurricane_control, tmp_pa
     assert diff["low_at"].startswith("day 0")
     assert rows["warned · all agents"]["peak"] == rows["no-warning · all agents"]["peak"] == 1.0
     assert "warned" in html and "no-warning" in html
+
+
+def test_a_setting_compared_between_arms_reads_as_words() -> None:
+    """An arm with no interventions reads 'none' beside the other's count, not '[]'."""
+    from societas.cluster.report.card import _flat
+
+    flat = _flat({"interventions": [], "treated": [{"tick": 4}], "seeds": [1, 2]})
+    assert flat == {
+        "interventions": "none",
+        "treated": "1 item(s), see the tables",
+        "seeds": "[1, 2]",
+    }
