@@ -71,7 +71,11 @@ def llm_figure(run: RunData) -> tuple[go.Figure | None, dict[str, Any]]:
         return None, {}
     ticks = cols["tick"].astype(int)
     x = run.hours(ticks)
-    label = "estimated tokens (rules policy: no model called)" if run.is_rules else "tokens"
+    label = "tokens"
+    if run.is_rules and not run.model_tasks:
+        label = "estimated tokens (rules policy: no model called)"
+    elif run.is_rules:  # some tasks on a model: its tokens counted, the rules' estimated
+        label = "tokens (the model's counted, the rules policy's estimated)"
     fig = F.new_figure("Language-model work per tick", label)
     fig.add_trace(go.Bar(x=x, y=cols["pt"], name="prompt tokens", marker_color=F.PALETTE[3]))
     fig.add_trace(go.Bar(x=x, y=cols["ct"], name="completion tokens", marker_color=F.PALETTE[4]))

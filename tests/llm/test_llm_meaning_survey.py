@@ -746,6 +746,7 @@ def test_an_answer_in_the_status_lines_layout_is_copied(text: str, kind) -> None
 async def test_a_report_says_which_tasks_a_model_answered(tmp_path, bm25_embedder) -> None:
     """Surveys on a model, the rest on the rules policy: the caveat names the survey only."""
     from societas.cluster.loop.local import run_local_async
+    from societas.cluster.report.activity import llm_figure
     from societas.cluster.report.card import RULES_CAVEAT, rules_caveat
     from societas.cluster.report.data import RunData
 
@@ -763,6 +764,15 @@ async def test_a_report_says_which_tasks_a_model_answered(tmp_path, bm25_embedde
     caveat = rules_caveat(run)
     assert caveat.startswith("A language model (parrot) answered only these tasks: survey.")
     assert caveat != RULES_CAVEAT
+    figure, _ = llm_figure(run)
+    assert figure is not None
+    assert (
+        figure.layout.yaxis.title.text
+        == "tokens (the model's counted, the rules policy's estimated)"
+    )
     rules_only = tmp_path / "rules"
     await run_local_async(town(ticks=3), rules_only, embedder=bm25_embedder)
     assert rules_caveat(RunData(rules_only)) == RULES_CAVEAT
+    figure, _ = llm_figure(RunData(rules_only))
+    assert figure is not None
+    assert figure.layout.yaxis.title.text == "estimated tokens (rules policy: no model called)"
