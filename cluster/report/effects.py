@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -174,9 +174,21 @@ def outcome_values(run: RunData, variable: str, tick: int) -> dict[int, float]:
     }
 
 
-def survey_outcomes(run: RunData) -> Iterator[tuple[str, str, dict[int, float]]]:
-    """(outcome, survey label, agent id -> value) per numeric survey question; a choice
-    question gives one 0/1 outcome per option (`question = option`)."""
+def binary_outcome(runs: list[RunData], variable: str) -> bool:
+    """Whether a recorded outcome is a share: 0 or 1 at every tick of every run compared."""
+    found = [
+        run.scalar(
+            "SELECT bool_and(value = 0 OR value = 1) FROM outcomes WHERE variable = ?", variable
+        )
+        for run in runs
+    ]
+    return any(f is not None for f in found) and all(f in (True, None) for f in found)
+
+
+def survey_outcomes(run: RunData) -> Iterator[tuple[str, str, dict[int, float], bool]]:
+    """(outcome, survey label, agent id -> value, whether a share) per numeric survey
+    question; a choice question gives one 0/1 outcome per option (`question = option`), the
+    only survey outcomes that are shares."""
     questions = {
         (s["id"], q["id"]): q for s in run.config.get("surveys", []) for q in s["questions"]
     }
@@ -191,12 +203,23 @@ def survey_outcomes(run: RunData) -> Iterator[tuple[str, str, dict[int, float]]]
         if q.get("kind") == "choice":
             for index, option in enumerate(q.get("options") or []):
                 shares = {a: float(v == index) for a, v in values.items()}
-                yield f"{survey}.{qid} = {option}", f"survey {survey}", shares
+                yield f"{survey}.{qid} = {option}", f"survey {survey}", shares, True
         else:
-            yield f"{survey}.{qid}", f"survey {survey}", values
+            yield f"{survey}.{qid}", f"survey {survey}", values, False
 
 
 # ---------------------------------------------------------------- the table
+class Measure(NamedTuple):
+    """One outcome compared: its values per run of the arm and of the reference arm."""
+
+    outcome: str
+    role: str  # primary, secondary or survey
+    when: str  # "tick 95", "survey evening_day1"
+    arm: list[dict[int, float]]
+    ref: list[dict[int, float]]
+    share: bool  # 0/1 by its kind: a choice's option, a recorded outcome always 0 or 1
+
+
 def _pairs(
     arm_values: dict[int, float], ref_values: dict[int, float], members: set[int] | None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -246,38 +269,40 @@ def effects_table(arms: list[Arm]) -> list[EffectRow]:
         groups = [subgroups(r) for r in runs]
         ref_groups = groups if paired else [subgroups(r) for r in refs]
         tick = _last_tick(runs + refs)
-        measures: list[tuple[str, str, str, list[dict[int, float]], list[dict[int, float]]]] = []
+        measures: list[Measure] = []
         if tick is not None:
             for name in names:
                 role = "primary" if name == primary else "secondary"
                 measures.append(
-                    (
+                    Measure(
                         name,
                         role,
                         f"tick {tick}",
                         [outcome_values(r, name, tick) for r in runs],
                         [outcome_values(r, name, tick) for r in refs],
+                        binary_outcome(runs + refs, name),
                     )
                 )
-        survey_arm = [dict((o, (w, v)) for o, w, v in survey_outcomes(r)) for r in runs]
-        survey_ref = [dict((o, (w, v)) for o, w, v in survey_outcomes(r)) for r in refs]
+        survey_arm = [{o: (w, v, sh) for o, w, v, sh in survey_outcomes(r)} for r in runs]
+        survey_ref = [{o: (w, v, sh) for o, w, v, sh in survey_outcomes(r)} for r in refs]
         for outcome in dict.fromkeys(o for s in survey_arm for o in s):
-            when = next(s[outcome][0] for s in survey_arm if outcome in s)
+            when, _, share = next(s[outcome] for s in survey_arm if outcome in s)
             measures.append(
-                (
+                Measure(
                     outcome,
                     "survey",
                     when,
-                    [s.get(outcome, ("", {}))[1] for s in survey_arm],
-                    [s.get(outcome, ("", {}))[1] for s in survey_ref],
+                    [s[outcome][1] if outcome in s else {} for s in survey_arm],
+                    [s[outcome][1] if outcome in s else {} for s in survey_ref],
+                    share,
                 )
             )
-        for outcome, role, when, arm_vals, ref_vals in measures:
+        for outcome, role, when, arm_vals, ref_vals, share in measures:
             for subgroup in dict.fromkeys(g for gs in groups for g in gs):
                 members = [gs.get(subgroup, set()) for gs in groups]
                 if paired:
                     both = zip(arm_vals, ref_vals, members, strict=True)
-                    est = paired_effect([_pairs(a, r, m) for a, r, m in both])
+                    est = paired_effect([_pairs(a, r, m) for a, r, m in both], share)
                 else:
                     est = unpaired_effect(
                         [_values(m, a) for a, m in zip(arm_vals, members, strict=True)],

@@ -136,17 +136,14 @@ def t_interval(values: Sequence[float] | np.ndarray) -> tuple[float, float, floa
     return (m, m - half, m + half, x.size - 1)
 
 
-def is_binary(values: np.ndarray) -> bool:
-    """True when every finite value is 0 or 1 (a share)."""
-    x = values[np.isfinite(values)]
-    return x.size > 0 and bool(np.all((x == 0) | (x == 1)))
-
-
-def paired_effect(per_seed: Sequence[tuple[np.ndarray, np.ndarray]]) -> Estimate:
+def paired_effect(
+    per_seed: Sequence[tuple[np.ndarray, np.ndarray]], share: bool = False
+) -> Estimate:
     """Effect of arm over reference from (arm, reference) values of the same agents, one pair
     of arrays per seed: differences per agent, their mean per seed, then a t interval over
     seeds (df = seeds - 1); with one seed a t interval over agents within that run (for a
-    share, Newcombe's interval for a paired difference of proportions)."""
+    `share`, 0/1 values by the outcome's kind, Newcombe's interval for a paired difference
+    of proportions; a likert point of 1 is no share)."""
     means, n_agents = [], []
     for arm, ref in per_seed:
         d = np.asarray(arm, dtype=float) - np.asarray(ref, dtype=float)
@@ -164,7 +161,7 @@ def paired_effect(per_seed: Sequence[tuple[np.ndarray, np.ndarray]]) -> Estimate
     arm, ref = (np.asarray(v, dtype=float) for v in per_seed[0])
     ok = np.isfinite(arm) & np.isfinite(ref)
     arm, ref = arm[ok], ref[ok]
-    if is_binary(arm) and is_binary(ref):
+    if share:
         lo, hi = newcombe_paired(arm, ref)
         m = float(arm.mean() - ref.mean())
         return Estimate(m, lo, hi, n, 1, "paired, Newcombe share difference within one run")

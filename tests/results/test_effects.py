@@ -84,8 +84,9 @@ def test_share_differences_stay_in_range_near_zero():
     ref = np.zeros(30)
     lo, hi = newcombe_paired(arm, ref)
     assert -1.0 <= lo < 1 / 30 < hi <= 1.0
-    est = paired_effect([(arm, ref)])
+    est = paired_effect([(arm, ref)], share=True)
     assert "Newcombe" in est.method and est.estimate == pytest.approx(1 / 30)
+    assert "t over agents" in paired_effect([(arm, ref)]).method  # 0/1 values, no share
     lo, hi = newcombe_paired(np.ones(10), np.zeros(10))
     assert 0 < lo <= 1.0 and hi == 1.0
 
@@ -103,9 +104,19 @@ AGENTS = 12
 LOW = {0, 3, 4, 7, 9}  # baseline income < 2000
 
 
-def _write_run(folder: Path, arm: str, seed: int, noise: np.ndarray) -> None:
+SURVEY = {"id": "s", "day": 0, "hour": 1, "questions": [
+    {"id": "life", "kind": "likert", "scale": 5, "text": "How satisfied are you?"},
+    {"id": "vote", "kind": "choice", "options": ["yes", "no"], "text": "Would you vote?"},
+]}  # fmt: skip
+
+
+def _write_run(
+    folder: Path, arm: str, seed: int, noise: np.ndarray, surveyed: bool = False
+) -> None:
     """A run folder with the tables the effects read: treatment adds 1 to the mood of the
-    low earners from tick 2 on; everything else equals the control."""
+    low earners from tick 2 on; everything else equals the control. `surveyed`: every agent
+    answers 1 of 5 to SURVEY's likert question, the low earners "yes" to its vote, the rest
+    "no"."""
     config = {
         "name": f"lab-{arm}",
         "seed": seed,
@@ -114,9 +125,15 @@ def _write_run(folder: Path, arm: str, seed: int, noise: np.ndarray) -> None:
         "outcomes": {"record": [{"name": "mood"}, {"name": "happy"}]},
         "analysis": {"primary": "mood", "subgroups": {"low_earners": "income < 2000"}},
     }
+    if surveyed:
+        config["surveys"] = [SURVEY]
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps(config))
     writer = ResultsWriter(folder, 0, flush_every=100)
+    for i in range(AGENTS) if surveyed else ():
+        writer.add("surveys", (2, 0, "01:00", "s", i, "life", "1", 1.0, "first_try"))
+        vote = 0.0 if i in LOW else 1.0
+        writer.add("surveys", (2, 0, "01:00", "s", i, "vote", "yes", vote, "first_try"))
     for tick in range(4):
         for i in range(AGENTS):
             if tick == 0:
@@ -215,3 +232,22 @@ def test_arms_without_a_shared_seed_are_compared_unpaired(tmp_path):
     assert every["method"].startswith("unpaired, Welch t over agents")
     assert float(every["ci_low"]) < float(every["estimate"]) < float(every["ci_high"])
     assert "do not share seed and population" in (root / "report.html").read_text()
+
+
+def test_a_likert_point_of_1_is_a_mean_and_a_choice_a_share(tmp_path):
+    """A share by the outcome's kind, not by its values: every agent answering the likert
+    point 1 is no proportion of 1."""
+    root = tmp_path / "D"
+    noise = np.random.default_rng(3).uniform(0, 0.5, AGENTS)
+    for arm in ("control", "treatment"):
+        _write_run(root / arm, arm, 3, noise, surveyed=True)
+    write_report(root)
+    with (root / "effects.csv").open() as f:
+        rows = {(r["outcome"], r["subgroup"]): r for r in csv.DictReader(f)}
+    life = rows[("s.life", "all")]
+    assert life["method"] == "paired, t over agents within one run (df=11)", life
+    assert float(life["estimate"]) == 0.0 == float(life["ci_low"]) == float(life["ci_high"])
+    vote = rows[("s.vote = yes", "all")]
+    assert "Newcombe" in vote["method"] and float(vote["estimate"]) == 0.0
+    assert "Newcombe" in rows[("happy", "all")]["method"]  # a recorded 0/1 outcome
+    assert "t over agents" in rows[("mood", "all")]["method"]
