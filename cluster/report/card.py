@@ -75,6 +75,16 @@ def _llm_totals(run: RunData) -> dict[str, Any]:
     return total
 
 
+def _calls_by_model(run: RunData) -> str:
+    """' (smollm2: 186, rules (not a language model): 1,138)' when more than one answered."""
+    by_model = {m: st for m, st in (run.run.get("llm") or {}).items() if isinstance(st, dict)}
+    if len(by_model) < 2:
+        return ""
+    return (
+        " (" + ", ".join(f"{m}: {int(st.get('requests', 0)):,}" for m, st in by_model.items()) + ")"
+    )
+
+
 def answer_sources(run: RunData) -> str:
     """Per task, the shares of its answers by source ('daily_plan: 83% fallback, 17%
     first_try'), from run.json's llm_tasks; what a reader needs before trusting the text."""
@@ -148,7 +158,7 @@ def run_card(run: RunData) -> dict[str, Any]:
         + (
             f" over {len(run.run.get('segments') or [])} segments (resumed)"
             if run.run.get("resumed")
-            else ""
+            else _calls_by_model(run)
         ),
         "LLM tokens": f"{int(run.run.get('llm_tokens', 0)):,} over the whole run"
         if run.run.get("resumed")

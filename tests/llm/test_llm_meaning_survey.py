@@ -747,7 +747,7 @@ async def test_a_report_says_which_tasks_a_model_answered(tmp_path, bm25_embedde
     """Surveys on a model, the rest on the rules policy: the caveat names the survey only."""
     from societas.cluster.loop.local import run_local_async
     from societas.cluster.report.activity import llm_figure
-    from societas.cluster.report.card import RULES_CAVEAT, rules_caveat
+    from societas.cluster.report.card import RULES_CAVEAT, rules_caveat, run_card
     from societas.cluster.report.data import RunData
 
     def say(body: dict[str, Any]) -> str:
@@ -764,6 +764,8 @@ async def test_a_report_says_which_tasks_a_model_answered(tmp_path, bm25_embedde
     caveat = rules_caveat(run)
     assert caveat.startswith("A language model (parrot) answered only these tasks: survey.")
     assert caveat != RULES_CAVEAT
+    calls = run_card(run)["LLM calls"]
+    assert "(parrot: " in calls and ", rules (not a language model): " in calls, calls
     figure, _ = llm_figure(run)
     assert figure is not None
     assert (
