@@ -72,7 +72,7 @@ def interview(
     try:
         out = do_interview(run_dir, agent, question, at=when, llm_config=llm_config)
     except ValueError as err:  # --at outside the run, an endpoint that does not answer
-        _fail(err, 2 if str(err).startswith(("--at", "--endpoint")) else 1)
+        _fail(err, 2 if str(err).startswith(("--at", "--endpoint", "llm.endpoints")) else 1)
     except (FileNotFoundError, BranchError) as err:
         _fail(err)
     if as_json:

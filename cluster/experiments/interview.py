@@ -157,9 +157,9 @@ async def interview_async(
     appended with its answer_source to the run's interviews.jsonl."""
     if not question.strip():
         raise ValueError("QUESTION: ask something (got an empty question)")
-    if llm_config is not None:
-        await reachable(llm_config)
-    tick = checkpoint_at(Path(run_dir), run_scenario_of(Path(run_dir)), at)
+    scenario = run_scenario_of(Path(run_dir))
+    await reachable(llm_config or scenario.llm, own=llm_config is None)
+    tick = checkpoint_at(Path(run_dir), scenario, at)
     async with open_agent(run_dir, agent_id, at, llm_config) as engine:
         q = Question(id="interview", kind="open", text=question.strip())
         (answer,) = await ask(engine, [(agent_id, q)], memories=memories, task="interview")
@@ -188,11 +188,15 @@ def _append(path: Path, record: dict[str, Any]) -> None:
         fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-async def reachable(llm: LLMConfig) -> None:
-    """A clear error when an endpoint of `llm` does not answer (before loading anything)."""
+async def reachable(llm: LLMConfig, own: bool = False) -> None:
+    """A clear error when an endpoint answering interviews does not answer (before loading
+    anything); `own`: the run's own, named by its place in the run's config."""
     import aiohttp
 
-    for ep in llm.endpoints:
+    if llm.to_rules("interview"):
+        return
+    for i in llm.route("interview"):
+        ep = llm.endpoints[i]
         url = ep.base_url.rstrip("/") + "/models"
         try:
             timeout = aiohttp.ClientTimeout(total=5)
@@ -201,6 +205,12 @@ async def reachable(llm: LLMConfig) -> None:
                     raise ValueError(f"answered HTTP {r.status}")
         except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as err:
             why = str(err) or type(err).__name__
+            if own:
+                raise ValueError(
+                    f"llm.endpoints.{i}.base_url: {ep.base_url}, the run's model for interviews, "
+                    f"is not reachable ({why}); start it, or answer with --endpoint URL --model "
+                    "NAME or --llm FILE"
+                ) from None
             raise ValueError(f"--endpoint: {ep.base_url} is not reachable ({why})") from None
 
 

@@ -155,3 +155,28 @@ def test_a_route_to_an_unknown_task_in_an_interview_llm_file_exits_2(rules_run, 
         app, ["interview", str(rules_run), "--agent", "1", "--llm", str(llm), "Hi?"]
     )
     assert res.exit_code == 2 and "routes.gossip: no such task" in res.output, res.output
+
+
+def test_an_interview_when_the_runs_own_model_is_down_is_one_line_and_exit_2(
+    rules_run, tmp_path
+) -> None:
+    """A run made on a model whose server is stopped since: the run's endpoint is named."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(rules_run, run)
+    config = json.loads((run / "config.json").read_text())
+    ep = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "name": "large"}
+    config["llm"] = {"provider": "openai", "endpoints": [ep],
+                     "routes": {"interview": "large", "default": "rules"}}  # fmt: skip
+    (run / "config.json").write_text(json.dumps(config))
+    res = CliRunner().invoke(app, ["interview", str(run), "--agent", "1", "Hi?"])
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1, res.output
+    assert "llm.endpoints.0.base_url: http://127.0.0.1:9/v1, the run's model for interviews, " \
+        "is not reachable" in lines[0] and "--endpoint URL --model NAME" in lines[0]  # fmt: skip
+    assert (
+        not (run / "interviews.jsonl").exists()
+        or "Hi?" not in (run / "interviews.jsonl").read_text()
+    )
