@@ -31,6 +31,7 @@ from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_s
 from societas.cluster import checkpoint as ckpt
 from societas.cluster.experiments.arms import llm_calls, preflight_code, run_checkpointed
 from societas.cluster.loop.engines import EngineFactory
+from societas.cluster.preflight import check_llm
 from societas.memory.embedding import build_embedder
 
 
@@ -148,6 +149,8 @@ def prepare(parent: Path, at: str, patch_path: Path, out: Path) -> dict[str, Any
         raise BranchError(f"--patch: {err}") from None
     branch = branch.model_copy(update={"code_dirs": list(past.code_dirs)})
     preflight_code(branch)
+    if problems := check_llm(branch.llm):  # the live part's models, before anything is copied
+        raise BranchError("\n".join(p.line() for p in problems))
     if out.exists() and any(out.iterdir()):
         raise BranchError(f"--out: {str(out)!r} is not empty; choose a new folder")
     out.mkdir(parents=True, exist_ok=True)

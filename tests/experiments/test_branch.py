@@ -133,7 +133,8 @@ def test_branch_replays_the_past_from_the_cache_without_live_calls(tmp_path):
     parent_requests, at_switch, total, info = asyncio.run(go())
     view = inspect_agent(tmp_path / "parent", 0)  # a model run keeps its prompts
     assert len(view["prompts"]) == 5 and all(p["prompt"] and p["answer"] for p in view["prompts"])
-    assert at_switch == [parent_requests]  # the replayed past: not one HTTP request
+    # the replayed past: not one HTTP request (one before it: the preflight's probe)
+    assert at_switch == [parent_requests + 1]
     assert info["llm_calls_replayed"] == info["llm_cache_hits_replayed"] > 0
     assert 0 < total - parent_requests <= info["llm_calls_live"]
     for table in ("agent_state", "surveys", "dialogues"):
@@ -199,3 +200,20 @@ def test_branch_command_names_the_problem_without_a_traceback(tmp_path, parent):
     out = CliRunner().invoke(app, [*args, "--at", "0:12"])
     assert out.exit_code == 0, out.output
     assert "branch of" in out.output and "replayed" in out.output and "live" in out.output
+
+
+def test_a_branch_whose_model_is_down_is_named_before_anything_is_copied(tmp_path):
+    """The parent ran on a model whose server has stopped since: the live part would fail."""
+
+    async def parent_on_a_model() -> None:
+        async with serve(EmulatorConfig(base_latency_s=0.0)) as (_emu, url):
+            llm = {"provider": "openai", "timeout_s": 10,
+                   "endpoints": [{"base_url": url, "model": "emulated",
+                                  "send_task_hints": True}]}  # fmt: skip
+            await run_checkpointed(load_scenario(parent_data(ticks=12, llm=llm)), tmp_path / "p")
+
+    asyncio.run(parent_on_a_model())  # the server is gone once this returns
+    out = tmp_path / "branch"
+    with pytest.raises(BranchError, match=r"llm\.endpoints\.0\.base_url = http://127\.0\.0\.1:"):
+        run_branch(tmp_path / "p", AT, write_files(tmp_path, PATCH), out)
+    assert not out.exists()
