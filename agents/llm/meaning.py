@@ -1208,7 +1208,7 @@ def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
     from outside; one told to "you" and never as "I" ("You are going to relax at home, ...
     you will have breakfast"), that asks "you" and never says "I" ("What are you talking
     about?") or that comforts "you" ("I can only imagine how difficult it must be for you")
-    is the prompt's voice going on, or the model answering it."""
+    is the prompt's voice going on, or the model answering it; one with hashtags is a post."""
     thought = str(getattr(value, "thought", ""))
     if narrates(thought, str(ctx.get("name") or "")):
         return Failure("narrated", thought)
@@ -1221,6 +1221,8 @@ def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
         return Failure("copied_prompt", f"emotion words, not a thought: {thought[:60]!r}")
     if addressed(thought, "") or _asks_you(thought) or _CONSOLES.search(thought.lower()):
         return Failure("not_first_person", thought[:120])
+    if _HASHTAG.search(thought):  # "... May You Live forever! #LoveMatters #FaithfulFamily"
+        return Failure("out_of_character", f"a post's hashtags, not a thought: {thought[:60]!r}")
     return None
 
 
@@ -1228,6 +1230,7 @@ def _own_thought(value: Any, ctx: dict[str, Any]) -> Failure | None:
 # to someone, not a thought of one's own.
 _CONSOLES = re.compile(r"\bi can only imagine how \w+ (?:it|this|that) (?:must be|is) for you\b")
 _CAPITALISED = re.compile(r"[A-Z][a-z]*")  # "Love", or "E" where the list was cut
+_HASHTAG = re.compile(r"(?<![\w&])#[A-Za-z]\w*")  # "#LoveMatters"; not "#1" nor "&#39;"
 _LABEL = re.compile(r"\s*[A-Za-z]+:\s")  # "Likely: ...": a word and its colon
 
 

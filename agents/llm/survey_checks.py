@@ -447,6 +447,8 @@ def _scaled(
         and not any(_same(kind, n, value) for n in found)
     ):  # fmt: skip
         return "value_mismatch", f"value {value:g}, none of the answer's numbers"
+    if len(counts) == 1 and value is not None and value not in counts:  # "1.0, 2 people" for 1
+        return "value_mismatch", f"the words count {min(counts):g} {noun}, value {value:g}"
     if total is not None and value is None:  # the survey would read the first of them
         listed = ", ".join(f"{n:g}" for n in sorted(counts))
         return "value_mismatch", f"several counts of {noun} ({listed}) and no value"

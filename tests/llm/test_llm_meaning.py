@@ -884,6 +884,11 @@ def test_a_thought_is_not_the_self_description_read_back(thought: str, kind) -> 
             "not_first_person",
         ),
         ("I can only imagine how hard the winter will be.", None),
+        (  # SmolLM2's, kept after a re-ask: a post with hashtags, not a thought
+            "Pure Happiness and Love for Life, May You Live forever! #LoveMatters #FaithfulFamily",
+            "out_of_character",
+        ),
+        ("My #1 worry is the rent.", None),
         (  # SmolLM2's, kept after a re-ask: the prompt's emotions, listed
             "Love, Hate, Reprehensure, Ignorance, Anger, Gratulation, Hope, Sorrow, Pride",
             "copied_prompt",

@@ -508,6 +508,10 @@ VOTE = {
         (LIKERT, "After 2 days off, 4.", None, None),
         (LIKERT, "4, though I only saw 2 people.", None, None),
         (NUMBER, "At home-9 I keep 50.", None, None),  # -9 would be off the scale
+        (COUNT, "1.0, 2 people", 1, "value_mismatch"),  # SmolLM2's, kept first try
+        (COUNT, "I talked to 2 people.", 2, None),
+        (COUNT, "I met 2 people, 1 of them twice.", 2, None),
+        (COUNT, "I met 3 people and 1 dog.", 3, None),
     ],
 )
 def test_a_survey_answer_must_answer_its_question(question, text, value, kind) -> None:
