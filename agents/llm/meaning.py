@@ -1379,9 +1379,14 @@ _LAYOUT = re.compile(
 _DURATION = re.compile(r"\(\d+ min\)")  # "(60 min)"
 _SELF = frozenset("i me my mine myself we us our".split())
 _QUOTED_MEMORY = re.compile(r"\bremember:", re.IGNORECASE)
-# A clock time with seconds ("7:29:06", "4:13.50") or a calendar date ("2015-10-30"): finer
-# than the town's clock, which shows hours and minutes of numbered days.
-_EXACT_TIME = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::|\.(?=\d{2}\b))\d{2}|\b\d{4}-\d{2}-\d{2}\b")
+# A clock time with seconds ("7:29:06", "4:13.50") or a calendar date ("2015-10-30", "the
+# 10th of January", "March 3"): finer than the town's clock, which shows hours and minutes of
+# numbered days.
+_MONTH = "(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_EXACT_TIME = re.compile(
+    r"(?<![\d:])\d{1,2}:\d{2}(?::|\.(?=\d{2}\b))\d{2}|\b\d{4}-\d{2}-\d{2}\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)? of {_MONTH}\b|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b"
+)
 
 
 def _keys(value: Any) -> Iterator[str]:

@@ -970,6 +970,13 @@ def test_a_text_of_json_or_markup_is_no_answer_in_any_task(task: str, value: dic
         ("I was very tired at 4:13.50 and went back to sleep.", "", "garbled"),  # SmolLM2's
         ("I came at 9:30. 50 people were there.", "", None),
         ("I can't wait for 2026-06-01, the fair!", "- the fair opens on 2026-06-01", None),
+        (  # SmolLM2's survey answer, kept first try (hur-601): a date the town never has
+            "I went to work on the 10th of January. I will be returning home tomorrow.",
+            "",
+            "garbled",
+        ),
+        ("The fair is on March 3, they say.", "- the fair opens on March 3", None),
+        ("The 3rd of us arrived late.", "", None),
     ],
 )
 def test_a_time_finer_than_the_town_clock_the_prompt_never_gave_is_garbled(
