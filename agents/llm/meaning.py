@@ -1369,11 +1369,11 @@ def _plan_layout(answer: dict[str, Any]) -> Failure | None:
 _SPOKEN = frozenset(
     "thought_update dialogue_turn survey interview reflection_insights attitude_update".split()
 )
-# A time, a colon and a time ("13:00: 13:00", "10:30: 9:45"), a plan's time, a colon and a
-# number ("plan for 7:00: 10"), someone's plan for a time ("Bo's plan for 12:00 breakfast"), or
-# two timed items of a plan ("13:16 go on; 14:30 wrap up work").
+# A time, a colon and a time, whole or cut ("13:00: 13:00", "10:30: 9:45", "8:00: 8:0"), a
+# plan's time, a colon and a number ("plan for 7:00: 10"), someone's plan for a time ("Bo's plan
+# for 12:00 breakfast"), or two timed items of a plan ("13:16 go on; 14:30 wrap up work").
 _LAYOUT = re.compile(
-    r"\b\d{1,2}:\d{2}:\s*\d{1,2}:\d{2}\b|\bplan for \d{1,2}:\d{2}:\s+\d"
+    r"\b\d{1,2}:\d{2}:\s*\d{1,2}:\d(?:\d\b|\b)|\bplan for \d{1,2}:\d{2}:\s+\d"
     r"|\b[A-Z][a-z]+'s plan for \d{1,2}:\d{2}\b|\b\d{1,2}:\d{2} [a-z][^;.]*; \d{1,2}:\d{2} [a-z]"
 )
 _DURATION = re.compile(r"\(\d+ min\)")  # "(60 min)"

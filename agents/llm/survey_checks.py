@@ -263,16 +263,25 @@ def _match(a: Sequence[str], i: int, b: Sequence[str], j: int) -> int:
 def asks_back(answer: str, question: str) -> bool:
     """Whether a sentence of the answer is the question itself, put back ("I'm not sure. What
     worries you most right now? How are you going to decide?"), or asks as it opens ("What
-    did you do today?" to "What did you do when ...?"): the model echoing its prompt (a
-    question of three words or more)."""
+    did you do today?" to "What did you do when ...?"), or the answer opens on the question's
+    words as a label ("Satisfied with your day so far is: 2"; "My day so far: good" has words
+    of its own): the model echoing its prompt (a question of three words or more)."""
     asked = _WORDS.findall(question.lower())
     if len(asked) < 3:
         return False
+    label = _LABEL.match(answer.lower())
+    named = _WORDS.findall(label.group(1)) if label else []
+    if len(named) >= 3 and set(named) - _LINKS <= set(asked):
+        return True
     for sentence in _SENTENCE_BREAK.split(answer.lower()):
         said = _WORDS.findall(sentence)
         if said == asked or (sentence.rstrip().endswith("?") and said[:3] == asked[:3]):
             return True
     return False
+
+
+_LABEL = re.compile(r"\s*([^:\n.?!]{8,80}):")  # an answer's opening words and a colon
+_LINKS = frozenset("is are was were".split())  # "... is: 2"
 
 
 def _as_i(said: list[str]) -> bool:

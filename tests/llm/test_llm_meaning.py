@@ -1017,6 +1017,10 @@ def test_a_time_only_the_reply_being_re_asked_gave_is_still_garbled() -> None:
         # SmolLM2's, kept first try to "How was your day?": the memory list's plan
         ("Bo's plan for 12:00 breakfast, and prepare; 13:16 continue", "copied_prompt"),
         ("I ate at 12:00 breakfast with Bo; 13:16 continue the same routine", "copied_prompt"),
+        (  # SmolLM2's survey answer, re-asked and kept (pol-601): the layout, cut
+            "I made the decision to reduce carbon emissions, which you completed at 8:00: 8:0",
+            "copied_prompt",
+        ),
         ("Ava's plan for 16:30 is set to prepare for the teacher at work.", "copied_prompt"),
         ("Ava's plan for the evening was dinner at home.", None),
         ("I had breakfast at 8:00; lunch was late.", None),

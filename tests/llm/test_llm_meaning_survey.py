@@ -552,6 +552,15 @@ WORRY = {"kind": "open", "text": "What worries you most right now?"}
             "copied_prompt",
         ),
         (WORRY, "What worries me most right now? The river.", None),  # the person's own words
+        (  # SmolLM2's, re-asked and kept (pol-601): the question's words as a label
+            {"kind": "likert", "scale": 5, "text": "How satisfied are you with your day so far?"},
+            "Satisfied with your day so far is: 2\nReason: I am not satisfied about my days, as I "
+            "have lost sleep and spent more than.",
+            "copied_prompt",
+        ),
+        ({"kind": "open", "text": "How was your day so far?"}, "My day so far: good.", None),
+        (WORRY, "Right now: the river.", None),  # two words of a label
+        (WORRY, "What worries me most right now: the river.", None),  # words of its own
         ({**DAY, "attribute": "education"}, "Bachelor.", None),  # the attribute asked about
         (  # SmolLM2's own, kept first try: most of a memory, the "I" left out
             DID,
