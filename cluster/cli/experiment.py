@@ -70,9 +70,13 @@ def interview(
     except (ValueError, LLMConfigError, UnsafeYAMLError) as err:
         _fail(err, 2)
     try:
-        out = do_interview(run_dir, agent, question, at=when, llm_config=llm_config)
+        given_by = "--llm" if llm is not None else "--endpoint"
+        out = do_interview(
+            run_dir, agent, question, at=when, llm_config=llm_config, given_by=given_by
+        )
     except ValueError as err:  # --at outside the run, an endpoint that does not answer
-        _fail(err, 2 if str(err).startswith(("--at", "--endpoint", "llm.endpoints")) else 1)
+        named = ("--at", "--endpoint", "--llm", "llm.endpoints")
+        _fail(err, 2 if str(err).startswith(named) else 1)
     except (FileNotFoundError, BranchError) as err:
         _fail(err)
     if as_json:

@@ -151,14 +151,15 @@ async def interview_async(
     memories: int = 5,
     at: tuple[int, int] | None = None,
     llm_config: LLMConfig | None = None,
+    given_by: str = "--endpoint",
 ) -> dict[str, Any]:
     """The agent's answer to an open question, from its persona, status and memories at the
-    last checkpoint (or at `at`), by the run's LLM or `llm_config` (task `interview`);
-    appended with its answer_source to the run's interviews.jsonl."""
+    last checkpoint (or at `at`), by the run's LLM or `llm_config` (task `interview`, given by
+    the option `given_by`); appended with its answer_source to the run's interviews.jsonl."""
     if not question.strip():
         raise ValueError("QUESTION: ask something (got an empty question)")
     scenario = run_scenario_of(Path(run_dir))
-    await reachable(llm_config or scenario.llm, own=llm_config is None)
+    await reachable(llm_config or scenario.llm, None if llm_config is None else given_by)
     tick = checkpoint_at(Path(run_dir), scenario, at)
     async with open_agent(run_dir, agent_id, at, llm_config) as engine:
         q = Question(id="interview", kind="open", text=question.strip())
@@ -188,9 +189,10 @@ def _append(path: Path, record: dict[str, Any]) -> None:
         fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-async def reachable(llm: LLMConfig, own: bool = False) -> None:
+async def reachable(llm: LLMConfig, given_by: str | None = "--endpoint") -> None:
     """A clear error when an endpoint answering interviews does not answer (before loading
-    anything); `own`: the run's own, named by its place in the run's config."""
+    anything), naming the option that gave it, or (`given_by` None) its place in the run's
+    own config."""
     import aiohttp
 
     if llm.to_rules("interview"):
@@ -205,13 +207,13 @@ async def reachable(llm: LLMConfig, own: bool = False) -> None:
                     raise ValueError(f"answered HTTP {r.status}")
         except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as err:
             why = str(err) or type(err).__name__
-            if own:
+            if given_by is None:
                 raise ValueError(
                     f"llm.endpoints.{i}.base_url: {ep.base_url}, the run's model for interviews, "
                     f"is not reachable ({why}); start it, or answer with --endpoint URL --model "
                     "NAME or --llm FILE"
                 ) from None
-            raise ValueError(f"--endpoint: {ep.base_url} is not reachable ({why})") from None
+            raise ValueError(f"{given_by}: {ep.base_url} is not reachable ({why})") from None
 
 
 def interview(
@@ -220,9 +222,14 @@ def interview(
     question: str,
     at: tuple[int, int] | None = None,
     llm_config: LLMConfig | None = None,
+    given_by: str = "--endpoint",
 ) -> dict[str, Any]:
     """Synchronous `interview_async`."""
-    return asyncio.run(interview_async(run_dir, agent_id, question, at=at, llm_config=llm_config))
+    return asyncio.run(
+        interview_async(
+            run_dir, agent_id, question, at=at, llm_config=llm_config, given_by=given_by
+        )
+    )
 
 
 def inspect_agent(run_dir: str | Path, agent_id: int, memory_limit: int = 30) -> dict[str, Any]:

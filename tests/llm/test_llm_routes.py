@@ -147,6 +147,18 @@ def test_bad_interview_input_is_one_line_and_exit_2(rules_run, args, message) ->
     assert len(lines) == 1 and message in lines[0], res.output
 
 
+def test_an_interview_llm_file_whose_server_is_down_names_llm(rules_run, tmp_path) -> None:
+    llm = tmp_path / "llm.yaml"
+    llm.write_text(
+        yaml.safe_dump({"llm": {"endpoints": [{**EMU, "base_url": "http://127.0.0.1:9/v1"}]}})
+    )
+    res = CliRunner().invoke(
+        app, ["interview", str(rules_run), "--agent", "1", "--llm", str(llm), "Hi?"]
+    )
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith("error: --llm: http://127.0.0.1:9/v1 is not reachable"), res.output
+
+
 def test_a_route_to_an_unknown_task_in_an_interview_llm_file_exits_2(rules_run, tmp_path) -> None:
     llm = tmp_path / "llm.yaml"
     ep = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "name": "large"}
