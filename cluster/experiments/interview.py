@@ -159,7 +159,8 @@ async def interview_async(
     if not question.strip():
         raise ValueError("QUESTION: ask something (got an empty question)")
     scenario = run_scenario_of(Path(run_dir))
-    await reachable(llm_config or scenario.llm, None if llm_config is None else given_by)
+    given = None if llm_config is None else given_by
+    await reachable(llm_config or scenario.llm, given, task="interview")
     tick = checkpoint_at(Path(run_dir), scenario, at)
     async with open_agent(run_dir, agent_id, at, llm_config) as engine:
         q = Question(id="interview", kind="open", text=question.strip())
@@ -189,15 +190,17 @@ def _append(path: Path, record: dict[str, Any]) -> None:
         fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-async def reachable(llm: LLMConfig, given_by: str | None = "--endpoint") -> None:
-    """A clear error when an endpoint answering interviews does not answer (before loading
-    anything), naming the option that gave it, or (`given_by` None) its place in the run's
-    own config."""
+async def reachable(
+    llm: LLMConfig, given_by: str | None = "--endpoint", task: str | None = None
+) -> None:
+    """A clear error when an endpoint of `llm` (those serving `task`, when given) does not
+    answer (before loading anything), naming the option that gave it, or (`given_by` None) its
+    place in the run's own config."""
     import aiohttp
 
-    if llm.to_rules("interview"):
+    if task is not None and llm.to_rules(task):
         return
-    for i in llm.route("interview"):
+    for i in range(len(llm.endpoints)) if task is None else llm.route(task):
         ep = llm.endpoints[i]
         url = ep.base_url.rstrip("/") + "/models"
         try:
