@@ -66,27 +66,15 @@ def test_too_many_agents_for_smallville(tmp_path: Path) -> None:
     _one_line(done, "--agents", "25")
 
 
-def test_provider_endpoint_that_does_not_answer(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "routes",
+    ["", "  routes: {interview: rules, default: large}\n"],  # every endpoint probed, not one
+)
+def test_provider_endpoint_that_does_not_answer(tmp_path: Path, routes: str) -> None:
     provider = tmp_path / "provider.yaml"
     provider.write_text(
         "llm:\n  provider: openai\n  endpoints:\n"
-        "    - {base_url: 'http://127.0.0.1:9/v1', model: m}\n",
-        encoding="utf-8",
-    )
-    out = str(tmp_path / "o")
-    done = _validate("smallville", "--provider", str(provider), "--out", out, cwd=tmp_path)
-    _one_line(done, "--provider", "not reachable")
-
-
-def test_provider_endpoint_that_does_not_answer_though_interviews_go_to_rules(
-    tmp_path: Path,
-) -> None:
-    """Every endpoint of a provider is probed, not only the one interviews use."""
-    provider = tmp_path / "provider.yaml"
-    provider.write_text(
-        "llm:\n  provider: openai\n  endpoints:\n"
-        "    - {base_url: 'http://127.0.0.1:9/v1', model: m, name: large}\n"
-        "  routes: {interview: rules, default: large}\n",
+        "    - {base_url: 'http://127.0.0.1:9/v1', model: m, name: large}\n" + routes,
         encoding="utf-8",
     )
     out = str(tmp_path / "o")
