@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from societas.agents.llm.accounting import SOURCE_PREFIX, split_counts
 from societas.cluster.report.schemas import present_tables
 
 
@@ -130,14 +131,13 @@ class RunData:
     def model_tasks(self) -> list[str]:
         """The tasks a language model was asked (its answers, re-asks and fallbacks), from
         run.json's answer sources; the rules policy answered the others."""
-        tasks = self.run.get("llm_tasks") or {}
-        return sorted(
-            task
-            for task, counters in tasks.items()
-            if any(
-                str(k).startswith("source.") and k != "source.rules" and v
-                for k, v in (counters or {}).items()
-            )
+        sources = split_counts(self.run.get("llm_tasks") or {}, SOURCE_PREFIX)
+        return [task for task, n in sources.items() if any(v for s, v in n.items() if s != "rules")]
+
+    def outcome_is_binary(self, variable: str) -> bool | None:
+        """Whether a recorded outcome is 0 or 1 at every tick of this run (None: no rows)."""
+        return self.scalar(
+            "SELECT bool_and(value = 0 OR value = 1) FROM outcomes WHERE variable = ?", variable
         )
 
 

@@ -176,12 +176,7 @@ def outcome_values(run: RunData, variable: str, tick: int) -> dict[int, float]:
 
 def binary_outcome(runs: list[RunData], variable: str) -> bool:
     """Whether a recorded outcome is a share: 0 or 1 at every tick of every run compared."""
-    found = [
-        run.scalar(
-            "SELECT bool_and(value = 0 OR value = 1) FROM outcomes WHERE variable = ?", variable
-        )
-        for run in runs
-    ]
+    found = [run.outcome_is_binary(variable) for run in runs]
     return any(f is not None for f in found) and all(f in (True, None) for f in found)
 
 

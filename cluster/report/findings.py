@@ -72,17 +72,10 @@ def outcome_metrics(run: RunData, single: bool) -> list[Metric]:
     if not record or not run.has("outcomes"):
         return []
     primary = (run.config.get("analysis") or {}).get("primary")
-    binary = {
-        str(v)
-        for (v,) in run.rows(
-            "SELECT variable FROM outcomes GROUP BY variable "
-            "HAVING bool_and(value IN (0, 1)) AND count(*) > 0"
-        )
-    }
     out = []
     for name in sorted(record, key=lambda n: n != primary):
         where = f"variable = {_quote(name)}"
-        share = name in binary
+        share = run.outcome_is_binary(name) is True
         make: Maker = (
             partial(_share_band, where=where)
             if share
