@@ -298,9 +298,9 @@ def addressed(answer: str, question: str) -> bool:
     have or did ("You made a cake.", "No, you can't go.", "You are against it."; one generic
     "you could hear the wind" is ordinary speech); or opens a sentence on what "you" did and
     says "you" more often than "I" ("You forgot your tax. I'm afraid you're late."); or
-    greets "you" ("Nice to meet you."): the
-    question put back or a story told to the reader, not the person's own answer (unless the
-    question asks for words to someone: "What would you tell your neighbour?")."""
+    greets "you" ("Nice to meet you."): the question put back or a story told to the reader,
+    not the person's own answer (unless the question asks for words to someone: "What would
+    you tell your neighbour?")."""
     if _WORDS_TO.search(question.lower()):
         return False
     if _GREETS.search(answer.lower()):  # "Nice to meet you. You're a new coworker."
