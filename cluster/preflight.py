@@ -1,8 +1,9 @@
 """Preflight: everything a run will use, checked before the first tick, each within a stated
 timeout, with one short line per problem naming the setting, its value and what to do.
 
-Checks: the config (scenario + `cluster:`), every LLM endpoint (one chat request with the
-model's name, the key and max_tokens=1; a rejected model lists what the server serves), the
+Checks: the config (scenario + `cluster:`), every LLM endpoint (its /models listing the
+model, else one chat request with the model's name, the key and max_tokens=1; a rejected model
+lists what the server serves), the
 Qdrant server (list collections, read the collection if it exists), the embedder (one
 text), the output folder, and the Ray address. `societas check CONFIG` runs them alone.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,25 +77,29 @@ def _reason(err: BaseException) -> str:
     return (str(err) or type(err).__name__).splitlines()[0][:160]
 
 
-def check_llm(llm: Any, timeout_s: float = HTTP_TIMEOUT_S) -> list[Problem]:
-    """One cheap request per endpoint (its /models, else a 1-token chat) with its model."""
+def check_llm(
+    llm: Any, timeout_s: float = HTTP_TIMEOUT_S, endpoints: Sequence[int] | None = None
+) -> list[Problem]:
+    """Each endpoint (or each of `endpoints`, indexes into `llm.endpoints`) answers with its
+    model: listed by its /models, else a 1-token chat with its name."""
     if getattr(llm, "provider", "rules") != "openai":
         return []
     problems: list[Problem] = []
     results: dict[int, Problem | None] = {}
+    wanted = range(len(llm.endpoints)) if endpoints is None else endpoints
 
     def probe(i: int, ep: Any) -> None:
         results[i] = _probe_endpoint(i, ep, timeout_s)
 
     threads = [
-        threading.Thread(target=probe, args=(i, ep), daemon=True)
-        for i, ep in enumerate(llm.endpoints)
+        threading.Thread(target=probe, args=(i, llm.endpoints[i]), daemon=True) for i in wanted
     ]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout_s * 2 + 1)
-    for i, ep in enumerate(llm.endpoints):
+    for i in wanted:
+        ep = llm.endpoints[i]
         if i not in results:
             problems.append(
                 Problem(
@@ -104,8 +109,8 @@ def check_llm(llm: Any, timeout_s: float = HTTP_TIMEOUT_S) -> list[Problem]:
                     hint="start the server or fix the URL",
                 )
             )
-        elif results[i] is not None:
-            problems.append(results[i])  # type: ignore[arg-type]
+        elif (problem := results[i]) is not None:
+            problems.append(problem)
     return problems
 
 
@@ -126,8 +131,32 @@ def _probe_endpoint(i: int, ep: Any, timeout_s: float) -> Problem | None:
             )
         headers["Authorization"] = f"Bearer {key}"
     base = ep.base_url.rstrip("/")
+
+    def refused(status: int) -> Problem:
+        return Problem(
+            setting=f"{setting}.api_key_env",
+            value=ep.api_key_env or "(none)",
+            message=f"{ep.base_url} refused the key (HTTP {status})",
+            hint="set api_key_env to the variable holding a valid key",
+        )
+
+    def not_served(served: list[str]) -> Problem:
+        return Problem(
+            setting=f"{setting}.model",
+            value=ep.model,
+            message=f"not served by {ep.base_url}"
+            + (f" (it serves {served[:5]})" if served else ""),
+            hint="use a model name the server lists",
+        )
+
     try:
         with httpx.Client(timeout=timeout_s, headers=headers) as client:
+            listed = client.get(f"{base}/models")  # free: no tokens billed
+            if listed.status_code in (401, 403):
+                return refused(listed.status_code)
+            served = _model_ids(listed) if listed.status_code == 200 else []
+            if ep.model in served:
+                return None
             res = client.post(  # the cheapest real request: 1 token, with the model's name
                 f"{base}/chat/completions",
                 json={
@@ -137,21 +166,9 @@ def _probe_endpoint(i: int, ep: Any, timeout_s: float) -> Problem | None:
                 },
             )
             if res.status_code in (401, 403):
-                return Problem(
-                    setting=f"{setting}.api_key_env",
-                    value=ep.api_key_env or "(none)",
-                    message=f"{ep.base_url} refused the key (HTTP {res.status_code})",
-                    hint="set api_key_env to the variable holding a valid key",
-                )
+                return refused(res.status_code)
             if res.status_code in (400, 404) and "model" in res.text.lower():
-                served = _served_models(client, base)
-                return Problem(
-                    setting=f"{setting}.model",
-                    value=ep.model,
-                    message=f"not served by {ep.base_url}"
-                    + (f" (it serves {served[:5]})" if served else ""),
-                    hint="use a model name the server lists",
-                )
+                return not_served(served)
             if res.status_code >= 400:
                 return Problem(
                     setting=f"{setting}.base_url",
@@ -159,14 +176,8 @@ def _probe_endpoint(i: int, ep: Any, timeout_s: float) -> Problem | None:
                     message=f"HTTP {res.status_code} from {res.request.url.path}",
                     hint="check that the URL ends in /v1 and the server is OpenAI-compatible",
                 )
-            served = _served_models(client, base)  # some servers answer any model name
-            if served and ep.model not in served:
-                return Problem(
-                    setting=f"{setting}.model",
-                    value=ep.model,
-                    message=f"not served by {ep.base_url} (it serves {served[:5]})",
-                    hint="use a model name the server lists",
-                )
+            if served:  # it answered a model it does not list (some servers answer any name)
+                return not_served(served)
     except (httpx.HTTPError, ValueError) as err:
         return Problem(
             setting=f"{setting}.base_url",
@@ -177,13 +188,15 @@ def _probe_endpoint(i: int, ep: Any, timeout_s: float) -> Problem | None:
     return None
 
 
-def _served_models(client: Any, base: str) -> list[str]:
-    """Model names the server lists (best effort, for the hint)."""
+def _model_ids(res: Any) -> list[str]:
+    """The model names of an OpenAI `/models` answer; [] when it is not one."""
     try:
-        data = client.get(f"{base}/models").json()
-        return [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
-    except Exception:  # a hint only
+        data = res.json()
+    except ValueError:
         return []
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return []
+    return [str(m.get("id")) for m in data["data"] if isinstance(m, dict)]
 
 
 def check_qdrant(store: Any, timeout_s: float = HTTP_TIMEOUT_S) -> list[Problem]:

@@ -27,6 +27,7 @@ from societas.cluster import checkpoint as ckpt
 from societas.cluster.experiments.branch import run_scenario_of
 from societas.cluster.loop.engines import EngineFactory
 from societas.cluster.loop.local import partition
+from societas.cluster.preflight import check_llm
 from societas.memory import GroupMemory
 
 
@@ -194,29 +195,26 @@ async def reachable(
     llm: LLMConfig, given_by: str | None = "--endpoint", task: str | None = None
 ) -> None:
     """A clear error when an endpoint of `llm` (those serving `task`, when given) does not
-    answer (before loading anything), naming the option that gave it, or (`given_by` None) its
-    place in the run's own config."""
-    import aiohttp
-
+    answer with its model (before loading anything), naming the option that gave it, or
+    (`given_by` None) its place in the run's own config."""
     if task is not None and llm.to_rules(task):
         return
-    for i in range(len(llm.endpoints)) if task is None else llm.route(task):
-        ep = llm.endpoints[i]
-        url = ep.base_url.rstrip("/") + "/models"
-        try:
-            timeout = aiohttp.ClientTimeout(total=5)
-            async with aiohttp.ClientSession(timeout=timeout) as s, s.get(url) as r:
-                if r.status >= 500:
-                    raise ValueError(f"answered HTTP {r.status}")
-        except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as err:
-            why = str(err) or type(err).__name__
-            if given_by is None:
-                raise ValueError(
-                    f"llm.endpoints.{i}.base_url: {ep.base_url}, the run's model for interviews, "
-                    f"is not reachable ({why}); start it, or answer with --endpoint URL --model "
-                    "NAME or --llm FILE"
-                ) from None
-            raise ValueError(f"{given_by}: {ep.base_url} is not reachable ({why})") from None
+    wanted = None if task is None else llm.route(task)
+    problems = await asyncio.to_thread(check_llm, llm, endpoints=wanted)
+    if not problems:
+        return
+    problem = problems[0]
+    down = problem.setting.endswith(".base_url")
+    if given_by is None:
+        what = f"{problem.setting}: {problem.value}, the run's model for interviews,"
+        if down:
+            why = f"is not reachable ({problem.message}); start it"
+        else:
+            why = f"{problem.message}; {problem.hint}"
+        raise ValueError(f"{what} {why}, or answer with --endpoint URL --model NAME or --llm FILE")
+    if down:
+        raise ValueError(f"{given_by}: {problem.value} is not reachable ({problem.message})")
+    raise ValueError(f"{given_by}: {problem.line()}")
 
 
 def interview(

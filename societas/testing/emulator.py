@@ -345,8 +345,10 @@ class Emulator:
         )
 
     async def models(self, request: web.Request) -> web.Response:
-        """The configured model names."""
+        """The configured model names (behind the key, as OpenAI's own list is)."""
         self.stats["requests"] += 1
+        if (denied := self._authorized(request)) is not None:
+            return denied
         return web.json_response(
             {
                 "object": "list",
