@@ -159,6 +159,22 @@ def test_an_interview_llm_file_whose_server_is_down_names_llm(rules_run, tmp_pat
     assert res.output.startswith("error: --llm: http://127.0.0.1:9/v1 is not reachable"), res.output
 
 
+def test_an_interview_model_the_server_does_not_serve_is_named_before_any_chat(rules_run) -> None:
+    async def go() -> tuple[Any, int]:
+        async with serve(EmulatorConfig(base_latency_s=0.001)) as (emu, url):
+            args = ["--agent", "1", "--endpoint", url, "--model", "gpt-9", "Hi?"]
+            res = await asyncio.to_thread(
+                CliRunner().invoke, app, ["interview", str(rules_run), *args]
+            )
+            return res, emu.stats["chat_requests"]
+
+    res, chats = asyncio.run(go())
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and "llm.endpoints.0.model = gpt-9: not served by" in lines[0], lines
+    assert "emulated" in lines[0] and chats == 1  # the probe's 1-token chat, no interview
+
+
 def test_a_route_to_an_unknown_task_in_an_interview_llm_file_exits_2(rules_run, tmp_path) -> None:
     llm = tmp_path / "llm.yaml"
     ep = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "name": "large"}
