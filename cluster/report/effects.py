@@ -125,8 +125,20 @@ def baseline(run: RunData) -> dict[int, dict[str, Any]]:
 
 
 def treated(run: RunData) -> set[int]:
-    """Agents an intervention of this run reached."""
-    return {int(r[0]) for r in run.rows("SELECT DISTINCT agent_id FROM treated")}
+    """Agents an intervention of this run reached, as far as who it reached was fixed before
+    any treatment: every reach of an intervention without `when:` (chosen from profiles), and
+    a `when:` intervention's reach at the first intervention tick only (later, the status its
+    condition reads may itself be an effect of the treatment)."""
+    ivs = run.interventions
+    first = min((int(iv.get("tick", 0)) for iv in ivs), default=0)
+    conditional = [n for n, iv in enumerate(ivs) if iv.get("when")]
+    rows = run.rows(
+        "SELECT DISTINCT agent_id FROM treated WHERE NOT list_contains(?::INTEGER[], intervention) "
+        "OR tick <= ?",
+        conditional,
+        first,
+    )
+    return {int(r[0]) for r in rows}
 
 
 def subgroups(run: RunData) -> dict[str, set[int] | None]:
@@ -303,6 +315,7 @@ def effects_table(arms: list[Arm]) -> list[EffectRow]:
                         [_values(m, a) for a, m in zip(arm_vals, members, strict=True)],
                         [_values(g.get(subgroup, set()), r)
                          for r, g in zip(ref_vals, ref_groups, strict=True)],
+                        share,
                     )  # fmt: skip
                 if est.n_agents == 0:
                     continue
@@ -352,7 +365,7 @@ def notes(rows: list[EffectRow], arms: list[Arm]) -> list[str]:
     """What a reader must know to read the table: replication, width, multiplicity."""
     out = []
     seeds = max((r.n_seeds for r in rows), default=0)
-    if seeds == 1:
+    if rows and all("within one run" in r.method for r in rows):
         out.append(
             "One seed: each interval is within one run (over its agents, who interact and "
             "are not independent draws), not a replication. Run with --seeds 0,1,2 for "
@@ -377,6 +390,16 @@ def notes(rows: list[EffectRow], arms: list[Arm]) -> list[str]:
         )
     if any(not r.method.startswith("paired") for r in rows):
         out.append("Unpaired rows: those arms do not share seed and population.")
+    if any("one arm has 1 seed" in r.method for r in rows):
+        out.append(
+            "Pooled t rows: one of the two arms ran a single seed, so its seed-to-seed "
+            "variation is assumed equal to the other's; run it with the same seeds."
+        )
+    if any("no interval" in r.method for r in rows):
+        out.append(
+            "Rows without an interval: every value was equal (or there were too few), so "
+            "there is no spread to estimate one from; the estimate is still what happened."
+        )
     return out
 
 

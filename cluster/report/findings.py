@@ -28,7 +28,7 @@ from societas.cluster.report.stats import (
     cumulative_share,
     difference,
     paired_band,
-    wilson,
+    share_band,
     within_unit,
 )
 
@@ -57,15 +57,6 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _share_band(run: RunData, where: str) -> Band:
-    """Per-tick share of agents with value 1 among `outcomes` rows matching `where`, with
-    Wilson intervals (inside [0, 1])."""
-    band = agent_band(run, "value", "outcomes", where)
-    k = np.nan_to_num(band.mean) * band.n
-    bounds = np.array([wilson(a, b) for a, b in zip(k, band.n, strict=True)]).reshape(-1, 2)
-    return Band(band.ticks, band.mean, bounds[:, 0], bounds[:, 1], band.n, band.over)
-
-
 def outcome_metrics(run: RunData, single: bool) -> list[Metric]:
     """The scenario's named outcomes, the primary first: mean per tick with its interval."""
     record = [o["name"] for o in (run.config.get("outcomes") or {}).get("record", [])]
@@ -77,7 +68,7 @@ def outcome_metrics(run: RunData, single: bool) -> list[Metric]:
         where = f"variable = {_quote(name)}"
         share = run.outcome_is_binary(name) is True
         make: Maker = (
-            partial(_share_band, where=where)
+            partial(share_band, expr="value = 1", table="outcomes", where=where)
             if share
             else partial(agent_band, expr="value", table="outcomes", where=where)
         )
@@ -100,7 +91,7 @@ def outcome_metrics(run: RunData, single: bool) -> list[Metric]:
 
 
 def _shelter(where: str = "true", table: str = "agent_state") -> Maker:
-    return lambda r: agent_band(r, "place_kind = 'shelter'", table, where)
+    return lambda r: share_band(r, "place_kind = 'shelter'", table, where)
 
 
 def _with_profiles(make: Callable[[RunData], Band]) -> Maker:
@@ -119,10 +110,14 @@ def evacuation_metrics(run: RunData, single: bool) -> list[Metric]:
         "evacuation",
         "Evacuation: share of agents at a shelter",
         "share of agents at a shelter",
-        "Mean over agents per tick with its 95% interval (over seeds when replicated). Dashed "
-        "lines: interventions (numbers as in the interventions table).",
+        "Share of agents per tick with its 95% interval (Wilson; over seeds when replicated). "
+        "With arms sharing seed and population the lower panel is the paired difference (per "
+        "agent, then over seeds). Dashed lines: interventions (numbers as in the "
+        "interventions table).",
         [("all agents", _shelter())],
         (0.0, 1.02),
+        per_agent="SELECT tick, agent_id, (place_kind = 'shelter')::DOUBLE AS v FROM agent_state",
+        share=True,
     )
     out = [main]
     if single and run.population is not None:
@@ -329,9 +324,8 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
     checkpoints = [(f"before #{n}", t - 1) for n, t in marks if 0 < t <= ref.ticks]
     for a, arm in enumerate(arms):
         for s, (name, make) in enumerate(metric.series):
-            band = arm_band(arm, make)
-            if metric.y_range == SHARE_RANGE:  # a share: its interval stays inside [0, 1]
-                band = within_unit(band)
+            raw = arm_band(arm, make)
+            band = within_unit(raw) if metric.y_range == SHARE_RANGE else raw  # a share's range
             label = f"{arm.label} · {name}" if several else name
             color = F.PALETTE[a if several else s % len(F.PALETTE)]
             if not several and name == "all agents" and len(metric.series) > 1:
@@ -342,7 +336,7 @@ def metric_figure(metric: Metric, arms: list[Arm]) -> tuple[Any, list[dict[str, 
             F.add_band(fig, ref, band, label, color, row=1 if several else None, col=1, dash=dash)
             rows.append(_headline(ref, label, band, checkpoints))
             if s == 0:
-                firsts.append(band)
+                firsts.append(raw)  # differences from the intervals as computed, not as drawn
     if several:
         for a in range(1, len(arms)):
             diff = _arm_difference(metric, arms[0], arms[a], firsts[0], firsts[a])

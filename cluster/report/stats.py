@@ -2,7 +2,7 @@
 intervals for shares, and the intervals of paired and unpaired arm effects.
 
 A `Band` is a per-tick mean with a 95% interval. Within one run the interval is over agents
-(normal approximation, mean ± 1.96·sd/√n; agents on a network are not independent draws, so
+(Student's t with n-1 degrees of freedom; agents on a network are not independent draws, so
 it describes the run, not a replication); with replicate runs it is over the runs' means
 (Student's t with k-1 degrees of freedom), the honest interval for a stochastic simulation.
 Shares use Wilson intervals, which stay in [0, 1]. Effects of an arm against a reference arm
@@ -122,8 +122,8 @@ class Estimate:
 
 
 def t_interval(values: Sequence[float] | np.ndarray) -> tuple[float, float, float, int]:
-    """(mean, low, high, df) of a t interval over `values` (NaN dropped); a constant sample
-    has a zero-width interval; one value has no interval (NaN)."""
+    """(mean, low, high, df) of a t interval over `values` (NaN dropped); one value, or values
+    all equal, have no interval (NaN): there is no spread to estimate one from."""
     x = np.asarray(values, dtype=float)
     x = x[np.isfinite(x)]
     if x.size == 0:
@@ -132,8 +132,17 @@ def t_interval(values: Sequence[float] | np.ndarray) -> tuple[float, float, floa
     if x.size == 1:
         return (m, math.nan, math.nan, 0)
     sd = float(x.std(ddof=1))
-    half = t95(x.size - 1) * sd / math.sqrt(x.size) if sd > 0 else 0.0
+    if not sd > 0:
+        return (m, math.nan, math.nan, x.size - 1)
+    half = t95(x.size - 1) * sd / math.sqrt(x.size)
     return (m, m - half, m + half, x.size - 1)
+
+
+def _how(method: str, estimate: float, low: float) -> str:
+    """The method, saying why a finite estimate has no interval."""
+    if math.isfinite(estimate) and math.isnan(low):
+        return f"{method}; no interval: every value equal or too few"
+    return method
 
 
 def paired_effect(
@@ -144,34 +153,32 @@ def paired_effect(
     seeds (df = seeds - 1); with one seed a t interval over agents within that run (for a
     `share`, 0/1 values by the outcome's kind, Newcombe's interval for a paired difference
     of proportions; a likert point of 1 is no share)."""
-    means, n_agents = [], []
-    for arm, ref in per_seed:
-        d = np.asarray(arm, dtype=float) - np.asarray(ref, dtype=float)
-        d = d[np.isfinite(d)]
-        if d.size:
-            means.append(float(d.mean()))
-            n_agents.append(d.size)
-    k = len(means)
-    n = round(float(np.mean(n_agents))) if n_agents else 0
+    pairs, means = [], []
+    for arm_values, ref_values in per_seed:
+        arm, ref = np.asarray(arm_values, dtype=float), np.asarray(ref_values, dtype=float)
+        ok = np.isfinite(arm) & np.isfinite(ref)
+        if ok.any():
+            pairs.append((arm[ok], ref[ok]))
+            means.append(float((arm[ok] - ref[ok]).mean()))
+    k = len(pairs)
     if k == 0:
         return Estimate(math.nan, math.nan, math.nan, 0, 0, "paired, no data")
+    n = round(float(np.mean([arm.size for arm, _ in pairs])))
     if k >= 2:
         m, lo, hi, df = t_interval(means)
-        return Estimate(m, lo, hi, n, k, f"paired, t over seeds (df={df})")
-    arm, ref = (np.asarray(v, dtype=float) for v in per_seed[0])
-    ok = np.isfinite(arm) & np.isfinite(ref)
-    arm, ref = arm[ok], ref[ok]
+        return Estimate(m, lo, hi, n, k, _how(f"paired, t over seeds (df={df})", m, lo))
+    arm, ref = pairs[0]
     if share:
         lo, hi = newcombe_paired(arm, ref)
         m = float(arm.mean() - ref.mean())
         return Estimate(m, lo, hi, n, 1, "paired, Newcombe share difference within one run")
     m, lo, hi, df = t_interval(arm - ref)
-    return Estimate(m, lo, hi, n, 1, f"paired, t over agents within one run (df={df})")
+    return Estimate(m, lo, hi, n, 1, _how(f"paired, t over agents within one run (df={df})", m, lo))
 
 
 def newcombe_paired(arm: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
-    """Newcombe's (1998, method 10) 95% interval of a paired difference of two shares:
-    built from Wilson intervals of each, inside [-1, 1]."""
+    """Newcombe's (1998, method 10) 95% interval of a paired difference of two shares: built
+    from Wilson intervals of each and their corrected correlation, inside [-1, 1]."""
     n = arm.size
     if n == 0:
         return (math.nan, math.nan)
@@ -183,9 +190,10 @@ def newcombe_paired(arm: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
     l1, u1 = wilson(both + only_arm, n)
     l2, u2 = wilson(both + only_ref, n)
     margins = (both + only_arm) * (neither + only_ref) * (both + only_ref) * (neither + only_arm)
-    phi = 0.0
-    if margins > 0:
-        phi = (both * neither - only_arm * only_ref) / math.sqrt(margins)
+    cross = both * neither - only_arm * only_ref
+    if cross > 0:  # Newcombe's correction of the estimated correlation
+        cross = max(cross - n / 2, 0.0)
+    phi = cross / math.sqrt(margins) if margins > 0 else 0.0
     delta = p1 - p2
     low = delta - math.sqrt(
         max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
@@ -196,38 +204,80 @@ def newcombe_paired(arm: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
     return (max(-1.0, low), min(1.0, high))
 
 
-def unpaired_effect(arm: Sequence[np.ndarray], ref: Sequence[np.ndarray]) -> Estimate:
+def newcombe_unpaired(k1: float, n1: float, k2: float, n2: float) -> tuple[float, float]:
+    """Newcombe's (1998, method 10) 95% interval of k1/n1 - k2/n2, two independent shares,
+    built from their Wilson intervals, inside [-1, 1]."""
+    if n1 <= 0 or n2 <= 0:
+        return (math.nan, math.nan)
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson(k1, n1)
+    l2, u2 = wilson(k2, n2)
+    delta = p1 - p2
+    low = delta - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = delta + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return (max(-1.0, low), min(1.0, high))
+
+
+def unpaired_effect(
+    arm: Sequence[np.ndarray], ref: Sequence[np.ndarray], share: bool = False
+) -> Estimate:
     """Effect of arm over reference when they do not share seed and population: with
-    replicates a Welch interval over the runs' means, else Welch over the agents of one run
-    each (df by Welch-Satterthwaite)."""
+    replicates of both a Welch interval over the runs' means; with replicates of one only a
+    pooled t over the runs' means (the arm with one run assumed to vary as the other); with
+    one run each Welch over their agents (df by Welch-Satterthwaite), or for a `share`
+    Newcombe's interval of a difference of independent proportions."""
     arm_means = [float(np.nanmean(a)) for a in arm if np.isfinite(a).any()]
     ref_means = [float(np.nanmean(r)) for r in ref if np.isfinite(r).any()]
     k = min(len(arm_means), len(ref_means))
     n = round(float(np.mean([np.isfinite(a).sum() for a in arm]))) if arm else 0
     if k == 0:
         return Estimate(math.nan, math.nan, math.nan, n, 0, "unpaired, no data")
-    if len(arm_means) >= 2 and len(ref_means) >= 2:
+    if k >= 2:
         m, lo, hi, df = welch(np.asarray(arm_means), np.asarray(ref_means))
-        return Estimate(m, lo, hi, n, k, f"unpaired, Welch t over seeds (df={df:.1f})")
+        return Estimate(m, lo, hi, n, k, _how(f"unpaired, Welch t over seeds (df={df:.1f})", m, lo))
+    if max(len(arm_means), len(ref_means)) >= 2:
+        m, lo, hi, dof = pooled_t(np.asarray(arm_means), np.asarray(ref_means))
+        how = f"unpaired, pooled t over seeds (df={dof}): one arm has 1 seed"
+        return Estimate(m, lo, hi, n, 1, _how(how, m, lo))
     a = np.concatenate([np.asarray(x, float) for x in arm])
     b = np.concatenate([np.asarray(x, float) for x in ref])
-    m, lo, hi, df = welch(a[np.isfinite(a)], b[np.isfinite(b)])
-    return Estimate(m, lo, hi, n, k, f"unpaired, Welch t over agents within one run (df={df:.1f})")
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    if share:
+        lo, hi = newcombe_unpaired(float(np.sum(a == 1)), a.size, float(np.sum(b == 1)), b.size)
+        m = float(a.mean() - b.mean())
+        return Estimate(m, lo, hi, n, 1, "unpaired, Newcombe share difference within one run")
+    m, lo, hi, df = welch(a, b)
+    how = f"unpaired, Welch t over agents within one run (df={df:.1f})"
+    return Estimate(m, lo, hi, n, 1, _how(how, m, lo))
 
 
 def welch(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, float]:
-    """(mean(a) - mean(b), low, high, df) by Welch's t."""
+    """(mean(a) - mean(b), low, high, df) by Welch's t; no interval (NaN) without spread."""
     if a.size < 2 or b.size < 2:
         m = float(a.mean() - b.mean()) if a.size and b.size else math.nan
         return (m, math.nan, math.nan, math.nan)
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     m = float(a.mean() - b.mean())
+    if not va + vb > 0:
+        return (m, math.nan, math.nan, float(a.size + b.size - 2))
     se = math.sqrt(va + vb)
-    if se == 0:
-        return (m, m, m, float(a.size + b.size - 2))
     df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
     half = t95(df) * se
     return (m, m - half, m + half, float(df))
+
+
+def pooled_t(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, int]:
+    """(mean(a) - mean(b), low, high, df) by Student's t with a pooled variance, which
+    needs two values on one side only; no interval (NaN) without spread."""
+    m = float(a.mean() - b.mean())
+    df = a.size + b.size - 2
+    if df < 1:
+        return (m, math.nan, math.nan, df)
+    spread = float(np.sum((a - a.mean()) ** 2) + np.sum((b - b.mean()) ** 2)) / df
+    if not spread > 0:
+        return (m, math.nan, math.nan, df)
+    half = t95(df) * math.sqrt(spread * (1 / a.size + 1 / b.size))
+    return (m, m - half, m + half, df)
 
 
 @dataclass
@@ -240,6 +290,7 @@ class Band:
     hi: np.ndarray
     n: np.ndarray
     over: str  # "agents" or "seeds"
+    share: bool = False  # a share of `n` agents with Wilson intervals
 
     def at(self, tick: int) -> float:
         idx = np.nonzero(self.ticks == tick)[0]
@@ -269,10 +320,34 @@ def agent_band(run: RunData, expr: str, table: str = "agent_state", where: str =
         return Band(ticks, nan, nan, nan, np.zeros(run.ticks), "agents")
     t = cols["tick"].astype(int)
     m = dense(run, t, cols["m"].astype(float))
-    s = dense(run, t, np.nan_to_num(cols["s"].astype(float)), 0.0)
+    s = dense(run, t, cols["s"].astype(float))
     n = dense(run, t, cols["n"].astype(float), 0.0)
-    half = Z95 * s / np.sqrt(np.maximum(n, 1))
+    half = _t95s(n) * s / np.sqrt(np.maximum(n, 1))
     return Band(ticks, m, m - half, m + half, n, "agents")
+
+
+def _t95s(counts: np.ndarray) -> np.ndarray:
+    """t95 with count - 1 degrees of freedom per entry; NaN below 2 (no interval)."""
+    return np.array([t95(int(c) - 1) if c > 1 else np.nan for c in counts])
+
+
+def share_band(run: RunData, expr: str, table: str = "agent_state", where: str = "true") -> Band:
+    """Per-tick share of agents for whom a SQL condition holds, with its Wilson interval."""
+    cols = run.columns(
+        f"SELECT tick, count(*) FILTER (WHERE ({expr})) AS k, count(*) AS n FROM {table} "
+        f"WHERE {where} GROUP BY tick ORDER BY tick"
+    )
+    ticks = np.arange(run.ticks)
+    if not cols:
+        nan = np.full(run.ticks, np.nan)
+        return Band(ticks, nan, nan, nan, np.zeros(run.ticks), "agents", share=True)
+    t = cols["tick"].astype(int)
+    k = dense(run, t, cols["k"].astype(float))
+    n = dense(run, t, cols["n"].astype(float), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+    bounds = np.array([wilson(a, b) for a, b in zip(k, n, strict=True)]).reshape(-1, 2)
+    return Band(ticks, p, bounds[:, 0], bounds[:, 1], n, "agents", share=True)
 
 
 def cumulative_share(run: RunData, sql_first_ticks: str, denominator: int) -> Band:
@@ -290,7 +365,7 @@ def cumulative_share(run: RunData, sql_first_ticks: str, denominator: int) -> Ba
     p = reached / total
     bounds = np.array([wilson(k, total) for k in reached]).reshape(-1, 2)
     n = np.full(run.ticks, float(denominator))
-    return Band(ticks, p, bounds[:, 0], bounds[:, 1], n, "agents")
+    return Band(ticks, p, bounds[:, 0], bounds[:, 1], n, "agents", share=True)
 
 
 def over_seeds(bands: Sequence[Band]) -> Band:
@@ -303,8 +378,7 @@ def over_seeds(bands: Sequence[Band]) -> Band:
     with np.errstate(invalid="ignore", divide="ignore"):
         m = np.nanmean(stack, axis=0)
         sd = np.nanstd(stack, axis=0, ddof=1)
-    q = np.array([t95(int(x) - 1) if x > 1 else np.nan for x in k])
-    half = q * sd / np.sqrt(np.maximum(k, 1))
+    half = _t95s(k) * sd / np.sqrt(np.maximum(k, 1))
     return Band(bands[0].ticks[:length], m, m - half, m + half, k.astype(float), "seeds")
 
 
@@ -312,7 +386,7 @@ def within_unit(band: Band) -> Band:
     """A share's band with its interval cut to [0, 1] (a t interval over a few seeds' shares
     can reach past the ends; the share itself cannot)."""
     return Band(band.ticks, band.mean, np.clip(band.lo, 0.0, 1.0), np.clip(band.hi, 0.0, 1.0),
-                band.n, band.over)  # fmt: skip
+                band.n, band.over, band.share)  # fmt: skip
 
 
 def arm_band(arm: Arm, make: Callable[[Any], Band]) -> Band:
@@ -321,13 +395,28 @@ def arm_band(arm: Arm, make: Callable[[Any], Band]) -> Band:
 
 
 def difference(a: Band, b: Band) -> Band:
-    """b - a per tick with the interval of a difference of independent means."""
+    """b - a per tick with the interval of a difference of independent means, or of two
+    shares within one run each, Newcombe's interval of a difference of proportions."""
     length = min(a.mean.size, b.mean.size)
+    if a.share and b.share:
+        return _share_difference(a, b, length)
     half_a = (a.hi[:length] - a.lo[:length]) / 2
     half_b = (b.hi[:length] - b.lo[:length]) / 2
     d = b.mean[:length] - a.mean[:length]
     half = np.sqrt(half_a**2 + half_b**2)
     return Band(a.ticks[:length], d, d - half, d + half, np.minimum(a.n, b.n)[:length], a.over)
+
+
+def _share_difference(a: Band, b: Band, length: int) -> Band:
+    """b - a per tick for two shares of agents, Newcombe's (1998, method 10) interval."""
+    d = b.mean[:length] - a.mean[:length]
+    lo, hi = np.full(length, np.nan), np.full(length, np.nan)
+    for i in range(length):
+        na, nb = int(a.n[i]), int(b.n[i])
+        if na and nb and np.isfinite(d[i]):
+            ka, kb = round(a.mean[i] * na), round(b.mean[i] * nb)
+            lo[i], hi[i] = newcombe_unpaired(kb, nb, ka, na)
+    return Band(a.ticks[:length], d, lo, hi, np.minimum(a.n, b.n)[:length], a.over)
 
 
 def _per_agent(run: RunData, sql: str, ticks: int) -> np.ndarray:
@@ -357,8 +446,7 @@ def paired_band(pairs: Sequence[tuple[RunData, RunData]], sql: str) -> Band:
     axis = np.arange(ticks)
     if len(pairs) == 1:
         m, sd, n = means[0], np.nan_to_num(sds[0]), ns[0]
-        q = np.array([t95(int(k) - 1) if k > 1 else np.nan for k in n])
-        half = q * sd / np.sqrt(np.maximum(n, 1))
+        half = _t95s(n) * sd / np.sqrt(np.maximum(n, 1))
         return Band(axis, m, m - half, m + half, n.astype(float), "agents (paired)")
     stack = np.vstack(means)
     k = np.sum(np.isfinite(stack), axis=0)
@@ -366,6 +454,5 @@ def paired_band(pairs: Sequence[tuple[RunData, RunData]], sql: str) -> Band:
         warnings.simplefilter("ignore", RuntimeWarning)
         m = np.nanmean(stack, axis=0)
         sd = np.nan_to_num(np.nanstd(stack, axis=0, ddof=1))
-    q = np.array([t95(int(x) - 1) if x > 1 else np.nan for x in k])
-    half = q * sd / np.sqrt(np.maximum(k, 1))
+    half = _t95s(k) * sd / np.sqrt(np.maximum(k, 1))
     return Band(axis, m, m - half, m + half, k.astype(float), "seeds (paired)")

@@ -14,7 +14,8 @@ def over_seeds(
     values: Sequence[float | None], share: bool
 ) -> tuple[float | None, list[float | None]]:
     """(mean, [low, high]) of the per-seed values; shares are clipped to [0, 1], ratios to
-    >= 0; None when no seed measured it, and a None interval with a single seed."""
+    >= 0; None when no seed measured it, and a None interval with a single seed or seeds
+    that all agree (no spread to estimate one from)."""
     finite = [float(v) for v in values if v is not None and math.isfinite(v)]
     if not finite:
         return None, [None, None]

@@ -14,7 +14,16 @@ from typer.testing import CliRunner
 
 from societas.cluster.cli import app
 from societas.cluster.report import ReportInputError, RunData, agent_view
-from societas.cluster.report.stats import Band, agent_band, difference, over_seeds, t95
+from societas.cluster.report.stats import (
+    Band,
+    agent_band,
+    difference,
+    newcombe_unpaired,
+    over_seeds,
+    share_band,
+    t95,
+    wilson,
+)
 
 from .conftest import CONFIGS
 
@@ -80,7 +89,7 @@ def test_report_of_a_folder_that_is_not_a_run(tmp_path):
     assert res.exit_code == 2 and "holds no run" in res.output
 
 
-def test_agent_band_is_the_mean_with_a_normal_interval_over_agents(hurricane):
+def test_agent_band_is_the_mean_with_a_t_interval_over_agents(hurricane):
     run = RunData(hurricane)
     band = agent_band(run, "currency")
     state = pq.ParquetDataset(hurricane / "results" / "agent_state").read()
@@ -88,10 +97,36 @@ def test_agent_band_is_the_mean_with_a_normal_interval_over_agents(hurricane):
     money = state.column("currency").to_numpy()
     for t in (0, run.ticks // 2, run.ticks - 1):
         v = money[tick == t]
-        half = 1.959964 * v.std(ddof=1) / np.sqrt(v.size)
+        half = t95(v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
         assert band.mean[t] == pytest.approx(v.mean())
         assert band.hi[t] - band.mean[t] == pytest.approx(half)
         assert band.n[t] == v.size
+
+
+def test_a_share_of_agents_has_wilson_intervals_and_one_agent_no_mean_interval(hurricane):
+    run = RunData(hurricane)
+    state = pq.ParquetDataset(hurricane / "results" / "agent_state").read()
+    tick = state.column("tick").to_numpy()
+    shelter = np.array([k == "shelter" for k in state.column("place_kind").to_pylist()])
+    band = share_band(run, "place_kind = 'shelter'")
+    assert band.share and shelter.any()
+    for t in (0, int(tick[shelter].min()), run.ticks - 1):
+        at = shelter[tick == t]
+        assert band.mean[t] == pytest.approx(at.mean())
+        assert (band.lo[t], band.hi[t]) == pytest.approx(wilson(at.sum(), at.size))
+    one = agent_band(run, "currency", where="agent_id = 0")
+    assert np.isfinite(one.mean).all() and np.isnan(one.lo).all() and np.isnan(one.hi).all()
+
+
+def test_a_difference_of_two_shares_within_one_run_is_newcombes():
+    ticks = np.arange(1)
+    arm = Band(ticks, np.array([0.02]), np.zeros(1), np.ones(1), np.array([50.0]), "agents", True)
+    ref = Band(ticks, np.array([0.0]), np.zeros(1), np.ones(1), np.array([50.0]), "agents", True)
+    d = difference(ref, arm)
+    assert d.mean[0] == pytest.approx(0.02)
+    # statsmodels confint_proportions_2indep(1, 50, 0, 50, method="newcomb")
+    assert (d.lo[0], d.hi[0]) == pytest.approx((-0.0532, 0.1050), abs=1e-4)
+    assert (d.lo[0], d.hi[0]) == pytest.approx(newcombe_unpaired(1, 50, 0, 50))
 
 
 def _band(values: list[float]) -> Band:

@@ -15,6 +15,7 @@ from societas.agents.runtime.results import ResultsWriter
 from societas.cluster.report import write_report
 from societas.cluster.report.stats import (
     newcombe_paired,
+    newcombe_unpaired,
     paired_effect,
     t95,
     t_cdf,
@@ -51,14 +52,67 @@ def test_wilson_stays_in_the_unit_interval_and_matches_known_values():
             assert 0.0 <= lo <= k / n <= hi <= 1.0
 
 
-def test_paired_zero_difference_has_a_zero_width_interval():
+def test_a_paired_difference_without_spread_has_no_interval():
     same = np.array([0.2, 0.5, 0.9, 0.4])
     one = paired_effect([(same, same.copy())])
-    assert (one.estimate, one.ci_low, one.ci_high) == (0.0, 0.0, 0.0)
+    assert one.estimate == 0.0 and math.isnan(one.ci_low) and math.isnan(one.ci_high)
     assert "within one run" in one.method and one.n_seeds == 1
+    assert one.method.endswith("no interval: every value equal or too few")
     three = paired_effect([(same, same.copy())] * 3)
-    assert (three.estimate, three.ci_low, three.ci_high) == (0.0, 0.0, 0.0)
-    assert three.method == "paired, t over seeds (df=2)"
+    assert three.estimate == 0.0 and math.isnan(three.ci_low) and math.isnan(three.ci_high)
+    assert three.method.startswith("paired, t over seeds (df=2); no interval")
+    m, lo, hi, df = welch(np.ones(4), np.zeros(5))
+    assert m == 1.0 and math.isnan(lo) and math.isnan(hi) and df == 7.0
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [  # (both, arm only, reference only, neither): published method-10 intervals
+        ((59, 6, 16, 80), (-0.1186, -0.0046)),  # Cavo et al.; Fagerland et al. 2014
+        ((1, 1, 7, 12), (-0.5069, -0.0256)),  # Bentur et al.; Fagerland et al. 2014
+        ((10, 0, 0, 10), (-0.0898, 0.0898)),  # no discordant pair: still an interval
+    ],
+)
+def test_a_paired_share_difference_is_newcombes_method_10(table, expected):
+    _, only_arm, only_ref, _ = table
+    arm = np.repeat([1.0, 1.0, 0.0, 0.0], table)
+    ref = np.repeat([1.0, 0.0, 1.0, 0.0], table)
+    assert newcombe_paired(arm, ref) == pytest.approx(expected, abs=1e-4)
+    est = paired_effect([(arm, ref)], share=True)
+    assert est.estimate == pytest.approx((only_arm - only_ref) / sum(table))
+
+
+def test_an_unpaired_share_difference_is_newcombes_method_10():
+    # Newcombe (1998) Stat Med 17:873, table II (a): 56/70 - 48/80
+    assert newcombe_unpaired(56, 70, 48, 80) == pytest.approx((0.0524, 0.3339), abs=1e-4)
+    all_or_none = unpaired_effect([np.ones(5)], [np.zeros(5)], share=True)
+    assert all_or_none.method == "unpaired, Newcombe share difference within one run"
+    assert (all_or_none.ci_low, all_or_none.ci_high) == pytest.approx((0.3855, 1.0), abs=1e-4)
+    nobody = unpaired_effect([np.zeros(40)], [np.zeros(40)], share=True)
+    assert (nobody.ci_low, nobody.ci_high) == pytest.approx((-0.0876, 0.0876), abs=1e-4)
+
+
+def test_a_paired_effect_reads_the_one_seed_that_has_answers():
+    """The first seed's arrays are empty (nobody in the subgroup answered there)."""
+    arm, ref = np.array([2.0, 3.0, 4.0, 3.0]), np.array([1.0, 1.0, 3.0, 1.0])
+    empty = np.array([])
+    est = paired_effect([(empty, empty), (arm, ref)])
+    assert est.estimate == pytest.approx(1.5) and est.n_seeds == 1 and est.n_agents == 4
+    # scipy.stats.ttest_rel(arm, ref).confidence_interval()
+    assert (est.ci_low, est.ci_high) == pytest.approx((0.5813, 2.4187), abs=1e-4)
+    share = paired_effect(
+        [(empty, empty), (np.array([1.0, 1, 0, 1]), np.array([0.0, 1, 0, 0]))], True
+    )
+    assert share.estimate == pytest.approx(0.5) and math.isfinite(share.ci_low)
+
+
+def test_one_replicated_arm_against_one_run_is_a_pooled_t_over_seeds():
+    arm = [np.full(6, mean) for mean in (2.0, 6.0, 10.0)]
+    est = unpaired_effect(arm, [np.full(6, 3.0)])
+    # scipy.stats.ttest_ind([2, 6, 10], [3], equal_var=True).confidence_interval()
+    assert (est.ci_low, est.ci_high) == pytest.approx((-16.8731, 22.8731), abs=1e-4)
+    assert est.method == "unpaired, pooled t over seeds (df=2): one arm has 1 seed"
+    assert est.n_seeds == 1
 
 
 def test_paired_effect_over_seeds_is_a_t_interval_of_the_seed_means():
@@ -111,7 +165,12 @@ SURVEY = {"id": "s", "day": 0, "hour": 1, "questions": [
 
 
 def _write_run(
-    folder: Path, arm: str, seed: int, noise: np.ndarray, surveyed: bool = False
+    folder: Path,
+    arm: str,
+    seed: int,
+    noise: np.ndarray,
+    surveyed: bool = False,
+    when: str | None = None,
 ) -> None:
     """A run folder with the tables the effects read: treatment adds 1 to the mood of the
     low earners from tick 2 on; everything else equals the control. `surveyed`: every agent
@@ -127,6 +186,8 @@ def _write_run(
     }
     if surveyed:
         config["surveys"] = [SURVEY]
+    if when is not None:  # a recurring transfer to whoever meets `when` at the time
+        config["interventions"] = [{"tick": 2, "every": 1, "kind": "policy", "when": when}]
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps(config))
     writer = ResultsWriter(folder, 0, flush_every=100)
@@ -150,6 +211,9 @@ def _write_run(
         if arm == "treatment" and tick == 2:
             for i in sorted(LOW):
                 writer.add("treated", (2, i, 0, "policy"))
+        if arm == "treatment" and tick == 3 and when is not None:
+            for i in sorted(LOW | {1}):  # agent 1 meets `when` only after the treatment began
+                writer.add("treated", (3, i, 0, "policy"))
         writer.end_tick(tick)
     writer.flush(3)
 
@@ -171,7 +235,7 @@ def test_effects_csv_pairs_arms_per_agent_and_over_seeds(tmp_path):
     low = rows[("mood", "low_earners")]
     assert (low["arm"], low["reference_arm"]) == ("treatment", "control")
     assert float(low["estimate"]) == pytest.approx(1.0)
-    assert float(low["ci_low"]) == pytest.approx(1.0) == float(low["ci_high"])  # no noise left
+    assert low["ci_low"] == low["ci_high"] == "" and "no interval" in low["method"]  # no noise
     assert low["n_agents"] == str(len(LOW)) and low["n_seeds"] == "2"
     assert "paired" in low["method"] and "t over seeds (df=1)" in low["method"]
     assert low["role"] == "primary" and rows[("happy", "all")]["role"] == "secondary"
@@ -187,10 +251,25 @@ def test_effects_csv_pairs_arms_per_agent_and_over_seeds(tmp_path):
 
 def test_one_seed_says_the_interval_is_within_one_run(tmp_path):
     rows, root = _effects(tmp_path, [3])
-    low = rows[("mood", "low_earners")]
-    assert low["n_seeds"] == "1" and "within one run" in low["method"]
-    assert float(low["ci_low"]) <= float(low["estimate"]) <= float(low["ci_high"])
-    assert "not a replication" in (root / "report.html").read_text()
+    every = rows[("mood", "all")]
+    assert every["n_seeds"] == "1" and "within one run" in every["method"]
+    assert float(every["ci_low"]) < float(every["estimate"]) < float(every["ci_high"])
+    html = (root / "report.html").read_text()
+    assert "not a replication" in html and "no spread to estimate one from" in html
+
+
+def test_the_treated_subgroup_is_fixed_before_treatment(tmp_path):
+    from societas.cluster.report.data import RunData
+    from societas.cluster.report.effects import subgroups
+
+    noise = np.random.default_rng(3).uniform(0, 0.5, AGENTS)
+    _write_run(tmp_path / "when", "treatment", 3, noise, when="income < 2000")
+    assert subgroups(RunData(tmp_path / "when"))["treated"] == LOW  # not agent 1, reached later
+    _write_run(tmp_path / "fixed", "treatment", 3, noise)
+    config = json.loads((tmp_path / "fixed" / "config.json").read_text())
+    config["interventions"] = [{"tick": 2, "kind": "policy", "select": {"fraction": 0.5}}]
+    (tmp_path / "fixed" / "config.json").write_text(json.dumps(config))
+    assert subgroups(RunData(tmp_path / "fixed"))["treated"] == LOW
 
 
 def test_effects_and_outcome_charts_load_in_chromium(tmp_path):
@@ -245,8 +324,8 @@ def test_a_likert_point_of_1_is_a_mean_and_a_choice_a_share(tmp_path):
     with (root / "effects.csv").open() as f:
         rows = {(r["outcome"], r["subgroup"]): r for r in csv.DictReader(f)}
     life = rows[("s.life", "all")]
-    assert life["method"] == "paired, t over agents within one run (df=11)", life
-    assert float(life["estimate"]) == 0.0 == float(life["ci_low"]) == float(life["ci_high"])
+    assert life["method"].startswith("paired, t over agents within one run (df=11); no "), life
+    assert float(life["estimate"]) == 0.0 and life["ci_low"] == life["ci_high"] == ""
     vote = rows[("s.vote = yes", "all")]
     assert "Newcombe" in vote["method"] and float(vote["estimate"]) == 0.0
     assert "Newcombe" in rows[("happy", "all")]["method"]  # a recorded 0/1 outcome
