@@ -308,21 +308,36 @@ def dense(run: RunData, ticks: np.ndarray, values: np.ndarray, fill: float = np.
     return out
 
 
-def agent_band(run: RunData, expr: str, table: str = "agent_state", where: str = "true") -> Band:
-    """Per-tick mean of a SQL expression over agents, with the normal 95% interval."""
+def _per_tick(
+    run: RunData, aggregates: str, table: str, where: str
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The run's tick axis and, per tick of `table`'s rows matching `where`, `aggregates`
+    placed on it (NaN at ticks without rows; {} when the table is missing)."""
     cols = run.columns(
-        f"SELECT tick, avg(({expr})::DOUBLE) AS m, stddev_samp(({expr})::DOUBLE) AS s, "
-        f"count(*) AS n FROM {table} WHERE {where} GROUP BY tick ORDER BY tick"
+        f"SELECT tick, {aggregates}, count(*) AS n FROM {table} WHERE {where} "
+        "GROUP BY tick ORDER BY tick"
     )
     ticks = np.arange(run.ticks)
     if not cols:
-        nan = np.full(run.ticks, np.nan)
-        return Band(ticks, nan, nan, nan, np.zeros(run.ticks), "agents")
-    t = cols["tick"].astype(int)
-    m = dense(run, t, cols["m"].astype(float))
-    s = dense(run, t, cols["s"].astype(float))
-    n = dense(run, t, cols["n"].astype(float), 0.0)
-    half = _t95s(n) * s / np.sqrt(np.maximum(n, 1))
+        return ticks, {}
+    t = cols.pop("tick").astype(int)
+    n = dense(run, t, cols.pop("n").astype(float), 0.0)
+    return ticks, {"n": n} | {k: dense(run, t, v.astype(float)) for k, v in cols.items()}
+
+
+def _no_band(ticks: np.ndarray, share: bool = False) -> Band:
+    nan = np.full(ticks.size, np.nan)
+    return Band(ticks, nan, nan, nan, np.zeros(ticks.size), "agents", share)
+
+
+def agent_band(run: RunData, expr: str, table: str = "agent_state", where: str = "true") -> Band:
+    """Per-tick mean of a SQL expression over agents, with its t interval (none for one)."""
+    value = f"({expr})::DOUBLE"
+    ticks, c = _per_tick(run, f"avg({value}) AS m, stddev_samp({value}) AS s", table, where)
+    if not c:
+        return _no_band(ticks)
+    m, n = c["m"], c["n"]
+    half = _t95s(n) * c["s"] / np.sqrt(np.maximum(n, 1))
     return Band(ticks, m, m - half, m + half, n, "agents")
 
 
@@ -333,17 +348,10 @@ def _t95s(counts: np.ndarray) -> np.ndarray:
 
 def share_band(run: RunData, expr: str, table: str = "agent_state", where: str = "true") -> Band:
     """Per-tick share of agents for whom a SQL condition holds, with its Wilson interval."""
-    cols = run.columns(
-        f"SELECT tick, count(*) FILTER (WHERE ({expr})) AS k, count(*) AS n FROM {table} "
-        f"WHERE {where} GROUP BY tick ORDER BY tick"
-    )
-    ticks = np.arange(run.ticks)
-    if not cols:
-        nan = np.full(run.ticks, np.nan)
-        return Band(ticks, nan, nan, nan, np.zeros(run.ticks), "agents", share=True)
-    t = cols["tick"].astype(int)
-    k = dense(run, t, cols["k"].astype(float))
-    n = dense(run, t, cols["n"].astype(float), 0.0)
+    ticks, c = _per_tick(run, f"count(*) FILTER (WHERE ({expr})) AS k", table, where)
+    if not c:
+        return _no_band(ticks, share=True)
+    k, n = c["k"], c["n"]
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / n
     bounds = np.array([wilson(a, b) for a, b in zip(k, n, strict=True)]).reshape(-1, 2)
