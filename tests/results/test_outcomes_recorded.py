@@ -35,7 +35,7 @@ BASE: dict[str, Any] = {
             "mood",
             "hunger",
             "basic income",
-            {"name": "money", "expr": "currency + transfers"},
+            {"name": "cushion", "expr": "currency / max(consumption, 1)"},
             {"name": "rich", "expr": "income > 2500"},
         ],
     },
@@ -132,7 +132,7 @@ async def test_outcomes_baseline_and_treated_tables(tmp_path, bm25_embedder):
     out = await _run(tmp_path, "a", bm25_embedder)
     outcomes = read_table(out, "outcomes")
     assert sorted(set(outcomes["tick"].to_pylist())) == [0, 3, 6, 7]  # every 3 and the last
-    assert set(outcomes["variable"].to_pylist()) == {"mood", "hunger", "basic income", "money",
+    assert set(outcomes["variable"].to_pylist()) == {"mood", "hunger", "basic income", "cushion",
                                                      "rich"}  # fmt: skip
     rows = {(r["tick"], r["agent_id"], r["variable"]): r["value"] for r in outcomes.to_pylist()}
     state = read_table(out, "agent_state").to_pylist()
@@ -140,8 +140,10 @@ async def test_outcomes_baseline_and_treated_tables(tmp_path, bm25_embedder):
     checked = 0
     for s in state:
         key = (s["tick"], s["agent_id"])
-        if (*key, "money") in rows:
-            assert rows[(*key, "money")] == pytest.approx(s["currency"] + s["transfers"])
+        if (*key, "cushion") in rows:
+            assert rows[(*key, "cushion")] == pytest.approx(
+                s["currency"] / max(s["consumption"], 1)
+            )
             assert rows[(*key, "rich")] == float(s["income"] > 2500)
             assert rows[(*key, "hunger")] == needs[key]
             checked += 1

@@ -24,7 +24,7 @@ class MoodBlock:
     async def forward(self, ctx: Any) -> None:
         s = ctx.state
         needs = sum(float(s[k]) for k in NEEDS) / len(NEEDS)
-        money = min(1.0, (float(s["currency"]) + float(s["transfers"])) / 3000.0)
+        money = min(1.0, max(0.0, float(s["currency"])) / 3000.0)
         target = 0.6 * needs + 0.4 * money
         mood = float(s["mood"]) + self.sensitivity * (target - float(s["mood"]))
         ctx.agent.set("mood", round(min(1.0, max(0.0, mood)), 4))
