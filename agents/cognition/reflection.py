@@ -123,7 +123,7 @@ class Reflector:
         found = await asyncio.gather(
             *(self._insights(mem, p, q) for q in questions.questions[: cfg.n_questions])
         )
-        insights = [pair for group in found for pair in group]
+        insights = distinct([pair for group in found for pair in group])
         asked = questions.answer_source
         if not insights:
             return []
@@ -188,6 +188,20 @@ class Reflector:
             evidence = sorted({hits[i - 1].id for i in ins.evidence if 1 <= i <= len(hits)})
             result.append((mark(ins, out.answer_source), evidence))
         return result
+
+
+def distinct(insights: list[tuple[Insight, list[int]]]) -> list[tuple[Insight, list[int]]]:
+    """One insight per text (case and spacing aside), with the evidence of all its copies:
+    two questions drawing the same insight give one memory, not two."""
+    merged: dict[str, tuple[Insight, list[int]]] = {}
+    for insight, evidence in insights:
+        key = " ".join(insight.text.lower().split())
+        if key in merged:
+            first, known = merged[key]
+            merged[key] = (first, sorted({*known, *evidence}))
+        else:
+            merged[key] = (insight, evidence)
+    return list(merged.values())
 
 
 def stamped(hits: list[MemoryHit]) -> list[str]:

@@ -9,6 +9,7 @@ smoke runs, CI and engine benchmarks work without any model; its "behaviour" is 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import random
 import re
@@ -52,6 +53,8 @@ _VALENCE["disgust"] = -0.8
 _DANGER = ("hurricane", "evacuat", "flood", "fire", "storm", "emergency", "danger", "attack")
 _STOP = FUNCTION_WORDS | {"said", "told", "heard", "today"}
 _WORD = re.compile(r"[a-z][a-z'-]+")
+_TOKEN = re.compile(r"[a-z][a-z'-]+|[^\sa-z]+")  # words, and marks that part them
+_CALLED_BY_NAME = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+\b")  # "Hi Rafa", "with Kai": a name
 
 
 def register_rule(task: str) -> Callable[[RuleFn], RuleFn]:
@@ -154,7 +157,7 @@ _NO_THEME = frozenset(
     "tomorrow day days time min minutes hour hours morning evening night plan plans "
     "ready start finish continue focus prepare wrap keep interesting thanks sense good "
     "great fine okay sure hello sorry glad nice lovely makes spend spent coming comes "
-    "mind life lately routine often much many things".split()
+    "mind life lately routine often much many things doing done".split()
 )
 _GREETING = frozenset("Hi Hello Hey Dear Did Good Interesting Thanks Sorry Yes No Oh Well".split())
 # Reports of talk ("I told Bob: ...", "Bob told me: ...") are no news to pass on.
@@ -184,29 +187,58 @@ class Gist:
 
 def gist(texts: list[str], me: str = "", k: int = 3, plain: str = "") -> Gist:
     """The people (other than `me` and `plain`), things and places the memories mention,
-    routine notes (plans, thoughts) left out."""
+    routine notes (plans, thoughts) left out; a thing is a word or the two words it mostly
+    comes with ("basic income"), never a name ("Hi Rafa")."""
     content = [t for t in texts if not _ROUTINE.search(t)]
     mine = {w.lower() for w in _NAME.findall(me)} | set(me.lower().split())
     mine |= {plain.lower()} if plain else set()
     people: Counter[str] = Counter()
     places: Counter[str] = Counter()
     words: Counter[str] = Counter()
+    pairs: Counter[tuple[str, str]] = Counter()
+    named = {w.lower() for t in content for w in _CALLED_BY_NAME.findall(t)}
     for t in content:
         names = [n for n in _names(t) if n.lower() not in mine]
         people.update(names)
         found = _PLACE_ID.findall(t)
         places.update(found)
         rest = _PLACE_ID.sub(" ", _NAME.sub(" ", t)).lower()
-        words.update(
-            w
-            for w in _WORD.findall(rest)
-            if len(w) > 3 and w not in _STOP and w not in _NO_THEME and w not in mine
-        )
+        said = [
+            w if _WORD.fullmatch(w) and len(w) > 3 and w not in _STOP | _NO_THEME | mine | named
+            else ""
+            for w in _TOKEN.findall(rest)
+        ]  # fmt: skip
+        words.update(w for w in said if w)
+        pairs.update((a, b) for a, b in itertools.pairwise(said) if a and b)
     return Gist(
         people=[n for n, _ in people.most_common(k)],
-        things=sorted(words, key=lambda w: (-words[w], -len(w)))[:k],  # ties: longer first
+        things=_things(words, pairs, k),
         places=[p for p, _ in places.most_common(k)],
     )
+
+
+def _things(words: Counter[str], pairs: Counter[tuple[str, str]], k: int) -> list[str]:
+    """The `k` most mentioned words (ties: longer first), each as the pair of words it comes
+    in at least half the time, if any ("basic income", not "basic" and "income")."""
+    best: dict[str, tuple[str, str]] = {}
+    for pair, _ in pairs.most_common():
+        for w in pair:
+            best.setdefault(w, pair)
+    out: list[str] = []
+    used: set[str] = set()
+    for w in sorted(words, key=lambda w: (-words[w], -len(w))):
+        if w in used:
+            continue
+        phrase = best.get(w)
+        if phrase is not None and 2 * pairs[phrase] >= words[w] and not used.intersection(phrase):
+            out.append(" ".join(phrase))
+            used.update(phrase)
+        else:
+            out.append(w)
+            used.add(w)
+        if len(out) == k:
+            break
+    return out
 
 
 # ---- rules -----------------------------------------------------------------------------

@@ -28,6 +28,21 @@ def test_gist_names_people_things_and_places_not_routine_or_question_words() -> 
     assert g.places[0] in ("cafe-1", "home-3")
 
 
+def test_a_thing_is_the_phrase_it_comes_in_and_never_a_first_name() -> None:
+    said = [
+        "Hi Rafa! Did you hear about the basic income?",
+        "The basic income starts next week, Rafa said.",
+        "I told Rafa the basic income is a good idea.",
+        "The storm hit the harbour. The basic idea is to wait.",
+    ]
+    g = gist(said, "Ann Lee")
+    assert g.things[0] == "basic income"  # not "basic" and "income" apart
+    assert "rafa" not in " ".join(g.things)  # a name written alone is no thing
+    assert "storm" in g.things or "harbour" in g.things
+    line = answer("reflection_insights", {"name": "Ann Lee", "statements": said})
+    assert line["insights"][-1]["text"] == "The basic income keeps coming up for me."  # type: ignore[index]
+
+
 def test_reflections_speak_of_people_things_and_places() -> None:
     ctx = {"name": "Ann Lee", "statements": STATEMENTS, "n": 3}
     questions = answer("reflection_questions", ctx)["questions"]  # type: ignore[index]
