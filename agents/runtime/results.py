@@ -192,6 +192,7 @@ class ResultsWriter:
         self.rows: dict[str, list[tuple[Any, ...]]] = {t: [] for t in TABLES}
         self.chunks: dict[str, list[tuple[int, pa.Table]]] = {t: [] for t in TABLES}
         self.first_tick: int | None = None
+        self.last_tick: int | None = None  # the last tick ended since `first_tick`
         self.files_written = 0
 
     def add(self, table: str, row: tuple[Any, ...]) -> None:
@@ -208,6 +209,7 @@ class ResultsWriter:
         the window for `write_window` (the caller writes it, e.g. off its event loop)."""
         if self.first_tick is None:
             self.first_tick = tick
+        self.last_tick = tick
         self._compact()
         if tick - self.first_tick + 1 >= self.flush_every:
             return self.take_window(tick)
@@ -232,7 +234,7 @@ class ResultsWriter:
         if self.first_tick is None:
             return None
         self._compact()
-        last = self.first_tick if last_tick is None else last_tick
+        last = last_tick if last_tick is not None else self.last_tick or self.first_tick
         files = []
         for table, chunks in self.chunks.items():
             if not chunks:
@@ -242,7 +244,7 @@ class ResultsWriter:
             files.append((path, table, list(chunks)))
             chunks.clear()
         self.files_written += len(files)
-        self.first_tick = None
+        self.first_tick = self.last_tick = None
         return Window(files=files, compression=self.compression)
 
     def flush(self, last_tick: int | None = None) -> None:

@@ -49,3 +49,15 @@ def test_rows_of_a_tick_reported_later_are_sorted_with_it(tmp_path):
         (1, 4),
     ]
     assert pq.ParquetFile(path).metadata.num_row_groups == 2
+
+
+def test_a_file_flushed_before_its_window_is_full_is_named_by_its_ticks(tmp_path):
+    """A run resumed at tick 25 and closed after tick 35: the file says 25 to 35."""
+    writer = ResultsWriter(tmp_path, group_id=0, flush_every=48)
+    for tick in range(25, 36):
+        writer.add("needs", _needs(tick, 1))
+        assert writer.end_tick(tick) is None
+    writer.flush()
+    files = [f.name for f in (tmp_path / "results" / "needs" / "group-0000").glob("*.parquet")]
+    assert files == ["ticks-000025-000035.parquet"]
+    assert read_table(tmp_path, "needs")["tick"].to_pylist() == list(range(25, 36))
