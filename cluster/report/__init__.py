@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from societas.cluster.report.agent_view import AgentView, agent_view
-from societas.cluster.report.data import Arm, ReportInputError, RunData, discover
+from societas.cluster.report.data import Arm, ReportInputError, RunData, common_ticks, discover
 from societas.cluster.report.schemas import write_schemas_json
 
 __all__ = [
@@ -42,6 +42,7 @@ def write_report(runs: str | Path | Sequence[str | Path], out: str | Path | None
 
     paths = [Path(runs)] if isinstance(runs, str | Path) else [Path(r) for r in runs]
     arms = discover(paths)
+    common_ticks(arms)  # runs that cannot be compared are refused before anything is written
     target = Path(out) if out is not None else _default_out(paths, arms)
     for arm in arms:
         for run in arm.runs:

@@ -6,6 +6,7 @@ import platform
 from importlib import metadata
 from typing import Any
 
+from societas.agents.llm.accounting import SOURCE_PREFIX, split_counts
 from societas.agents.llm.config import calls_label
 from societas.agents.runtime.memory_policies import COLUMNS as POLICY_COLUMNS
 from societas.cluster.report.data import RunData
@@ -29,6 +30,32 @@ def rules_caveat(run: RunData) -> str:
         "policy answered every other task: those choices, words and reflections come from "
         "deterministic rules, not a language model. Read them as a test of the simulation's "
         "mechanics, not as language-model (or human) behaviour."
+    )
+
+
+# A model task whose answers fell back at least this often gets a caveat on the page.
+NOTABLE_FALLBACK = 0.1
+
+
+def fallback_caveat(run: RunData) -> str:
+    """The caveat of a run whose model answers often fell back to defaults written in code,
+    naming each such task and its share ("" when none did), from run.json's answer sources:
+    a reader learns that those tasks' choices and words are not the model's."""
+    sources = split_counts(run.run.get("llm_tasks") or {}, SOURCE_PREFIX)
+    notable, fell, asked = [], 0, 0
+    for task in run.model_tasks:
+        answers = {s: int(n) for s, n in sources.get(task, {}).items() if s != "rules"}
+        total, fallbacks = sum(answers.values()), answers.get("fallback", 0)
+        fell, asked = fell + fallbacks, asked + total
+        if total and fallbacks / total >= NOTABLE_FALLBACK:
+            notable.append(f"{task} {fallbacks / total:.0%} ({fallbacks:,} of {total:,})")
+    if not notable:
+        return ""
+    return (
+        f"The language model's structured answers often fell back to defaults written in code: "
+        f"{', '.join(notable)}; {fell:,} of {asked:,} model answers in all. Those tasks' "
+        "choices, plans and words are the fallback's, not the model's: read them as the "
+        "simulation's defaults, or leave out rows with answer_source = fallback."
     )
 
 

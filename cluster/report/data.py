@@ -3,7 +3,8 @@
 Aggregates are computed by DuckDB straight from the Parquet files (nothing of the size of
 `agent_state` is loaded into Python), so the report stays fast at 100,000 agents. `Arm`
 groups replicate runs (seeds) under one label; `discover` turns the command's folders into
-arms: a run folder, a folder of `seed-N` replicates, or a folder of arms.
+arms: a run folder, a folder of `seed-N` replicates, or a folder of arms; `common_ticks`
+says on which ticks they are compared, or why they cannot be.
 """
 
 from __future__ import annotations
@@ -216,3 +217,46 @@ def discover(paths: list[Path]) -> list[Arm]:
             raise ReportInputError(f"{str(p)!r} is not a run folder (needs config.json, results/)")
         arms.append(arm)
     return arms
+
+
+def _clock(run: RunData) -> str:
+    """How a run's ticks map to the clock: their length and the first tick's time."""
+    return f"ticks of {run.tick_minutes} min from {run.tick_label(0)}"
+
+
+def _one_study(runs: list[RunData]) -> bool:
+    """Whether runs are arms of one experiment or runs of one scenario (their lengths may
+    differ: an arm with its own `ticks`, a run stopped early)."""
+    experiments = {r.run.get("experiment") for r in runs}
+    if len(experiments) == 1 and None not in experiments:
+        return True
+    return len({r.config.get("name") for r in runs}) == 1
+
+
+def common_ticks(arms: list[Arm]) -> tuple[int, str]:
+    """The ticks every run compared has, and a note naming the longer runs ("" when all have
+    them); a ReportInputError when the runs cannot share a time axis: different clocks, or
+    different lengths without being arms of one experiment or runs of one scenario."""
+    runs = [r for a in arms for r in a.runs]
+    span = min(r.ticks for r in runs)
+    clocks = len({_clock(r) for r in runs}) > 1
+    lengths = any(r.ticks != span for r in runs)
+    if clocks or (lengths and not _one_study(runs)):
+        why = " and ".join(
+            w for w, bad in (("different clocks", clocks), ("different lengths", lengths)) if bad
+        )
+        listed = ", ".join(
+            f"{r.dir} (scenario {r.config.get('name')}, {r.ticks} {_clock(r)})" for r in runs
+        )
+        raise ReportInputError(
+            f"cannot compare {listed}: {why}; only arms of one experiment or runs of one "
+            "scenario are compared (on the ticks they share); report each run on its own"
+        )
+    if all(r.ticks == span for r in runs):
+        return span, ""
+    shorter = min(runs, key=lambda r: r.ticks)
+    longer = ", ".join(f"{r.label} ({r.ticks})" for r in runs if r.ticks > span)
+    return span, (
+        f"Compared on the {span} ticks every run has (to {shorter.tick_label(max(span - 1, 0))}, "
+        f"the end of {shorter.label}); longer runs are cut there: {longer} ticks."
+    )

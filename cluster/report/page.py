@@ -23,7 +23,7 @@ from societas.cluster.report import (
 )
 from societas.cluster.report import figures as F
 from societas.cluster.report.agent_view import AgentView, agent_figure, agent_view
-from societas.cluster.report.data import Arm, RunData
+from societas.cluster.report.data import Arm, RunData, common_ticks
 from societas.cluster.report.memories import memory_topics
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -59,6 +59,9 @@ def _base_context(title: str, subtitle: str, runs: list[RunData]) -> dict[str, A
     for r in runs:
         if r.is_rules:
             by_text.setdefault(card.rules_caveat(r), []).append(r.label)
+        fell_back = card.fallback_caveat(r)
+        if fell_back:
+            by_text.setdefault(fell_back, []).append(r.label)
     caveats = [
         text if len(labels) == len(runs) else f"{', '.join(labels)}: {text}"
         for text, labels in by_text.items()
@@ -86,7 +89,9 @@ def _json_safe(value: Any) -> Any:
 
 
 def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
-    """Write the report of one run, or of several arms/replicates, to `out`."""
+    """Write the report of one run, or of several arms/replicates, to `out` (a
+    ReportInputError when the runs cannot be compared on one time axis)."""
+    span, span_note = common_ticks(arms)
     ref = arms[0].first
     single = len(arms) == 1
     runs = [r for a in arms for r in a.runs]
@@ -119,20 +124,21 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
         "arms": [a.label for a in arms],
         "card": cards,
         "effects": summary_effects,
+        "ticks_compared": span,
         "findings": {},
     }
     for metric in metrics:
-        fig, rows = findings.metric_figure(metric, arms)
+        fig, rows, caption = findings.metric_figure(metric, arms)
         if metric.skip_if_flat and findings.is_flat(rows):
             continue
         found.append(
-            {"key": metric.key, "caption": metric.caption, "rows": rows,
+            {"key": metric.key, "caption": caption, "rows": rows,
              "div": F.div(fig, f"fig-{metric.key}")}
         )  # fmt: skip
         summary["findings"][metric.key] = rows
     timeline = ""
     if metrics and card.interventions_of_arms(arms):
-        timeline_fig, _ = findings.metric_figure(metrics[0], arms)
+        timeline_fig, _, _ = findings.metric_figure(metrics[0], arms)
         timeline_fig.update_layout(title={"text": f"Interventions over {metric_title(metrics)}"})
         timeline = F.div(timeline_fig, "fig-interventions")
 
@@ -188,6 +194,7 @@ def render_report(arms: list[Arm], out: Path) -> tuple[Path, dict[str, Any]]:
         config_diff=config_diff,
         cards=cards,
         replicates=replicates,
+        span_note=span_note,
         interventions=card.interventions_of_arms(arms),
         several=not single,
         timeline=timeline,
@@ -227,11 +234,11 @@ def _bands_note(arms: list[Arm]) -> str:
     if any(len(a.runs) > 1 for a in arms):
         return (
             "Shaded bands: 95% intervals over replicate runs (seeds). With several arms the "
-            "lower panel shows each arm minus the first, with the interval of the difference."
+            "lower panel shows each arm minus the first; each chart's note says how."
         )
     note = "Shaded bands: 95% intervals over agents within the run (one seed)."
     if len(arms) > 1:
-        note += " The lower panel shows each arm minus the first, with its interval."
+        note += " The lower panel shows each arm minus the first; each chart's note says how."
     return note + " Replicate with `societas run CONFIG --seeds 0,1,2` for bands over seeds."
 
 
