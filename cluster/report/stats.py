@@ -412,7 +412,7 @@ def difference(a: Band, b: Band) -> Band:
     half_b = (b.hi[:length] - b.lo[:length]) / 2
     d = b.mean[:length] - a.mean[:length]
     half = np.sqrt(half_a**2 + half_b**2)
-    return Band(a.ticks[:length], d, d - half, d + half, np.minimum(a.n, b.n)[:length], a.over)
+    return Band(a.ticks[:length], d, d - half, d + half, np.minimum(a.n[:length], b.n[:length]), a.over)
 
 
 def _share_difference(a: Band, b: Band, length: int) -> Band:
@@ -424,7 +424,7 @@ def _share_difference(a: Band, b: Band, length: int) -> Band:
         if na and nb and np.isfinite(d[i]):
             ka, kb = round(a.mean[i] * na), round(b.mean[i] * nb)
             lo[i], hi[i] = newcombe_unpaired(kb, nb, ka, na)
-    return Band(a.ticks[:length], d, lo, hi, np.minimum(a.n, b.n)[:length], a.over)
+    return Band(a.ticks[:length], d, lo, hi, np.minimum(a.n[:length], b.n[:length]), a.over)
 
 
 def _per_agent(run: RunData, sql: str, ticks: int) -> np.ndarray:

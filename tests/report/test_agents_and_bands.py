@@ -161,3 +161,12 @@ def test_run_seeds_writes_replicates_and_the_report_bands_them(tmp_path):
     assert "95% intervals over replicate runs" in (out / "report.html").read_text()
     res = runner.invoke(app, [*args, "--seeds", "0,x"])
     assert res.exit_code == 2 and "--seeds" in res.output
+
+
+def test_a_difference_of_bands_of_different_lengths_covers_the_shorter():
+    short, long = _band([0.0, 0.2]), _band([0.1, 0.3, 0.5])
+    d = difference(short, long)
+    assert d.mean == pytest.approx([0.1, 0.1]) and d.n.tolist() == [1.0, 1.0]
+    shares = [Band(np.arange(k), np.full(k, 0.5), np.zeros(k), np.ones(k), np.full(k, 20.0),
+                   "agents", True) for k in (2, 3)]  # fmt: skip
+    assert difference(shares[0], shares[1]).mean.tolist() == [0.0, 0.0]
