@@ -38,6 +38,7 @@ from societas.cluster.experiments.arms import preflight_code
 from societas.cluster.loop.coordinator import Coordinator
 from societas.cluster.loop.engines import EngineFactory
 from societas.cluster.loop.local import partition
+from societas.cluster.observe.run_folder import check_out_dir, clear_run, holds_run
 from societas.memory.embedding import build_embedder
 
 T = TypeVar("T")
@@ -195,9 +196,17 @@ class Society:
     """A scenario and its run folder: run whole, with checkpoints, in this process or on Ray
     (`run(backend=...)`), or a day (or some ticks) at a time in this process."""
 
-    def __init__(self, scenario: ScenarioConfig, out: Path, blocks: Sequence[Block] = ()) -> None:
+    def __init__(
+        self,
+        scenario: ScenarioConfig,
+        out: Path,
+        blocks: Sequence[Block] = (),
+        *,
+        overwrite: bool = False,
+    ) -> None:
         self.scenario = scenario
         self.out = out
+        self.overwrite = overwrite
         self.tick = 0
         self.summary: Any = None  # the run summary of a whole run
         self._blocks = tuple(blocks)
@@ -213,11 +222,14 @@ class Society:
         *,
         arm: str | None = None,
         out: str | Path | None = None,
+        overwrite: bool = False,
         blocks: Sequence[Block] = (),
     ) -> Society:
         """Load and check a scenario (one `arm` of it, if it has arms), with `blocks` (Block
         objects, for runs in this process) after the scenario's; results go to `out`
-        (default: a new temporary folder). Agents are set up when first needed."""
+        (default: a new temporary folder), which must not hold another run unless
+        `overwrite` (the run there is removed when this one starts), as `societas run`
+        requires. Agents are set up when first needed."""
         cfg = load_scenario(source)
         if cfg.arms:
             names = [a.name for a in cfg.arms]
@@ -228,11 +240,12 @@ class Society:
             raise ScenarioConfigError([("arm", f"the scenario has no arms, got {arm!r}")])
         preflight_code(cfg)
         folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="societas-"))
+        _check_out(folder, overwrite)
         folder.mkdir(parents=True, exist_ok=True)
         for i, block in enumerate(blocks):
             if not isinstance(block, Block):
                 raise TypeError(f"blocks[{i}]: {block!r} is not a Block (name, async forward)")
-        return cls(cfg, folder, blocks)
+        return cls(cfg, folder, blocks, overwrite=overwrite)
 
     @property
     def engines(self) -> list[GroupEngine]:
@@ -246,7 +259,15 @@ class Society:
             self._engines = self._start()
         return self._engines
 
+    def _claim_out(self) -> None:
+        """Check the run folder again as the run starts and, with `overwrite`, remove the run
+        it holds, so a folder never mixes two runs."""
+        _check_out(self.out, self.overwrite)
+        if self.overwrite and holds_run(self.out):
+            clear_run(self.out)
+
     def _start(self) -> list[GroupEngine]:
+        self._claim_out()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
@@ -321,6 +342,7 @@ class Society:
             )
         if backend not in BACKENDS:
             raise ValueError(f"backend: one of {list(BACKENDS)}, got {backend!r}")
+        self._claim_out()
         self.summary = _outside_running_loop(
             lambda: run_scenario(self.scenario, self.out, backend=backend, **options)
         )
@@ -360,6 +382,12 @@ class Society:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_out(folder: Path, overwrite: bool) -> None:
+    """Raise OutDirError (a ValueError naming the folder and the way out) unless `folder`
+    can take a new run: the check `societas run` makes of --out, in the API's words."""
+    check_out_dir(folder, overwrite=overwrite, option="out", replace="overwrite=True")
 
 
 def _outside_running_loop(fn: Callable[[], T]) -> T:

@@ -179,8 +179,20 @@ def run(
     if seeds is not None:  # replicates whose spread the report draws as bands (cli.report)
         from societas.cluster.cli.report import run_replicates
 
-        kw = {"local": local, "agents": agents, "ticks": ticks, "groups": groups}
-        run_replicates(run, config, seeds, Path(out) if out else None, address=address, **kw)
+        kw = {
+            "local": local,
+            "agents": agents,
+            "ticks": ticks,
+            "groups": groups,
+            "address": address,
+            "overwrite": overwrite,
+            "checkpoint_every": checkpoint_every,
+            "keep_checkpoints": keep_checkpoints,
+            "attach_timeout": attach_timeout,
+            "skip_service_checks": skip_service_checks,
+            "budget_tokens": budget_tokens,
+        }
+        run_replicates(run, config, seeds, Path(out) if out else None, **kw)
         return
     if local and address:
         with user_errors():
@@ -279,7 +291,7 @@ def _check_one(
             check_services=services,
         )
         scenario, cluster = resolve(scenario, opts)
-        run_check(scenario, opts, opts.out if out else None)
+        run_check(scenario, opts, opts.out)  # the folder `run` would write, given or not
     every = cluster.checkpoint_every
     cadence = (
         f"every {every} ticks" if every is not None else f"every {cluster.checkpoint_hours:g} h"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import sys
@@ -139,11 +140,30 @@ def holds_run(run_dir: Path) -> bool:
     return any((Path(run_dir) / m).exists() for m in RUN_MARKERS)
 
 
-def check_out_dir(run_dir: Path, *, overwrite: bool = False, resume: bool = False) -> None:
-    """Raise OutDirError unless `run_dir` can take this run (nothing is changed here)."""
+def check_out_dir(
+    run_dir: Path,
+    *,
+    overwrite: bool = False,
+    resume: bool = False,
+    option: str = "--out",
+    replace: str = "--overwrite",
+) -> None:
+    """Raise OutDirError unless `run_dir` can take this run (nothing is changed here); the
+    message names the folder by `option` and the way to replace a run by `replace` (the
+    CLI's flags, or the Python API's arguments)."""
     run_dir = Path(run_dir)
+    where = f"{option} {run_dir}" if option.startswith("-") else f"{option}={str(run_dir)!r}"
     if run_dir.exists() and not run_dir.is_dir():
-        raise OutDirError(f"--out {run_dir}: is a file; name a folder")
+        raise OutDirError(f"{where}: is a file; name a folder")
+    if holds_run(run_dir):
+        from societas.cluster.cleanup import driver_alive
+
+        pid = driver_alive(run_dir)
+        if pid is not None:
+            raise OutDirError(
+                f"{where}: a run is still running there (pid {pid}); stop it "
+                f"first: societas stop {run_dir}"
+            )
     if resume:
         if last_complete(run_dir) is None:
             raise OutDirError(
@@ -151,22 +171,78 @@ def check_out_dir(run_dir: Path, *, overwrite: bool = False, resume: bool = Fals
                 "resume from; start it again with `societas run ... --overwrite`"
             )
         return
-    if run_dir.is_dir() and holds_run(run_dir) and not overwrite:
+    if holds_run(run_dir) and not overwrite:
         rec = read_record(run_dir) or {}
-        what = f"run {rec.get('scenario', '?')!r} ({rec.get('status', 'unknown status')})"
+        status = rec.get("status", "unknown status")
+        what = f"run {rec.get('scenario', '?')!r} ({status})"
+        go_on = f", or continue it with `societas resume {run_dir}`"
+        go_on = "" if status == "completed" else go_on
         raise OutDirError(
-            f"--out {run_dir}: holds another {what}; choose another --out, pass --overwrite "
-            f"to replace it, or continue it with `societas resume {run_dir}`"
+            f"{where}: holds another {what}; choose another {option}, pass "
+            f"{replace} to replace it{go_on}"
         )
     if run_dir.is_dir() and not holds_run(run_dir) and any(run_dir.iterdir()) and overwrite:
-        raise OutDirError(f"--out {run_dir}: not empty and not a societas run; not overwriting")
+        raise OutDirError(f"{where}: not empty and not a societas run; not overwriting")
     probe = run_dir if run_dir.is_dir() else _existing_parent(run_dir)
     try:  # a folder made and removed: permission bits alone pass root on read-only places
         os.rmdir(tempfile.mkdtemp(prefix=".societas-probe-", dir=probe))
     except OSError as err:
         raise OutDirError(
-            f"--out {run_dir}: cannot write in {probe} ({err.strerror}); choose another --out"
+            f"{where}: cannot write in {probe} ({err.strerror}); choose another {option}"
         ) from None
+
+
+SEED_FOLDER = re.compile(r"seed-(\d+)")
+
+
+def runs_below(folder: Path) -> list[Path]:
+    """The runs a folder of arms or seeds holds (`<arm>`, `seed-N`, `seed-N/<arm>`), in
+    seed order; [] when `folder` is a run itself or holds none."""
+    folder = Path(folder)
+    if not folder.is_dir() or holds_run(folder):
+        return []
+
+    def order(path: Path) -> tuple[int, str]:
+        seed = SEED_FOLDER.fullmatch(path.name)
+        return (int(seed[1]), "") if seed else (-1, path.name)
+
+    found: list[Path] = []
+    for child in sorted((p for p in folder.iterdir() if p.is_dir()), key=order):
+        if holds_run(child):
+            found.append(child)
+        elif SEED_FOLDER.fullmatch(child.name):
+            found += sorted(p for p in child.iterdir() if p.is_dir() and holds_run(p))
+    return found
+
+
+def parent_of_runs(folder: Path) -> str | None:
+    """When `folder` holds arms or seeds rather than a run: one line naming them and the run
+    folders to pass instead (`runs/lab holds arms control, treatment: pass one of ...`)."""
+    runs = runs_below(folder)
+    if not runs:
+        return None
+    seeds: set[int] = set()
+    arms: set[str] = set()
+    for run in runs:
+        for part in run.relative_to(folder).parts:
+            seed = SEED_FOLDER.fullmatch(part)
+            if seed:
+                seeds.add(int(seed[1]))
+            else:
+                arms.add(part)
+    held = []
+    if arms:
+        held.append(f"arms {', '.join(sorted(arms))}")
+    if seeds:
+        held.append(f"seeds {', '.join(map(str, sorted(seeds)))}")
+    return f"{folder} holds {' and '.join(held)}: pass one of {', '.join(map(str, runs))}"
+
+
+def refuse_parent_of_runs(folder: Path) -> None:
+    """Raise OutDirError naming the arms or seeds when `folder` holds them, not a run."""
+    message = parent_of_runs(folder)
+    if message is not None:
+        raise OutDirError(message)
 
 
 def _existing_parent(path: Path) -> Path:
@@ -253,17 +329,33 @@ class RunFolder:
         write_json_atomic(self.run_dir / RUN_FILE, self.record.model_dump(mode="json"))
 
     def record_processes(self, ray: dict[str, Any]) -> None:
-        """processes.json: the driver, the run id its children inherit, what Ray started."""
+        """processes.json: the driver, the run id its children inherit, what Ray started
+        (`ray`: session_dir, pids), each process with its start time, and the processes of
+        earlier invocations of this folder that still run (so cleanup can still find them)."""
         import psutil
 
+        from societas.cluster.cleanup import (
+            ProcessEntry,
+            ProcessesRecord,
+            RayStarted,
+            read_processes,
+        )
+
+        previous = read_processes(self.run_dir)
+        earlier = previous.earlier
+        if previous.run_id and previous.run_id != self.record.run_id:
+            earlier = earlier + previous.ray_processes()
         me = psutil.Process()
+        started = [e for e in map(ProcessEntry.of, ray.get("pids") or []) if e is not None]
+        record = ProcessesRecord(
+            run_id=self.record.run_id,
+            host=socket.gethostname(),
+            driver=ProcessEntry(pid=me.pid, create_time=me.create_time()),
+            ray=RayStarted.model_validate({**ray, "processes": started}),
+            earlier=[e for e in earlier if e.running() is not None],
+        )
         write_json_atomic(
-            self.run_dir / PROCESSES_FILE,
-            {
-                "run_id": self.record.run_id,
-                "driver": {"pid": me.pid, "create_time": me.create_time()},
-                "ray": ray,
-            },
+            self.run_dir / PROCESSES_FILE, record.model_dump(mode="json", exclude_none=True)
         )
 
     def checkpointed(self, tick: int, totals: dict[str, float]) -> None:

@@ -119,3 +119,35 @@ def test_a_whole_run_on_ray(tmp_path):
     record = read_record(tmp_path)
     assert record is not None and record["mode"] == "ray" and record["groups_placed"] == 2
     assert society.table("agent_state").num_rows == 3 * 12
+
+
+def test_a_folder_holding_a_run_is_refused_unless_overwrite(tmp_path):
+    """The API refuses an `out` that holds another run as `societas run` refuses --out,
+    naming the folder and `overwrite=True`, and leaves it as it was; `overwrite=True`
+    replaces the whole run, so no file of the old run is left beside the new one."""
+    import json
+
+    from societas.agents.runtime.results import read_table
+    from societas.cluster.observe.run_folder import OutDirError
+
+    out = tmp_path / "town"
+    Society.from_scenario(scenario(ticks=4), out=out).run(backend="local")
+    before = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    smaller = scenario(ticks=4, agents={"count": 6})
+    with pytest.raises(OutDirError, match=f"out='{out}': holds another run 'exp' \\(completed\\)"):
+        Society.from_scenario(smaller, out=out).run(backend="local")
+    with pytest.raises(OutDirError, match="pass overwrite=True to replace it"):
+        Society.from_scenario(smaller, out=out).run(ticks=1)  # stepping writes results too
+    assert {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
+
+    Society.from_scenario(smaller, out=out, overwrite=True).run(backend="local")
+    config = json.loads((out / "config.json").read_text())
+    run = json.loads((out / "run.json").read_text())
+    assert config["agents"]["count"] == 6 and run["agents"] == 6
+    assert sorted({r["agent_id"] for r in read_table(out, "agent_state").to_pylist()}) == [
+        *range(6)
+    ]
+    manifests = sorted((out / "checkpoints").glob("tick=*/manifest.json"))
+    assert manifests and all(
+        json.loads(m.read_text())["config"]["scenario"]["agents"]["count"] == 6 for m in manifests
+    )
