@@ -138,8 +138,12 @@ def status(
 
 
 def run_folder_of(target: str) -> Path | None:
-    """The run folder `target` names, or None for a job id; a path that is not a folder fails."""
+    """The run folder `target` names, or None for a job id; a path that is not a folder, or a
+    folder of arms or seeds, fails naming what to pass."""
+    from societas.cluster.observe.run_folder import refuse_parent_of_runs
+
     if Path(target).is_dir():
+        refuse_parent_of_runs(Path(target))
         return Path(target)
     if "/" in target or target.startswith("."):  # a path, not a job id
         raise OutDirError(f"{target}: no such run folder")
@@ -147,7 +151,10 @@ def run_folder_of(target: str) -> Path | None:
 
 
 def run_status(run_dir: Path) -> dict[str, object]:
-    """What run.json says about a run folder, and whether its driver still runs."""
+    """What run.json says about a run folder, and whether its driver still runs: a run
+    recorded as running on this host whose driver has ended is reported as interrupted."""
+    import socket
+
     from societas.cluster.cleanup import driver_alive
     from societas.cluster.observe.run_folder import read_record
 
@@ -158,6 +165,14 @@ def run_status(run_dir: Path) -> dict[str, object]:
     out: dict[str, object] = {k: rec.get(k) for k in keys}
     out["progress"] = rec.get("progress") or {}
     out["driver_running"] = driver_alive(run_dir) is not None
+    here = rec.get("host") in (None, socket.gethostname())
+    if out["status"] == "running" and here and not out["driver_running"]:
+        out["status"] = "interrupted"
+        out["error"] = (
+            f"the driver (pid {rec.get('pid')}) ended without recording an end; "
+            f"`societas cleanup {run_dir}` ends what it left, `societas resume {run_dir}` "
+            "continues from the last checkpoint"
+        )
     return out
 
 
@@ -232,7 +247,7 @@ def resume(
     """Continue a run from its last complete checkpoint; ends identical to an uninterrupted run."""
     from societas.cluster.cli.sim import execute
     from societas.cluster.launch import LaunchOptions, stored_run
-    from societas.cluster.observe.run_folder import read_record
+    from societas.cluster.observe.run_folder import read_record, refuse_parent_of_runs
     from societas.cluster.remote_out import RemoteSync, is_url, staging_dir
 
     with user_errors():
@@ -242,6 +257,7 @@ def resume(
             RemoteSync(run_dir, folder).pull()
         if not folder.is_dir():
             raise OutDirError(f"{run_dir}: no such run folder")
+        refuse_parent_of_runs(folder)
         try:
             scenario, cluster, groups = stored_run(folder)
         except FileNotFoundError:
@@ -288,9 +304,10 @@ def cleanup(
 ) -> None:
     """End every process a run left behind (after kill -9) and mark it interrupted."""
     from societas.cluster.cleanup import cleanup_run, driver_alive
-    from societas.cluster.observe.run_folder import PROCESSES_FILE
+    from societas.cluster.observe.run_folder import PROCESSES_FILE, refuse_parent_of_runs
 
     with user_errors():
+        refuse_parent_of_runs(run_dir)
         if not (run_dir / PROCESSES_FILE).is_file():
             raise OutDirError(f"{run_dir}: not a run folder (no {PROCESSES_FILE})")
         pid = driver_alive(run_dir)

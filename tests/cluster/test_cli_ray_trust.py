@@ -28,10 +28,26 @@ def run_processes(run_dir: Path) -> list[int]:
     return found
 
 
+def running(pids: list[int]) -> dict[int, float]:
+    """Those of `pids` that run (not zombies), with their start times."""
+    import psutil
+
+    found = {}
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                found[pid] = proc.create_time()
+        except psutil.Error:
+            continue
+    return found
+
+
 def test_ray_run_sigterm_sigkill_cleanup_and_resume(tmp_path):
     """On Ray: SIGTERM checkpoints and stops the Ray it started;
-    SIGKILL of a resumed run plus `societas cleanup` leaves nothing; a last resume ends like
-    an uninterrupted run."""
+    SIGKILL of a resumed run leaves Ray's agents running (they lack the run id in what psutil
+    reads of their environment), `status` says the run is not running, and `societas cleanup`
+    ends every process processes.json lists; a last resume ends like an uninterrupted run."""
     from societas.agents.runtime.results import read_table
 
     ticks = 16
@@ -61,9 +77,15 @@ def test_ray_run_sigterm_sigkill_cleanup_and_resume(tmp_path):
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    left = running(json.loads((run_dir / "processes.json").read_text())["ray"]["pids"])
+    assert left  # Ray's dashboard and runtime-env agents outlive the driver for a while
+    status = json.loads(societas("status", str(run_dir)).stdout)
+    assert status["status"] == "interrupted" and status["driver_running"] is False
     res = societas("cleanup", str(run_dir))
     assert res.returncode == 0, res.stderr
     assert run_processes(run_dir) == []
+    still = {pid: t for pid, t in running(list(left)).items() if t == left[pid]}
+    assert still == {}, res.stdout
     assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
 
     res = societas("resume", str(run_dir), "--local", timeout=300)
