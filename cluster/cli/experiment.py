@@ -16,9 +16,23 @@ import typer
 RUN_HELP = "A run folder (local or Ray) with checkpoints."
 
 
-def _fail(err: Exception, code: int = 1) -> None:
+# Errors whose message opens with what the user gave: bad input, exit 2.
+NAMED = ("--at", "--agent", "--endpoint", "--llm", "llm.endpoints", "QUESTION", "RUN")
+
+
+def _fail(err: Exception, code: int = 2) -> None:
     typer.echo(f"error: {err}", err=True)
     raise typer.Exit(code) from None
+
+
+def _fail_reading(err: Exception) -> None:
+    """Exit 2 for a run folder or option the user gave wrongly (a folder of arms, no
+    checkpoint, an agent out of range), 1 for anything else."""
+    from societas.cluster.experiments.branch import BranchError
+    from societas.cluster.observe.run_folder import OutDirError
+
+    given = isinstance(err, FileNotFoundError | BranchError | OutDirError)
+    _fail(err, 2 if given or str(err).startswith(NAMED) else 1)
 
 
 def run_arms_command(scenario: Any, opts: Any, execute: Any) -> None:
@@ -30,7 +44,7 @@ def run_arms_command(scenario: Any, opts: Any, execute: Any) -> None:
     try:
         scenarios = arm_runs(scenario)
     except ScenarioConfigError as err:
-        _fail(err, 2)
+        _fail(err)
     for name, arm in scenarios.items():
         typer.echo(f"arm {name}:")
         arm_opts = opts.model_copy(update={"out": str(Path(opts.out) / name)})
@@ -61,24 +75,20 @@ def interview(
     run's interviews.jsonl."""
     from societas.agents.llm.errors import LLMConfigError
     from societas.agents.safe_yaml import UnsafeYAMLError
-    from societas.cluster.experiments.branch import BranchError
     from societas.cluster.experiments.interview import interview as do_interview
 
     try:
         when = _day_hour(at) if at is not None else None
         llm_config = _interview_llm(llm, endpoint, model)
     except (ValueError, LLMConfigError, UnsafeYAMLError) as err:
-        _fail(err, 2)
+        _fail(err)
     try:
         given_by = "--llm" if llm is not None else "--endpoint"
         out = do_interview(
             run_dir, agent, question, at=when, llm_config=llm_config, given_by=given_by
         )
-    except ValueError as err:  # --at outside the run, an endpoint that does not answer
-        named = ("--at", "--endpoint", "--llm", "llm.endpoints")
-        _fail(err, 2 if str(err).startswith(named) else 1)
-    except (FileNotFoundError, BranchError) as err:
-        _fail(err)
+    except (ValueError, FileNotFoundError) as err:  # --at outside the run, no checkpoint, ...
+        _fail_reading(err)
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
@@ -122,14 +132,15 @@ def inspect(
     as_json: bool = typer.Option(False, "--json", help="Print the whole view as JSON."),
 ) -> None:
     """Print an agent's profile, status, memories by tier, relationships and answers."""
-    from societas.cluster.experiments.branch import BranchError
     from societas.cluster.experiments.interview import format_view, inspect_agent
     from societas.cluster.report.data import ReportInputError
 
     try:
         view = inspect_agent(run_dir, agent, memory_limit=max(memories * 4, 60))
-    except (FileNotFoundError, ValueError, BranchError, ReportInputError) as err:
+    except ReportInputError as err:
         _fail(err)
+    except (FileNotFoundError, ValueError) as err:
+        _fail_reading(err)
     typer.echo(json.dumps(view, indent=2) if as_json else format_view(view, memories))
 
 
@@ -146,7 +157,7 @@ def branch(
     try:
         info = run_branch(run_dir, at, patch, out)
     except (BranchError, ScenarioConfigError) as err:
-        _fail(err, 2)
+        _fail(err)
     typer.echo(
         f"branch of {run_dir} at {at} (tick {info['branch']['tick']}, from checkpoint "
         f"{info['branch']['from_checkpoint']}): {info['llm_calls_replayed']:,} LLM calls "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -83,8 +84,10 @@ def run_replicates(
     run_one: Callable[..., None], config: Path, seeds_text: str, out: Path | None, **kw: Any
 ) -> None:
     """`societas run CONFIG --seeds 0,1,2`: one run per seed in OUT/seed-N; the report of
-    OUT draws their spread as bands."""
+    OUT draws their spread as bands. A run interrupted in one seed says how to finish all:
+    resume that seed, then run the seeds that did not start."""
     from societas.agents.scenario import ScenarioConfigError, load_scenario
+    from societas.cluster.cli.common import EXIT_INTERRUPTED
 
     seeds = parse_seeds(seeds_text)
     try:
@@ -93,10 +96,33 @@ def run_replicates(
         typer.echo(str(err), err=True)
         raise typer.Exit(2) from None
     root = out or Path("runs") / name
-    for seed in seeds:
+    for i, seed in enumerate(seeds):
         typer.echo(f"replicate seed {seed} -> {root / f'seed-{seed}'}")
-        run_one(config, out=root / f"seed-{seed}", seed=seed, seeds=None, **kw)
+        try:
+            run_one(config, out=root / f"seed-{seed}", seed=seed, seeds=None, **kw)
+        except typer.Exit as stopped:
+            rest = seeds[i + 1 :]
+            if stopped.exit_code == EXIT_INTERRUPTED and rest:
+                again = _command("run", config, seeds=",".join(map(str, rest)), out=root, **kw)
+                typer.echo(
+                    f"seeds {', '.join(map(str, rest))} did not start; after that resume, "
+                    f"run them with: {again}",
+                    err=True,
+                )
+            raise
     typer.echo(f"next: societas report {root}")
+
+
+def _command(name: str, *args: Any, **options: Any) -> str:
+    """`societas NAME ARGS --option value ...` for the options given (a true flag bare)."""
+    words = ["societas", name, *map(str, args)]
+    for key, value in options.items():
+        flag = f"--{key.replace('_', '-')}"
+        if value is True:
+            words.append(flag)
+        elif value not in (None, False):
+            words += [flag, str(value)]
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def register(app: typer.Typer) -> None:

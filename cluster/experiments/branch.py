@@ -31,6 +31,7 @@ from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_s
 from societas.cluster import checkpoint as ckpt
 from societas.cluster.experiments.arms import llm_calls, preflight_code, run_checkpointed
 from societas.cluster.loop.engines import EngineFactory
+from societas.cluster.observe.run_folder import parent_of_runs
 from societas.cluster.preflight import check_llm
 from societas.memory.embedding import build_embedder
 
@@ -54,7 +55,9 @@ def run_scenario_of(run_dir: Path) -> ScenarioConfig:
     """The scenario a run recorded in config.json (validated; its code is not imported)."""
     path = run_dir / "config.json"
     if not path.is_file():
-        raise BranchError(f"RUN: {str(run_dir)!r} is not a run folder (no config.json)")
+        raise BranchError(
+            parent_of_runs(run_dir) or f"RUN: {str(run_dir)!r} is not a run folder (no config.json)"
+        )
     data = json.loads(path.read_text())
     if isinstance(data.get("scenario"), dict):
         data = data["scenario"]

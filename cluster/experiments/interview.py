@@ -239,8 +239,8 @@ def inspect_agent(run_dir: str | Path, agent_id: int, memory_limit: int = 30) ->
     from societas.cluster.report.agent_view import agent_view
 
     run_dir = Path(run_dir)
-    _last(run_dir)
     cfg = run_scenario_of(run_dir)
+    _last(run_dir)
     if not 0 <= agent_id < cfg.agents.count:
         raise ValueError(f"--agent: {agent_id} is not in 0..{cfg.agents.count - 1}")
     view = agent_view(run_dir, agent_id, memory_limit=memory_limit)

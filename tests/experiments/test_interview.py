@@ -77,7 +77,7 @@ def test_inspect_prints_profile_status_memories_relationships(local_run):
 
 def test_bad_agent_and_missing_checkpoint_are_clear(tmp_path, local_run):
     out = CliRunner().invoke(app, ["interview", str(local_run), "--agent", "40", "Hi?"])
-    assert out.exit_code == 1 and "--agent: 40 is not in 0..11" in out.output
+    assert out.exit_code == 2 and "--agent: 40 is not in 0..11" in out.output
     assert "Traceback" not in out.output
     bare = tmp_path / "bare"
     cfg = load_scenario(
@@ -89,7 +89,7 @@ def test_bad_agent_and_missing_checkpoint_are_clear(tmp_path, local_run):
         ["inspect", str(bare), "--agent", "1"],
     ):
         out = CliRunner().invoke(app, args)
-        assert out.exit_code == 1 and "has no checkpoint" in out.output, out.output
+        assert out.exit_code == 2 and "has no checkpoint" in out.output, out.output
     with pytest.raises(NoCheckpointError):
         interview(bare, 1, "Hi?")
 
@@ -126,3 +126,30 @@ def test_interview_and_branch_a_ray_run(tmp_path):
     assert interview(tmp_path / "branch", 3, "How is your mood?")["answer"].startswith(
         "My mood is 0.2"
     )
+
+
+@pytest.mark.parametrize("layout", ["arms", "seeds"])
+def test_a_folder_of_arms_or_seeds_is_named_with_the_runs_to_pass(tmp_path, local_run, layout):
+    """inspect, interview, resume, status, cleanup, stop and branch of the folder above arms
+    or seed-N replicates say what it holds and which folders to pass, exit 2."""
+    import shutil
+
+    names = ["control", "treatment"] if layout == "arms" else ["seed-0", "seed-1"]
+    for name in names:
+        shutil.copytree(local_run, tmp_path / name)
+    held = "arms control, treatment" if layout == "arms" else "seeds 0, 1"
+    runs = ", ".join(str(tmp_path / name) for name in names)
+    patch = tmp_path / "patch.yaml"
+    patch.write_text("interventions: []\n")
+    for args in (
+        ["inspect", str(tmp_path), "--agent", "3"],
+        ["interview", str(tmp_path), "--agent", "3", "Hi?"],
+        ["resume", str(tmp_path)],
+        ["status", str(tmp_path)],
+        ["cleanup", str(tmp_path)],
+        ["stop", str(tmp_path)],
+        ["branch", str(tmp_path), "--at", "0:08", "--patch", str(patch), "--out", "b"],
+    ):
+        out = CliRunner().invoke(app, args)
+        assert out.exit_code == 2, (args, out.output)
+        assert f"error: {tmp_path} holds {held}: pass one of {runs}\n" in out.output, out.output
