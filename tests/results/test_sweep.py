@@ -78,7 +78,9 @@ def test_a_bad_sweep_is_one_line_naming_the_path(sweep, where, words):
 def test_a_swept_experiment_over_seeds_reports_effects_per_point(tmp_path):
     config = tmp_path / "sweep.yaml"
     data = lab(**{"arms.treatment.interventions.0.amount": [400, 800]})
-    data["ticks"] = 32  # the first day through its evening survey: transfers land at tick 4
+    data["ticks"] = (
+        36  # the first day and its evening survey; the day's transfer is paid at midnight
+    )
     data["surveys"] = data["surveys"][:1]
     config.write_text(yaml.safe_dump(data))
     out = tmp_path / "D"
