@@ -51,6 +51,7 @@ def run_arms_command(scenario: Any, opts: Any, execute: Any) -> None:
         execute(arm, arm_opts)
         if "://" not in arm_opts.out:
             mark_arm(Path(arm_opts.out), scenario.name, name)
+    typer.echo(f"next: societas report {opts.out}  (the arms side by side, with paired effects)")
 
 
 def interview(

@@ -32,7 +32,8 @@ def societas(*args: str, cwd=None) -> str:
 
 def test_lab_arms_surveys_interview_and_branch(tmp_path):
     out = tmp_path / "lab"
-    societas("run", str(LAB / "experiment.yaml"), "--local", "--out", str(out))
+    said = societas("run", str(LAB / "experiment.yaml"), "--local", "--out", str(out))
+    assert said.strip().splitlines()[-1].startswith(f"next: societas report {out}  (the arms")
     for arm in ("control", "treatment"):
         run = json.loads((out / arm / "run.json").read_text())
         assert run["arm"] == arm and run["status"] == "completed"
