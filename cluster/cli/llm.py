@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -61,23 +61,27 @@ def estimate_cmd(
     ticks: int | None = typer.Option(None, min=1, help="Override ticks."),
     days: float | None = typer.Option(None, min=0.01, help="Override ticks by simulated days."),
     sample: int | None = typer.Option(None, min=2, help="Agents in the call-count sample."),
-    hours: float = typer.Option(1.0, min=0.1, help="Simulated hours of the token calibration."),
+    hours: float = typer.Option(1.0, min=0.1, help="Simulated hours of the model calibration."),
+    model_sample: int = typer.Option(
+        4, min=2, help="Agents in the model calibration (more: surer re-ask rates, slower)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
-    """Expected LLM calls, prompt/completion tokens and cost per task for the whole run, from
-    short calibrations on samples of the agents (never from the run itself)."""
+    """Expected LLM calls (re-asks included), prompt/completion tokens, cost and wall time per
+    task for the whole run, from short calibrations on samples of the agents (never from the
+    run itself); the model endpoints are probed first."""
     import asyncio
 
     from societas.agents.llm.errors import LLMError
     from societas.agents.scenario import ScenarioConfigError, load_scenario
-    from societas.cluster.experiments.estimate import estimate
+    from societas.cluster.experiments.estimate import estimate, wall_text
 
     try:
         sc = load_scenario(config)
         if days is not None:
             ticks = max(1, round(days * sc.ticks_per_day))
         sc = sc.with_overrides(agents=agents, ticks=ticks)
-        result = asyncio.run(estimate(sc, sample=sample, hours=hours))
+        result = asyncio.run(estimate(sc, sample=sample, hours=hours, model_sample=model_sample))
     except (ScenarioConfigError, LLMError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
@@ -87,38 +91,36 @@ def estimate_cmd(
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
         return
     _print_table(result)
-    typer.echo(f"expected wall time: {result.wall_s / 60:,.1f} min")
+    for note in result.sampling:
+        typer.echo(f"sample: {note}")
+    for note in result.not_counted:
+        typer.echo(f"not counted: {note}")
+    arms = "".join(f"; {name} {wall_text(a['wall_s'])}" for name, a in result.arms.items())
+    typer.echo(f"expected wall time: {wall_text(result.wall_s)}{arms}")
 
 
 def _print_table(r: Estimate) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    arms = f" x {len(r.arms)} arms" if r.arms else ""
     table = Table(
-        title=f"{r.scenario}: {r.agents:,} agents, {r.ticks} ticks ({r.days:.2f} days), "
+        title=f"{r.scenario}: {r.agents:,} agents, {r.ticks} ticks ({r.days:.2f} days){arms}, "
         f"provider {r.provider}"
     )
-    for col in ("task", "model", "calls", "prompt tokens", "completion tokens", "cost USD"):
+    columns = ("calls", "re-asks", "fallbacks", "prompt tokens", "completion tokens", "cost USD")
+    for col in ("task", "model", *columns):
         table.add_column(col, justify="left" if col in ("task", "model") else "right")
+
+    def row(name: str, model: str, t: Any, style: str | None = None) -> None:
+        figures = (t.calls, t.reasks, t.fallbacks, t.prompt_tokens, t.completion_tokens)
+        cells = (f"{x:,.0f}" for x in figures)
+        table.add_row(name, model, *cells, f"{t.cost_usd:,.2f}", style=style)
+
     for name, t in r.tasks.items():
-        table.add_row(
-            name,
-            t.model,
-            f"{t.calls:,.0f}",
-            f"{t.prompt_tokens:,.0f}",
-            f"{t.completion_tokens:,.0f}",
-            f"{t.cost_usd:,.2f}",
-        )
-    table.add_row(
-        "total",
-        "",
-        f"{r.calls:,.0f}",
-        f"{r.prompt_tokens:,.0f}",
-        f"{r.completion_tokens:,.0f}",
-        f"{r.cost_usd:,.2f}",
-        style="bold",
-    )
-    console = Console(width=max(120, Console().width))  # task and model names in full
+        row(name, t.model, t)
+    row("total", "", r, style="bold")
+    console = Console(width=max(150, Console().width))  # task and model names in full
     console.print(table)
     pad = r.per_agent_day
     console.print(

@@ -1,46 +1,98 @@
-"""`societas estimate CONFIG`: LLM calls, tokens and cost of a whole run, before it starts.
+"""`societas estimate CONFIG`: LLM calls, tokens, cost and wall time of a whole run, before it
+starts.
 
-Two short calibrations of a sample of the agents, never the run they predict:
-1. call counts — a sample of the agents (`default_sample`) runs one simulated day (or the
-   run, if shorter) on the `rules` policy, which fires the same call sites as a model would
-   and costs nothing: calls per agent and tick, per task;
-2. tokens per call — with an endpoint configured, a smaller sample runs `hours` simulated
-   hours on it: prompt and completion tokens per call, per task (a task not seen there keeps
-   the rules run's prompt size and the median completion size measured).
-Totals scale by agents and ticks; cost uses `llm.prices` of the model each task routes to
-(a task routed to `rules` costs nothing). Wall time: the count run's engine time scaled, plus
-the model calls at the calibration's measured seconds per call, as many in flight as the
-endpoints' concurrency allows but an agent's calls of a tick one after another.
+The model endpoints are probed first (`preflight.check_llm`). Then two calibrations on
+samples, never the run they predict:
+1. answers asked — for each arm, a sample of the agents (`plan_counts`) runs on the `rules`
+   policy, which fires the same call sites as a model would and costs nothing; every tick of
+   the run when it fits the budget (else whole days), its surveys and interventions kept
+   (`estimate_sample.sampled`); answers per task scale by agents and ticks, survey answers
+   are counted exactly (selected agents x questions);
+2. per answer on the model — with an endpoint configured, a few agents run `hours` simulated
+   hours on it, with the surveys moved into that time: prompt and completion tokens per
+   call, re-asks and fallbacks per answer and seconds per call, per task (a task's rates
+   lean on those pooled over every task seen as PRIOR_ASKS answers would; a model task not
+   seen gets the pooled rates, the rules run's prompt size and the median completion size).
+Calls are the answers times their re-ask rate. Cost uses `llm.prices` of the model each task
+routes to (a task routed to `rules` costs nothing). Wall time: the count runs' engine time
+scaled, plus the model calls at the measured seconds per call, as many in flight as the
+endpoints' concurrency allows but an agent's calls of a tick one after another; arms run one
+after another.
 """
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import tempfile
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from societas.agents.llm.config import LLMConfig
+from societas.agents.experiments.checks import arm_scenario
+from societas.agents.llm.config import FallbackStopConfig, LLMConfig
+from societas.agents.llm.errors import LLMConfigError
 from societas.agents.scenario import ScenarioConfig, load_scenario
-from societas.cluster.loop.in_process import run_in_process
+from societas.cluster.experiments.estimate_sample import (
+    Plan,
+    default_sample,
+    plan_counts,
+    sampled,
+    survey_asks,
+)
+from societas.cluster.loop.in_process import InProcessRun, run_in_process
 from societas.memory.embedding import Embedder
+
+__all__ = ["Estimate", "TaskEstimate", "default_sample", "estimate", "wall_text"]
+
+RULES_MODEL = "rules (not a language model)"
+PRIOR_ASKS = 4  # answers' worth of weight a task's measured rates give the pooled ones
+NOT_COUNTED = (
+    "what a model's answers change downstream (its plans and talk are not the rules "
+    "policy's, which the calls are counted on)",
+    "retries after transport errors (timeouts, HTTP 429/5xx)",
+    "Ray start-up and checkpoints in the wall time",
+)
 
 
 class TaskEstimate(BaseModel):
     """Expected totals of one task over the whole run."""
 
-    calls: float
+    calls: float = Field(description="Requests to the model (rules decisions), re-asks included.")
     prompt_tokens: float
     completion_tokens: float
     cost_usd: float = 0.0
     model: str = ""
+    asks: float = Field(0.0, description="Answers asked for: the calls less their re-asks.")
+    reasks: float = Field(0.0, description="Calls that ask again after an answer failed checks.")
+    fallbacks: float = Field(0.0, description="Answers given up on: the call site's fallback.")
+    per_answer: str = Field(
+        "", description="Where the re-ask and fallback rates come from (measured, pooled, none)."
+    )
+
+    def plus(self, other: TaskEstimate) -> TaskEstimate:
+        """The sum of two arms' figures for this task."""
+        summed = {k: getattr(self, k) + getattr(other, k) for k in _SUMMED}
+        return self.model_copy(update=summed)
+
+
+_SUMMED = (
+    "calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "asks",
+    "reasks",
+    "fallbacks",
+)
 
 
 class Estimate(BaseModel):
-    """The whole run's expected LLM use, and how it was calibrated."""
+    """The whole run's expected LLM use, how the samples were scaled and what is not counted."""
 
     scenario: str
     agents: int
@@ -52,40 +104,82 @@ class Estimate(BaseModel):
     prompt_tokens: float
     completion_tokens: float
     cost_usd: float
+    reasks: float = 0.0
+    fallbacks: float = 0.0
     per_agent_day: dict[str, float] = Field(description="calls, prompt/completion tokens")
     wall_s: float = Field(0.0, description="Expected wall seconds of the whole run.")
+    arms: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="Arm -> calls, cost_usd, wall_s (arms run in turn)."
+    )
+    sampling: list[str] = Field(
+        default_factory=list, description="How the samples were drawn and scaled."
+    )
+    not_counted: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     calibration: dict[str, Any]
 
 
-def _sample_scenario(sc: ScenarioConfig, agents: int, ticks: int, llm: LLMConfig) -> ScenarioConfig:
-    """The scenario shrunk to a sample (interventions kept when they fall inside)."""
-    data = sc.model_dump(mode="python")
-    data["agents"]["count"] = agents
-    data["ticks"] = ticks
-    data["groups"] = 1
-    if "arms" in data:
-        data["arms"] = []  # one arm is what a sample of agents stands for
-    data["network"]["k"] = min(
-        data["network"]["k"], max(2, agents - data["network"]["isolated"] - 1)
+@dataclass
+class Calibration:
+    """What the model calibration measured, per task (empty without a model)."""
+
+    llm: LLMConfig
+    tasks: dict[str, dict[str, int]]
+    seconds_per_call: float = 0.0
+
+    def model_tasks(self) -> dict[str, dict[str, int]]:
+        """The measured tasks the model answered (not routed to rules)."""
+        return {
+            t: c for t, c in self.tasks.items() if c.get("requests") and not self.llm.to_rules(t)
+        }
+
+    def rates(self, task: str) -> tuple[float, float, str]:
+        """(calls per answer, fallbacks per answer, source) of a model task: its own rates
+        leaning on those pooled over every task measured as much as PRIOR_ASKS answers
+        would (a task asked once says little), the pooled ones for a task not seen, else
+        none (1, 0)."""
+        seen = self.model_tasks()
+        if not seen:
+            return 1.0, 0.0, "not measured: first asks only"
+        calls, asks, fallbacks = _answers(seen.values())
+        reask_rate, fallback_rate = (calls - asks) / asks, fallbacks / asks
+        if task not in seen:
+            return 1 + reask_rate, fallback_rate, f"pooled over {asks} answers measured"
+        own_calls, own_asks, own_fallbacks = _answers([seen[task]])
+        weight = own_asks + PRIOR_ASKS
+        return (
+            1 + (own_calls - own_asks + PRIOR_ASKS * reask_rate) / weight,
+            (own_fallbacks + PRIOR_ASKS * fallback_rate) / weight,
+            f"measured on {own_asks} answers (pooled {asks})",
+        )
+
+    def tokens(self, task: str, counted: dict[str, int] | None) -> tuple[float, float]:
+        """(prompt, completion) tokens per call of a model task: measured, else the count
+        run's prompt size and the median completion size measured."""
+        seen = self.model_tasks()
+        if task in seen:
+            c = seen[task]
+            return c["prompt_tokens"] / c["requests"], c["completion_tokens"] / c["requests"]
+        prompt, completion = _per_call(counted)
+        sizes = [c["completion_tokens"] / c["requests"] for c in seen.values()]
+        return prompt, statistics.median(sizes) if sizes else completion
+
+
+def _answers(tasks: Iterable[dict[str, int]]) -> tuple[int, int, int]:
+    """(calls, answers asked for, fallbacks) summed over per-task figures."""
+    calls = sum(c["requests"] for c in tasks)
+    asks = max(1, calls - sum(c.get("reasks", 0) for c in tasks))
+    return calls, asks, sum(c.get("fallbacks", 0) for c in tasks)
+
+
+def _per_call(counted: dict[str, int] | None) -> tuple[float, float]:
+    """(prompt, completion) tokens per request of a run's task figures (0 without any)."""
+    if not counted or not counted.get("requests"):
+        return 0.0, 0.0
+    return (
+        counted["prompt_tokens"] / counted["requests"],
+        counted["completion_tokens"] / counted["requests"],
     )
-    data["interventions"] = [i for i in data["interventions"] if i["tick"] < ticks]
-    for iv in data["interventions"]:
-        if iv["select"].get("count") is not None:
-            iv["select"]["count"] = max(1, round(iv["select"]["count"] * agents / sc.agents.count))
-        if iv["select"].get("ids") is not None:
-            iv["select"]["ids"] = [i for i in iv["select"]["ids"] if i < agents] or [0]
-    data["llm"] = llm.model_dump(mode="python")
-    return load_scenario(data)
-
-
-def default_sample(agents: int) -> int:
-    """A tenth of the agents, at least 100 and at most 2,000 (never more than all).
-
-    Per-agent social calls depend on the population's size (in a small town more of the
-    people one meets are friends, and friends talk more): measured on the town at 200
-    agents, samples of 40 / 67 / 100 agents over-predict the calls by 41 / 24 / 8 %."""
-    return min(agents, max(100, min(2000, agents // 10)))
 
 
 async def estimate(
@@ -97,126 +191,229 @@ async def estimate(
     embedder: Embedder | None = None,
     workdir: str | Path | None = None,
 ) -> Estimate:
-    """Calibrate on samples of `scenario` and scale to its agents and ticks."""
+    """Probe the endpoints, calibrate on samples of `scenario` and scale to its agents,
+    ticks and arms."""
     sc = load_scenario(scenario)
+    runs = {a.name: arm_scenario(sc, a.name) for a in sc.arms} or {"": sc}
+    first = next(iter(runs.values()))
+    await _probe(first.llm)
     n = sc.agents.count
-    n_s = min(n, sample or default_sample(n))
-    calib_ticks = min(sc.ticks, sc.ticks_per_day)
+    plan = plan_counts(sc, sample, len(runs))
+    sampling = list(plan.notes)
+    if len(runs) > 1:
+        sampling.append(f"each of the {len(runs)} arms counted and summed (they run in turn)")
     started = time.perf_counter()
+    m_s = min(n, max(2, model_sample))
+    cal, model_ticks = Calibration(llm=first.llm, tasks={}), 0
     with tempfile.TemporaryDirectory(prefix="societas-estimate-", dir=workdir) as tmp:
-        rules = LLMConfig(provider="rules", seed=sc.llm.seed, batch_size=sc.llm.batch_size)
-        counted = await run_in_process(
-            _sample_scenario(sc, n_s, calib_ticks, rules), Path(tmp) / "counts", embedder=embedder
-        )
-        measured: dict[str, dict[str, int]] = {}
-        model_ticks, model_wall = 0, 0.0
-        if sc.llm.provider != "rules":
-            model_ticks = max(1, min(calib_ticks, round(hours * 60 / sc.tick_minutes)))
-            m_s = min(n, max(2, model_sample))
-            run = await run_in_process(
-                _sample_scenario(sc, m_s, model_ticks, sc.llm.model_copy(update={"budget": None})),
-                Path(tmp) / "tokens",
-                embedder=embedder,
+        counts = await _count_runs(runs, plan, Path(tmp), embedder, sampling)
+        if first.llm.provider != "rules":
+            model_ticks = max(1, min(plan.ticks, round(hours * 60 / sc.tick_minutes)))
+            cal = await _calibrate(first, m_s, model_ticks, Path(tmp) / "model", embedder)
+            answers = _answers(cal.model_tasks().values())[1] if cal.model_tasks() else 0
+            sampling.append(
+                f"tokens, re-asks and fallbacks per answer measured on {answers} model answers "
+                f"of {m_s} agents over {model_ticks} tick(s), the surveys moved to its last tick"
             )
-            measured = run.result.llm_tasks
-            model_wall = sum(run.result.tick_seconds)
-    scale = n / n_s * sc.ticks / calib_ticks
-    completion_per_call = [
-        t["completion_tokens"] / t["requests"] for t in measured.values() if t.get("requests")
-    ]
-    median_completion = statistics.median(completion_per_call) if completion_per_call else None
+    arms: dict[str, dict[str, float]] = {}
     tasks: dict[str, TaskEstimate] = {}
-    for task, c in counted.result.llm_tasks.items():
-        if not c.get("requests"):
-            continue
-        calls = c["requests"] * scale
-        m = measured.get(task)
-        if m and m.get("requests"):
-            p_call, c_call = (
-                m["prompt_tokens"] / m["requests"],
-                m["completion_tokens"] / m["requests"],
-            )
-        else:
-            p_call = c["prompt_tokens"] / c["requests"]
-            c_call = c["completion_tokens"] / c["requests"]
-            if median_completion is not None:
-                c_call = median_completion
-        model = _model_for(sc.llm, task)
-        price = sc.llm.prices.get(model)
-        cost = 0.0
-        if price is not None:
-            cost = (
-                calls * p_call * price.input_per_mtok + calls * c_call * price.output_per_mtok
-            ) / 1e6
-        tasks[task] = TaskEstimate(
-            calls=calls,
-            prompt_tokens=calls * p_call,
-            completion_tokens=calls * c_call,
-            cost_usd=cost,
-            model=model,
-        )
+    for name, arm in runs.items():
+        mine = _arm_tasks(arm, counts[name].result.llm_tasks, plan, cal)
+        arms[name or sc.name] = {
+            "calls": sum(t.calls for t in mine.values()),
+            "cost_usd": sum(t.cost_usd for t in mine.values()),
+            "wall_s": round(_wall(arm, mine, sum(counts[name].result.tick_seconds), plan, cal), 2),
+        }
+        for task, t in mine.items():
+            tasks[task] = tasks[task].plus(t) if task in tasks else t
+    if asked := survey_asks(first):
+        each = " per arm" if len(runs) > 1 else ""
+        sampling.append(f"survey answers counted exactly: {asked:,}{each} (agents x questions)")
+    total = {k: sum(getattr(t, k) for t in tasks.values()) for k in _SUMMED}
     days = sc.ticks / sc.ticks_per_day
-    total = {
-        k: sum(getattr(t, k) for t in tasks.values())
-        for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd")
-    }
-    agent_days = max(n * days, 1e-9)
-    engine_s = sum(counted.result.tick_seconds) * scale
-    latency = _seconds_per_call(sc.llm, measured, model_wall, min(n, max(2, model_sample)))
-    model_calls = sum(t.calls for name, t in tasks.items() if not sc.llm.to_rules(name))
-    in_flight = sum(e.max_concurrency for e in sc.llm.endpoints) or 1
-    chain = model_calls / max(n * sc.ticks, 1)  # an agent's calls in a tick, one by one
-    model_s = max(model_calls * latency / in_flight, sc.ticks * chain * latency)
-    tokens = total["prompt_tokens"] + total["completion_tokens"]
-    warnings = []
-    if sc.llm.budget is not None and sc.llm.budget < tokens:
-        warnings.append(
-            f"llm.budget {sc.llm.budget:,} tokens is below the estimate {tokens:,.0f}: the run "
-            f"stops with a checkpoint after about {sc.llm.budget / tokens:.0%} of it"
-        )
+    agent_days = max(n * days * len(runs), 1e-9)
+    not_counted = list(NOT_COUNTED if first.llm.provider != "rules" else NOT_COUNTED[2:])
+    if first.llm.provider != "rules" and not cal.model_tasks():
+        not_counted.insert(0, "re-asks and fallbacks: the calibration made no model call")
     return Estimate(
         scenario=sc.name,
         agents=n,
         ticks=sc.ticks,
         days=days,
-        provider=sc.llm.provider,
-        tasks=tasks,
+        provider=first.llm.provider,
+        tasks=dict(sorted(tasks.items())),
         calls=total["calls"],
         prompt_tokens=total["prompt_tokens"],
         completion_tokens=total["completion_tokens"],
         cost_usd=total["cost_usd"],
+        reasks=total["reasks"],
+        fallbacks=total["fallbacks"],
         per_agent_day={
             k: total[k] / agent_days for k in ("calls", "prompt_tokens", "completion_tokens")
         },
-        wall_s=round(engine_s + model_s, 1),
-        warnings=warnings,
+        wall_s=round(sum(a["wall_s"] for a in arms.values()), 2),
+        arms=arms if len(runs) > 1 else {},
+        sampling=sampling,
+        not_counted=not_counted,
+        warnings=_warnings(first.llm, tasks),
         calibration={
-            "seconds_per_model_call": round(latency, 3),
-            "count_sample_agents": n_s,
-            "count_ticks": calib_ticks,
-            "count_provider": "rules (not a language model)",
-            "token_sample_agents": min(n, max(2, model_sample)) if model_ticks else 0,
+            "seconds_per_model_call": round(cal.seconds_per_call, 3),
+            "count_sample_agents": plan.agents,
+            "count_ticks": plan.ticks,
+            "count_provider": RULES_MODEL,
+            "token_sample_agents": m_s if model_ticks else 0,
             "token_ticks": model_ticks,
-            "token_provider": sc.llm.provider if model_ticks else "rules (not a language model)",
+            "token_provider": first.llm.provider if model_ticks else RULES_MODEL,
             "seconds": round(time.perf_counter() - started, 2),
         },
     )
 
 
-def _seconds_per_call(
-    llm: LLMConfig, measured: dict[str, dict[str, int]], wall: float, agents: int
+async def _count_runs(
+    runs: dict[str, ScenarioConfig],
+    plan: Plan,
+    folder: Path,
+    embedder: Embedder | None,
+    sampling: list[str],
+) -> dict[str, InProcessRun]:
+    """Each arm's sample run on the rules policy; what the samples changed goes to
+    `sampling`."""
+    counts = {}
+    for i, (name, arm) in enumerate(runs.items()):
+        rules = LLMConfig(provider="rules", seed=arm.llm.seed, batch_size=arm.llm.batch_size)
+        small, notes = sampled(arm, plan.agents, plan.ticks, rules, folder / f"arm{i}")
+        sampling += [f"{name}: {note}" if name else note for note in notes]
+        counts[name] = await run_in_process(small, folder / f"counts{i}", embedder=embedder)
+    return counts
+
+
+async def _probe(llm: LLMConfig) -> None:
+    """One clear error, before any calibration, when an endpoint a task of the run goes to
+    does not answer with its model (`societas check`'s probe)."""
+    from societas.cluster.preflight import check_llm
+
+    if llm.provider == "rules":
+        return
+    used = sorted(
+        {i for task in (*llm.routes, None) if not llm.to_rules(task) for i in llm.route(task)}
+    )
+    if not used:
+        return
+    problems = await asyncio.to_thread(check_llm, llm, endpoints=used)
+    if problems:
+        first = problems[0].line()
+        same = [p.setting for p in problems[1:] if p.message == problems[0].message]
+        also = f" (likewise {', '.join(same)})" if same else ""
+        rest = len(problems) - 1 - len(same)
+        more = (
+            f"; {rest} more endpoint problem(s): societas check CONFIG lists them" if rest else ""
+        )
+        raise LLMConfigError(f"{first}{also}{more}")
+
+
+async def _calibrate(
+    sc: ScenarioConfig, agents: int, ticks: int, folder: Path, embedder: Embedder | None
+) -> Calibration:
+    """Per-task figures of `agents` agents over `ticks` ticks on the model (no budget, no
+    fallback stop: the calibration measures both), surveys at its last tick."""
+    llm = sc.llm.model_copy(
+        update={"budget": None, "fallback_stop": FallbackStopConfig(enabled=False)}
+    )
+    small, _ = sampled(sc, agents, ticks, llm, folder, surveys_at=ticks - 1)
+    run = await run_in_process(small, folder / "run", embedder=embedder)
+    cal = Calibration(llm=sc.llm, tasks=run.result.llm_tasks)
+    calls = sum(c["requests"] for c in cal.model_tasks().values())
+    if calls:
+        in_flight = min(agents, sum(e.max_concurrency for e in sc.llm.endpoints) or 1)
+        cal.seconds_per_call = sum(run.result.tick_seconds) * in_flight / calls
+    return cal
+
+
+def _arm_tasks(
+    sc: ScenarioConfig, counted: dict[str, dict[str, int]], plan: Plan, cal: Calibration
+) -> dict[str, TaskEstimate]:
+    """Per-task totals of one arm: the count run's answers scaled (survey answers exact),
+    times the calibration's re-ask rate, priced."""
+    scale = sc.agents.count / plan.agents * sc.ticks / plan.ticks
+    asks = {t: c["requests"] * scale for t, c in counted.items() if c.get("requests")}
+    asks.pop("survey", None)
+    if surveys := survey_asks(sc):
+        asks["survey"] = surveys
+    out = {}
+    for task, n_asks in sorted(asks.items()):
+        if sc.llm.to_rules(task):
+            per_ask, fallback_rate, source = 1.0, 0.0, "rules policy: never re-asked"
+            prompt, completion = _per_call(counted.get(task))
+        else:
+            per_ask, fallback_rate, source = cal.rates(task)
+            prompt, completion = cal.tokens(task, counted.get(task))
+        calls = n_asks * per_ask
+        model = _model_for(sc.llm, task)
+        price = sc.llm.prices.get(model)
+        cost = 0.0
+        if price is not None:
+            cost = calls * (prompt * price.input_per_mtok + completion * price.output_per_mtok)
+        out[task] = TaskEstimate(
+            calls=calls,
+            prompt_tokens=calls * prompt,
+            completion_tokens=calls * completion,
+            cost_usd=cost / 1e6,
+            model=model,
+            asks=n_asks,
+            reasks=calls - n_asks,
+            fallbacks=n_asks * fallback_rate,
+            per_answer=source,
+        )
+    return out
+
+
+def _wall(
+    sc: ScenarioConfig, tasks: dict[str, TaskEstimate], engine: float, plan: Plan, cal: Calibration
 ) -> float:
-    """Seconds one model call took in the token calibration: its wall time over its model
-    calls, times the calls in flight (its agents ran at once, one call each at a time)."""
-    calls = sum(c.get("requests", 0) for t, c in measured.items() if not llm.to_rules(t))
-    if not calls:
-        return 0.0
-    in_flight = min(agents, sum(e.max_concurrency for e in llm.endpoints) or 1)
-    return wall * in_flight / calls
+    """Expected wall seconds of one arm: the count run's engine time scaled, plus its model
+    calls over the endpoints' concurrency (an agent's calls of a tick one after another)."""
+    engine_s = engine * sc.agents.count / plan.agents * sc.ticks / plan.ticks
+    model_calls = sum(t.calls for name, t in tasks.items() if not sc.llm.to_rules(name))
+    in_flight = sum(e.max_concurrency for e in sc.llm.endpoints) or 1
+    chain = model_calls / max(sc.agents.count * sc.ticks, 1)
+    latency = cal.seconds_per_call
+    return engine_s + max(model_calls * latency / in_flight, sc.ticks * chain * latency)
+
+
+def _warnings(llm: LLMConfig, tasks: dict[str, TaskEstimate]) -> list[str]:
+    """A budget below the estimate; a fallback rate the run's fallback stop would end it at."""
+    out = []
+    tokens = sum(t.prompt_tokens + t.completion_tokens for t in tasks.values())
+    if llm.budget is not None and llm.budget < tokens:
+        out.append(
+            f"llm.budget {llm.budget:,} tokens is below the estimate {tokens:,.0f}: the run "
+            f"stops with a checkpoint after about {llm.budget / tokens:.0%} of it"
+        )
+    stop = llm.fallback_stop
+    asks = sum(t.asks for t in tasks.values())  # the stop's window holds rules answers too
+    rate = sum(t.fallbacks for t in tasks.values()) / max(asks, 1e-9)
+    if stop.enabled and asks >= stop.min_calls and rate > stop.max_rate:
+        out.append(
+            f"llm.fallback_stop.max_rate {stop.max_rate:g}: {rate:.0%} of the run's structured "
+            "answers are expected to fall back, so it will likely stop early with a checkpoint "
+            "(use a stronger model, or raise max_rate)"
+        )
+    return out
+
+
+def wall_text(seconds: float) -> str:
+    """A wall time as a person reads it: under a second, seconds, minutes or hours."""
+    if seconds < 1:
+        return "under a second"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _model_for(llm: LLMConfig, task: str) -> str:
     """The model a task's calls go to (the first endpoint of its route)."""
     if llm.to_rules(task) or not llm.endpoints:
-        return "rules (not a language model)"
+        return RULES_MODEL
     return llm.endpoints[llm.route(task)[0]].model

@@ -96,3 +96,66 @@ async def test_estimate_routes_rules_and_plans_wall_time(tmp_path, emulator, bm2
     assert est.calibration["seconds_per_model_call"] >= 0.05
     assert est.wall_s > 0 and narrow.wall_s > est.wall_s  # one call in flight: slower
     assert est.warnings and "llm.budget 10 tokens is below the estimate" in est.warnings[0]
+
+
+def test_estimate_with_the_endpoint_down_is_one_line(tmp_path) -> None:
+    """An endpoint that refuses connections: one line naming its setting, exit 2, no
+    calibration started (so no traceback from one)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed when the block ends: nothing listens there
+    cfg = _config(tmp_path, endpoints=[{"base_url": f"http://127.0.0.1:{port}/v1", "model": "m"}])
+    res = CliRunner().invoke(app, ["estimate", str(cfg)])
+    assert res.exit_code == 2, res.output
+    assert res.output.count("\n") == 1 and "Traceback" not in res.output
+    assert res.output.startswith(f"error: llm.endpoints.0.base_url = http://127.0.0.1:{port}/v1")
+    assert "connection refused" in res.output
+
+
+def test_estimate_says_how_it_scaled_and_a_short_wall_time(tmp_path) -> None:
+    """On the rules policy the wall time is the engine's: seconds, not "0.0 min"; the output
+    says how the sample stands for the run and what it does not count."""
+    from societas.cluster.experiments.estimate import wall_text
+
+    res = CliRunner().invoke(app, ["estimate", str(_config(tmp_path)), "--agents", "20"])
+    assert res.exit_code == 0, res.output
+    wall = next(line for line in res.output.splitlines() if line.startswith("expected wall"))
+    assert wall in ("expected wall time: under a second",) or wall.endswith(" s"), wall
+    assert "sample: calls counted on all 20 agents over all 48 ticks" in res.output
+    assert "not counted: Ray start-up" in res.output
+    assert [wall_text(s) for s in (0.2, 12.4, 600, 7200)] == [
+        "under a second",
+        "12 s",
+        "10.0 min",
+        "2.0 h",
+    ]
+
+
+async def test_estimate_counts_the_reasks_its_calibration_sees(tmp_path, emulator, bm25_embedder):
+    """A model whose answers often fail their checks: each is re-asked once, then falls back.
+    The estimate scales in the re-ask rate the model calibration measured, so its calls match
+    the run's (first asks alone would be a quarter short); a fallback rate above the run's
+    fallback stop is a warning."""
+    from societas.cluster.experiments.estimate import estimate
+    from societas.cluster.loop.in_process import run_in_process
+
+    async with emulator(rate_garbage=0.4, base_latency_s=0.001) as (_emu, url):
+        cfg = yaml.safe_load(_config(tmp_path).read_text())
+        cfg["agents"]["count"], cfg["ticks"] = 20, 8
+        ep = {"base_url": url, "model": "emulated", "send_task_hints": True}
+        cfg["llm"] = {"endpoints": [ep], "fallback_stop": {"max_rate": 0.01}}
+        est = await estimate(cfg, model_sample=8, hours=2, embedder=bm25_embedder)
+        cfg["llm"]["fallback_stop"] = {"enabled": False}
+        run = await run_in_process(cfg, tmp_path / "run", embedder=bm25_embedder)
+    actual = sum(c["requests"] for c in run.result.llm_tasks.values())
+    first_asks = actual - sum(c["reasks"] for c in run.result.llm_tasks.values())
+    assert first_asks < 0.8 * actual  # the model re-asks: what the estimate must count
+    assert est.reasks > 0 and abs(est.calls / actual - 1) < 0.15, (est.calls, actual)
+    assert (
+        est.fallbacks > 0
+        and abs(est.calls - est.reasks - sum(t.asks for t in est.tasks.values())) < 1e-6
+    )
+    assert any(t.per_answer.startswith("measured on") for t in est.tasks.values())
+    assert est.warnings and "llm.fallback_stop.max_rate 0.01" in est.warnings[0]
