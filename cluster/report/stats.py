@@ -412,7 +412,9 @@ def difference(a: Band, b: Band) -> Band:
     half_b = (b.hi[:length] - b.lo[:length]) / 2
     d = b.mean[:length] - a.mean[:length]
     half = np.sqrt(half_a**2 + half_b**2)
-    return Band(a.ticks[:length], d, d - half, d + half, np.minimum(a.n[:length], b.n[:length]), a.over)
+    return Band(
+        a.ticks[:length], d, d - half, d + half, np.minimum(a.n[:length], b.n[:length]), a.over
+    )
 
 
 def _share_difference(a: Band, b: Band, length: int) -> Band:
