@@ -2,8 +2,8 @@
 timeout, with one short line per problem naming the setting, its value and what to do.
 
 Checks: the config (scenario + `cluster:`), every LLM endpoint (its /models listing the
-model, else one chat request with the model's name, the key and max_tokens=1; a rejected model
-lists what the server serves), the
+model, or where it lists none one chat request with the model's name, the key and
+max_tokens=1; a model it does not serve is named with what it serves), the
 Qdrant server (list collections, read the collection if it exists), the embedder (one
 text), the output folder, and the Ray address. `societas check CONFIG` runs them alone.
 """
@@ -80,8 +80,8 @@ def _reason(err: BaseException) -> str:
 def check_llm(
     llm: Any, timeout_s: float = HTTP_TIMEOUT_S, endpoints: Sequence[int] | None = None
 ) -> list[Problem]:
-    """Each endpoint (or each of `endpoints`, indexes into `llm.endpoints`) answers with its
-    model: listed by its /models, else a 1-token chat with its name."""
+    """Each endpoint (or each of `endpoints`, indexes into `llm.endpoints`) serves its model:
+    listed by its /models, or, where it lists none, answering a 1-token chat with its name."""
     if getattr(llm, "provider", "rules") != "openai":
         return []
     problems: list[Problem] = []
@@ -155,8 +155,8 @@ def _probe_endpoint(i: int, ep: Any, timeout_s: float) -> Problem | None:
             if listed.status_code in (401, 403):
                 return refused(listed.status_code)
             served = _model_ids(listed) if listed.status_code == 200 else []
-            if ep.model in served:
-                return None
+            if served:  # the server says what it serves: no request to the model needed
+                return None if ep.model in served else not_served(served)
             res = client.post(  # the cheapest real request: 1 token, with the model's name
                 f"{base}/chat/completions",
                 json={
@@ -176,8 +176,6 @@ def _probe_endpoint(i: int, ep: Any, timeout_s: float) -> Problem | None:
                     message=f"HTTP {res.status_code} from {res.request.url.path}",
                     hint="check that the URL ends in /v1 and the server is OpenAI-compatible",
                 )
-            if served:  # it answered a model it does not list (some servers answer any name)
-                return not_served(served)
     except (httpx.HTTPError, ValueError) as err:
         return Problem(
             setting=f"{setting}.base_url",

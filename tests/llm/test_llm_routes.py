@@ -172,7 +172,7 @@ def test_an_interview_model_the_server_does_not_serve_is_named_before_any_chat(r
     assert res.exit_code == 2, res.output
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and "llm.endpoints.0.model = gpt-9: not served by" in lines[0], lines
-    assert "emulated" in lines[0] and chats == 1  # the probe's 1-token chat, no interview
+    assert "emulated" in lines[0] and chats == 0  # told by the list: no request to the model
 
 
 def test_a_route_to_an_unknown_task_in_an_interview_llm_file_exits_2(rules_run, tmp_path) -> None:
