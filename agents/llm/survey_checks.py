@@ -518,5 +518,21 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     if kind == "choice":
         return _choice(text, value, [str(o) for o in ctx.get("options") or []])
     if kind in ("likert", "number"):
-        return _scaled(kind, text, value, ctx)
+        return _scaled(kind, text, value, ctx) or _more_than_the_town(value, question, ctx)
+    return None
+
+
+_PERSONS = frozenset("people person friend neighbour neighbor coworker colleague".split())
+
+
+def _more_than_the_town(
+    value: float | None, question: str, ctx: dict[str, Any]
+) -> tuple[str, str] | None:
+    """A count of people larger than the town's population ("12" people talked to in a town
+    of 6): no one could have met them."""
+    town = ctx.get("people") or ()
+    if value is None or not town or counted_noun(question) not in _PERSONS:
+        return None
+    if value > len(town):
+        return "off_scale", f"{value:g} people, in a town of {len(town)}"
     return None

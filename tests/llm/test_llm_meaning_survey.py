@@ -519,6 +519,21 @@ def test_a_survey_answer_must_answer_its_question(question, text, value, kind) -
     assert (failure.kind if failure else None) == kind, failure
 
 
+def test_a_count_of_people_larger_than_the_town_is_no_data() -> None:
+    from societas.agents.llm.survey_checks import answer_problem
+
+    town = ("Ann Lee", "Bo Chen", "Cy Diaz", "Di Evans", "Ed Fox", "Flo Gray")
+    ctx = {"question": COUNT["text"], "name": "Ann Lee", **COUNT, "people": town}
+    assert answer_problem("12", 12.0, ctx) == (
+        "off_scale",
+        "12 people, in a town of 6",
+    )  # SmolLM2's
+    assert answer_problem("I talked to 4 people.", 4.0, ctx) is None
+    assert answer_problem("12", 12.0, {**ctx, "people": ()}) is None  # no town given: no bound
+    money = {**ctx, **NUMBER, "question": NUMBER["text"]}
+    assert answer_problem("I keep 50.", 50.0, money) is None  # not a count of people
+
+
 # The person's data as a survey prompt gives it (status line, recalled memories).
 STATUS = {"activity": "relax at home", "education": "bachelor", "skill": "driving"}
 MEMORIES = ["Paul Rossi's plan for 21:00: 21:00 relax at home (60 min)",
