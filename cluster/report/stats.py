@@ -186,22 +186,12 @@ def newcombe_paired(arm: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
     only_arm = float(np.sum((arm == 1) & (ref == 0)))
     only_ref = float(np.sum((arm == 0) & (ref == 1)))
     neither = float(n - both - only_arm - only_ref)
-    p1, p2 = (both + only_arm) / n, (both + only_ref) / n
-    l1, u1 = wilson(both + only_arm, n)
-    l2, u2 = wilson(both + only_ref, n)
     margins = (both + only_arm) * (neither + only_ref) * (both + only_ref) * (neither + only_arm)
     cross = both * neither - only_arm * only_ref
     if cross > 0:  # Newcombe's correction of the estimated correlation
         cross = max(cross - n / 2, 0.0)
     phi = cross / math.sqrt(margins) if margins > 0 else 0.0
-    delta = p1 - p2
-    low = delta - math.sqrt(
-        max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
-    )
-    high = delta + math.sqrt(
-        max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
-    )
-    return (max(-1.0, low), min(1.0, high))
+    return _square_and_add(both + only_arm, n, both + only_ref, n, phi)
 
 
 def newcombe_unpaired(k1: float, n1: float, k2: float, n2: float) -> tuple[float, float]:
@@ -209,12 +199,22 @@ def newcombe_unpaired(k1: float, n1: float, k2: float, n2: float) -> tuple[float
     built from their Wilson intervals, inside [-1, 1]."""
     if n1 <= 0 or n2 <= 0:
         return (math.nan, math.nan)
+    return _square_and_add(k1, n1, k2, n2, 0.0)
+
+
+def _square_and_add(k1: float, n1: float, k2: float, n2: float, phi: float) -> tuple[float, float]:
+    """k1/n1 - k2/n2 with its interval from the two Wilson intervals, squared and added
+    (`phi`: the two shares' correlation, 0 when independent), inside [-1, 1]."""
     p1, p2 = k1 / n1, k2 / n2
     l1, u1 = wilson(k1, n1)
     l2, u2 = wilson(k2, n2)
     delta = p1 - p2
-    low = delta - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
-    high = delta + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    low = delta - math.sqrt(
+        max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
+    )
+    high = delta + math.sqrt(
+        max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
+    )
     return (max(-1.0, low), min(1.0, high))
 
 
