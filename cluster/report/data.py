@@ -20,6 +20,7 @@ import duckdb
 import numpy as np
 
 from societas.agents.llm.accounting import SOURCE_PREFIX, split_counts
+from societas.cluster.observe.run_folder import SEED_FOLDER
 from societas.cluster.report.schemas import present_tables
 
 
@@ -154,11 +155,8 @@ class Arm:
         return self.runs[0]
 
 
-_SEED = re.compile(r"^seed-(\d+)$")
-
-
 def _replicates(folder: Path) -> list[Path]:
-    subs = [p for p in sorted(folder.iterdir()) if p.is_dir() and _SEED.match(p.name)]
+    subs = [p for p in sorted(folder.iterdir()) if p.is_dir() and SEED_FOLDER.fullmatch(p.name)]
     return sorted((p for p in subs if is_run_dir(p)), key=lambda p: int(p.name[5:]))
 
 
@@ -175,7 +173,7 @@ def _arms_by_seed(folder: Path) -> list[Arm]:
     """Arms from `seed-N/<arm>` folders (`run CONFIG --seeds` of a scenario with arms): one
     arm per name, its runs in seed order; [] when the folder is not laid out so."""
     seeds = sorted(
-        (p for p in folder.iterdir() if p.is_dir() and _SEED.match(p.name)),
+        (p for p in folder.iterdir() if p.is_dir() and SEED_FOLDER.fullmatch(p.name)),
         key=lambda p: int(p.name[5:]),
     )
     arms: dict[str, Arm] = {}
