@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from societas.agents.environment import SimTime
 from societas.agents.experiments.checks import SURVEY_SALT, tick_at
 from societas.agents.llm.config import LLMConfig
 from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_scenario
@@ -51,12 +52,6 @@ def plan_counts(sc: ScenarioConfig, sample: int | None, runs: int) -> Plan:
     each = " of each arm" if runs > 1 else ""
     notes = [f"calls counted on {who} over {when}{scaled}{each}, on the rules policy"]
     return Plan(agents=agents, ticks=span, notes=notes)
-
-
-def clock_of(sc: ScenarioConfig, tick: int) -> tuple[int, float]:
-    """The simulated (day, hour) at which tick `tick` starts (inverse of `tick_at`)."""
-    minutes = tick * sc.tick_minutes + sc.start_hour * 60
-    return minutes // 1440, (minutes % 1440) / 60
 
 
 def survey_asks(sc: ScenarioConfig) -> int:
@@ -116,7 +111,8 @@ def sampled(
         tick = tick_at(sc, sv["day"], sv["hour"])
         target = surveys_at if surveys_at is not None else tick % ticks
         if target != tick:
-            sv["day"], sv["hour"] = clock_of(sc, target)
+            at = SimTime.of(target, sc.tick_minutes * 60.0, sc.start_hour)
+            sv["day"], sv["hour"] = at.day, at.hour
     for where in (*data["interventions"], *data["surveys"]):
         where["select"] = _select_within(where["select"], agents, n)
     if moved:
