@@ -48,6 +48,7 @@ class Answer:
     text: str
     value: float | None
     answer_source: str = "fallback"  # see agents.llm.provenance
+    fallback_reason: str | None = None  # a fallback's last problem with the model's answers
 
 
 def _instructions(q: Question) -> str:
@@ -201,7 +202,7 @@ async def ask(
         text, value = _checked(q, reply)
         if reply.answer_source == "fallback":  # "(no answer)" names no option, not even "no"
             value = None
-        return Answer(agent_id, q.id, text, value, reply.answer_source)
+        return Answer(agent_id, q.id, text, value, reply.answer_source, reply.fallback_reason)
 
     return list(
         await asyncio.gather(*(one(a, q, m) for (a, q), m in zip(asks, found, strict=True)))

@@ -257,7 +257,7 @@ class LLMGateway:
             out = fallback() if callable(fallback) else fallback
             if isinstance(out, BaseModel) and out is fallback:
                 out = out.model_copy()  # the caller's value stays unmarked
-            return cast(M, mark(out, "fallback"))
+            return cast(M, mark(out, "fallback", last))
         self.accounting.count("json.failed")
         usage.failed += 1
         raise LLMSchemaError(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-__all__ = ["SOURCES", "Source", "combine", "mark", "source_of"]
+__all__ = ["SOURCES", "Source", "combine", "mark", "reason_of", "source_of"]
 
 Source = Literal["first_try", "repaired", "re_asked", "fallback", "rules", "replayed"]
 SOURCES: tuple[str, ...] = get_args(Source)
@@ -21,14 +21,18 @@ SOURCES: tuple[str, ...] = get_args(Source)
 _RANK = {s: i for i, s in enumerate(("first_try", "replayed", "rules", "repaired", "re_asked"))}
 _RANK["fallback"] = len(_RANK)
 ATTR = "_answer_source"
+REASON_ATTR = "_fallback_reason"
 
 
-def mark(value: Any, source: str) -> Any:
-    """Note `source` on `value` (a schema with the private `_answer_source`); returns it."""
+def mark(value: Any, source: str, reason: str | None = None) -> Any:
+    """Note `source` on `value` (a schema with the private `_answer_source`), and for a
+    fallback why the model's answers were refused; returns it."""
     if source not in _RANK:
         raise ValueError(f"answer source must be one of {SOURCES}, got {source!r}")
     if hasattr(value, ATTR):
         setattr(value, ATTR, source)
+    if reason is not None and hasattr(value, REASON_ATTR):
+        setattr(value, REASON_ATTR, reason)
     return value
 
 
@@ -36,6 +40,12 @@ def source_of(value: Any, default: str = "fallback") -> str:
     """The source noted on `value`; `default` for a value no gateway marked (built in code)."""
     found = getattr(value, ATTR, None)
     return found if isinstance(found, str) and found else default
+
+
+def reason_of(value: Any) -> str | None:
+    """Why `value` is a fallback (the last problem of the model's answers), if noted."""
+    found = getattr(value, REASON_ATTR, None)
+    return found if isinstance(found, str) and found else None
 
 
 def combine(sources: list[str] | tuple[str, ...]) -> str:

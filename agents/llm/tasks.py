@@ -23,7 +23,7 @@ from pydantic import (
 
 from societas.agents.llm.answer_checks import Answer, Said, is_filler, screen
 from societas.agents.llm.plan_checks import is_placeholder, screen_items, screen_steps
-from societas.agents.llm.provenance import source_of
+from societas.agents.llm.provenance import reason_of, source_of
 
 
 class Reply(BaseModel):
@@ -31,11 +31,17 @@ class Reply(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     _answer_source: str | None = PrivateAttr(default=None)
+    _fallback_reason: str | None = PrivateAttr(default=None)
 
     @property
     def answer_source(self) -> str:
         """first_try, repaired, re_asked, fallback, rules or replayed (see provenance)."""
         return source_of(self)
+
+    @property
+    def fallback_reason(self) -> str | None:
+        """For a fallback, the last problem of the model's answers ("no reply", a failed check)."""
+        return reason_of(self)
 
     def __eq__(self, other: object) -> bool:
         """Equal answers are equal whatever their source (fields and extras compared)."""

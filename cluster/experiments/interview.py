@@ -178,6 +178,7 @@ async def interview_async(
             "question": q.text,
             "answer": answer.text,
             "answer_source": answer.answer_source,
+            "fallback_reason": answer.fallback_reason,
             "llm": "rules" if by_rules else gw.config.provider,
             "model": "rules (not a language model)" if by_rules else endpoints[0].model,
         }

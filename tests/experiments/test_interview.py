@@ -153,3 +153,25 @@ def test_a_folder_of_arms_or_seeds_is_named_with_the_runs_to_pass(tmp_path, loca
         out = CliRunner().invoke(app, args)
         assert out.exit_code == 2, (args, out.output)
         assert f"error: {tmp_path} holds {held}: pass one of {runs}\n" in out.output, out.output
+
+
+def test_an_interview_that_fell_back_says_why(local_run):
+    """A model whose every reply is garbage: the answer is the fallback's, and the record
+    (printed and kept in interviews.jsonl) says what was wrong with the model's replies."""
+    from societas.agents.llm.config import LLMConfig
+    from societas.cluster.experiments.interview import interview_async
+    from societas.testing.emulator import EmulatorConfig, serve
+
+    async def asked():
+        config = EmulatorConfig(rate_garbage=1.0, base_latency_s=0.001)
+        async with serve(config) as (_, url):
+            llm = LLMConfig.model_validate(
+                {"provider": "openai", "endpoints": [{"base_url": url, "model": "emulated"}]}
+            )
+            return await interview_async(local_run, 2, "How was your day?", llm_config=llm)
+
+    out = asyncio.run(asked())
+    assert out["answer_source"] == "fallback"
+    assert out["fallback_reason"] and out["fallback_reason"] != "no reply"
+    kept = json.loads((local_run / "interviews.jsonl").read_text().splitlines()[-1])
+    assert kept["fallback_reason"] == out["fallback_reason"]

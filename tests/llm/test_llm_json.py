@@ -72,6 +72,8 @@ async def test_persistent_garbage_returns_the_declared_fallback(emulator, make_g
             fallback=lambda: ImportanceScore(score=5),
         )
     assert out.score == 5
+    assert out.answer_source == "fallback"
+    assert out.fallback_reason is not None and out.fallback_reason != "no reply"
     assert gw.accounting.events["json.reask"] == 2
     assert gw.accounting.events["json.fallback"] == 1
     assert gw.accounting.events["http.requests"] == 3
