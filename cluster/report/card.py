@@ -6,7 +6,6 @@ import platform
 from importlib import metadata
 from typing import Any
 
-from societas.agents.llm.accounting import SOURCE_PREFIX, split_counts
 from societas.agents.llm.config import calls_label
 from societas.agents.runtime.memory_policies import COLUMNS as POLICY_COLUMNS
 from societas.cluster.report.data import RunData
@@ -41,10 +40,10 @@ def fallback_caveat(run: RunData) -> str:
     """The caveat of a run whose model answers often fell back to defaults written in code,
     naming each such task and its share ("" when none did), from run.json's answer sources:
     a reader learns that those tasks' choices and words are not the model's."""
-    sources = split_counts(run.run.get("llm_tasks") or {}, SOURCE_PREFIX)
+    sources = run.answer_sources
     notable, fell, asked = [], 0, 0
     for task in run.model_tasks:
-        answers = {s: int(n) for s, n in sources.get(task, {}).items() if s != "rules"}
+        answers = {s: int(n) for s, n in sources[task].items() if s != "rules"}
         total, fallbacks = sum(answers.values()), answers.get("fallback", 0)
         fell, asked = fell + fallbacks, asked + total
         if total and fallbacks / total >= NOTABLE_FALLBACK:

@@ -55,6 +55,7 @@ class RunData:
         self.agents = int(self.config.get("agents", {}).get("count") or self.run.get("agents") or 0)
         self.tick_minutes = int(self.config.get("tick_minutes", 30))
         self.start_hour = float(self.config.get("start_hour", 0))
+        self.seed = int(self.config.get("seed", 0))  # runs of arms pair by it
 
     # ------------------------------------------------------------------ SQL
     def has(self, table: str) -> bool:
@@ -130,10 +131,15 @@ class RunData:
         return provider == "rules" or any("rules" in k for k in self.run.get("llm", {}))
 
     @property
+    def answer_sources(self) -> dict[str, dict[str, int]]:
+        """task -> answer source -> answers, from run.json (tasks with none left out)."""
+        return split_counts(self.run.get("llm_tasks") or {}, SOURCE_PREFIX)
+
+    @property
     def model_tasks(self) -> list[str]:
-        """The tasks a language model was asked (its answers, re-asks and fallbacks), from
-        run.json's answer sources; the rules policy answered the others."""
-        sources = split_counts(self.run.get("llm_tasks") or {}, SOURCE_PREFIX)
+        """The tasks a language model was asked (its answers, re-asks and fallbacks); the
+        rules policy answered the others."""
+        sources = self.answer_sources
         return [task for task, n in sources.items() if any(v for s, v in n.items() if s != "rules")]
 
     def outcome_is_binary(self, variable: str) -> bool | None:

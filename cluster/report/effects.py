@@ -98,8 +98,13 @@ def reference_for(arm: Arm, arms: list[Arm]) -> Arm | None:
     return arms[0] if arm is not arms[0] and not ref_base else None
 
 
-def _by_seed(arm: Arm) -> dict[int, RunData]:
-    return {int(r.config.get("seed", i)): r for i, r in enumerate(arm.runs)}
+def seed_pairs(ref: Arm, arm: Arm) -> list[tuple[RunData, RunData]]:
+    """(arm run, reference run) of each seed both arms ran, by seed, when every such pair
+    shares its seed and population (their agents pair up); else none."""
+    ref_runs = {r.seed: r for r in ref.runs}
+    arm_runs = {r.seed: r for r in arm.runs}
+    pairs = [(arm_runs[s], ref_runs[s]) for s in sorted(arm_runs.keys() & ref_runs.keys())]
+    return pairs if all(shares_seed_and_population(a, b) for a, b in pairs) else []
 
 
 def shares_seed_and_population(a: RunData, b: RunData) -> bool:
@@ -263,16 +268,10 @@ def effects_table(arms: list[Arm]) -> list[EffectRow]:
         ref = reference_for(arm, arms)
         if ref is None:
             continue
-        ref_runs = _by_seed(ref)
-        arm_runs = _by_seed(arm)
-        seeds = sorted(set(arm_runs) & set(ref_runs))
-        paired = bool(seeds) and all(
-            shares_seed_and_population(arm_runs[s], ref_runs[s]) for s in seeds
-        )
-        if not paired:
-            seeds = []
-        runs = [arm_runs[s] for s in seeds] if paired else arm.runs
-        refs = [ref_runs[s] for s in seeds] if paired else ref.runs
+        pairs = seed_pairs(ref, arm)
+        paired = bool(pairs)
+        runs = [a for a, _ in pairs] if paired else arm.runs
+        refs = [r for _, r in pairs] if paired else ref.runs
         groups = [subgroups(r) for r in runs]
         ref_groups = groups if paired else [subgroups(r) for r in refs]
         tick = _last_tick(runs + refs)

@@ -401,20 +401,13 @@ def _cut(band: Band, span: int) -> Band:
                 band.n[:span], band.over, band.share)  # fmt: skip
 
 
-def _seed(run: RunData) -> int:
-    return int(run.config.get("seed", 0))
-
-
 def _pairs(ref: Arm, arm: Arm) -> list[tuple[RunData, RunData]] | None:
     """(arm run, reference run) of each seed when every run of `arm` has a reference run of
     its seed with the same population; None when the arms cannot be paired per agent."""
-    from societas.cluster.report.effects import shares_seed_and_population
+    from societas.cluster.report.effects import seed_pairs
 
-    by_seed = {_seed(r): r for r in ref.runs}
-    pairs = [(r, by_seed[_seed(r)]) for r in arm.runs if _seed(r) in by_seed]
-    if len(pairs) == len(arm.runs) and all(shares_seed_and_population(a, b) for a, b in pairs):
-        return pairs or None
-    return None
+    pairs = seed_pairs(ref, arm)
+    return pairs if pairs and len(pairs) == len(arm.runs) else None
 
 
 def _register_members(metric: Metric, arms: list[Arm], shared: bool) -> None:
@@ -426,9 +419,9 @@ def _register_members(metric: Metric, arms: list[Arm], shared: bool) -> None:
     own = [{int(row[0]) for row in r.rows(metric.members)} for r in runs]
     by_seed: dict[int, set[int]] = {}
     for run, ids in zip(runs, own, strict=True):
-        by_seed.setdefault(_seed(run), set()).update(ids)
+        by_seed.setdefault(run.seed, set()).update(ids)
     for run, ids in zip(runs, own, strict=True):
-        chosen = by_seed[_seed(run)] if shared else ids
+        chosen = by_seed[run.seed] if shared else ids
         run.db.register(MEMBERS, pa.table({"agent_id": pa.array(sorted(chosen), pa.int64())}))
 
 

@@ -84,7 +84,7 @@ def network_figure(run: RunData) -> tuple[go.Figure | None, str]:
     pop = run.population
     if pop is None:
         return None, "The population could not be rebuilt from config.json."
-    nodes = _sample_nodes(pop.friends, len(pop.profiles), int(run.config.get("seed", 0)))
+    nodes = _sample_nodes(pop.friends, len(pop.profiles), run.seed)
     keep = set(nodes)
     graph: nx.Graph[int] = nx.Graph()
     graph.add_nodes_from(nodes)

@@ -36,7 +36,7 @@ def _files(run: RunData, table: str) -> str:
 
 def _run_sql(arm: str, run: RunData) -> list[str]:
     """SELECTs of one run's long rows (only for the tables it has)."""
-    seed = int(run.config.get("seed", 0))
+    seed = run.seed
     head = f"SELECT {_lit(arm)} AS arm, {seed}::BIGINT AS seed, agent_id, tick"
     parts = []
     if run.has("outcomes"):
@@ -174,7 +174,7 @@ def methods_record(runs: list[tuple[str, RunData]]) -> dict[str, Any]:
             for label, run in runs
         },
         "arms": sorted({label for label, _ in runs}),
-        "seeds": sorted({int(run.config.get("seed", 0)) for _, run in runs}),
+        "seeds": sorted({run.seed for _, run in runs}),
         "agents": first.agents,
         "ticks": first.ticks,
         "tick_minutes": first.tick_minutes,
