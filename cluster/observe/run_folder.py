@@ -30,6 +30,7 @@ from societas.cluster.checkpoint import last_complete, write_json_atomic
 RUN_FILE = "run.json"
 CONFIG_FILE = "config.json"
 PROCESSES_FILE = "processes.json"
+PLAN_FILE = "experiment.json"  # the plan of a folder of seeds or arms (experiments.plan)
 RUN_ENV = "SOCIETAS_RUN_ID"  # inherited by every process the run starts (Ray included)
 RUN_MARKERS = (RUN_FILE, CONFIG_FILE, "checkpoints", "results", PROCESSES_FILE)
 Status = Literal["running", "completed", "interrupted", "failed"]
@@ -217,9 +218,14 @@ def runs_below(folder: Path) -> list[Path]:
 
 def parent_of_runs(folder: Path) -> str | None:
     """When `folder` holds arms or seeds rather than a run: one line naming them and the run
-    folders to pass instead (`runs/lab holds arms control, treatment: pass one of ...`)."""
+    folders to pass instead (`runs/lab holds arms control, treatment: pass one of ...`), and
+    the resume that finishes them all when the folder has an experiment plan."""
     runs = runs_below(folder)
+    planned = (Path(folder) / PLAN_FILE).is_file()
+    finish = f"; `societas resume {folder}` finishes them all" if planned else ""
     if not runs:
+        if planned and not holds_run(folder):
+            return f"{folder} holds an experiment whose runs have not started{finish}"
         return None
     seeds: set[int] = set()
     arms: set[str] = set()
@@ -235,7 +241,8 @@ def parent_of_runs(folder: Path) -> str | None:
         held.append(f"arms {', '.join(sorted(arms))}")
     if seeds:
         held.append(f"seeds {', '.join(map(str, sorted(seeds)))}")
-    return f"{folder} holds {' and '.join(held)}: pass one of {', '.join(map(str, runs))}"
+    runs_text = ", ".join(map(str, runs))
+    return f"{folder} holds {' and '.join(held)}: pass one of {runs_text}{finish}"
 
 
 def refuse_parent_of_runs(folder: Path) -> None:

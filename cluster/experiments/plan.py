@@ -1,0 +1,212 @@
+"""The plan of an experiment of several runs: `experiment.json` in the folder that holds its
+seeds (`OUT/seed-N`) or arms (`OUT/<arm>`), written before the first child starts, so that
+`societas resume OUT` can finish the whole experiment: resume the interrupted children and
+start those that never started, as the original command would have."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from societas.cluster.checkpoint import write_json_atomic
+from societas.cluster.observe.run_folder import PLAN_FILE, OutDirError, now
+
+PLAN_SCHEMA_VERSION = 1
+# The options that change what the children compute: a plan written with other values is
+# another experiment, never merged into this one.
+WHAT_OPTIONS = ("agents", "ticks", "seed", "groups")
+
+
+class PlanError(OutDirError):
+    """An experiment plan that cannot be used as asked (unreadable, changed scenario)."""
+
+
+class RunOptions(BaseModel):
+    """The options of `societas run` a child is started with (never --overwrite)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    local: bool = False
+    address: str | None = None
+    agents: int | None = Field(None, ge=2)
+    ticks: int | None = Field(None, ge=1)
+    seed: int | None = Field(None, ge=0)
+    groups: int | None = Field(None, ge=1)
+    checkpoint_every: int | None = Field(None, ge=0)
+    keep_checkpoints: int | None = Field(None, ge=0)
+    attach_timeout: float | None = Field(None, gt=0)
+    skip_service_checks: bool = False
+    budget_tokens: int | None = Field(None, ge=1)
+
+
+class Child(BaseModel):
+    """One run of the experiment: its folder under the parent and its seed or arm."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    folder: str = Field(description="Folder name under the parent: seed-N or the arm's name.")
+    seed: int | None = Field(None, description="The seed (kind seeds).")
+    arm: str | None = Field(None, description="The arm (kind arms).")
+
+
+class ExperimentPlan(BaseModel):
+    """`experiment.json`: what the command that made this folder of runs asked for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(PLAN_SCHEMA_VERSION, description="Layout of this file.")
+    kind: Literal["seeds", "arms"]
+    experiment: str = Field(description="The scenario's name.")
+    scenario: str = Field(description="The scenario YAML, as an absolute path.")
+    scenario_digest: str = Field(description="SHA-256 of the scenario YAML's bytes.")
+    children: list[Child]
+    options: RunOptions
+    created_at: str = Field(default_factory=now)
+
+    def same_experiment(self, other: ExperimentPlan) -> bool:
+        """Whether `other` asks for runs of this experiment (more seeds, other arms of it)."""
+        ours, theirs = self.options.model_dump(), other.options.model_dump()
+        return (
+            self.kind == other.kind
+            and self.scenario_digest == other.scenario_digest
+            and all(ours[key] == theirs[key] for key in WHAT_OPTIONS)
+        )
+
+
+def scenario_digest(path: Path) -> str:
+    """SHA-256 of the scenario file's bytes: a resume refuses a scenario edited since."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def new_plan(
+    kind: Literal["seeds", "arms"],
+    config: Path,
+    experiment: str,
+    children: list[Child],
+    options: dict[str, Any],
+) -> ExperimentPlan:
+    """The plan of a command about to start `children` of `config` with `options` (the
+    options `RunOptions` does not carry, such as overwrite, are left out)."""
+    known = {k: v for k, v in options.items() if k in RunOptions.model_fields}
+    return ExperimentPlan(
+        kind=kind,
+        experiment=experiment,
+        scenario=str(Path(config).resolve()),
+        scenario_digest=scenario_digest(config),
+        children=children,
+        options=RunOptions.model_validate(known),
+    )
+
+
+def read_plan(folder: Path) -> ExperimentPlan | None:
+    """The folder's plan, or None when it has none; PlanError naming the file when it cannot
+    be read."""
+    path = Path(folder) / PLAN_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise PlanError(f"{path}: not readable as JSON ({err})") from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if isinstance(version, int) and version > PLAN_SCHEMA_VERSION:
+        raise PlanError(
+            f"{path}: schema_version {version} was written by a newer societas (this one "
+            f"reads {PLAN_SCHEMA_VERSION})"
+        )
+    try:
+        return ExperimentPlan.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "<root>"
+        raise PlanError(f"{path}: {where}: {first['msg']}") from None
+
+
+def record_plan(folder: Path, plan: ExperimentPlan, *, overwrite: bool = False) -> None:
+    """Write `plan` into `folder` before its children start: a plan already there for the
+    same experiment gains the new children; one for another experiment is refused (PlanError,
+    nothing written) unless `overwrite`, which replaces it."""
+    folder = Path(folder)
+    old = read_plan(folder)
+    if old is not None and old.same_experiment(plan):
+        names = {c.folder for c in old.children}
+        added = [c for c in plan.children if c.folder not in names]
+        plan = old.model_copy(update={"children": old.children + added})
+    elif old is not None and not overwrite and started(folder, old):
+        raise PlanError(
+            f"--out {folder}: holds the runs of another experiment ({differences(old, plan)}; "
+            f"see {folder / PLAN_FILE}); choose another --out, or pass --overwrite to replace "
+            "it"
+        )
+    write_json_atomic(folder / PLAN_FILE, plan.model_dump(mode="json"))
+
+
+def started(folder: Path, plan: ExperimentPlan) -> bool:
+    """Whether any child of `plan` has begun (a run or a plan of its own in its folder)."""
+    from societas.cluster.observe.run_folder import holds_run
+
+    paths = [Path(folder) / child.folder for child in plan.children]
+    return any(holds_run(path) or (path / PLAN_FILE).is_file() for path in paths)
+
+
+def differences(old: ExperimentPlan, new: ExperimentPlan) -> str:
+    """What makes `new` another experiment than `old`, e.g. `ticks 40, not 20`."""
+    found = []
+    if old.kind != new.kind:
+        found.append(f"{old.kind}, not {new.kind}")
+    if old.scenario_digest != new.scenario_digest:
+        found.append(f"scenario {old.scenario} as it was then, not {new.scenario} as it is now")
+    was, now_ = old.options.model_dump(), new.options.model_dump()
+    found += [f"{key} {was[key]}, not {now_[key]}" for key in WHAT_OPTIONS if was[key] != now_[key]]
+    return "; ".join(found)
+
+
+def check_scenario(folder: Path, plan: ExperimentPlan) -> Path:
+    """The plan's scenario file, unchanged since the plan was written; PlanError naming the
+    file otherwise (a resume must start the missing runs from the same scenario)."""
+    path = Path(plan.scenario)
+    if not path.is_file():
+        raise PlanError(
+            f"{path}: the scenario of {folder} ({PLAN_FILE}) no longer exists; put it back to "
+            "finish the experiment"
+        )
+    if scenario_digest(path) != plan.scenario_digest:
+        raise PlanError(
+            f"{path}: the scenario changed since {folder} was started (its digest differs "
+            f"from {PLAN_FILE}'s); restore it, or run the changed scenario into another --out"
+        )
+    return path
+
+
+def child_plans(folder: Path, plan: ExperimentPlan) -> list[tuple[Path, ExperimentPlan]]:
+    """This plan and those of its children that are experiments of their own (the arms of
+    each seed-N), each with its folder; every one's scenario checked."""
+    found = [(Path(folder), plan)]
+    check_scenario(folder, plan)
+    for child in plan.children:
+        sub = read_plan(Path(folder) / child.folder)
+        if sub is not None:
+            found += child_plans(Path(folder) / child.folder, sub)
+    return found
+
+
+def not_finished(folder: Path, plan: ExperimentPlan) -> list[str]:
+    """The children of the experiment that have not completed, each with its state
+    (`seed-2 (not started)`, `seed-0/control (interrupted)`), nested plans included."""
+    from societas.cluster.observe.run_folder import holds_run, read_record
+
+    found: list[str] = []
+    for child in plan.children:
+        path = Path(folder) / child.folder
+        sub = read_plan(path)
+        if sub is not None:
+            found += [f"{child.folder}/{name}" for name in not_finished(path, sub)]
+            continue
+        status = (read_record(path) or {}).get("status") if holds_run(path) else "not started"
+        if status != "completed":
+            found.append(f"{child.folder} ({status or 'no run.json'})")
+    return found
