@@ -35,22 +35,81 @@ def _fail_reading(err: Exception) -> None:
     _fail(err, 2 if given or str(err).startswith(NAMED) else 1)
 
 
-def run_arms_command(scenario: Any, opts: Any, execute: Any) -> None:
-    """Run every arm of `scenario` into OUT/<arm> with the options of `societas run` (one
-    progress bar and summary per arm); all arms' code is checked before the first starts."""
-    from societas.agents.scenario import ScenarioConfigError
-    from societas.cluster.experiments.arms import arm_runs, mark_arm
+def chosen_arms(scenario: Any, names: list[str] | None) -> list[str]:
+    """The arms `--arm` names (repeatable, or comma-separated), in the order given; every
+    arm when none is named. Exit 2 naming the value for an arm the scenario does not have."""
+    arms = [arm.name for arm in scenario.arms]
+    if not names:
+        return arms
+    wanted = list(dict.fromkeys(n.strip() for text in names for n in text.split(",")))
+    if not arms:
+        _fail(
+            ValueError(
+                f"--arm {','.join(wanted)}: scenario {scenario.name!r} declares no arms; run it "
+                "without --arm"
+            )
+        )
+    for name in wanted:
+        if name not in arms:
+            _fail(
+                ValueError(
+                    f"--arm {name!r}: no such arm; the arms of {scenario.name!r} are "
+                    f"{', '.join(arms)}"
+                )
+            )
+    return wanted
 
+
+def run_arms_command(
+    scenario: Any,
+    opts: Any,
+    execute: Any,
+    *,
+    config: Path | None = None,
+    options: dict[str, Any] | None = None,
+    only: list[str] | None = None,
+) -> None:
+    """Run the arms of `scenario` (`only` those named by --arm) into OUT/<arm> with the options
+    of `societas run` (one progress bar and summary per arm); all arms' code is checked before
+    the first starts. With the scenario's `config` file, OUT/experiment.json records the plan
+    first, so `societas resume OUT` can finish every arm."""
+    from societas.agents.scenario import ScenarioConfigError
+    from societas.cluster.cli.common import EXIT_INTERRUPTED, user_errors
+    from societas.cluster.experiments.arms import arm_runs, mark_arm
+    from societas.cluster.experiments.plan import Child, new_plan, record_plan
+
+    names = chosen_arms(scenario, only)
     try:
         scenarios = arm_runs(scenario)
     except ScenarioConfigError as err:
         _fail(err)
-    for name, arm in scenarios.items():
+    planned = config is not None and "://" not in opts.out
+    if config is not None and planned:
+        children = [Child(folder=name, arm=name) for name in scenarios]
+        plan = new_plan("arms", config, scenario.name, children, options or {})
+        with user_errors():
+            record_plan(Path(opts.out), plan, overwrite=opts.overwrite)
+    for i, name in enumerate(names):
         typer.echo(f"arm {name}:")
         arm_opts = opts.model_copy(update={"out": str(Path(opts.out) / name)})
-        execute(arm, arm_opts)
+        try:
+            execute(scenarios[name], arm_opts)
+        except typer.Exit as stopped:
+            if stopped.exit_code == EXIT_INTERRUPTED:
+                if "://" not in arm_opts.out:
+                    mark_arm(Path(arm_opts.out), scenario.name, name)
+                later = ", ".join(names[i + 1 :])
+                if planned:
+                    first = f"arms {later} did not start; " if later else ""
+                    typer.echo(
+                        f"{first}finish every arm with: societas resume {opts.out}", err=True
+                    )
+            raise
         if "://" not in arm_opts.out:
             mark_arm(Path(arm_opts.out), scenario.name, name)
+    others = [name for name in scenarios if name not in names]
+    if others:
+        typer.echo(f"not run by this command: arms {', '.join(others)} (--arm NAME runs one)")
     typer.echo(f"next: societas report {opts.out}  (the arms side by side, with paired effects)")
 
 

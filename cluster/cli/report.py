@@ -30,12 +30,32 @@ def report(
                 raise ReportInputError("--agent: give exactly one run folder")
             html = write_agent_page(runs[0], agent, out)
         else:
+            if len(runs) == 1:
+                note_unfinished(runs[0])
             html = write_report(runs, out)
     except ReportInputError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
     size_mb = html.stat().st_size / 1e6
     typer.echo(f"wrote {html} ({size_mb:.1f} MB; opens offline in any browser)")
+
+
+def note_unfinished(folder: Path) -> None:
+    """One line on stderr when `folder` holds an experiment whose runs are not all complete:
+    the report shows only what has run, and `societas resume` finishes the rest."""
+    from societas.cluster.experiments.plan import PlanError, not_finished, read_plan
+
+    try:
+        plan = read_plan(folder)
+    except PlanError:
+        return  # the report does not need the plan
+    missing = not_finished(folder, plan) if plan is not None else []
+    if missing:
+        typer.echo(
+            f"note: {folder}: not complete: {', '.join(missing)}; the report covers what has "
+            f"run; `societas resume {folder}` finishes the experiment",
+            err=True,
+        )
 
 
 def export(
@@ -84,18 +104,23 @@ def run_replicates(
     run_one: Callable[..., None], config: Path, seeds_text: str, out: Path | None, **kw: Any
 ) -> None:
     """`societas run CONFIG --seeds 0,1,2`: one run per seed in OUT/seed-N; the report of
-    OUT draws their spread as bands. A run interrupted in one seed says how to finish all:
-    resume that seed, then run the seeds that did not start."""
-    from societas.agents.scenario import ScenarioConfigError, load_scenario
-    from societas.cluster.cli.common import EXIT_INTERRUPTED
+    OUT draws their spread as bands. OUT/experiment.json records the plan first, so a run
+    interrupted in one seed is finished by `societas resume OUT` (or by resuming that seed,
+    then running the seeds that did not start)."""
+    from societas.agents.scenario import load_scenario
+    from societas.cluster.cli.common import EXIT_INTERRUPTED, user_errors
+    from societas.cluster.cli.experiment import chosen_arms
+    from societas.cluster.experiments.plan import Child, new_plan, record_plan
 
     seeds = parse_seeds(seeds_text)
-    try:
-        name = load_scenario(config).name
-    except ScenarioConfigError as err:
-        typer.echo(str(err), err=True)
-        raise typer.Exit(2) from None
-    root = out or Path("runs") / name
+    with user_errors():  # overrides and --arm checked: a plan only for runs that can start
+        scenario = load_scenario(config)
+        scenario.with_overrides(**{key: kw.get(key) for key in ("agents", "ticks", "groups")})
+        chosen_arms(scenario, kw.get("arm"))
+        root = out or Path("runs") / scenario.name
+        children = [Child(folder=f"seed-{seed}", seed=seed) for seed in seeds]
+        plan = new_plan("seeds", config, scenario.name, children, kw)
+        record_plan(root, plan, overwrite=bool(kw.get("overwrite")))
     for i, seed in enumerate(seeds):
         typer.echo(f"replicate seed {seed} -> {root / f'seed-{seed}'}")
         try:
@@ -109,6 +134,8 @@ def run_replicates(
                     f"run them with: {again}",
                     err=True,
                 )
+            if stopped.exit_code == EXIT_INTERRUPTED:
+                typer.echo(f"or finish every seed with: societas resume {root}", err=True)
             raise
     typer.echo(f"next: societas report {root}")
 
@@ -120,6 +147,9 @@ def _command(name: str, *args: Any, **options: Any) -> str:
         flag = f"--{key.replace('_', '-')}"
         if value is True:
             words.append(flag)
+        elif isinstance(value, list):
+            for item in value:
+                words += [flag, str(item)]
         elif value not in (None, False):
             words += [flag, str(value)]
     return " ".join(shlex.quote(w) for w in words)

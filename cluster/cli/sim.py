@@ -161,6 +161,12 @@ def run(
     seeds: Annotated[
         str | None, typer.Option(help="Replicates, e.g. 0,1,2: OUT/seed-N each.")
     ] = None,
+    arm: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--arm", help="Only this arm of the scenario's arms (repeatable, or a,b): OUT/<arm>."
+        ),
+    ] = None,
     overwrite: Overwrite = False,
     checkpoint_every: CheckpointEvery = None,
     keep_checkpoints: KeepCheckpoints = None,
@@ -176,23 +182,23 @@ def run(
     Preflight first (config, LLM endpoints, Qdrant, embedder, --out, --address); checkpoints
     every 6 simulated hours and at the end; Ctrl-C or SIGTERM checkpoints and stops.
     """
+    kw: dict[str, Any] = {
+        "local": local,
+        "agents": agents,
+        "ticks": ticks,
+        "groups": groups,
+        "address": address,
+        "overwrite": overwrite,
+        "checkpoint_every": checkpoint_every,
+        "keep_checkpoints": keep_checkpoints,
+        "attach_timeout": attach_timeout,
+        "skip_service_checks": skip_service_checks,
+        "budget_tokens": budget_tokens,
+    }
     if seeds is not None:  # replicates whose spread the report draws as bands (cli.report)
         from societas.cluster.cli.report import run_replicates
 
-        kw = {
-            "local": local,
-            "agents": agents,
-            "ticks": ticks,
-            "groups": groups,
-            "address": address,
-            "overwrite": overwrite,
-            "checkpoint_every": checkpoint_every,
-            "keep_checkpoints": keep_checkpoints,
-            "attach_timeout": attach_timeout,
-            "skip_service_checks": skip_service_checks,
-            "budget_tokens": budget_tokens,
-        }
-        run_replicates(run, config, seeds, Path(out) if out else None, **kw)
+        run_replicates(run, config, seeds, Path(out) if out else None, arm=arm, **kw)
         return
     if local and address:
         with user_errors():
@@ -219,10 +225,11 @@ def run(
             check_services=not skip_service_checks,
             budget_tokens=budget_tokens,
         )
-    if scenario.arms:  # one run folder per arm under OUT (societas.cluster.cli.experiment)
+    if scenario.arms or arm:  # one run folder per arm under OUT (cluster.cli.experiment)
         from societas.cluster.cli.experiment import run_arms_command
 
-        run_arms_command(scenario, opts, execute)
+        options = {**kw, "seed": seed}
+        run_arms_command(scenario, opts, execute, config=config, options=options, only=arm)
         return
     execute(scenario, opts)
 
