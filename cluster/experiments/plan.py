@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from societas.cluster.checkpoint import write_json_atomic
 from societas.cluster.observe.run_folder import PLAN_FILE, OutDirError, now
@@ -66,6 +66,17 @@ class ExperimentPlan(BaseModel):
     children: list[Child]
     options: RunOptions
     created_at: str = Field(default_factory=now)
+
+    @model_validator(mode="after")
+    def _children_of_their_kind(self) -> ExperimentPlan:
+        """Each child names its seed (kind seeds) or arm (kind arms), once."""
+        field = "seed" if self.kind == "seeds" else "arm"
+        for child in self.children:
+            if getattr(child, field) is None:
+                raise ValueError(f"child {child.folder!r} has no {field}")
+        if len({c.folder for c in self.children}) != len(self.children):
+            raise ValueError("children: a folder is named twice")
+        return self
 
     def same_experiment(self, other: ExperimentPlan) -> bool:
         """Whether `other` asks for runs of this experiment (more seeds, other arms of it)."""
