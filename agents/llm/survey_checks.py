@@ -1,6 +1,7 @@
 """Whether a survey or interview answer answers its question: a likert point on the scale, a
 number in the question's bounds, one of the options, words for an open question; spoken as "I",
-not to "you" nor of the respondent by name; a value that says the same as its words. Used by
+not to "you" nor of the respondent by name; a value that says the same as its words, a number
+that stands for what the question asks ("a family of 2" is no money). Used by
 the meaning checks (tasks `survey`, `interview`) and by the survey code reading a number out
 of an answer; imports nothing of the project."""
 
@@ -95,13 +96,19 @@ def quantities_in(text: str, question: str = "", kind: str = "number") -> list[f
     and places ("work-1") left out, spans of another unit than `question` counts ("3 days
     ago" to "How many people ...?") too, and for a likert point every span and count ("2 days
     ago", "2 people")."""
+    return numbers_in(_readable(text, question, kind))
+
+
+def _readable(text: str, question: str, kind: str) -> str:
+    """`text` with what `quantities_in` leaves out blanked: the numbers left are those the
+    survey may read."""
     text = _PLACE.sub(" ", _TIME_OF_DAY.sub(" ", _CLOCK.sub(" ", text)))
     if kind == "likert":
-        return numbers_in(_COUNT.sub(" ", _SPAN.sub(" ", text)))
+        return _COUNT.sub(" ", _SPAN.sub(" ", text))
     noun = counted_noun(question)
     if noun is not None:
         text = _SPAN.sub(lambda m: m.group() if m.group(1).lower() == noun else " ", text)
-    return numbers_in(text)
+    return text
 
 
 def _counts_of(text: str, noun: str) -> set[float]:
@@ -518,7 +525,11 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     if kind == "choice":
         return _choice(text, value, [str(o) for o in ctx.get("options") or []])
     if kind in ("likert", "number"):
-        return _scaled(kind, text, value, ctx) or _more_than_the_town(value, question, ctx)
+        return (
+            _scaled(kind, text, value, ctx)
+            or _other_quantity(text, value, question, ctx)
+            or _more_than_the_town(value, question, ctx)
+        )
     return None
 
 
@@ -535,4 +546,128 @@ def _more_than_the_town(
         return None
     if value > len(town):
         return "off_scale", f"{value:g} people, in a town of {len(town)}"
+    return None
+
+
+# Status attributes that are amounts of money, and a question's words asking for one.
+_MONEY_ATTRIBUTES = frozenset(
+    "currency income consumption family_consumption savings wealth salary wage rent debt "
+    "transfers cash money".split()
+)
+_ASKS_MONEY = re.compile(
+    r"\b(?:money|income|salary|wages?|earn\w*|savings|spend|spent|cost|costs|price|rent|cash|"
+    r"dollars?|euros?|budget|debt|afford|pay|paid|taxe?s?|currency|wealth)\b",
+    re.IGNORECASE,
+)
+_ASKS_AGE = re.compile(r"\bhow old\b|\bage\b", re.IGNORECASE)
+# Marks of money around a number: a currency sign or code before it ("$2", "USD 40"), a
+# currency or a rate after it ("2 dollars", "2k", "2,000 a month", "300 in cash").
+_MONEY_BEFORE = re.compile(r"(?:[$\u20ac\u00a3\u00a5]|\b(?:usd|eur|gbp))\s*$", re.IGNORECASE)
+_MONEY_AFTER = re.compile(
+    r"\s*(?:[$\u20ac\u00a3\u00a5]|(?:k|usd|eur|gbp|euros?|dollars?|bucks|pounds|quid|cents?|"
+    r"coins|credits|a month|per month|monthly|a year|per year|yearly|annually|a week|"
+    r"per week|weekly|an hour|per hour|hourly|a day|per day|in cash|in savings|in debt|"
+    r"in (?:my|the|our) (?:wallet|pocket|purse|account|savings|bank))\b)",
+    re.IGNORECASE,
+)
+# Words before a number that make it an age ("aged 34", "I'm 34", "at the age of 34") or a
+# group's size ("a family of 2", "a household of 4").
+_AGE_BEFORE = re.compile(r"\b(?:aged?|age of|i'm|i am|i turned|turned|turning)\s+$", re.IGNORECASE)
+_GROUP_BEFORE = re.compile(
+    r"\b(?:family|household|home|group|team|party|crew|class|couple)\s+of\s+$", re.IGNORECASE
+)
+# The word after a number, its noun when the number counts something ("2 kids").
+_NEXT_WORD = re.compile(r"\s*-?\s*([a-z]+)(?:[\s-]+(old)\b)?", re.IGNORECASE)
+_TIME_UNITS = frozenset("second minute hour day week month year".split())
+# Nouns of people, which count one another ("2 kids" to "How many people ...?").
+_PEOPLE = frozenset(
+    "people person persons friend neighbour neighbor coworker colleague kid child children "
+    "son daughter brother sister sibling cousin parent grandchild grandchildren member adult "
+    "guest visitor customer men man women woman boy girl baby babies roommate".split()
+)
+# Words ending in "s" after a number that count nothing ("2 plus tax", "40 always").
+_NOT_COUNTED = frozenset(
+    "plus minus thus always perhaps sometimes besides towards afterwards nowadays anyways "
+    "bonus tips thanks its this was has is as us yes his hers ours yours theirs".split()
+)
+
+
+def _asked_quantity(question: str, attribute: Any) -> str | None:
+    """What a number question asks for: "money", "age", a counted noun ("people"), or None."""
+    if str(attribute or "").lower() in _MONEY_ATTRIBUTES or _ASKS_MONEY.search(question):
+        return "money"
+    if str(attribute or "").lower() == "age" or _ASKS_AGE.search(question):
+        return "age"
+    return counted_noun(question)
+
+
+def _singular(word: str) -> str:
+    """A noun in the singular, roughly ("kids" → "kid", "children" → "child")."""
+    low = word.lower()
+    if low in ("children", "grandchildren", "people", "men", "women"):
+        return {"people": "person", "men": "man", "women": "woman"}.get(low, low[:-3])
+    if low.endswith("ies") and len(low) > 4:
+        return low[:-3] + "y"
+    return low[:-1] if low.endswith("s") and not low.endswith("ss") else low
+
+
+def number_use(before: str, after: str) -> str | None:
+    """What a number stands for, from the words `before` and `after` it: "money" ("$2", "2
+    dollars", "2,000 a month"), "age" ("aged 34", "34 years old", "I'm 34"), "group" ("a
+    family of 2"), a time unit ("3 years"), a counted noun ("2 kids" → "kid"), or None when
+    nothing around it says ("I have 250")."""
+    if _MONEY_BEFORE.search(before) or _MONEY_AFTER.match(after):
+        return "money"
+    following = _NEXT_WORD.match(after)
+    noun = following.group(1).lower() if following else ""
+    if _AGE_BEFORE.search(before) or (following and following.group(2) and noun.startswith("year")):
+        return "age"
+    if _GROUP_BEFORE.search(before):
+        return "group"
+    unit = _singular(noun)
+    if unit in _TIME_UNITS:
+        return unit
+    if unit in _PEOPLE or (noun.endswith("s") and len(noun) > 3 and noun not in _NOT_COUNTED):
+        return unit
+    return None
+
+
+def _fits(use: str | None, asked: str) -> bool:
+    """Whether a number standing for `use` may answer a question asking for `asked`: money
+    anything but a count, an age, a group or a span; an age a year or nothing named; a count
+    anything but money, an age or a span of another unit."""
+    if use is None:
+        return True
+    if asked == "money":
+        return use == "money"
+    if asked == "age":
+        return use in ("age", "year")
+    counted = _singular(asked)
+    return use not in ("money", "age") and (use not in _TIME_UNITS or use == counted)
+
+
+def _other_quantity(
+    text: str, value: float | None, question: str, ctx: dict[str, Any]
+) -> tuple[str, str] | None:
+    """A number answer whose number stands for another quantity than the question asks: a
+    household's size or a count of kids or years as money ("I live with my family of 2" as
+    2), money or a count of kids as an age, money or a span as a count of people. The value
+    is judged where the words write it (each place it is written, one that fits is enough);
+    with no value, the number the survey reads."""
+    asked = _asked_quantity(question, ctx.get("attribute"))
+    if asked is None or written_number(text) is not None:  # a bare number is the answer
+        return None
+    readable = _readable(text, question, "number")
+    uses: list[tuple[float, str | None]] = []
+    for m in _NUMBER.finditer(readable):
+        number = float(m.group().replace(",", ""))
+        uses.append((number, number_use(readable[: m.start()], readable[m.end() :])))
+    if not uses:
+        return None
+    said = [u for n, u in uses if _same("number", n, value)] if value is not None else []
+    if value is None:
+        said = [uses[0][1]]
+    if said and not any(_fits(u, asked) for u in said):
+        number = value if value is not None else uses[0][0]
+        return "value_mismatch", f"{number:g} stands for {said[0]}, not {asked}"
     return None
