@@ -2,23 +2,27 @@
 
 Checked for every task: a copy of the prompt's example (its words, or its numbers with no words
 of the answer's own), an echo of the schema's descriptions, a copy of the prompt's format text,
-and (after the task's own checks) a text that stops at a colon, announcing what it does not
+and (after the task's own checks) an assistant's words ("Thank you for your question!", and
+in a text said to no one "I'm happy to help you"), a picture's caption ("The image shows
+...", "looking at the camera") and a text that stops at a colon, announcing what it does not
 give ("The answer is:"). Checked per task: importance ratings that count (1, 2, 3... or 10, 1,
 2, 3... or 10, 9, 8...) instead of rating or that miss the batch's attention checks (a mundane
-moment rated high, a poignant one low), a dialogue line said before or narrating its speaker
-("Ann Lee is going to ..." said by Ann Lee), a day plan that contradicts the agent's state
-(asleep at noon while rested), names places the agent does not know or covers a few hours only,
-an hour whose steps do not tile it, a word outside the ones the task lists, a memory strategy
-setting outside its allowed range, a conversation summary naming nothing of what was said (its
-topic counts only when the lines reached it), a survey answer off its question's scale or
-options or empty, told to "you" or of the respondent by name instead of spoken as "I", or whose
-value says another thing than its words, a reflection insight that asks a question, cites none
-of its statements or says nothing of the person or of them, a fact triple whose relation is a
-sentence or repeats its subject or object, an attitude whose reason speaks of neither its topic
-nor anything seen or heard. A failed check makes the gateway re-ask with a short correction
-(`CORRECTIONS`, text with nothing in it to copy) and then fall back; both are counted per task
-and kind. The gateway adds one kind of its own, `cut_off`: a reply the endpoint stopped at
-max_tokens that parsed only once json-repair closed it, a text cut mid-sentence.
+moment rated high, a poignant one low), a dialogue line said before, narrating its speaker
+("Ann Lee is going to ..." said by Ann Lee) or describing a picture, a day plan that
+contradicts the agent's state (asleep at noon while rested), names places the agent does not
+know or covers a few hours only, an hour whose steps do not tile it, a word outside the ones
+the task lists, a memory strategy setting outside its allowed range, a conversation summary
+naming nothing of what was said (its topic counts only when the lines reached it), a survey
+answer off its question's scale or options or empty, told to "you" or of the respondent by
+name instead of spoken as "I", whose value says another thing than its words or whose number
+stands for another quantity than the one asked ("a family of 2" as money), a reflection
+insight that asks a question, cites none of its statements or says nothing of the person or of
+them, a fact triple whose relation is a sentence or repeats its subject or object, an attitude
+whose reason speaks of neither its topic nor anything seen or heard. A failed check makes the
+gateway re-ask with a short correction (`CORRECTIONS`, text with nothing in it to copy) and
+then fall back; both are counted per task and kind. The gateway adds one kind of its own,
+`cut_off`: a reply the endpoint stopped at max_tokens that parsed only once json-repair closed
+it, a text cut mid-sentence.
 """
 
 from __future__ import annotations
@@ -695,6 +699,8 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
     line = str(getattr(value, "utterance", ""))
     if _stage_direction(line):
         return Failure("stage_direction", line)
+    if found := captions(line):  # "He is looking at the camera": a picture described
+        return Failure("stage_direction", f"a caption, {found!r}: {line[:80]!r}")
     for name in (ctx.get("speaker"), ctx.get("listener")):
         if name and line.strip().lower().startswith(f"{str(name).lower()}:"):
             return Failure("copied_prompt", line)  # the transcript's form, not an utterance
@@ -1016,14 +1022,125 @@ _OUT_OF_STORY = re.compile(
 )
 
 
-def _out_of_character(answer: dict[str, Any]) -> Failure | None:
+def _out_of_character(
+    answer: dict[str, Any], task: str | None = None, ctx: dict[str, Any] | None = None
+) -> Failure | None:
     """A text that steps out of the story ("You're a fictional character in a story, and I'm
-    going to pretend for now") or speaks as an assistant of its reply or code ("The answer
-    was incorrect, I changed it"): the model, not the person."""
+    going to pretend for now"), speaks as an assistant of its reply or code ("The answer
+    was incorrect, I changed it") or to the one it serves (`assistant_speak`), or describes a
+    picture (`captions`): the model, not the person."""
+    prior = _answered(ctx or {})
     for text in leaves(answer):
-        if _OUT_OF_STORY.search(text.replace("\u2019", "'")):
+        said = text.replace("\u2019", "'")
+        if _OUT_OF_STORY.search(said):
             return Failure("out_of_character", text[:120])
+        if found := assistant_speak(said, task, prior) or captions(said):
+            return Failure("out_of_character", f"{found!r} in {text[:100]!r}")
     return None
+
+
+def _answered(ctx: dict[str, Any]) -> str:
+    """What a text of the call answers: the conversation's last line (`history`), or the
+    survey's question."""
+    history = ctx.get("history") or []
+    if history:
+        last = history[-1]
+        return str(last[-1] if isinstance(last, list | tuple) else last)
+    return str(ctx.get("question") or "")
+
+
+# An assistant's words to the one it serves, odd in anyone's mouth in a town: thanks for the
+# question or request, the hope that the reply helped, an offer of more help with questions,
+# gladness to help with the question, a reply presented as such ("Here is a possible
+# response"), an assistant by name.
+_ASSISTANT = re.compile(
+    r"\bthank(?:s| you)(?: (?:so|very) much)? for (?:your|the|this|that) "
+    r"(?:question|query|inquiry|enquiry|request|prompt)s?\b|"
+    r"\bhope (?:this|that|it|my (?:answer|reply|response|summary|explanation)) "
+    r"(?:helps|helped|was helpful|is helpful|answers your question|clarifies)\b|"
+    r"\banything else (?:that )?i (?:can|could|may) (?:help|assist) (?:you )?with\b|"
+    r"\blet me know if (?:you have any (?:other |more |further |additional )?questions|"
+    r"you need any (?:other |more |further |additional )?(?:help|assistance|information)|"
+    r"there(?:'s| is) anything else i can|"
+    r"you need anything else(?= *(?:[.!?,;]|$)))|"
+    r"\bfeel free to (?:ask|reach out)(?: to me| me)?(?= *(?:[.!?,;]|$|any\b|if\b|for\b))|"
+    r"\bhere(?:'s| is| are) (?:(?:a|an|the|my|your|some) )?(?:(?:possible|revised|updated|"
+    r"brief|short|quick|concise|sample|suggested|detailed|final|rewritten) )?(?:answer|"
+    r"response|reply|summary|rewrite|revision|draft|breakdown|overview|explanation|output|"
+    r"utterance|paraphrase)s?\b|"
+    r"\b(?:happy|glad|pleased|delighted) to (?:help|assist)(?: you)? with (?:(?:your|any|the|"
+    r"this|that) )?(?:(?:other|more|further) )?(?:question|request|query|inquiry|enquiry)s?\b|"
+    r"\b(?:happy|glad|pleased|delighted) to assist\b|"
+    r"\b(?:an? |your )(?:ai|virtual|digital|helpful) assistant\b",
+    re.IGNORECASE,
+)
+# Gladness to help, with no deed to help with ("I'm happy to help!", "glad to help you with
+# that"): an assistant's offer, unless what it answers asked for help or thanked for it.
+_HAPPY_TO_HELP = re.compile(
+    r"\b(?:happy|glad|pleased|delighted|here) to (?:help|assist)(?: you)?"
+    r"(?= *(?:[.!?,;]|$|if\b|today\b|out\b|with (?:that|this|anything|any)\b))",
+    re.IGNORECASE,
+)
+# Other offers of help to "you" ("How can I help you?"), in a text that addresses no one (a
+# thought, a summary, an insight): said to the one the model serves.
+_OFFERS_HELP = re.compile(
+    r"\bhow (?:can|may) i (?:help|assist) you\b|\bwhat can i do for you\b|"
+    r"\bif you (?:need|want) (?:anything|any help)\b|"
+    r"\bif you have any (?:other |more |further )?questions\b|"
+    r"\bis there anything (?:else )?(?:i can|you need)\b",
+    re.IGNORECASE,
+)
+# Tasks whose texts are said to someone (a line to the listener, an answer to the asker), who
+# may be offered help; the other tasks' texts address no one.
+_SAID_TO_SOMEONE = frozenset({"dialogue_turn", "survey", "interview"})
+# Words of a line or a question that ask for help or thank for it, which gladness to help
+# answers.
+_HELP_ASKED = frozenset("help helping helped hand favour favor thank thanks please".split())
+
+
+def assistant_speak(text: str, task: str | None = None, answered: str = "") -> str | None:
+    """An assistant's words in `text` ("Thank you for your question!", "I hope this helps",
+    "Let me know if you have any questions", "Sure! Here is a possible response"), gladness
+    to help with no deed to help with ("I'm happy to help") unless the line or question it
+    answers (`answered`) asked for help or thanked, or, in a text of a `task` that addresses
+    no one, another offer of help ("How can I help you?"); else None. Help offered with a deed
+    ("I'd be happy to help you move on Saturday") or thanks for a thing ("Thanks for the
+    coffee") is a person's."""
+    found = _ASSISTANT.search(text)
+    addressed = task in _SAID_TO_SOMEONE
+    if found is None and not (addressed and _HELP_ASKED.intersection(words(answered))):
+        found = _HAPPY_TO_HELP.search(text)
+    if found is None and not addressed:
+        found = _OFFERS_HELP.search(text)
+    return found.group() if found else None
+
+
+# A text describing a picture or a camera shot ("He is looking at the camera", "The image
+# shows two people", "In this photo, ..."): a caption, as if the task showed an image.
+_CAPTION = re.compile(
+    r"\b(?:looking|looks|looked|smiling|smiles|smiled|staring|stares|stared|gazing|gazes|"
+    r"gazed|posing|poses|posed|facing|faces|glancing|glances|grinning|grins|waving|waves) "
+    r"(?:(?:directly|straight|right|back) )?(?:at|into|to|toward|towards|for) the camera"
+    r"(?= *(?:$|[.,;:!?\u2026]|and\b|while\b|with\b|as\b))|"
+    r"\bthe camera (?:pans|zooms|cuts|focuses|follows|captures|shows|lingers)\b|"
+    r"\b(?:close-up|closeup|wide|medium|tracking|aerial) shot of\b|"
+    r"\b(?:the|this|that) (?:image|photo|photograph|picture|snapshot|shot|frame|scene) "
+    r"(?:shows|showed|depicts|depicted|features|captures|portrays|is of)\b|"
+    r"(?:^|[.!?] +)in (?:this|the) (?:image|photo|photograph|picture|snapshot|shot|frame)"
+    r"\b(?! (?:i|you) )|"
+    r"\b(?:this|it) is an? (?:image|photo|photograph|picture|snapshot) of\b|"
+    r"^\W*caption\b",
+    re.IGNORECASE,
+)
+
+
+def captions(text: str) -> str | None:
+    """The words of `text` that describe a picture or a camera shot ("... looking at the
+    camera", "The image shows two people", "In this photo, ..."), or None; a camera or a
+    picture spoken of ("Look at the camera shop on Main Street", "I took a picture of the
+    sunset") is a person's."""
+    found = _CAPTION.search(text)
+    return found.group().strip(" .!?") if found else None
 
 
 def says_no_answer(text: str) -> bool:
@@ -1316,7 +1433,9 @@ def check(
         value, {**context, "prompt_words": prompt.vocabulary, "prompt_example": example}
     )
     return (
-        checked or _out_of_character(answer) or _unfinished(answer, sentences=task not in _PHRASES)
+        checked
+        or _out_of_character(answer, task, context)
+        or _unfinished(answer, sentences=task not in _PHRASES)
     )
 
 
