@@ -153,7 +153,10 @@ def record_plan(folder: Path, plan: ExperimentPlan, *, overwrite: bool = False) 
             f"see {folder / PLAN_FILE}); choose another --out, or pass --overwrite to replace "
             "it"
         )
-    write_json_atomic(folder / PLAN_FILE, plan.model_dump(mode="json"))
+    try:
+        write_json_atomic(folder / PLAN_FILE, plan.model_dump(mode="json"))
+    except OSError as err:
+        raise PlanError(f"--out {folder}: cannot write {PLAN_FILE} ({err.strerror})") from None
 
 
 def started(folder: Path, plan: ExperimentPlan) -> bool:

@@ -160,6 +160,11 @@ def test_bad_arms_and_changed_scenarios_are_one_line_before_any_work(tmp_path):
         assert res.stderr.startswith(f"error: {words}"), res.stderr
         assert len(res.stderr.splitlines()) == 1 and not out.exists()
 
+    res = societas("run", str(plain), "--local", "--seeds", "0", "--out", "/proc/societas-run")
+    assert res.returncode == 2 and "Traceback" not in res.stderr  # nowhere to write the plan
+    assert res.stderr.startswith("error: --out /proc/societas-run: cannot write experiment.json")
+    assert len(res.stderr.splitlines()) == 1
+
     res = societas(
         "run", str(plain), "--local", "--seeds", "0,1", "--ticks", "6", "--out", str(out)
     )

@@ -151,7 +151,7 @@ def test_run_seeds_writes_replicates_and_the_report_bands_them(tmp_path):
     args = ["run", str(CONFIGS / "town.yaml"), "--local", "--agents", "12", "--ticks", "6"]
     res = runner.invoke(app, [*args, "--seeds", "0,1", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in out.iterdir()) == ["seed-0", "seed-1"]
+    assert sorted(p.name for p in out.iterdir()) == ["experiment.json", "seed-0", "seed-1"]
     res = runner.invoke(app, ["report", str(out)])
     assert res.exit_code == 0, res.output
     summary = json.loads((out / "summary.json").read_text())
