@@ -152,9 +152,10 @@ def interview(
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
+    why = f": {out['fallback_reason']}" if out.get("fallback_reason") else ""
     typer.echo(
         f"{out['name']} (agent {agent}, tick {out['checkpoint_tick']}): {out['answer']} "
-        f"[{out['answer_source']}]"
+        f"[{out['answer_source']}{why}]"
     )
 
 

@@ -158,20 +158,30 @@ def test_a_folder_of_arms_or_seeds_is_named_with_the_runs_to_pass(tmp_path, loca
 def test_an_interview_that_fell_back_says_why(local_run):
     """A model whose every reply is garbage: the answer is the fallback's, and the record
     (printed and kept in interviews.jsonl) says what was wrong with the model's replies."""
-    from societas.agents.llm.config import LLMConfig
-    from societas.cluster.experiments.interview import interview_async
+    import threading
+
     from societas.testing.emulator import EmulatorConfig, serve
 
-    async def asked():
-        config = EmulatorConfig(rate_garbage=1.0, base_latency_s=0.001)
-        async with serve(config) as (_, url):
-            llm = LLMConfig.model_validate(
-                {"provider": "openai", "endpoints": [{"base_url": url, "model": "emulated"}]}
-            )
-            return await interview_async(local_run, 2, "How was your day?", llm_config=llm)
+    ready, stop, urls = threading.Event(), threading.Event(), []
 
-    out = asyncio.run(asked())
-    assert out["answer_source"] == "fallback"
-    assert out["fallback_reason"] and out["fallback_reason"] != "no reply"
+    async def emulate() -> None:  # in its own thread: the CLI runs its own event loop
+        async with serve(EmulatorConfig(rate_garbage=1.0, base_latency_s=0.001)) as (_, url):
+            urls.append(url)
+            ready.set()
+            while not stop.is_set():
+                await asyncio.sleep(0.02)
+
+    thread = threading.Thread(target=asyncio.run, args=(emulate(),))
+    thread.start()
+    try:
+        assert ready.wait(30)
+        args = ["interview", str(local_run), "--agent", "2", "--endpoint", urls[0]]
+        res = CliRunner().invoke(app, [*args, "--model", "emulated", "How was your day?"])
+    finally:
+        stop.set()
+        thread.join()
+    assert res.exit_code == 0, res.output
     kept = json.loads((local_run / "interviews.jsonl").read_text().splitlines()[-1])
-    assert kept["fallback_reason"] == out["fallback_reason"]
+    assert kept["answer_source"] == "fallback"
+    assert kept["fallback_reason"] and kept["fallback_reason"] != "no reply"
+    assert res.output.rstrip().endswith(f"[fallback: {kept['fallback_reason']}]"), res.output
