@@ -168,8 +168,7 @@ def test_an_interview_that_fell_back_says_why(local_run):
         async with serve(EmulatorConfig(rate_garbage=1.0, base_latency_s=0.001)) as (_, url):
             urls.append(url)
             ready.set()
-            while not stop.is_set():
-                await asyncio.sleep(0.02)
+            await asyncio.to_thread(stop.wait)
 
     thread = threading.Thread(target=asyncio.run, args=(emulate(),))
     thread.start()
