@@ -13,6 +13,7 @@ import hashlib
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 STAGING_ENV = "SOCIETAS_STAGING_DIR"
 SKIP = ("memory/", ".")  # the live memory store (checkpoints hold its state), temp files
@@ -25,6 +26,15 @@ class RemoteOutError(ValueError):
 def is_url(out: str | Path | None) -> bool:
     """Whether `--out` names an object store rather than a folder."""
     return out is not None and "://" in str(out) and not str(out).startswith("file://")
+
+
+def child_out(out: str, name: str) -> str:
+    """`--out` of the run `name` under `out` (a seed's or an arm's): a URL keeps its scheme
+    and query (`s3://b/x?region=r` -> `s3://b/x/NAME?region=r`), a folder gains a subfolder."""
+    if not is_url(out):
+        return str(Path(out) / name)
+    parts = urlsplit(out)
+    return urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/{name}"))
 
 
 def open_url(url: str) -> tuple[Any, str]:

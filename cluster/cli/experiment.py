@@ -77,13 +77,14 @@ def run_arms_command(
     from societas.cluster.cli.common import EXIT_INTERRUPTED, user_errors
     from societas.cluster.experiments.arms import arm_runs, mark_arm
     from societas.cluster.experiments.plan import Child, new_plan, record_plan
+    from societas.cluster.remote_out import child_out, is_url
 
     names = chosen_arms(scenario, only)
     try:
         scenarios = arm_runs(scenario)
     except ScenarioConfigError as err:
         _fail(err)
-    planned = config is not None and "://" not in opts.out
+    planned = config is not None and not is_url(opts.out)
     if config is not None and planned:
         children = [Child(folder=name, arm=name) for name in scenarios]
         plan = new_plan("arms", config, scenario.name, children, options or {})
@@ -91,12 +92,12 @@ def run_arms_command(
             record_plan(Path(opts.out), plan, overwrite=opts.overwrite)
     for i, name in enumerate(names):
         typer.echo(f"arm {name}:")
-        arm_opts = opts.model_copy(update={"out": str(Path(opts.out) / name)})
+        arm_opts = opts.model_copy(update={"out": child_out(opts.out, name)})
         try:
             execute(scenarios[name], arm_opts)
         except typer.Exit as stopped:
             if stopped.exit_code == EXIT_INTERRUPTED:
-                if "://" not in arm_opts.out:
+                if not is_url(arm_opts.out):
                     mark_arm(Path(arm_opts.out), scenario.name, name)
                 later = ", ".join(names[i + 1 :])
                 if planned:
@@ -105,7 +106,7 @@ def run_arms_command(
                         f"{first}finish every arm with: societas resume {opts.out}", err=True
                     )
             raise
-        if "://" not in arm_opts.out:
+        if not is_url(arm_opts.out):
             mark_arm(Path(arm_opts.out), scenario.name, name)
     others = [name for name in scenarios if name not in names]
     if others:

@@ -101,7 +101,7 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def run_replicates(
-    run_one: Callable[..., None], config: Path, seeds_text: str, out: Path | None, **kw: Any
+    run_one: Callable[..., None], config: Path, seeds_text: str, out: str | None, **kw: Any
 ) -> None:
     """`societas run CONFIG --seeds 0,1,2`: one run per seed in OUT/seed-N; the report of
     OUT draws their spread as bands. OUT/experiment.json records the plan first, so a run
@@ -111,20 +111,23 @@ def run_replicates(
     from societas.cluster.cli.common import EXIT_INTERRUPTED, user_errors
     from societas.cluster.cli.experiment import chosen_arms
     from societas.cluster.experiments.plan import Child, new_plan, record_plan
+    from societas.cluster.remote_out import child_out, is_url
 
     seeds = parse_seeds(seeds_text)
     with user_errors():  # overrides and --arm checked: a plan only for runs that can start
         scenario = load_scenario(config)
         scenario.with_overrides(**{key: kw.get(key) for key in ("agents", "ticks", "groups")})
         chosen_arms(scenario, kw.get("arm"))
-        root = out or Path("runs") / scenario.name
+        root = out or str(Path("runs") / scenario.name)
         children = [Child(folder=f"seed-{seed}", seed=seed) for seed in seeds]
-        plan = new_plan("seeds", config, scenario.name, children, kw)
-        record_plan(root, plan, overwrite=bool(kw.get("overwrite")))
+        if not is_url(root):  # an object store holds the runs, not a plan to resume them by
+            plan = new_plan("seeds", config, scenario.name, children, kw)
+            record_plan(Path(root), plan, overwrite=bool(kw.get("overwrite")))
     for i, seed in enumerate(seeds):
-        typer.echo(f"replicate seed {seed} -> {root / f'seed-{seed}'}")
+        child = child_out(root, f"seed-{seed}")
+        typer.echo(f"replicate seed {seed} -> {child}")
         try:
-            run_one(config, out=root / f"seed-{seed}", seed=seed, seeds=None, **kw)
+            run_one(config, out=child, seed=seed, seeds=None, **kw)
         except typer.Exit as stopped:
             rest = seeds[i + 1 :]
             if stopped.exit_code == EXIT_INTERRUPTED and rest:
@@ -134,7 +137,7 @@ def run_replicates(
                     f"run them with: {again}",
                     err=True,
                 )
-            if stopped.exit_code == EXIT_INTERRUPTED:
+            if stopped.exit_code == EXIT_INTERRUPTED and not is_url(root):
                 typer.echo(f"or finish every seed with: societas resume {root}", err=True)
             raise
     typer.echo(f"next: societas report {root}")

@@ -198,7 +198,7 @@ def run(
     if seeds is not None:  # replicates whose spread the report draws as bands (cli.report)
         from societas.cluster.cli.report import run_replicates
 
-        run_replicates(run, config, seeds, Path(out) if out else None, arm=arm, **kw)
+        run_replicates(run, config, seeds, str(out) if out else None, arm=arm, **kw)
         return
     if local and address:
         with user_errors():

@@ -8,7 +8,10 @@ import json
 import os
 import signal
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from cli_processes import ROOT, SOCIETAS, societas, start, town, wait_for
 
@@ -102,30 +105,9 @@ def test_out_to_object_store_url_and_resume_from_it(tmp_path):
     cloud here): preflight checks the bucket, checkpoints and results land under the URL,
     a reused URL is refused, and `resume URL` continues from what the URL holds."""
     import pyarrow.parquet as pq
-    from moto.server import ThreadedMotoServer
     from pyarrow import fs as pafs
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        env = {
-            **os.environ,
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "SOCIETAS_STAGING_DIR": str(tmp_path / "staging"),
-        }
-        s3 = pafs.S3FileSystem(
-            access_key="testing",
-            secret_key="testing",
-            endpoint_override=f"{host}:{port}",
-            scheme="http",
-            region="us-east-1",
-            allow_bucket_creation=True,
-        )
-        s3.create_dir("runs")
-        query = f"?endpoint_override={host}:{port}&scheme=http&region=us-east-1"
+    with moto_s3(tmp_path) as (s3, query, env):
         ticks = 48  # room to interrupt: 20 agents step a tick in ~20 ms
         cfg = town(tmp_path, ticks=ticks, cluster={"checkpoint_every": 100})
 
@@ -171,5 +153,73 @@ def test_out_to_object_store_url_and_resume_from_it(tmp_path):
         assert res.returncode == 2 and "holds another run" in res.stderr
         res = societas("check", str(cfg), "--out", url, "--overwrite", env=env, timeout=60)
         assert res.returncode == 0, res.stderr
+
+
+def test_seeds_into_an_object_store_url_land_under_it(tmp_path):
+    """`--seeds` with `--out s3://bucket/prefix?query`: each seed's run lands under the URL
+    (prefix/seed-N, the query kept), none in a local folder named after the URL."""
+    with moto_s3(tmp_path) as (s3, query, env):
+        cfg = town(tmp_path, ticks=6)
+        res = societas(
+            "run",
+            str(cfg),
+            "--local",
+            "--seeds",
+            "0,1",
+            "--out",
+            f"s3://runs/rep{query}",
+            env=env,
+            timeout=180,
+        )
+        assert res.returncode == 0, res.stderr
+        for seed in (0, 1):
+            run = json.loads(s3.open_input_file(f"runs/rep/seed-{seed}/run.json").read())
+            assert run["status"] == "completed"
+            assert (
+                json.loads(s3.open_input_file(f"runs/rep/seed-{seed}/config.json").read())["seed"]
+                == seed
+            )
+        assert not (ROOT / "s3:").exists()
+
+
+def test_a_seed_or_arm_under_a_url_keeps_its_scheme_and_query():
+    from societas.cluster.remote_out import child_out
+
+    assert (
+        child_out("s3://b/x?region=r&scheme=http", "seed-1")
+        == "s3://b/x/seed-1?region=r&scheme=http"
+    )
+    assert child_out("s3://b/x/", "storm") == "s3://b/x/storm"
+    assert child_out("runs/x", "storm") == str(Path("runs/x") / "storm")
+
+
+@contextmanager
+def moto_s3(tmp_path: Path) -> Iterator[tuple[Any, str, dict[str, str]]]:
+    """moto's S3 server on loopback with a bucket `runs`: (its filesystem, the URL query that
+    reaches it, the environment a CLI run needs)."""
+    from moto.server import ThreadedMotoServer
+    from pyarrow import fs as pafs
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        env = {
+            **os.environ,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "SOCIETAS_STAGING_DIR": str(tmp_path / "staging"),
+        }
+        s3 = pafs.S3FileSystem(
+            access_key="testing",
+            secret_key="testing",
+            endpoint_override=f"{host}:{port}",
+            scheme="http",
+            region="us-east-1",
+            allow_bucket_creation=True,
+        )
+        s3.create_dir("runs")
+        yield s3, f"?endpoint_override={host}:{port}&scheme=http&region=us-east-1", env
     finally:
         server.stop()
