@@ -1,0 +1,166 @@
+"""`societas resume PARENT` and `status PARENT` on a folder of seeds or arms: every run of the
+experiment its plan (experiment.json) names, finished or reported one by one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from pydantic import BaseModel
+
+from societas.cluster.checkpoint import last_complete
+from societas.cluster.cli.common import EXIT_INTERRUPTED, user_errors
+from societas.cluster.cli.ops import resume, run_status
+
+if TYPE_CHECKING:
+    from societas.cluster.experiments.plan import Child, ExperimentPlan
+
+
+def experiment_status(folder: Path, plan: ExperimentPlan) -> dict[str, object]:
+    """The plan of a folder of seeds or arms and each run's status (nested plans too)."""
+    from societas.cluster.experiments.plan import read_plan
+    from societas.cluster.observe.run_folder import read_record
+
+    runs: dict[str, object] = {}
+    for child in plan.children:
+        path = folder / child.folder
+        sub = read_plan(path)
+        if sub is not None:
+            runs[child.folder] = experiment_status(path, sub)
+        else:
+            started = read_record(path) is not None
+            runs[child.folder] = run_status(path) if started else {"status": "not started"}
+    return {"experiment": plan.experiment, "kind": plan.kind, "runs": runs}
+
+
+class ResumeOptions(BaseModel):
+    """The options `societas resume` was given, passed on to each run of an experiment."""
+
+    local: bool = False
+    address: str | None = None
+    checkpoint_every: int | None = None
+    keep_checkpoints: int | None = None
+    attach_timeout: float | None = None
+    budget_tokens: int | None = None
+    budget_more: int | None = None
+    skip_service_checks: bool = False
+
+
+def finish_experiment(folder: Path, plan: ExperimentPlan, given: ResumeOptions) -> None:
+    """`societas resume PARENT`: every scenario checked first, then each run of the plan
+    (nested plans included) left alone when complete, resumed when interrupted, started when
+    it never started; exit 1 when some still run elsewhere, 130 on a new interruption."""
+    from societas.cluster.experiments.plan import child_plans
+
+    with user_errors():
+        child_plans(folder, plan)  # a changed or missing scenario: exit 2 before any work
+    try:
+        running = _finish(folder, plan, given)
+    except typer.Exit as stopped:
+        if stopped.exit_code == EXIT_INTERRUPTED:
+            typer.echo(f"finish the experiment with: societas resume {folder}", err=True)
+        raise
+    if running:
+        typer.echo(
+            f"{folder}: {len(running)} run(s) still running ({', '.join(running)}); "
+            f"`societas resume {folder}` again once they have ended",
+            err=True,
+        )
+        raise typer.Exit(1)
+    typer.echo(f"{folder}: every run of the experiment is complete")
+    typer.echo(f"next: societas report {folder}")
+
+
+def _finish(folder: Path, plan: ExperimentPlan, given: ResumeOptions) -> list[str]:
+    """Finish each child of `plan` in order; the children left running (elsewhere)."""
+    import socket
+
+    from societas.cluster.cleanup import driver_alive
+    from societas.cluster.experiments.arms import mark_arm
+    from societas.cluster.experiments.plan import read_plan
+    from societas.cluster.observe.run_folder import holds_run, read_record
+
+    running: list[str] = []
+    for child in plan.children:
+        path = folder / child.folder
+        with user_errors():
+            sub = read_plan(path)
+        if sub is not None:
+            running += _finish(path, sub, given)
+            continue
+        if not holds_run(path):
+            typer.echo(f"{path}: not started; starting it")
+            _start(folder, plan, child, given, overwrite=False)
+            continue
+        rec = read_record(path) or {}
+        status = rec.get("status")
+        if status == "completed":
+            typer.echo(f"{path}: complete ({rec.get('ticks')} ticks), left as it is")
+            continue
+        pid = driver_alive(path)
+        host = rec.get("host")
+        if pid is not None or (status == "running" and host not in (None, socket.gethostname())):
+            where = f"here (pid {pid})" if pid is not None else f"on {host}"
+            typer.echo(
+                f"{path}: running {where}, left alone (if it ended without a record: "
+                f"societas resume {path})"
+            )
+            running.append(str(path))
+            continue
+        if last_complete(path) is None:
+            typer.echo(
+                f"{path}: {status or 'begun'} before its first checkpoint; starting it again"
+            )
+            _start(folder, plan, child, given, overwrite=True)
+            continue
+        resume(
+            str(path),
+            local=given.local,
+            address=given.address,
+            checkpoint_every=given.checkpoint_every,
+            keep_checkpoints=given.keep_checkpoints,
+            attach_timeout=given.attach_timeout,
+            budget_tokens=given.budget_tokens,
+            budget_more=given.budget_more,
+            skip_service_checks=given.skip_service_checks,
+        )
+        if child.arm is not None:
+            mark_arm(path, plan.experiment, child.arm)
+    return running
+
+
+def _start(
+    folder: Path, plan: ExperimentPlan, child: Child, given: ResumeOptions, *, overwrite: bool
+) -> None:
+    """Start a child as the command that made the plan would have (its seed or arm, its
+    options), with the resume's own options for where and how it runs."""
+    from societas.cluster.cli.sim import run
+
+    opts = plan.options.model_dump()
+    if given.local:
+        opts.update(local=True, address=None)
+    elif given.address is not None:
+        opts.update(local=False, address=given.address)
+    for key in ("checkpoint_every", "keep_checkpoints", "attach_timeout", "budget_tokens"):
+        if getattr(given, key) is not None:
+            opts[key] = getattr(given, key)
+    opts["skip_service_checks"] = opts["skip_service_checks"] or given.skip_service_checks
+    opts["budget_tokens"] = _start_budget(plan, opts["budget_tokens"], given.budget_more)
+    if plan.kind == "seeds":
+        opts["seed"] = child.seed
+        out, arms = folder / child.folder, None
+    else:
+        out, arms = folder, [child.arm or child.folder]
+    run(Path(plan.scenario), out=str(out), seeds=None, arm=arms, overwrite=overwrite, **opts)
+
+
+def _start_budget(plan: ExperimentPlan, budget: int | None, more: int | None) -> int | None:
+    """The token budget of a child that starts now: its own (the plan's, or the scenario's
+    `llm.budget`) raised by --budget-more, as the resumed children's are; none stays none."""
+    from societas.agents.scenario import load_scenario
+
+    if more is None:
+        return budget
+    base = budget or getattr(load_scenario(plan.scenario).llm, "budget", None)
+    return None if base is None else int(base) + more
