@@ -39,6 +39,7 @@ class TaskUsage:
     repaired: int = 0  # valid after json-repair (first ask or a re-ask)
     valid_after_reask: int = 0  # valid as sent, but only after a re-ask
     reasks: int = 0
+    invalid: int = 0  # replies that were not JSON of the schema (each ask counted)
     fallbacks: int = 0
     failed: int = 0
     dropped_items: int = 0  # entries of valid answers dropped as filler (plans, questions...)

@@ -221,6 +221,7 @@ class LLMGateway:
                     value = schema.model_validate(obj)
                 except ValidationError as err:
                     self.accounting.count("json.invalid")
+                    usage.invalid += 1
                     last = str(err.errors()[0]["msg"]) if err.errors() else str(err)
                     correction = _invalid_text(err)
                 else:

@@ -103,7 +103,9 @@ class RunRecord(BaseModel):
         description="Per LLM task, over every invocation of the run (resumes included): "
         "requests, prompt/completion tokens, cache hits, json calls "
         "and their outcomes (valid_first_try, repaired, valid_after_reask, fallbacks, failed), "
-        "entries of valid answers dropped as filler (dropped_items).",
+        "entries of valid answers dropped as filler (dropped_items), replies that were not "
+        "JSON of the schema (invalid), answers by source (source.*) and failed meaning "
+        "checks by kind (meaning.*).",
     )
     # experiments (cluster.experiments.arms, cluster.experiments.branch)
     experiment: str | None = Field(None, description="Experiment name when run as an arm.")

@@ -6,6 +6,7 @@ import platform
 from importlib import metadata
 from typing import Any
 
+from societas.agents.llm.accounting import MEANING_PREFIX
 from societas.agents.llm.config import calls_label
 from societas.agents.runtime.memory_policies import COLUMNS as POLICY_COLUMNS
 from societas.cluster.report.data import RunData
@@ -47,7 +48,8 @@ def fallback_caveat(run: RunData) -> str:
         total, fallbacks = sum(answers.values()), answers.get("fallback", 0)
         fell, asked = fell + fallbacks, asked + total
         if total and fallbacks / total >= NOTABLE_FALLBACK:
-            notable.append(f"{task} {fallbacks / total:.0%} ({fallbacks:,} of {total:,})")
+            why = refusals(run, task)
+            notable.append(f"{task} {fallbacks / total:.0%} ({fallbacks:,} of {total:,}{why})")
     if not notable:
         return ""
     return (
@@ -56,6 +58,18 @@ def fallback_caveat(run: RunData) -> str:
         "choices, plans and words are the fallback's, not the model's: read them as the "
         "simulation's defaults, or leave out rows with answer_source = fallback."
     )
+
+
+def refusals(run: RunData, task: str, most: int = 3) -> str:
+    """Why `task`'s replies were refused, the commonest first ("; replies refused: 18 not
+    the asked JSON, 4 copied_prompt"), every ask counted; "" when none is recorded."""
+    counters = (run.run.get("llm_tasks") or {}).get(task) or {}
+    counts = {"not the asked JSON": int(counters.get("invalid") or 0)}
+    counts |= {k.removeprefix(MEANING_PREFIX): int(v) for k, v in counters.items()
+               if k.startswith(MEANING_PREFIX)}  # fmt: skip
+    top = sorted(((n, why) for why, n in counts.items() if n), key=lambda x: (-x[0], x[1]))
+    listed = ", ".join(f"{n:,} {why}" for n, why in top[:most])
+    return f"; replies refused: {listed}" if listed else ""
 
 
 def _versions(run: RunData) -> dict[str, str]:
