@@ -1090,6 +1090,12 @@ _OFFERS_HELP = re.compile(
     r"\bis there anything (?:else )?(?:i can|you need)\b",
     re.IGNORECASE,
 )
+# Feelings about news "you" gave ("I'm glad to hear that you're having a great day"): a reply
+# to the one the model serves, where no line came before to hear it from.
+_HEARD_FROM_YOU = re.compile(
+    r"\b(?:glad|happy|sorry|pleased|sad) to hear (?:that )?you(?:'re| are|'ve| have| had)?\b",
+    re.IGNORECASE,
+)
 # Tasks whose texts are said to someone (a line to the listener, an answer to the asker), who
 # may be offered help; the other tasks' texts address no one.
 _SAID_TO_SOMEONE = frozenset({"dialogue_turn", "survey", "interview"})
@@ -1103,15 +1109,19 @@ def assistant_speak(text: str, task: str | None = None, answered: str = "") -> s
     "Let me know if you have any questions", "Sure! Here is a possible response"), gladness
     to help with no deed to help with ("I'm happy to help") unless the line or question it
     answers (`answered`) asked for help or thanked, or, in a text of a `task` that addresses
-    no one, another offer of help ("How can I help you?"); else None. Help offered with a deed
-    ("I'd be happy to help you move on Saturday") or thanks for a thing ("Thanks for the
-    coffee") is a person's."""
+    no one, another offer of help ("How can I help you?"), or, in a text that is no line of a
+    conversation, feelings about what "you" told ("I'm glad to hear that you're having a great
+    day"); else None. Help offered with a deed ("I'd be happy to help you move on Saturday"),
+    thanks for a thing ("Thanks for the coffee") or gladness at another's news in a line is a
+    person's."""
     found = _ASSISTANT.search(text)
     addressed = task in _SAID_TO_SOMEONE
     if found is None and not (addressed and _HELP_ASKED.intersection(words(answered))):
         found = _HAPPY_TO_HELP.search(text)
     if found is None and not addressed:
         found = _OFFERS_HELP.search(text)
+    if found is None and task != "dialogue_turn":  # only a line answers another's news
+        found = _HEARD_FROM_YOU.search(text)
     return found.group() if found else None
 
 

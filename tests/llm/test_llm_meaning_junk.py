@@ -174,3 +174,13 @@ def test_an_insight_a_reason_and_a_memory_summary_are_no_assistants_words() -> N
     memory = Summary(summary="The image shows Ines Nagy baking bread at home.")
     found = check("consolidation", memory, prompt_of("Summarise these memories."), {})
     assert found is not None and found.kind == OUT, found
+
+
+def test_gladness_at_news_nobody_told_is_an_assistants_reply() -> None:
+    """SmolLM2's answer to "How was your day?", kept after json-repair: the asker told no news
+    to be glad of; a line may answer the other's news."""
+    said = "I'm glad to hear that you're having a great day at work, but my day was long."
+    assert answer_failure(said) == OUT
+    assert thought_failure("I'm sorry to hear you had a rough morning.") == OUT
+    assert line_failure(said, "I'm having a great day at work!") is None
+    assert answer_failure("I was glad to hear the festival is on Saturday.") is None
