@@ -61,7 +61,7 @@ def summary_failure(text: str) -> str | None:
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        # SmolLM2's own line, kept first try: a picture described, not words said
+        # SmolLM2's own line, kept after a re-ask: a picture described, not words said
         ("It's a man, a woman and a boy. He is looking at the camera...", "stage_direction"),
         ("The image shows two people talking in a cafe.", "stage_direction"),
         ("In this photo, two people sit on a bench in the park.", "stage_direction"),
@@ -150,6 +150,12 @@ def test_an_assistants_words_are_no_thought_summary_or_answer(
     fails: Any, text: str, kind: str | None
 ) -> None:
     assert fails(text) == kind
+
+
+def test_an_assistants_offer_is_no_answer_about_ones_day() -> None:
+    """SmolLM2's answer to "How was your day?", kept first try in two runs."""
+    said = "This is a story of my day, based on the survey and interview. I am here to help."
+    assert answer_failure(said) == OUT
 
 
 def test_gladness_to_help_answers_a_question_about_helping() -> None:

@@ -31,6 +31,18 @@ SPEND = {"kind": "number", "question": "How many euros a month would the tax cos
 @pytest.mark.parametrize(
     ("ctx", "text", "value", "kind"),
     [
+        (  # SmolLM2's, kept first try with the value 2
+            MONEY,
+            "Nia told me, I have a family of 2. I will just make it my job to be happy.",
+            2,
+            "value_mismatch",
+        ),
+        (  # SmolLM2's, kept first try with the value 40
+            MONEY,
+            "Soccer team: Ivo has 40 points, I have a gold medal.",
+            40,
+            "value_mismatch",
+        ),
         (MONEY, "I have a family of 2.", 2, "value_mismatch"),
         (MONEY, "I have a family of 2.", None, "value_mismatch"),  # the survey would read 2
         (MONEY, "I have 2 kids and a small flat.", 2, "value_mismatch"),
