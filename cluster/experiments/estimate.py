@@ -7,7 +7,10 @@ samples, never the run they predict:
    policy, which fires the same call sites as a model would and costs nothing; every tick of
    the run when it fits the budget (else whole days), its surveys and interventions kept
    (`estimate_sample.sampled`); answers per task scale by agents and ticks, survey answers
-   are counted exactly (selected agents x questions);
+   are counted exactly (selected agents x questions); over fewer ticks than the run, an
+   intervention that fires once in it is counted once: a second count run without those
+   gives the baseline that scales by agents and ticks, what they add to it scales by the
+   agents only (as do the engine seconds);
 2. per answer on the model — with an endpoint configured, a few agents run `hours` simulated
    hours on it, with the surveys moved into that time: prompt and completion tokens per
    call, re-asks and fallbacks per answer and seconds per call, per task (a task's rates
@@ -26,7 +29,7 @@ import asyncio
 import statistics
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +43,7 @@ from societas.agents.scenario import ScenarioConfig, load_scenario
 from societas.cluster.experiments.estimate_sample import (
     Plan,
     default_sample,
+    one_off,
     plan_counts,
     sampled,
     survey_asks,
@@ -153,7 +157,7 @@ class Calibration:
             f"measured on {own_asks} answers (pooled {asks})",
         )
 
-    def tokens(self, task: str, counted: dict[str, int] | None) -> tuple[float, float]:
+    def tokens(self, task: str, counted: Mapping[str, float] | None) -> tuple[float, float]:
         """(prompt, completion) tokens per call of a model task: measured, else the count
         run's prompt size and the median completion size measured."""
         seen = self.model_tasks()
@@ -172,7 +176,7 @@ def _answers(tasks: Iterable[dict[str, int]]) -> tuple[int, int, int]:
     return calls, asks, sum(c.get("fallbacks", 0) for c in tasks)
 
 
-def _per_call(counted: dict[str, int] | None) -> tuple[float, float]:
+def _per_call(counted: Mapping[str, float] | None) -> tuple[float, float]:
     """(prompt, completion) tokens per request of a run's task figures (0 without any)."""
     if not counted or not counted.get("requests"):
         return 0.0, 0.0
@@ -218,11 +222,17 @@ async def estimate(
     arms: dict[str, dict[str, float]] = {}
     tasks: dict[str, TaskEstimate] = {}
     for name, arm in runs.items():
-        mine = _arm_tasks(arm, counts[name].result.llm_tasks, plan, cal)
+        counted, engine_s, fewer = _scaled(arm, plan, counts[name])
+        if fewer:
+            sampling.append(
+                f"{name + ': ' if name else ''}tasks {fewer} made fewer calls with the one-off "
+                "interventions than without: counted as adding none"
+            )
+        mine = _arm_tasks(arm, counted, cal)
         arms[name or sc.name] = {
             "calls": sum(t.calls for t in mine.values()),
             "cost_usd": sum(t.cost_usd for t in mine.values()),
-            "wall_s": round(_wall(arm, mine, sum(counts[name].result.tick_seconds), plan, cal), 2),
+            "wall_s": round(_wall(arm, mine, engine_s, cal), 2),
         }
         for task, t in mine.items():
             tasks[task] = tasks[task].plus(t) if task in tasks else t
@@ -269,22 +279,74 @@ async def estimate(
     )
 
 
+@dataclass
+class Counted:
+    """One arm's count runs: with every intervention and, when some fire once in the run
+    and the count runs are shorter, without those (the baseline they add to)."""
+
+    run: InProcessRun
+    base: InProcessRun | None = None
+
+
 async def _count_runs(
     runs: dict[str, ScenarioConfig],
     plan: Plan,
     folder: Path,
     embedder: Embedder | None,
     sampling: list[str],
-) -> dict[str, InProcessRun]:
-    """Each arm's sample run on the rules policy; what the samples changed goes to
-    `sampling`."""
+) -> dict[str, Counted]:
+    """Each arm's sample run on the rules policy, and its baseline without the one-off
+    interventions when the sample is shorter than the run; what the samples changed goes
+    to `sampling`."""
     counts = {}
     for i, (name, arm) in enumerate(runs.items()):
         rules = LLMConfig(provider="rules", seed=arm.llm.seed, batch_size=arm.llm.batch_size)
         small, notes = sampled(arm, plan.agents, plan.ticks, rules, folder / f"arm{i}")
+        counted = Counted(await run_in_process(small, folder / f"counts{i}", embedder=embedder))
+        once = one_off(arm) if plan.ticks < arm.ticks else []
+        if once:
+            calm, _ = sampled(arm, plan.agents, plan.ticks, rules, folder / f"arm{i}", without=once)
+        if once and len(calm.interventions) < len(small.interventions):
+            counted.base = await run_in_process(calm, folder / f"base{i}", embedder=embedder)
+            agents = arm.agents.count / plan.agents
+            notes.append(
+                f"interventions {once} fire once in the run and are counted once: a second "
+                "count run without them is scaled by agents and ticks "
+                f"(x{agents * arm.ticks / plan.ticks:.3g}), what they add to it by the agents "
+                f"only (x{agents:.3g})"
+            )
         sampling += [f"{name}: {note}" if name else note for note in notes]
-        counts[name] = await run_in_process(small, folder / f"counts{i}", embedder=embedder)
+        counts[name] = counted
     return counts
+
+
+def _scaled(
+    sc: ScenarioConfig, plan: Plan, counted: Counted
+) -> tuple[dict[str, dict[str, float]], float, list[str]]:
+    """Per-task figures and engine seconds of the whole arm, and the tasks the one-off
+    interventions cut: the count run scaled by agents and ticks, or with a baseline, the
+    baseline so and what the one-off interventions add to it (never below none) by the
+    agents only, since they fire once."""
+    agents = sc.agents.count / plan.agents
+    scale = agents * sc.ticks / plan.ticks
+    run = counted.run.result
+    if counted.base is None:
+        tasks = {t: {k: v * scale for k, v in c.items()} for t, c in run.llm_tasks.items()}
+        return tasks, sum(run.tick_seconds) * scale, []
+    base = counted.base.result
+    out, fewer = {}, []
+    for task in sorted(run.llm_tasks.keys() | base.llm_tasks.keys()):
+        events, calm = run.llm_tasks.get(task, {}), base.llm_tasks.get(task, {})
+        keys = events.keys() | calm.keys()
+        added = {k: events.get(k, 0) - calm.get(k, 0) for k in keys}
+        if added.get("requests", 0) < 0:
+            fewer.append(task)
+        if added.get("requests", 0) <= 0:
+            added = {}
+        out[task] = {k: calm.get(k, 0) * scale + max(0, added.get(k, 0)) * agents for k in keys}
+    engine = sum(base.tick_seconds)
+    extra = max(0.0, sum(run.tick_seconds) - engine)
+    return out, engine * scale + extra * agents, fewer
 
 
 async def _probe(llm: LLMConfig) -> None:
@@ -330,12 +392,11 @@ async def _calibrate(
 
 
 def _arm_tasks(
-    sc: ScenarioConfig, counted: dict[str, dict[str, int]], plan: Plan, cal: Calibration
+    sc: ScenarioConfig, counted: dict[str, dict[str, float]], cal: Calibration
 ) -> dict[str, TaskEstimate]:
-    """Per-task totals of one arm: the count run's answers scaled (survey answers exact),
-    times the calibration's re-ask rate, priced."""
-    scale = sc.agents.count / plan.agents * sc.ticks / plan.ticks
-    asks = {t: c["requests"] * scale for t, c in counted.items() if c.get("requests")}
+    """Per-task totals of one arm: the count runs' answers scaled (`_scaled`; survey answers
+    exact), times the calibration's re-ask rate, priced."""
+    asks = {t: c["requests"] for t, c in counted.items() if c.get("requests")}
     asks.pop("survey", None)
     if surveys := survey_asks(sc):
         asks["survey"] = surveys
@@ -368,11 +429,11 @@ def _arm_tasks(
 
 
 def _wall(
-    sc: ScenarioConfig, tasks: dict[str, TaskEstimate], engine: float, plan: Plan, cal: Calibration
+    sc: ScenarioConfig, tasks: dict[str, TaskEstimate], engine_s: float, cal: Calibration
 ) -> float:
-    """Expected wall seconds of one arm: the count run's engine time scaled, plus its model
-    calls over the endpoints' concurrency (an agent's calls of a tick one after another)."""
-    engine_s = engine * sc.agents.count / plan.agents * sc.ticks / plan.ticks
+    """Expected wall seconds of one arm: the count runs' engine time scaled (`_scaled`), plus
+    its model calls over the endpoints' concurrency (an agent's calls of a tick one after
+    another)."""
     model_calls = sum(t.calls for name, t in tasks.items() if not sc.llm.to_rules(name))
     in_flight = sum(e.max_concurrency for e in sc.llm.endpoints) or 1
     chain = model_calls / max(sc.agents.count * sc.ticks, 1)

@@ -4,16 +4,18 @@ notes saying how each was scaled or moved."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from societas.agents.environment import SimTime
 from societas.agents.experiments.checks import SURVEY_SALT, tick_at
+from societas.agents.experiments.schedule import ticks_of
 from societas.agents.llm.config import LLMConfig
 from societas.agents.scenario import ScenarioConfig, ScenarioConfigError, load_scenario
 
-COUNT_BUDGET = 50_000  # agent-ticks of all the rules count runs together (tens of seconds)
+COUNT_BUDGET = 50_000  # agent-ticks of the rules count runs, every arm (a baseline: as many again)
 MIN_SAMPLE = 100  # fewer agents meet friends more often than a whole town's (see default_sample)
 
 
@@ -67,6 +69,12 @@ def survey_asks(sc: ScenarioConfig) -> int:
     )
 
 
+def one_off(sc: ScenarioConfig) -> list[int]:
+    """The interventions that fire once in the run (no `every`, or none left to fire again
+    before `until` or the end): their calls happen once, not in every span counted."""
+    return [i for i, iv in enumerate(sc.interventions) if len(ticks_of(iv, sc)) == 1]
+
+
 def sampled(
     sc: ScenarioConfig,
     agents: int,
@@ -74,14 +82,17 @@ def sampled(
     llm: LLMConfig,
     folder: Path,
     surveys_at: int | None = None,
+    without: Collection[int] = (),
 ) -> tuple[ScenarioConfig, list[str]]:
     """`sc` with `agents` agents over `ticks` ticks on `llm`, and notes on what changed.
 
     Places and the isolated agents keep their share of the agents; selectors by count are
     scaled to the sample, by ids kept where in it. Surveys and interventions after the last
     tick move to the same time of a day inside it (all surveys to tick `surveys_at` when
-    given, interventions past it are then left out); a selector that matches no agent of
-    the sample leaves its survey or intervention out."""
+    given, interventions past it are then left out), an intervention that fires once in the
+    run firing once there too; the interventions numbered in `without` are left out (the
+    baseline one-off events are counted against); a selector that matches no agent of the
+    sample leaves its survey or intervention out."""
     n = sc.agents.count
     data = sc.model_dump(mode="python")
     notes: list[str] = []
@@ -97,13 +108,20 @@ def sampled(
         net["edges"] = _edges_within(Path(net["edges"]), agents, folder)
     if data["analysis"].get("baseline_tick") is not None:
         data["analysis"]["baseline_tick"] = min(data["analysis"]["baseline_tick"], ticks - 1)
-    moved, kept = [], []
+    once = set(one_off(sc))
+    moved, recurring, kept = [], [], []
     for i, iv in enumerate(data["interventions"]):
+        if i in without:
+            continue
         if iv["tick"] >= ticks:
             if surveys_at is not None:
                 continue
             iv["tick"] %= ticks
             iv["until"] = None
+            if i in once:
+                iv["every"] = None
+            else:
+                recurring.append(i)
             moved.append(i)
         kept.append(iv)
     data["interventions"] = kept
@@ -116,10 +134,15 @@ def sampled(
     for where in (*data["interventions"], *data["surveys"]):
         where["select"] = _select_within(where["select"], agents, n)
     if moved:
+        again = (
+            f"; {recurring} recur in the run and are scaled with the count runs "
+            f"(x{sc.ticks / ticks:.3g})"
+            if recurring
+            else ""
+        )
         notes.append(
             f"interventions {moved} fire after tick {ticks - 1}: moved to the same time of "
-            f"day inside the count runs and scaled with them (x{sc.ticks / ticks:.3g}: the "
-            "calls of a one-off event are over-counted)"
+            f"day inside the count runs{again}"
         )
     return _validated(data, notes), notes
 
