@@ -1473,6 +1473,9 @@ def _garbled_time(answer: dict[str, Any], given: frozenset[str]) -> Failure | No
 
 
 _STATUS_LABELS = re.compile(r"\b(?:mood|needs?):|\b(?:hunger|energy|safety|social) \d", re.I)
+# A record of labelled values, perhaps after a number ("1.2, mood: relief 0.5, sentiment:
+# positive"): one-word labels with colons, clause after clause, from the text's start.
+_RECORD = re.compile(r"^\W*(?:-?\d+(?:\.\d+)?\s*,\s*)?(?:[a-z_]+:[^,:]+,\s*)+[a-z_]+:\s*\S", re.I)
 
 
 def _plan_layout(answer: dict[str, Any]) -> Failure | None:
@@ -1481,7 +1484,8 @@ def _plan_layout(answer: dict[str, Any]) -> Failure | None:
     "I", a duration in brackets ("19:00, relaxation at home (60 min)"), in the person's own
     words: the memory list's layout of a plan ("Ann's plan for 11:00: 11:00 work (60 min)"), not
     words, unless quoted after "remember:", as the rules policy quotes a memory; or two labels
-    of the status line ("1.0, mood: relief, need: hunger 3, energy 2")."""
+    of the status line ("1.0, mood: relief, need: hunger 3, energy 2") or a record of labelled
+    values ("1.2, mood: relief 0.5, sentiment: positive")."""
     for text in leaves(answer):
         unquoted = _QUOTED_MEMORY.split(text, maxsplit=1)[0]
         found = _LAYOUT.search(unquoted)
@@ -1489,7 +1493,7 @@ def _plan_layout(answer: dict[str, Any]) -> Failure | None:
             found = _DURATION.search(unquoted)
         if found is not None:
             return Failure("copied_prompt", f"the memory list's layout: {found.group()!r}")
-        if len(_STATUS_LABELS.findall(unquoted)) >= 2:  # "mood: relief, need: hunger 3"
+        if len(_STATUS_LABELS.findall(unquoted)) >= 2 or _RECORD.match(unquoted):
             return Failure("copied_prompt", f"the status line's layout: {text[:60]!r}")
     return None
 

@@ -190,3 +190,17 @@ def test_gladness_at_news_nobody_told_is_an_assistants_reply() -> None:
     assert thought_failure("I'm sorry to hear you had a rough morning.") == OUT
     assert line_failure(said, "I'm having a great day at work!") is None
     assert answer_failure("I was glad to hear the festival is on Saturday.") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("1.2, mood: relief 0.5, sentiment: positive", "copied_prompt"),  # SmolLM2's, kept
+        ("Mood: relief, sentiment: positive", "copied_prompt"),
+        ("Listen: the bridge is out, and the school is closed.", None),
+        ("I told her: come over, it's fine.", None),
+        ("Note: the bridge is out, so take the ferry.", None),
+    ],
+)
+def test_a_line_that_is_a_record_of_labelled_values_is_no_speech(text: str, kind: str | None):
+    assert line_failure(text) == kind
