@@ -223,7 +223,8 @@ def read_back(answer: str, ctx: dict[str, Any]) -> str | None:
     education=bachelor; a bare "Bachelor" may answer "What did you study?"), or three words or
     more of one remembered line ("21:00 relax at home (60 min)" from their plan), or six
     words or more all in runs of four or more from one ("The hurricane hits the town,
-    flooding and emergency sirens"); None when it says something of its own."""
+    flooding and emergency sirens"), the whole answer or one of its sentences; None when it
+    says something of its own."""
     said = _WORDS.findall(answer.lower())
     if not said or _as_i(_said(answer)):
         return None
@@ -239,12 +240,18 @@ def read_back(answer: str, ctx: dict[str, Any]) -> str | None:
     n = len(said)
     if n < 3:
         return None
+    sentences = [_WORDS.findall(x) for x in _SENTENCE_ENDS.split(answer.lower())]
     for line in ctx.get("memories") or ():
         ws = _WORDS.findall(str(line).lower())
         longest, covered = _shared_runs(said, ws)
         if longest == n or (longest >= 8 and 3 * covered >= 2 * n) or (covered == n >= 6):
             return str(line)
+        if any(len(x) >= 6 and _shared_runs(x, ws)[1] == len(x) for x in sentences):
+            return str(line)  # a sentence of it is the line read back, the rest added
     return None
+
+
+_SENTENCE_ENDS = re.compile(r"[.!?;]+")
 
 
 def _shared_runs(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:

@@ -591,6 +591,17 @@ WORRY = {"kind": "open", "text": "What worries you most right now?"}
             "copied_prompt",
         ),
         (DID, "Went to the shelter as the hurricane hit the town.", None),
+        (  # SmolLM2's, kept first try (hur-21): a sentence read back, an order added
+            DID,
+            "The hurricane hits the town, flooding and emergency sirens. You have to evacuate "
+            "to the shelter immediately.",
+            "copied_prompt",
+        ),
+        (  # a sentence in runs from a memory, cut short of six words: the person's own
+            DID,
+            "The hurricane hits the town. Went to the shelter at once.",
+            None,
+        ),
     ],
 )
 def test_an_open_answer_that_reads_back_the_persons_data_is_copied(question, text, kind) -> None:
