@@ -222,7 +222,8 @@ class LLMGateway:
                 except ValidationError as err:
                     self.accounting.count("json.invalid")
                     usage.invalid += 1
-                    last = str(err.errors()[0]["msg"]) if err.errors() else str(err)
+                    why = str(err.errors()[0]["msg"]) if err.errors() else str(err)
+                    last = f"not the asked JSON ({why})"
                     correction = _invalid_text(err)
                 else:
                     if result.endpoint != "rules":  # a model's: rules copy nothing
