@@ -579,7 +579,10 @@ _MONEY_AFTER = re.compile(
 )
 # Words before a number that make it an age ("aged 34", "I'm 34", "at the age of 34") or a
 # group's size ("a family of 2", "a household of 4").
-_AGE_BEFORE = re.compile(r"\b(?:aged?|age of|i'm|i am|i turned|turned|turning)\s+$", re.IGNORECASE)
+_AGE_BEFORE = re.compile(r"\b(?:aged?|age of|i turned|turned|turning)\s+$", re.IGNORECASE)
+# "I'm 34" is an age only when nothing but an end or "years" follows ("I'm 500 short" is not).
+_I_AM_BEFORE = re.compile(r"\b(?:i'm|i am)\s+$", re.IGNORECASE)
+_AGE_ALONE_AFTER = re.compile(r"\s*(?:$|[.,;:!?)]|years?\b|now\b|and\b|this\b|next\b)", re.I)
 _GROUP_BEFORE = re.compile(
     r"\b(?:family|household|home|group|team|party|crew|class|couple)\s+of\s+$", re.IGNORECASE
 )
@@ -628,6 +631,8 @@ def number_use(before: str, after: str) -> str | None:
     following = _NEXT_WORD.match(after)
     noun = following.group(1).lower() if following else ""
     if _AGE_BEFORE.search(before) or (following and following.group(2) and noun.startswith("year")):
+        return "age"
+    if _I_AM_BEFORE.search(before) and _AGE_ALONE_AFTER.match(after):
         return "age"
     if _GROUP_BEFORE.search(before):
         return "group"

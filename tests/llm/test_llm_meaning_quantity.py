@@ -60,6 +60,7 @@ SPEND = {"kind": "number", "question": "How many euros a month would the tax cos
         (MONEY, "About 300, I think.", 300, None),
         (MONEY, "I have 1,200 saved for my 2 kids.", 1200, None),
         (MONEY, "I'm 500 in debt.", 500, None),
+        (MONEY, "I'm 500 short this month.", 500, None),  # "I'm N" then more: not an age
         (MONEY, "I have a family of 2 and $300 at hand.", 300, None),
         (INCOME, "I earn 2,000 a month, enough for my family of 2", 2000, None),
         (INCOME, "I earn 2,000 a month, enough for my family of 2", None, None),
