@@ -1071,7 +1071,14 @@ _ASSISTANT = re.compile(
     r"\b(?:happy|glad|pleased|delighted) to (?:help|assist)(?: you)? with (?:(?:your|any|the|"
     r"this|that) )?(?:(?:other|more|further) )?(?:question|request|query|inquiry|enquiry)s?\b|"
     r"\b(?:happy|glad|pleased|delighted) to assist\b|"
-    r"\b(?:an? |your )(?:ai|virtual|digital|helpful) assistant\b",
+    r"\b(?:an? |your )(?:ai|virtual|digital|helpful) assistant\b|"
+    r"\b(?:task|request|query|prompt) has been (?:completed|processed|fulfilled) successfully\b",
+    re.IGNORECASE,
+)
+# In an answer to a survey or interview, the asking called a request or a task ("No one has
+# responded to this request yet"): the model speaking of its prompt.
+_THE_ASKING = re.compile(
+    r"\b(?:this|your) (?:request|prompt|query)\b(?! (?:for|to|of|about|from|at)\b)",
     re.IGNORECASE,
 )
 # Gladness to help, with no deed to help with ("I'm happy to help!", "glad to help you with
@@ -1122,6 +1129,8 @@ def assistant_speak(text: str, task: str | None = None, answered: str = "") -> s
         found = _OFFERS_HELP.search(text)
     if found is None and task != "dialogue_turn":  # only a line answers another's news
         found = _HEARD_FROM_YOU.search(text)
+    if found is None and task in ("survey", "interview"):
+        found = _THE_ASKING.search(text)
     return found.group() if found else None
 
 

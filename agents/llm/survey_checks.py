@@ -457,6 +457,8 @@ def _scaled(
     scale = int(ctx.get("scale") or 5)
     if value is not None and any(1 <= p <= scale and p != value for p in points):
         return "value_mismatch", f"words give the point {points[0]:g}, value {value:g}"
+    if len(found) >= 3 and len(_LETTERS.findall(text)) <= 1:  # "2 4.13;18:06;7;9;Frakology"
+        return "value_mismatch", f"{len(found)} numbers and no sentence: {text[:40]!r}"
     if len(found) > 1 and not _LETTERS.search(text):  # "2.0, 13:45": which one is meant?
         alone = numbers_in(_OUT_OF.sub("", text))  # "4/5": a point and its scale is one
         if len(alone) > 1:
@@ -535,12 +537,20 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
         return (
             _scaled(kind, text, value, ctx)
             or _other_quantity(text, value, question, ctx)
-            or _more_than_the_town(value, question, ctx)
+            or _more_than_the_town(_read(text, value, question, kind), question, ctx)
         )
     return None
 
 
 _PERSONS = frozenset("people person friend neighbour neighbor coworker colleague".split())
+
+
+def _read(text: str, value: float | None, question: str, kind: str) -> float | None:
+    """The answer's number: its value, else the first number the survey reads in its words."""
+    if value is not None:
+        return value
+    found = quantities_in(text, question, kind)
+    return found[0] if found else None
 
 
 def _more_than_the_town(

@@ -204,3 +204,29 @@ def test_gladness_at_news_nobody_told_is_an_assistants_reply() -> None:
 )
 def test_a_line_that_is_a_record_of_labelled_values_is_no_speech(text: str, kind: str | None):
     assert line_failure(text) == kind
+
+
+DID = "What did you do this morning, and why?"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (  # SmolLM2's, kept after a re-ask (pol-21)
+            "The task has been completed successfully, and I'll update it soon. I'm looking "
+            "forward to seeing what happens next!",
+            OUT,
+        ),
+        ("No one has responded to this request yet.", OUT),  # SmolLM2's, kept (pol-21)
+        ("I support this request for a new park.", None),
+        ("I worked on this task all morning.", None),
+        ("I sent my request to the council this morning.", None),
+    ],
+)
+def test_an_answer_that_speaks_of_its_prompt_as_a_request_is_the_model(text, kind):
+    assert answer_failure(text, DID) == kind
+
+
+def test_a_shop_line_about_an_order_is_a_persons():
+    assert line_failure("The order has been completed successfully.") is None
+    assert line_failure("I'll handle your request right away.") is None

@@ -530,6 +530,12 @@ def test_a_count_of_people_larger_than_the_town_is_no_data() -> None:
     )  # SmolLM2's
     assert answer_problem("I talked to 4 people.", 4.0, ctx) is None
     assert answer_problem("12", 12.0, {**ctx, "people": ()}) is None  # no town given: no bound
+    assert answer_problem("23 people spoke today", None, ctx) == (  # SmolLM2's, kept (pol-21)
+        "off_scale",
+        "23 people, in a town of 6",
+    )  # no value given: the number the survey reads is bounded as well
+    assert answer_problem("2 4.1325;18:06;7;9;Frakology", 2.0, ctx)[0] == "value_mismatch"
+    assert answer_problem("2, 3 or 4 people, I think.", 4.0, ctx) is None
     money = {**ctx, **NUMBER, "question": NUMBER["text"]}
     assert answer_problem("I keep 50.", 50.0, money) is None  # not a count of people
 
