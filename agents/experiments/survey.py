@@ -20,7 +20,7 @@ from societas.agents.cognition import prompts
 from societas.agents.cognition.persona import named, persona_of
 from societas.agents.experiments.checks import SURVEY_SALT, tick_at
 from societas.agents.experiments.schema import Question
-from societas.agents.llm.survey_checks import named_options, quantities_in
+from societas.agents.llm.survey_checks import named_options, number_read
 from societas.agents.llm.tasks import SurveyAnswer
 from societas.memory.model.records import SearchRequest
 
@@ -116,20 +116,13 @@ async def _memories(
     return [[h.text for h in found][:cap] for found, cap in zip(hits, caps, strict=True)]
 
 
-def _number_in(text: str, q: Question) -> float | None:
-    """The first number written in `text` that may answer `q` (no time of day, no place, no
-    span of another unit; for a likert point no span or count at all), or None."""
-    found = quantities_in(text, q.text, q.kind)
-    return found[0] if found else None
-
-
 def _checked(q: Question, reply: SurveyAnswer) -> tuple[str, float | None]:
     """The answer text and a value valid for the question (clamped, option-matched); None
     when the reply holds no usable value (a fallback is never counted as an answer)."""
     text = reply.answer.strip()
     value = reply.value if reply.value is not None and math.isfinite(reply.value) else None
     if q.kind in ("likert", "number") and value is None:
-        value = _number_in(text, q)
+        value = number_read(text, q.text, q.kind)  # no time of day, place or other span
     if value is None and q.kind != "choice":
         return text, None
     if q.kind == "likert":

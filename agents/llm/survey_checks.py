@@ -537,7 +537,9 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
         return (
             _scaled(kind, text, value, ctx)
             or _other_quantity(text, value, question, ctx)
-            or _more_than_the_town(_read(text, value, question, kind), question, ctx)
+            or _more_than_the_town(
+                value if value is not None else number_read(text, question, kind), question, ctx
+            )
         )
     return None
 
@@ -545,10 +547,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
 _PERSONS = frozenset("people person friend neighbour neighbor coworker colleague".split())
 
 
-def _read(text: str, value: float | None, question: str, kind: str) -> float | None:
-    """The answer's number: its value, else the first number the survey reads in its words."""
-    if value is not None:
-        return value
+def number_read(text: str, question: str = "", kind: str = "number") -> float | None:
+    """The number the survey reads in an answer's words: the first of `quantities_in`."""
     found = quantities_in(text, question, kind)
     return found[0] if found else None
 
