@@ -6,7 +6,7 @@ import platform
 from importlib import metadata
 from typing import Any
 
-from societas.agents.llm.accounting import MEANING_PREFIX
+from societas.agents.llm.accounting import MEANING_PREFIX, split_counts
 from societas.agents.llm.config import calls_label
 from societas.agents.runtime.memory_policies import COLUMNS as POLICY_COLUMNS
 from societas.cluster.report.data import RunData
@@ -63,10 +63,9 @@ def fallback_caveat(run: RunData) -> str:
 def refusals(run: RunData, task: str, most: int = 3) -> str:
     """Why `task`'s replies were refused, the commonest first ("; replies refused: 18 not
     the asked JSON, 4 copied_prompt"), every ask counted; "" when none is recorded."""
-    counters = (run.run.get("llm_tasks") or {}).get(task) or {}
-    counts = {"not the asked JSON": int(counters.get("invalid") or 0)}
-    counts |= {k.removeprefix(MEANING_PREFIX): int(v) for k, v in counters.items()
-               if k.startswith(MEANING_PREFIX)}  # fmt: skip
+    tasks = run.run.get("llm_tasks") or {}
+    counts = {"not the asked JSON": int((tasks.get(task) or {}).get("invalid") or 0)}
+    counts |= {why: int(n) for why, n in split_counts(tasks, MEANING_PREFIX).get(task, {}).items()}
     top = sorted(((n, why) for why, n in counts.items() if n), key=lambda x: (-x[0], x[1]))
     listed = ", ".join(f"{n:,} {why}" for n, why in top[:most])
     return f"; replies refused: {listed}" if listed else ""
