@@ -51,10 +51,10 @@ def finish_experiment(folder: Path, plan: ExperimentPlan, given: ResumeOptions) 
     """`societas resume PARENT`: every scenario checked first, then each run of the plan
     (nested plans included) left alone when complete, resumed when interrupted, started when
     it never started; exit 1 when some still run elsewhere, 130 on a new interruption."""
-    from societas.cluster.experiments.plan import child_plans
+    from societas.cluster.experiments.plan import check_scenarios
 
     with user_errors():
-        child_plans(folder, plan)  # a changed or missing scenario: exit 2 before any work
+        check_scenarios(folder, plan)  # a changed or missing scenario: exit 2 before any work
     try:
         running = _finish(folder, plan, given)
     except typer.Exit as stopped:

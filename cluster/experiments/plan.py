@@ -196,16 +196,14 @@ def check_scenario(folder: Path, plan: ExperimentPlan) -> Path:
     return path
 
 
-def child_plans(folder: Path, plan: ExperimentPlan) -> list[tuple[Path, ExperimentPlan]]:
-    """This plan and those of its children that are experiments of their own (the arms of
-    each seed-N), each with its folder; every one's scenario checked."""
-    found = [(Path(folder), plan)]
+def check_scenarios(folder: Path, plan: ExperimentPlan) -> None:
+    """`check_scenario` for this plan and those of its children that are experiments of their
+    own (the arms of each seed-N)."""
     check_scenario(folder, plan)
     for child in plan.children:
         sub = read_plan(Path(folder) / child.folder)
         if sub is not None:
-            found += child_plans(Path(folder) / child.folder, sub)
-    return found
+            check_scenarios(Path(folder) / child.folder, sub)
 
 
 def not_finished(folder: Path, plan: ExperimentPlan) -> list[str]:
