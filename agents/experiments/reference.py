@@ -441,7 +441,7 @@ def render() -> str:
             "Surveys (`surveys:`)",
             SurveyConfig,
             "Answers go to the `surveys` results table (tick, day, time, survey, "
-            "agent_id, question_id, answer_text, value).",
+            "agent_id, question_id, answer_text, value, answer_source, fallback_reason).",
         ),
         part("Survey questions", Question),
         part("Arms (`arms:`)", ArmConfig),

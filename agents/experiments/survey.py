@@ -4,7 +4,8 @@ Each agent answers with its persona, its status and memories retrieved for the q
 context. Asking changes nothing in the agent: retrieval for a question does not count as an
 access (forgetting), and answers are stored in the agent's memory only when the survey says
 `remember: true`. Scheduled surveys run at the end of their tick and write the `surveys`
-results table (tick, day, time, survey, agent_id, question_id, answer_text, value).
+results table (tick, day, time, survey, agent_id, question_id, answer_text, value,
+answer_source, fallback_reason: for a fallback, why the model's replies were refused).
 """
 
 from __future__ import annotations
@@ -217,7 +218,8 @@ async def run_surveys(engine: GroupEngine, tick: int, now: SimTime) -> int:
         clock = f"{minutes // 60:02d}:{minutes % 60:02d}"
         for (_, q), ans in zip(asks, answers, strict=True):
             row = (tick, now.day, clock, survey.id, ans.agent_id, q.id, ans.text, ans.value)
-            engine.results.add("surveys", (*row, ans.answer_source))
+            why = ans.fallback_reason if ans.answer_source == "fallback" else None
+            engine.results.add("surveys", (*row, ans.answer_source, why))
             if survey.remember:
                 agent = engine.agents[ans.agent_id]
                 answered = "" if ans.answer_source == "fallback" else f" I answered: {ans.text}"

@@ -133,7 +133,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
     "knowledge": pa.schema([("tick", _I), ("agent_id", _I), ("fact", _S), ("source", _I)]),
     # Scheduled surveys (agents.experiments.survey): value = likert point, option index,
-    # number, or null for open questions.
+    # number, or null for open questions; fallback_reason: why the model's replies were
+    # refused, for a fallback (null otherwise, and in parts written before the column).
     "surveys": pa.schema(
         [
             ("tick", _I),
@@ -145,6 +146,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("answer_text", _S),
             ("value", _F),
             ("answer_source", _S),
+            ("fallback_reason", _S),
         ]
     ),
     # The scenario's `outcomes:`, one row per agent and outcome every `outcomes.every` ticks.
@@ -309,7 +311,9 @@ def _sort_key(row: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def read_table(run_dir: str | Path, table: str) -> pa.Table:
-    """All groups' files of one table, concatenated and sorted (empty table if none)."""
+    """All groups' files of one table, concatenated and sorted (empty table if none); a file
+    written before a column was added (a run resumed by a newer version holds both) reads it
+    as null."""
     files = sorted((Path(run_dir) / "results" / table).glob("group-*/*.parquet"))
     schema = SCHEMAS[table]
     if not files:

@@ -21,7 +21,7 @@ import numpy as np
 
 from societas.agents.llm.accounting import SOURCE_PREFIX, split_counts
 from societas.cluster.observe.run_folder import SEED_FOLDER
-from societas.cluster.report.schemas import present_tables
+from societas.cluster.report.schemas import parquet_sql, present_tables
 
 
 class ReportInputError(ValueError):
@@ -49,8 +49,7 @@ class RunData:
         self.tables = set(present_tables(self.dir))
         self.db = duckdb.connect()
         for table in self.tables:
-            glob = str(self.dir / "results" / table / "**" / "*.parquet")
-            self.db.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}')")
+            self.db.execute(f"CREATE VIEW {table} AS SELECT * FROM {parquet_sql(self.dir, table)}")
         self.ticks = int(self.scalar("SELECT max(tick) + 1 FROM agent_state") or 0)
         self.agents = int(self.config.get("agents", {}).get("count") or self.run.get("agents") or 0)
         self.tick_minutes = int(self.config.get("tick_minutes", 30))

@@ -157,7 +157,12 @@ HEADER = """# Results: schemas and analysis examples
 A run folder holds its results as Parquet under `RUN/results/<table>/`, one file per agent
 group and window of ticks (`group-<g>/ticks-<first>-<last>.parquet`), sorted, with fixed
 schemas: the same seed gives byte-identical files. Read a whole table by its folder (pandas,
-polars, pyarrow) or with a glob (DuckDB: `RUN/results/<table>/**/*.parquet`).
+polars, pyarrow) or with a glob (DuckDB: `RUN/results/<table>/**/*.parquet`). A run written
+by an earlier version lacks the columns added since (e.g. `surveys.fallback_reason`), and a
+run it resumed with this one holds files with and without them: read such a table with
+`read_parquet(..., union_by_name = true)` (DuckDB, as `report` and `export` do) or
+`societas.agents.runtime.results.read_table(RUN, table)` (pyarrow, the writer's schema), which
+give the older rows nulls.
 
 - `RUN/results/schemas.json` — the schemas below, for programs (written by `societas report`
   and `societas export`; `{"version": 1, "tables": {name: {row, path, columns: [{name, type,

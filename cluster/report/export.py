@@ -13,7 +13,13 @@ from typing import Literal
 import duckdb
 
 from societas.cluster.report.data import ReportInputError, is_run_dir
-from societas.cluster.report.schemas import TableDoc, present_tables, table_doc
+from societas.cluster.report.schemas import (
+    TableDoc,
+    duckdb_type,
+    parquet_sql,
+    present_tables,
+    table_doc,
+)
 
 Format = Literal["csv", "duckdb"]
 
@@ -23,8 +29,18 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _source(run_dir: Path, table: str) -> str:
-    return f"read_parquet('{run_dir / 'results' / table / '**' / '*.parquet'}')"
+def _select(con: duckdb.DuckDBPyConnection, run_dir: Path, doc: TableDoc) -> str:
+    """SELECT of a table's rows with its documented columns, in their order: one no file of
+    this run holds (added after the run was written) as a null of its type."""
+    source = parquet_sql(run_dir, doc.table)
+    held = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+    documented = [c.name for c in doc.columns]
+    cols = [
+        f'"{c.name}"' if c.name in held else f'NULL::{duckdb_type(c.type)} AS "{c.name}"'
+        for c in doc.columns
+    ] + [f'"{name}"' for name in held if name not in documented]
+    order = ", ".join(f'"{name}"' for name in documented if name in held)
+    return f"SELECT {', '.join(cols)} FROM {source} ORDER BY {order}"
 
 
 def _documented(table: str, run_dir: Path) -> TableDoc:
@@ -53,11 +69,8 @@ def export(run_dir: str | Path, fmt: str, out: str | Path | None = None) -> Path
         target = Path(out) if out is not None else run_dir / "export" / "csv"
         target.mkdir(parents=True, exist_ok=True)
         for table in tables:
-            cols = ", ".join(f'"{c.name}"' for c in _documented(table, run_dir).columns)
-            con.execute(
-                f"COPY (SELECT * FROM {_source(run_dir, table)} ORDER BY {cols}) "
-                f"TO '{target / (table + '.csv')}' (HEADER, DELIMITER ',')"
-            )
+            select = _select(con, run_dir, _documented(table, run_dir))
+            con.execute(f"COPY ({select}) TO '{target / (table + '.csv')}' (HEADER, DELIMITER ',')")
         return target
     target = Path(out) if out is not None else run_dir / "export" / "results.duckdb"
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -66,10 +79,7 @@ def export(run_dir: str | Path, fmt: str, out: str | Path | None = None) -> Path
     try:
         for table in tables:
             doc = _documented(table, run_dir)
-            cols = ", ".join(f'"{c.name}"' for c in doc.columns)
-            db.execute(
-                f"CREATE TABLE {table} AS SELECT * FROM {_source(run_dir, table)} ORDER BY {cols}"
-            )
+            db.execute(f"CREATE TABLE {table} AS {_select(db, run_dir, doc)}")
             db.execute(f"COMMENT ON TABLE {table} IS {_literal(doc.row)}")
             for c in doc.columns:
                 db.execute(f'COMMENT ON COLUMN {table}."{c.name}" IS {_literal(c.description)}')

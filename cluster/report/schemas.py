@@ -281,6 +281,10 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
             "value": "The answer as a number (Likert point, option index, number; null for "
             "open questions).",
             "answer_source": _SOURCE,
+            "fallback_reason": "For a fallback, why the model's replies were refused (its last "
+            "problem: `not the asked JSON (...)`, `meaning check <kind>: ...`, `no reply`); "
+            "null for an answer that is the model's or the rules', and for rows written "
+            "before the column existed.",
         },
     ),
 }
@@ -333,6 +337,14 @@ def table_doc(table: str, run_dir: Path | None = None) -> TableDoc | None:
     ]
     path = PATHS.get(table, f"results/{table}/group-*/ticks-*.parquet")
     return TableDoc(table=table, row=row, path=path, columns=cols)
+
+
+def parquet_sql(run_dir: Path, table: str) -> str:
+    """DuckDB SQL reading all of a run's files of `table` as one table, columns matched by
+    name: a file written before a column was added (a run resumed by a newer version holds
+    both) reads it as null, whichever file the glob lists first."""
+    glob = str(Path(run_dir) / "results" / table / "**" / "*.parquet").replace("'", "''")
+    return f"read_parquet('{glob}', union_by_name = true)"
 
 
 def present_tables(run_dir: Path) -> list[str]:

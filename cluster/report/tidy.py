@@ -20,6 +20,7 @@ import duckdb
 
 from societas.cluster.report.card import memory_policy_totals
 from societas.cluster.report.data import Arm, ReportInputError, RunData, discover
+from societas.cluster.report.schemas import parquet_sql
 
 FORMATS = ("parquet", "csv", "duckdb")
 COLUMNS = ("arm", "seed", "agent_id", "tick", "variable", "value", "source")
@@ -31,7 +32,7 @@ def _lit(text: str) -> str:
 
 
 def _files(run: RunData, table: str) -> str:
-    return f"read_parquet({_lit(str(run.dir / 'results' / table / '**' / '*.parquet'))})"
+    return parquet_sql(run.dir, table)
 
 
 def _run_sql(arm: str, run: RunData) -> list[str]:
