@@ -274,6 +274,15 @@ def recent_prompts(run_dir: Path, name: str, limit: int = 5) -> list[dict[str, s
     return found[-limit:]
 
 
+def _answer_note(row: dict[str, Any]) -> str:
+    """Where a survey answer came from, and for a fallback why, as `interview` prints it."""
+    source = row.get("answer_source")
+    if source is None:
+        return ""
+    reason = row.get("fallback_reason")
+    return f" [{source}: {reason}]" if source == "fallback" and reason else f" [{source}]"
+
+
 def format_view(view: dict[str, Any], memories: int = 15) -> str:
     """A terminal page of one agent's view."""
     lines = [
@@ -307,7 +316,7 @@ def format_view(view: dict[str, Any], memories: int = 15) -> str:
         for s in view["surveys"][-20:]:
             lines.append(
                 f"  day {s.get('day')} {s.get('time')} {s.get('survey')}/{s.get('question_id')}: "
-                f"{s.get('answer_text')}"
+                f"{s.get('answer_text')}{_answer_note(s)}"
             )
     if view.get("prompts"):
         lines.append("\n## recent prompts and answers (LLM cache)")

@@ -169,3 +169,19 @@ def test_a_run_written_before_the_column_reports_and_exports(runs):
     with (export(old, "csv") / "surveys.csv").open(newline="") as fh:
         exported = list(csv.DictReader(fh))
     assert len(exported) == len(rows) and {r["fallback_reason"] for r in exported} == {""}
+
+
+def test_inspect_prints_each_answers_source_and_a_fallbacks_reason(runs):
+    """`societas inspect` lists an agent's answers with where each came from, as `interview`
+    prints its own answer: `[first_try]`, `[fallback: not the asked JSON (...)]`."""
+    from societas.cluster.experiments.interview import format_view, inspect_agent
+
+    _, out, _ = runs
+    rows = read_table(out, "surveys").to_pylist()
+    fell = next(r for r in rows if r["answer_source"] == "fallback" and r["fallback_reason"])
+    kept = next(r for r in rows if r["answer_source"] == "first_try")
+    for row, shown in ((fell, f"[fallback: {fell['fallback_reason']}]"), (kept, "[first_try]")):
+        page = format_view(inspect_agent(out, row["agent_id"]))
+        lines = [line for line in page.splitlines() if f"/{row['question_id']}: " in line]
+        wanted = f"{row['answer_text']} {shown}"
+        assert any(line.endswith(wanted) for line in lines), (wanted, lines)
