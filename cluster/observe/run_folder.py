@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from societas.cluster.checkpoint import last_complete, write_json_atomic
+from societas.cluster.observe.inputs import InputsChange, compare, scenario_inputs
 
 RUN_FILE = "run.json"
 CONFIG_FILE = "config.json"
@@ -34,7 +35,7 @@ PLAN_FILE = "experiment.json"  # the plan of a folder of seeds or arms (experime
 RUN_ENV = "SOCIETAS_RUN_ID"  # inherited by every process the run starts (Ray included)
 RUN_MARKERS = (RUN_FILE, CONFIG_FILE, "checkpoints", "results", PROCESSES_FILE)
 Status = Literal["running", "completed", "interrupted", "failed"]
-RUN_SCHEMA_VERSION = 3  # run.json as written now; a record without the field is version 1
+RUN_SCHEMA_VERSION = 4  # run.json as written now; a record without the field is version 1
 PACKAGES = ("societas", "ray", "pyarrow", "pydantic", "qdrant-edge-py", "fastembed", "openai")
 
 
@@ -75,9 +76,9 @@ class RunRecord(BaseModel):
 
     schema_version: int = Field(
         1,
-        description="Layout of this record: 3 when `llm` (per model) covers every invocation "
-        "of a resumed run, 2 when it covered the last one; a run.json without the field reads "
-        "as 1 (same fields as 2).",
+        description="Layout of this record: 4 when it records `inputs`, 3 when `llm` (per "
+        "model) covers every invocation of a resumed run, 2 when it covered the last one; a "
+        "run.json without the field reads as 1 (same fields as 2).",
     )
     status: Status
     scenario: str
@@ -93,6 +94,20 @@ class RunRecord(BaseModel):
     last_checkpoint: int | None = Field(None, description="Tick of the last complete one.")
     resumes: int = 0
     config_digest: str = ""
+    inputs: dict[str, str] | None = Field(
+        None,
+        description="SHA-256 of each file the run reads besides its config, as at its start "
+        "(resumes keep these): `profiles:<file>`, `edges:<file>`, `prompts:<folder>/<file>`, "
+        "`code:<folder>/<file>` (the *.py of code_dirs); null when the run started before "
+        "runs recorded them.",
+    )
+    inputs_digest: str = Field("", description="SHA-256 over `inputs`.")
+    inputs_changed: list[InputsChange] = Field(
+        default_factory=list,
+        description="Resumes that went on although inputs differed from `inputs` (`societas "
+        "resume --allow-changed-inputs`): when, which resume, each input changed, missing or "
+        "new.",
+    )
     versions: dict[str, str] = Field(default_factory=dict)
     totals: dict[str, float] = Field(default_factory=dict)
     progress: dict[str, int | float | str] = Field(default_factory=dict)
@@ -279,6 +294,29 @@ def config_digest(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def record_inputs(
+    record: RunRecord, config: dict[str, Any], previous: dict[str, Any] | None
+) -> None:
+    """The files the run reads in `record`: digested now at a start; on a resume (`previous`
+    record) those of the start kept, and the inputs that differ now noted in
+    `inputs_changed` (a run recorded before runs had them keeps none)."""
+    if previous is None:
+        now_ = scenario_inputs([config])
+        record.inputs, record.inputs_digest = now_.files, now_.digest
+        return
+    recorded = previous.get("inputs")
+    if not isinstance(recorded, dict):
+        return
+    record.inputs, record.inputs_digest = recorded, str(previous.get("inputs_digest") or "")
+    record.inputs_changed = [
+        InputsChange.model_validate(c) for c in previous.get("inputs_changed") or []
+    ]
+    changes = compare(recorded, scenario_inputs([config]).files)
+    if changes:
+        change = InputsChange(at=now(), resume=record.resumes, changes=changes)
+        record.inputs_changed.append(change)
+
+
 class RunFolder:
     """Writes a run's `config.json`, `run.json` and `processes.json` through its life."""
 
@@ -321,6 +359,7 @@ class RunFolder:
             config_digest=config_digest(config),
             versions=versions(),
         )
+        record_inputs(record, config, previous if resume else None)
         if resume:  # the invocations before this one (cluster.observe.run_totals)
             from societas.cluster.observe.run_totals import segments_before
 
