@@ -45,6 +45,7 @@ class ResumeOptions(BaseModel):
     budget_tokens: int | None = None
     budget_more: int | None = None
     skip_service_checks: bool = False
+    allow_changed_inputs: bool = False
 
 
 def finish_experiment(folder: Path, plan: ExperimentPlan, given: ResumeOptions) -> None:
@@ -124,6 +125,7 @@ def _finish(folder: Path, plan: ExperimentPlan, given: ResumeOptions) -> list[st
             budget_tokens=given.budget_tokens,
             budget_more=given.budget_more,
             skip_service_checks=given.skip_service_checks,
+            allow_changed_inputs=given.allow_changed_inputs,
         )
         if child.arm is not None:
             mark_arm(path, plan.experiment, child.arm)

@@ -249,9 +249,16 @@ def resume(
         None, "--budget-more", min=1, help="Raise the run's token budget by N tokens."
     ),
     skip_service_checks: bool = typer.Option(False, "--skip-service-checks"),
+    allow_changed_inputs: bool = typer.Option(
+        False,
+        "--allow-changed-inputs",
+        help="Go on although files the run reads (code, prompts, profiles, edges) changed "
+        "since it started; run.json (experiment.json) records which.",
+    ),
 ) -> None:
     """Continue a run from its last complete checkpoint (ends identical to an uninterrupted
-    run); a folder of seeds or arms: finish every run of the experiment."""
+    run); a folder of seeds or arms: finish every run of the experiment. Refused when files
+    the run reads changed since it started, unless --allow-changed-inputs."""
     from societas.cluster.cli.sim import execute
     from societas.cluster.experiments.plan import read_plan
     from societas.cluster.launch import LaunchOptions, stored_run
@@ -272,6 +279,7 @@ def resume(
             budget_tokens=budget_tokens,
             budget_more=budget_more,
             skip_service_checks=skip_service_checks,
+            allow_changed_inputs=allow_changed_inputs,
         )
         finish_experiment(Path(run_dir), plan, given)
         return
@@ -283,6 +291,9 @@ def resume(
         if not folder.is_dir():
             raise OutDirError(f"{run_dir}: no such run folder")
         refuse_parent_of_runs(folder)
+        record = read_record(folder) or {}
+        if not allow_changed_inputs and record.get("status") != "completed":
+            refuse_changed_inputs(run_dir, folder)  # before the scenario reads them
         try:
             scenario, cluster, groups = stored_run(folder)
         except FileNotFoundError:
@@ -290,7 +301,6 @@ def resume(
                 f"{run_dir}: no complete checkpoint (checkpoints/tick=K/manifest.json) to "
                 "resume from"
             ) from None
-        record = read_record(folder) or {}
         last = last_complete(folder)
         if last == scenario.ticks and record.get("status") == "completed":
             typer.echo(f"{run_dir}: complete ({last} of {scenario.ticks} ticks), nothing to resume")
@@ -315,6 +325,17 @@ def resume(
             keep_arm(run_dir, folder, record)
         raise
     keep_arm(run_dir, folder, record)
+
+
+def refuse_changed_inputs(run_dir: str, folder: Path) -> None:
+    """OutDirError naming each file the run reads that changed, went missing or was added
+    since it started (nothing is resumed); a run that recorded none passes."""
+    from societas.cluster.observe.inputs import ALLOW_FLAG, refusal, run_input_changes
+
+    changes = run_input_changes(folder)
+    if changes:
+        again = f"societas resume {run_dir} {ALLOW_FLAG}"
+        raise OutDirError(refusal({run_dir: changes}, "the run started", again))
 
 
 def keep_arm(run_dir: str, folder: Path, record: dict[str, Any]) -> None:
