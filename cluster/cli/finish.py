@@ -52,10 +52,15 @@ def finish_experiment(folder: Path, plan: ExperimentPlan, given: ResumeOptions) 
     """`societas resume PARENT`: every scenario checked first, then each run of the plan
     (nested plans included) left alone when complete, resumed when interrupted, started when
     it never started; exit 1 when some still run elsewhere, 130 on a new interruption."""
-    from societas.cluster.experiments.plan import check_scenarios
+    from societas.cluster.experiments.plan import check_scenarios, note_changed_inputs
 
-    with user_errors():
-        check_scenarios(folder, plan)  # a changed or missing scenario: exit 2 before any work
+    allow = given.allow_changed_inputs
+    with user_errors():  # a changed or missing scenario or input: exit 2 before any work
+        check_scenarios(folder, plan, allow_changed_inputs=allow)
+        if allow:
+            note_changed_inputs(folder, plan)
+        else:
+            refuse_changed_runs(folder, plan)
     try:
         running = _finish(folder, plan, given)
     except typer.Exit as stopped:
@@ -130,6 +135,35 @@ def _finish(folder: Path, plan: ExperimentPlan, given: ResumeOptions) -> list[st
         if child.arm is not None:
             mark_arm(path, plan.experiment, child.arm)
     return running
+
+
+def refuse_changed_runs(folder: Path, plan: ExperimentPlan) -> None:
+    """OutDirError naming each file that changed since one of the experiment's unfinished
+    runs started (a plan written before plans recorded inputs does not name them itself)."""
+    from societas.cluster.observe.inputs import ALLOW_FLAG, refusal, run_input_changes
+    from societas.cluster.observe.run_folder import OutDirError
+
+    changed = {str(path): run_input_changes(path) for path in _unfinished_runs(folder, plan)}
+    changed = {where: changes for where, changes in changed.items() if changes}
+    if changed:
+        again = f"societas resume {folder} {ALLOW_FLAG}"
+        raise OutDirError(refusal(changed, "the run started", again))
+
+
+def _unfinished_runs(folder: Path, plan: ExperimentPlan) -> list[Path]:
+    """The runs of the plan (nested plans included) that began and have not completed."""
+    from societas.cluster.experiments.plan import read_plan
+    from societas.cluster.observe.run_folder import read_record
+
+    found: list[Path] = []
+    for child in plan.children:
+        path = folder / child.folder
+        sub = read_plan(path)
+        if sub is not None:
+            found += _unfinished_runs(path, sub)
+        elif (read_record(path) or {}).get("status") not in (None, "completed"):
+            found.append(path)
+    return found
 
 
 def _start(

@@ -13,9 +13,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from societas.cluster.checkpoint import write_json_atomic
+from societas.cluster.observe.inputs import (
+    ALLOW_FLAG,
+    Change,
+    InputsChange,
+    ScenarioInputs,
+    compare,
+    describe,
+    refusal,
+    scenario_inputs,
+    yaml_configs,
+)
 from societas.cluster.observe.run_folder import PLAN_FILE, OutDirError, now
 
-PLAN_SCHEMA_VERSION = 1
+PLAN_SCHEMA_VERSION = 2  # 2: records `inputs`; a plan of version 1 is checked on its YAML
 # The options that change what the children compute: a plan written with other values is
 # another experiment, never merged into this one.
 WHAT_OPTIONS = ("agents", "ticks", "seed", "groups")
@@ -63,6 +74,18 @@ class ExperimentPlan(BaseModel):
     experiment: str = Field(description="The scenario's name.")
     scenario: str = Field(description="The scenario YAML, as an absolute path.")
     scenario_digest: str = Field(description="SHA-256 of the scenario YAML's bytes.")
+    inputs: dict[str, str] | None = Field(
+        None,
+        description="SHA-256 of each file the scenario and its arms read (the YAML, profiles, "
+        "edges, prompts, code: labels as in run.json), as when the plan was first written; "
+        "null in a plan written before plans recorded them.",
+    )
+    inputs_digest: str | None = Field(None, description="SHA-256 over `inputs`.")
+    inputs_changed: list[InputsChange] = Field(
+        default_factory=list,
+        description="Resumes that went on although inputs differed from `inputs` "
+        "(`societas resume OUT --allow-changed-inputs`): when, each input that differed.",
+    )
     children: list[Child]
     options: RunOptions
     created_at: str = Field(default_factory=now)
@@ -84,6 +107,7 @@ class ExperimentPlan(BaseModel):
         return (
             self.kind == other.kind
             and self.scenario_digest == other.scenario_digest
+            and not input_differences(self, other)
             and all(ours[key] == theirs[key] for key in WHAT_OPTIONS)
         )
 
@@ -91,6 +115,18 @@ class ExperimentPlan(BaseModel):
 def scenario_digest(path: Path) -> str:
     """SHA-256 of the scenario file's bytes: a resume refuses a scenario edited since."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def experiment_inputs(path: Path) -> ScenarioInputs:
+    """The digests of the scenario file and of every file it and its arms read."""
+    return scenario_inputs(yaml_configs(path), Path(path))
+
+
+def input_differences(old: ExperimentPlan, new: ExperimentPlan) -> dict[str, Change]:
+    """The inputs `new` read otherwise than `old` (none when either predates the record)."""
+    if old.inputs is None or new.inputs is None or old.inputs_digest == new.inputs_digest:
+        return {}
+    return compare(old.inputs, new.inputs)
 
 
 def new_plan(
@@ -103,11 +139,14 @@ def new_plan(
     """The plan of a command about to start `children` of `config` with `options` (the
     options `RunOptions` does not carry, such as overwrite, are left out)."""
     known = {k: v for k, v in options.items() if k in RunOptions.model_fields}
+    inputs = experiment_inputs(Path(config))
     return ExperimentPlan(
         kind=kind,
         experiment=experiment,
         scenario=str(Path(config).resolve()),
         scenario_digest=scenario_digest(config),
+        inputs=inputs.files,
+        inputs_digest=inputs.digest,
         children=children,
         options=RunOptions.model_validate(known),
     )
@@ -174,14 +213,20 @@ def differences(old: ExperimentPlan, new: ExperimentPlan) -> str:
         found.append(f"{old.kind}, not {new.kind}")
     if old.scenario_digest != new.scenario_digest:
         found.append(f"scenario {old.scenario} as it was then, not {new.scenario} as it is now")
+    changed = input_differences(old, new)
+    if changed:
+        found.append(f"{', '.join(map(describe, changed))} as then, not as now")
     was, now_ = old.options.model_dump(), new.options.model_dump()
     found += [f"{key} {was[key]}, not {now_[key]}" for key in WHAT_OPTIONS if was[key] != now_[key]]
     return "; ".join(found)
 
 
-def check_scenario(folder: Path, plan: ExperimentPlan) -> Path:
-    """The plan's scenario file, unchanged since the plan was written; PlanError naming the
-    file otherwise (a resume must start the missing runs from the same scenario)."""
+def check_scenario(
+    folder: Path, plan: ExperimentPlan, *, allow_changed_inputs: bool = False
+) -> Path:
+    """The plan's scenario file, unchanged since the plan was written, and the files it reads
+    too unless `allow_changed_inputs`; PlanError naming each one otherwise (a resume must
+    start the missing runs from the same scenario)."""
     path = Path(plan.scenario)
     if not path.is_file():
         raise PlanError(
@@ -193,17 +238,47 @@ def check_scenario(folder: Path, plan: ExperimentPlan) -> Path:
             f"{path}: the scenario changed since {folder} was started (its digest differs "
             f"from {PLAN_FILE}'s); restore it, or run the changed scenario into another --out"
         )
+    changes = input_changes(plan)
+    if changes and not allow_changed_inputs:
+        again = f"societas resume {folder} {ALLOW_FLAG}"
+        raise PlanError(refusal({str(folder): changes}, "the experiment started", again))
     return path
 
 
-def check_scenarios(folder: Path, plan: ExperimentPlan) -> None:
+def input_changes(plan: ExperimentPlan) -> dict[str, Change]:
+    """How the files the plan's scenario reads differ now from those the plan recorded ({}
+    for a plan written before plans recorded them)."""
+    if plan.inputs is None:
+        return {}
+    return compare(plan.inputs, experiment_inputs(Path(plan.scenario)).files)
+
+
+def check_scenarios(
+    folder: Path, plan: ExperimentPlan, *, allow_changed_inputs: bool = False
+) -> None:
     """`check_scenario` for this plan and those of its children that are experiments of their
     own (the arms of each seed-N)."""
-    check_scenario(folder, plan)
+    folder = Path(folder)
+    check_scenario(folder, plan, allow_changed_inputs=allow_changed_inputs)
     for child in plan.children:
-        sub = read_plan(Path(folder) / child.folder)
+        sub = read_plan(folder / child.folder)
         if sub is not None:
-            check_scenarios(Path(folder) / child.folder, sub)
+            check_scenarios(folder / child.folder, sub, allow_changed_inputs=allow_changed_inputs)
+
+
+def note_changed_inputs(folder: Path, plan: ExperimentPlan) -> None:
+    """Add to `inputs_changed` of this plan and of its children's plans the inputs that
+    differ now, before a resume goes on with them (`--allow-changed-inputs`)."""
+    folder = Path(folder)
+    changes = input_changes(plan)
+    if changes:
+        noted = [*plan.inputs_changed, InputsChange(at=now(), changes=changes)]
+        updated = plan.model_copy(update={"inputs_changed": noted})
+        write_json_atomic(folder / PLAN_FILE, updated.model_dump(mode="json"))
+    for child in plan.children:
+        sub = read_plan(folder / child.folder)
+        if sub is not None:
+            note_changed_inputs(folder / child.folder, sub)
 
 
 def not_finished(folder: Path, plan: ExperimentPlan) -> list[str]:

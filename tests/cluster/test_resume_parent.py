@@ -81,7 +81,7 @@ def test_resume_of_seeds_finishes_the_interrupted_and_starts_the_unstarted(tmp_p
     assert status(root / "seed-0") == "completed" and status(root / "seed-1") == "interrupted"
     assert not (root / "seed-2").exists()
     plan = json.loads((root / "experiment.json").read_text())
-    assert plan["kind"] == "seeds" and plan["schema_version"] == 1
+    assert plan["kind"] == "seeds" and plan["schema_version"] == 2
     assert [c["seed"] for c in plan["children"]] == [0, 1, 2]
     assert plan["options"]["local"] is True and "overwrite" not in plan["options"]
     seed0 = tree_digest(root / "seed-0")
