@@ -16,9 +16,10 @@ naming nothing of what was said (its topic counts only when the lines reached it
 answer off its question's scale or options or empty, told to "you" or of the respondent by
 name instead of spoken as "I", whose value says another thing than its words or whose number
 stands for another quantity than the one asked ("a family of 2" as money), a reflection
-insight that asks a question, cites none of its statements or says nothing of the person or of
-them, a fact triple whose relation is a sentence or repeats its subject or object, an attitude
-whose reason speaks of neither its topic nor anything seen or heard. A failed check makes the
+insight that asks a question, cites none of its statements, says nothing of the person or of
+them, is only a time-table or talks as an asker or to one ("allow us to learn from you"), a
+fact triple whose relation is a sentence or repeats its subject or object, an attitude whose
+reason speaks of neither its topic nor anything seen or heard. A failed check makes the
 gateway re-ask with a short correction (`CORRECTIONS`, text with nothing in it to copy) and
 then fall back; both are counted per task and kind. The gateway adds one kind of its own,
 `cut_off`: a reply the endpoint stopped at max_tokens that parsed only once json-repair closed
@@ -1081,6 +1082,21 @@ _THE_ASKING = re.compile(
     r"\b(?:this|your) (?:request|prompt|query)\b(?! (?:for|to|of|about|from|at)\b)",
     re.IGNORECASE,
 )
+# Words between an asker and the one asked, in a text said to no one (a reflection's
+# insight): the asker's "us" learning from "you" ("allow us to learn from you"), the one asked
+# making "you" know them ("This will help you understand me"), or a request to be told ("Let
+# us know ...", "Tell us about ..."): an interviewer or the one it serves, not a person
+# thinking over their own life. Generic "you" ("you can't trust the radio") and the town's
+# "us" ("the storm let us know how weak the levee is") tell no one.
+_INTERVIEW = re.compile(
+    r"\b(?:us|we)\b[^.!?]*\b(?:learn|know|understand|hear|find out)\w*(?: \w+){0,3}? "
+    r"(?:from|about) you(?:rself)?\b|"
+    r"\b(?:help|helps|let|lets|allow|allows|enable|enables|so|so that) you (?:to |can |will |"
+    r"could )?(?:better )?(?:learn|know|understand|get to know|see)\b(?: \w+){0,3}? "
+    r"(?:me|myself|who i am)\b|"
+    r"(?:^|[.!?,;] *)(?:please )?(?:let (?:us|me) know|tell us|share with us)\b",
+    re.IGNORECASE,
+)
 # Gladness to help, with no deed to help with ("I'm happy to help!", "glad to help you with
 # that"): an assistant's offer, unless what it answers asked for help or thanked for it.
 _HAPPY_TO_HELP = re.compile(
@@ -1118,9 +1134,10 @@ def assistant_speak(text: str, task: str | None = None, answered: str = "") -> s
     answers (`answered`) asked for help or thanked, or, in a text of a `task` that addresses
     no one, another offer of help ("How can I help you?"), or, in a text that is no line of a
     conversation, feelings about what "you" told ("I'm glad to hear that you're having a great
-    day"); else None. Help offered with a deed ("I'd be happy to help you move on Saturday"),
-    thanks for a thing ("Thanks for the coffee") or gladness at another's news in a line is a
-    person's."""
+    day"), or, in a reflection, words between an asker and the one asked ("allow us to learn
+    from you", "This will help you understand me"); else None. Help offered with a deed ("I'd
+    be happy to help you move on Saturday"), thanks for a thing ("Thanks for the coffee") or
+    gladness at another's news in a line is a person's."""
     found = _ASSISTANT.search(text)
     addressed = task in _SAID_TO_SOMEONE
     if found is None and not (addressed and _HELP_ASKED.intersection(words(answered))):
@@ -1131,6 +1148,8 @@ def assistant_speak(text: str, task: str | None = None, answered: str = "") -> s
         found = _HEARD_FROM_YOU.search(text)
     if found is None and task in ("survey", "interview"):
         found = _THE_ASKING.search(text)
+    if found is None and task == "reflection_insights":
+        found = _INTERVIEW.search(text)
     return found.group() if found else None
 
 
@@ -1235,7 +1254,9 @@ def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
     they cite ("A very important point"), name an insight without giving one ("A new insight
     about Sam Rossi"), or only restate one statement they cite with its list number ("1. Kim
     Tanaka talked with Noah Tanaka."): no insight the reflection could link (a reflection may
-    arrive again at an earlier insight, so a bare restatement stays)."""
+    arrive again at an earlier insight, so a bare restatement stays); or that is only a
+    time-table, never said as "I" ("7:00 wake up, 8:00 breakfast"): the plan the statements
+    list read back when they hold one, else still no insight."""
     statements = [str(x) for x in ctx.get("statements") or ()]
     n = len(statements)
     person = set(words(str(ctx.get("name") or ""))) | _PRONOUNS
@@ -1254,7 +1275,21 @@ def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
         listed = _LISTED.match(text)  # "1. ...": the statement list's own line, numbered
         if listed and own and any(own <= _content_stems(c, set()) for c in cited):
             return Failure("not_an_insight", f"{text[:60]!r} only restates a statement")
+        if _TIMETABLE.fullmatch(text) and not _SELF.intersection(words(text)):
+            timed = any(_CLOCK.search(s) for s in statements)  # the plan the prompt lists
+            kind = "copied_prompt" if timed else "not_an_insight"
+            return Failure(kind, f"a time-table, not an insight: {text[:60]!r}")
     return _people(value, ctx)
+
+
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}\b")
+# A text of timed items only ("7:00 wake up, 8:00 breakfast", "At 9:00 work; then 18:00
+# dinner."): a plan's time-table, which says nothing of what the person learned.
+_TIMETABLE = re.compile(
+    r"\W*(?:at )?\d{1,2}:\d{2}\b[^,;.]*"
+    r"(?:[,;.] *(?:and |then )?(?:at )?\d{1,2}:\d{2}\b[^,;.]*)+\W*",
+    re.IGNORECASE,
+)
 
 
 _ABOUT_AN_INSIGHT = re.compile(
@@ -1513,10 +1548,12 @@ _SPOKEN = frozenset(
 )
 # A time, a colon and a time, whole or cut ("13:00: 13:00", "10:30: 9:45", "8:00: 8:0"), a
 # plan's time, a colon and a number ("plan for 7:00: 10"), someone's plan for a time ("Bo's plan
-# for 12:00 breakfast"), or two timed items of a plan ("13:16 go on; 14:30 wrap up work").
+# for 12:00 breakfast"), a plan for a numbered day, a colon and a time ("the plan for day 1:
+# 7:00 wake up"), or two timed items of a plan ("13:16 go on; 14:30 wrap up work").
 _LAYOUT = re.compile(
     r"\b\d{1,2}:\d{2}:\s*\d{1,2}:\d(?:\d\b|\b)|\bplan for \d{1,2}:\d{2}:\s+\d"
-    r"|\b[A-Z][a-z]+'s plan for \d{1,2}:\d{2}\b|\b\d{1,2}:\d{2} [a-z][^;.]*; \d{1,2}:\d{2} [a-z]"
+    r"|\b[A-Z][a-z]+'s plan for \d{1,2}:\d{2}\b|\bplan for day \d+:\s*\d{1,2}:\d{2}\b"
+    r"|\b\d{1,2}:\d{2} [a-z][^;.]*; \d{1,2}:\d{2} [a-z]"
 )
 _DURATION = re.compile(r"\(\d+ min\)")  # "(60 min)"
 _SELF = frozenset("i me my mine myself we us our".split())
