@@ -388,6 +388,12 @@ def semantic_problems(cfg: ScenarioConfig) -> list[tuple[str, str]]:
     return problems
 
 
+def paths_relative_to(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A raw scenario's file and folder paths (profiles, code, prompts, edges) resolved against
+    the scenario file's folder, as `load_scenario` reads them."""
+    return _edges_relative_to(resolve_paths(raw, folder), folder)
+
+
 def _edges_relative_to(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
     """`network.edges` relative to the scenario file, like the profiles file."""
     net = raw.get("network")
@@ -452,8 +458,7 @@ def load_scenario(source: str | Path | dict[str, Any] | ScenarioConfig) -> Scena
         except UnsafeYAMLError as exc:
             raise ScenarioConfigError([("<file>", str(exc))], label) from None
         if isinstance(raw, dict):  # profiles file and code folders relative to the YAML
-            raw = resolve_paths(raw, Path(source).parent)
-            raw = _edges_relative_to(raw, Path(source).parent)
+            raw = paths_relative_to(raw, Path(source).parent)
     else:
         raw = source
     if not isinstance(raw, dict):

@@ -114,15 +114,14 @@ def scenario_inputs(configs: Iterable[Any], yaml: Path | None = None) -> Scenari
 def yaml_configs(path: Path) -> list[dict[str, Any]]:
     """The configs of a scenario file without reading what they name: the scenario and each
     of its arms (a sweep's included), paths resolved as `load_scenario` resolves them."""
-    from societas.agents.experiments.loading import resolve_paths
     from societas.agents.experiments.schema import merge
     from societas.agents.safe_yaml import load_yaml_file
-    from societas.agents.scenario import _edges_relative_to
+    from societas.agents.scenario import paths_relative_to
 
     raw = load_yaml_file(path)
     if not isinstance(raw, dict):
         return []
-    raw = _edges_relative_to(resolve_paths(raw, Path(path).parent), Path(path).parent)
+    raw = paths_relative_to(raw, Path(path).parent)
     if raw.get("sweep"):
         from societas.agents.experiments.sweep import expand_sweep
 

@@ -60,6 +60,30 @@ def fallback_caveat(run: RunData) -> str:
     )
 
 
+def inputs_caveat(run: RunData) -> str:
+    """The caveat of a run resumed with inputs (code, prompts, profiles, edges) that changed
+    since it started, naming each and the tick from which the changed ones ran ("" when
+    none did): its rows come from two versions of what the researcher gave it."""
+    segments = run.run.get("segments") or []
+    found = []
+    for change in run.run.get("inputs_changed") or []:
+        files = ", ".join(f"{label} {how}" for label, how in (change.get("changes") or {}).items())
+        resume = change.get("resume")
+        start = (
+            segments[resume].get("start_tick")
+            if isinstance(resume, int) and resume < len(segments)
+            else None
+        )
+        found.append(f"from tick {start}: {files}" if start is not None else files)
+    if not found:
+        return ""
+    return (
+        "This run was resumed with inputs that had changed since it started "
+        f"(`resume --allow-changed-inputs`): {'; '.join(found)}. Its rows before and after "
+        "come from different code, prompts or data."
+    )
+
+
 def refusals(run: RunData, task: str, most: int = 3) -> str:
     """Why `task`'s replies were refused, the commonest first ("; replies refused: 18 not
     the asked JSON, 4 copied_prompt"), every ask counted; "" when none is recorded."""

@@ -59,9 +59,9 @@ def _base_context(title: str, subtitle: str, runs: list[RunData]) -> dict[str, A
     for r in runs:
         if r.is_rules:
             by_text.setdefault(card.rules_caveat(r), []).append(r.label)
-        fell_back = card.fallback_caveat(r)
-        if fell_back:
-            by_text.setdefault(fell_back, []).append(r.label)
+        for text in (card.fallback_caveat(r), card.inputs_caveat(r)):
+            if text:
+                by_text.setdefault(text, []).append(r.label)
     caveats = [
         text if len(labels) == len(runs) else f"{', '.join(labels)}: {text}"
         for text, labels in by_text.items()

@@ -5,6 +5,7 @@ unless `--allow-changed-inputs`, which the record then names."""
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from pathlib import Path
@@ -14,6 +15,7 @@ from test_resume_parent import interrupt
 
 from societas.cluster.observe.inputs import run_input_changes, scenario_inputs
 from societas.cluster.observe.run_folder import RunRecord
+from societas.cluster.report import write_report
 
 TICKS = 120  # room to interrupt the run (20 agents step a tick in ~20 ms)
 BLOCK = ROOT / "tests" / "experiments" / "code" / "probe_blocks.py"
@@ -114,6 +116,15 @@ def test_resume_refuses_a_changed_block_names_it_and_goes_on_when_allowed(tmp_pa
         "code:code/helper.py": "new",
         "code:code/probe_blocks.py": "changed",
     }
+    first = done["segments"][1]["start_tick"]  # the resume's first tick
+    assert first >= 1
+    write_report(run)  # the page says which rows came from the changed code
+    page = html.unescape((run / "report.html").read_text())
+    assert (
+        "This run was resumed with inputs that had changed since it started "
+        f"(`resume --allow-changed-inputs`): from tick {first}: code:code/helper.py new, "
+        "code:code/probe_blocks.py changed."
+    ) in page
 
     block.write_bytes(original)
     (code / "helper.py").unlink()
