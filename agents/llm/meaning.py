@@ -1083,11 +1083,11 @@ _THE_ASKING = re.compile(
     re.IGNORECASE,
 )
 # Words between an asker and the one asked, in a text said to no one (a reflection's
-# insight): the asker's "us" learning from "you" ("allow us to learn from you"), the one asked
-# making "you" know them ("This will help you understand me"), or a request to be told ("Let
-# us know ...", "Tell us about ..."): an interviewer or the one it serves, not a person
-# thinking over their own life. Generic "you" ("you can't trust the radio") and the town's
-# "us" ("the storm let us know how weak the levee is") tell no one.
+# question or insight): the asker's "us" learning from "you" ("allow us to learn from you"),
+# the one asked making "you" know them ("This will help you understand me"), or a request to
+# be told ("Let us know ...", "Tell us about ..."): an interviewer or the one it serves, not
+# a person thinking over their own life. Generic "you" ("you can't trust the radio") and the
+# town's "us" ("the storm let us know how weak the levee is") tell no one.
 _INTERVIEW = re.compile(
     r"\b(?:us|we)\b[^.!?]*\b(?:learn|know|understand|hear|find out)\w*(?: \w+){0,3}? "
     r"(?:from|about) you(?:rself)?\b|"
@@ -1097,6 +1097,8 @@ _INTERVIEW = re.compile(
     r"(?:^|[.!?,;] *)(?:please )?(?:let (?:us|me) know|tell us|share with us)\b",
     re.IGNORECASE,
 )
+# A reflection's questions and insights: the person thinking over their own life, to no one.
+_SAID_TO_ONESELF = frozenset({"reflection_questions", "reflection_insights"})
 # Gladness to help, with no deed to help with ("I'm happy to help!", "glad to help you with
 # that"): an assistant's offer, unless what it answers asked for help or thanked for it.
 _HAPPY_TO_HELP = re.compile(
@@ -1134,10 +1136,10 @@ def assistant_speak(text: str, task: str | None = None, answered: str = "") -> s
     answers (`answered`) asked for help or thanked, or, in a text of a `task` that addresses
     no one, another offer of help ("How can I help you?"), or, in a text that is no line of a
     conversation, feelings about what "you" told ("I'm glad to hear that you're having a great
-    day"), or, in a reflection, words between an asker and the one asked ("allow us to learn
-    from you", "This will help you understand me"); else None. Help offered with a deed ("I'd
-    be happy to help you move on Saturday"), thanks for a thing ("Thanks for the coffee") or
-    gladness at another's news in a line is a person's."""
+    day"), or, in a reflection's question or insight, words between an asker and the one
+    asked ("allow us to learn from you", "This will help you understand me"); else None.
+    Help offered with a deed ("I'd be happy to help you move on Saturday"), thanks for a
+    thing ("Thanks for the coffee") or gladness at another's news in a line is a person's."""
     found = _ASSISTANT.search(text)
     addressed = task in _SAID_TO_SOMEONE
     if found is None and not (addressed and _HELP_ASKED.intersection(words(answered))):
@@ -1148,7 +1150,7 @@ def assistant_speak(text: str, task: str | None = None, answered: str = "") -> s
         found = _HEARD_FROM_YOU.search(text)
     if found is None and task in ("survey", "interview"):
         found = _THE_ASKING.search(text)
-    if found is None and task == "reflection_insights":
+    if found is None and task in _SAID_TO_ONESELF:
         found = _INTERVIEW.search(text)
     return found.group() if found else None
 

@@ -13,7 +13,7 @@ from societas.agents.cognition.persona import lines
 from societas.agents.cognition.prompts import messages
 from societas.agents.llm.meaning import Prompt, check
 from societas.agents.llm.structured import schema_of
-from societas.agents.llm.tasks import ReflectionInsights, SurveyAnswer
+from societas.agents.llm.tasks import ReflectionInsights, ReflectionQuestions, SurveyAnswer
 
 NAME = "Will Garcia"
 PROFILE = "name: Will Garcia, age: 20, occupation: unemployed, personality: calm and careful"
@@ -138,3 +138,34 @@ def test_a_plan_for_a_numbered_day_is_the_memory_lists_layout_in_any_answer(
     ]
     found = check("survey", SurveyAnswer(answer=text), Prompt.of(asked, None, ctx, "survey"), ctx)
     assert (found.kind if found else None) == kind, found
+
+
+def question_failure(question: str, statements: list[str] = LIVED) -> str | None:
+    """The kind of check Will Garcia's reflection question fails in the call his reflector
+    makes for questions; None when it is kept."""
+    system = {"name": NAME, "profile": PROFILE}
+    asked = messages("reflection_questions", system, name=NAME, statements=lines(statements), n=1)
+    ctx = {"name": NAME, "statements": statements, "n": 1, "people": PEOPLE}
+    value = ReflectionQuestions.model_validate({"questions": [question]})
+    prompt = Prompt.of(asked, schema_of(ReflectionQuestions), ctx, "reflection_questions")
+    found = check("reflection_questions", value, prompt, ctx)
+    return found.kind if found else None
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        (QUESTION, "out_of_character"),  # SmolLM2's question behind the insight above
+        ("What can we learn about you from your morning?", "out_of_character"),
+        ("Tell us, what did Will Garcia do after the flood?", "out_of_character"),
+        ("What does Will Garcia care about most?", None),
+        ("What can Will Garcia learn from Ana Lopez?", None),
+        ("How did the storm change how we look after each other?", None),
+        ("Why does Will Garcia wake up early?", None),
+    ],
+)
+def test_a_reflection_question_asked_as_an_interviewer_steps_out_of_character(
+    question: str, kind: str | None
+) -> None:
+    """A question the person asks themself about their memories, not one put to "you"."""
+    assert question_failure(question) == kind
