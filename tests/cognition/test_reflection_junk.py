@@ -1,6 +1,7 @@
 """A reflection never stores an insight that talks to an interviewer and reads back the day's
 plan (SmolLM2's "... will allow us to learn from you is the plan for day 1: 7:00 wake up and
-have dinner."): the gateway re-asks, and the insight the re-ask gives is the one stored."""
+have dinner.") or asks its question as an interviewer ("... will allow us to learn from
+you?"): the gateway re-asks, and what the re-asks give is what the reflection uses."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ JUNK = (
     "day 1: 7:00 wake up and have dinner."
 )
 OWN = "Looking after things at home keeps me calm."
+OWN_QUESTION = "What keeps Ann Lee calm?"
 LIVED = [
     "Ann Lee talked with Bob Ray.",
     "Ann Lee is going to relax after the meal",
@@ -28,11 +30,13 @@ LIVED = [
 
 
 def reply(schema: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The question SmolLM2 asked; its insight on the first ask, the person's own on a re-ask."""
+    """SmolLM2's question and insight on the first ask, the person's own on a re-ask."""
     props = schema.get("properties") or {}
+    asked = [m["content"] for m in messages if m["role"] == "user"]
     if "questions" in props:
-        return {"questions": [QUESTION]}
+        return {"questions": [QUESTION if len(messages) <= 2 else OWN_QUESTION]}
     if "insights" in props:
+        assert OWN_QUESTION in asked[0] and QUESTION not in asked[0]  # the re-asked question
         text = JUNK if len(messages) <= 2 else OWN
         return {"insights": [{"text": text, "evidence": [1, 2, 3, 4, 5]}]}
     if "results" in props:
