@@ -720,6 +720,8 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
         return Failure("narrated", line)
     if only_names(said, ctx):
         return Failure("empty", f"only a name: {line[:60]!r}")
+    if own := _called_by_own_name(line, speaker):  # "Lets do it again, Tara Nagy." by Tara
+        return Failure("not_first_person", f"said to {own}, the one speaking: {line[:60]!r}")
     for entry in ctx.get("history") or []:
         before = words(str(entry[-1] if isinstance(entry, list | tuple) else entry))
         if said and (said == before or (_copied(said, _grams(before)) and len(before) >= 4)):
@@ -1361,12 +1363,29 @@ def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
         if called.group(2) == ":":  # "Eva Evans: ... she explained": a transcript's line
             return Failure("narrated", f"a line of {called.group(1)}'s: {answer[:60]!r}")
         return Failure("not_first_person", f"said to {called.group(1)}: {answer[:60]!r}")
+    if own := _called_by_own_name(answer, str(ctx.get("name") or "")):
+        return Failure("not_first_person", f"said to {own}, the one answering: {answer[:60]!r}")
     problem = answer_problem(answer, getattr(value, "value", None), ctx)
     return Failure(*problem) if problem is not None else _people(value, ctx)
 
 
 # "Gia, ...", "Hi Kai, ...", "Hey Kai! ...", "Eva Evans: ...".
 _CALLED = re.compile(r"\s*(?:(?i:hi|hello|hey|dear)\s+)?([A-Z][a-z]+(?: [A-Z][a-z]+)?)([,:!])")
+# A name set off by a comma at the end of a clause ("... bought some pizza, Sam."): called.
+_CALLED_AFTER = re.compile(r",\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)\s*(?=[.!?;]|$)")
+
+
+def _called_by_own_name(answer: str, name: str) -> str | None:
+    """The answerer's own name (first or full) when the answer calls them by it after a comma
+    ("I went to the mall, Sam."): the model talking to the person it should speak as; an
+    appositive ("my friend, Ana") names another, never oneself."""
+    own = words(name)
+    if not own:
+        return None
+    for found in _CALLED_AFTER.finditer(answer):
+        if words(found.group(1)) in (own, own[:1]):
+            return found.group(1)
+    return None
 
 
 def _thought_checks(value: Any, ctx: dict[str, Any]) -> Failure | None:

@@ -98,6 +98,30 @@ def test_a_reflection_question_must_ask_of_the_person(questions, kind) -> None:
     assert (failure.kind if failure else None) == kind, failure
 
 
+def ben_to_olga(text: str) -> str | None:
+    """The kind of check Ben Moore's line `text` to Olga Lopez fails; None when it is kept."""
+    ctx = {"speaker": "Ben Moore", "listener": "Olga Lopez", "people": ["Liam Lopez"]}
+    prompt = prompt_of(
+        "Ben Moore is talking with Olga Lopez.", DialogueTurn, "dialogue_turn", **ctx
+    )
+    failure = check("dialogue_turn", turn(text), prompt, ctx)
+    return failure.kind if failure else None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Lets do it again, Ben Moore.", "not_first_person"),  # SmolLM2's form, to its speaker
+        ("The last time I met you, Ben", "not_first_person"),
+        ("The last time I met you, Olga", None),  # the listener, called by name
+        ("I met my cousin, Liam Lopez.", None),  # another, named after him
+        ("Ben here, how are you?", None),  # the speaker naming himself, not called
+    ],
+)
+def test_a_line_calling_its_own_speaker_by_name_is_not_theirs(text: str, kind: str | None) -> None:
+    assert ben_to_olga(text) == kind
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
@@ -112,12 +136,7 @@ def test_a_reflection_question_must_ask_of_the_person(questions, kind) -> None:
     ],
 )
 def test_a_line_that_is_only_names_says_nothing(text: str, kind: str | None) -> None:
-    ctx = {"speaker": "Ben Moore", "listener": "Olga Lopez", "people": ["Liam Lopez"]}
-    prompt = prompt_of(
-        "Ben Moore is talking with Olga Lopez.", DialogueTurn, "dialogue_turn", **ctx
-    )
-    failure = check("dialogue_turn", turn(text), prompt, ctx)
-    assert (failure.kind if failure else None) == kind, failure
+    assert ben_to_olga(text) == kind
 
 
 @pytest.mark.parametrize(

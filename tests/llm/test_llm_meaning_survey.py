@@ -167,6 +167,17 @@ VOTE = {
         ),
         (OPEN, "In my day, I was unsure about the carbon tax.", None, None),
         (DID, "You made a cake.", None, "not_first_person"),  # SmolLM2's, kept first try
+        (  # SmolLM2's, kept first try (cog-22): the one answering called by their own name
+            DID,
+            "I went to the mall and bought some pizza, Ann. Then I spent all my money.",
+            None,
+            "not_first_person",
+        ),
+        (DID, "I made a cake, Ann Lee!", None, "not_first_person"),
+        (DID, "I made a cake with my sister, Ann.", None, "not_first_person"),  # named as oneself
+        (DID, "I made a cake with my friend, Rosa.", None, None),  # another, named after her
+        (DID, "I made a cake, and Ann from next door ate it.", None, None),
+        (DID, "I made a cake, Anna's favourite.", None, None),
         (DID, "Nothing much. You slept in, and the storm passed.", None, "not_first_person"),
         (DID, "You asked: I made a cake and went to the shelter.", None, None),
         (  # SmolLM2's, kept first try: told to "you", one "I'm" beside
