@@ -47,6 +47,51 @@ def open_url(url: str) -> tuple[Any, str]:
         raise RemoteOutError(f"cannot open: {str(err).splitlines()[0]}") from None
 
 
+def read_object(url: str, name: str) -> bytes | None:
+    """The bytes of `name` under `url` (`run.json`, `experiment.json`), None when it has none;
+    RemoteOutError when the store cannot be read."""
+    fs, path = open_url(url)
+    try:
+        with fs.open_input_stream(f"{path.rstrip('/')}/{name}") as src:
+            data: bytes = src.read()
+            return data
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        if "not found" in str(err).lower() or "no such" in str(err).lower():
+            return None
+        raise RemoteOutError(f"{url}: cannot read {name}: {_reason(err)}") from None
+
+
+def write_object(url: str, name: str, data: bytes) -> None:
+    """Write `data` as `name` under `url`; RemoteOutError when the store refuses it."""
+    fs, path = open_url(url)
+    try:
+        with fs.open_output_stream(f"{path.rstrip('/')}/{name}") as dst:
+            dst.write(data)
+    except OSError as err:
+        raise RemoteOutError(f"{url}: cannot write {name}: {_reason(err)}") from None
+
+
+def names_under(url: str, sub: str = "") -> list[str]:
+    """The names of the files and folders directly under `url` (or its `sub` folder), sorted;
+    [] when there are none."""
+    import pyarrow.fs as pafs
+
+    fs, path = open_url(url)
+    base = "/".join(p for p in (path.rstrip("/"), sub.strip("/")) if p)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+    except OSError as err:
+        raise RemoteOutError(f"{url}: cannot list {sub or 'it'}: {_reason(err)}") from None
+    return sorted(info.base_name for info in infos)
+
+
+def _reason(err: BaseException) -> str:
+    """The first line of a store's error, short enough for one line of output."""
+    return str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+
+
 def staging_dir(url: str) -> Path:
     """The local folder a run into `url` works in ($SOCIETAS_STAGING_DIR or runs/.staging)."""
     base = Path(os.environ.get(STAGING_ENV) or Path("runs") / ".staging")
@@ -73,7 +118,7 @@ def check_remote_out(url: str, *, overwrite: bool = False, resume: bool = False)
     except RemoteOutError:
         raise
     except Exception as err:
-        raise RemoteOutError(f"not writable: {str(err).splitlines()[0][:200]}") from None
+        raise RemoteOutError(f"not writable: {_reason(err)}") from None
 
 
 class RemoteSync:
@@ -131,3 +176,76 @@ class RemoteSync:
             source_filesystem=self.fs,
             destination_filesystem=pafs.LocalFileSystem(),
         )
+
+
+def holds_run_at(where: str | Path) -> bool:
+    """Whether a folder or URL holds (part of) a societas run."""
+    from societas.cluster.observe.run_folder import RUN_MARKERS, holds_run
+
+    if not is_url(where):
+        return holds_run(Path(where))
+    return any(name in RUN_MARKERS for name in names_under(str(where)))
+
+
+def read_record_at(where: str | Path) -> dict[str, Any] | None:
+    """`run.json` of a run in a folder or at a URL, as `read_record` reads it."""
+    import json
+
+    from societas.cluster.observe.run_folder import RUN_FILE, read_record
+
+    if not is_url(where):
+        return read_record(Path(where))
+    raw = read_object(str(where), RUN_FILE)
+    try:
+        data = json.loads(raw) if raw is not None else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    data.setdefault("schema_version", 1)
+    return data
+
+
+def last_complete_at(where: str | Path) -> int | None:
+    """Tick of the last complete checkpoint (one with its manifest) in a folder or at a URL."""
+    from societas.cluster.checkpoint import MANIFEST, last_complete
+
+    if not is_url(where):
+        return last_complete(where)
+    url = str(where)
+    names = names_under(url, "checkpoints")
+    ticks = sorted(int(n[5:]) for n in names if n[:5] == "tick=" and n[5:].isdigit())
+    done = [t for t in ticks if MANIFEST in names_under(url, f"checkpoints/tick={t}")]
+    return done[-1] if done else None
+
+
+def driver_alive_at(where: str | Path) -> int | None:
+    """The pid of a run's driver when that very process still runs on this host (a run at a
+    URL is read from its processes.json there, wherever its staging folder is)."""
+    import socket
+
+    from pydantic import ValidationError
+
+    from societas.cluster.cleanup import ProcessesRecord, driver_alive
+    from societas.cluster.observe.run_folder import PROCESSES_FILE
+
+    if not is_url(where):
+        return driver_alive(Path(where))
+    raw = read_object(str(where), PROCESSES_FILE)
+    try:
+        record = ProcessesRecord.model_validate_json(raw or b"{}")
+    except ValidationError:
+        return None
+    driver = record.driver
+    if driver is None or record.host not in (None, socket.gethostname()):
+        return None
+    return driver.pid if driver.pid != os.getpid() and driver.running() is not None else None
+
+
+def fetch_objects(url: str, names: list[str], dest: Path) -> None:
+    """Copy the objects `names` under `url` (those it holds) to the same paths under `dest`."""
+    for name in names:
+        data = read_object(url, name)
+        if data is not None:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            (dest / name).write_bytes(data)

@@ -8,6 +8,7 @@ runs every arm into OUT/<arm> (cluster.experiment).
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -84,12 +85,12 @@ def run_arms_command(
         scenarios = arm_runs(scenario)
     except ScenarioConfigError as err:
         _fail(err)
-    planned = config is not None and not is_url(opts.out)
-    if config is not None and planned:
+    planned = config is not None
+    if config is not None:
         children = [Child(folder=name, arm=name) for name in scenarios]
         plan = new_plan("arms", config, scenario.name, children, options or {})
         with user_errors():
-            record_plan(Path(opts.out), plan, overwrite=opts.overwrite)
+            record_plan(opts.out, plan, overwrite=opts.overwrite)
     for i, name in enumerate(names):
         typer.echo(f"arm {name}:")
         arm_opts = opts.model_copy(update={"out": child_out(opts.out, name)})
@@ -103,7 +104,8 @@ def run_arms_command(
                 if planned:
                     first = f"arms {later} did not start; " if later else ""
                     typer.echo(
-                        f"{first}finish every arm with: societas resume {opts.out}", err=True
+                        f"{first}finish every arm with: societas resume {shlex.quote(opts.out)}",
+                        err=True,
                     )
             raise
         if not is_url(arm_opts.out):

@@ -111,7 +111,7 @@ def run_replicates(
     from societas.cluster.cli.common import EXIT_INTERRUPTED, user_errors
     from societas.cluster.cli.experiment import chosen_arms
     from societas.cluster.experiments.plan import Child, new_plan, record_plan
-    from societas.cluster.remote_out import child_out, is_url
+    from societas.cluster.remote_out import child_out
 
     seeds = parse_seeds(seeds_text)
     with user_errors():  # overrides and --arm checked: a plan only for runs that can start
@@ -120,9 +120,8 @@ def run_replicates(
         chosen_arms(scenario, kw.get("arm"))
         root = out or str(Path("runs") / scenario.name)
         children = [Child(folder=f"seed-{seed}", seed=seed) for seed in seeds]
-        if not is_url(root):  # an object store holds the runs, not a plan to resume them by
-            plan = new_plan("seeds", config, scenario.name, children, kw)
-            record_plan(Path(root), plan, overwrite=bool(kw.get("overwrite")))
+        plan = new_plan("seeds", config, scenario.name, children, kw)
+        record_plan(root, plan, overwrite=bool(kw.get("overwrite")))
     for i, seed in enumerate(seeds):
         child = child_out(root, f"seed-{seed}")
         typer.echo(f"replicate seed {seed} -> {child}")
@@ -137,8 +136,9 @@ def run_replicates(
                     f"run them with: {again}",
                     err=True,
                 )
-            if stopped.exit_code == EXIT_INTERRUPTED and not is_url(root):
-                typer.echo(f"or finish every seed with: societas resume {root}", err=True)
+            if stopped.exit_code == EXIT_INTERRUPTED:
+                finish = f"societas resume {shlex.quote(root)}"
+                typer.echo(f"or finish every seed with: {finish}", err=True)
             raise
     typer.echo(f"next: societas report {root}")
 

@@ -1,7 +1,8 @@
 """The plan of an experiment of several runs: `experiment.json` in the folder that holds its
 seeds (`OUT/seed-N`) or arms (`OUT/<arm>`), written before the first child starts, so that
 `societas resume OUT` can finish the whole experiment: resume the interrupted children and
-start those that never started, as the original command would have."""
+start those that never started, as the original command would have. OUT may be an
+object-store URL: the plan is then the object OUT/experiment.json, the children OUT/<name>."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from societas.cluster.observe.inputs import (
     yaml_configs,
 )
 from societas.cluster.observe.run_folder import PLAN_FILE, OutDirError, now
+from societas.cluster.remote_out import child_out, is_url, read_object, write_object
 
 PLAN_SCHEMA_VERSION = 2  # 2: records `inputs`; a plan of version 1 is checked on its YAML
 # The options that change what the children compute: a plan written with other values is
@@ -152,14 +154,18 @@ def new_plan(
     )
 
 
-def read_plan(folder: Path) -> ExperimentPlan | None:
-    """The folder's plan, or None when it has none; PlanError naming the file when it cannot
-    be read."""
-    path = Path(folder) / PLAN_FILE
-    if not path.is_file():
-        return None
+def read_plan(folder: Path | str) -> ExperimentPlan | None:
+    """The plan of a folder or URL, or None when it has none; PlanError naming the file when
+    it cannot be read."""
+    path = child_out(str(folder), PLAN_FILE)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        if is_url(folder):
+            raw = read_object(str(folder), PLAN_FILE)
+        else:
+            raw = Path(path).read_bytes() if Path(path).is_file() else None
+        if raw is None:
+            return None
+        data = json.loads(raw)
     except (OSError, ValueError) as err:
         raise PlanError(f"{path}: not readable as JSON ({err})") from None
     version = data.get("schema_version") if isinstance(data, dict) else None
@@ -176,11 +182,10 @@ def read_plan(folder: Path) -> ExperimentPlan | None:
         raise PlanError(f"{path}: {where}: {first['msg']}") from None
 
 
-def record_plan(folder: Path, plan: ExperimentPlan, *, overwrite: bool = False) -> None:
-    """Write `plan` into `folder` before its children start: a plan already there for the
-    same experiment gains the new children; one for another experiment is refused (PlanError,
-    nothing written) unless `overwrite`, which replaces it."""
-    folder = Path(folder)
+def record_plan(folder: Path | str, plan: ExperimentPlan, *, overwrite: bool = False) -> None:
+    """Write `plan` into `folder` (or under a URL) before its children start: a plan already
+    there for the same experiment gains the new children; one for another experiment is
+    refused (PlanError, nothing written) unless `overwrite`, which replaces it."""
     old = read_plan(folder)
     if old is not None and old.same_experiment(plan):
         names = {c.folder for c in old.children}
@@ -189,21 +194,31 @@ def record_plan(folder: Path, plan: ExperimentPlan, *, overwrite: bool = False) 
     elif old is not None and not overwrite and started(folder, old):
         raise PlanError(
             f"--out {folder}: holds the runs of another experiment ({differences(old, plan)}; "
-            f"see {folder / PLAN_FILE}); choose another --out, or pass --overwrite to replace "
-            "it"
+            f"see {child_out(str(folder), PLAN_FILE)}); choose another --out, or pass "
+            "--overwrite to replace it"
         )
     try:
-        write_json_atomic(folder / PLAN_FILE, plan.model_dump(mode="json"))
+        write_plan(folder, plan)
     except OSError as err:
         raise PlanError(f"--out {folder}: cannot write {PLAN_FILE} ({err.strerror})") from None
 
 
-def started(folder: Path, plan: ExperimentPlan) -> bool:
-    """Whether any child of `plan` has begun (a run or a plan of its own in its folder)."""
-    from societas.cluster.observe.run_folder import holds_run
+def write_plan(folder: Path | str, plan: ExperimentPlan) -> None:
+    """Write `plan` as the plan of a folder (atomically) or of a URL (one object)."""
+    data = plan.model_dump(mode="json")
+    if is_url(folder):
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        write_object(str(folder), PLAN_FILE, text.encode())
+    else:
+        write_json_atomic(Path(folder) / PLAN_FILE, data)
 
-    paths = [Path(folder) / child.folder for child in plan.children]
-    return any(holds_run(path) or (path / PLAN_FILE).is_file() for path in paths)
+
+def started(folder: Path | str, plan: ExperimentPlan) -> bool:
+    """Whether any child of `plan` has begun (a run or a plan of its own in its folder)."""
+    from societas.cluster.remote_out import holds_run_at
+
+    places = [child_out(str(folder), child.folder) for child in plan.children]
+    return any(holds_run_at(place) or read_plan(place) is not None for place in places)
 
 
 def differences(old: ExperimentPlan, new: ExperimentPlan) -> str:
@@ -222,7 +237,7 @@ def differences(old: ExperimentPlan, new: ExperimentPlan) -> str:
 
 
 def check_scenario(
-    folder: Path, plan: ExperimentPlan, *, allow_changed_inputs: bool = False
+    folder: Path | str, plan: ExperimentPlan, *, allow_changed_inputs: bool = False
 ) -> Path:
     """The plan's scenario file, unchanged since the plan was written, and the files it reads
     too unless `allow_changed_inputs`; PlanError naming each one otherwise (a resume must
@@ -254,31 +269,30 @@ def input_changes(plan: ExperimentPlan) -> dict[str, Change]:
 
 
 def check_scenarios(
-    folder: Path, plan: ExperimentPlan, *, allow_changed_inputs: bool = False
+    folder: Path | str, plan: ExperimentPlan, *, allow_changed_inputs: bool = False
 ) -> None:
     """`check_scenario` for this plan and those of its children that are experiments of their
     own (the arms of each seed-N)."""
-    folder = Path(folder)
     check_scenario(folder, plan, allow_changed_inputs=allow_changed_inputs)
     for child in plan.children:
-        sub = read_plan(folder / child.folder)
+        place = child_out(str(folder), child.folder)
+        sub = read_plan(place)
         if sub is not None:
-            check_scenarios(folder / child.folder, sub, allow_changed_inputs=allow_changed_inputs)
+            check_scenarios(place, sub, allow_changed_inputs=allow_changed_inputs)
 
 
-def note_changed_inputs(folder: Path, plan: ExperimentPlan) -> None:
+def note_changed_inputs(folder: Path | str, plan: ExperimentPlan) -> None:
     """Add to `inputs_changed` of this plan and of its children's plans the inputs that
     differ now, before a resume goes on with them (`--allow-changed-inputs`)."""
-    folder = Path(folder)
     changes = input_changes(plan)
     if changes:
         noted = [*plan.inputs_changed, InputsChange(at=now(), changes=changes)]
-        updated = plan.model_copy(update={"inputs_changed": noted})
-        write_json_atomic(folder / PLAN_FILE, updated.model_dump(mode="json"))
+        write_plan(folder, plan.model_copy(update={"inputs_changed": noted}))
     for child in plan.children:
-        sub = read_plan(folder / child.folder)
+        place = child_out(str(folder), child.folder)
+        sub = read_plan(place)
         if sub is not None:
-            note_changed_inputs(folder / child.folder, sub)
+            note_changed_inputs(place, sub)
 
 
 def not_finished(folder: Path, plan: ExperimentPlan) -> list[str]:
