@@ -1,35 +1,46 @@
 """`societas resume PARENT` and `status PARENT` on a folder of seeds or arms: every run of the
-experiment its plan (experiment.json) names, finished or reported one by one."""
+experiment its plan (experiment.json) names, finished or reported one by one. PARENT may be an
+object-store URL: the plan and each child's record are read there, and each child is resumed
+or started at its own URL, as `run --seeds/arms --out URL` would."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 from pydantic import BaseModel
 
-from societas.cluster.checkpoint import last_complete
 from societas.cluster.cli.common import EXIT_INTERRUPTED, user_errors
 from societas.cluster.cli.ops import resume, run_status
+from societas.cluster.remote_out import (
+    child_out,
+    driver_alive_at,
+    holds_run_at,
+    is_url,
+    last_complete_at,
+    read_record_at,
+)
 
 if TYPE_CHECKING:
     from societas.cluster.experiments.plan import Child, ExperimentPlan
+    from societas.cluster.observe.inputs import Change
 
 
-def experiment_status(folder: Path, plan: ExperimentPlan) -> dict[str, object]:
-    """The plan of a folder of seeds or arms and each run's status (nested plans too)."""
+def experiment_status(folder: str, plan: ExperimentPlan) -> dict[str, object]:
+    """The plan of a folder (or URL) of seeds or arms and each run's status (nested plans
+    too)."""
     from societas.cluster.experiments.plan import read_plan
-    from societas.cluster.observe.run_folder import read_record
 
     runs: dict[str, object] = {}
     for child in plan.children:
-        path = folder / child.folder
+        path = child_out(folder, child.folder)
         sub = read_plan(path)
         if sub is not None:
             runs[child.folder] = experiment_status(path, sub)
         else:
-            started = read_record(path) is not None
+            started = read_record_at(path) is not None
             runs[child.folder] = run_status(path) if started else {"status": "not started"}
     return {"experiment": plan.experiment, "kind": plan.kind, "runs": runs}
 
@@ -48,7 +59,7 @@ class ResumeOptions(BaseModel):
     allow_changed_inputs: bool = False
 
 
-def finish_experiment(folder: Path, plan: ExperimentPlan, given: ResumeOptions) -> None:
+def finish_experiment(folder: str, plan: ExperimentPlan, given: ResumeOptions) -> None:
     """`societas resume PARENT`: every scenario checked first, then each run of the plan
     (nested plans included) left alone when complete, resumed when interrupted, started when
     it never started; exit 1 when some still run elsewhere, 130 on a new interruption."""
@@ -61,67 +72,68 @@ def finish_experiment(folder: Path, plan: ExperimentPlan, given: ResumeOptions) 
             note_changed_inputs(folder, plan)
         else:
             refuse_changed_runs(folder, plan)
+    again = f"societas resume {shlex.quote(folder)}"
     try:
         running = _finish(folder, plan, given)
     except typer.Exit as stopped:
         if stopped.exit_code == EXIT_INTERRUPTED:
-            typer.echo(f"finish the experiment with: societas resume {folder}", err=True)
+            typer.echo(f"finish the experiment with: {again}", err=True)
         raise
     if running:
         typer.echo(
             f"{folder}: {len(running)} run(s) still running ({', '.join(running)}); "
-            f"`societas resume {folder}` again once they have ended",
+            f"`{again}` again once they have ended",
             err=True,
         )
         raise typer.Exit(1)
     typer.echo(f"{folder}: every run of the experiment is complete")
-    typer.echo(f"next: societas report {folder}")
+    typer.echo(f"next: societas report {shlex.quote(folder)}")
 
 
-def _finish(folder: Path, plan: ExperimentPlan, given: ResumeOptions) -> list[str]:
+def _finish(folder: str, plan: ExperimentPlan, given: ResumeOptions) -> list[str]:
     """Finish each child of `plan` in order; the children left running (elsewhere)."""
     import socket
 
-    from societas.cluster.cleanup import driver_alive
     from societas.cluster.experiments.arms import mark_arm
     from societas.cluster.experiments.plan import read_plan
-    from societas.cluster.observe.run_folder import holds_run, read_record
 
     running: list[str] = []
     for child in plan.children:
-        path = folder / child.folder
+        path = child_out(folder, child.folder)
         with user_errors():
             sub = read_plan(path)
+            begun = sub is None and holds_run_at(path)
+            rec = (read_record_at(path) or {}) if begun else {}
+            pid = driver_alive_at(path) if begun else None
+            last = last_complete_at(path) if begun else None
         if sub is not None:
             running += _finish(path, sub, given)
             continue
-        if not holds_run(path):
+        if not begun:
             typer.echo(f"{path}: not started; starting it")
             _start(folder, plan, child, given, overwrite=False)
             continue
-        rec = read_record(path) or {}
         status = rec.get("status")
         if status == "completed":
             typer.echo(f"{path}: complete ({rec.get('ticks')} ticks), left as it is")
             continue
-        pid = driver_alive(path)
         host = rec.get("host")
         if pid is not None or (status == "running" and host not in (None, socket.gethostname())):
             where = f"here (pid {pid})" if pid is not None else f"on {host}"
             typer.echo(
                 f"{path}: running {where}, left alone (if it ended without a record: "
-                f"societas resume {path})"
+                f"societas resume {shlex.quote(path)})"
             )
-            running.append(str(path))
+            running.append(path)
             continue
-        if last_complete(path) is None:
+        if last is None:
             typer.echo(
                 f"{path}: {status or 'begun'} before its first checkpoint; starting it again"
             )
             _start(folder, plan, child, given, overwrite=True)
             continue
         resume(
-            str(path),
+            path,
             local=given.local,
             address=given.address,
             checkpoint_every=given.checkpoint_every,
@@ -132,42 +144,60 @@ def _finish(folder: Path, plan: ExperimentPlan, given: ResumeOptions) -> list[st
             skip_service_checks=given.skip_service_checks,
             allow_changed_inputs=given.allow_changed_inputs,
         )
-        if child.arm is not None:
-            mark_arm(path, plan.experiment, child.arm)
+        if child.arm is not None and not is_url(path):
+            mark_arm(Path(path), plan.experiment, child.arm)
     return running
 
 
-def refuse_changed_runs(folder: Path, plan: ExperimentPlan) -> None:
+def refuse_changed_runs(folder: str, plan: ExperimentPlan) -> None:
     """OutDirError naming each file that changed since one of the experiment's unfinished
     runs started (a plan written before plans recorded inputs does not name them itself)."""
-    from societas.cluster.observe.inputs import ALLOW_FLAG, refusal, run_input_changes
+    from societas.cluster.observe.inputs import ALLOW_FLAG, refusal
     from societas.cluster.observe.run_folder import OutDirError
 
-    changed = {str(path): run_input_changes(path) for path in _unfinished_runs(folder, plan)}
+    changed = {path: _input_changes(path) for path in _unfinished_runs(folder, plan)}
     changed = {where: changes for where, changes in changed.items() if changes}
     if changed:
-        again = f"societas resume {folder} {ALLOW_FLAG}"
+        again = f"societas resume {shlex.quote(folder)} {ALLOW_FLAG}"
         raise OutDirError(refusal(changed, "the run started", again))
 
 
-def _unfinished_runs(folder: Path, plan: ExperimentPlan) -> list[Path]:
+def _input_changes(where: str) -> dict[str, Change]:
+    """`run_input_changes` of a run in a folder or at a URL (its record and its last
+    checkpoint's manifest and inbox, what that reads, copied into a temporary folder)."""
+    import tempfile
+
+    from societas.cluster.checkpoint import INBOX, MANIFEST
+    from societas.cluster.observe.inputs import run_input_changes
+    from societas.cluster.observe.run_folder import RUN_FILE
+    from societas.cluster.remote_out import fetch_objects
+
+    if not is_url(where):
+        return run_input_changes(Path(where))
+    last = last_complete_at(where)
+    names = [RUN_FILE] + [f"checkpoints/tick={last}/{n}" for n in (MANIFEST, INBOX) if last]
+    with tempfile.TemporaryDirectory(prefix="societas-inputs-") as tmp:
+        fetch_objects(where, names, Path(tmp))
+        return run_input_changes(Path(tmp))
+
+
+def _unfinished_runs(folder: str, plan: ExperimentPlan) -> list[str]:
     """The runs of the plan (nested plans included) that began and have not completed."""
     from societas.cluster.experiments.plan import read_plan
-    from societas.cluster.observe.run_folder import read_record
 
-    found: list[Path] = []
+    found: list[str] = []
     for child in plan.children:
-        path = folder / child.folder
+        path = child_out(folder, child.folder)
         sub = read_plan(path)
         if sub is not None:
             found += _unfinished_runs(path, sub)
-        elif (read_record(path) or {}).get("status") not in (None, "completed"):
+        elif (read_record_at(path) or {}).get("status") not in (None, "completed"):
             found.append(path)
     return found
 
 
 def _start(
-    folder: Path, plan: ExperimentPlan, child: Child, given: ResumeOptions, *, overwrite: bool
+    folder: str, plan: ExperimentPlan, child: Child, given: ResumeOptions, *, overwrite: bool
 ) -> None:
     """Start a child as the command that made the plan would have (its seed or arm, its
     options), with the resume's own options for where and how it runs."""
@@ -185,10 +215,10 @@ def _start(
     opts["budget_tokens"] = _start_budget(plan, opts["budget_tokens"], given.budget_more)
     if plan.kind == "seeds":
         opts["seed"] = child.seed
-        out, arms = folder / child.folder, None
+        out, arms = child_out(folder, child.folder), None
     else:
         out, arms = folder, [child.arm or child.folder]
-    run(Path(plan.scenario), out=str(out), seeds=None, arm=arms, overwrite=overwrite, **opts)
+    run(Path(plan.scenario), out=out, seeds=None, arm=arms, overwrite=overwrite, **opts)
 
 
 def _start_budget(plan: ExperimentPlan, budget: int | None, more: int | None) -> int | None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -122,18 +124,25 @@ def _follow(job_id: str, address: str | None) -> None:
 
 
 def status(
-    target: str = typer.Argument(..., help="Job (submission) id, or a run folder."),
+    target: str = typer.Argument(..., help="Job (submission) id, a run folder or URL."),
     address: str | None = typer.Option(None, help=ADDRESS_HELP),
 ) -> None:
-    """Status and progress (simulated time, agent-steps/s, LLM calls, fallbacks) as JSON."""
+    """Status and progress (simulated time, agent-steps/s, LLM calls, fallbacks) as JSON; a
+    folder or URL of seeds or arms: each run's."""
     from societas.cluster.experiments.plan import read_plan
     from societas.cluster.ray import jobs
+    from societas.cluster.remote_out import is_url
 
     with user_errors():
-        if Path(target).is_dir() and (plan := read_plan(Path(target))) is not None:
+        remote = is_url(target)
+        if (remote or Path(target).is_dir()) and (plan := read_plan(target)) is not None:
             from societas.cluster.cli.finish import experiment_status
 
-            typer.echo(json.dumps(experiment_status(Path(target), plan), indent=2))
+            where = target if remote else str(Path(target))
+            typer.echo(json.dumps(experiment_status(where, plan), indent=2))
+            return
+        if remote:
+            typer.echo(json.dumps(run_status(target), indent=2))
             return
         if (folder := run_folder_of(target)) is not None:
             typer.echo(json.dumps(run_status(folder), indent=2))
@@ -156,28 +165,27 @@ def run_folder_of(target: str) -> Path | None:
     return None
 
 
-def run_status(run_dir: Path) -> dict[str, object]:
-    """What run.json says about a run folder, and whether its driver still runs: a run
-    recorded as running on this host whose driver has ended is reported as interrupted."""
-    import socket
+def run_status(run_dir: Path | str) -> dict[str, object]:
+    """What run.json says about a run folder (or a run at a URL), and whether its driver still
+    runs: a run recorded as running on this host whose driver has ended is reported as
+    interrupted."""
+    from societas.cluster.remote_out import driver_alive_at, is_url, read_record_at, staging_dir
 
-    from societas.cluster.cleanup import driver_alive
-    from societas.cluster.observe.run_folder import read_record
-
-    rec = read_record(run_dir)
+    rec = read_record_at(run_dir)
     if rec is None:
         raise OutDirError(f"{run_dir}: no run.json; not a run folder")
     keys = ("status", "scenario", "mode", "ticks", "ticks_done", "last_checkpoint", "error")
     out: dict[str, object] = {k: rec.get(k) for k in keys}
     out["progress"] = rec.get("progress") or {}
-    out["driver_running"] = driver_alive(run_dir) is not None
+    out["driver_running"] = driver_alive_at(run_dir) is not None
     here = rec.get("host") in (None, socket.gethostname())
     if out["status"] == "running" and here and not out["driver_running"]:
+        local = staging_dir(str(run_dir)) if is_url(run_dir) else run_dir
         out["status"] = "interrupted"
         out["error"] = (
             f"the driver (pid {rec.get('pid')}) ended without recording an end; "
-            f"`societas cleanup {run_dir}` ends what it left, `societas resume {run_dir}` "
-            "continues from the last checkpoint"
+            f"`societas cleanup {local}` ends what it left, "
+            f"`societas resume {shlex.quote(str(run_dir))}` continues from the last checkpoint"
         )
     return out
 
@@ -257,16 +265,17 @@ def resume(
     ),
 ) -> None:
     """Continue a run from its last complete checkpoint (ends identical to an uninterrupted
-    run); a folder of seeds or arms: finish every run of the experiment. Refused when files
-    the run reads changed since it started, unless --allow-changed-inputs."""
+    run); a folder or URL of seeds or arms: finish every run of the experiment. Refused when
+    files the run reads changed since it started, unless --allow-changed-inputs."""
     from societas.cluster.cli.sim import execute
     from societas.cluster.experiments.plan import read_plan
     from societas.cluster.launch import LaunchOptions, stored_run
     from societas.cluster.observe.run_folder import read_record, refuse_parent_of_runs
-    from societas.cluster.remote_out import RemoteSync, is_url, staging_dir
+    from societas.cluster.remote_out import RemoteSync, driver_alive_at, is_url, staging_dir
 
+    remote = is_url(run_dir)
     with user_errors():
-        plan = None if is_url(run_dir) else read_plan(Path(run_dir))
+        plan = read_plan(run_dir) if remote or Path(run_dir).is_dir() else None
     if plan is not None:
         from societas.cluster.cli.finish import ResumeOptions, finish_experiment
 
@@ -281,12 +290,17 @@ def resume(
             skip_service_checks=skip_service_checks,
             allow_changed_inputs=allow_changed_inputs,
         )
-        finish_experiment(Path(run_dir), plan, given)
+        finish_experiment(run_dir if remote else str(Path(run_dir)), plan, given)
         return
     with user_errors():
         folder = Path(run_dir)
-        if is_url(run_dir):
+        if remote:
             folder = staging_dir(run_dir)
+            if (pid := driver_alive_at(run_dir)) is not None:  # a pull would write under it
+                raise OutDirError(
+                    f"{run_dir}: still running here (pid {pid}); stop it first: kill -TERM "
+                    f"{pid} (it checkpoints, then stops)"
+                )
             RemoteSync(run_dir, folder).pull()
         if not folder.is_dir():
             raise OutDirError(f"{run_dir}: no such run folder")

@@ -1,0 +1,76 @@
+"""`societas resume URL` and `status URL` on an experiment whose seeds went into an object
+store: the plan and each child's record are read at the URL, the interrupted seed is resumed
+and the unstarted one started there, with the rows of a run never interrupted."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+from cli_processes import ROOT, SOCIETAS, societas, town
+from test_cli_ray_trust import moto_s3
+from test_resume_parent import TICKS, interrupt, same_rows
+
+
+def test_resume_of_seeds_at_a_url_finishes_them_there(tmp_path):
+    with moto_s3(tmp_path) as (s3, query, env):
+        cfg = town(tmp_path, ticks=TICKS, cluster={"checkpoint_every": 50})
+        url = f"s3://runs/reps{query}"
+        log = tmp_path / "run.log"
+        with log.open("w") as fh:
+            proc = subprocess.Popen(
+                [*SOCIETAS, "run", str(cfg), "--local", "--seeds", "0,1,2", "--out", url],
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                env=env,
+                start_new_session=True,
+            )
+        text = interrupt(log, proc, "replicate seed 1")
+        assert f"or finish every seed with: societas resume {shlex.quote(url)}" in text
+
+        def record(seed: int) -> dict:
+            return json.loads(s3.open_input_file(f"runs/reps/seed-{seed}/run.json").read())
+
+        plan = json.loads(s3.open_input_file("runs/reps/experiment.json").read())
+        assert [c["seed"] for c in plan["children"]] == [0, 1, 2]
+        assert record(0)["status"] == "completed" and record(1)["status"] == "interrupted"
+        seed0 = s3.get_file_info("runs/reps/seed-0/run.json").mtime
+
+        res = societas("status", url, env=env)
+        assert res.returncode == 0, res.stderr
+        runs = json.loads(res.stdout)["runs"]
+        assert [runs[f"seed-{s}"]["status"] for s in (0, 1, 2)] == [
+            "completed",
+            "interrupted",
+            "not started",
+        ]
+
+        res = societas("resume", url, env=env, timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+        child = {s: url.replace("/reps?", f"/reps/seed-{s}?") for s in (0, 1, 2)}
+        lines = res.stdout.splitlines()
+        assert f"{child[0]}: complete ({TICKS} ticks), left as it is" in lines
+        assert any(line.startswith(f"resuming {child[1]} at tick ") for line in lines)
+        assert f"{child[2]}: not started; starting it" in lines
+        assert f"{url}: every run of the experiment is complete" in lines
+        assert all(record(s)["status"] == "completed" for s in (0, 1, 2))
+        assert s3.get_file_info("runs/reps/seed-0/run.json").mtime == seed0  # not touched
+        assert not (ROOT / "s3:").exists()
+
+        ref = tmp_path / "ref"
+        res = societas("run", str(cfg), "--local", "--seeds", "1,2", "--out", str(ref), timeout=300)
+        assert res.returncode == 0, res.stderr
+        for seed in (1, 2):
+            local = tmp_path / f"pulled-{seed}"
+            s3_copy(s3, f"runs/reps/seed-{seed}", local)
+            same_rows(local, ref / f"seed-{seed}")
+
+
+def s3_copy(s3, prefix: str, dest: Path) -> None:
+    """Copy what the store holds under `prefix` into `dest`."""
+    from pyarrow import fs as pafs
+
+    pafs.copy_files(prefix, str(dest), source_filesystem=s3)
