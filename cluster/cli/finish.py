@@ -13,7 +13,7 @@ import typer
 from pydantic import BaseModel
 
 from societas.cluster.cli.common import EXIT_INTERRUPTED, user_errors
-from societas.cluster.cli.ops import resume, run_status
+from societas.cluster.cli.ops import elsewhere_line, resume, run_status, running_elsewhere
 from societas.cluster.remote_out import (
     child_out,
     driver_alive_at,
@@ -57,12 +57,14 @@ class ResumeOptions(BaseModel):
     budget_more: int | None = None
     skip_service_checks: bool = False
     allow_changed_inputs: bool = False
+    take_over: bool = False
 
 
 def finish_experiment(folder: str, plan: ExperimentPlan, given: ResumeOptions) -> None:
     """`societas resume PARENT`: every scenario checked first, then each run of the plan
     (nested plans included) left alone when complete, resumed when interrupted, started when
-    it never started; exit 1 when some still run elsewhere, 130 on a new interruption."""
+    it never started; exit 1 when some still run (here, or recorded on another host without
+    --take-over), 130 on a new interruption."""
     from societas.cluster.experiments.plan import check_scenarios, note_changed_inputs
 
     allow = given.allow_changed_inputs
@@ -74,15 +76,21 @@ def finish_experiment(folder: str, plan: ExperimentPlan, given: ResumeOptions) -
             refuse_changed_runs(folder, plan)
     again = f"societas resume {shlex.quote(folder)}"
     try:
-        running = _finish(folder, plan, given)
+        running, elsewhere = _finish(folder, plan, given)
     except typer.Exit as stopped:
         if stopped.exit_code == EXIT_INTERRUPTED:
             typer.echo(f"finish the experiment with: {again}", err=True)
         raise
     if running:
+        gone = (
+            f"; `{again} --take-over` resumes those recorded on another host, once that host "
+            "is gone for good"
+            if elsewhere
+            else ""
+        )
         typer.echo(
             f"{folder}: {len(running)} run(s) still running ({', '.join(running)}); "
-            f"`{again}` again once they have ended",
+            f"`{again}` again once they have ended{gone}",
             err=True,
         )
         raise typer.Exit(1)
@@ -90,14 +98,14 @@ def finish_experiment(folder: str, plan: ExperimentPlan, given: ResumeOptions) -
     typer.echo(f"next: societas report {shlex.quote(folder)}")
 
 
-def _finish(folder: str, plan: ExperimentPlan, given: ResumeOptions) -> list[str]:
-    """Finish each child of `plan` in order; the children left running (elsewhere)."""
-    import socket
-
+def _finish(folder: str, plan: ExperimentPlan, given: ResumeOptions) -> tuple[list[str], bool]:
+    """Finish each child of `plan` in order; the children left running, and whether one of
+    them is recorded as running on another host."""
     from societas.cluster.experiments.arms import mark_arm
     from societas.cluster.experiments.plan import read_plan
 
     running: list[str] = []
+    elsewhere = False
     for child in plan.children:
         path = child_out(folder, child.folder)
         with user_errors():
@@ -107,7 +115,8 @@ def _finish(folder: str, plan: ExperimentPlan, given: ResumeOptions) -> list[str
             pid = driver_alive_at(path) if begun else None
             last = last_complete_at(path) if begun else None
         if sub is not None:
-            running += _finish(path, sub, given)
+            more, away = _finish(path, sub, given)
+            running, elsewhere = running + more, elsewhere or away
             continue
         if not begun:
             typer.echo(f"{path}: not started; starting it")
@@ -117,15 +126,18 @@ def _finish(folder: str, plan: ExperimentPlan, given: ResumeOptions) -> list[str
         if status == "completed":
             typer.echo(f"{path}: complete ({rec.get('ticks')} ticks), left as it is")
             continue
-        host = rec.get("host")
-        if pid is not None or (status == "running" and host not in (None, socket.gethostname())):
-            where = f"here (pid {pid})" if pid is not None else f"on {host}"
-            typer.echo(
-                f"{path}: running {where}, left alone (if it ended without a record: "
-                f"societas resume {shlex.quote(path)})"
-            )
+        host = running_elsewhere(rec)
+        if pid is not None:
+            typer.echo(f"{path}: running here (pid {pid}), left alone")
             running.append(path)
             continue
+        if host is not None and not given.take_over:
+            typer.echo(elsewhere_line(path, rec, "left alone"))
+            running.append(path)
+            elsewhere = True
+            continue
+        if host is not None:
+            typer.echo(f"{path}: recorded as running on {host}; taking it over (--take-over)")
         if last is None:
             typer.echo(
                 f"{path}: {status or 'begun'} before its first checkpoint; starting it again"
@@ -143,10 +155,11 @@ def _finish(folder: str, plan: ExperimentPlan, given: ResumeOptions) -> list[str
             budget_more=given.budget_more,
             skip_service_checks=given.skip_service_checks,
             allow_changed_inputs=given.allow_changed_inputs,
+            take_over=given.take_over,
         )
         if child.arm is not None and not is_url(path):
             mark_arm(Path(path), plan.experiment, child.arm)
-    return running
+    return running, elsewhere
 
 
 def refuse_changed_runs(folder: str, plan: ExperimentPlan) -> None:

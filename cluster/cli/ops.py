@@ -263,10 +263,17 @@ def resume(
         help="Go on although files the run reads (code, prompts, profiles, edges) changed "
         "since it started; run.json (experiment.json) records which.",
     ),
+    take_over: bool = typer.Option(
+        False,
+        "--take-over",
+        help="Resume a run recorded as running on another host: only once that host is gone "
+        "for good (it may still be running there).",
+    ),
 ) -> None:
     """Continue a run from its last complete checkpoint (ends identical to an uninterrupted
     run); a folder or URL of seeds or arms: finish every run of the experiment. Refused when
-    files the run reads changed since it started, unless --allow-changed-inputs."""
+    files the run reads changed since it started, unless --allow-changed-inputs, and when
+    run.json says it is running on another host, unless --take-over."""
     from societas.cluster.cli.sim import execute
     from societas.cluster.experiments.plan import read_plan
     from societas.cluster.launch import LaunchOptions, stored_run
@@ -289,6 +296,7 @@ def resume(
             budget_more=budget_more,
             skip_service_checks=skip_service_checks,
             allow_changed_inputs=allow_changed_inputs,
+            take_over=take_over,
         )
         finish_experiment(run_dir if remote else str(Path(run_dir)), plan, given)
         return
@@ -306,6 +314,8 @@ def resume(
             raise OutDirError(f"{run_dir}: no such run folder")
         refuse_parent_of_runs(folder)
         record = read_record(folder) or {}
+        if not take_over:
+            refuse_running_elsewhere(run_dir, record)
         if not allow_changed_inputs and record.get("status") != "completed":
             refuse_changed_inputs(run_dir, folder)  # before the scenario reads them
         try:
@@ -339,6 +349,31 @@ def resume(
             keep_arm(run_dir, folder, record)
         raise
     keep_arm(run_dir, folder, record)
+
+
+def refuse_running_elsewhere(run_dir: str, record: dict[str, Any]) -> None:
+    """OutDirError when run.json says the run is running on another host: resuming it here
+    too would make two runs write one folder; --take-over once that host is gone."""
+    if running_elsewhere(record) is not None:
+        raise OutDirError(elsewhere_line(run_dir, record, "not resumed: it may still run there"))
+
+
+def running_elsewhere(record: dict[str, Any]) -> str | None:
+    """The host a run is recorded as running on when that is another host than this one."""
+    host = record.get("host")
+    if record.get("status") == "running" and host not in (None, socket.gethostname()):
+        return str(host)
+    return None
+
+
+def elsewhere_line(where: str, record: dict[str, Any], what: str) -> str:
+    """One line on a run recorded as running on another host: what is done with it, and the
+    command that takes it over once that host is gone for good (it may still run there)."""
+    return (
+        f"{where}: recorded as running on {record.get('host')} (pid {record.get('pid')}, last "
+        f"update {record.get('updated_at')}), {what}; once that host is gone for good: "
+        f"societas resume {shlex.quote(where)} --take-over"
+    )
 
 
 def refuse_changed_inputs(run_dir: str, folder: Path) -> None:

@@ -184,3 +184,49 @@ def test_bad_arms_and_changed_scenarios_are_one_line_before_any_work(tmp_path):
     assert res.stderr.strip() == (
         f"error: {out} holds seeds 0, 1: pass one of {out / 'seed-0'}, {out / 'seed-1'}"
     )
+
+
+def test_a_seed_recorded_running_on_another_host_is_taken_over_only_when_asked(tmp_path):
+    cfg = town(tmp_path)
+    root = tmp_path / "reps"
+    res = societas("run", str(cfg), "--local", "--seeds", "0,1", "--out", str(root), timeout=300)
+    assert res.returncode == 0, res.stderr
+    seed1 = root / "seed-1"
+    rows = results(seed1)
+    done = json.loads((seed1 / "run.json").read_text())
+    claim = {"status": "running", "host": "gone-host", "pid": 4242, "updated_at": "then"}
+    (seed1 / "run.json").write_text(json.dumps({**done, **claim}))
+    procs = json.loads((seed1 / "processes.json").read_text())
+    procs.update(host="gone-host", driver={"pid": 4242, "create_time": 1.0})
+    (seed1 / "processes.json").write_text(json.dumps(procs))
+    before = tree_digest(seed1)
+
+    take_over = f"once that host is gone for good: societas resume {seed1} --take-over"
+    res = societas("resume", str(root))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert (
+        f"{seed1}: recorded as running on gone-host (pid 4242, last update then), left alone; "
+        f"{take_over}"
+    ) in res.stdout.splitlines()
+    assert res.stderr.strip().endswith(
+        f"`societas resume {root} --take-over` resumes those recorded on another host, once "
+        "that host is gone for good"
+    )
+    res = societas("resume", str(seed1))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.strip() == (
+        f"error: {seed1}: recorded as running on gone-host (pid 4242, last update then), not "
+        f"resumed: it may still run there; {take_over}"
+    )
+    assert tree_digest(seed1) == before  # neither resume touched it
+    assert json.loads(societas("status", str(root)).stdout)["runs"]["seed-1"]["status"] == (
+        "running"
+    )
+
+    res = societas("resume", str(root), "--take-over", timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"{seed1}: recorded as running on gone-host; taking it over (--take-over)" in (
+        res.stdout.splitlines()
+    )
+    assert status(seed1) == "completed" and status(root / "seed-0") == "completed"
+    assert results(seed1) == rows

@@ -74,3 +74,46 @@ def s3_copy(s3, prefix: str, dest: Path) -> None:
     from pyarrow import fs as pafs
 
     pafs.copy_files(prefix, str(dest), source_filesystem=s3)
+
+
+def test_a_run_at_a_url_that_runs_elsewhere_or_here_is_not_resumed(tmp_path):
+    import socket
+    import sys
+
+    import psutil
+
+    with moto_s3(tmp_path) as (s3, query, env):
+        url = f"s3://runs/one{query}"
+        record = {"status": "running", "scenario": "town", "host": "gone-host", "pid": 4242}
+        record["updated_at"] = "then"
+        put(s3, "runs/one/run.json", record)
+        put(s3, "runs/one/processes.json", {"host": "gone-host", "driver": {"pid": 4242}})
+        res = societas("resume", url, env=env)
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert res.stderr.strip() == (
+            f"error: {url}: recorded as running on gone-host (pid 4242, last update then), not "
+            f"resumed: it may still run there; once that host is gone for good: societas "
+            f"resume {shlex.quote(url)} --take-over"
+        )
+        res = societas("status", url, env=env)
+        assert res.returncode == 0 and json.loads(res.stdout)["status"] == "running", res.stderr
+
+        with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as driver:
+            try:
+                here = {"pid": driver.pid, "create_time": psutil.Process(driver.pid).create_time()}
+                put(s3, "runs/one/processes.json", {"host": socket.gethostname(), "driver": here})
+                put(s3, "runs/one/run.json", {**record, "host": socket.gethostname()})
+                res = societas("resume", url, env=env)
+                assert res.returncode == 2, res.stdout + res.stderr
+                assert res.stderr.startswith(f"error: {url}: still running here (pid {driver.pid})")
+                assert json.loads(societas("status", url, env=env).stdout)["driver_running"]
+            finally:
+                driver.kill()
+        res = societas("status", url, env=env)  # its driver ended without a record
+        assert json.loads(res.stdout)["status"] == "interrupted", res.stdout + res.stderr
+
+
+def put(s3, path: str, data: dict) -> None:
+    """Write `data` as JSON at `path` in the store."""
+    with s3.open_output_stream(path) as out:
+        out.write(json.dumps(data).encode())
