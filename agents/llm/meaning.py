@@ -1084,6 +1084,14 @@ _THE_ASKING = re.compile(
     r"\b(?:this|your) (?:request|prompt|query)\b(?! (?:for|to|of|about|from|at)\b)",
     re.IGNORECASE,
 )
+# An answer that opens as a task set to someone ("Demonstrate a positive mindset ...",
+# "Describe the importance of ..."): an exercise's instruction written, not the person's answer.
+_AN_INSTRUCTION = re.compile(
+    r"\s*(?:demonstrate|describe|explain|discuss|summari[sz]e|provide|identify|outline|"
+    r"analy[sz]e|illustrate|highlight|evaluate|compose|generate)\s+"
+    r"(?:a|an|the|how|why|what|which|some|three|two|\d+)\b",
+    re.IGNORECASE,
+)
 # Words between an asker and the one asked, in a text said to no one (a reflection's
 # question or insight): the asker's "us" learning from "you" ("allow us to learn from you"),
 # the one asked making "you" know them ("This will help you understand me"), or a request to
@@ -1151,7 +1159,7 @@ def assistant_speak(text: str, task: str | None = None, answered: str = "") -> s
     if found is None and task != "dialogue_turn":  # only a line answers another's news
         found = _HEARD_FROM_YOU.search(text)
     if found is None and task in ("survey", "interview"):
-        found = _THE_ASKING.search(text)
+        found = _THE_ASKING.search(text) or _AN_INSTRUCTION.match(text)
     if found is None and task in _SAID_TO_ONESELF:
         found = _INTERVIEW.search(text)
     return found.group() if found else None

@@ -48,6 +48,26 @@ _COUNTED = re.compile(
 _OUT_OF = re.compile(r"\s*/\s*\d+\s*$")  # a point and its scale: "4/5"
 # An answer opening on a point and the scale it is on: "4 of 5", "2.0 out of 10", "3/7".
 _ON_SCALE = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:/|of|out of)\s*(\d+)\b")
+# A bound on a point ("no more than 5", "at least 1"): below or at most, or above or at least.
+_AT_MOST = re.compile(
+    r"\b(?:no more than|not more than|at most|up to|max(?:imum)?(?: of)?)\s+(\d+)\b", re.I
+)
+_AT_LEAST = re.compile(
+    r"\b(?:no less than|not less than|at least|min(?:imum)?(?: of)?)\s+(\d+)\b", re.I
+)
+
+
+def vacuous_bound(text: str, scale: int) -> str | None:
+    """A bound every point of 1..`scale` meets ("no more than 5" on 1..5, "at least 1") when
+    the words give no other number: they pick no point, whatever value comes with them; None
+    otherwise ("up to 5 on a good day, today 3" gives 3)."""
+    for pattern, edge in ((_AT_MOST, scale), (_AT_LEAST, 1)):
+        for found in pattern.finditer(text):
+            if int(found.group(1)) == edge and set(numbers_in(text)) == {edge}:
+                return found.group()
+    return None
+
+
 TOLERANCE = 0.01  # relative: a number answer's value may round its written number this much
 _FIRST_PERSON = frozenset(
     "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves".split()
@@ -487,6 +507,8 @@ def _scaled(
     if kind == "likert":
         if (stated := _ON_SCALE.match(text)) and int(stated.group(1)) != scale:  # "2.0 of 10"
             return "value_mismatch", f"a point of 1..{stated.group(1)}, not of 1..{scale}"
+        if bound := vacuous_bound(text, scale):  # "No more than 5 points" on 1..5
+            return "no_answer", f"{bound!r} holds for every point of 1..{scale}"
         if not (said.is_integer() and 1 <= said <= scale):
             return "off_scale", f"{said:g} is no point of 1..{scale}"
         return _against_words(text, said, scale, str(ctx.get("question") or ""))

@@ -90,6 +90,10 @@ SPEND = {
     "text": "How many euros a month would the carbon tax cost your household?",
 }
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
+# An exercise's instruction, not an answer.
+EXERCISE = "Demonstrate a positive mindset, no fear of failure and a desire to keep going."
+# The one answering (Ann Lee) called by their own name: words said to them.
+CALLED_BY_OWN_NAME = "I went to the mall and bought some pizza, Ann. Then I spent all my money."
 MOVE = {"kind": "choice", "options": ["yes", "no", "not sure"], "text": "Would you move?"}
 VOTE = {
     "kind": "choice",
@@ -167,12 +171,16 @@ VOTE = {
         ),
         (OPEN, "In my day, I was unsure about the carbon tax.", None, None),
         (DID, "You made a cake.", None, "not_first_person"),  # SmolLM2's, kept first try
-        (  # SmolLM2's, kept first try (cog-22): the one answering called by their own name
-            DID,
-            "I went to the mall and bought some pizza, Ann. Then I spent all my money.",
-            None,
-            "not_first_person",
-        ),
+        (DID, EXERCISE, None, "out_of_character"),  # SmolLM2's, kept first try (hur-22)
+        (DID, "Describe the importance of work ethic in a nation.", None, "out_of_character"),
+        (DID, "Describe my morning? I baked bread.", None, None),
+        (DID, "Explain it to my boss, that's what I did.", None, None),
+        (DID, "I had to explain the storm warning to my son.", None, None),
+        (LIKERT, "No more than 5 points", 5, "no_answer"),  # SmolLM2's, kept first try: 1..5
+        (LIKERT, "At least 1, I suppose", 1, "no_answer"),
+        (LIKERT, "No more than 2, it was a bad day", 2, None),  # a bound that picks the point
+        (LIKERT, "Up to 5 on a good day, today 3", 3, None),
+        (DID, CALLED_BY_OWN_NAME, None, "not_first_person"),  # SmolLM2's, kept (cog-22)
         (DID, "I made a cake, Ann Lee!", None, "not_first_person"),
         (DID, "I made a cake with my sister, Ann.", None, "not_first_person"),  # named as oneself
         (DID, "I made a cake with my friend, Rosa.", None, None),  # another, named after her
@@ -559,6 +567,10 @@ MEMORIES = ["Paul Rossi's plan for 21:00: 21:00 relax at home (60 min)",
             "I heard but do not believe it: Hurricane warning from the mayor: a hurricane will "
             "hit the town tonight. Evacuate to the shelter."]  # fmt: skip
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
+# An exercise's instruction, not an answer.
+EXERCISE = "Demonstrate a positive mindset, no fear of failure and a desire to keep going."
+# The one answering (Ann Lee) called by their own name: words said to them.
+CALLED_BY_OWN_NAME = "I went to the mall and bought some pizza, Ann. Then I spent all my money."
 DAY = {"kind": "open", "text": "What happened in your day today?"}
 WORRY = {"kind": "open", "text": "What worries you most right now?"}
 
