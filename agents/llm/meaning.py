@@ -720,6 +720,8 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
         return Failure("narrated", line)
     if only_names(said, ctx):
         return Failure("empty", f"only a name: {line[:60]!r}")
+    if not ctx.get("history") and _stray_word(line, ctx):
+        return Failure("empty", f"one word, of nothing at hand: {line[:40]!r}")
     if own := _called_by_own_name(line, speaker):  # "Lets do it again, Tara Nagy." by Tara
         return Failure("not_first_person", f"said to {own}, the one speaking: {line[:60]!r}")
     for entry in ctx.get("history") or []:
@@ -727,6 +729,25 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
         if said and (said == before or (_copied(said, _grams(before)) and len(before) >= 4)):
             return Failure("repeated_line", " ".join(said))
     return None
+
+
+# One-word openers a person says to anyone: greetings, answers, thanks, calls for attention.
+_OPENERS = frozenset(
+    "hi hello hey hiya howdy morning evening afternoon yes no yeah yep nope okay ok sure thanks "
+    "sorry bye goodbye listen look wait help excuse pardon welcome congratulations cheers".split()
+)
+
+
+def _stray_word(line: str, ctx: dict[str, Any]) -> bool:
+    """A conversation opened on one word that is no greeting or call, neither asked nor
+    exclaimed, and of nothing the speaker has at hand ("Soccer", "Lasenada" in a hurricane
+    warning's hour): a word, not a line."""
+    said = words(line)
+    if len(said) != 1 or line.rstrip().endswith(("?", "!")) or said[0] in _OPENERS:
+        return False
+    at_hand = " ".join(str(m) for m in ctx.get("memories") or ())
+    at_hand += f" {ctx.get('topic') or ''} {ctx.get('listener') or ''} {ctx.get('speaker') or ''}"
+    return said[0] not in words(at_hand)
 
 
 def _own_memory_read(said: Sequence[str], name: Sequence[str], memories: Iterable[Any]) -> bool:

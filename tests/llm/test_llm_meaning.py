@@ -109,6 +109,34 @@ def ben_to_olga(text: str) -> str | None:
 
 
 @pytest.mark.parametrize(
+    ("text", "kind", "history"),
+    [
+        ("Soccer", "empty", []),  # SmolLM2's openers, kept first try (hur-22, pol-22)
+        ("Lasenada", "empty", []),
+        ("Soccer?", None, []),  # an invitation
+        ("Hurricane!", None, []),
+        ("Hello.", None, []),
+        ("Storm.", None, []),  # a word of what the speaker remembers
+        ("Soccer.", None, [["Olga Lopez", "What do you play on Sundays?"]]),  # an answer
+    ],
+)
+def test_an_opening_line_of_one_stray_word_says_nothing(
+    text: str, kind: str | None, history: list[list[str]]
+) -> None:
+    ctx = {
+        "speaker": "Ben Moore",
+        "listener": "Olga Lopez",
+        "memories": ["The hurricane hits the town: storm, flooding and emergency sirens."],
+        "history": history,
+    }
+    prompt = prompt_of(
+        "Ben Moore is talking with Olga Lopez.", DialogueTurn, "dialogue_turn", **ctx
+    )
+    failure = check("dialogue_turn", turn(text), prompt, ctx)
+    assert (failure.kind if failure else None) == kind, failure
+
+
+@pytest.mark.parametrize(
     ("text", "kind"),
     [
         ("Lets do it again, Ben Moore.", "not_first_person"),  # SmolLM2's form, to its speaker
