@@ -295,7 +295,13 @@ def _tick_part(table: str, same: list[pa.Table]) -> pa.Table:
 
 
 def _table(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
+    """The rows as a table of `table`'s schema; a row of another width is named in the error."""
     schema = SCHEMAS[table]
+    if (bad := next((row for row in rows if len(row) != len(schema)), None)) is not None:
+        raise ValueError(
+            f"results table {table!r}: a row of {len(bad)} values for its {len(schema)} columns "
+            f"({', '.join(schema.names)}): {bad!r:.200}"
+        )
     columns = list(zip(*rows, strict=True))
     return pa.table(
         [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)], schema=schema

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pyarrow.parquet as pq
+import pytest
 
 from societas.agents.runtime.results import ResultsWriter, read_table, write_window
 
@@ -61,3 +62,16 @@ def test_a_file_flushed_before_its_window_is_full_is_named_by_its_ticks(tmp_path
     files = [f.name for f in (tmp_path / "results" / "needs" / "group-0000").glob("*.parquet")]
     assert files == ["ticks-000025-000035.parquet"]
     assert read_table(tmp_path, "needs")["tick"].to_pylist() == list(range(25, 36))
+
+
+def test_a_row_of_another_width_is_named_with_its_tables_columns(tmp_path):
+    """A row one value short (a table grew a column its writer does not give) fails at the
+    tick's end naming the table, the widths and the columns, not in a zip deep inside."""
+    writer = ResultsWriter(tmp_path, group_id=0, flush_every=3)
+    writer.add("needs", _needs(0, 1))
+    writer.add("needs", _needs(0, 2)[:-1])
+    with pytest.raises(ValueError) as raised:
+        writer.end_tick(0)
+    assert str(raised.value).startswith(
+        "results table 'needs': a row of 6 values for its 7 columns (tick, agent_id, "
+    )

@@ -192,9 +192,9 @@ def _write_run(
     (folder / "config.json").write_text(json.dumps(config))
     writer = ResultsWriter(folder, 0, flush_every=100)
     for i in range(AGENTS) if surveyed else ():
-        writer.add("surveys", (2, 0, "01:00", "s", i, "life", "1", 1.0, "first_try"))
+        writer.add("surveys", (2, 0, "01:00", "s", i, "life", "1", 1.0, "first_try", None))
         vote = 0.0 if i in LOW else 1.0
-        writer.add("surveys", (2, 0, "01:00", "s", i, "vote", "yes", vote, "first_try"))
+        writer.add("surveys", (2, 0, "01:00", "s", i, "vote", "yes", vote, "first_try", None))
     for tick in range(4):
         for i in range(AGENTS):
             if tick == 0:
