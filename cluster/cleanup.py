@@ -102,7 +102,13 @@ def read_processes(run_dir: Path) -> ProcessesRecord:
 
 def driver_alive(run_dir: Path) -> int | None:
     """The pid of the run's driver if that very process (same start time) still runs."""
-    driver = read_processes(run_dir).driver
+    return live_driver(read_processes(run_dir))
+
+
+def live_driver(record: ProcessesRecord) -> int | None:
+    """The pid of the driver a processes record lists if that very process (same start time)
+    still runs and is not this one."""
+    driver = record.driver
     if driver is None or driver.pid == os.getpid():
         return None
     return driver.pid if driver.running() is not None else None

@@ -189,21 +189,12 @@ def holds_run_at(where: str | Path) -> bool:
 
 def read_record_at(where: str | Path) -> dict[str, Any] | None:
     """`run.json` of a run in a folder or at a URL, as `read_record` reads it."""
-    import json
-
-    from societas.cluster.observe.run_folder import RUN_FILE, read_record
+    from societas.cluster.observe.run_folder import RUN_FILE, read_record, record_of
 
     if not is_url(where):
         return read_record(Path(where))
     raw = read_object(str(where), RUN_FILE)
-    try:
-        data = json.loads(raw) if raw is not None else None
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    data.setdefault("schema_version", 1)
-    return data
+    return None if raw is None else record_of(raw)
 
 
 def last_complete_at(where: str | Path) -> int | None:
@@ -226,7 +217,7 @@ def driver_alive_at(where: str | Path) -> int | None:
 
     from pydantic import ValidationError
 
-    from societas.cluster.cleanup import ProcessesRecord, driver_alive
+    from societas.cluster.cleanup import ProcessesRecord, driver_alive, live_driver
     from societas.cluster.observe.run_folder import PROCESSES_FILE
 
     if not is_url(where):
@@ -236,10 +227,7 @@ def driver_alive_at(where: str | Path) -> int | None:
         record = ProcessesRecord.model_validate_json(raw or b"{}")
     except ValidationError:
         return None
-    driver = record.driver
-    if driver is None or record.host not in (None, socket.gethostname()):
-        return None
-    return driver.pid if driver.pid != os.getpid() and driver.running() is not None else None
+    return live_driver(record) if record.host in (None, socket.gethostname()) else None
 
 
 def fetch_objects(url: str, names: list[str], dest: Path) -> None:

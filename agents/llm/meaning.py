@@ -40,6 +40,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from societas.agents.llm.survey_checks import (
+    CLOCK,
     NARRATING,
     addressed,
     answer_problem,
@@ -1309,13 +1310,12 @@ def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
         if listed and own and any(own <= _content_stems(c, set()) for c in cited):
             return Failure("not_an_insight", f"{text[:60]!r} only restates a statement")
         if _TIMETABLE.fullmatch(text) and not _SELF.intersection(words(text)):
-            timed = any(_CLOCK.search(s) for s in statements)  # the plan the prompt lists
+            timed = any(CLOCK.search(s) for s in statements)  # the plan the prompt lists
             kind = "copied_prompt" if timed else "not_an_insight"
             return Failure(kind, f"a time-table, not an insight: {text[:60]!r}")
     return _people(value, ctx)
 
 
-_CLOCK = re.compile(r"\b\d{1,2}:\d{2}\b")
 # A text of timed items only ("7:00 wake up, 8:00 breakfast", "At 9:00 work; then 18:00
 # dinner."): a plan's time-table, which says nothing of what the person learned.
 _TIMETABLE = re.compile(

@@ -23,7 +23,7 @@ _WORDS = re.compile(r"[^\W_]+")
 _MARKS = re.compile(r"[^\w\s.,!?'\u2019-]")  # a character no sentence needs: / = : ( {
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _CUT_AT_NUMBER = re.compile(r"[.!?;]\s+\d+$")  # an open answer's last "sentence" a bare number
-_CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")  # a time of day: "10:35", "9:00:12"
+CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")  # a time of day: "10:35", "9:00:12"
 # A time of day written with its half of the day ("10 pm", "7:30 a.m.", "6 o'clock").
 _TIME_OF_DAY = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\b\.?|o'clock\b)", re.IGNORECASE)
 # A span of time ("3 days ago", "2 hours"): a count of its unit only.
@@ -122,7 +122,7 @@ def quantities_in(text: str, question: str = "", kind: str = "number") -> list[f
 def _readable(text: str, question: str, kind: str) -> str:
     """`text` with what `quantities_in` leaves out blanked: the numbers left are those the
     survey may read."""
-    text = _PLACE.sub(" ", _TIME_OF_DAY.sub(" ", _CLOCK.sub(" ", text)))
+    text = _PLACE.sub(" ", _TIME_OF_DAY.sub(" ", CLOCK.sub(" ", text)))
     if kind == "likert":
         return _COUNT.sub(" ", _SPAN.sub(" ", text))
     noun = counted_noun(question)

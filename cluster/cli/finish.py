@@ -196,17 +196,13 @@ def _input_changes(where: str) -> dict[str, Change]:
 
 def _unfinished_runs(folder: str, plan: ExperimentPlan) -> list[str]:
     """The runs of the plan (nested plans included) that began and have not completed."""
-    from societas.cluster.experiments.plan import read_plan
+    from societas.cluster.experiments.plan import runs_of
 
-    found: list[str] = []
-    for child in plan.children:
-        path = child_out(folder, child.folder)
-        sub = read_plan(path)
-        if sub is not None:
-            found += _unfinished_runs(path, sub)
-        elif (read_record_at(path) or {}).get("status") not in (None, "completed"):
-            found.append(path)
-    return found
+    return [
+        place
+        for _, place in runs_of(folder, plan)
+        if (read_record_at(place) or {}).get("status") not in (None, "completed")
+    ]
 
 
 def _start(

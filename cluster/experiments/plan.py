@@ -6,8 +6,8 @@ object-store URL: the plan is then the object OUT/experiment.json, the children 
 
 from __future__ import annotations
 
-import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ from societas.cluster.observe.inputs import (
     describe,
     refusal,
     scenario_inputs,
+    sha256_of,
     yaml_configs,
 )
 from societas.cluster.observe.run_folder import PLAN_FILE, OutDirError, now
@@ -114,11 +115,6 @@ class ExperimentPlan(BaseModel):
         )
 
 
-def scenario_digest(path: Path) -> str:
-    """SHA-256 of the scenario file's bytes: a resume refuses a scenario edited since."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def experiment_inputs(path: Path) -> ScenarioInputs:
     """The digests of the scenario file and of every file it and its arms read."""
     return scenario_inputs(yaml_configs(path), Path(path))
@@ -146,7 +142,7 @@ def new_plan(
         kind=kind,
         experiment=experiment,
         scenario=str(Path(config).resolve()),
-        scenario_digest=scenario_digest(config),
+        scenario_digest=inputs.files["scenario"],
         inputs=inputs.files,
         inputs_digest=inputs.digest,
         children=children,
@@ -248,7 +244,7 @@ def check_scenario(
             f"{path}: the scenario of {folder} ({PLAN_FILE}) no longer exists; put it back to "
             "finish the experiment"
         )
-    if scenario_digest(path) != plan.scenario_digest:
+    if sha256_of(path) != plan.scenario_digest:
         raise PlanError(
             f"{path}: the scenario changed since {folder} was started (its digest differs "
             f"from {PLAN_FILE}'s); restore it, or run the changed scenario into another --out"
@@ -295,19 +291,29 @@ def note_changed_inputs(folder: Path | str, plan: ExperimentPlan) -> None:
             note_changed_inputs(place, sub)
 
 
+def runs_of(
+    folder: Path | str, plan: ExperimentPlan, prefix: str = ""
+) -> Iterator[tuple[str, str]]:
+    """(name under the parent, folder or URL) of each run of the experiment, in the plan's
+    order, the runs of nested plans (`seed-0/control`) included."""
+    for child in plan.children:
+        place = child_out(str(folder), child.folder)
+        sub = read_plan(place)
+        if sub is not None:
+            yield from runs_of(place, sub, f"{prefix}{child.folder}/")
+        else:
+            yield f"{prefix}{child.folder}", place
+
+
 def not_finished(folder: Path, plan: ExperimentPlan) -> list[str]:
     """The children of the experiment that have not completed, each with its state
     (`seed-2 (not started)`, `seed-0/control (interrupted)`), nested plans included."""
     from societas.cluster.observe.run_folder import holds_run, read_record
 
     found: list[str] = []
-    for child in plan.children:
-        path = Path(folder) / child.folder
-        sub = read_plan(path)
-        if sub is not None:
-            found += [f"{child.folder}/{name}" for name in not_finished(path, sub)]
-            continue
+    for name, place in runs_of(folder, plan):
+        path = Path(place)
         status = (read_record(path) or {}).get("status") if holds_run(path) else "not started"
         if status != "completed":
-            found.append(f"{child.folder} ({status or 'no run.json'})")
+            found.append(f"{name} ({status or 'no run.json'})")
     return found

@@ -138,8 +138,18 @@ def read_record(run_dir: Path) -> dict[str, Any] | None:
     """`run.json` as a dict (`schema_version` 1 when it predates the field), or None when
     missing or unreadable."""
     try:
-        data = json.loads((Path(run_dir) / RUN_FILE).read_text())
-    except (OSError, ValueError):
+        raw = (Path(run_dir) / RUN_FILE).read_bytes()
+    except OSError:
+        return None
+    return record_of(raw)
+
+
+def record_of(raw: bytes | str) -> dict[str, Any] | None:
+    """The bytes of a `run.json` as a dict (`schema_version` 1 when it predates the field),
+    or None when they are not a JSON object."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
         return None
     if not isinstance(data, dict):
         return None
