@@ -383,7 +383,7 @@ def refuse_changed_inputs(run_dir: str, folder: Path) -> None:
 
     changes = run_input_changes(folder)
     if changes:
-        again = f"societas resume {run_dir} {ALLOW_FLAG}"
+        again = f"societas resume {shlex.quote(run_dir)} {ALLOW_FLAG}"
         raise OutDirError(refusal({run_dir: changes}, "the run started", again))
 
 

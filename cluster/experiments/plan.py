@@ -7,6 +7,7 @@ object-store URL: the plan is then the object OUT/experiment.json, the children 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -27,7 +28,13 @@ from societas.cluster.observe.inputs import (
     yaml_configs,
 )
 from societas.cluster.observe.run_folder import PLAN_FILE, OutDirError, now
-from societas.cluster.remote_out import child_out, is_url, read_object, write_object
+from societas.cluster.remote_out import (
+    RemoteOutError,
+    child_out,
+    is_url,
+    read_object,
+    write_object,
+)
 
 PLAN_SCHEMA_VERSION = 2  # 2: records `inputs`; a plan of version 1 is checked on its YAML
 # The options that change what the children compute: a plan written with other values is
@@ -162,6 +169,8 @@ def read_plan(folder: Path | str) -> ExperimentPlan | None:
         if raw is None:
             return None
         data = json.loads(raw)
+    except RemoteOutError as err:  # the store itself: no such scheme, unreachable, refused
+        raise PlanError(f"{folder}: {str(err).removeprefix(f'{folder}: ')}") from None
     except (OSError, ValueError) as err:
         raise PlanError(f"{path}: not readable as JSON ({err})") from None
     version = data.get("schema_version") if isinstance(data, dict) else None
@@ -251,7 +260,7 @@ def check_scenario(
         )
     changes = input_changes(plan)
     if changes and not allow_changed_inputs:
-        again = f"societas resume {folder} {ALLOW_FLAG}"
+        again = f"societas resume {shlex.quote(str(folder))} {ALLOW_FLAG}"
         raise PlanError(refusal({str(folder): changes}, "the experiment started", again))
     return path
 

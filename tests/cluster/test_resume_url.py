@@ -117,3 +117,12 @@ def put(s3, path: str, data: dict) -> None:
     """Write `data` as JSON at `path` in the store."""
     with s3.open_output_stream(path) as out:
         out.write(json.dumps(data).encode())
+
+
+def test_a_url_no_store_opens_is_named_as_such_not_as_bad_json():
+    for command in ("resume", "status"):
+        res = societas(command, "nostore://bucket/exp")
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert "Traceback" not in res.stderr
+        assert "error: nostore://bucket/exp: cannot open: " in res.stderr, res.stderr
+        assert "JSON" not in res.stderr
