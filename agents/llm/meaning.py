@@ -1244,19 +1244,26 @@ def _talk(value: Any, ctx: dict[str, Any]) -> Failure | None:
     if says_no_answer(reason):
         return Failure("no_answer", reason)
     example = (ctx.get("prompt_example") or {}).get("talk_to")
-    if chosen == example and _NO_REASON.fullmatch(reason):  # the example's number, unexplained
+    words = _CODE.sub(" ", reason)  # "unrealistic-2.1; no details": a label, then no reason
+    unexplained = _NO_REASON.fullmatch(words) or not _A_LETTER.search(words)
+    if chosen == example and unexplained:  # the example's number, for no reason
         return Failure(
             "copied_example", f"person {chosen}, the example's, for no reason: {reason!r}"
         )
     return _people(value, ctx)
 
 
-# A reason that says there is none ("no reason yet", "No reason needed to be given").
+# A reason that says there is none ("no reason yet", "No reason needed to be given", "no
+# details").
 _NO_REASON = re.compile(
     r"\W*(?:no (?:particular |real |special )?reason(?: yet| needed(?: to be given)?| given)?|"
+    r"no (?:more )?(?:details?|info(?:rmation)?|explanation)(?: given)?|"
     r"nothing(?: in particular)?|none|n/a)\W*",
     re.IGNORECASE,
 )
+# A code rather than a word: a token with a digit in it ("unrealistic-2.1", "#3", "A1").
+_CODE = re.compile(r"[^\s;,]*\d[^\s;,]*")
+_A_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _strategy(value: Any, ctx: dict[str, Any]) -> Failure | None:

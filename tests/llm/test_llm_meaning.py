@@ -700,6 +700,11 @@ def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
         TalkChoice(talk_to=example["talk_to"], reason="no reason yet"),
         TalkChoice(talk_to=example["talk_to"], reason="Nothing in particular"),
         TalkChoice(talk_to=example["talk_to"], reason="No reason needed to be given"),
+        # a code for a reason, then none (SmolLM2's "unrealistic-2.1; no details" is also
+        # refused as copied_prompt, its number glued to a word)
+        TalkChoice(talk_to=example["talk_to"], reason="R-2.1; no details"),
+        TalkChoice(talk_to=example["talk_to"], reason="2.1"),
+        TalkChoice(talk_to=example["talk_to"], reason="No details given."),
     )
     for copied in copies:
         found = check("talk_decision", copied, prompt_of(text), ctx)
@@ -710,6 +715,8 @@ def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
         TalkChoice(talk_to=1),
         TalkChoice(talk_to=1, reason="no particular reason"),  # someone chosen: a decision
         TalkChoice(talk_to=0, reason="Nothing in particular to tell Ben today."),
+        TalkChoice(talk_to=0, reason="It is 9 pm; too late to talk."),
+        TalkChoice(talk_to=0, reason="Ben gave no details of the 2 fires, so I wait."),
     ):
         assert check("talk_decision", own, prompt_of(text), ctx) is None, own
     # The check reads the example's number from the prompt: with another example, nobody for
