@@ -1199,7 +1199,7 @@ _CAPTION = re.compile(
     r"\b(?:the|this|that) (?:image|photo|photograph|picture|snapshot|shot|frame|scene) "
     r"(?:shows|showed|depicts|depicted|features|captures|portrays|is of)\b|"
     r"(?:^|[.!?] +)in (?:this|the) (?:image|photo|photograph|picture|snapshot|shot|frame)"
-    r"\b(?! (?:i|you) )|"
+    r"\b(?!,? (?:i|you|we|my|your|our)\b)|"
     r"\b(?:this|it) is an? (?:image|photo|photograph|picture|snapshot) of\b|"
     r"^\W*caption\b",
     re.IGNORECASE,

@@ -73,6 +73,8 @@ def summary_failure(text: str) -> str | None:
         ("I took a picture of the sunset yesterday.", None),
         ("Did you see the photo I sent you?", None),
         ("In the picture I sent you, the dog is asleep.", None),
+        ("In this photo, I look young.", None),
+        ("In this photo, my grandmother is holding me.", None),
         ("The scene at the market was chaos this morning.", None),
     ],
 )
