@@ -10,6 +10,7 @@ run; `resume URL` pulls it back first. Credentials come from the environment
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,54 @@ def staging_dir(url: str) -> Path:
     """The local folder a run into `url` works in ($SOCIETAS_STAGING_DIR or runs/.staging)."""
     base = Path(os.environ.get(STAGING_ENV) or Path("runs") / ".staging")
     return base / hashlib.sha256(url.encode()).hexdigest()[:16]
+
+
+def reading_copy(url: str) -> Path:
+    """A local copy of what a report or an export reads of the run or experiment at `url`:
+    every file but checkpoints and live memory, fetched where the store's differs (beside
+    the staging folders; what a report or export writes there stays); RemoteOutError when
+    the store cannot be read or holds nothing."""
+    import pyarrow.fs as pafs
+
+    fs, path = open_url(url)
+    root = path.rstrip("/")
+    dest = staging_dir(url).with_name(f"{staging_dir(url).name}-read")
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+        files = [i for i in infos if i.type == pafs.FileType.File]
+        wanted = {i.path[len(root) + 1 :]: i for i in files}
+        wanted = {rel: i for rel, i in wanted.items() if _read_by_reports(rel)}
+        if not wanted:
+            raise RemoteOutError(f"{url}: holds no run (nothing there)")
+        for rel, info in wanted.items():
+            local = dest / rel
+            if not _same_copy(local, info):
+                local.parent.mkdir(parents=True, exist_ok=True)
+                with fs.open_input_stream(info.path) as src, local.open("wb") as dst:
+                    while chunk := src.read(1 << 22):
+                        dst.write(chunk)
+    except OSError as err:
+        raise RemoteOutError(f"{url}: cannot read it: {_reason(err)}") from None
+    fetched = dest / ".fetched.json"  # what came from the store: reports and exports stay
+    before = json.loads(fetched.read_text()) if fetched.is_file() else []
+    for rel in set(before) - set(wanted):  # gone from the store since (a resume rewrote it)
+        (dest / rel).unlink(missing_ok=True)
+    fetched.write_text(json.dumps(sorted(wanted)))
+    return dest
+
+
+def _read_by_reports(rel: str) -> bool:
+    """Whether a report or an export reads the file `rel` of a run or experiment."""
+    parts = rel.split("/")
+    return not any(p in ("checkpoints", "memory") or p.startswith(".") for p in parts)
+
+
+def _same_copy(local: Path, info: Any) -> bool:
+    """Whether `local` already holds the store's file `info` (same size, not older)."""
+    if not local.is_file() or info.mtime is None:
+        return False
+    st = local.stat()
+    return st.st_size == info.size and st.st_mtime >= info.mtime.timestamp()
 
 
 def check_remote_out(url: str, *, overwrite: bool = False, resume: bool = False) -> None:

@@ -78,7 +78,7 @@ def run_arms_command(
     from societas.cluster.cli.common import EXIT_INTERRUPTED, user_errors
     from societas.cluster.experiments.arms import arm_runs, mark_arm
     from societas.cluster.experiments.plan import Child, new_plan, record_plan
-    from societas.cluster.remote_out import child_out, is_url
+    from societas.cluster.remote_out import child_out
 
     names = chosen_arms(scenario, only)
     try:
@@ -98,8 +98,7 @@ def run_arms_command(
             execute(scenarios[name], arm_opts)
         except typer.Exit as stopped:
             if stopped.exit_code == EXIT_INTERRUPTED:
-                if not is_url(arm_opts.out):
-                    mark_arm(Path(arm_opts.out), scenario.name, name)
+                mark_arm(arm_opts.out, scenario.name, name)
                 later = ", ".join(names[i + 1 :])
                 if planned:
                     first = f"arms {later} did not start; " if later else ""
@@ -108,12 +107,12 @@ def run_arms_command(
                         err=True,
                     )
             raise
-        if not is_url(arm_opts.out):
-            mark_arm(Path(arm_opts.out), scenario.name, name)
+        mark_arm(arm_opts.out, scenario.name, name)
     others = [name for name in scenarios if name not in names]
     if others:
         typer.echo(f"not run by this command: arms {', '.join(others)} (--arm NAME runs one)")
-    typer.echo(f"next: societas report {opts.out}  (the arms side by side, with paired effects)")
+    where = shlex.quote(str(opts.out))
+    typer.echo(f"next: societas report {where}  (the arms side by side, with paired effects)")
 
 
 def interview(

@@ -157,8 +157,8 @@ def _finish(folder: str, plan: ExperimentPlan, given: ResumeOptions) -> tuple[li
             allow_changed_inputs=given.allow_changed_inputs,
             take_over=given.take_over,
         )
-        if child.arm is not None and not is_url(path):
-            mark_arm(Path(path), plan.experiment, child.arm)
+        if child.arm is not None:
+            mark_arm(path, plan.experiment, child.arm)
     return running, elsewhere
 
 

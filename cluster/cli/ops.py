@@ -346,9 +346,9 @@ def resume(
         execute(scenario, opts, stored_cluster=cluster, stored_groups=groups)
     except typer.Exit as stopped:
         if stopped.exit_code == EXIT_INTERRUPTED:
-            keep_arm(run_dir, folder, record)
+            keep_arm(run_dir, record)
         raise
-    keep_arm(run_dir, folder, record)
+    keep_arm(run_dir, record)
 
 
 def refuse_running_elsewhere(run_dir: str, record: dict[str, Any]) -> None:
@@ -387,14 +387,13 @@ def refuse_changed_inputs(run_dir: str, folder: Path) -> None:
         raise OutDirError(refusal({run_dir: changes}, "the run started", again))
 
 
-def keep_arm(run_dir: str, folder: Path, record: dict[str, Any]) -> None:
+def keep_arm(run_dir: str, record: dict[str, Any]) -> None:
     """Name the experiment and arm again in a resumed arm's run.json (the resume wrote a new
     record), so the report still sees one experiment."""
     from societas.cluster.experiments.arms import mark_arm
-    from societas.cluster.remote_out import is_url
 
-    if record.get("arm") and not is_url(run_dir):
-        mark_arm(folder, str(record.get("experiment") or ""), str(record["arm"]))
+    if record.get("arm"):
+        mark_arm(run_dir, str(record.get("experiment") or ""), str(record["arm"]))
 
 
 def raised_budget(folder: Path, scenario: Any, budget: int | None, more: int | None) -> int | None:

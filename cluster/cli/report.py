@@ -11,27 +11,30 @@ import typer
 
 
 def report(
-    runs: Annotated[
-        list[Path],
+    given: Annotated[
+        list[str],
         typer.Argument(
             help="A run folder; a folder of arms or seed-N replicates; or several runs to "
-            "compare on the same axes."
+            "compare on the same axes (each may be an object-store URL).",
+            metavar="RUNS...",
         ),
     ],
     agent: int | None = typer.Option(None, "--agent", help="Write one agent's page instead."),
     out: Path | None = typer.Option(None, "--out", help="HTML file to write."),  # noqa: B008
 ) -> None:
-    """Write a self-contained HTML report (RUN/report.html) and summary.json."""
+    """Write a self-contained HTML report (RUN/report.html) and summary.json; a run at a URL
+    is read from a local copy of its results, where the report is written."""
     from societas.cluster.report import ReportInputError, write_agent_page, write_report
 
     try:
+        runs = [readable(where) for where in given]
         if agent is not None:
             if len(runs) != 1:
                 raise ReportInputError("--agent: give exactly one run folder")
             html = write_agent_page(runs[0], agent, out)
         else:
             if len(runs) == 1:
-                note_unfinished(runs[0])
+                note_unfinished(given[0])
             html = write_report(runs, out)
     except ReportInputError as err:
         typer.echo(f"error: {err}", err=True)
@@ -40,7 +43,22 @@ def report(
     typer.echo(f"wrote {html} ({size_mb:.1f} MB; opens offline in any browser)")
 
 
-def note_unfinished(folder: Path) -> None:
+def readable(where: str) -> Path:
+    """A run folder as given; for an object-store URL, the local copy of what a report reads
+    (fetched now; a ReportInputError naming the URL when the store cannot give it)."""
+    from societas.cluster.remote_out import RemoteOutError, is_url, reading_copy
+    from societas.cluster.report import ReportInputError
+
+    if not is_url(where):
+        return Path(where)
+    try:
+        return reading_copy(where)
+    except RemoteOutError as err:
+        text = str(err)
+        raise ReportInputError(text if text.startswith(where) else f"{where}: {text}") from None
+
+
+def note_unfinished(folder: str) -> None:
     """One line on stderr when `folder` holds an experiment whose runs are not all complete:
     the report shows only what has run, and `societas resume` finishes the rest."""
     from societas.cluster.experiments.plan import PlanError, not_finished, read_plan
@@ -53,14 +71,19 @@ def note_unfinished(folder: Path) -> None:
     if missing:
         typer.echo(
             f"note: {folder}: not complete: {', '.join(missing)}; the report covers what has "
-            f"run; `societas resume {folder}` finishes the experiment",
+            f"run; `societas resume {shlex.quote(folder)}` finishes the experiment",
             err=True,
         )
 
 
 def export(
-    run_dir: Annotated[
-        Path, typer.Argument(help="A run folder (with --tidy: or a folder of arms/seeds).")
+    given: Annotated[
+        str,
+        typer.Argument(
+            help="A run folder (with --tidy: or a folder of arms/seeds), or an object-store "
+            "URL of one.",
+            metavar="RUN_DIR",
+        ),
     ],
     fmt: str = typer.Option(
         "csv", "--format", help="csv (one file per table) or duckdb; with --tidy also parquet."
@@ -79,6 +102,7 @@ def export(
     from societas.cluster.report.tidy import export_tidy
 
     try:
+        run_dir = readable(given)
         target = export_tidy(run_dir, fmt, out) if tidy else do_export(run_dir, fmt, out)
     except ReportInputError as err:
         typer.echo(f"error: {err}", err=True)
@@ -140,7 +164,7 @@ def run_replicates(
                 finish = f"societas resume {shlex.quote(root)}"
                 typer.echo(f"or finish every seed with: {finish}", err=True)
             raise
-    typer.echo(f"next: societas report {root}")
+    typer.echo(f"next: societas report {shlex.quote(str(root))}")
 
 
 def _command(name: str, *args: Any, **options: Any) -> str:

@@ -8,6 +8,7 @@ the preflight (societas.cluster.preflight); `run` then hands over to
 from __future__ import annotations
 
 import importlib
+import shlex
 import sys
 import threading
 import time
@@ -18,6 +19,7 @@ import typer
 
 from societas.agents.scenario import ScenarioConfig, load_scenario
 from societas.cluster.cli.common import progress_bar, progress_line, user_errors
+from societas.cluster.remote_out import is_url
 
 HEARTBEAT_AFTER_S = 5.0  # a call older than this makes the progress line show the calls
 HEARTBEAT_EVERY_S = 30.0  # at most one heartbeat line this often when not on a terminal
@@ -144,7 +146,8 @@ def execute(scenario: Any, opts: Any, **kw: Any) -> None:
         f"({summary.agent_steps_per_s:,.0f}/s), {summary.llm_requests:,} {decisions}, "
         f"{summary.memories_total:,} memories -> {opts.out}"
     )
-    typer.echo(f"next: societas report {run_dir}")
+    where = opts.out if is_url(opts.out) else run_dir  # a URL's report reads it there
+    typer.echo(f"next: societas report {shlex.quote(str(where))}")
 
 
 def run(

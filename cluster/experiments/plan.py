@@ -314,15 +314,16 @@ def runs_of(
             yield f"{prefix}{child.folder}", place
 
 
-def not_finished(folder: Path, plan: ExperimentPlan) -> list[str]:
-    """The children of the experiment that have not completed, each with its state
-    (`seed-2 (not started)`, `seed-0/control (interrupted)`), nested plans included."""
-    from societas.cluster.observe.run_folder import holds_run, read_record
+def not_finished(folder: Path | str, plan: ExperimentPlan) -> list[str]:
+    """The children of the experiment (in a folder or at a URL) that have not completed, each
+    with its state (`seed-2 (not started)`, `seed-0/control (interrupted)`), nested plans
+    included."""
+    from societas.cluster.remote_out import holds_run_at, read_record_at
 
     found: list[str] = []
     for name, place in runs_of(folder, plan):
-        path = Path(place)
-        status = (read_record(path) or {}).get("status") if holds_run(path) else "not started"
+        began = holds_run_at(place)
+        status = (read_record_at(place) or {}).get("status") if began else "not started"
         if status != "completed":
             found.append(f"{name} ({status or 'no run.json'})")
     return found

@@ -37,8 +37,8 @@ def test_check_names_a_default_out_that_holds_another_run(tmp_path):
 
 
 def test_seeds_interrupted_in_the_first_say_how_to_finish_and_that_works(tmp_path):
-    ticks = 400  # room to interrupt seed 0 (20 agents step a tick in ~20 ms)
-    cfg = town(tmp_path, ticks=ticks, cluster={"checkpoint_every": 100})
+    ticks = 120  # room to interrupt seed 0 (20 agents step a tick in ~20 ms)
+    cfg = town(tmp_path, ticks=ticks, cluster={"checkpoint_every": 50})
     root = tmp_path / "reps"
     log = tmp_path / "seeds.log"
     proc = start("run", str(cfg), "--local", "--seeds", "0,1,2", "--out", str(root), log=log)

@@ -1,6 +1,8 @@
-"""`societas resume URL` and `status URL` on an experiment whose seeds went into an object
-store: the plan and each child's record are read at the URL, the interrupted seed is resumed
-and the unstarted one started there, with the rows of a run never interrupted."""
+"""`societas resume URL` and `status URL` on an experiment whose seeds or arms went into an
+object store: the plan and each child's record are read at the URL, the interrupted run is
+resumed and the unstarted one started there, with the rows of a run never interrupted; the
+arms stay named as one experiment, and `report URL` and `export URL` read it from a local
+copy of its results."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 from cli_processes import ROOT, SOCIETAS, societas, town
 from test_cli_ray_trust import moto_s3
-from test_resume_parent import TICKS, interrupt, same_rows
+from test_resume_parent import ARMS, TICKS, interrupt, same_rows
 
 
 def test_resume_of_seeds_at_a_url_finishes_them_there(tmp_path):
@@ -126,3 +128,67 @@ def test_a_url_no_store_opens_is_named_as_such_not_as_bad_json():
         assert "Traceback" not in res.stderr
         assert "error: nostore://bucket/exp: cannot open: " in res.stderr, res.stderr
         assert "JSON" not in res.stderr
+
+
+def test_arms_at_a_url_resume_report_and_export_as_one_experiment(tmp_path):
+    with moto_s3(tmp_path) as (s3, query, env):
+        cfg = town(tmp_path, ticks=TICKS, arms=ARMS, cluster={"checkpoint_every": 50})
+        url = f"s3://runs/exp{query}"
+        log = tmp_path / "run.log"
+        with log.open("w") as fh:
+            proc = subprocess.Popen(
+                [*SOCIETAS, "run", str(cfg), "--local", "--out", url],
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                env=env,
+                start_new_session=True,
+            )
+        text = interrupt(log, proc, "arm storm:")
+        assert f"finish every arm with: societas resume {shlex.quote(url)}" in text
+
+        def record(arm: str) -> dict:
+            return json.loads(s3.open_input_file(f"runs/exp/{arm}/run.json").read())
+
+        for arm, status in (("control", "completed"), ("storm", "interrupted")):
+            assert (record(arm)["status"], record(arm)["experiment"], record(arm)["arm"]) == (
+                status,
+                "town",
+                arm,
+            )
+        res = societas("report", url, env=env, timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert res.stderr.startswith(
+            f"note: {url}: not complete: storm (interrupted); the report covers what has run; "
+            f"`societas resume {shlex.quote(url)}` finishes the experiment"
+        ), res.stderr
+
+        res = societas("resume", url, env=env, timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+        storm = url.replace("/exp?", "/exp/storm?")
+        assert f"next: societas report {shlex.quote(storm)}" in res.stdout  # not its staging
+        assert f"next: societas report {shlex.quote(url)}" in res.stdout
+        for arm in ("control", "storm"):  # the resumed arm's new record is named again
+            assert (record(arm)["status"], record(arm)["experiment"], record(arm)["arm"]) == (
+                "completed",
+                "town",
+                arm,
+            )
+
+        res = societas("report", url, env=env, timeout=300)
+        assert res.returncode == 0 and not res.stderr, res.stdout + res.stderr
+        html = Path(res.stdout.split("wrote ", 1)[1].split(" (", 1)[0])
+        summary = json.loads((html.parent / "summary.json").read_text())
+        assert summary["arms"] == ["control", "storm"]  # one experiment, side by side
+        assert any(
+            f["series"].startswith("difference: storm") for f in summary["findings"]["reach"]
+        )
+        res = societas("export", url, "--tidy", "--format", "csv", env=env, timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+        tidy = Path(res.stdout.split("wrote ", 1)[1].strip())
+        assert {row.split(",")[0] for row in tidy.read_text().splitlines()[1:]} == {
+            "control",
+            "storm",
+        }
+        assert html.is_file()  # the export's refresh of the copy left the report in place
+        assert not list(html.parent.rglob("checkpoints")) and not list(html.parent.rglob("memory"))
