@@ -29,11 +29,17 @@ def societas(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProc
     )
 
 
-def start(*args: str, log: Path) -> subprocess.Popen:
-    """Start the CLI in the background (its own process group), output to `log`."""
+def start(*args: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start the CLI in the background (its own process group, `env` if given), output to
+    `log`."""
     fh = log.open("w")
     return subprocess.Popen(
-        [*SOCIETAS, *args], stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True
+        [*SOCIETAS, *args],
+        stdout=fh,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
     )
 
 

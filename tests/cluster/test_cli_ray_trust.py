@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cli_processes import ROOT, SOCIETAS, societas, start, town, wait_for
+from cli_processes import ROOT, societas, start, town, wait_for
 
 
 def run_processes(run_dir: Path) -> list[int]:
@@ -117,15 +116,7 @@ def test_out_to_object_store_url_and_resume_from_it(tmp_path):
 
         url = f"s3://runs/town{query}"
         log = tmp_path / "s3.log"
-        fh = log.open("w")
-        proc = subprocess.Popen(
-            [*SOCIETAS, "run", str(cfg), "--local", "--out", url],
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            cwd=ROOT,
-            env=env,
-            start_new_session=True,
-        )
+        proc = start("run", str(cfg), "--local", "--out", url, log=log, env=env)
         try:
             wait_for(lambda: "progress tick=2/" in log.read_text(), 120, "tick 2")
             proc.send_signal(signal.SIGINT)

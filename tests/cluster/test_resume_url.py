@@ -11,7 +11,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from cli_processes import ROOT, SOCIETAS, societas, town
+from cli_processes import ROOT, societas, start, town
 from test_cli_ray_trust import moto_s3
 from test_resume_parent import ARMS, TICKS, interrupt, same_rows
 
@@ -21,15 +21,7 @@ def test_resume_of_seeds_at_a_url_finishes_them_there(tmp_path):
         cfg = town(tmp_path, ticks=TICKS, cluster={"checkpoint_every": 50})
         url = f"s3://runs/reps{query}"
         log = tmp_path / "run.log"
-        with log.open("w") as fh:
-            proc = subprocess.Popen(
-                [*SOCIETAS, "run", str(cfg), "--local", "--seeds", "0,1,2", "--out", url],
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                cwd=ROOT,
-                env=env,
-                start_new_session=True,
-            )
+        proc = start("run", str(cfg), "--local", "--seeds", "0,1,2", "--out", url, log=log, env=env)
         text = interrupt(log, proc, "replicate seed 1")
         assert f"or finish every seed with: societas resume {shlex.quote(url)}" in text
 
@@ -135,15 +127,7 @@ def test_arms_at_a_url_resume_report_and_export_as_one_experiment(tmp_path):
         cfg = town(tmp_path, ticks=TICKS, arms=ARMS, cluster={"checkpoint_every": 50})
         url = f"s3://runs/exp{query}"
         log = tmp_path / "run.log"
-        with log.open("w") as fh:
-            proc = subprocess.Popen(
-                [*SOCIETAS, "run", str(cfg), "--local", "--out", url],
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                cwd=ROOT,
-                env=env,
-                start_new_session=True,
-            )
+        proc = start("run", str(cfg), "--local", "--out", url, log=log, env=env)
         text = interrupt(log, proc, "arm storm:")
         assert f"finish every arm with: societas resume {shlex.quote(url)}" in text
 
