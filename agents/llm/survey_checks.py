@@ -27,6 +27,12 @@ CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")  # a time of day: "10:35", "
 # A time of day written with its half of the day ("10 pm", "7:30 a.m.", "6 o'clock").
 _TIME_OF_DAY = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\b\.?|o'clock\b)", re.IGNORECASE)
 # A span of time ("3 days ago", "2 hours"): a count of its unit only.
+# A question that asks for a time ("When did you leave?", "At what time ..."): a time answers it.
+_ASKS_A_TIME = re.compile(
+    r"\W*(?:(?:since |until |till )?when|(?:at |by |from )?what time|(?:at )?what hour|"
+    r"how (?:long|early|late))\b",
+    re.IGNORECASE,
+)
 _SPAN = re.compile(r"\b\d+(?:\.\d+)?\s+(second|minute|hour|day|week|month|year)s?\b", re.IGNORECASE)
 # A place of the town's map ("work-1", "home-9"): a name, not a quantity.
 _PLACE = re.compile(r"\b[^\W\d_]+-\d+\b")
@@ -527,8 +533,10 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     text = answer.strip()  # punctuation alone and template slots fail the schema already
     value = float(value) if value is not None and math.isfinite(value) else None
     kind = ctx.get("kind", "open")
-    if kind == "open" and not set(_LETTERS.findall(text.lower())) - {"the", "a", "an"}:
-        return "empty", repr(text[:40])  # "42" or "The 10:35: 20:48" to "How was your day?"
+    question = str(ctx.get("question") or "")
+    words = text if _ASKS_A_TIME.match(question) else CLOCK.sub(" ", _TIME_OF_DAY.sub(" ", text))
+    if kind == "open" and not set(_LETTERS.findall(words.lower())) - {"the", "a", "an"}:
+        return "empty", repr(text[:40])  # "42", "The 10:35: 20:48", "A) 3pm-4:00pm"
     if not _LETTERS.search(text) and _CODE.search(text):  # ");1;" for 1 of 5
         return "copied_prompt", f"code marks, not words: {text[:40]!r}"
     if kind == "open" and _CUT_AT_NUMBER.search(text):  # "... sleep at home. 22": cut off
@@ -536,7 +544,6 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     wordy = kind == "open" or value is None  # a scale's value, when given, is the answer
     said = _said(text)  # "give me the answer": the asking, with no "I" who answers
     about_asking = _ABOUT_ASKING.search(text.lower()) and not _SUBJECT.intersection(said)
-    question = str(ctx.get("question") or "")
     counted = quantities_in(text, question, kind) if about_asking and not wordy else []
     if counted and value not in counted:
         return "value_mismatch", f"'the answer' is another number: {text[:40]!r}, value {value}"

@@ -90,6 +90,7 @@ SPEND = {
     "text": "How many euros a month would the carbon tax cost your household?",
 }
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
+WHEN = {"kind": "open", "text": "When did you leave home?"}
 # An exercise's instruction, not an answer.
 EXERCISE = "Demonstrate a positive mindset, no fear of failure and a desire to keep going."
 # The one answering (Ann Lee) called by their own name: words said to them.
@@ -137,6 +138,10 @@ VOTE = {
         (OPEN, "42", None, "empty"),
         (OPEN, "The 10:35: 20:48", None, "copied_prompt"),  # SmolLM2's, kept: the layout
         (OPEN, "The 10:35, 20:48", None, "empty"),  # no word but an article
+        (DID, "A) 3pm-4:00pm", None, "empty"),  # SmolLM2's, kept first try: times, no deed
+        (DID, "At 3pm I went home.", None, None),
+        (WHEN, "3pm", None, None),  # a time asked for
+        (WHEN, "At 4:00 pm.", None, None),
         (DID, "You forgot to give me the answer.", None, "empty"),  # SmolLM2's, re-asked
         (DID, "The question made me laugh; I went home.", None, None),
         (  # SmolLM2's, kept first try: cut off on "was"
@@ -567,6 +572,7 @@ MEMORIES = ["Paul Rossi's plan for 21:00: 21:00 relax at home (60 min)",
             "I heard but do not believe it: Hurricane warning from the mayor: a hurricane will "
             "hit the town tonight. Evacuate to the shelter."]  # fmt: skip
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
+WHEN = {"kind": "open", "text": "When did you leave home?"}
 # An exercise's instruction, not an answer.
 EXERCISE = "Demonstrate a positive mindset, no fear of failure and a desire to keep going."
 # The one answering (Ann Lee) called by their own name: words said to them.
