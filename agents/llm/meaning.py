@@ -1402,6 +1402,9 @@ def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
     if own := _called_by_own_name(answer, str(ctx.get("name") or "")):
         return Failure("not_first_person", f"said to {own}, the one answering: {answer[:60]!r}")
     problem = answer_problem(answer, getattr(value, "value", None), ctx)
+    told = problem is not None and problem[0] == "not_first_person"  # "You are not a real ..."
+    if told and (stepped_out := _out_of_character({"answer": answer}, "survey", ctx)):
+        return stepped_out  # the model speaking, which says more than "not as I"
     return Failure(*problem) if problem is not None else _people(value, ctx)
 
 

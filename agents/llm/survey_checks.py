@@ -355,7 +355,9 @@ def addressed(answer: str, question: str) -> bool:
     did = any(s[:1] == ["you"] and _past(s[1:2]) for s in sentences)
     if _as_i(said):  # "You support it. You think ..., we have 10 days": "we" alone, told
         mine = sum(w in _SINGULAR for w in said)
-        return (you >= 2 and not mine) or (did and you > mine)
+        first = sentences[0] if sentences else []  # the answer proper, told to "you"
+        told_first = _told(first) or (first[:1] == ["you"] and _past(first[1:2]))
+        return (you >= 2 and not mine) or (did and you > mine) or (told_first and not _as_i(first))
     told = did or said[:1] in (["your"], ["you'll"]) or any(_told(s) for s in sentences)
     return told or you >= 2
 
@@ -374,8 +376,27 @@ _PAST = frozenset(
 
 
 def _unprefaced(said: list[str]) -> list[str]:
-    """A sentence's words without an opening "no", "yes", "well" or "oh" ("No, you can't")."""
-    return said[1:] if said[:1] in (["no"], ["yes"], ["well"], ["oh"]) else said
+    """A sentence's words without an opening "no", "yes", "well" or "oh" ("No, you can't"),
+    nor an opening time ("This morning, you're making plans")."""
+    said = said[1:] if said[:1] in (["no"], ["yes"], ["well"], ["oh"]) else said
+    for opening in _WHEN_OPENINGS:
+        if tuple(said[: len(opening)]) == opening:
+            return said[len(opening) :]
+    return said
+
+
+_WHEN_OPENINGS = tuple(  # longest first
+    tuple(words.split())
+    for words in (
+        "this morning",
+        "this afternoon",
+        "this evening",
+        "last night",
+        "today",
+        "tonight",
+        "yesterday",
+    )
+)
 
 
 # "You will pay ...", "You should support it", "You are against it", "You have $234": the

@@ -91,6 +91,11 @@ SPEND = {
 }
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
 WHEN = {"kind": "open", "text": "When did you leave home?"}
+# The asker told what they did, "I" only in an idiom.
+TOLD_WHAT_THEY_DID = (
+    "This morning, you're making plans to work on the plan that he's been working on. You know "
+    "what I'm talking about."
+)
 # An exercise's instruction, not an answer.
 EXERCISE = "Demonstrate a positive mindset, no fear of failure and a desire to keep going."
 # The one answering (Ann Lee) called by their own name: words said to them.
@@ -176,6 +181,11 @@ VOTE = {
         ),
         (OPEN, "In my day, I was unsure about the carbon tax.", None, None),
         (DID, "You made a cake.", None, "not_first_person"),  # SmolLM2's, kept first try
+        (DID, TOLD_WHAT_THEY_DID, None, "not_first_person"),  # SmolLM2's, kept after a re-ask
+        (DID, "This morning, you went to the square and boarded a bus.", None, "not_first_person"),
+        (DID, "You will laugh, but I stayed home.", None, None),
+        (DID, "You know, I went home.", None, None),
+        (DID, "Today I went home. You would have liked it.", None, None),
         (DID, EXERCISE, None, "out_of_character"),  # SmolLM2's, kept first try (hur-22)
         (DID, "Describe the importance of work ethic in a nation.", None, "out_of_character"),
         (DID, "Describe my morning? I baked bread.", None, None),
@@ -573,6 +583,11 @@ MEMORIES = ["Paul Rossi's plan for 21:00: 21:00 relax at home (60 min)",
             "hit the town tonight. Evacuate to the shelter."]  # fmt: skip
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
 WHEN = {"kind": "open", "text": "When did you leave home?"}
+# The asker told what they did, "I" only in an idiom.
+TOLD_WHAT_THEY_DID = (
+    "This morning, you're making plans to work on the plan that he's been working on. You know "
+    "what I'm talking about."
+)
 # An exercise's instruction, not an answer.
 EXERCISE = "Demonstrate a positive mindset, no fear of failure and a desire to keep going."
 # The one answering (Ann Lee) called by their own name: words said to them.
