@@ -305,7 +305,8 @@ def asks_back(answer: str, question: str) -> bool:
     worries you most right now? How are you going to decide?"), or asks as it opens ("What
     did you do today?" to "What did you do when ...?"), or the answer opens on the question's
     words as a label ("Satisfied with your day so far is: 2"; "My day so far: good" has words
-    of its own): the model echoing its prompt (a question of three words or more)."""
+    of its own), or has no word but the wh-question's own and "I" ("What I did this
+    morning..."): the model echoing its prompt (a question of three words or more)."""
     asked = _WORDS.findall(question.lower())
     if len(asked) < 3:
         return False
@@ -317,9 +318,16 @@ def asks_back(answer: str, question: str) -> bool:
         said = _WORDS.findall(sentence)
         if said == asked or (sentence.rstrip().endswith("?") and said[:3] == asked[:3]):
             return True
-    return False
+    said = _WORDS.findall(answer.lower())  # "What I did this morning...": its words, no answer
+    return asked[0] in _WH and len(said) >= 3 and set(said) - _SINGULAR <= set(asked)
 
 
+_CODE_TOKEN = re.compile(r"\S*\d{4,}\S*")  # a token with a long number: an id, a path
+# "You have been asked", "you were asked", "you're being asked": the prompt's framing put back.
+_BEING_ASKED = re.compile(
+    r"\byou(?:'re| are| were| have been| had been| will be)(?: being)? asked\b", re.IGNORECASE
+)
+_WH = frozenset("what where when why how who whom which whose".split())
 _LABEL = re.compile(r"\s*([^:\n.?!]{8,80}):")  # an answer's opening words and a colon
 _LINKS = frozenset("is are was were".split())  # "... is: 2"
 
@@ -556,8 +564,9 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     kind = ctx.get("kind", "open")
     question = str(ctx.get("question") or "")
     words = text if _ASKS_A_TIME.match(question) else CLOCK.sub(" ", _TIME_OF_DAY.sub(" ", text))
+    words = _CODE_TOKEN.sub(" ", words)  # "/world-1234567890": a path or an id, not a word
     if kind == "open" and not set(_LETTERS.findall(words.lower())) - {"the", "a", "an"}:
-        return "empty", repr(text[:40])  # "42", "The 10:35: 20:48", "A) 3pm-4:00pm"
+        return "empty", repr(text[:40])  # "42", "The 10:35: 20:48", "A) 3pm-4:00pm", "/a-123456"
     if not _LETTERS.search(text) and _CODE.search(text):  # ");1;" for 1 of 5
         return "copied_prompt", f"code marks, not words: {text[:40]!r}"
     if kind == "open" and _CUT_AT_NUMBER.search(text):  # "... sleep at home. 22": cut off
@@ -577,6 +586,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
         return "not_first_person", repr(text[:60])
     if asks_back(text, question):
         return "copied_prompt", f"puts the question back: {text[:60]!r}"
+    if framing := _BEING_ASKED.search(text):  # the prompt's "You are being asked a question"
+        return "copied_prompt", f"the prompt's framing: {framing.group()!r}"
     if len(labels := status_labels(text, ctx.get("status") or {})) >= 2:
         return "copied_prompt", f"the status line's layout: {', '.join(labels)}"
     if kind == "open" and (source := read_back(text, ctx)) is not None:

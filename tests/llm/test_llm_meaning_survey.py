@@ -91,6 +91,7 @@ SPEND = {
 }
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
 WHEN = {"kind": "open", "text": "When did you leave home?"}
+MORNING = {"kind": "open", "text": "What did you do this morning, and why?"}
 # The asker told what they did, "I" only in an idiom.
 TOLD_WHAT_THEY_DID = (
     "This morning, you're making plans to work on the plan that he's been working on. You know "
@@ -147,6 +148,27 @@ VOTE = {
         (DID, "At 3pm I went home.", None, None),
         (WHEN, "3pm", None, None),  # a time asked for
         (WHEN, "At 4:00 pm.", None, None),
+        (DID, "/world-1234567890", None, "empty"),  # SmolLM2's, kept after a re-ask
+        (DID, "I paid 1500 dollars for the shelter bus.", None, None),
+        (MORNING, "What I did this morning...", None, "copied_prompt"),  # SmolLM2's, kept
+        (MORNING, "I did this morning.", None, "copied_prompt"),
+        (OPEN, "My day was...", None, "copied_prompt"),
+        (MORNING, "What I did this morning? Slept in.", None, None),
+        (MORNING, "I did nothing this morning.", None, None),
+        (  # SmolLM2's, kept after a re-ask: the prompt's "You are being asked a question"
+            MORNING,
+            "When I see that you have been asked to answer a question about how your life is "
+            "affected by the carbon tax, I will give",
+            None,
+            "copied_prompt",
+        ),
+        (
+            MORNING,
+            "When you were asked, I had to find a way to avoid the next interview.",
+            None,
+            "copied_prompt",
+        ),  # fmt: skip
+        (MORNING, "I asked the baker for bread and went home.", None, None),
         (DID, "You forgot to give me the answer.", None, "empty"),  # SmolLM2's, re-asked
         (DID, "The question made me laugh; I went home.", None, None),
         (  # SmolLM2's, kept first try: cut off on "was"
@@ -583,6 +605,7 @@ MEMORIES = ["Paul Rossi's plan for 21:00: 21:00 relax at home (60 min)",
             "hit the town tonight. Evacuate to the shelter."]  # fmt: skip
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
 WHEN = {"kind": "open", "text": "When did you leave home?"}
+MORNING = {"kind": "open", "text": "What did you do this morning, and why?"}
 # The asker told what they did, "I" only in an idiom.
 TOLD_WHAT_THEY_DID = (
     "This morning, you're making plans to work on the plan that he's been working on. You know "
