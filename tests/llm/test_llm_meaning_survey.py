@@ -162,12 +162,7 @@ VOTE = {
             None,
             "copied_prompt",
         ),
-        (
-            MORNING,
-            "When you were asked, I had to find a way to avoid the next interview.",
-            None,
-            "copied_prompt",
-        ),  # fmt: skip
+        (MORNING, "When you were asked, I had to find a way to avoid it.", None, "copied_prompt"),
         (MORNING, "I asked the baker for bread and went home.", None, None),
         (DID, "You forgot to give me the answer.", None, "empty"),  # SmolLM2's, re-asked
         (DID, "The question made me laugh; I went home.", None, None),
