@@ -1039,7 +1039,10 @@ _OUT_OF_STORY = re.compile(
     r"this simulation|(?:adjust|fix|update|edit|change) (?:the|my|this) code|"
     r"(?:make|keep) (?:the|my|this) (?:answer|reply|response) (?:more )?"
     r"(?:concise|shorter|clearer|brief)|"
-    r"(?:the|my|that) (?:answer|reply|response) (?:was|is) (?:incorrect|wrong|not correct)|"
+    r"(?:the|my|that) (?:answer|reply|response) (?:was|is) (?:incorrect|wrong|not correct|"
+    r"incomplete|cut off|truncated)|"
+    r"please provide the (?:entire|full|complete|whole) (?:story|text|answer|reply|response|"
+    r"conversation)|"
     r"(?:add|give|provide|include) more details? (?:about|on|to|in) (?:the|this|my) "
     r"(?:conversation|answer|reply|response|utterance)|"
     r"the (?:person|user) (?:i'm|i am) (?:responding|replying|talking) to)\b",

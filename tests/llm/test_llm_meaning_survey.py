@@ -718,6 +718,13 @@ STEPPED_OUT = (
         ),
         ("I want to add more detail to my garden this spring.", None),
         ("The person I'm responding to is from another location.", "out_of_character"),
+        (  # SmolLM2's, after a re-ask: an assistant asking for its input
+            "The response was incomplete. Please provide the entire story so that I can get "
+            "everything.",
+            "out_of_character",
+        ),
+        ("The bus schedule was incomplete, so I walked.", None),
+        ("Please provide the shelter with more blankets, I asked the mayor.", None),
     ],
 )
 def test_an_answer_that_steps_out_of_the_story_is_not_data(text, kind) -> None:
