@@ -99,21 +99,23 @@ def staging_dir(url: str) -> Path:
     return base / hashlib.sha256(url.encode()).hexdigest()[:16]
 
 
-def reading_copy(url: str) -> Path:
+def reading_copy(url: str, *, checkpoints: bool = False) -> Path:
     """A local copy of what a report or an export reads of the run or experiment at `url`:
-    every file but checkpoints and live memory, fetched where the store's differs (beside
-    the staging folders; what a report or export writes there stays); RemoteOutError when
-    the store cannot be read or holds nothing."""
+    every file but live memory and (unless `checkpoints`, for what restores an agent)
+    checkpoints, fetched where the store's differs (beside the staging folders; what a
+    report, export or interview writes there stays); RemoteOutError when the store cannot
+    be read or holds nothing."""
     import pyarrow.fs as pafs
 
     fs, path = open_url(url)
     root = path.rstrip("/")
     dest = staging_dir(url).with_name(f"{staging_dir(url).name}-read")
+    skipped = ("memory",) if checkpoints else ("memory", "checkpoints")
     try:
         infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
         files = [i for i in infos if i.type == pafs.FileType.File]
         wanted = {i.path[len(root) + 1 :]: i for i in files}
-        wanted = {rel: i for rel, i in wanted.items() if _read_by_reports(rel)}
+        wanted = {rel: i for rel, i in wanted.items() if _kept(rel, skipped)}
         if not wanted:
             raise RemoteOutError(f"{url}: holds no run (nothing there)")
         for rel, info in wanted.items():
@@ -133,10 +135,9 @@ def reading_copy(url: str) -> Path:
     return dest
 
 
-def _read_by_reports(rel: str) -> bool:
-    """Whether a report or an export reads the file `rel` of a run or experiment."""
-    parts = rel.split("/")
-    return not any(p in ("checkpoints", "memory") or p.startswith(".") for p in parts)
+def _kept(rel: str, skipped: tuple[str, ...]) -> bool:
+    """Whether the file `rel` of a run or experiment is in no `skipped` folder, nor hidden."""
+    return not any(p in skipped or p.startswith(".") for p in rel.split("/"))
 
 
 def _same_copy(local: Path, info: Any) -> bool:

@@ -7,6 +7,7 @@ import contextlib
 import os
 import traceback
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -109,3 +110,19 @@ def progress_line(p: Any, scenario: Any) -> str:
         f"llm_calls={p.llm_requests} llm_tokens={p.llm_tokens} "
         f"fallbacks={getattr(p, 'fallbacks', 0) or 0}"
     )
+
+
+def readable(where: str, *, checkpoints: bool = False) -> Path:
+    """A run folder as given; for an object-store URL, the local copy of what is read there
+    (with its checkpoints when `checkpoints`; fetched now; a ReportInputError naming the URL
+    when the store cannot give it)."""
+    from societas.cluster.remote_out import RemoteOutError, is_url, reading_copy
+    from societas.cluster.report import ReportInputError
+
+    if not is_url(where):
+        return Path(where)
+    try:
+        return reading_copy(where, checkpoints=checkpoints)
+    except RemoteOutError as err:
+        text = str(err)
+        raise ReportInputError(text if text.startswith(where) else f"{where}: {text}") from None

@@ -14,7 +14,12 @@ from typing import Annotated, Any
 
 import typer
 
-RUN_HELP = "A run folder (local or Ray) with checkpoints."
+from societas.cluster.cli.common import readable
+
+RUN_HELP = (
+    "A run folder (local or Ray) with checkpoints, or its object-store URL (read from a local "
+    "copy)."
+)
 
 
 # Errors whose message opens with what the user gave: bad input, exit 2.
@@ -116,7 +121,7 @@ def run_arms_command(
 
 
 def interview(
-    run_dir: Annotated[Path, typer.Argument(help=RUN_HELP)],
+    given: Annotated[str, typer.Argument(help=RUN_HELP, metavar="RUN_DIR")],
     question: Annotated[str, typer.Argument(help="What to ask the agent.")],
     agent: int = typer.Option(..., "--agent", min=0, help="Agent id."),
     at: str | None = typer.Option(
@@ -134,7 +139,7 @@ def interview(
 ) -> None:
     """Ask one agent a question; it answers from its memories at the last checkpoint (or
     --at), by the run's LLM or the one given; the answer and its source are kept in the
-    run's interviews.jsonl."""
+    run's interviews.jsonl (for a run at a URL, in its local copy)."""
     from societas.agents.llm.errors import LLMConfigError
     from societas.agents.safe_yaml import UnsafeYAMLError
     from societas.cluster.experiments.interview import interview as do_interview
@@ -142,6 +147,7 @@ def interview(
     try:
         when = _day_hour(at) if at is not None else None
         llm_config = _interview_llm(llm, endpoint, model)
+        run_dir = readable(given, checkpoints=True)  # a URL the store cannot give: exit 2
     except (ValueError, LLMConfigError, UnsafeYAMLError) as err:
         _fail(err)
     try:
@@ -189,7 +195,7 @@ def _interview_llm(path: Path | None, endpoint: str | None, model: str | None) -
 
 
 def inspect(
-    run_dir: Annotated[Path, typer.Argument(help=RUN_HELP)],
+    given: Annotated[str, typer.Argument(help=RUN_HELP, metavar="RUN_DIR")],
     agent: int = typer.Option(..., "--agent", min=0, help="Agent id."),
     memories: int = typer.Option(15, min=1, help="Memories shown per tier."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole view as JSON."),
@@ -199,7 +205,9 @@ def inspect(
     from societas.cluster.report.data import ReportInputError
 
     try:
-        view = inspect_agent(run_dir, agent, memory_limit=max(memories * 4, 60))
+        view = inspect_agent(
+            readable(given, checkpoints=True), agent, memory_limit=max(memories * 4, 60)
+        )
     except ReportInputError as err:
         _fail(err)
     except (FileNotFoundError, ValueError) as err:
@@ -208,7 +216,7 @@ def inspect(
 
 
 def branch(
-    run_dir: Annotated[Path, typer.Argument(help=RUN_HELP)],
+    given: Annotated[str, typer.Argument(help=RUN_HELP, metavar="RUN_DIR")],
     at: str = typer.Option(..., "--at", help="Branch point DAY:HOUR, e.g. 1:08."),
     patch: Path = typer.Option(..., "--patch", exists=True, dir_okay=False, help="Patch YAML."),  # noqa: B008
     out: Path = typer.Option(..., "--out", help="New run folder (must be new or empty)."),  # noqa: B008
@@ -216,13 +224,14 @@ def branch(
     """Branch a run: replay its past from the LLM cache up to --at, then go on with --patch."""
     from societas.agents.scenario import ScenarioConfigError
     from societas.cluster.experiments.branch import BranchError, run_branch
+    from societas.cluster.report import ReportInputError
 
     try:
-        info = run_branch(run_dir, at, patch, out)
-    except (BranchError, ScenarioConfigError) as err:
+        info = run_branch(readable(given, checkpoints=True), at, patch, out)
+    except (BranchError, ScenarioConfigError, ReportInputError) as err:
         _fail(err)
     typer.echo(
-        f"branch of {run_dir} at {at} (tick {info['branch']['tick']}, from checkpoint "
+        f"branch of {given} at {at} (tick {info['branch']['tick']}, from checkpoint "
         f"{info['branch']['from_checkpoint']}): {info['llm_calls_replayed']:,} LLM calls "
         f"replayed, {info['llm_calls_live']:,} live -> {out}"
     )

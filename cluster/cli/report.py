@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from societas.cluster.cli.common import readable
+
 
 def report(
     given: Annotated[
@@ -41,21 +43,6 @@ def report(
         raise typer.Exit(2) from None
     size_mb = html.stat().st_size / 1e6
     typer.echo(f"wrote {html} ({size_mb:.1f} MB; opens offline in any browser)")
-
-
-def readable(where: str) -> Path:
-    """A run folder as given; for an object-store URL, the local copy of what a report reads
-    (fetched now; a ReportInputError naming the URL when the store cannot give it)."""
-    from societas.cluster.remote_out import RemoteOutError, is_url, reading_copy
-    from societas.cluster.report import ReportInputError
-
-    if not is_url(where):
-        return Path(where)
-    try:
-        return reading_copy(where)
-    except RemoteOutError as err:
-        text = str(err)
-        raise ReportInputError(text if text.startswith(where) else f"{where}: {text}") from None
 
 
 def note_unfinished(folder: str) -> None:

@@ -176,3 +176,12 @@ def test_arms_at_a_url_resume_report_and_export_as_one_experiment(tmp_path):
         }
         assert html.is_file()  # the export's refresh of the copy left the report in place
         assert not list(html.parent.rglob("checkpoints")) and not list(html.parent.rglob("memory"))
+
+        control = url.replace("/exp?", "/exp/control?")  # restored from its last checkpoint
+        res = societas("inspect", control, "--agent", "3", "--json", env=env, timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert json.loads(res.stdout)["agent_id"] == 3
+        res = societas("interview", control, "How was your day?", "--agent", "3", "--json", env=env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        said = json.loads(res.stdout)
+        assert (said["checkpoint_tick"], said["answer_source"]) == (TICKS, "rules"), said
