@@ -207,8 +207,8 @@ class LLMGateway:
         req = self.request(messages, json_mode=True, schema=schema, **kwargs)
         usage = self.accounting.task(req.task)
         usage.json_calls += 1
-        prompt: Prompt | None = None
         last, answer, endpoint = "no reply", "", None
+        asked, task_prompt = req.messages, None  # the task's own messages, before any re-ask
         for ask in range(self.config.json_reasks + 1):
             result = await self.chat(req)
             answer, endpoint = result.text, result.endpoint
@@ -227,9 +227,10 @@ class LLMGateway:
                     correction = _invalid_text(err)
                 else:
                     if result.endpoint != "rules":  # a model's: rules copy nothing
-                        prompt = prompt or Prompt.of(
-                            req.messages, req.json_schema, req.context, req.task
+                        task_prompt = task_prompt or Prompt.of(
+                            asked, req.json_schema, req.context, req.task
                         )
+                        prompt = task_prompt.after(req.messages)  # and a re-ask's corrections
                         failure = meaning_check(req.task, value, prompt, req.context)
                     if failure is None:
                         return self._accept(req, value, result, ask, repaired, usage)

@@ -28,6 +28,7 @@ it, a text cut mid-sentence.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -193,6 +194,7 @@ CORRECTIONS["garbled_time"] = (
 INVALID_FORM = "That reply did not have the requested JSON form ({where}). Reply again."
 
 MIN_COPY_WORDS = 4  # a shorter text can match instructions by chance ("go to work")
+CORRECTION_WORDS = 4  # words in a row of a correction that a reply may not take up
 COPY_SHARE = 0.6  # share of a text's word trigrams found in the source that makes it a copy
 DAYTIME = range(10, 17)  # hours when sleep needs a reason
 RESTED = 0.6  # energy satisfaction at which daytime sleep contradicts the agent's state
@@ -377,6 +379,28 @@ def _cut(text: str, phrases: Sequence[str]) -> str:
     return low
 
 
+def _correction_grams(messages: Sequence[Any]) -> frozenset[tuple[str, ...]]:
+    """Every CORRECTION_WORDS words in a row of the corrections in `messages`."""
+    return frozenset(
+        tuple(ws[i : i + CORRECTION_WORDS])
+        for text in _corrections(messages)
+        for ws in (words(text),)
+        for i in range(len(ws) - CORRECTION_WORDS + 1)
+    )
+
+
+def _corrections(messages: Sequence[Any]) -> list[str]:
+    """The corrections a re-ask added to `messages` (CORRECTIONS, INVALID_FORM), not a
+    conversation's own turns."""
+    form = INVALID_FORM.split("(", 1)[0]
+    known = set(CORRECTIONS.values())
+    return [
+        content
+        for role, content in map(_role_content, messages)
+        if role == "user" and (content in known or content.startswith(form))
+    ]
+
+
 def _role_content(m: Any) -> tuple[str, str]:
     if isinstance(m, dict):
         return str(m.get("role")), str(m.get("content"))
@@ -398,6 +422,7 @@ class Prompt:
     names: frozenset[str] = frozenset()  # words of the people's names the call is about
     labels: frozenset[tuple[str, ...]] = frozenset()  # a prompt line's words before its colon
     exact_times: frozenset[str] = frozenset()  # times with seconds, dates the messages hold
+    correction_grams: frozenset[tuple[str, ...]] = frozenset()  # a re-ask's, four words each
 
     @classmethod
     def of(
@@ -448,7 +473,14 @@ class Prompt:
                 if role != "assistant"
                 for t in _EXACT_TIME.findall(content)
             ),
+            correction_grams=_correction_grams(messages),
         )
+
+    def after(self, messages: Sequence[Any]) -> Prompt:
+        """This prompt of the task's own messages, with the corrections a re-ask added to
+        them in `messages` (the replies re-asked about are no part of it: a name a reply made
+        up is not the task's)."""
+        return dataclasses.replace(self, correction_grams=_correction_grams(messages))
 
     @cached_property
     def example_numbers(self) -> dict[str, Any]:
@@ -479,9 +511,14 @@ class Prompt:
         return None
 
     def copy_in(self, texts: Iterable[str]) -> Failure | None:
-        """The first text that copies the example, the schema or the instructions."""
+        """The first text that copies the example, the schema or the instructions, or takes
+        four words in a row from a re-ask's correction ("The person from outside, who is
+        32")."""
         for text in texts:
             ws = words(text)
+            grams = (tuple(ws[i : i + CORRECTION_WORDS]) for i in range(len(ws)))
+            if echoed := next((g for g in grams if g in self.correction_grams), None):
+                return Failure("copied_prompt", f"the correction's {' '.join(echoed)!r}")
             if ws in self.examples or _copied(ws, self.example_grams):
                 return Failure("copied_example", text)
             if _copied(ws, self.schema_grams):

@@ -322,3 +322,27 @@ async def test_converse_checks_the_second_summary_against_the_first(
     counts = gw.accounting.snapshot()["tasks"]["conversation_summary"]
     assert counts["meaning.opposite_tone"] >= 2 and counts["source.fallback"] == 1
     assert counts["source.first_try"] == 1  # the first side's warm summary stands
+
+
+@pytest.mark.parametrize(
+    ("second", "source"),
+    [
+        ("The words the speaker says are kind.", "fallback"),  # the correction's words taken up
+        ("Good morning, Bob! Lovely weather.", "re_asked"),
+    ],
+)
+async def test_a_re_asked_line_taking_up_the_correction_is_refused(group, second, source) -> None:
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        asked = sum(m["role"] == "user" for m in body["messages"])
+        text = "She smiles at the camera and waves." if asked == 1 else second
+        return {"utterance": text, "end": False}
+
+    async with scripted(reply) as (url, seen):
+        gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
+        async with gw:
+            p = await persona(group.agent(1))
+            line = await speak(gw, group.agent(1), p, "Bob Ray", Relation(), "", [], 0, 4)
+    assert _asked(seen, CORRECTIONS["stage_direction"])
+    assert line.answer_source == source and (source == "fallback") is (line.utterance != second)
+    counts = gw.accounting.snapshot()["tasks"]["dialogue_turn"]
+    assert counts.get("meaning.copied_prompt", 0) == (len(seen) - 1 if source == "fallback" else 0)
