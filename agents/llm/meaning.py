@@ -1080,6 +1080,8 @@ _OUT_OF_STORY = re.compile(
     r"incomplete|cut off|truncated)|"
     r"please provide the (?:entire|full|complete|whole) (?:story|text|answer|reply|response|"
     r"conversation)|"
+    r"no (?:response|reply|answer) (?:has been|was|is) (?:generated|returned|produced)|"
+    r"(?:reply|respond) again|repeat (?:that|this|the|my|your) (?:answer|reply|response)|"
     r"(?:add|give|provide|include) more details? (?:about|on|to|in) (?:the|this|my) "
     r"(?:conversation|answer|reply|response|utterance)|"
     r"the (?:person|user) (?:i'm|i am) (?:responding|replying|talking) to)\b",

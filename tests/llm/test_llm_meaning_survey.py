@@ -724,6 +724,16 @@ STEPPED_OUT = (
             "out_of_character",
         ),
         ("The bus schedule was incomplete, so I walked.", None),
+        # SmolLM2's, kept after a re-ask: the model of its reply, not the person
+        (
+            "No response has been generated yet. You can try to reply again as requested.",
+            "out_of_character",
+        ),
+        (
+            "I'm going to work today. You can repeat that answer. It's 3 of your own.",
+            "out_of_character",
+        ),
+        ("I asked the mayor to repeat the warning, and she did.", None),
         ("Please provide the shelter with more blankets, I asked the mayor.", None),
     ],
 )
