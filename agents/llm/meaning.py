@@ -1347,7 +1347,7 @@ def _insights(value: Any, ctx: dict[str, Any]) -> Failure | None:
         text = str(insight.text).strip()
         if "?" in text:  # "When this moment happens? 1. I'm going to work tomorrow."
             return Failure("not_an_insight", text)
-        if _ABOUT_AN_INSIGHT.match(text):  # "A new insight about Sam Rossi": the task's word
+        if _ABOUT_AN_INSIGHT.match(text):  # "A new insight about Sam Rossi": the task's words
             return Failure("not_an_insight", f"names an insight, gives none: {text[:60]!r}")
         cited = [statements[i - 1] for i in insight.evidence if 1 <= i <= n]
         if n and not cited:
@@ -1375,8 +1375,8 @@ _TIMETABLE = re.compile(
 
 
 _ABOUT_AN_INSIGHT = re.compile(
-    r"\W*(?:an? |the |my |one )?(?:new |high-level |key )?insights? (?:about|into|on|of|for)\b"
-    r"[^.,;:]*\W*$",
+    r"\W*(?:an? |the |my |one )?(?:new |high-level |key |detailed |short |full |good )?"
+    r"(?:insights?|answers? to the question) (?:about|into|on|of|for)\b[^.,;:]*\W*$",
     re.IGNORECASE,
 )
 

@@ -574,6 +574,17 @@ def test_a_talk_decision_whose_reason_declines_is_no_decision(reason: str, decli
         ([{"text": "Ben called.", "evidence": [2]}], False),  # an earlier insight, again
         ([{"text": "Ben calls when the river rises", "evidence": [1, 2]}], False),
         ([{"text": "A new insight about Ada Adams", "evidence": [1, 2]}], True),  # SmolLM2's
+        # SmolLM2's, kept after a re-ask: an answer named, none given
+        ([{"text": "A detailed answer to the question about Ben.", "evidence": [2]}], True),
+        (
+            [
+                {
+                    "text": "The answer about Ben is that he calls when the river rises",
+                    "evidence": [2],
+                }
+            ],
+            False,
+        ),
         ([{"text": "An insight about Ben: he calls when the river rises", "evidence": [2]}], False),
         # SmolLM2's own, kept first try: a question, and then a numbered line
         (
