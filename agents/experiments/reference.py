@@ -99,7 +99,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
     },
     "SocialConfig": {
         "encounters": "Agents at the same place in the same tick may meet.",
-        "share_facts": "Agents pass on the facts they know when they talk.",
+        "share_facts": "Agents pass on every fact they know with each line or message they "
+        "say, whatever its words (a language model's line need not mention it); a listener "
+        "believes it as far as it trusts the speaker. The `knowledge` table counts contact, "
+        "not what was said.",
         "max_pairs_per_place": "Most encounter pairs per place and tick.",
     },
     "EconomyConfig": {
