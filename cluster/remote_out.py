@@ -109,13 +109,16 @@ def reading_copy(url: str, *, checkpoints: bool = False) -> Path:
 
     fs, path = open_url(url)
     root = path.rstrip("/")
-    dest = staging_dir(url).with_name(f"{staging_dir(url).name}-read")
+    staged = staging_dir(url)
+    dest = staged.with_name(f"{staged.name}-read")
     skipped = ("memory",) if checkpoints else ("memory", "checkpoints")
     try:
         infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
-        files = [i for i in infos if i.type == pafs.FileType.File]
-        wanted = {i.path[len(root) + 1 :]: i for i in files}
-        wanted = {rel: i for rel, i in wanted.items() if _kept(rel, skipped)}
+        wanted = {
+            rel: i
+            for i in infos
+            if i.type == pafs.FileType.File and _kept(rel := i.path[len(root) + 1 :], skipped)
+        }
         if not wanted:
             raise RemoteOutError(f"{url}: holds no run (nothing there)")
         for rel, info in wanted.items():

@@ -28,12 +28,12 @@ it, a text cut mid-sentence.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
+from dataclasses import replace as replaced
 from functools import cached_property, lru_cache
 from itertools import groupby, pairwise
 from typing import Any
@@ -480,7 +480,8 @@ class Prompt:
         """This prompt of the task's own messages, with the corrections a re-ask added to
         them in `messages` (the replies re-asked about are no part of it: a name a reply made
         up is not the task's)."""
-        return dataclasses.replace(self, correction_grams=_correction_grams(messages))
+        grams = _correction_grams(messages)
+        return self if grams == self.correction_grams else replaced(self, correction_grams=grams)
 
     @cached_property
     def example_numbers(self) -> dict[str, Any]:
@@ -516,8 +517,7 @@ class Prompt:
         32")."""
         for text in texts:
             ws = words(text)
-            grams = (tuple(ws[i : i + CORRECTION_WORDS]) for i in range(len(ws)))
-            if echoed := next((g for g in grams if g in self.correction_grams), None):
+            if echoed := self._correction_in(ws):
                 return Failure("copied_prompt", f"the correction's {' '.join(echoed)!r}")
             if ws in self.examples or _copied(ws, self.example_grams):
                 return Failure("copied_example", text)
@@ -531,6 +531,13 @@ class Prompt:
             if label := self.label_in(text):
                 return Failure("copied_prompt", f"the prompt's label {label!r}: {text[:60]!r}")
         return None
+
+    def _correction_in(self, ws: Sequence[str]) -> tuple[str, ...] | None:
+        """The first CORRECTION_WORDS words in a row of `ws` that a re-ask's correction holds."""
+        if not self.correction_grams:  # no re-ask: nothing to look for
+            return None
+        grams = (tuple(ws[i : i + CORRECTION_WORDS]) for i in range(len(ws)))
+        return next((g for g in grams if g in self.correction_grams), None)
 
     def label_in(self, text: str) -> str | None:
         """A label of the prompt, or its last three words or more, with its colon in `text`
@@ -1286,8 +1293,8 @@ def _talk(value: Any, ctx: dict[str, Any]) -> Failure | None:
     if says_no_answer(reason):
         return Failure("no_answer", reason)
     example = (ctx.get("prompt_example") or {}).get("talk_to")
-    words = _CODE.sub(" ", reason)  # "unrealistic-2.1; no details": a label, then no reason
-    unexplained = _NO_REASON.fullmatch(words) or not _A_LETTER.search(words)
+    said = _DIGIT_TOKEN.sub(" ", reason)  # "unrealistic-2.1; no details": a label, no reason
+    unexplained = _NO_REASON.fullmatch(said) or not _LETTER_WORDS.search(said)
     if chosen == example and unexplained:  # the example's number, for no reason
         return Failure(
             "copied_example", f"person {chosen}, the example's, for no reason: {reason!r}"
@@ -1304,8 +1311,7 @@ _NO_REASON = re.compile(
     re.IGNORECASE,
 )
 # A code rather than a word: a token with a digit in it ("unrealistic-2.1", "#3", "A1").
-_CODE = re.compile(r"[^\s;,]*\d[^\s;,]*")
-_A_LETTER = re.compile(r"[^\W\d_]")
+_DIGIT_TOKEN = re.compile(r"[^\s;,]*\d[^\s;,]*")
 
 
 def _strategy(value: Any, ctx: dict[str, Any]) -> Failure | None:

@@ -26,13 +26,13 @@ _CUT_AT_NUMBER = re.compile(r"[.!?;]\s+\d+$")  # an open answer's last "sentence
 CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")  # a time of day: "10:35", "9:00:12"
 # A time of day written with its half of the day ("10 pm", "7:30 a.m.", "6 o'clock").
 _TIME_OF_DAY = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\b\.?|o'clock\b)", re.IGNORECASE)
-# A span of time ("3 days ago", "2 hours"): a count of its unit only.
 # A question that asks for a time ("When did you leave?", "At what time ..."): a time answers it.
 _ASKS_A_TIME = re.compile(
     r"\W*(?:(?:since |until |till )?when|(?:at |by |from )?what time|(?:at )?what hour|"
     r"how (?:long|early|late))\b",
     re.IGNORECASE,
 )
+# A span of time ("3 days ago", "2 hours"): a count of its unit only.
 _SPAN = re.compile(r"\b\d+(?:\.\d+)?\s+(second|minute|hour|day|week|month|year)s?\b", re.IGNORECASE)
 # A place of the town's map ("work-1", "home-9"): a name, not a quantity.
 _PLACE = re.compile(r"\b[^\W\d_]+-\d+\b")

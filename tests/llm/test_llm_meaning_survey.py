@@ -92,6 +92,11 @@ SPEND = {
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
 WHEN = {"kind": "open", "text": "When did you leave home?"}
 MORNING = {"kind": "open", "text": "What did you do this morning, and why?"}
+# The prompt's "You are being asked a question" put back.
+FRAMING_PUT_BACK = (
+    "When I see that you have been asked to answer a question about how your life is affected "
+    "by the carbon tax, I will give"
+)
 # The asker told what they did, "I" only in an idiom.
 TOLD_WHAT_THEY_DID = (
     "This morning, you're making plans to work on the plan that he's been working on. You know "
@@ -155,13 +160,7 @@ VOTE = {
         (OPEN, "My day was...", None, "copied_prompt"),
         (MORNING, "What I did this morning? Slept in.", None, None),
         (MORNING, "I did nothing this morning.", None, None),
-        (  # SmolLM2's, kept after a re-ask: the prompt's "You are being asked a question"
-            MORNING,
-            "When I see that you have been asked to answer a question about how your life is "
-            "affected by the carbon tax, I will give",
-            None,
-            "copied_prompt",
-        ),
+        (MORNING, FRAMING_PUT_BACK, None, "copied_prompt"),  # SmolLM2's, kept after a re-ask
         (MORNING, "When you were asked, I had to find a way to avoid it.", None, "copied_prompt"),
         (MORNING, "I asked the baker for bread and went home.", None, None),
         (DID, "You forgot to give me the answer.", None, "empty"),  # SmolLM2's, re-asked
@@ -601,6 +600,11 @@ MEMORIES = ["Paul Rossi's plan for 21:00: 21:00 relax at home (60 min)",
 DID = {"kind": "open", "text": "What did you do when you heard the warning?"}
 WHEN = {"kind": "open", "text": "When did you leave home?"}
 MORNING = {"kind": "open", "text": "What did you do this morning, and why?"}
+# The prompt's "You are being asked a question" put back.
+FRAMING_PUT_BACK = (
+    "When I see that you have been asked to answer a question about how your life is affected "
+    "by the carbon tax, I will give"
+)
 # The asker told what they did, "I" only in an idiom.
 TOLD_WHAT_THEY_DID = (
     "This morning, you're making plans to work on the plan that he's been working on. You know "
