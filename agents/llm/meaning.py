@@ -1299,7 +1299,43 @@ def _talk(value: Any, ctx: dict[str, Any]) -> Failure | None:
         return Failure(
             "copied_example", f"person {chosen}, the example's, for no reason: {reason!r}"
         )
+    meant = _talks_to(reason, [str(c.get("name", "")) for c in ctx.get("candidates") or ()])
+    if meant is not None and meant != chosen:
+        return Failure(
+            "value_mismatch", f"person {chosen}, but the reason talks to person {meant}: {reason!r}"
+        )
     return _people(value, ctx)
+
+
+def _talks_to(reason: str, names: Sequence[str]) -> int | None:
+    """The one listed person (1-based) whom `reason` says the agent talks to ("I'm going to
+    talk to Sam Quinn"), or None: no one, several, or only in a denied clause ("I won't talk
+    to Sam", "rather than chat with Sam")."""
+    meant: set[int] = set()
+    for clause in _CLAUSE.split(reason):
+        for found in _TALK_TO.finditer(clause):
+            if _DENIED.search(clause[: found.start()]):
+                continue
+            said = found.group(1).lower().removesuffix(" i")  # "talk to Ben I think"
+            whole = [i for i, name in enumerate(names, 1) if name and said == name.lower()]
+            first = [i for i, name in enumerate(names, 1) if name.lower().split()[:1] == [said]]
+            meant.update(whole or first)
+    return meant.pop() if len(meant) == 1 else None
+
+
+# A sentence or a clause after a contrast ("Sam is busy, but ...").
+_CLAUSE = re.compile(r"[.!?;]+|,? but\b|,? so\b", re.IGNORECASE)
+# Talking to a named person: the verb, then up to two capitalised words.
+_TALK_TO = re.compile(
+    r"\b(?i:talk|talks|talking|speak|speaks|speaking|chat|chats|chatting|catch up) (?i:to|with) "
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)?)"
+)
+# Words that deny or avoid what follows in the same clause.
+_DENIED = re.compile(
+    r"\b(?:not|never|no|nor|without|rather than|instead of|avoid\w*|refuse\w*|"
+    r"unwilling|too \w+ to)\b|n't\b",
+    re.IGNORECASE,
+)
 
 
 # A reason that says there is none ("no reason yet", "No reason needed to be given", "no

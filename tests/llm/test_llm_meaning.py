@@ -742,6 +742,40 @@ def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
     assert found is not None and found.kind == "copied_example", found
 
 
+@pytest.mark.parametrize(
+    ("talk_to", "reason", "mismatch"),
+    [
+        # SmolLM2's own: nobody chosen, and a reason that talks to the one person listed
+        (0, "She needs a moment to talk to Mia Brown.", True),
+        (0, "To talk to Ben Nagy", True),  # as SmolLM2 wrote it of its one person
+        (2, "Talk to Mia about the festival", True),  # the reason's person is number 1
+        (1, "She needs a moment to talk to Mia Brown.", False),
+        (2, "Mia is busy, so I'll talk to Ben", False),  # the clause after "so" decides
+        (2, "I'd rather chat with Ben than Mia", False),
+        (0, "I won't talk to Mia today", False),  # denied
+        (0, "Too tired to talk to Ben.", False),
+        (0, "I want to talk to Mia and then speak with Ben", False),  # two people: no one
+        (0, "I'm going to talk to Sam Quinn", False),  # not listed: unknown_person's to judge
+        (0, "We were talking about Ben.", False),
+    ],
+)
+def test_a_talk_reason_naming_another_person_than_the_number_is_a_mismatch(
+    talk_to: int, reason: str, mismatch: bool
+) -> None:
+    """A reason that says whom the agent talks to ("She needs a moment to talk to Mia Brown")
+    beside a number naming someone else or nobody says two things: no decision."""
+    from societas.agents.cognition.talk import TalkChoice
+
+    ctx = {
+        "name": "Yara Rossi",
+        "n": 2,
+        "candidates": [{"name": "Mia Brown"}, {"name": "Ben Nagy"}],
+    }
+    found = check("talk_decision", TalkChoice(talk_to=talk_to, reason=reason), prompt_of("x"), ctx)
+    assert (found is not None and found.kind == "value_mismatch") is mismatch, found
+    assert found is None or mismatch
+
+
 def test_a_reason_writing_back_a_label_of_the_prompt_is_copied() -> None:
     """A reason that writes one of the prompt's labels with its colon ("The people Cleo Adams
     meets: One of them is Paul Hill", SmolLM2's own, kept first try) lays the prompt out
