@@ -57,12 +57,17 @@ def fsync_tree(path: Path) -> None:
     fsync_dir(path)
 
 
+def json_text(data: Any) -> str:
+    """The JSON text of a run's record files (keys sorted, no spaces), in a folder or a store."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON to `path` via a temporary file, fsync and rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, sort_keys=True, separators=(",", ":"))
+        fh.write(json_text(data))
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)

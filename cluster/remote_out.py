@@ -74,6 +74,17 @@ def write_object(url: str, name: str, data: bytes) -> None:
         raise RemoteOutError(f"{url}: cannot write {name}: {_reason(err)}") from None
 
 
+def write_json_at(place: str | Path, name: str, data: Any) -> None:
+    """Write `data` as the JSON file `name` of a folder (atomically) or of a URL (one
+    object), the same text either way."""
+    from societas.cluster.checkpoint import json_text, write_json_atomic
+
+    if is_url(place):
+        write_object(str(place), name, json_text(data).encode())
+    else:
+        write_json_atomic(Path(place) / name, data)
+
+
 def names_under(url: str, sub: str = "") -> list[str]:
     """The names of the files and folders directly under `url` (or its `sub` folder), sorted;
     [] when there are none."""

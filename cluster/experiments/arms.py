@@ -7,7 +7,6 @@ OUT/<arm>, and LLM call counts. `societas run` hands a scenario with `arms:` to
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -92,21 +91,19 @@ def arm_runs(cfg: ScenarioConfig | str | Path) -> dict[str, ScenarioConfig]:
 def mark_arm(run_dir: Path | str, experiment: str, arm: str) -> None:
     """Add the experiment and arm names to an arm's run.json, in a folder or at a URL (there
     and in the run's local staging copy)."""
-    from societas.cluster.checkpoint import write_json_atomic
     from societas.cluster.observe.run_folder import RUN_FILE, read_record
-    from societas.cluster.remote_out import is_url, read_record_at, staging_dir, write_object
+    from societas.cluster.remote_out import is_url, read_record_at, staging_dir, write_json_at
 
     names = {"experiment": experiment, "arm": arm}
     if is_url(run_dir):
         url = str(run_dir)
         remote = read_record_at(url)
         if remote is not None:
-            marked = json.dumps({**remote, **names}, sort_keys=True, separators=(",", ":"))
-            write_object(url, RUN_FILE, marked.encode())
+            write_json_at(url, RUN_FILE, {**remote, **names})
         run_dir = staging_dir(url)
     record = read_record(Path(run_dir))
     if record is not None:
-        write_json_atomic(Path(run_dir) / RUN_FILE, {**record, **names})
+        write_json_at(run_dir, RUN_FILE, {**record, **names})
 
 
 def run_arms(

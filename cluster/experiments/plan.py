@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from societas.cluster.checkpoint import write_json_atomic
 from societas.cluster.observe.inputs import (
     ALLOW_FLAG,
     Change,
@@ -33,7 +32,7 @@ from societas.cluster.remote_out import (
     child_out,
     is_url,
     read_object,
-    write_object,
+    write_json_at,
 )
 
 PLAN_SCHEMA_VERSION = 2  # 2: records `inputs`; a plan of version 1 is checked on its YAML
@@ -210,12 +209,7 @@ def record_plan(folder: Path | str, plan: ExperimentPlan, *, overwrite: bool = F
 
 def write_plan(folder: Path | str, plan: ExperimentPlan) -> None:
     """Write `plan` as the plan of a folder (atomically) or of a URL (one object)."""
-    data = plan.model_dump(mode="json")
-    if is_url(folder):
-        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        write_object(str(folder), PLAN_FILE, text.encode())
-    else:
-        write_json_atomic(Path(folder) / PLAN_FILE, data)
+    write_json_at(folder, PLAN_FILE, plan.model_dump(mode="json"))
 
 
 def started(folder: Path | str, plan: ExperimentPlan) -> bool:
