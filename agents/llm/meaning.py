@@ -46,6 +46,7 @@ from societas.agents.llm.survey_checks import (
     addressed,
     answer_problem,
     leaning,
+    names_self,
     narrates,
 )
 
@@ -769,6 +770,8 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
         return Failure("empty", f"one word, of nothing at hand: {line[:40]!r}")
     if own := _called_by_own_name(line, speaker):  # "Lets do it again, Tara Nagy." by Tara
         return Failure("not_first_person", f"said to {own}, the one speaking: {line[:60]!r}")
+    if names_self(line, speaker):  # "I had a talk with Jon Khan", said by Jon Khan
+        return Failure("narrated", f"the speaker's own name: {line[:60]!r}")
     for entry in ctx.get("history") or []:
         before = words(str(entry[-1] if isinstance(entry, list | tuple) else entry))
         if said and (said == before or (_copied(said, _grams(before)) and len(before) >= 4)):

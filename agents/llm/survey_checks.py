@@ -444,6 +444,8 @@ def narrates(answer: str, name: str) -> bool:
         return True
     if times and re.search(rf"\b{re.escape(name)}\s+(?:{NARRATING})\b", low):
         return True
+    if times and names_self(answer, name):
+        return True
     if _as_i(_said(answer)):
         return False
     if times:
@@ -454,11 +456,33 @@ def narrates(answer: str, name: str) -> bool:
     return bool(openings) and all(first in (["he"], ["she"]) for first in openings)
 
 
-# Verbs that tell of a person from outside after their name ("Cleo Rossi thought ...").
+def names_self(text: str, name: str) -> bool:
+    """Whether `text` speaks of the person by their own full name other than to introduce
+    themselves ("I had a conversation with Tara Quinn", said by Tara Quinn; "I'm Tara Quinn",
+    "I, Tara Quinn, ..." and "Tara Quinn, that is me" are theirs) or to name what is theirs
+    ("Tara Quinn's bakery")."""
+    name = " ".join(name.split()).lower()
+    if " " not in name:
+        return False
+    low = " ".join(text.lower().replace("\u2019", "'").split())
+    found = re.finditer(rf"(.{{0,14}})\b{re.escape(name)}\b(?!'s\b)(.{{0,14}})", low)
+    return any(
+        not re.search(rf"{_INTRODUCING}$", one.group(1)) and not _ME_AFTER.match(one.group(2))
+        for one in found
+    )
+
+
+# Verbs that tell of a person from outside after their name ("Cleo Rossi thought ...", "Jon
+# Khan sat down"): a fixed few, any past tense in -ed, the common irregular past tenses.
 NARRATING = (
     "is|was|will|has|had|goes|went|says|said|smiles|smiled|feels|felt|thinks|thought|decides|"
-    "decided|believes|knows|wants|remembers"
+    "believes|knows|wants|remembers|[a-z]{2,}(?<!e)ed|woke|sat|came|got|made|took|met|saw|ran|"
+    "left|told|gave|found|spoke|ate|slept|began|stood|heard|brought|bought|sent|spent|kept|knew|"
+    "did|drove|wrote|chose|became"
 )
+# Words before one's own full name that introduce oneself ("I'm Sam Diaz", "my name is ...").
+_INTRODUCING = r"(?:\b(?:i'm|i am|im|my name is|my name's|this is|call me|it's|it is) |\bi, )"
+_ME_AFTER = re.compile(r",? (?:that is me|that's me|here\b|speaking\b)")
 _STAND_IN = re.compile(r"\W*the (?:other )?(?:person|respondent|agent|character)\b")
 
 

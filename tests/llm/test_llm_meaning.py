@@ -370,6 +370,12 @@ def test_a_line_reading_out_the_speakers_own_memory_is_narration(text: str, kind
         # SmolLM2's, kept after a re-ask: the listener told of, to their face, from outside
         ("Quin Chen is going to work", True),
         ("Quin Chen went home early; Quin Chen will be tired.", True),
+        # SmolLM2's, kept first try (as "Jon Khan sat down with Dan Hill", by Jon Khan)
+        ("Sitting down in the kitchen, Ines Nagy sat down with Quin Chen.", True),
+        ("Ines Nagy talked with Quin Chen about the storm.", True),  # any past tense
+        ("I had a talk with Ines Nagy yesterday.", True),  # her own name, not introduced
+        ("Quin, this is Ines Nagy speaking: the bridge is closed.", False),
+        ("I, Ines Nagy, promise to help.", False),
     ],
 )
 def test_a_line_narrating_its_own_speaker_is_no_utterance(text: str, narrated: bool) -> None:

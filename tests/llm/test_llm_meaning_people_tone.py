@@ -60,12 +60,15 @@ def test_unknown_people_are_names_outside_the_population(text: str, found: list[
     assert unknown_people(text, PEOPLE) == found
 
 
-@pytest.mark.parametrize("people", [["Ann Lee", "Bob Ray"], Population(["Ann Lee", "Bob Ray"])])
+@pytest.mark.parametrize(
+    "people",
+    [["Ann Lee", "Bob Ray", "Cy Diaz"], Population(["Ann Lee", "Bob Ray", "Cy Diaz"])],
+)
 def test_a_line_naming_an_unknown_person_fails_and_a_known_one_passes(people) -> None:
     ctx = {"speaker": "Ann Lee", "listener": "Bob Ray", "people": people}
     bad = check("dialogue_turn", DialogueTurn(utterance="Did you see Zed Quill?"), PROMPT, ctx)
     assert bad is not None and bad.kind == "unknown_person" and bad.detail == "Zed Quill"
-    ok = DialogueTurn(utterance="Did you see Ann Lee on Friday, Bob?")
+    ok = DialogueTurn(utterance="Did you see Cy Diaz on Friday, Bob?")
     assert check("dialogue_turn", ok, PROMPT, ctx) is None
     named = Prompt.of([{"role": "user", "content": "Zed Quill moved to town."}])
     assert (
@@ -274,7 +277,7 @@ async def test_a_line_naming_a_stranger_is_re_asked_then_falls_back(group) -> No
         gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
         async with gw:
             p = await persona(group.agent(1))
-            people = ["Ann Lee", "Bob Ray"]
+            people = ["Ann Lee", "Bob Ray", "Cy Diaz"]
             line = await speak(
                 gw, group.agent(1), p, "Bob Ray", Relation(), "", [], 0, 4, people=people
             )
@@ -285,12 +288,12 @@ async def test_a_line_naming_a_stranger_is_re_asked_then_falls_back(group) -> No
 
 
 async def test_a_line_naming_known_people_is_a_first_try(group) -> None:
-    reply = {"utterance": "Bob, I saw Ann Lee at the market on Monday.", "end": False}
+    reply = {"utterance": "Bob, I saw Cy Diaz at the market on Monday.", "end": False}
     async with scripted(lambda _: reply) as (url, seen):
         gw = LLMGateway({"endpoints": [endpoint(url)], "fallback_stop": {"enabled": False}})
         async with gw:
             p = await persona(group.agent(1))
-            people = ["Ann Lee", "Bob Ray"]
+            people = ["Ann Lee", "Bob Ray", "Cy Diaz"]
             line = await speak(
                 gw, group.agent(1), p, "Bob Ray", Relation(), "", [], 0, 4, people=people
             )

@@ -452,7 +452,10 @@ VOTE = {
         (LIKERT, "4 / 5", None, None),
         (NUMBER, "$2,400.", 2400, None),
         (OPEN, "I, Ann Lee, had a quiet day at the bakery.", None, None),
-        (OPEN, "Ann Lee from the bakery came by, so it was a nice day for me.", None, None),
+        # Ann Lee answering: her own full name as another's, not an introduction
+        (OPEN, "Ann Lee from the bakery came by, so it was a nice day for me.", None, "narrated"),
+        (OPEN, "Ann Lee's bakery was busy, so it was a long day for me.", None, None),
+        (OPEN, "I had a conversation with Ann Lee.", None, "narrated"),  # as SmolLM2 wrote it
         (LIKERT, "4 of 5", 4, None),
         (LIKERT, "2.0 of 10", 2, "value_mismatch"),  # SmolLM2's own, kept first try: scale 5
         (LIKERT, "7 out of 10, I like it", None, "value_mismatch"),
