@@ -616,6 +616,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
         return "copied_prompt", f"the status line's layout: {', '.join(labels)}"
     if kind == "open" and (source := read_back(text, ctx)) is not None:
         return "copied_prompt", f"reads back {source[:60]!r}"
+    if kind == "open" and (untold := _untold_past(text, question)) is not None:
+        return untold
     if kind == "choice":
         return _choice(text, value, [str(o) for o in ctx.get("options") or []])
     if kind in ("likert", "number"):
@@ -627,6 +629,43 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
             )
         )
     return None
+
+
+def _untold_past(text: str, question: str) -> tuple[str, str] | None:
+    """For a question about what the respondent did ("What did you do this morning?"): an
+    answer with no word of theirs ("The hurricane hits the town: storm, flooding and
+    emergency sirens."; "Took a shower", "Working." and "Nothing much." stand), or one that
+    only tells what is to come ("Hi, I'm going to work.")."""
+    if not _ASKS_OWN_PAST.search(question):
+        return None
+    said = _said(text)
+    firsts = [words[0] for part in _SENTENCE_BREAK.split(text) if (words := _said(part))]
+    elliptic = any(
+        _PAST_WORD.fullmatch(first) or first.endswith("ing") or first in _SO_LITTLE
+        for first in firsts
+    )  # "Took a shower.", "The storm came. Went to the shelter."
+    if said and not _as_i(said) and not elliptic:
+        return "not_first_person", f"nothing of the respondent's own: {text[:60]!r}"
+    if not any(_PAST_WORD.fullmatch(w) for w in said) and _FUTURE.search(text.lower()):
+        return "empty", f"what is to come, asked what was: {text[:60]!r}"
+    return None
+
+
+# A question about what the respondent did ("What did you do ...?", "What have you done?").
+_ASKS_OWN_PAST = re.compile(
+    r"\bwhat\b[^?]*\b(?:did|have|had) you\b[^?]*\b(?:do|done)\b", re.IGNORECASE
+)
+# First words of an answer that did little ("Nothing much.", "Just work.").
+_SO_LITTLE = frozenset("nothing not just mostly only same both".split())
+# A word of the past: a past tense or participle ("-ed", the common irregular ones).
+_PAST_WORD = re.compile(
+    r"was|were|had|did|been|done|gone|[a-z]{2,}(?<!e)ed|woke|sat|came|got|made|took|met|saw|"
+    r"ran|left|told|gave|found|spoke|ate|slept|began|stood|heard|brought|bought|sent|spent|"
+    r"kept|knew|drove|wrote|chose|became|went|put|read|set|paid|sold|lost|won|fed|held|led|"
+    r"felt|thought|said|taught|caught|fought|sought|built|meant|wore|swam|rode|drank|sang"
+)
+# Words of what is to come ("I'm going to", "I'll", "tomorrow").
+_FUTURE = re.compile(r"\b(?:going to|gonna|will|'ll|tomorrow|tonight)\b")
 
 
 _PERSONS = frozenset("people person friend neighbour neighbor coworker colleague".split())

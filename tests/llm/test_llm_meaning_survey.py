@@ -233,7 +233,22 @@ VOTE = {
         (OPEN, "You have to work hard here.", None, None),  # a generic "you"
         (OPEN, "You're right, I had a long day.", None, None),
         (DID, "Made a cake, then went to the shelter.", None, None),
-        (DID, "You know, the shelter was full.", None, None),
+        (OPEN, "You know, the shelter was full.", None, None),
+        # asked what they did: nothing of theirs, or only what is to come
+        (
+            DID,
+            "The hurricane hits the town: storm, flooding and emergency sirens.",
+            None,
+            "not_first_person",
+        ),
+        (DID, "Slightly low, not bad.", None, "not_first_person"),  # SmolLM2's, kept
+        (MORNING, "Hi, I'm going to work.", None, "empty"),  # SmolLM2's, kept
+        (MORNING, "Finn, I will be fine. I'm going to have a big meal.", None, "empty"),
+        (MORNING, "I went to work, and I'm going to relax tonight.", None, None),
+        (MORNING, "Took a shower, woke up to a new home and breakfast.", None, None),  # SmolLM2's
+        (MORNING, "Working at the bakery, as always.", None, None),
+        (MORNING, "Nothing much, honestly.", None, None),
+        (WHEN, "Tomorrow, after the storm.", None, None),  # asks no deed
         (OPEN, "I had a quiet day at the bakery,", None, "empty"),  # stops mid-sentence
         (  # SmolLM2's own thought, kept after a re-ask: a full stop after "your"
             OPEN,
