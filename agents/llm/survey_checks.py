@@ -601,7 +601,7 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
     counted = quantities_in(text, question, kind) if about_asking and not wordy else []
     if counted and value not in counted:
         return "value_mismatch", f"'the answer' is another number: {text[:40]!r}, value {value}"
-    if wordy and about_asking:
+    if about_asking and (wordy or not counted):  # "The answer says" beside a value: none
         return "empty", f"speaks of the asking, not as the person: {text[:60]!r}"
     name = str(ctx.get("name") or "")
     if narrates(text, name) or tagged(text, name):

@@ -388,6 +388,8 @@ VOTE = {
         (LIKERT, ");1;", 1, "copied_prompt"),  # SmolLM2's, kept first try
         (LIKERT, ")Satisfied", 5, "copied_prompt"),  # SmolLM2's, kept first try
         (LIKERT, "The answer is 1.5", 2, "value_mismatch"),  # SmolLM2's, kept first try
+        (COUNT, "The answer says ", 10, "empty"),  # SmolLM2's, kept first try: no answer in it
+        (LIKERT, "My answer: 4", 4, None),
         (LIKERT, "The answer is 4", 4, None),
         (LIKERT, "Positive", 1, "value_mismatch"),  # SmolLM2's, kept first try
         (LIKERT, "Positive", 4, None),
