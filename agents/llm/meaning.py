@@ -768,7 +768,7 @@ def _turn(value: Any, ctx: dict[str, Any]) -> Failure | None:
         return Failure("empty", f"only a name: {line[:60]!r}")
     if not ctx.get("history") and _stray_word(line, ctx):
         return Failure("empty", f"one word, of nothing at hand: {line[:40]!r}")
-    if own := _called_by_own_name(line, speaker):  # "Lets do it again, Tara Nagy." by Tara
+    if own := _called_by_own_name(line, speaker, listener):  # "..., Tara Nagy." by Tara
         return Failure("not_first_person", f"said to {own}, the one speaking: {line[:60]!r}")
     if names_self(line, speaker):  # "I had a talk with Jon Khan", said by Jon Khan
         return Failure("narrated", f"the speaker's own name: {line[:60]!r}")
@@ -1497,19 +1497,30 @@ def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 # "Gia, ...", "Hi Kai, ...", "Hey Kai! ...", "Eva Evans: ...".
 _CALLED = re.compile(r"\s*(?:(?i:hi|hello|hey|dear)\s+)?([A-Z][a-z]+(?: [A-Z][a-z]+)?)([,:!])")
+# A name called at the start ("Finn, ...", "Hi Finn! ..."), not one said to be oneself ("Ann
+# Lee, that is me").
+_CALLED_FIRST = re.compile(
+    r"\s*(?:(?i:hi|hello|hey|dear)\s+)?([A-Z][a-z]+(?: [A-Z][a-z]+)?)[,!]"
+    r"(?! *(?i:that is|that's|it is|it's|this is) me\b)"
+)
 # A name set off by a comma at the end of a clause ("... bought some pizza, Sam."): called.
 _CALLED_AFTER = re.compile(r",\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)\s*(?=[.!?;]|$)")
 
 
-def _called_by_own_name(answer: str, name: str) -> str | None:
-    """The answerer's own name (first or full) when the answer calls them by it after a comma
-    ("I went to the mall, Sam."): the model talking to the person it should speak as; an
-    appositive ("my friend, Ana") names another, never oneself."""
+def _called_by_own_name(answer: str, name: str, other: str = "") -> str | None:
+    """The answerer's own name (first or full) when the answer calls them by it, after a
+    comma ("I went to the mall, Sam.") or opening on it ("Finn, I'm looking forward to your
+    lunch", by Finn Patel): the model talking to the person it should speak as; an appositive
+    ("my friend, Ana") names another, never oneself, and a first name the one spoken to
+    (`other`) shares calls them."""
     own = words(name)
     if not own:
         return None
-    for found in _CALLED_AFTER.finditer(answer):
-        if words(found.group(1)) in (own, own[:1]):
+    theirs = words(other)[:1]
+    opening = _CALLED_FIRST.match(answer)
+    for found in (*_CALLED_AFTER.finditer(answer), *([opening] if opening else [])):
+        called = words(found.group(1))
+        if called in (own, own[:1]) and called != theirs:
             return found.group(1)
     return None
 

@@ -144,6 +144,10 @@ def test_an_opening_line_of_one_stray_word_says_nothing(
         ("The last time I met you, Olga", None),  # the listener, called by name
         ("I met my cousin, Liam Lopez.", None),  # another, named after him
         ("Ben here, how are you?", None),  # the speaker naming himself, not called
+        # SmolLM2's, kept first try: the speaker called at the start of his own line
+        ("Ben, I'm really looking forward to your lunch tomorrow.", "not_first_person"),
+        ("Hi Ben! Would you mind cooking something for me?", "not_first_person"),
+        ("Olga, I'm really looking forward to your lunch tomorrow.", None),
     ],
 )
 def test_a_line_calling_its_own_speaker_by_name_is_not_theirs(text: str, kind: str | None) -> None:
