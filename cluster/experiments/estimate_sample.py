@@ -110,6 +110,7 @@ def sampled(
         data["analysis"]["baseline_tick"] = min(data["analysis"]["baseline_tick"], ticks - 1)
     once = set(one_off(sc))
     moved, recurring, kept = [], [], []
+    after: dict[int, int] = {}  # one-off intervention -> ticks of the count run after it
     for i, iv in enumerate(data["interventions"]):
         if i in without:
             continue
@@ -124,6 +125,8 @@ def sampled(
                 recurring.append(i)
             moved.append(i)
         kept.append(iv)
+        if i in once:
+            after[i] = ticks - iv["tick"]
     data["interventions"] = kept
     for sv in data["surveys"]:
         tick = tick_at(sc, sv["day"], sv["hour"])
@@ -143,6 +146,13 @@ def sampled(
         notes.append(
             f"interventions {moved} fire after tick {ticks - 1}: moved to the same time of "
             f"day inside the count runs{again}"
+        )
+    if after and ticks < sc.ticks and surveys_at is None:
+        least, most = min(after.values()), max(after.values())
+        span = f"{least}" if least == most else f"{least}-{most}"
+        notes.append(
+            f"what the one-off interventions {sorted(after)} set off is counted over the {span} "
+            "ticks after them in the count runs, not beyond"
         )
     return _validated(data, notes), notes
 

@@ -58,10 +58,16 @@ def test_a_moved_one_off_fires_once_and_the_baseline_leaves_it_out(tmp_path) -> 
     assert [(iv.tick, iv.every) for iv in small.interventions] == [(12, None), (22, 6)]
     assert notes == [
         "interventions [0, 1] fire after tick 47: moved to the same time of day inside the "
-        "count runs; [1] recur in the run and are scaled with the count runs (x2)"
+        "count runs; [1] recur in the run and are scaled with the count runs (x2)",
+        # the one-off at tick 12 of a 48-tick count run: 36 ticks of what it sets off
+        "what the one-off interventions [0] set off is counted over the 36 ticks after them in "
+        "the count runs, not beyond",
     ]
-    calm, _ = sampled(sc, 20, 48, rules, tmp_path, without=one_off(sc))
+    calm, calm_notes = sampled(sc, 20, 48, rules, tmp_path, without=one_off(sc))
     assert [(iv.tick, iv.every) for iv in calm.interventions] == [(22, 6)]
+    assert not any("one-off" in note for note in calm_notes)
+    _, whole = sampled(sc, 20, 96, rules, tmp_path)  # the whole run: nothing cut off
+    assert not any("one-off" in note for note in whole)
 
 
 def _counted(events: dict[str, dict[str, int]], calm: dict[str, dict[str, int]]) -> Counted:
