@@ -1459,8 +1459,8 @@ def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
             return Failure("unfounded", reason[:120])
         if about and not said - about:
             return Failure("unfounded", f"only its topic: {reason[:100]}")
-    if addressed(reason, ""):  # "Your attitude is against the carbon tax": the prompt's voice
-        return Failure("not_first_person", reason[:120])
+    if addressed(reason, "") or _told_to_you(reason):  # "Your attitude is against ...": the
+        return Failure("not_first_person", reason[:120])  # prompt's voice, not the person's
     named = set(words(topic)) - FUNCTION_WORDS  # the clauses of the reason about the topic
     about_it = [c for c in _CLAUSES.split(reason) if named and named <= set(words(c))]
     lean, attitude = leaning(". ".join(about_it)), getattr(value, "attitude", None)
@@ -1470,6 +1470,21 @@ def _stance(value: Any, ctx: dict[str, Any]) -> Failure | None:
 
 
 MIDDLE, LEANS = 5.0, 1.0  # an attitude's middle, and how far from it a stance leans
+
+
+def _told_to_you(reason: str) -> bool:
+    """Whether a reason with no "I", "my" or "we" in it has a sentence opening on "you" or
+    "your" ("You oppose carbon tax: it is bad and harmful", "You need to know about the
+    topic"): the prompt's "you" kept, not the person's own reason."""
+    said = words(reason.replace("\u2019", "'"))
+    if _OWN_WORDS.intersection(said):
+        return False
+    return any(
+        words(sentence)[:1] in (("you",), ("your",)) for sentence in re.split(r"[.!?;:]\s+", reason)
+    )
+
+
+_OWN_WORDS = frozenset("i me my mine myself we us our ours".split())  # words() splits "I'm"
 
 
 def _survey(value: Any, ctx: dict[str, Any]) -> Failure | None:

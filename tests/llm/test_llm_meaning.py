@@ -650,6 +650,14 @@ def test_a_reflection_insight_states_something_and_cites_its_statements(
             "not_first_person",
         ),
         ("It would raise your rent, and the flood may never come back.", None, None),
+        # SmolLM2's (on the carbon tax), kept first try: "you" with no "I", the prompt's voice
+        (
+            "You oppose the flood barrier: it is bad and harmful",
+            "not_first_person",
+            "not_first_person",
+        ),
+        ("You need to know about the flood barrier.", "not_first_person", "not_first_person"),
+        ("You could see the flood coming, so I back the barrier.", None, None),
     ],
 )
 def test_an_attitude_reason_speaks_of_the_topic_or_what_was_seen(reason: str, kind, alone) -> None:
