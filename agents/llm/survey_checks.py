@@ -646,6 +646,8 @@ def _untold_past(text: str, question: str) -> tuple[str, str] | None:
     )  # "Took a shower.", "The storm came. Went to the shelter."
     if said and not _as_i(said) and not elliptic:
         return "not_first_person", f"nothing of the respondent's own: {text[:60]!r}"
+    if said and set(said) <= _NO_DEED:  # "Yes, I did just that.": which deed, it never says
+        return "empty", f"names no deed: {text[:60]!r}"
     if not any(_PAST_WORD.fullmatch(w) for w in said) and _FUTURE.search(text.lower()):
         return "empty", f"what is to come, asked what was: {text[:60]!r}"
     return None
@@ -654,6 +656,11 @@ def _untold_past(text: str, question: str) -> tuple[str, str] | None:
 # A question about what the respondent did ("What did you do ...?", "What have you done?").
 _ASKS_OWN_PAST = re.compile(
     r"\bwhat\b[^?]*\b(?:did|have|had) you\b[^?]*\b(?:do|done)\b", re.IGNORECASE
+)
+# Words that point at a deed without naming one ("Yes, I did just that.", "I did it.").
+_NO_DEED = frozenset(
+    "yes yeah no i i'm i've me my we did do done just that it this so then too as well "
+    "again the same".split()
 )
 # First words of an answer that did little ("Nothing much.", "Just work.").
 _SO_LITTLE = frozenset("nothing not just mostly only same both".split())

@@ -248,6 +248,8 @@ VOTE = {
         (MORNING, "Took a shower, woke up to a new home and breakfast.", None, None),  # SmolLM2's
         (MORNING, "Working at the bakery, as always.", None, None),
         (MORNING, "Nothing much, honestly.", None, None),
+        (MORNING, "Yes, I did just that.", None, "empty"),  # SmolLM2's, kept first try
+        (MORNING, "I did the same as yesterday.", None, None),  # "yesterday" says which
         (WHEN, "Tomorrow, after the storm.", None, None),  # asks no deed
         (OPEN, "I had a quiet day at the bakery,", None, "empty"),  # stops mid-sentence
         (  # SmolLM2's own thought, kept after a re-ask: a full stop after "your"
