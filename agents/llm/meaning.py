@@ -866,8 +866,25 @@ def _summary(value: Any, ctx: dict[str, Any]) -> Failure | None:
         return Failure("copied_prompt", f"a line read back: {line[:60]!r}")
     if (line := _taken_as_mine(summary, ctx)) is not None:
         return Failure("misattributed", f"the other's line as one's own: {line[:60]!r}")
-    return _grounded(value, ctx) or _people(value, ctx)
+    return _grounded(value, ctx) or _heading(summary) or _people(value, ctx)
 
+
+def _heading(summary: str) -> Failure | None:
+    """A summary opening on a label of someone's, as the prompt lays out its lines ("Hugo
+    Evans's relationship with Dan Quinn: ..."); "Ann's plan was simple: ..." says something."""
+    heading = _HEADING.match(summary)
+    if heading is None or _A_VERB.search(heading.group()):
+        return None
+    return Failure("copied_prompt", f"a heading, as the prompt's: {heading.group()!r}")
+
+
+# A summary opening on a label of someone's ("Hugo Evans's relationship with Dan Quinn:",
+# "Eva Lopez's conversation with Yara Quinn:"); "Here's the summary:" is the model's voice.
+_HEADING = re.compile(
+    r"\s*(?!(?:Here|There|It|That|What|Let|He|She|Who|Where)'s)"
+    r"[A-Z][a-z]+(?: [A-Z][a-z]+)?'s(?: [\w,'-]+){1,7}?:(?!\d)(?=\s*\S)"  # a bare one: empty
+)
+_A_VERB = re.compile(r"\b(?:is|was|were|are|has|had|will|seems?|seemed|became|went)\b")
 
 _THEM = frozenset("he she they him her them his their".split())
 _CLAUSES = re.compile(r"[.!?;]+")

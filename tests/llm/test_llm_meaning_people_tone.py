@@ -112,6 +112,25 @@ def test_a_summary_of_names_and_numbers_only_is_empty() -> None:
     assert check("conversation_summary", said, PROMPT, ctx) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "heading"),
+    [
+        # SmolLM2's own, kept first try: the prompt's label for the relation, then anything
+        ("Hugo Evans's relationship with Dan Quinn: The hurricane hits the town.", True),
+        ("Dan Quinn's conversation with Hugo Evans, 2015: Hurricane hits the town.", True),
+        ("Eva Lopez's conversation with Yara Quinn: Sorry, I have to go.", True),
+        ("Hugo's plan was simple: leave before the storm.", False),  # a sentence, with a verb
+        ("Hugo Evans's party starts at 7:00, he said.", False),
+        ("I told Hugo Evans about the storm: he will leave.", False),
+    ],
+)
+def test_a_summary_opening_on_a_heading_lays_out_the_prompt(text: str, heading: bool) -> None:
+    lines = ["The hurricane hits the town: storm, flooding and emergency sirens.", "Sorry."]
+    ctx = {"name": "Dan Quinn", "other": "Hugo Evans", "lines": lines}
+    fail = check("conversation_summary", summary(0.0, text), PROMPT, ctx)
+    assert (fail is not None and fail.kind == "copied_prompt") is heading, fail
+
+
 def test_a_summary_quoting_a_line_with_nothing_of_its_own_reads_it_back() -> None:
     """SmolLM2's own, kept after a re-ask: a line of the transcript under "When I said:"."""
     lines = ["I am unsure about the carbon tax, Noah.", "Sorry, I have to go."]
