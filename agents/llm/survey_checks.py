@@ -379,7 +379,8 @@ def _past(ws: Sequence[str]) -> bool:
 _PAST = frozenset(
     "made went had did saw took got came ate said told left felt slept bought ran met spent "
     "heard thought knew found gave sat stood woke kept lost brought caught taught forgot began "
-    "wrote drove fell chose spoke broke".split()
+    "wrote drove fell chose spoke broke sent paid sold won fed held built meant wore rode "
+    "drank sang became".split()
 )
 
 
@@ -474,11 +475,13 @@ def names_self(text: str, name: str) -> bool:
 
 # Verbs that tell of a person from outside after their name ("Cleo Rossi thought ...", "Jon
 # Khan sat down"): a fixed few, any past tense in -ed, the common irregular past tenses.
-NARRATING = (
-    "is|was|will|has|had|goes|went|says|said|smiles|smiled|feels|felt|thinks|thought|decides|"
-    "believes|knows|wants|remembers|[a-z]{2,}(?<!e)ed|woke|sat|came|got|made|took|met|saw|ran|"
-    "left|told|gave|found|spoke|ate|slept|began|stood|heard|brought|bought|sent|spent|kept|knew|"
-    "did|drove|wrote|chose|became"
+NARRATING = "|".join(
+    [
+        *"is was will has goes says smiles feels thinks decides believes knows wants".split(),
+        "remembers",
+        *sorted(_PAST),
+        "[a-z]{2,}(?<!e)ed",
+    ]
 )
 # Words before one's own full name that introduce oneself ("I'm Sam Diaz", "my name is ...").
 _INTRODUCING = r"(?:\b(?:i'm|i am|im|my name is|my name's|this is|call me|it's|it is) |\bi, )"
@@ -641,14 +644,13 @@ def _untold_past(text: str, question: str) -> tuple[str, str] | None:
     said = _said(text)
     firsts = [words[0] for part in _SENTENCE_BREAK.split(text) if (words := _said(part))]
     elliptic = any(
-        _PAST_WORD.fullmatch(first) or first.endswith("ing") or first in _SO_LITTLE
-        for first in firsts
+        _of_the_past(first) or first.endswith("ing") or first in _SO_LITTLE for first in firsts
     )  # "Took a shower.", "The storm came. Went to the shelter."
     if said and not _as_i(said) and not elliptic:
         return "not_first_person", f"nothing of the respondent's own: {text[:60]!r}"
     if said and set(said) <= _NO_DEED:  # "Yes, I did just that.": which deed, it never says
         return "empty", f"names no deed: {text[:60]!r}"
-    if not any(_PAST_WORD.fullmatch(w) for w in said) and _FUTURE.search(text.lower()):
+    if not any(_of_the_past(w) for w in said) and _FUTURE.search(text.lower()):
         return "empty", f"what is to come, asked what was: {text[:60]!r}"
     return None
 
@@ -664,13 +666,15 @@ _NO_DEED = frozenset(
 )
 # First words of an answer that did little ("Nothing much.", "Just work.").
 _SO_LITTLE = frozenset("nothing not just mostly only same both".split())
-# A word of the past: a past tense or participle ("-ed", the common irregular ones).
-_PAST_WORD = re.compile(
-    r"was|were|had|did|been|done|gone|[a-z]{2,}(?<!e)ed|woke|sat|came|got|made|took|met|saw|"
-    r"ran|left|told|gave|found|spoke|ate|slept|began|stood|heard|brought|bought|sent|spent|"
-    r"kept|knew|drove|wrote|chose|became|went|put|read|set|paid|sold|lost|won|fed|held|led|"
-    r"felt|thought|said|taught|caught|fought|sought|built|meant|wore|swam|rode|drank|sang"
-)
+
+
+def _of_the_past(word: str) -> bool:
+    """Whether a word tells of the past: a past tense, a past participle or "was"."""
+    return _past([word]) or word in _PAST_TOO
+
+
+# Past forms `_past` leaves out: after "you" they tell the asker nothing done ("you were right").
+_PAST_TOO = frozenset("was were been done gone put read set".split())
 # Words of what is to come ("I'm going to", "I'll", "tomorrow").
 _FUTURE = re.compile(r"\b(?:going to|gonna|will|'ll|tomorrow|tonight)\b")
 
