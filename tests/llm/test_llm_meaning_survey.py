@@ -761,6 +761,12 @@ STEPPED_OUT = (
         ),
         ("I asked the mayor to repeat the warning, and she did.", None),
         ("Please provide the shelter with more blankets, I asked the mayor.", None),
+        (  # SmolLM2's line, kept after a re-ask (pol-902): a model waiting on its user
+            "No one has responded to this message, as there is no reply from the user. No "
+            "response has been received.",
+            "out_of_character",
+        ),
+        ("No reply has come from the mayor, and no letter was received.", None),
     ],
 )
 def test_an_answer_that_steps_out_of_the_story_is_not_data(text, kind) -> None:
