@@ -327,6 +327,10 @@ _CODE_TOKEN = re.compile(r"\S*\d{4,}\S*")  # a token with a long number: an id, 
 _BEING_ASKED = re.compile(
     r"\byou(?:'re| are| were| have been| had been| will be)(?: being)? asked\b", re.IGNORECASE
 )
+# An answer opening on a slot for itself in brackets ("<Your answer>", "[Mia Lopez's answer]").
+_ANSWER_SLOT = re.compile(
+    r"\s*[\[<{(][^\]>})]{0,40}\b(?:answer|response|reply)\b[^\]>})]{0,20}[\]>})]", re.IGNORECASE
+)
 _WH = frozenset("what where when why how who whom which whose".split())
 _LABEL = re.compile(r"\s*([^:\n.?!]{8,80}):")  # an answer's opening words and a colon
 _LINKS = frozenset("is are was were".split())  # "... is: 2"
@@ -615,6 +619,8 @@ def answer_problem(answer: str, value: float | None, ctx: dict[str, Any]) -> tup
         return "copied_prompt", f"puts the question back: {text[:60]!r}"
     if framing := _BEING_ASKED.search(text):  # the prompt's "You are being asked a question"
         return "copied_prompt", f"the prompt's framing: {framing.group()!r}"
+    if slot := _ANSWER_SLOT.match(text):  # "[Mia Lopez's answer] I was going to work ..."
+        return "copied_prompt", f"a template's slot: {slot.group().strip()!r}"
     if len(labels := status_labels(text, ctx.get("status") or {})) >= 2:
         return "copied_prompt", f"the status line's layout: {', '.join(labels)}"
     if kind == "open" and (source := read_back(text, ctx)) is not None:

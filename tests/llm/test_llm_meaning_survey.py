@@ -249,6 +249,10 @@ VOTE = {
         (MORNING, "Working at the bakery, as always.", None, None),
         (MORNING, "Nothing much, honestly.", None, None),
         (MORNING, "Yes, I did just that.", None, "empty"),  # SmolLM2's, kept first try
+        # SmolLM2's, kept after a re-ask (hur-902): a slot for the answer
+        (MORNING, "[Ann Lee's answer] I was going to work at 10:10 am.", None, "copied_prompt"),
+        (MORNING, "(Response) This morning I looked after things at home.", None, "copied_prompt"),
+        (MORNING, "I baked bread (my answer to the flood) and sold it.", None, None),
         (MORNING, "I did the same as yesterday.", None, None),  # "yesterday" says which
         (WHEN, "Tomorrow, after the storm.", None, None),  # asks no deed
         (OPEN, "I had a quiet day at the bakery,", None, "empty"),  # stops mid-sentence
