@@ -1331,11 +1331,14 @@ def _talk(value: Any, ctx: dict[str, Any]) -> Failure | None:
 def _talks_to(reason: str, names: Sequence[str]) -> int | None:
     """The one listed person (1-based) whom `reason` says the agent talks to ("I'm going to
     talk to Sam Quinn"), or None: no one, several, or only in a denied clause ("I won't talk
-    to Sam", "rather than chat with Sam")."""
+    to Sam", "rather than chat with Sam") or one a contrast takes back ("I'd like to talk to
+    Sam, but he is busy")."""
     meant: set[int] = set()
-    for clause in _CLAUSE.split(reason):
+    for at, clause in enumerate(parts := _CLAUSE.split(reason)):
         for found in _TALK_TO.finditer(clause):
-            if _DENIED.search(clause[: found.start()]):
+            if _DENIED.search(clause[: found.start()]) or any(
+                _TAKEN_BACK.match(later) for later in parts[at + 1 :]
+            ):
                 continue
             said = found.group(1).lower().removesuffix(" i")  # "talk to Ben I think"
             whole = [i for i, name in enumerate(names, 1) if name and said == name.lower()]
@@ -1344,8 +1347,9 @@ def _talks_to(reason: str, names: Sequence[str]) -> int | None:
     return meant.pop() if len(meant) == 1 else None
 
 
-# A sentence or a clause after a contrast ("Sam is busy, but ...").
-_CLAUSE = re.compile(r"[.!?;]+|,? but\b|,? so\b", re.IGNORECASE)
+# A sentence, or a clause after a contrast ("Sam is busy, but ..."), kept as its own part.
+_CLAUSE = re.compile(r"[.!?;]+|,? (?=(?:but|so|however|though|although|instead)\b)", re.I)
+_TAKEN_BACK = re.compile(r"\s*(?:but|however|though|although|instead)\b", re.IGNORECASE)
 # Talking to a named person: the verb, then up to two capitalised words.
 _TALK_TO = re.compile(
     r"\b(?i:talk|talks|talking|speak|speaks|speaking|chat|chats|chatting|catch up) (?i:to|with) "

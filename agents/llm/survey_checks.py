@@ -649,9 +649,12 @@ def _untold_past(text: str, question: str) -> tuple[str, str] | None:
         return None
     said = _said(text)
     firsts = [words[0] for part in _SENTENCE_BREAK.split(text) if (words := _said(part))]
+    clauses = [words[0] for part in _CLAUSE_BREAK.split(text) if (words := _said(part))]
     elliptic = any(
         _of_the_past(first) or first.endswith("ing") or first in _SO_LITTLE for first in firsts
-    )  # "Took a shower.", "The storm came. Went to the shelter."
+    ) or (  # "Well, stayed home.", "The usual — opened the shop."; not one told to "you"
+        any(_of_the_past(first) for first in clauses) and not _SECOND_PERSON.intersection(said)
+    )
     if said and not _as_i(said) and not elliptic:
         return "not_first_person", f"nothing of the respondent's own: {text[:60]!r}"
     if said and set(said) <= _NO_DEED:  # "Yes, I did just that.": which deed, it never says
@@ -661,6 +664,7 @@ def _untold_past(text: str, question: str) -> tuple[str, str] | None:
     return None
 
 
+_CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")  # a clause's end inside a sentence
 # A question about what the respondent did ("What did you do ...?", "What have you done?").
 _ASKS_OWN_PAST = re.compile(
     r"\bwhat\b[^?]*\b(?:did|have|had) you\b[^?]*\b(?:do|done)\b", re.IGNORECASE

@@ -773,6 +773,7 @@ def test_a_talk_decision_copied_from_the_example_is_no_decision() -> None:
         (0, "I won't talk to Mia today", False),  # denied
         (0, "Too tired to talk to Ben.", False),
         (0, "I want to talk to Mia and then speak with Ben", False),  # two people: no one
+        (2, "I'd like to talk to Mia, but she's busy; Ben then.", False),  # taken back
         (0, "I'm going to talk to Sam Quinn", False),  # not listed: unknown_person's to judge
         (0, "We were talking about Ben.", False),
     ],

@@ -248,6 +248,9 @@ VOTE = {
         (MORNING, "Took a shower, woke up to a new home and breakfast.", None, None),  # SmolLM2's
         (MORNING, "Working at the bakery, as always.", None, None),
         (MORNING, "Nothing much, honestly.", None, None),
+        (MORNING, "Well, stayed home and read.", None, None),
+        (MORNING, "The usual \u2014 opened the shop, served coffee.", None, None),
+        (MORNING, "After the warning, headed straight to the shelter.", None, None),
         (MORNING, "Yes, I did just that.", None, "empty"),  # SmolLM2's, kept first try
         # SmolLM2's, kept after a re-ask (hur-902): a slot for the answer
         (MORNING, "[Ann Lee's answer] I was going to work at 10:10 am.", None, "copied_prompt"),
