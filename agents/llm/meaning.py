@@ -878,11 +878,12 @@ def _heading(summary: str) -> Failure | None:
     return Failure("copied_prompt", f"a heading, as the prompt's: {heading.group()!r}")
 
 
-# A summary opening on a label of someone's ("Hugo Evans's relationship with Dan Quinn:",
-# "Eva Lopez's conversation with Yara Quinn:"); "Here's the summary:" is the model's voice.
+# A summary opening on a label of someone's, in the prompt's words ("Hugo Evans's
+# relationship with Dan Quinn:", "Eva Lopez's conversation with Yara Quinn:"); "Ben's news:
+# the bridge is closed" is a note of one's own.
 _HEADING = re.compile(
-    r"\s*(?!(?:Here|There|It|That|What|Let|He|She|Who|Where)'s)"
-    r"[A-Z][a-z]+(?: [A-Z][a-z]+)?'s(?: [\w,'-]+){1,7}?:(?!\d)(?=\s*\S)"  # a bare one: empty
+    r"\s*[A-Z][a-z]+(?: [A-Z][a-z]+)?'s (?:relationship|conversation|interaction|response|"
+    r"speech|summary|mood|point of view)\b(?: [\w,'-]+){0,6}?:(?!\d)(?=\s*\S)"  # bare: empty
 )
 _A_VERB = re.compile(r"\b(?:is|was|were|are|has|had|will|seems?|seemed|became|went)\b")
 
@@ -1495,17 +1496,22 @@ MIDDLE, LEANS = 5.0, 1.0  # an attitude's middle, and how far from it a stance l
 
 
 def _told_to_you(reason: str) -> bool:
-    """Whether a reason with no "I", "my" or "we" in it has a sentence opening on "you" or
-    "your" ("You oppose carbon tax: it is bad and harmful", "You need to know about the
-    topic"): the prompt's "you" kept, not the person's own reason."""
+    """Whether a reason with no "I", "my" or "we" in it has a sentence opening on what "you"
+    hold or want, or on "your" stance ("You oppose carbon tax: it is bad and harmful", "You
+    need to know about the topic"): the prompt's "you" kept, not the person's own reason; a
+    generic "you" ("You can't ignore the science.") is one."""
     said = words(reason.replace("\u2019", "'"))
     if _OWN_WORDS.intersection(said):
         return False
-    return any(
-        words(sentence)[:1] in (("you",), ("your",)) for sentence in re.split(r"[.!?;:]\s+", reason)
-    )
+    return any(_YOUR_STANCE.match(sentence) for sentence in re.split(r"[.!?;:]\s+", reason))
 
 
+_YOUR_STANCE = re.compile(
+    r"\W*(?:you (?:(?:do not|don't|really|strongly) )?(?:oppose|support|want|like|dislike|"
+    r"believe|think|feel|favou?r|agree|disagree|need to know|should know|have to know)\b|"
+    r"your (?:attitude|stance|view|opinion|position|rating)\b)",
+    re.IGNORECASE,
+)
 _OWN_WORDS = frozenset("i me my mine myself we us our ours".split())  # words() splits "I'm"
 
 

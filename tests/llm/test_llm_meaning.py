@@ -658,6 +658,7 @@ def test_a_reflection_insight_states_something_and_cites_its_statements(
         ),
         ("You need to know about the flood barrier.", "not_first_person", "not_first_person"),
         ("You could see the flood coming, so I back the barrier.", None, None),
+        ("You never know when the next flood comes.", None, None),  # a generic "you"
     ],
 )
 def test_an_attitude_reason_speaks_of_the_topic_or_what_was_seen(reason: str, kind, alone) -> None:

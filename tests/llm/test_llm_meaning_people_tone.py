@@ -122,6 +122,7 @@ def test_a_summary_of_names_and_numbers_only_is_empty() -> None:
         ("Hugo's plan was simple: leave before the storm.", False),  # a sentence, with a verb
         ("Hugo Evans's party starts at 7:00, he said.", False),
         ("I told Hugo Evans about the storm: he will leave.", False),
+        ("Hugo's news: the bridge is closed, so I'll take the long way.", False),
     ],
 )
 def test_a_summary_opening_on_a_heading_lays_out_the_prompt(text: str, heading: bool) -> None:
