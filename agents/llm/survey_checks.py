@@ -487,8 +487,12 @@ NARRATING = "|".join(
         "[a-z]{2,}(?<!e)ed",
     ]
 )
-# Words before one's own full name that introduce oneself ("I'm Sam Diaz", "my name is ...").
-_INTRODUCING = r"(?:\b(?:i'm|i am|im|my name is|my name's|this is|call me|it's|it is) |\bi, )"
+# Words before one's own full name that introduce oneself ("I'm Sam Diaz", "my name is ...",
+# "It's me, Sam Diaz") or sign a message ("See you there! - Sam Diaz", "Love, Sam Diaz").
+_INTRODUCING = (
+    r"(?:\b(?:i'm|i am|im|my name is|my name's|this is|call me|it's|it is|it's me,|it is me,) |"
+    r"\bi, |(?:^|\s)[-\u2013\u2014~] ?|\b(?:love|best|cheers|regards|yours|thanks),? )"
+)
 _ME_AFTER = re.compile(r",? (?:that is me|that's me|here\b|speaking\b)")
 _STAND_IN = re.compile(r"\W*the (?:other )?(?:person|respondent|agent|character)\b")
 

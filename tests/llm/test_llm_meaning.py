@@ -380,6 +380,8 @@ def test_a_line_reading_out_the_speakers_own_memory_is_narration(text: str, kind
         ("I had a talk with Ines Nagy yesterday.", True),  # her own name, not introduced
         ("Quin, this is Ines Nagy speaking: the bridge is closed.", False),
         ("I, Ines Nagy, promise to help.", False),
+        ("It's me, Ines Nagy. The bridge is closed.", False),
+        ("See you at the festival! - Ines Nagy", False),  # a message, signed
     ],
 )
 def test_a_line_narrating_its_own_speaker_is_no_utterance(text: str, narrated: bool) -> None:
