@@ -724,6 +724,11 @@ _GESTURES = frozenset(
     "frowned blush blushes blushed".split()
 )
 _ACTED = re.compile(r"^\s*(\*[^*]*\*|\([^)]*\))\s*$")  # "*waves*", "(smiles)"
+# A direction set in brackets inside a line: whom it is said to ("(to Dan Ito)", "[turning to
+# Ann]"), as a script writes it.
+_ASIDE = re.compile(
+    r"[(\[](?:to|at|towards|turning to|looking at|aside to) [A-Z][a-z]+(?: [A-Z][a-z]+)?[)\]]"
+)
 
 
 _TOPIC_OF = re.compile(
@@ -733,10 +738,12 @@ _TOPIC_OF = re.compile(
 
 def _stage_direction(line: str) -> bool:
     """Whether a dialogue line is a stage direction, not speech: an action set apart in
-    asterisks or parentheses (a whole line in brackets is filler, rejected on validation),
-    or words announcing the conversation itself ("The topic of the conversation is: ...") or
+    asterisks or parentheses (a whole line in brackets is filler, rejected on validation), whom
+    a line is said to in brackets ("(to Dan Ito)"), or words announcing the conversation itself ("The topic of the conversation is: ...") or
     nothing but acting it ("Sigh")."""
     if _ACTED.match(line) or _TOPIC_OF.search(line):  # "The topic of the conversation is: ..."
+        return True
+    if _ASIDE.search(line):  # "Do you want to tell me about it? (to Dan Ito) Come on."
         return True
     said = [w for w in words(line) if w not in _UNSAID]
     return bool(said) and (all(w in _SCENE for w in said) or all(w in _GESTURES for w in said))

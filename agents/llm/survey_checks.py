@@ -465,12 +465,12 @@ def names_self(text: str, name: str) -> bool:
     """Whether `text` speaks of the person by their own full name other than to introduce
     themselves ("I had a conversation with Tara Quinn", said by Tara Quinn; "I'm Tara Quinn",
     "I, Tara Quinn, ..." and "Tara Quinn, that is me" are theirs) or to name what is theirs
-    ("Tara Quinn's bakery")."""
+    ("Tara Quinn's bakery"; "Tara Quinn's plan for 9:00" is the prompt's label)."""
     name = " ".join(name.split()).lower()
     if " " not in name:
         return False
     low = " ".join(text.lower().replace("\u2019", "'").split())
-    found = re.finditer(rf"(.{{0,14}})\b{re.escape(name)}\b(?!'s\b)(.{{0,14}})", low)
+    found = re.finditer(rf"(.{{0,14}})\b{re.escape(name)}\b(?!{_THEIRS})(.{{0,14}})", low)
     return any(
         not re.search(rf"{_INTRODUCING}$", one.group(1)) and not _ME_AFTER.match(one.group(2))
         for one in found
@@ -493,6 +493,9 @@ _INTRODUCING = (
     r"(?:\b(?:i'm|i am|im|my name is|my name's|this is|call me|it's|it is|it's me,|it is me,) |"
     r"\bi, |(?:^|\s)[-\u2013\u2014~] ?|\b(?:love|best|cheers|regards|yours|thanks),? )"
 )
+# Something of one's own after one's name ("Tara Quinn's bakery"), but not the prompt's labels
+# for the person ("Tara Quinn's plan for 9:00", "Tara Quinn's mood").
+_THEIRS = r"'s\b(?! (?:plan|plans|mood|relationship|needs|thoughts?|emotions?|emotional)\b)"
 _ME_AFTER = re.compile(r",? (?:that is me|that's me|here\b|speaking\b)")
 _STAND_IN = re.compile(r"\W*the (?:other )?(?:person|respondent|agent|character)\b")
 

@@ -382,6 +382,7 @@ def test_a_line_reading_out_the_speakers_own_memory_is_narration(text: str, kind
         ("I, Ines Nagy, promise to help.", False),
         ("It's me, Ines Nagy. The bridge is closed.", False),
         ("See you at the festival! - Ines Nagy", False),  # a message, signed
+        ("Ines Nagy's plan is going to be adjusted for the storm.", True),  # the prompt's label
     ],
 )
 def test_a_line_narrating_its_own_speaker_is_no_utterance(text: str, narrated: bool) -> None:
@@ -396,6 +397,9 @@ def test_a_line_narrating_its_own_speaker_is_no_utterance(text: str, narrated: b
         ("The end of the conversation.", True),
         ("End of dialogue.", True),
         ("*waves goodbye*", True),
+        # SmolLM2's, kept first try (hur-903): whom the line is said to, as a script
+        ("Do you want to tell me about it? (to Olga Lopez) Come on.", True),
+        ("I went to the shelter (to be safe) and waited.", False),
         ("(smiles)", True),
         ("Conversation over.", True),
         ("Well, that is the end of my shift, see you!", False),
