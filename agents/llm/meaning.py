@@ -739,8 +739,8 @@ _TOPIC_OF = re.compile(
 def _stage_direction(line: str) -> bool:
     """Whether a dialogue line is a stage direction, not speech: an action set apart in
     asterisks or parentheses (a whole line in brackets is filler, rejected on validation), whom
-    a line is said to in brackets ("(to Dan Ito)"), or words announcing the conversation itself ("The topic of the conversation is: ...") or
-    nothing but acting it ("Sigh")."""
+    a line is said to in brackets ("(to Dan Ito)"), or words announcing the conversation
+    itself ("The topic of the conversation is: ...") or nothing but acting it ("Sigh")."""
     if _ACTED.match(line) or _TOPIC_OF.search(line):  # "The topic of the conversation is: ..."
         return True
     if _ASIDE.search(line):  # "Do you want to tell me about it? (to Dan Ito) Come on."
