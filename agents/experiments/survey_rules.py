@@ -8,6 +8,7 @@ question's kind (likert point, option, number, sentence); with no such value, a 
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from societas.agents.llm.rules import register_rule
@@ -94,10 +95,31 @@ def _open(ctx: dict[str, Any], key: str | None, value: Any, rng: random.Random) 
     if key is not None:
         parts.append(f"My {key.replace('_', ' ')} is {value}.")
     if memories:
-        parts.append(f"I remember: {memories[0]}")
+        parts.append(f"I remember: {as_mine(memories[0], str(ctx.get('name') or ''))}")
     if not parts:
         parts.append(rng.choice(["It was an ordinary day.", "Nothing special happened."]))
     return {"answer": " ".join(parts), "value": None}
+
+
+def as_mine(memory: str, name: str) -> str:
+    """A memory told of the person by name, in their own words: "Gia Diaz's plan for 8:00"
+    -> "my plan for 8:00", "Gia Diaz is going to relax" -> "I am going to relax", "Ben talked
+    with Gia Diaz" -> "Ben talked with me"."""
+    name = " ".join(name.split())
+    if " " not in name:
+        return memory
+    own = re.escape(name)
+    for pattern, mine in (
+        (rf"^{own}'s\b", "my"),  # after "I remember: "
+        (rf"^{own} is\b", "I am"),
+        (rf"^{own} has\b", "I have"),
+        (rf"^{own} thinks\b", "I think"),
+        (rf"^{own}\b", "I"),
+        (rf"\b{own}'s\b", "my"),
+        (rf"\b{own}\b", "me"),
+    ):
+        memory = re.sub(pattern, mine, memory)
+    return memory
 
 
 @register_rule("survey")

@@ -122,3 +122,24 @@ def test_model_replies_are_checked_against_the_question():
     assert _checked(likert, off) == (off.answer, 4.0)
     at_home = SurveyAnswer(answer="At home-9 I keep 50.", value=None)
     assert _checked(number, at_home) == (at_home.answer, 50.0)  # a place's number is its name
+
+
+def test_rules_answers_quote_a_memory_in_the_persons_own_words():
+    import societas.agents.llm  # noqa: F401  (registers the rules before survey_rules)
+    from societas.agents.experiments.survey_rules import as_mine
+    from societas.agents.llm.survey_checks import names_self
+
+    name = "Gia Diaz"
+    cases = {
+        "Gia Diaz's plan for day 0: 8:00 work": "my plan for day 0: 8:00 work",
+        "Gia Diaz is going to relax at home": "I am going to relax at home",
+        "Gia Diaz has 3 friends": "I have 3 friends",
+        "Gia Diaz thinks the storm is near": "I think the storm is near",
+        "Gia Diaz talked with Ben Ito": "I talked with Ben Ito",
+        "Ben Ito talked with Gia Diaz about Gia Diaz's job": "Ben Ito talked with me about my job",
+        "Gia Diazes live here": "Gia Diazes live here",  # not the name: a longer word
+    }
+    for memory, mine in cases.items():
+        assert as_mine(memory, name) == mine
+        assert names_self(f"I remember: {as_mine(memory, name)}", name) is False
+    assert as_mine("Gia talked", "Gia") == "Gia talked"  # a lone first name is left as it is
