@@ -1,9 +1,8 @@
 """The social network's friend lists as three arrays, read like a dict of tuples.
 
-Every group process holds the whole population, so at 100,000 agents a dict of tuples of
-(friend, tie strength) pairs cost ~0.9 KB an agent per process; compressed sparse rows
-(offsets, friend ids, strengths) cost 12 bytes a tie. Lookups build the same tuples as
-before, so callers and results do not change.
+Every group process holds the whole population, so the lists are compressed sparse rows
+(offsets, friend ids, strengths: 12 bytes a tie) rather than a dict of tuples of Python
+objects. Lookups build (friend, tie strength) tuples, so callers read it like a dict.
 """
 
 from __future__ import annotations

@@ -28,9 +28,8 @@ from societas.agents.llm.tasks import Insight, ReflectionInsights, ReflectionQue
 from societas.memory import AgentMemory, MemoryHit
 from societas.memory.model.clock import format_time_of_day
 
-# Default trigger, in stored units (rating/10): measured with benchmarks/cognition.py so that
-# a busy agent of the built-in scenarios reflects 1-3 times per simulated day (README;
-# polarization's agents, reading ~70 posts a day, reflect up to 4 times).
+# Default trigger, in stored units (rating/10): chosen with benchmarks/cognition.py so that
+# a busy agent of the built-in scenarios reflects a few times per simulated day.
 DEFAULT_THRESHOLD = 8.0
 
 # Called once per stored insight: (agent id, memory id, text, evidence ids, answer source).

@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 def _openai_errors() -> Any:
     """The openai module if a client was ever made (only then can its errors be raised):
-    a process on the rules policy never imports it (~38 MB)."""
+    a process on the rules policy never imports it (it is large)."""
     return sys.modules.get("openai")
 
 

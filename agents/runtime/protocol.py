@@ -36,15 +36,15 @@ class Message(BaseModel):
         cls, tick: int, sender: int, recipient: int, kind: str, payload: dict[str, Any]
     ) -> Message:
         """A message from values the engine made itself, unvalidated and sharing one set of
-        field names: ~350 bytes instead of ~1,360 (a driver makes one encounter message per
-        agent and tick). `payload` may be shared between messages: never mutate it."""
+        field names, a fraction of a validated one's size (a driver makes one encounter message
+        per agent and tick). `payload` may be shared between messages: never mutate it."""
         return cls.model_construct(
             _ALL_FIELDS, tick=tick, sender=sender, recipient=recipient, kind=kind, payload=payload
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as its five values and rebuilt by `trusted` (Ray ships a group's inbox):
-        ~50 bytes on the wire, and ~350 instead of ~1,360 in the receiving group."""
+        small on the wire, and rebuilt as small in the receiving group."""
         return (
             Message.trusted,
             (self.tick, self.sender, self.recipient, self.kind, self.payload),

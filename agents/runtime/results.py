@@ -180,7 +180,7 @@ class ResultsWriter:
     """Buffers rows (tuples in schema order) per table and writes sorted Parquet files.
 
     A tick's rows are kept as tuples until `end_tick`, then sorted and held as Arrow columns
-    (~3× smaller than tuples of Python objects) until the window is written: rows sort by
+    (far smaller than tuples of Python objects) until the window is written: rows sort by
     tick first, so tick-sorted chunks in tick order are the window sorted as a whole.
     """
 

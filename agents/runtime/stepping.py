@@ -1,25 +1,20 @@
 """How a group's agents step within a tick: a sliding window of agents in flight.
 
-`asyncio.gather` over every agent of a group put the whole group's tick in flight at once:
-every agent's coroutine, requests, prompts and hits were alive together, so a tick's
-transient objects grew with the group (50,000 agents a group at 100,000 agents) and set the
-run's peak RAM (a 2,000-agent group day: 111.7 MB of RSS with every agent in flight, 98.5 MB
-with 250: benchmarks/RESULTS.md). `step_agents` keeps at most `in_flight` agents stepping:
-each worker takes the next agent, in id order, as soon as its last one finished, so memory
-and LLM calls still coalesce across the agents in flight and no wave waits for its slowest
-agent. With `in_flight` at least the group's size it is the gather of before. Memory ids
-are taken in stepping order; with the rules policy a run's Parquet results came out byte for
-byte the same with 8, 256 or all agents in flight (600 agents, 48 ticks; a test compares 3
-with 30), and reruns with the same value replay byte for byte.
+Putting a whole group's tick in flight at once would keep every agent's coroutine, requests,
+prompts and hits alive together, so a tick's transient objects (and the run's peak RAM) would
+grow with the group. `step_agents` keeps at most `in_flight` agents stepping: each worker
+takes the next agent, in id order, as soon as its last one finished, so memory and LLM calls
+still coalesce across the agents in flight and no wave waits for its slowest agent. With
+`in_flight` at least the group's size every agent is in flight at once. Memory ids are taken
+in stepping order; with the rules policy a run's Parquet results are the same whatever the
+window (a test compares 3 with 30), and reruns with the same value replay byte for byte.
 
 `run_all` runs the workers (and any coroutines) as tasks without `asyncio.gather`'s
-per-child bookkeeping: gather adds a Python done-callback to each child and runs it through
-the loop's ready queue (a handle made and run a child), then fills its own result list; here
-the caller awaits the tasks in order, suspending only on one not yet done. In the memory
-benchmark's gathered tick (300 agents) that is ~4 % fewer instructions a turn (callgrind:
-423 k -> 401 k at 300 x 60). A failure cancels the tasks still running, waits for them, and
-raises the first failure in task order (gather raises the first in time and leaves the
-others running): nothing of a failed tick keeps writing behind the caller's back.
+per-child bookkeeping (a done-callback per child run through the loop's ready queue): the
+caller awaits the tasks in order, suspending only on one not yet done. A failure cancels the
+tasks still running, waits for them, and raises the first failure in task order (gather
+raises the first in time and leaves the others running): nothing of a failed tick keeps
+writing behind the caller's back.
 """
 
 from __future__ import annotations
