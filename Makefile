@@ -33,9 +33,10 @@ LLM_STAMP := $(VENV)/.societas-llm-server
 llm-server: $(LLM_STAMP)
 $(LLM_STAMP): $(STAMP)
 	@mkdir -p $(LLAMA_WHEELS)
-	@ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || \
-	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel --no-deps --no-cache-dir \
-	    "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(LLAMA_WHEELS)
+	@ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || { \
+	  echo "Building llama-cpp-python $(LLAMA_CPP_VERSION) once into $(LLAMA_WHEELS) (a few minutes)"; \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" PYTHONWARNINGS=ignore $(PY) -m pip wheel -qq --no-deps \
+	    --no-cache-dir "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(LLAMA_WHEELS); }
 	$(PY) -m pip install -qq --no-index --no-deps --force-reinstall --find-links $(LLAMA_WHEELS) \
 	  "llama-cpp-python==$(LLAMA_CPP_VERSION)"
 	$(PY) -m pip install -qq --find-links $(LLAMA_WHEELS) \
