@@ -7,6 +7,8 @@ STAMP := $(VENV)/.societas-installed
 
 export HF_HUB_OFFLINE := 1
 export RAY_USAGE_STATS_ENABLED := 0
+# Ray's token authentication, as its default for a local cluster, chosen explicitly (no warning).
+export RAY_AUTH_MODE := token
 # Local Ray binds its services to loopback only.
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 
