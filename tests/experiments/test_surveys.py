@@ -142,4 +142,8 @@ def test_rules_answers_quote_a_memory_in_the_persons_own_words():
     for memory, mine in cases.items():
         assert as_mine(memory, name) == mine
         assert names_self(f"I remember: {as_mine(memory, name)}", name) is False
-    assert as_mine("Gia talked", "Gia") == "Gia talked"  # a lone first name is left as it is
+    assert as_mine("Dia's plan for day 2: 8:00 work", "Dia") == "my plan for day 2: 8:00 work"
+    assert as_mine("Ben met Dia. Dia left", "Dia") == "Ben met me. I left"
+    assert as_mine("Ben left. Dia's bag stayed", "Dia") == "Ben left. My bag stayed"
+    assert as_mine("Dia Lopez talked with Dia", "Dia") == "Dia Lopez talked with me"  # another's
+    assert as_mine("Ben met Gia Diaz Lopez", name) == "Ben met Gia Diaz Lopez"
