@@ -13,13 +13,10 @@ from societas.agents.cognition.relationships import DISLIKED
 from societas.agents.llm.rules import (
     _keywords,
     _mood,
+    _short,
+    as_mine,
     register_rule,
 )  # one mood scale for all rules
-
-
-def _short(text: str, n: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 3].rstrip() + "..."
 
 
 @register_rule("replan")
@@ -121,7 +118,7 @@ def _talk_decision(ctx: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     name = str(chosen.get("name", ""))
     closeness = float(chosen.get("closeness", 0.0))
     if memories:
-        reason = f"I remember: {_short(memories[0], 100)}"
+        reason = f"I remember: {_short(as_mine(memories[0], str(ctx.get('name') or '')), 100)}"
     elif closeness >= SOUGHT:
         reason = f"{name} and I are close."
     elif news:

@@ -8,10 +8,9 @@ question's kind (likert point, option, number, sentence); with no such value, a 
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
-from societas.agents.llm.rules import register_rule
+from societas.agents.llm.rules import as_mine, register_rule
 
 
 def _about(ctx: dict[str, Any]) -> tuple[str | None, Any]:
@@ -99,31 +98,6 @@ def _open(ctx: dict[str, Any], key: str | None, value: Any, rng: random.Random) 
     if not parts:
         parts.append(rng.choice(["It was an ordinary day.", "Nothing special happened."]))
     return {"answer": " ".join(parts), "value": None}
-
-
-def as_mine(memory: str, name: str) -> str:
-    """A memory told of the person by name, in their own words: "Gia Diaz's plan for 8:00"
-    -> "my plan for 8:00", "Gia Diaz is going to relax" -> "I am going to relax", "Ben talked
-    with Gia Diaz" -> "Ben talked with me"; a name going on into another's ("Gia Lopez", said
-    of Gia) is left as it is."""
-    name = " ".join(name.split())
-    if not name:
-        return memory
-    own = re.escape(name)
-    alone = r"\b(?!'s\b|\s+[A-Z])"  # not another's longer name, not a possessive
-    first = r"(?<=[.!?] )"  # a later sentence's start
-    for pattern, mine in (
-        (rf"^{own}'s\b", "my"),  # after "I remember: "
-        (rf"{first}{own}'s\b", "My"),
-        (rf"(^|{first}){own} is\b", "I am"),
-        (rf"(^|{first}){own} has\b", "I have"),
-        (rf"(^|{first}){own} thinks\b", "I think"),
-        (rf"(^|{first}){own}{alone}", "I"),
-        (rf"\b{own}'s\b", "my"),
-        (rf"\b{own}{alone}", "me"),
-    ):
-        memory = re.sub(pattern, mine, memory)
-    return memory
 
 
 @register_rule("survey")

@@ -121,6 +121,31 @@ def _short(text: str, n: int = 120) -> str:
     return text if len(text) <= n else text[: n - 3].rstrip() + "..."
 
 
+def as_mine(memory: str, name: str) -> str:
+    """A memory told of the person by name, in their own words: "Gia Diaz's plan for 8:00"
+    -> "my plan for 8:00", "Gia Diaz is going to relax" -> "I am going to relax", "Ben talked
+    with Gia Diaz" -> "Ben talked with me"; a name going on into another's ("Gia Lopez", said
+    of Gia) is left as it is."""
+    name = " ".join(name.split())
+    if not name:
+        return memory
+    own = re.escape(name)
+    alone = r"\b(?!\s+[A-Z])"  # not another's longer name (possessives go first)
+    first = r"(?<=[.!?] )"  # a later sentence's start
+    for pattern, mine in (
+        (rf"^{own}'s\b", "my"),  # after "I remember: "
+        (rf"{first}{own}'s\b", "My"),
+        (rf"(^|{first}){own} is\b", "I am"),
+        (rf"(^|{first}){own} has\b", "I have"),
+        (rf"(^|{first}){own} thinks\b", "I think"),
+        (rf"(^|{first}){own}{alone}", "I"),
+        (rf"\b{own}'s\b", "my"),
+        (rf"\b{own}{alone}", "me"),
+    ):
+        memory = re.sub(pattern, mine, memory)
+    return memory
+
+
 def _texts(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list | tuple) else []
 

@@ -125,8 +125,7 @@ def test_model_replies_are_checked_against_the_question():
 
 
 def test_rules_answers_quote_a_memory_in_the_persons_own_words():
-    import societas.agents.llm  # noqa: F401  (registers the rules before survey_rules)
-    from societas.agents.experiments.survey_rules import as_mine
+    from societas.agents.llm.rules import answer, as_mine
     from societas.agents.llm.survey_checks import names_self
 
     name = "Gia Diaz"
@@ -147,3 +146,6 @@ def test_rules_answers_quote_a_memory_in_the_persons_own_words():
     assert as_mine("Ben left. Dia's bag stayed", "Dia") == "Ben left. My bag stayed"
     assert as_mine("Dia Lopez talked with Dia", "Dia") == "Dia Lopez talked with me"  # another's
     assert as_mine("Ben met Gia Diaz Lopez", name) == "Ben met Gia Diaz Lopez"
+    ben = {"name": "Ben Ito", "closeness": 0.9, "sentiment": 0.5, "memories": ["Gia Diaz met Ben"]}
+    talk = answer("talk_decision", {"name": name, "candidates": [ben], "n": 1})
+    assert talk == {"talk_to": 1, "reason": "I remember: I met Ben"}  # the talk rule's too
