@@ -1684,6 +1684,7 @@ def check(
         or prompt.numbers_copied(answer)
         or _field_names(answer)
         or _debris(answer)
+        or _relation_layout(answer)
         or _garbled_time(answer, prompt.exact_times)
         or (_plan_layout(answer) if task in _SPOKEN else None)
     )
@@ -1785,6 +1786,20 @@ def _keys(value: Any) -> Iterator[str]:
     elif isinstance(value, list | tuple):
         for v in value:
             yield from _keys(v)
+
+
+def _relation_layout(answer: dict[str, Any]) -> Failure | None:
+    """A text holding a relationship's values as the prompt writes them ("0.9, sentiment +0.0",
+    "closeness 0.4"): the prompt's relationship line read back, not words."""
+    for text in leaves(answer):
+        if found := _RELATION_VALUES.search(text):
+            return Failure("copied_prompt", f"the relationship line's values: {found.group()!r}")
+    return None
+
+
+# A relationship's values in the prompt's form (`describe_relation`): "closeness 0.4",
+# "sentiment +0.2" (signed).
+_RELATION_VALUES = re.compile(r"\bcloseness \d\.\d\b|\bsentiment [+-]\d\.\d\b", re.I)
 
 
 def _debris(answer: dict[str, Any]) -> Failure | None:

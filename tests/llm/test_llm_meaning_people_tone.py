@@ -119,6 +119,10 @@ def test_a_summary_of_names_and_numbers_only_is_empty() -> None:
         ("Hugo Evans's relationship with Dan Quinn: The hurricane hits the town.", True),
         ("Dan Quinn's conversation with Hugo Evans, 2015: Hurricane hits the town.", True),
         ("Eva Lopez's conversation with Yara Quinn: Sorry, I have to go.", True),
+        # SmolLM2's own, kept first try: the prompt's relationship values read back
+        ("[Ines Nagy's conversation with Quin Chen in a home-1, 0.9, sentiment +0.0.", True),
+        ("We are close now, closeness 0.9 as before.", True),
+        ("Our sentiment improved and we talked 3 times.", False),  # words, not the line's values
         ("Hugo's plan was simple: leave before the storm.", False),  # a sentence, with a verb
         ("Hugo Evans's party starts at 7:00, he said.", False),
         ("I told Hugo Evans about the storm: he will leave.", False),
